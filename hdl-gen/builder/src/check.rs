@@ -1,0 +1,890 @@
+//! Elaboration checks. Each error names the module, the signal and the Rust line that built it.
+//!
+//! The checks are deliberately stricter than SystemVerilog: everything Verilator's `-Wall` would
+//! warn about in emitted code (width mismatches, unused bits, latches, multiple drivers, loops)
+//! is refused here, where the message can point at the generator's own source line.
+
+use crate::error::{Error, ErrorKind, Loc};
+use crate::expr::{BinOp, CmpOp, Expr, Kind, Sig};
+use crate::module::{sig_name, Bind, Item, ModuleData, Role, SigKind, Stmt};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+struct Ctx<'a> {
+    d: &'a ModuleData,
+    errors: &'a mut Vec<Error>,
+    /// Bits read, per signal.
+    used: Vec<Vec<bool>>,
+}
+
+impl Ctx<'_> {
+    fn err(&mut self, kind: ErrorKind, signal: Option<String>, loc: Loc, message: String) {
+        self.errors.push(Error {
+            kind,
+            module: self.d.name.clone(),
+            signal,
+            loc,
+            message,
+        });
+    }
+
+    fn own(&mut self, s: Sig, loc: Loc) -> bool {
+        if s.module != self.d.id || s.id as usize >= self.d.signals.len() {
+            self.err(
+                ErrorKind::ForeignSignal,
+                None,
+                loc,
+                "a signal of another module is used here; pass values between modules through ports"
+                    .into(),
+            );
+            return false;
+        }
+        true
+    }
+
+    fn mark(&mut self, s: Sig, hi: u32, lo: u32) {
+        let u = &mut self.used[s.id as usize];
+        for b in lo..=hi.min(u.len().saturating_sub(1) as u32) {
+            u[b as usize] = true;
+        }
+    }
+
+    /// Checks widths inside `e`, marks the bits it reads, and collects the signals it reads.
+    fn expr(&mut self, e: &Expr, reads: &mut BTreeSet<u32>) {
+        let loc = e.loc();
+        match e.kind() {
+            Kind::Sig(s) => {
+                if self.own(*s, loc) {
+                    self.mark(*s, s.width.saturating_sub(1), 0);
+                    reads.insert(s.id);
+                }
+            }
+            Kind::Const(v) => {
+                if e.width() < 128 && (v >> e.width()) != 0 {
+                    self.err(
+                        ErrorKind::Width,
+                        None,
+                        loc,
+                        format!("constant {v} does not fit in {} bits", e.width()),
+                    );
+                }
+            }
+            Kind::Ones | Kind::EnumItem(_) => {}
+            Kind::Not(a) | Kind::Reduce(_, a) | Kind::ShiftConst(_, a, _) => self.expr(a, reads),
+            Kind::Bin(op, a, b) => {
+                self.expr(a, reads);
+                self.expr(b, reads);
+                if a.width() != b.width() {
+                    let sym = match op {
+                        BinOp::And => "&",
+                        BinOp::Or => "|",
+                        BinOp::Xor => "^",
+                        BinOp::Add => "+",
+                        BinOp::Sub => "-",
+                        BinOp::Mul => "*",
+                    };
+                    self.err(
+                        ErrorKind::Width,
+                        None,
+                        loc,
+                        format!(
+                            "width mismatch: operands of `{sym}` are {} and {} bits wide; resize one with .zext() or .slice()",
+                            a.width(),
+                            b.width()
+                        ),
+                    );
+                }
+            }
+            Kind::Cmp(op, a, b) => {
+                self.expr(a, reads);
+                self.expr(b, reads);
+                if a.width() != b.width() {
+                    let sym = match op {
+                        CmpOp::Eq => "==",
+                        CmpOp::Ne => "!=",
+                        CmpOp::Lt => "<",
+                        CmpOp::Le => "<=",
+                        CmpOp::Gt => ">",
+                        CmpOp::Ge => ">=",
+                    };
+                    self.err(
+                        ErrorKind::Width,
+                        None,
+                        loc,
+                        format!(
+                            "width mismatch: operands of `{sym}` are {} and {} bits wide",
+                            a.width(),
+                            b.width()
+                        ),
+                    );
+                }
+            }
+            Kind::Shift(_, a, b) => {
+                self.expr(a, reads);
+                self.expr(b, reads);
+            }
+            Kind::Slice(a, hi, lo) => {
+                if hi < lo || *hi >= a.width() {
+                    self.err(
+                        ErrorKind::Width,
+                        None,
+                        loc,
+                        format!(
+                            "slice [{hi}:{lo}] is outside a {}-bit value",
+                            a.width()
+                        ),
+                    );
+                }
+                if let Kind::Sig(s) = a.kind() {
+                    if self.own(*s, loc) {
+                        self.mark(*s, *hi, *lo);
+                        reads.insert(s.id);
+                    }
+                } else {
+                    self.expr(a, reads);
+                }
+            }
+            Kind::Concat(parts) => {
+                if parts.is_empty() {
+                    self.err(ErrorKind::Width, None, loc, "empty concatenation".into());
+                }
+                for p in parts {
+                    self.expr(p, reads);
+                }
+            }
+            Kind::Repeat(a, n) => {
+                self.expr(a, reads);
+                if *n == 0 {
+                    self.err(ErrorKind::Width, None, loc, "replication by zero".into());
+                }
+            }
+            Kind::Mux(c, a, b) => {
+                self.expr(c, reads);
+                self.expr(a, reads);
+                self.expr(b, reads);
+                if c.width() != 1 {
+                    self.err(
+                        ErrorKind::Width,
+                        None,
+                        loc,
+                        format!("mux condition is {} bits wide; it must be 1", c.width()),
+                    );
+                }
+                if a.width() != b.width() {
+                    self.err(
+                        ErrorKind::Width,
+                        None,
+                        loc,
+                        format!(
+                            "width mismatch: mux arms are {} and {} bits wide",
+                            a.width(),
+                            b.width()
+                        ),
+                    );
+                }
+            }
+            Kind::Zext(a) => {
+                self.expr(a, reads);
+                if a.width() > e.width() {
+                    self.err(
+                        ErrorKind::Width,
+                        None,
+                        loc,
+                        format!(
+                            "cannot zero-extend a {}-bit value to {} bits; use .resize() to truncate",
+                            a.width(),
+                            e.width()
+                        ),
+                    );
+                }
+            }
+        }
+        if e.width() == 0 {
+            self.err(ErrorKind::Width, None, loc, "zero-width value".into());
+        }
+    }
+
+    fn cond(&mut self, e: &Expr, reads: &mut BTreeSet<u32>, what: &str) {
+        self.expr(e, reads);
+        if e.width() != 1 {
+            self.err(
+                ErrorKind::Width,
+                None,
+                e.loc(),
+                format!(
+                    "{what} is {} bits wide; it must be 1 (compare it, or use .any())",
+                    e.width()
+                ),
+            );
+        }
+    }
+
+    /// Checks an assignment's widths and enum types.
+    fn assign(&mut self, target: Sig, value: &Expr, loc: Loc) {
+        if !self.own(target, loc) {
+            return;
+        }
+        let name = sig_name(self.d, target);
+        if target.width != value.width() {
+            self.err(
+                ErrorKind::Width,
+                Some(name.clone()),
+                loc,
+                format!(
+                    "width mismatch: a {}-bit value is assigned to the {}-bit `{name}`",
+                    value.width(),
+                    target.width
+                ),
+            );
+        }
+        if let Some(t) = target.enum_ty {
+            if value.0.enum_ty != Some((self.d.id, t)) {
+                let ty = &self.d.enums[t as usize].name;
+                self.err(
+                    ErrorKind::Width,
+                    Some(name.clone()),
+                    loc,
+                    format!("`{name}` is of enum type `{ty}`; assign it an item of `{ty}`"),
+                );
+            }
+        }
+    }
+}
+
+/// A driver of a signal, for the single-driver rule and loop messages.
+#[derive(Clone, Copy)]
+struct Driver {
+    loc: Loc,
+    /// Index of the item or instance; distinguishes "one comb block" from two.
+    source: (u8, usize),
+}
+
+const KEYWORDS: &[&str] = &[
+    "always", "always_comb", "always_ff", "always_latch", "and", "assign", "automatic", "begin",
+    "bit", "buf", "byte", "case", "casex", "casez", "cell", "chandle", "class", "clocking",
+    "config", "const", "constraint", "context", "cover", "default", "defparam", "design",
+    "disable", "do", "edge", "else", "end", "endcase", "endclass", "endfunction", "endgenerate",
+    "endmodule", "endpackage", "endtask", "enum", "event", "export", "extends", "extern", "final",
+    "for", "force", "foreach", "forever", "fork", "function", "generate", "genvar", "if", "iff",
+    "import", "initial", "inout", "input", "int", "integer", "interface", "join", "local",
+    "localparam", "logic", "longint", "macromodule", "module", "nand", "negedge", "new", "nor",
+    "not", "null", "or", "output", "package", "packed", "parameter", "posedge", "priority",
+    "program", "property", "protected", "pure", "rand", "real", "reg", "release", "repeat",
+    "return", "shortint", "signed", "static", "string", "struct", "super", "supply0", "supply1",
+    "table", "task", "this", "time", "tri", "type", "typedef", "union", "unique", "unsigned",
+    "var", "virtual", "void", "wait", "wand", "while", "wire", "wor", "xnor", "xor",
+];
+
+fn legal_identifier(name: &str) -> Result<(), String> {
+    let mut chars = name.chars();
+    let ok_first = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    if !ok_first || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Err(format!(
+            "`{name}` is not a legal SystemVerilog identifier (letters, digits, `_`; not starting with a digit)"
+        ));
+    }
+    if KEYWORDS.contains(&name) {
+        return Err(format!("`{name}` is a SystemVerilog keyword; choose another name"));
+    }
+    Ok(())
+}
+
+fn check_names(ctx: &mut Ctx) {
+    let d = ctx.d;
+    let mut seen: HashMap<&str, Loc> = HashMap::new();
+    let mut names: Vec<(&str, Loc)> = Vec::new();
+    for s in &d.signals {
+        names.push((&s.name, s.loc));
+    }
+    for e in &d.enums {
+        names.push((&e.name, e.loc));
+        for i in &e.items {
+            names.push((i, e.loc));
+        }
+    }
+    for m in &d.mems {
+        names.push((&m.name, m.loc));
+    }
+    for i in &d.insts {
+        names.push((&i.name, i.loc));
+    }
+    if let Err(msg) = legal_identifier(&d.name) {
+        ctx.err(ErrorKind::NameCollision, None, d.loc, msg);
+    }
+    for (name, loc) in names {
+        if let Err(msg) = legal_identifier(name) {
+            ctx.err(ErrorKind::NameCollision, Some(name.to_string()), loc, msg);
+        }
+        if let Some(first) = seen.get(name) {
+            ctx.err(
+                ErrorKind::NameCollision,
+                Some(name.to_string()),
+                loc,
+                format!(
+                    "name `{name}` is already used (declared at {}:{})",
+                    first.file(),
+                    first.line()
+                ),
+            );
+        } else {
+            seen.insert(name, loc);
+        }
+    }
+}
+
+fn stmts_targets(stmts: &[Stmt], out: &mut Vec<(Sig, Loc)>) {
+    for s in stmts {
+        match s {
+            Stmt::Assign { target, loc, .. } => out.push((*target, *loc)),
+            Stmt::If {
+                branches,
+                otherwise,
+                ..
+            } => {
+                for (_, b) in branches {
+                    stmts_targets(b, out);
+                }
+                if let Some(o) = otherwise {
+                    stmts_targets(o, out);
+                }
+            }
+            Stmt::Case { arms, default, .. } => {
+                for (_, b) in arms {
+                    stmts_targets(b, out);
+                }
+                if let Some(o) = default {
+                    stmts_targets(o, out);
+                }
+            }
+        }
+    }
+}
+
+/// Signals assigned on every path through `stmts`.
+fn definite(stmts: &[Stmt]) -> BTreeSet<u32> {
+    let mut set = BTreeSet::new();
+    for s in stmts {
+        match s {
+            Stmt::Assign { target, .. } => {
+                set.insert(target.id);
+            }
+            Stmt::If {
+                branches,
+                otherwise,
+                ..
+            } => {
+                if let Some(o) = otherwise {
+                    let mut all = definite(o);
+                    for (_, b) in branches {
+                        let bd = definite(b);
+                        all = all.intersection(&bd).copied().collect();
+                    }
+                    set.extend(all);
+                }
+            }
+            Stmt::Case {
+                sel,
+                arms,
+                default,
+                ..
+            } => {
+                let labels: usize = arms.iter().map(|(l, _)| l.len()).sum();
+                let full = sel.width() < 16 && labels as u64 >= 1u64 << sel.width();
+                if default.is_some() || full {
+                    let mut all: Option<BTreeSet<u32>> = default.as_ref().map(|d| definite(d));
+                    for (_, b) in arms {
+                        let bd = definite(b);
+                        all = Some(match all {
+                            None => bd,
+                            Some(a) => a.intersection(&bd).copied().collect(),
+                        });
+                    }
+                    set.extend(all.unwrap_or_default());
+                }
+            }
+        }
+    }
+    set
+}
+
+/// Walks statements: checks widths, collects reads, and records each target's dependencies.
+fn walk_stmts(
+    ctx: &mut Ctx,
+    stmts: &[Stmt],
+    ctrl: &BTreeSet<u32>,
+    deps: &mut BTreeMap<u32, BTreeSet<u32>>,
+) {
+    for s in stmts {
+        match s {
+            Stmt::Assign { target, value, loc } => {
+                ctx.assign(*target, value, *loc);
+                let mut r = ctrl.clone();
+                ctx.expr(value, &mut r);
+                deps.entry(target.id).or_default().extend(r);
+            }
+            Stmt::If {
+                branches,
+                otherwise,
+                ..
+            } => {
+                let mut c = ctrl.clone();
+                for (cond, body) in branches {
+                    ctx.cond(cond, &mut c, "`if` condition");
+                    walk_stmts(ctx, body, &c, deps);
+                }
+                if let Some(o) = otherwise {
+                    walk_stmts(ctx, o, &c, deps);
+                }
+            }
+            Stmt::Case {
+                sel,
+                arms,
+                default,
+                loc,
+            } => {
+                let mut c = ctrl.clone();
+                ctx.expr(sel, &mut c);
+                for (labels, body) in arms {
+                    for l in labels {
+                        ctx.expr(l, &mut c);
+                        if l.width() != sel.width() {
+                            ctx.err(
+                                ErrorKind::Width,
+                                None,
+                                l.loc(),
+                                format!(
+                                    "width mismatch: case label is {} bits wide, the selector {}",
+                                    l.width(),
+                                    sel.width()
+                                ),
+                            );
+                        }
+                        if sel.0.enum_ty.is_some() && l.0.enum_ty != sel.0.enum_ty {
+                            ctx.err(
+                                ErrorKind::Width,
+                                None,
+                                *loc,
+                                "the selector is an enum; label each arm with one of its items"
+                                    .into(),
+                            );
+                        }
+                    }
+                    walk_stmts(ctx, body, &c, deps);
+                }
+                if let Some(o) = default {
+                    walk_stmts(ctx, o, &c, deps);
+                }
+            }
+        }
+    }
+}
+
+/// Runs every check on `d`, appending to `errors`. Returns, for each port in port order, the
+/// input port indices it depends on combinationally (used when the module is instantiated).
+pub(crate) fn check(d: &ModuleData, errors: &mut Vec<Error>) -> Vec<Vec<usize>> {
+    let mut ctx = Ctx {
+        d,
+        errors,
+        used: d.signals.iter().map(|s| vec![false; s.width as usize]).collect(),
+    };
+    check_names(&mut ctx);
+    for s in &d.signals {
+        if s.width == 0 {
+            ctx.err(
+                ErrorKind::Width,
+                Some(s.name.clone()),
+                s.loc,
+                "zero-width signal; every signal needs at least one bit".into(),
+            );
+        }
+    }
+
+    // Drivers and combinational dependencies.
+    let mut drivers: Vec<Vec<Driver>> = vec![Vec::new(); d.signals.len()];
+    let mut deps: BTreeMap<u32, BTreeSet<u32>> = BTreeMap::new();
+    let mut latch_errors = Vec::new();
+    for (idx, item) in d.items.iter().enumerate() {
+        match item {
+            Item::Assign { target, value, loc } => {
+                ctx.assign(*target, value, *loc);
+                let mut r = BTreeSet::new();
+                ctx.expr(value, &mut r);
+                if ctx.own(*target, *loc) {
+                    deps.entry(target.id).or_default().extend(r);
+                    drivers[target.id as usize].push(Driver {
+                        loc: *loc,
+                        source: (0, idx),
+                    });
+                }
+            }
+            Item::Comb { stmts, loc } => {
+                walk_stmts(&mut ctx, stmts, &BTreeSet::new(), &mut deps);
+                let mut targets = Vec::new();
+                stmts_targets(stmts, &mut targets);
+                let sure = definite(stmts);
+                let mut done = BTreeSet::new();
+                for (t, tloc) in targets {
+                    if t.module != d.id || !done.insert(t.id) {
+                        continue;
+                    }
+                    drivers[t.id as usize].push(Driver {
+                        loc: tloc,
+                        source: (0, idx),
+                    });
+                    if !sure.contains(&t.id) {
+                        latch_errors.push((t.id, *loc));
+                    }
+                }
+            }
+        }
+    }
+    for (t, loc) in latch_errors {
+        let name = d.sig(t).name.clone();
+        ctx.err(
+            ErrorKind::Latch,
+            Some(name.clone()),
+            loc,
+            format!(
+                "`{name}` is not assigned on every path through this combinational block (a latch); give it a default at the top of the block"
+            ),
+        );
+    }
+    for r in &d.regs {
+        if let Some(e) = &r.reset {
+            let mut reads = BTreeSet::new();
+            ctx.expr(e, &mut reads);
+            let q = d.handle(r.q);
+            ctx.assign(q, e, e.loc());
+        }
+        // The flip-flop reads all of d.
+        let w = d.sig(r.d).width;
+        ctx.mark(d.handle(r.d), w.saturating_sub(1), 0);
+    }
+    // Flip-flops read the clock, and the reset when they have one.
+    for (i, s) in d.signals.iter().enumerate() {
+        let read = match s.role {
+            Role::Clock => !d.regs.is_empty() || !d.mems.is_empty(),
+            Role::Reset => d.regs.iter().any(|r| r.reset.is_some()),
+            Role::Normal => false,
+        };
+        if read {
+            ctx.mark(d.handle(i as u32), 0, 0);
+        }
+    }
+    for m in &d.mems {
+        for w in &m.writes {
+            let mut reads = BTreeSet::new();
+            ctx.cond(&w.en, &mut reads, "memory write enable");
+            ctx.expr(&w.addr, &mut reads);
+            ctx.expr(&w.data, &mut reads);
+            if w.addr.width() != m.addr_width {
+                ctx.err(
+                    ErrorKind::Width,
+                    Some(m.name.clone()),
+                    w.loc,
+                    format!(
+                        "width mismatch: write address is {} bits wide, memory `{}` needs {}",
+                        w.addr.width(),
+                        m.name,
+                        m.addr_width
+                    ),
+                );
+            }
+            if w.data.width() != m.width {
+                ctx.err(
+                    ErrorKind::Width,
+                    Some(m.name.clone()),
+                    w.loc,
+                    format!(
+                        "width mismatch: write data is {} bits wide, memory `{}` holds {}-bit words",
+                        w.data.width(),
+                        m.name,
+                        m.width
+                    ),
+                );
+            }
+        }
+        for r in &m.reads {
+            let mut reads = BTreeSet::new();
+            ctx.cond(&r.en, &mut reads, "memory read enable");
+            ctx.expr(&r.addr, &mut reads);
+            if r.addr.width() != m.addr_width {
+                ctx.err(
+                    ErrorKind::Width,
+                    Some(m.name.clone()),
+                    r.addr.loc(),
+                    format!(
+                        "width mismatch: read address is {} bits wide, memory `{}` needs {}",
+                        r.addr.width(),
+                        m.name,
+                        m.addr_width
+                    ),
+                );
+            }
+        }
+        if m.writes.is_empty() {
+            ctx.err(
+                ErrorKind::Undriven,
+                Some(m.name.clone()),
+                m.loc,
+                format!("memory `{}` has no write port", m.name),
+            );
+        }
+    }
+    for (ii, inst) in d.insts.iter().enumerate() {
+        let child = &inst.module;
+        let cports = child.data.port_ids();
+        let mut in_reads: Vec<BTreeSet<u32>> = vec![BTreeSet::new(); cports.len()];
+        for (pi, &pid) in cports.iter().enumerate() {
+            let p = child.data.sig(pid);
+            match &inst.binds[pi] {
+                None if p.kind == SigKind::Input => ctx.err(
+                    ErrorKind::UnconnectedInput,
+                    Some(inst.name.clone()),
+                    inst.loc,
+                    format!(
+                        "input `{}` of instance `{}` (module `{}`) is not connected; bind it",
+                        p.name,
+                        inst.name,
+                        child.name()
+                    ),
+                ),
+                None => {}
+                Some((Bind::In(e), loc)) => {
+                    ctx.expr(e, &mut in_reads[pi]);
+                    if e.width() != p.width {
+                        ctx.err(
+                            ErrorKind::PortMismatch,
+                            Some(inst.name.clone()),
+                            *loc,
+                            format!(
+                                "width mismatch: port `{}` of `{}` is {} bits wide, the value bound to it {}",
+                                p.name,
+                                child.name(),
+                                p.width,
+                                e.width()
+                            ),
+                        );
+                    }
+                }
+                Some((Bind::Out(t), loc)) => {
+                    if ctx.own(*t, *loc) {
+                        if t.width != p.width {
+                            ctx.err(
+                                ErrorKind::PortMismatch,
+                                Some(inst.name.clone()),
+                                *loc,
+                                format!(
+                                    "width mismatch: port `{}` of `{}` is {} bits wide, `{}` {}",
+                                    p.name,
+                                    child.name(),
+                                    p.width,
+                                    d.sig(t.id).name,
+                                    t.width
+                                ),
+                            );
+                        }
+                        drivers[t.id as usize].push(Driver {
+                            loc: *loc,
+                            source: (1, ii),
+                        });
+                    }
+                }
+            }
+        }
+        for (pi, _) in cports.iter().enumerate() {
+            if let Some((Bind::Out(t), _)) = &inst.binds[pi] {
+                if t.module != d.id {
+                    continue;
+                }
+                let e = deps.entry(t.id).or_default();
+                for &ip in &child.comb_inputs[pi] {
+                    e.extend(in_reads[ip].iter().copied());
+                }
+            }
+        }
+    }
+
+    // Single driver rule; nothing drives what is driven from elsewhere.
+    for (i, s) in d.signals.iter().enumerate() {
+        let dr = &drivers[i];
+        match s.kind {
+            SigKind::Input | SigKind::RegQ(_) | SigKind::MemRead(_) => {
+                if let Some(first) = dr.first() {
+                    let why = match s.kind {
+                        SigKind::Input => format!("`{}` is an input port; it is driven from outside the module", s.name),
+                        SigKind::RegQ(r) => format!(
+                            "`{}` is a register's current value; drive its next value `{}` instead",
+                            s.name,
+                            d.sig(d.regs[r as usize].d).name
+                        ),
+                        _ => format!("`{}` is a memory's read data; only the memory drives it", s.name),
+                    };
+                    ctx.err(ErrorKind::DrivingInput, Some(s.name.clone()), first.loc, why);
+                }
+            }
+            SigKind::Output | SigKind::Wire | SigKind::RegD(_) => {
+                if dr.is_empty() {
+                    ctx.err(
+                        ErrorKind::Undriven,
+                        Some(s.name.clone()),
+                        s.loc,
+                        format!("`{}` is never driven; assign it or set it in a combinational block", s.name),
+                    );
+                } else if let Some(second) = dr.iter().find(|x| x.source != dr[0].source) {
+                    ctx.err(
+                        ErrorKind::MultiplyDriven,
+                        Some(s.name.clone()),
+                        second.loc,
+                        format!(
+                            "`{}` has more than one driver (the first at {}:{}); drive a signal from one assign or one combinational block",
+                            s.name,
+                            dr[0].loc.file(),
+                            dr[0].loc.line()
+                        ),
+                    );
+                }
+            }
+        }
+    }
+
+    // Unused bits (Verilator -Wall would warn); outputs and `unused_*` sinks are exempt.
+    for (i, s) in d.signals.iter().enumerate() {
+        if s.kind == SigKind::Output || s.name.contains("unused") {
+            continue;
+        }
+        let u = &ctx.used[i];
+        if u.iter().all(|b| *b) {
+            continue;
+        }
+        let ranges = unused_ranges(u);
+        let what = if u.iter().all(|b| !*b) {
+            format!("`{}` is never read; use it", s.name)
+        } else {
+            format!("bits {} of `{}` are never read; use them", ranges, s.name)
+        };
+        ctx.err(
+            ErrorKind::Unused,
+            Some(s.name.clone()),
+            s.loc,
+            format!("{what} or mark them with `ModuleBuilder::unused`"),
+        );
+    }
+
+    // Combinational loops.
+    let first_loc = |id: u32| drivers[id as usize].first().map(|x| x.loc);
+    if let Some(cycle) = find_cycle(&deps, d.signals.len()) {
+        let names: Vec<&str> = cycle.iter().map(|&i| d.sig(i).name.as_str()).collect();
+        let loc = first_loc(cycle[0]).unwrap_or(d.sig(cycle[0]).loc);
+        ctx.err(
+            ErrorKind::CombLoop,
+            Some(names[0].to_string()),
+            loc,
+            format!(
+                "combinational loop: {} -> {}; break it with a register",
+                names.join(" -> "),
+                names[0]
+            ),
+        );
+    }
+
+    // Port-to-port combinational paths, for parents that instantiate this module.
+    let ports = d.port_ids();
+    let input_pos: HashMap<u32, usize> = ports
+        .iter()
+        .enumerate()
+        .filter(|(_, &p)| d.sig(p).kind == SigKind::Input)
+        .map(|(i, &p)| (p, i))
+        .collect();
+    ports
+        .iter()
+        .map(|&p| {
+            if d.sig(p).kind != SigKind::Output {
+                return Vec::new();
+            }
+            let mut seen = BTreeSet::new();
+            let mut stack = vec![p];
+            let mut found = BTreeSet::new();
+            while let Some(n) = stack.pop() {
+                if !seen.insert(n) {
+                    continue;
+                }
+                if let Some(&ip) = input_pos.get(&n) {
+                    found.insert(ip);
+                }
+                if let Some(ds) = deps.get(&n) {
+                    stack.extend(ds.iter().copied());
+                }
+            }
+            found.into_iter().collect()
+        })
+        .collect()
+}
+
+fn unused_ranges(used: &[bool]) -> String {
+    let mut out = Vec::new();
+    let mut i = used.len();
+    while i > 0 {
+        i -= 1;
+        if used[i] {
+            continue;
+        }
+        let hi = i;
+        while i > 0 && !used[i - 1] {
+            i -= 1;
+        }
+        out.push(if hi == i {
+            format!("[{hi}]")
+        } else {
+            format!("[{hi}:{i}]")
+        });
+    }
+    out.join(", ")
+}
+
+/// Finds one cycle in the dependency graph (edges: dependency -> target).
+fn find_cycle(deps: &BTreeMap<u32, BTreeSet<u32>>, n: usize) -> Option<Vec<u32>> {
+    // Walk target -> dependency; a back edge closes a loop.
+    let mut color = vec![0u8; n];
+    for start in deps.keys().copied() {
+        if color[start as usize] != 0 {
+            continue;
+        }
+        let mut stack: Vec<(u32, Vec<u32>, usize)> = Vec::new();
+        let succ = |v: u32| -> Vec<u32> {
+            deps.get(&v)
+                .map(|s| s.iter().copied().collect())
+                .unwrap_or_default()
+        };
+        color[start as usize] = 1;
+        stack.push((start, succ(start), 0));
+        while let Some(top) = stack.last_mut() {
+            if top.2 < top.1.len() {
+                let next = top.1[top.2];
+                top.2 += 1;
+                match color[next as usize] {
+                    0 => {
+                        color[next as usize] = 1;
+                        let s = succ(next);
+                        stack.push((next, s, 0));
+                    }
+                    1 => {
+                        // The loop is the stack from `next` to the top, reversed into signal flow.
+                        let pos = stack.iter().position(|f| f.0 == next).unwrap_or(0);
+                        let mut cyc: Vec<u32> = stack[pos..].iter().map(|f| f.0).collect();
+                        cyc.reverse();
+                        let k = cyc.iter().position(|&x| x == next).unwrap_or(0);
+                        cyc.rotate_left(k);
+                        return Some(cyc);
+                    }
+                    _ => {}
+                }
+            } else {
+                color[top.0 as usize] = 2;
+                stack.pop();
+            }
+        }
+    }
+    None
+}

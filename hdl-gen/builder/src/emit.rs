@@ -1,0 +1,459 @@
+//! The SystemVerilog emitter: one module per file, lowRISC style, deterministic output.
+
+use crate::expr::{BinOp, CmpOp, Expr, Kind, RedOp, ShiftOp};
+use crate::module::{Bind, Item, Module, ModuleData, ResetStyle, Role, SigKind, Stmt};
+use std::fmt::Write;
+
+const IND: &str = "  ";
+
+fn vec_type(width: u32) -> String {
+    if width == 1 {
+        "logic".to_string()
+    } else {
+        format!("logic [{}:0]", width - 1)
+    }
+}
+
+/// A sized literal in the most readable base.
+pub(crate) fn literal(width: u32, v: u128) -> String {
+    if width == 1 {
+        format!("1'b{v}")
+    } else if v < 10 || width < 4 {
+        format!("{width}'d{v}")
+    } else {
+        format!("{width}'h{v:x}")
+    }
+}
+
+fn ones_literal(width: u32) -> String {
+    if width == 1 {
+        "1'b1".into()
+    } else if width <= 128 {
+        let v = if width == 128 {
+            u128::MAX
+        } else {
+            (1u128 << width) - 1
+        };
+        format!("{width}'h{v:x}")
+    } else {
+        format!("{{{width}{{1'b1}}}}")
+    }
+}
+
+/// Precedence class of an expression's top node; higher binds tighter.
+fn prec(e: &Expr) -> u8 {
+    match e.kind() {
+        Kind::Sig(_)
+        | Kind::Const(_)
+        | Kind::Ones
+        | Kind::EnumItem(_)
+        | Kind::Slice(..)
+        | Kind::Concat(_)
+        | Kind::Repeat(..)
+        | Kind::Zext(_) => 100,
+        Kind::Not(_) | Kind::Reduce(..) => 90,
+        Kind::Bin(..) | Kind::Cmp(..) | Kind::Shift(..) | Kind::ShiftConst(..) => 50,
+        Kind::Mux(..) => 10,
+    }
+}
+
+struct ExprWriter<'a> {
+    d: &'a ModuleData,
+}
+
+impl ExprWriter<'_> {
+    fn enum_item(&self, e: &Expr, i: u32) -> String {
+        match e.0.enum_ty {
+            Some((_, t)) => self.d.enums[t as usize].items[i as usize].clone(),
+            None => literal(e.width(), i as u128),
+        }
+    }
+
+    /// Writes `e`, parenthesized when it is not an atom or unary.
+    fn operand(&self, e: &Expr, same_op: Option<BinOp>) -> String {
+        if let (Kind::Bin(op, ..), Some(p)) = (e.kind(), same_op) {
+            if *op == p && matches!(p, BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Add) {
+                return self.expr(e);
+            }
+        }
+        if prec(e) >= 90 {
+            self.expr(e)
+        } else {
+            format!("({})", self.expr(e))
+        }
+    }
+
+    fn expr(&self, e: &Expr) -> String {
+        match e.kind() {
+            Kind::Sig(s) => self.d.sig(s.id).name.clone(),
+            Kind::Const(v) => literal(e.width(), *v),
+            Kind::Ones => ones_literal(e.width()),
+            Kind::EnumItem(i) => self.enum_item(e, *i),
+            Kind::Not(a) => format!("~{}", self.operand(a, None)),
+            Kind::Reduce(op, a) => {
+                let sym = match op {
+                    RedOp::And => "&",
+                    RedOp::Or => "|",
+                    RedOp::Xor => "^",
+                };
+                format!("{sym}{}", self.operand(a, None))
+            }
+            Kind::Bin(op, a, b) => {
+                let sym = match op {
+                    BinOp::And => "&",
+                    BinOp::Or => "|",
+                    BinOp::Xor => "^",
+                    BinOp::Add => "+",
+                    BinOp::Sub => "-",
+                    BinOp::Mul => "*",
+                };
+                format!(
+                    "{} {sym} {}",
+                    self.operand(a, Some(*op)),
+                    self.operand(b, None)
+                )
+            }
+            Kind::Cmp(op, a, b) => {
+                let sym = match op {
+                    CmpOp::Eq => "==",
+                    CmpOp::Ne => "!=",
+                    CmpOp::Lt => "<",
+                    CmpOp::Le => "<=",
+                    CmpOp::Gt => ">",
+                    CmpOp::Ge => ">=",
+                };
+                format!("{} {sym} {}", self.operand(a, None), self.operand(b, None))
+            }
+            Kind::Shift(op, a, b) => {
+                let sym = if *op == ShiftOp::Left { "<<" } else { ">>" };
+                format!("{} {sym} {}", self.operand(a, None), self.operand(b, None))
+            }
+            Kind::ShiftConst(op, a, n) => {
+                let sym = if *op == ShiftOp::Left { "<<" } else { ">>" };
+                format!("{} {sym} {n}", self.operand(a, None))
+            }
+            Kind::Slice(a, hi, lo) => match a.kind() {
+                Kind::Sig(_) if a.width() == 1 => self.expr(a),
+                Kind::Sig(_) if hi == lo => format!("{}[{hi}]", self.expr(a)),
+                Kind::Sig(_) => format!("{}[{hi}:{lo}]", self.expr(a)),
+                // SystemVerilog cannot index an expression: shift and size-cast instead.
+                _ if *lo == 0 => format!("{}'({})", e.width(), self.expr(a)),
+                _ => format!("{}'({} >> {lo})", e.width(), self.operand(a, None)),
+            },
+            Kind::Concat(parts) => {
+                let ps: Vec<String> = parts.iter().map(|p| self.expr(p)).collect();
+                format!("{{{}}}", ps.join(", "))
+            }
+            Kind::Repeat(a, n) => format!("{{{n}{{{}}}}}", self.expr(a)),
+            Kind::Mux(c, a, b) => format!(
+                "{} ? {} : {}",
+                self.operand(c, None),
+                self.operand(a, None),
+                self.operand(b, None)
+            ),
+            Kind::Zext(a) => {
+                let pad = e.width() - a.width();
+                format!("{{{}, {}}}", literal(pad, 0), self.expr(a))
+            }
+        }
+    }
+}
+
+fn stmts(w: &ExprWriter, out: &mut String, body: &[Stmt], depth: usize) {
+    let ind = IND.repeat(depth);
+    for s in body {
+        match s {
+            Stmt::Assign { target, value, .. } => {
+                let _ = writeln!(out, "{ind}{} = {};", w.d.sig(target.id).name, w.expr(value));
+            }
+            Stmt::If {
+                branches,
+                otherwise,
+                ..
+            } => {
+                for (i, (c, b)) in branches.iter().enumerate() {
+                    let kw = if i == 0 { "if" } else { "end else if" };
+                    if i == 0 {
+                        let _ = writeln!(out, "{ind}{kw} ({}) begin", w.expr(c));
+                    } else {
+                        let _ = writeln!(out, "{ind}{kw} ({}) begin", w.expr(c));
+                    }
+                    stmts(w, out, b, depth + 1);
+                }
+                if let Some(o) = otherwise {
+                    let _ = writeln!(out, "{ind}end else begin");
+                    stmts(w, out, o, depth + 1);
+                }
+                let _ = writeln!(out, "{ind}end");
+            }
+            Stmt::Case {
+                sel, arms, default, ..
+            } => {
+                let _ = writeln!(out, "{ind}case ({})", w.expr(sel));
+                for (labels, b) in arms {
+                    let ls: Vec<String> = labels.iter().map(|l| w.expr(l)).collect();
+                    let _ = writeln!(out, "{ind}{IND}{}: begin", ls.join(", "));
+                    stmts(w, out, b, depth + 2);
+                    let _ = writeln!(out, "{ind}{IND}end");
+                }
+                match default {
+                    Some(b) if !b.is_empty() => {
+                        let _ = writeln!(out, "{ind}{IND}default: begin");
+                        stmts(w, out, b, depth + 2);
+                        let _ = writeln!(out, "{ind}{IND}end");
+                    }
+                    _ => {
+                        let _ = writeln!(out, "{ind}{IND}default: ;");
+                    }
+                }
+                let _ = writeln!(out, "{ind}endcase");
+            }
+        }
+    }
+}
+
+/// The module's text without the file header: used for the file and for de-duplication.
+pub(crate) fn module_body(m: &Module) -> String {
+    let d = &m.data;
+    let w = ExprWriter { d };
+    let mut out = String::new();
+    for line in &d.doc {
+        if line.is_empty() {
+            out.push_str("//\n");
+        } else {
+            let _ = writeln!(out, "// {line}");
+        }
+    }
+    if !d.doc.is_empty() {
+        out.push('\n');
+    }
+
+    // Port list.
+    let ports = d.port_ids();
+    if ports.is_empty() {
+        let _ = writeln!(out, "module {} ();", d.name);
+    } else {
+        let _ = writeln!(out, "module {} (", d.name);
+        let types: Vec<String> = ports.iter().map(|&p| vec_type(d.sig(p).width)).collect();
+        let tw = types.iter().map(String::len).max().unwrap_or(0);
+        let mut group: Option<&str> = None;
+        for (i, &p) in ports.iter().enumerate() {
+            let s = d.sig(p);
+            if s.group.as_deref() != group && s.group.is_some() {
+                if i > 0 {
+                    out.push('\n');
+                }
+                let _ = writeln!(out, "{IND}// {}", s.group.as_deref().unwrap_or(""));
+            }
+            group = s.group.as_deref().or(group);
+            let dir = if s.kind == SigKind::Input {
+                "input "
+            } else {
+                "output"
+            };
+            let comma = if i + 1 < ports.len() { "," } else { "" };
+            let mut line = format!("{IND}{dir} {:tw$} {}{comma}", types[i], s.name);
+            if let Some(c) = &s.comment {
+                let _ = write!(line, " // {c}");
+            }
+            let _ = writeln!(out, "{}", line.trim_end());
+        }
+        let _ = writeln!(out, ");");
+    }
+
+    // Enum types.
+    for e in &d.enums {
+        out.push('\n');
+        let _ = writeln!(out, "{IND}typedef enum {} {{", vec_type(e.width));
+        let iw = e.items.iter().map(String::len).max().unwrap_or(0);
+        for (i, item) in e.items.iter().enumerate() {
+            let comma = if i + 1 < e.items.len() { "," } else { "" };
+            let _ = writeln!(
+                out,
+                "{IND}{IND}{item:iw$} = {}{comma}",
+                literal(e.width, i as u128)
+            );
+        }
+        let _ = writeln!(out, "{IND}}} {};", e.name);
+    }
+
+    // Declarations.
+    let locals: Vec<usize> = (0..d.signals.len())
+        .filter(|&i| !matches!(d.signals[i].kind, SigKind::Input | SigKind::Output))
+        .collect();
+    if !locals.is_empty() || !d.mems.is_empty() {
+        out.push('\n');
+        let types: Vec<String> = locals
+            .iter()
+            .map(|&i| {
+                let s = &d.signals[i];
+                match s.enum_ty {
+                    Some(t) => d.enums[t as usize].name.clone(),
+                    None => vec_type(s.width),
+                }
+            })
+            .collect();
+        let tw = types.iter().map(String::len).max().unwrap_or(0);
+        for (k, &i) in locals.iter().enumerate() {
+            let s = &d.signals[i];
+            let mut line = format!("{IND}{:tw$} {};", types[k], s.name);
+            if let Some(c) = &s.comment {
+                let _ = write!(line, " // {c}");
+            }
+            let _ = writeln!(out, "{line}");
+        }
+        for m in &d.mems {
+            let _ = writeln!(
+                out,
+                "{IND}{} {} [{}];",
+                vec_type(m.width),
+                m.name,
+                m.depth
+            );
+        }
+    }
+
+    // Instances.
+    for inst in &d.insts {
+        out.push('\n');
+        let cports = inst.module.data.port_ids();
+        let _ = writeln!(out, "{IND}{} {} (", inst.module.name(), inst.name);
+        let nw = cports
+            .iter()
+            .map(|&p| inst.module.data.sig(p).name.len())
+            .max()
+            .unwrap_or(0);
+        for (i, &p) in cports.iter().enumerate() {
+            let pname = &inst.module.data.sig(p).name;
+            let val = match &inst.binds[i] {
+                Some((Bind::In(e), _)) => w.expr(e),
+                Some((Bind::Out(s), _)) => d.sig(s.id).name.clone(),
+                None => String::new(),
+            };
+            let comma = if i + 1 < cports.len() { "," } else { "" };
+            let _ = writeln!(out, "{IND}{IND}.{pname:nw$} ({val}){comma}");
+        }
+        let _ = writeln!(out, "{IND});");
+    }
+
+    // Combinational logic, in declaration order.
+    let mut last_was_assign = false;
+    for (i, item) in d.items.iter().enumerate() {
+        match item {
+            Item::Assign { target, value, .. } => {
+                if i == 0 || !last_was_assign {
+                    out.push('\n');
+                }
+                let _ = writeln!(
+                    out,
+                    "{IND}assign {} = {};",
+                    d.sig(target.id).name,
+                    w.expr(value)
+                );
+                last_was_assign = true;
+            }
+            Item::Comb { stmts: body, .. } => {
+                out.push('\n');
+                let _ = writeln!(out, "{IND}always_comb begin");
+                stmts(&w, &mut out, body, 2);
+                let _ = writeln!(out, "{IND}end");
+                last_was_assign = false;
+            }
+        }
+    }
+
+    // Registers.
+    let clk = d
+        .signals
+        .iter()
+        .find(|s| s.role == Role::Clock)
+        .map(|s| s.name.clone())
+        .unwrap_or_default();
+    let rst = d
+        .signals
+        .iter()
+        .find(|s| s.role == Role::Reset)
+        .map(|s| s.name.clone())
+        .unwrap_or_default();
+    let with_reset: Vec<_> = d.regs.iter().filter(|r| r.reset.is_some()).collect();
+    let without: Vec<_> = d.regs.iter().filter(|r| r.reset.is_none()).collect();
+    if !with_reset.is_empty() {
+        out.push('\n');
+        let st = d.reset_style;
+        let sens = match st {
+            ResetStyle::AsyncLow => format!("posedge {clk} or negedge {rst}"),
+            ResetStyle::AsyncHigh => format!("posedge {clk} or posedge {rst}"),
+            ResetStyle::SyncLow | ResetStyle::SyncHigh => format!("posedge {clk}"),
+        };
+        let cond = if st.active_low() {
+            format!("!{rst}")
+        } else {
+            rst.clone()
+        };
+        let _ = writeln!(out, "{IND}always_ff @({sens}) begin");
+        let _ = writeln!(out, "{IND}{IND}if ({cond}) begin");
+        for r in &with_reset {
+            let q = d.sig(r.q);
+            let reset = r.reset.as_ref().map(|e| w.expr(e)).unwrap_or_default();
+            let _ = writeln!(out, "{IND}{IND}{IND}{} <= {reset};", q.name);
+        }
+        let _ = writeln!(out, "{IND}{IND}end else begin");
+        for r in &with_reset {
+            let _ = writeln!(
+                out,
+                "{IND}{IND}{IND}{} <= {};",
+                d.sig(r.q).name,
+                d.sig(r.d).name
+            );
+        }
+        let _ = writeln!(out, "{IND}{IND}end");
+        let _ = writeln!(out, "{IND}end");
+    }
+    if !without.is_empty() {
+        out.push('\n');
+        let _ = writeln!(out, "{IND}always_ff @(posedge {clk}) begin");
+        for r in &without {
+            let _ = writeln!(
+                out,
+                "{IND}{IND}{} <= {};",
+                d.sig(r.q).name,
+                d.sig(r.d).name
+            );
+        }
+        let _ = writeln!(out, "{IND}end");
+    }
+
+    // Memories: no reset, registered read, so FPGA tools infer block RAM.
+    for m in &d.mems {
+        out.push('\n');
+        let _ = writeln!(out, "{IND}// memory `{}`: {} x {} bits, registered read", m.name, m.depth, m.width);
+        let _ = writeln!(out, "{IND}always_ff @(posedge {clk}) begin");
+        for wr in &m.writes {
+            let _ = writeln!(out, "{IND}{IND}if ({}) begin", w.expr(&wr.en));
+            let _ = writeln!(
+                out,
+                "{IND}{IND}{IND}{}[{}] <= {};",
+                m.name,
+                w.expr(&wr.addr),
+                w.expr(&wr.data)
+            );
+            let _ = writeln!(out, "{IND}{IND}end");
+        }
+        for rd in &m.reads {
+            let _ = writeln!(out, "{IND}{IND}if ({}) begin", w.expr(&rd.en));
+            let _ = writeln!(
+                out,
+                "{IND}{IND}{IND}{} <= {}[{}];",
+                d.sig(rd.data).name,
+                m.name,
+                w.expr(&rd.addr)
+            );
+            let _ = writeln!(out, "{IND}{IND}end");
+        }
+        let _ = writeln!(out, "{IND}end");
+    }
+
+    out.push('\n');
+    let _ = writeln!(out, "endmodule");
+    out
+}

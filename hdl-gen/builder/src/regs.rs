@@ -1,0 +1,1 @@
+//! Register blocks (in progress).

@@ -1,0 +1,4 @@
+//! `hdl-gen`: the chip's generators (standard blocks and chip blocks), its configuration, and the
+//! commands behind the `hdl-gen` CLI. The IR, checks and emitter are in `hdl-builder`.
+
+pub mod blocks;
