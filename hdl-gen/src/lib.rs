@@ -1,4 +1,8 @@
 //! `hdl-gen`: the chip's generators (standard blocks and chip blocks), its configuration, and the
-//! commands behind the `hdl-gen` CLI. The IR, checks and emitter are in `hdl-builder`.
+//! commands behind the `hdl-gen` CLI. The IR, checks and emitter are in `hdl-builder`; this crate
+//! only uses its public API.
 
 pub mod blocks;
+pub mod chip;
+pub mod cli;
+pub mod config;

@@ -774,7 +774,10 @@ pub(crate) fn check(d: &ModuleData, errors: &mut Vec<Error>) -> Vec<Vec<usize>> 
 
     // Combinational loops.
     let first_loc = |id: u32| drivers[id as usize].first().map(|x| x.loc);
-    if let Some(cycle) = find_cycle(&deps, d.signals.len()) {
+    if let Some(mut cycle) = find_cycle(&deps, d.signals.len()) {
+        // Start the report at the loop's first-declared signal, so it reads in source order.
+        let first = (0..cycle.len()).min_by_key(|&i| cycle[i]).unwrap_or(0);
+        cycle.rotate_left(first);
         let names: Vec<&str> = cycle.iter().map(|&i| d.sig(i).name.as_str()).collect();
         let loc = first_loc(cycle[0]).unwrap_or(d.sig(cycle[0]).loc);
         ctx.err(

@@ -1,0 +1,171 @@
+//! `hdl-gen lint`: every emitted module through `verilator --lint-only -Wall` and a generic Yosys
+//! synthesis. Lints what the generator emits now (not rtl/), so it also guards uncommitted changes.
+
+use super::Failure;
+use crate::chip;
+use crate::config::Config;
+use hdl_builder::Module;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::rc::Rc;
+
+/// The module and everything below it, children first, each once: the files a tool needs.
+fn subtree(m: &Rc<Module>, out: &mut Vec<String>) {
+    for c in m.children() {
+        subtree(&c, out);
+    }
+    let f = format!("{}.sv", m.name());
+    if !out.contains(&f) {
+        out.push(f);
+    }
+}
+
+fn need(tool: &str, package: &str) -> Result<(), Failure> {
+    let found = Command::new(tool).arg("-V").output().is_ok();
+    if found {
+        Ok(())
+    } else {
+        Err(Failure::usage(format!(
+            "`{tool}` is not on PATH; install the Debian package `{package}` (ci/setup.sh does)"
+        )))
+    }
+}
+
+struct Outcome {
+    ok: bool,
+    summary: String,
+    log: String,
+}
+
+fn verilator(dir: &Path, top: &str, files: &[String]) -> Outcome {
+    let out = Command::new("verilator")
+        .current_dir(dir)
+        .args(["--lint-only", "-Wall", "--top-module", top])
+        .args(files)
+        .output();
+    match out {
+        Ok(o) => {
+            let log = String::from_utf8_lossy(&o.stderr).to_string()
+                + &String::from_utf8_lossy(&o.stdout);
+            let ok = o.status.success() && !log.contains("%Warning") && !log.contains("%Error");
+            Outcome {
+                ok,
+                summary: if ok { "clean".into() } else { "FAILED".into() },
+                log,
+            }
+        }
+        Err(e) => Outcome {
+            ok: false,
+            summary: "FAILED".into(),
+            log: e.to_string(),
+        },
+    }
+}
+
+fn yosys(dir: &Path, top: &str, files: &[String]) -> Outcome {
+    let script = format!(
+        "read_verilog -sv {}; hierarchy -check -top {top}; synth -top {top}; stat",
+        files.join(" ")
+    );
+    let out = Command::new("yosys")
+        .current_dir(dir)
+        .args(["-Q", "-T", "-p", &script])
+        .output();
+    match out {
+        Ok(o) => {
+            let log = String::from_utf8_lossy(&o.stdout).to_string()
+                + &String::from_utf8_lossy(&o.stderr);
+            let warnings: Vec<&str> = log
+                .lines()
+                .filter(|l| l.starts_with("Warning:") || l.starts_with("ERROR:"))
+                .collect();
+            let ok = o.status.success() && warnings.is_empty();
+            // The last statistics block is the top module's.
+            let stat = log.rsplit("=== ").next().unwrap_or("");
+            let cells = stat
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("Number of cells:"))
+                .map(|n| n.trim().to_string())
+                .unwrap_or_else(|| "?".into());
+            let ffs: u64 = stat
+                .lines()
+                .filter(|l| l.contains("DFF"))
+                .filter_map(|l| l.split_whitespace().last()?.parse::<u64>().ok())
+                .sum();
+            Outcome {
+                ok,
+                summary: if ok {
+                    format!("{cells} cells, {ffs} flip-flops")
+                } else {
+                    "FAILED".into()
+                },
+                log: if warnings.is_empty() {
+                    log.lines()
+                        .rev()
+                        .take(20)
+                        .collect::<Vec<_>>()
+                        .into_iter()
+                        .rev()
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                } else {
+                    warnings.join("\n")
+                },
+            }
+        }
+        Err(e) => Outcome {
+            ok: false,
+            summary: "FAILED".into(),
+            log: e.to_string(),
+        },
+    }
+}
+
+fn scratch_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("hdl-gen-lint-{}", std::process::id()))
+}
+
+pub(super) fn run(cfg: &Config) -> Result<(), Failure> {
+    need("verilator", "verilator")?;
+    need("yosys", "yosys")?;
+    let design = chip::design(cfg)?;
+    let files = chip::files(cfg)?;
+    let modules = design.modules()?;
+    let dir = scratch_dir();
+    super::emit::write_tree(&dir, &files)
+        .map_err(|e| Failure::usage(format!("cannot write to {}: {e}", dir.display())))?;
+    let width = modules.iter().map(|m| m.name().len()).max().unwrap_or(0);
+    let mut failed = Vec::new();
+    for m in &modules {
+        let mut deps = Vec::new();
+        subtree(m, &mut deps);
+        let v = verilator(&dir, m.name(), &deps);
+        let y = yosys(&dir, m.name(), &deps);
+        let status = if v.ok && y.ok { "ok  " } else { "FAIL" };
+        println!(
+            "{status} {:width$}  verilator -Wall: {:6}  yosys: {}",
+            m.name(),
+            v.summary,
+            y.summary
+        );
+        if !v.ok {
+            eprintln!("{}", v.log.trim_end());
+        }
+        if !y.ok {
+            eprintln!("{}", y.log.trim_end());
+        }
+        if !(v.ok && y.ok) {
+            failed.push(m.name().to_string());
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    if failed.is_empty() {
+        println!("lint: {} modules clean", modules.len());
+        Ok(())
+    } else {
+        Err(Failure {
+            code: 1,
+            message: format!("lint failed for {}", failed.join(", ")),
+        })
+    }
+}

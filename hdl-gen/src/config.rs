@@ -1,0 +1,258 @@
+//! The chip configuration: a TOML file, parsed strictly and checked against hardware and NVMe
+//! limits before anything is generated.
+
+use hdl_builder::ResetStyle;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// A configuration that cannot be used, with the file, the key and what is allowed.
+#[derive(Debug)]
+pub struct ConfigError {
+    /// The configuration file.
+    pub file: PathBuf,
+    /// The dotted key at fault (`nvme.max_queue_depth`), or empty when the file is unreadable.
+    pub key: String,
+    /// What is wrong and what is allowed.
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.key.is_empty() {
+            write!(f, "{}: {}", self.file.display(), self.message)
+        } else {
+            write!(f, "{}: {}: {}", self.file.display(), self.key, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Reset style as written in the configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reset {
+    /// Asynchronous assert, active low (`rst_ni`); the default.
+    AsyncLow,
+    /// Asynchronous assert, active high (`rst_i`).
+    AsyncHigh,
+    /// Synchronous, active low (`rst_ni`).
+    SyncLow,
+    /// Synchronous, active high (`rst_i`).
+    SyncHigh,
+}
+
+impl From<Reset> for ResetStyle {
+    fn from(r: Reset) -> ResetStyle {
+        match r {
+            Reset::AsyncLow => ResetStyle::AsyncLow,
+            Reset::AsyncHigh => ResetStyle::AsyncHigh,
+            Reset::SyncLow => ResetStyle::SyncLow,
+            Reset::SyncHigh => ResetStyle::SyncHigh,
+        }
+    }
+}
+
+/// `[chip]`: naming and chip-wide conventions.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Chip {
+    /// Design name: names the file list (`<name>.f`) and the FuseSoC core (`<name>.core`).
+    pub name: String,
+    /// Reset style of every register in the chip.
+    pub reset: Reset,
+}
+
+/// `[nvme]`: the NVMe controller the host sees.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Nvme {
+    /// I/O submission/completion queue pairs, 1 to 65535.
+    pub io_queue_pairs: u32,
+    /// Largest queue size in entries (CAP.MQES + 1): a power of two, 2 to 65536.
+    pub max_queue_depth: u32,
+    /// CAP.DSTRD: doorbells are `4 << doorbell_stride` bytes apart, 0 to 15.
+    pub doorbell_stride: u32,
+}
+
+/// `[csr]`: the control and status register windows of the chip's blocks.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Csr {
+    /// Address bits of each block's CSR window (window = 2^n bytes), 6 to 24.
+    pub addr_width: u32,
+}
+
+/// `[stdlib]`: the standard-block instances emitted for verification and reuse.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Stdlib {
+    /// Data width of the emitted skid buffer, 1 to 1024 bits.
+    pub skid_buffer_width: u32,
+    /// Counter width of the emitted interval timer, 2 to 64 bits.
+    pub interval_timer_width: u32,
+}
+
+/// A whole chip configuration.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Chip-wide settings.
+    pub chip: Chip,
+    /// NVMe controller parameters.
+    pub nvme: Nvme,
+    /// CSR windows.
+    pub csr: Csr,
+    /// Standard-block instances.
+    pub stdlib: Stdlib,
+}
+
+fn range(
+    file: &Path,
+    key: &str,
+    v: u32,
+    lo: u32,
+    hi: u32,
+    why: &str,
+) -> Result<(), ConfigError> {
+    if v < lo || v > hi {
+        return Err(ConfigError {
+            file: file.to_path_buf(),
+            key: key.to_string(),
+            message: format!("{v} is out of range; allowed {lo} to {hi}{why}"),
+        });
+    }
+    Ok(())
+}
+
+impl Config {
+    /// Reads and checks a configuration file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            file: path.to_path_buf(),
+            key: String::new(),
+            message: format!("cannot read the configuration: {e}"),
+        })?;
+        Config::parse(path, &text)
+    }
+
+    /// Parses and checks configuration text; `path` is only used in messages.
+    pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
+        let cfg: Config = toml::from_str(text).map_err(|e| ConfigError {
+            file: path.to_path_buf(),
+            key: e.span().map(|s| key_at(text, s.start)).unwrap_or_default(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        cfg.validate(path)?;
+        Ok(cfg)
+    }
+
+    /// Checks every value against what the hardware and the NVMe specification allow.
+    pub fn validate(&self, file: &Path) -> Result<(), ConfigError> {
+        let name = &self.chip.name;
+        let legal = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_lowercase())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if !legal {
+            return Err(ConfigError {
+                file: file.to_path_buf(),
+                key: "chip.name".into(),
+                message: format!(
+                    "`{name}` is not a usable name; use lower_snake_case starting with a letter"
+                ),
+            });
+        }
+        let n = &self.nvme;
+        range(
+            file,
+            "nvme.io_queue_pairs",
+            n.io_queue_pairs,
+            1,
+            65535,
+            " (NVMe queue identifiers are 16 bits and queue 0 is the admin queue)",
+        )?;
+        range(
+            file,
+            "nvme.max_queue_depth",
+            n.max_queue_depth,
+            2,
+            65536,
+            " (CAP.MQES is 0's based and 16 bits: the NVMe maximum is 65536 entries)",
+        )?;
+        if !n.max_queue_depth.is_power_of_two() {
+            return Err(ConfigError {
+                file: file.to_path_buf(),
+                key: "nvme.max_queue_depth".into(),
+                message: format!(
+                    "{} is not a power of two; allowed 2, 4, 8, ... 65536",
+                    n.max_queue_depth
+                ),
+            });
+        }
+        range(
+            file,
+            "nvme.doorbell_stride",
+            n.doorbell_stride,
+            0,
+            15,
+            " (CAP.DSTRD is 4 bits)",
+        )?;
+        range(file, "csr.addr_width", self.csr.addr_width, 6, 24, "")?;
+        range(
+            file,
+            "stdlib.skid_buffer_width",
+            self.stdlib.skid_buffer_width,
+            1,
+            1024,
+            "",
+        )?;
+        range(
+            file,
+            "stdlib.interval_timer_width",
+            self.stdlib.interval_timer_width,
+            2,
+            64,
+            "",
+        )?;
+        Ok(())
+    }
+
+    /// A 64-bit hash of the configuration's values (not its formatting or comments).
+    pub fn hash(&self) -> u64 {
+        let canonical = toml::to_string(self).unwrap_or_default();
+        // FNV-1a: small, stable across platforms and releases.
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in canonical.bytes() {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        h
+    }
+}
+
+/// The dotted key at byte `offset` of a TOML text: the last `[table]` header before it, then
+/// the key on that line.
+fn key_at(text: &str, offset: usize) -> String {
+    let before = &text[..offset.min(text.len())];
+    let table = before
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            l.strip_prefix('[')?.strip_suffix(']').map(str::trim)
+        })
+        .next_back()
+        .unwrap_or("");
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let line = text[line_start..].lines().next().unwrap_or("");
+    let key = line.split('=').next().unwrap_or("").trim();
+    match (table.is_empty(), key.is_empty() || key.starts_with('[')) {
+        (_, true) => table.to_string(),
+        (true, false) => key.to_string(),
+        (false, false) => format!("{table}.{key}"),
+    }
+}
