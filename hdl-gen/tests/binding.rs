@@ -1,0 +1,65 @@
+//! The Rust binding and the C++ shim emitted for every top compile: the shim against the
+//! Verilated model's headers, the binding with rustc `-D warnings`.
+
+mod common;
+
+use common::Scratch;
+use std::process::Command;
+
+fn run(cmd: &mut Command) {
+    let o = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(
+        o.status.success(),
+        "{cmd:?} failed:\n{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn bindings_and_shims_compile() {
+    let s = Scratch::new("binding");
+    let dir = s.path();
+    let o = Command::new(env!("CARGO_BIN_EXE_hdl-gen"))
+        .args(["emit", "--out", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let root = String::from_utf8(
+        Command::new("verilator")
+            .args(["--getenv", "VERILATOR_ROOT"])
+            .output()
+            .expect("verilator is installed (ci/setup.sh installs it)")
+            .stdout,
+    )
+    .unwrap();
+    let inc = format!("{}/include", root.trim());
+    let tops: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| {
+            let n = e.unwrap().file_name().to_string_lossy().to_string();
+            n.strip_suffix("_shim.cpp").map(str::to_string)
+        })
+        .collect();
+    assert!(!tops.is_empty());
+    for top in &tops {
+        let obj = dir.join(format!("obj_{top}"));
+        run(Command::new("verilator")
+            .current_dir(dir)
+            .args(["--cc", "--top-module", top, "--Mdir"])
+            .arg(&obj)
+            .arg(format!("{top}.sv")));
+        run(Command::new("g++")
+            .current_dir(dir)
+            .args(["-std=c++17", "-fsyntax-only", "-Wall", "-Werror"])
+            .arg(format!("-I{}", obj.display()))
+            .arg(format!("-I{inc}"))
+            .arg(format!("-I{inc}/vltstd"))
+            .arg(format!("{top}_shim.cpp")));
+        run(Command::new("rustc")
+            .current_dir(dir)
+            .args(["--edition", "2021", "--crate-type", "lib", "-D", "warnings"])
+            .args(["--out-dir", obj.to_str().unwrap()])
+            .arg(format!("{top}.rs")));
+    }
+}

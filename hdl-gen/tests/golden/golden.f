@@ -1,0 +1,2 @@
+// golden test header
+skid_buffer_w8.sv
