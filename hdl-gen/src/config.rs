@@ -108,14 +108,7 @@ pub struct Config {
     pub stdlib: Stdlib,
 }
 
-fn range(
-    file: &Path,
-    key: &str,
-    v: u32,
-    lo: u32,
-    hi: u32,
-    why: &str,
-) -> Result<(), ConfigError> {
+fn range(file: &Path, key: &str, v: u32, lo: u32, hi: u32, why: &str) -> Result<(), ConfigError> {
     if v < lo || v > hi {
         return Err(ConfigError {
             file: file.to_path_buf(),
@@ -151,10 +144,7 @@ impl Config {
     /// Checks every value against what the hardware and the NVMe specification allow.
     pub fn validate(&self, file: &Path) -> Result<(), ConfigError> {
         let name = &self.chip.name;
-        let legal = name
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_lowercase())
+        let legal = name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
             && name
                 .chars()
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');

@@ -52,8 +52,12 @@ fn emit_is_deterministic() {
     let s = Scratch::new("determinism");
     let a = s.path().join("a");
     let b = s.path().join("b");
-    assert!(hdl_gen(&["emit", "--out", a.to_str().unwrap()]).status.success());
-    assert!(hdl_gen(&["emit", "--out", b.to_str().unwrap()]).status.success());
+    assert!(hdl_gen(&["emit", "--out", a.to_str().unwrap()])
+        .status
+        .success());
+    assert!(hdl_gen(&["emit", "--out", b.to_str().unwrap()])
+        .status
+        .success());
     assert_eq!(read_dir_sorted(&a), read_dir_sorted(&b));
 }
 
@@ -91,13 +95,12 @@ fn unknown_key_is_named_and_nothing_is_written() {
 
 #[test]
 fn value_past_the_nvme_limit() {
-    let (msg, wrote, _s) = bad_config(
-        "deep",
-        "max_queue_depth = 1024",
-        "max_queue_depth = 70000",
-    );
+    let (msg, wrote, _s) = bad_config("deep", "max_queue_depth = 1024", "max_queue_depth = 70000");
     assert!(!wrote);
-    assert!(msg.contains("deep.toml: nvme.max_queue_depth: 70000"), "{msg}");
+    assert!(
+        msg.contains("deep.toml: nvme.max_queue_depth: 70000"),
+        "{msg}"
+    );
     assert!(msg.contains("allowed 2 to 65536"), "{msg}");
 }
 
@@ -105,14 +108,20 @@ fn value_past_the_nvme_limit() {
 fn depth_not_a_power_of_two() {
     let (msg, wrote, _s) = bad_config("pow2", "max_queue_depth = 1024", "max_queue_depth = 1000");
     assert!(!wrote);
-    assert!(msg.contains("nvme.max_queue_depth: 1000 is not a power of two"), "{msg}");
+    assert!(
+        msg.contains("nvme.max_queue_depth: 1000 is not a power of two"),
+        "{msg}"
+    );
 }
 
 #[test]
 fn zero_width() {
     let (msg, wrote, _s) = bad_config("zero", "skid_buffer_width = 64", "skid_buffer_width = 0");
     assert!(!wrote);
-    assert!(msg.contains("stdlib.skid_buffer_width: 0 is out of range; allowed 1 to 1024"), "{msg}");
+    assert!(
+        msg.contains("stdlib.skid_buffer_width: 0 is out of range; allowed 1 to 1024"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -124,17 +133,28 @@ fn wrong_type_names_the_key() {
 
 #[test]
 fn missing_config_file() {
-    let o = hdl_gen(&["emit", "--config", "/nonexistent/x.toml", "--out", "/nonexistent/out"]);
+    let o = hdl_gen(&[
+        "emit",
+        "--config",
+        "/nonexistent/x.toml",
+        "--out",
+        "/nonexistent/out",
+    ]);
     assert_eq!(o.status.code(), Some(2));
     let msg = String::from_utf8_lossy(&o.stderr);
-    assert!(msg.contains("/nonexistent/x.toml: cannot read the configuration"), "{msg}");
+    assert!(
+        msg.contains("/nonexistent/x.toml: cannot read the configuration"),
+        "{msg}"
+    );
 }
 
 #[test]
 fn check_names_stale_and_extra_files() {
     let s = Scratch::new("check");
     let dir = s.path().join("rtl");
-    assert!(hdl_gen(&["emit", "--out", dir.to_str().unwrap()]).status.success());
+    assert!(hdl_gen(&["emit", "--out", dir.to_str().unwrap()])
+        .status
+        .success());
     let o = hdl_gen(&["check", "--dir", dir.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 
@@ -159,9 +179,13 @@ fn check_names_stale_and_extra_files() {
     assert!(msg.contains("no longer generated: old_block.sv"), "{msg}");
 
     // emit repairs both: rewrites the edited file and removes the stale generated one.
-    assert!(hdl_gen(&["emit", "--out", dir.to_str().unwrap()]).status.success());
+    assert!(hdl_gen(&["emit", "--out", dir.to_str().unwrap()])
+        .status
+        .success());
     assert!(!dir.join("old_block.sv").exists());
-    assert!(hdl_gen(&["check", "--dir", dir.to_str().unwrap()]).status.success());
+    assert!(hdl_gen(&["check", "--dir", dir.to_str().unwrap()])
+        .status
+        .success());
 }
 
 #[test]
@@ -170,6 +194,11 @@ fn emit_keeps_files_it_did_not_generate() {
     let dir = s.path().join("rtl");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("notes.txt"), "mine").unwrap();
-    assert!(hdl_gen(&["emit", "--out", dir.to_str().unwrap()]).status.success());
-    assert_eq!(std::fs::read_to_string(dir.join("notes.txt")).unwrap(), "mine");
+    assert!(hdl_gen(&["emit", "--out", dir.to_str().unwrap()])
+        .status
+        .success());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+        "mine"
+    );
 }

@@ -37,19 +37,28 @@ fn skid_buffer_sv() {
 fn skid_buffer_binding() {
     let files = emit_one(skid_buffer(8, ResetStyle::AsyncLow).unwrap());
     common::golden("skid_buffer_w8.rs", &file(&files, "skid_buffer_w8.rs"));
-    common::golden("skid_buffer_w8_shim.cpp", &file(&files, "skid_buffer_w8_shim.cpp"));
+    common::golden(
+        "skid_buffer_w8_shim.cpp",
+        &file(&files, "skid_buffer_w8_shim.cpp"),
+    );
 }
 
 #[test]
 fn interval_timer_sv() {
     let files = emit_one(interval_timer(8, ResetStyle::AsyncLow).unwrap());
-    common::golden("interval_timer_w8.sv", &file(&files, "interval_timer_w8.sv"));
+    common::golden(
+        "interval_timer_w8.sv",
+        &file(&files, "interval_timer_w8.sv"),
+    );
 }
 
 #[test]
 fn interval_timer_sync_reset_sv() {
     let files = emit_one(interval_timer(4, ResetStyle::SyncHigh).unwrap());
-    common::golden("interval_timer_w4_sync_high.sv", &file(&files, "interval_timer_w4.sv"));
+    common::golden(
+        "interval_timer_w4_sync_high.sv",
+        &file(&files, "interval_timer_w4.sv"),
+    );
 }
 
 #[test]

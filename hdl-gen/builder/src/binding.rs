@@ -53,10 +53,19 @@ pub(crate) fn rust(m: &Module) -> String {
     let ports = m.ports();
     let mut s = String::new();
     let _ = writeln!(s, "//");
-    let _ = writeln!(s, "// Rust binding for `{name}`, generated from the IR that emitted {name}.sv.");
-    let _ = writeln!(s, "// Link it with the Verilated model and {name}_shim.cpp (the testbench build does).");
+    let _ = writeln!(
+        s,
+        "// Rust binding for `{name}`, generated from the IR that emitted {name}.sv."
+    );
+    let _ = writeln!(
+        s,
+        "// Link it with the Verilated model and {name}_shim.cpp (the testbench build does)."
+    );
     s.push('\n');
-    let _ = writeln!(s, "/// Pointers into the Verilated `{name}` model, one per port.");
+    let _ = writeln!(
+        s,
+        "/// Pointers into the Verilated `{name}` model, one per port."
+    );
     let _ = writeln!(s, "#[repr(C)]");
     let _ = writeln!(s, "pub struct {ty}Ports {{");
     for p in &ports {
@@ -70,15 +79,27 @@ pub(crate) fn rust(m: &Module) -> String {
     s.push('\n');
     let _ = writeln!(s, "extern \"C\" {{");
     let _ = writeln!(s, "    fn {name}_new() -> *mut core::ffi::c_void;");
-    let _ = writeln!(s, "    fn {name}_ports(model: *mut core::ffi::c_void, ports: *mut {ty}Ports);");
+    let _ = writeln!(
+        s,
+        "    fn {name}_ports(model: *mut core::ffi::c_void, ports: *mut {ty}Ports);"
+    );
     let _ = writeln!(s, "    fn {name}_eval(model: *mut core::ffi::c_void);");
     let _ = writeln!(s, "    fn {name}_delete(model: *mut core::ffi::c_void);");
     let _ = writeln!(s, "    fn {name}_trace_open(model: *mut core::ffi::c_void, path: *const core::ffi::c_char) -> i32;");
-    let _ = writeln!(s, "    fn {name}_trace_dump(model: *mut core::ffi::c_void, time: u64);");
-    let _ = writeln!(s, "    fn {name}_trace_close(model: *mut core::ffi::c_void);");
+    let _ = writeln!(
+        s,
+        "    fn {name}_trace_dump(model: *mut core::ffi::c_void, time: u64);"
+    );
+    let _ = writeln!(
+        s,
+        "    fn {name}_trace_close(model: *mut core::ffi::c_void);"
+    );
     let _ = writeln!(s, "}}");
     s.push('\n');
-    let _ = writeln!(s, "/// The Verilated `{name}`: set inputs, call [`{ty}::eval`], read outputs.");
+    let _ = writeln!(
+        s,
+        "/// The Verilated `{name}`: set inputs, call [`{ty}::eval`], read outputs."
+    );
     let _ = writeln!(s, "pub struct {ty} {{");
     let _ = writeln!(s, "    model: *mut core::ffi::c_void,");
     let _ = writeln!(s, "    ports: {ty}Ports,");
@@ -88,47 +109,92 @@ pub(crate) fn rust(m: &Module) -> String {
     let _ = writeln!(s, "    /// Module name.");
     let _ = writeln!(s, "    pub const NAME: &'static str = \"{name}\";");
     let _ = writeln!(s, "    /// Every port: (name, width in bits, is input).");
-    let _ = writeln!(s, "    pub const PORTS: &'static [(&'static str, u32, bool)] = &[");
+    let _ = writeln!(
+        s,
+        "    pub const PORTS: &'static [(&'static str, u32, bool)] = &["
+    );
     for p in &ports {
         let _ = writeln!(s, "        (\"{}\", {}, {}),", p.name, p.width, p.input);
     }
     let _ = writeln!(s, "    ];");
     s.push('\n');
-    let _ = writeln!(s, "    /// A new model instance with its own Verilator context.");
+    let _ = writeln!(
+        s,
+        "    /// A new model instance with its own Verilator context."
+    );
     let _ = writeln!(s, "    #[allow(clippy::new_without_default)]");
     let _ = writeln!(s, "    pub fn new() -> Self {{");
-    let _ = writeln!(s, "        // SAFETY: the shim allocates a model and fills one valid pointer per port field.");
+    let _ = writeln!(
+        s,
+        "        // SAFETY: the shim allocates a model and fills one valid pointer per port field."
+    );
     let _ = writeln!(s, "        unsafe {{");
     let _ = writeln!(s, "            let model = {name}_new();");
-    let _ = writeln!(s, "            assert!(!model.is_null(), \"{name}: model allocation failed\");");
-    let _ = writeln!(s, "            let mut ports = core::mem::MaybeUninit::<{ty}Ports>::zeroed();");
+    let _ = writeln!(
+        s,
+        "            assert!(!model.is_null(), \"{name}: model allocation failed\");"
+    );
+    let _ = writeln!(
+        s,
+        "            let mut ports = core::mem::MaybeUninit::<{ty}Ports>::zeroed();"
+    );
     let _ = writeln!(s, "            {name}_ports(model, ports.as_mut_ptr());");
-    let _ = writeln!(s, "            {ty} {{ model, ports: ports.assume_init() }}");
+    let _ = writeln!(
+        s,
+        "            {ty} {{ model, ports: ports.assume_init() }}"
+    );
     let _ = writeln!(s, "        }}");
     let _ = writeln!(s, "    }}");
     s.push('\n');
-    let _ = writeln!(s, "    /// Evaluates the model: outputs follow the inputs and any clock edge.");
+    let _ = writeln!(
+        s,
+        "    /// Evaluates the model: outputs follow the inputs and any clock edge."
+    );
     let _ = writeln!(s, "    #[inline]");
     let _ = writeln!(s, "    pub fn eval(&mut self) {{");
     let _ = writeln!(s, "        // SAFETY: `model` is live until drop.");
     let _ = writeln!(s, "        unsafe {{ {name}_eval(self.model) }}");
     let _ = writeln!(s, "    }}");
     s.push('\n');
-    let _ = writeln!(s, "    /// Starts an FST waveform at `path`; false when the model was built without tracing.");
-    let _ = writeln!(s, "    pub fn trace_open(&mut self, path: &std::path::Path) -> bool {{");
+    let _ = writeln!(
+        s,
+        "    /// Starts an FST waveform at `path`; false when the model was built without tracing."
+    );
+    let _ = writeln!(
+        s,
+        "    pub fn trace_open(&mut self, path: &std::path::Path) -> bool {{"
+    );
     let _ = writeln!(s, "        let Ok(c) = std::ffi::CString::new(path.to_string_lossy().as_bytes()) else {{ return false }};");
-    let _ = writeln!(s, "        // SAFETY: `model` is live; the string outlives the call.");
-    let _ = writeln!(s, "        unsafe {{ {name}_trace_open(self.model, c.as_ptr()) != 0 }}");
+    let _ = writeln!(
+        s,
+        "        // SAFETY: `model` is live; the string outlives the call."
+    );
+    let _ = writeln!(
+        s,
+        "        unsafe {{ {name}_trace_open(self.model, c.as_ptr()) != 0 }}"
+    );
     let _ = writeln!(s, "    }}");
     s.push('\n');
-    let _ = writeln!(s, "    /// Writes the current values into the open waveform at `time`.");
+    let _ = writeln!(
+        s,
+        "    /// Writes the current values into the open waveform at `time`."
+    );
     let _ = writeln!(s, "    #[inline]");
     let _ = writeln!(s, "    pub fn trace_dump(&mut self, time: u64) {{");
-    let _ = writeln!(s, "        // SAFETY: `model` is live; the shim ignores the call when no trace is open.");
-    let _ = writeln!(s, "        unsafe {{ {name}_trace_dump(self.model, time) }}");
+    let _ = writeln!(
+        s,
+        "        // SAFETY: `model` is live; the shim ignores the call when no trace is open."
+    );
+    let _ = writeln!(
+        s,
+        "        unsafe {{ {name}_trace_dump(self.model, time) }}"
+    );
     let _ = writeln!(s, "    }}");
     s.push('\n');
-    let _ = writeln!(s, "    /// Flushes and closes the waveform, if one is open.");
+    let _ = writeln!(
+        s,
+        "    /// Flushes and closes the waveform, if one is open."
+    );
     let _ = writeln!(s, "    pub fn trace_close(&mut self) {{");
     let _ = writeln!(s, "        // SAFETY: `model` is live.");
     let _ = writeln!(s, "        unsafe {{ {name}_trace_close(self.model) }}");
@@ -140,11 +206,19 @@ pub(crate) fn rust(m: &Module) -> String {
         match words {
             None => {
                 if p.input {
-                    let _ = writeln!(s, "    /// Drives input `{n}` ({} bits); bits above the width are dropped.", p.width);
+                    let _ = writeln!(
+                        s,
+                        "    /// Drives input `{n}` ({} bits); bits above the width are dropped.",
+                        p.width
+                    );
                     let _ = writeln!(s, "    #[inline]");
                     let _ = writeln!(s, "    pub fn set_{n}(&mut self, v: {rt}) {{");
                     let _ = writeln!(s, "        // SAFETY: the pointer addresses this port's field in the live model.");
-                    let _ = writeln!(s, "        unsafe {{ *self.ports.{n} = v{} }}", mask(p.width, rt));
+                    let _ = writeln!(
+                        s,
+                        "        unsafe {{ *self.ports.{n} = v{} }}",
+                        mask(p.width, rt)
+                    );
                     let _ = writeln!(s, "    }}");
                     s.push('\n');
                 }
@@ -152,7 +226,10 @@ pub(crate) fn rust(m: &Module) -> String {
                 let _ = writeln!(s, "    /// Reads {dir} `{n}` ({} bits).", p.width);
                 let _ = writeln!(s, "    #[inline]");
                 let _ = writeln!(s, "    pub fn {n}(&self) -> {rt} {{");
-                let _ = writeln!(s, "        // SAFETY: the pointer addresses this port's field in the live model.");
+                let _ = writeln!(
+                    s,
+                    "        // SAFETY: the pointer addresses this port's field in the live model."
+                );
                 let _ = writeln!(s, "        unsafe {{ *self.ports.{n} }}");
                 let _ = writeln!(s, "    }}");
             }
@@ -166,14 +243,23 @@ pub(crate) fn rust(m: &Module) -> String {
                     let _ = writeln!(s, "        unsafe {{");
                     let _ = writeln!(s, "            core::ptr::copy_nonoverlapping(v.as_ptr(), self.ports.{n}, {w});");
                     if top_bits < 32 {
-                        let _ = writeln!(s, "            *self.ports.{n}.add({}) &= 0x{:x};", w - 1, (1u64 << top_bits) - 1);
+                        let _ = writeln!(
+                            s,
+                            "            *self.ports.{n}.add({}) &= 0x{:x};",
+                            w - 1,
+                            (1u64 << top_bits) - 1
+                        );
                     }
                     let _ = writeln!(s, "        }}");
                     let _ = writeln!(s, "    }}");
                     s.push('\n');
                 }
                 let dir = if p.input { "input" } else { "output" };
-                let _ = writeln!(s, "    /// Reads {dir} `{n}` ({} bits) as 32-bit words, least significant first.", p.width);
+                let _ = writeln!(
+                    s,
+                    "    /// Reads {dir} `{n}` ({} bits) as 32-bit words, least significant first.",
+                    p.width
+                );
                 let _ = writeln!(s, "    #[inline]");
                 let _ = writeln!(s, "    pub fn {n}(&self) -> [u32; {w}] {{");
                 let _ = writeln!(s, "        let mut v = [0u32; {w}];");
@@ -188,7 +274,10 @@ pub(crate) fn rust(m: &Module) -> String {
     s.push('\n');
     let _ = writeln!(s, "impl Drop for {ty} {{");
     let _ = writeln!(s, "    fn drop(&mut self) {{");
-    let _ = writeln!(s, "        // SAFETY: `model` came from `{name}_new` and is dropped once.");
+    let _ = writeln!(
+        s,
+        "        // SAFETY: `model` came from `{name}_new` and is dropped once."
+    );
     let _ = writeln!(s, "        unsafe {{ {name}_delete(self.model) }}");
     let _ = writeln!(s, "    }}");
     let _ = writeln!(s, "}}");
@@ -201,8 +290,14 @@ pub(crate) fn shim(m: &Module) -> String {
     let ports = m.ports();
     let mut s = String::new();
     let _ = writeln!(s, "//");
-    let _ = writeln!(s, "// C shim between the Verilated `V{name}` and its Rust binding {name}.rs.");
-    let _ = writeln!(s, "// Build with -DVM_TRACE_FST=1 (and verilate with --trace-fst) for waveforms.");
+    let _ = writeln!(
+        s,
+        "// C shim between the Verilated `V{name}` and its Rust binding {name}.rs."
+    );
+    let _ = writeln!(
+        s,
+        "// Build with -DVM_TRACE_FST=1 (and verilate with --trace-fst) for waveforms."
+    );
     s.push('\n');
     let _ = writeln!(s, "#include \"V{name}.h\"");
     let _ = writeln!(s, "#include \"verilated.h\"");
@@ -260,9 +355,15 @@ pub(crate) fn shim(m: &Module) -> String {
     }
     let _ = writeln!(s, "}}");
     s.push('\n');
-    let _ = writeln!(s, "void {name}_eval(void* model) {{ static_cast<Model*>(model)->top->eval(); }}");
+    let _ = writeln!(
+        s,
+        "void {name}_eval(void* model) {{ static_cast<Model*>(model)->top->eval(); }}"
+    );
     s.push('\n');
-    let _ = writeln!(s, "void {name}_delete(void* model) {{ delete static_cast<Model*>(model); }}");
+    let _ = writeln!(
+        s,
+        "void {name}_delete(void* model) {{ delete static_cast<Model*>(model); }}"
+    );
     s.push('\n');
     let _ = writeln!(s, "int {name}_trace_open(void* model, const char* path) {{");
     let _ = writeln!(s, "#if VM_TRACE_FST");
@@ -293,7 +394,10 @@ pub(crate) fn shim(m: &Module) -> String {
     let _ = writeln!(s, "void {name}_trace_close(void* model) {{");
     let _ = writeln!(s, "#if VM_TRACE_FST");
     let _ = writeln!(s, "  Model* m = static_cast<Model*>(model);");
-    let _ = writeln!(s, "  if (m->fst) {{ m->fst->close(); delete m->fst; m->fst = nullptr; }}");
+    let _ = writeln!(
+        s,
+        "  if (m->fst) {{ m->fst->close(); delete m->fst; m->fst = nullptr; }}"
+    );
     let _ = writeln!(s, "#else");
     let _ = writeln!(s, "  (void)model;");
     let _ = writeln!(s, "#endif");

@@ -4,6 +4,9 @@
 //! warn about in emitted code (width mismatches, unused bits, latches, multiple drivers, loops)
 //! is refused here, where the message can point at the generator's own source line.
 
+// `Loc` is itself a reference; spelling out `*loc` keeps the copies visible.
+#![allow(clippy::explicit_auto_deref)]
+
 use crate::error::{Error, ErrorKind, Loc};
 use crate::expr::{BinOp, CmpOp, Expr, Kind, Sig};
 use crate::module::{sig_name, Bind, Item, ModuleData, Role, SigKind, Stmt};
@@ -128,10 +131,7 @@ impl Ctx<'_> {
                         ErrorKind::Width,
                         None,
                         loc,
-                        format!(
-                            "slice [{hi}:{lo}] is outside a {}-bit value",
-                            a.width()
-                        ),
+                        format!("slice [{hi}:{lo}] is outside a {}-bit value", a.width()),
                     );
                 }
                 if let Kind::Sig(s) = a.kind() {
@@ -259,19 +259,125 @@ struct Driver {
 }
 
 const KEYWORDS: &[&str] = &[
-    "always", "always_comb", "always_ff", "always_latch", "and", "assign", "automatic", "begin",
-    "bit", "buf", "byte", "case", "casex", "casez", "cell", "chandle", "class", "clocking",
-    "config", "const", "constraint", "context", "cover", "default", "defparam", "design",
-    "disable", "do", "edge", "else", "end", "endcase", "endclass", "endfunction", "endgenerate",
-    "endmodule", "endpackage", "endtask", "enum", "event", "export", "extends", "extern", "final",
-    "for", "force", "foreach", "forever", "fork", "function", "generate", "genvar", "if", "iff",
-    "import", "initial", "inout", "input", "int", "integer", "interface", "join", "local",
-    "localparam", "logic", "longint", "macromodule", "module", "nand", "negedge", "new", "nor",
-    "not", "null", "or", "output", "package", "packed", "parameter", "posedge", "priority",
-    "program", "property", "protected", "pure", "rand", "real", "reg", "release", "repeat",
-    "return", "shortint", "signed", "static", "string", "struct", "super", "supply0", "supply1",
-    "table", "task", "this", "time", "tri", "type", "typedef", "union", "unique", "unsigned",
-    "var", "virtual", "void", "wait", "wand", "while", "wire", "wor", "xnor", "xor",
+    "always",
+    "always_comb",
+    "always_ff",
+    "always_latch",
+    "and",
+    "assign",
+    "automatic",
+    "begin",
+    "bit",
+    "buf",
+    "byte",
+    "case",
+    "casex",
+    "casez",
+    "cell",
+    "chandle",
+    "class",
+    "clocking",
+    "config",
+    "const",
+    "constraint",
+    "context",
+    "cover",
+    "default",
+    "defparam",
+    "design",
+    "disable",
+    "do",
+    "edge",
+    "else",
+    "end",
+    "endcase",
+    "endclass",
+    "endfunction",
+    "endgenerate",
+    "endmodule",
+    "endpackage",
+    "endtask",
+    "enum",
+    "event",
+    "export",
+    "extends",
+    "extern",
+    "final",
+    "for",
+    "force",
+    "foreach",
+    "forever",
+    "fork",
+    "function",
+    "generate",
+    "genvar",
+    "if",
+    "iff",
+    "import",
+    "initial",
+    "inout",
+    "input",
+    "int",
+    "integer",
+    "interface",
+    "join",
+    "local",
+    "localparam",
+    "logic",
+    "longint",
+    "macromodule",
+    "module",
+    "nand",
+    "negedge",
+    "new",
+    "nor",
+    "not",
+    "null",
+    "or",
+    "output",
+    "package",
+    "packed",
+    "parameter",
+    "posedge",
+    "priority",
+    "program",
+    "property",
+    "protected",
+    "pure",
+    "rand",
+    "real",
+    "reg",
+    "release",
+    "repeat",
+    "return",
+    "shortint",
+    "signed",
+    "static",
+    "string",
+    "struct",
+    "super",
+    "supply0",
+    "supply1",
+    "table",
+    "task",
+    "this",
+    "time",
+    "tri",
+    "type",
+    "typedef",
+    "union",
+    "unique",
+    "unsigned",
+    "var",
+    "virtual",
+    "void",
+    "wait",
+    "wand",
+    "while",
+    "wire",
+    "wor",
+    "xnor",
+    "xor",
 ];
 
 fn legal_identifier(name: &str) -> Result<(), String> {
@@ -285,7 +391,9 @@ fn legal_identifier(name: &str) -> Result<(), String> {
         ));
     }
     if KEYWORDS.contains(&name) {
-        return Err(format!("`{name}` is a SystemVerilog keyword; choose another name"));
+        return Err(format!(
+            "`{name}` is a SystemVerilog keyword; choose another name"
+        ));
     }
     Ok(())
 }
@@ -384,10 +492,7 @@ fn definite(stmts: &[Stmt]) -> BTreeSet<u32> {
                 }
             }
             Stmt::Case {
-                sel,
-                arms,
-                default,
-                ..
+                sel, arms, default, ..
             } => {
                 let labels: usize = arms.iter().map(|(l, _)| l.len()).sum();
                 let full = sel.width() < 16 && labels as u64 >= 1u64 << sel.width();
@@ -486,7 +591,11 @@ pub(crate) fn check(d: &ModuleData, errors: &mut Vec<Error>) -> Vec<Vec<usize>> 
     let mut ctx = Ctx {
         d,
         errors,
-        used: d.signals.iter().map(|s| vec![false; s.width as usize]).collect(),
+        used: d
+            .signals
+            .iter()
+            .map(|s| vec![false; s.width as usize])
+            .collect(),
     };
     check_names(&mut ctx);
     for s in &d.signals {
@@ -669,7 +778,8 @@ pub(crate) fn check(d: &ModuleData, errors: &mut Vec<Error>) -> Vec<Vec<usize>> 
                     }
                 }
                 Some((Bind::Out(t), loc)) => {
-                    if ctx.own(*t, *loc) {
+                    let owned = ctx.own(*t, *loc);
+                    if owned {
                         if t.width != p.width {
                             ctx.err(
                                 ErrorKind::PortMismatch,
@@ -713,15 +823,26 @@ pub(crate) fn check(d: &ModuleData, errors: &mut Vec<Error>) -> Vec<Vec<usize>> 
             SigKind::Input | SigKind::RegQ(_) | SigKind::MemRead(_) => {
                 if let Some(first) = dr.first() {
                     let why = match s.kind {
-                        SigKind::Input => format!("`{}` is an input port; it is driven from outside the module", s.name),
+                        SigKind::Input => format!(
+                            "`{}` is an input port; it is driven from outside the module",
+                            s.name
+                        ),
                         SigKind::RegQ(r) => format!(
                             "`{}` is a register's current value; drive its next value `{}` instead",
                             s.name,
                             d.sig(d.regs[r as usize].d).name
                         ),
-                        _ => format!("`{}` is a memory's read data; only the memory drives it", s.name),
+                        _ => format!(
+                            "`{}` is a memory's read data; only the memory drives it",
+                            s.name
+                        ),
                     };
-                    ctx.err(ErrorKind::DrivingInput, Some(s.name.clone()), first.loc, why);
+                    ctx.err(
+                        ErrorKind::DrivingInput,
+                        Some(s.name.clone()),
+                        first.loc,
+                        why,
+                    );
                 }
             }
             SigKind::Output | SigKind::Wire | SigKind::RegD(_) => {
@@ -730,7 +851,10 @@ pub(crate) fn check(d: &ModuleData, errors: &mut Vec<Error>) -> Vec<Vec<usize>> 
                         ErrorKind::Undriven,
                         Some(s.name.clone()),
                         s.loc,
-                        format!("`{}` is never driven; assign it or set it in a combinational block", s.name),
+                        format!(
+                            "`{}` is never driven; assign it or set it in a combinational block",
+                            s.name
+                        ),
                     );
                 } else if let Some(second) = dr.iter().find(|x| x.source != dr[0].source) {
                     ctx.err(

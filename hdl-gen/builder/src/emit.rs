@@ -173,11 +173,7 @@ fn stmts(w: &ExprWriter, out: &mut String, body: &[Stmt], depth: usize) {
             } => {
                 for (i, (c, b)) in branches.iter().enumerate() {
                     let kw = if i == 0 { "if" } else { "end else if" };
-                    if i == 0 {
-                        let _ = writeln!(out, "{ind}{kw} ({}) begin", w.expr(c));
-                    } else {
-                        let _ = writeln!(out, "{ind}{kw} ({}) begin", w.expr(c));
-                    }
+                    let _ = writeln!(out, "{ind}{kw} ({}) begin", w.expr(c));
                     stmts(w, out, b, depth + 1);
                 }
                 if let Some(o) = otherwise {
@@ -303,13 +299,7 @@ pub(crate) fn module_body(m: &Module) -> String {
             let _ = writeln!(out, "{line}");
         }
         for m in &d.mems {
-            let _ = writeln!(
-                out,
-                "{IND}{} {} [{}];",
-                vec_type(m.width),
-                m.name,
-                m.depth
-            );
+            let _ = writeln!(out, "{IND}{} {} [{}];", vec_type(m.width), m.name, m.depth);
         }
     }
 
@@ -413,12 +403,7 @@ pub(crate) fn module_body(m: &Module) -> String {
         out.push('\n');
         let _ = writeln!(out, "{IND}always_ff @(posedge {clk}) begin");
         for r in &without {
-            let _ = writeln!(
-                out,
-                "{IND}{IND}{} <= {};",
-                d.sig(r.q).name,
-                d.sig(r.d).name
-            );
+            let _ = writeln!(out, "{IND}{IND}{} <= {};", d.sig(r.q).name, d.sig(r.d).name);
         }
         let _ = writeln!(out, "{IND}end");
     }
@@ -426,7 +411,11 @@ pub(crate) fn module_body(m: &Module) -> String {
     // Memories: no reset, registered read, so FPGA tools infer block RAM.
     for m in &d.mems {
         out.push('\n');
-        let _ = writeln!(out, "{IND}// memory `{}`: {} x {} bits, registered read", m.name, m.depth, m.width);
+        let _ = writeln!(
+            out,
+            "{IND}// memory `{}`: {} x {} bits, registered read",
+            m.name, m.depth, m.width
+        );
         let _ = writeln!(out, "{IND}always_ff @(posedge {clk}) begin");
         for wr in &m.writes {
             let _ = writeln!(out, "{IND}{IND}if ({}) begin", w.expr(&wr.en));

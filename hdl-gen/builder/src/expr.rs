@@ -234,12 +234,7 @@ impl Operand for bool {
 }
 
 pub(crate) fn sig_expr(s: Sig, loc: Loc) -> Expr {
-    Expr::with_enum(
-        Kind::Sig(s),
-        s.width,
-        loc,
-        s.enum_ty.map(|t| (s.module, t)),
-    )
+    Expr::with_enum(Kind::Sig(s), s.width, loc, s.enum_ty.map(|t| (s.module, t)))
 }
 
 impl From<Sig> for Expr {

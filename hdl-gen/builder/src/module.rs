@@ -116,6 +116,9 @@ pub(crate) struct MemDecl {
     pub loc: Loc,
 }
 
+/// One `if`/`else if` branch: its condition and body.
+pub(crate) type Branch = (Expr, Vec<Stmt>);
+
 #[derive(Clone, Debug)]
 pub(crate) enum Stmt {
     Assign {
@@ -829,10 +832,7 @@ impl ModuleBuilder {
         let child = decl.module.clone();
         let iname = decl.name.clone();
         let ports = child.data.port_ids();
-        let Some(i) = ports
-            .iter()
-            .position(|&p| child.data.sig(p).name == port)
-        else {
+        let Some(i) = ports.iter().position(|&p| child.data.sig(p).name == port) else {
             let names: Vec<&str> = ports
                 .iter()
                 .map(|&p| child.data.sig(p).name.as_str())
@@ -894,7 +894,11 @@ impl ModuleBuilder {
     pub fn bind_out(&mut self, inst: Inst, port: &str) -> Sig {
         let loc = Location::caller();
         let decl = &self.d.insts[inst.0 as usize];
-        let iname = decl.name.strip_prefix("u_").unwrap_or(&decl.name).to_string();
+        let iname = decl
+            .name
+            .strip_prefix("u_")
+            .unwrap_or(&decl.name)
+            .to_string();
         let child = decl.module.clone();
         let pname = port.strip_suffix("_o").unwrap_or(port);
         let width = child
@@ -1006,7 +1010,7 @@ pub struct IfChain<'a> {
 }
 
 impl<'a> IfChain<'a> {
-    fn branches(&mut self) -> (&mut Vec<(Expr, Vec<Stmt>)>, &mut Option<Vec<Stmt>>) {
+    fn branches(&mut self) -> (&mut Vec<Branch>, &mut Option<Vec<Stmt>>) {
         match self.comb.stmts.last_mut() {
             Some(Stmt::If {
                 branches,

@@ -71,7 +71,11 @@ impl Stream {
             None => panic!(
                 "stream `{}` has no field `{name}`; its fields are {}",
                 self.name,
-                self.fields.iter().map(|f| f.0.as_str()).collect::<Vec<_>>().join(", ")
+                self.fields
+                    .iter()
+                    .map(|f| f.0.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         }
     }
@@ -102,7 +106,13 @@ impl ModuleBuilder {
             .iter()
             .map(|(n, w)| (n.clone(), self.input(&format!("{prefix}_{n}_i"), *w)))
             .collect();
-        Stream { name: prefix.to_string(), valid, ready, fields, side: Side::In }
+        Stream {
+            name: prefix.to_string(),
+            valid,
+            ready,
+            fields,
+            side: Side::In,
+        }
     }
 
     /// A stream out of this module: ports `<prefix>_valid_o`, `<prefix>_ready_i`, `<prefix>_<f>_o`.
@@ -115,7 +125,13 @@ impl ModuleBuilder {
             .iter()
             .map(|(n, w)| (n.clone(), self.output(&format!("{prefix}_{n}_o"), *w)))
             .collect();
-        Stream { name: prefix.to_string(), valid, ready, fields, side: Side::Out }
+        Stream {
+            name: prefix.to_string(),
+            valid,
+            ready,
+            fields,
+            side: Side::Out,
+        }
     }
 
     /// An internal stream: wires `<prefix>_valid`, `<prefix>_ready`, `<prefix>_<f>`.
@@ -128,16 +144,29 @@ impl ModuleBuilder {
             .iter()
             .map(|(n, w)| (n.clone(), self.wire(&format!("{prefix}_{n}"), *w)))
             .collect();
-        Stream { name: prefix.to_string(), valid, ready, fields, side: Side::Wire }
+        Stream {
+            name: prefix.to_string(),
+            valid,
+            ready,
+            fields,
+            side: Side::Wire,
+        }
     }
 
     fn stream_mismatch(&mut self, a: &Stream, b: &[(String, u32)], loc: Loc) -> bool {
-        let fa: Vec<(String, u32)> = a.fields.iter().map(|(n, s)| (n.clone(), s.width())).collect();
+        let fa: Vec<(String, u32)> = a
+            .fields
+            .iter()
+            .map(|(n, s)| (n.clone(), s.width()))
+            .collect();
         if fa == b {
             return false;
         }
         let show = |f: &[(String, u32)]| {
-            f.iter().map(|(n, w)| format!("{n}:{w}")).collect::<Vec<_>>().join(", ")
+            f.iter()
+                .map(|(n, w)| format!("{n}:{w}"))
+                .collect::<Vec<_>>()
+                .join(", ")
         };
         let name = self.name().to_string();
         self.pending_error(
@@ -167,7 +196,11 @@ impl ModuleBuilder {
             );
             return self.pending_error(ErrorKind::DrivingInput, Some(&dst.name), loc, msg);
         }
-        let sf: Vec<(String, u32)> = src.fields.iter().map(|(n, s)| (n.clone(), s.width())).collect();
+        let sf: Vec<(String, u32)> = src
+            .fields
+            .iter()
+            .map(|(n, s)| (n.clone(), s.width()))
+            .collect();
         if self.stream_mismatch(dst, &sf, loc) {
             return;
         }
@@ -184,17 +217,28 @@ impl ModuleBuilder {
         let loc = Location::caller();
         let child = self.instance_module(inst);
         let ports = child.ports();
-        let find = |suffix: &str| ports.iter().find(|p| p.name == format!("{prefix}_{suffix}"));
+        let find = |suffix: &str| {
+            ports
+                .iter()
+                .find(|p| p.name == format!("{prefix}_{suffix}"))
+        };
         let child_is_sink = find("valid_i").is_some();
         if !child_is_sink && find("valid_o").is_none() {
             let msg = format!("module `{}` has no stream `{prefix}` (no `{prefix}_valid_i` or `{prefix}_valid_o` port)", child.name());
             return self.pending_error(ErrorKind::PortMismatch, Some(prefix), loc, msg);
         }
-        let (dir, ready_dir) = if child_is_sink { ("_i", "_o") } else { ("_o", "_i") };
+        let (dir, ready_dir) = if child_is_sink {
+            ("_i", "_o")
+        } else {
+            ("_o", "_i")
+        };
         let fields: Vec<(String, u32)> = ports
             .iter()
             .filter_map(|p| {
-                let rest = p.name.strip_prefix(&format!("{prefix}_"))?.strip_suffix(dir)?;
+                let rest = p
+                    .name
+                    .strip_prefix(&format!("{prefix}_"))?
+                    .strip_suffix(dir)?;
                 if rest == "valid" || rest == "ready" {
                     return None;
                 }
@@ -221,4 +265,3 @@ impl ModuleBuilder {
         }
     }
 }
-

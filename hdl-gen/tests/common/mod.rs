@@ -28,19 +28,27 @@ impl Drop for Scratch {
 
 /// The repository root.
 pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 /// Compares `actual` with the golden file `tests/golden/<name>`; with `UPDATE_GOLDEN=1` in the
 /// environment, rewrites the golden file instead.
 pub fn golden(name: &str, actual: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
         std::fs::write(&path, actual).unwrap();
         return;
     }
     let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| {
-        panic!("golden file {} is missing; run with UPDATE_GOLDEN=1 to create it", path.display())
+        panic!(
+            "golden file {} is missing; run with UPDATE_GOLDEN=1 to create it",
+            path.display()
+        )
     });
     if expected != actual {
         let first = expected

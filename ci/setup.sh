@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the system packages the project needs, from Debian's archive. As root it installs
+# what is missing; otherwise it stops and names the packages to install.
+set -euo pipefail
+
+packages=(verilator yosys g++ make)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -eq 0 ]; then
+    echo "ci/setup.sh: installing ${missing[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "ci/setup.sh: missing Debian packages: ${missing[*]}" >&2
+    echo "install them with: sudo apt-get install ${missing[*]}" >&2
+    exit 2
+  fi
+fi
+command -v cargo >/dev/null || { echo "ci/setup.sh: cargo not found; install Rust (rustup)" >&2; exit 2; }
