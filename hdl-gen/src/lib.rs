@@ -6,3 +6,4 @@ pub mod blocks;
 pub mod chip;
 pub mod cli;
 pub mod config;
+pub mod lint;

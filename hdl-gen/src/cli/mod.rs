@@ -5,7 +5,8 @@
 
 mod check;
 mod emit;
-mod lint;
+
+pub use emit::write_tree;
 
 use crate::config::{Config, ConfigError};
 use clap::{Parser, Subcommand};
@@ -75,7 +76,7 @@ pub struct Failure {
 }
 
 impl Failure {
-    fn usage(message: impl Into<String>) -> Failure {
+    pub(crate) fn usage(message: impl Into<String>) -> Failure {
         Failure {
             code: 2,
             message: message.into(),
@@ -114,7 +115,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
         }
         Command::Lint { config } => {
             let cfg = load(config)?;
-            lint::run(&cfg)
+            crate::lint::run(&cfg)
         }
     }
 }

@@ -1,10 +1,11 @@
-//! `hdl-gen lint`: every emitted module through `verilator --lint-only -Wall` and a generic Yosys
-//! synthesis. Lints what the generator emits now (not rtl/), so it also guards uncommitted changes.
+//! Lint: every emitted module through `verilator --lint-only -Wall` and a generic Yosys synthesis.
+//! `hdl-gen lint` lints what the generator emits now (not rtl/), so it also guards uncommitted
+//! changes; tests use [`lint_design`] on designs of their own.
 
-use super::Failure;
 use crate::chip;
+use crate::cli::Failure;
 use crate::config::Config;
-use hdl_builder::Module;
+use hdl_builder::{Design, EmitOptions, Module};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::rc::Rc;
@@ -31,13 +32,18 @@ fn need(tool: &str, package: &str) -> Result<(), Failure> {
     }
 }
 
-struct Outcome {
-    ok: bool,
-    summary: String,
-    log: String,
+/// What one tool said about one module.
+pub struct Outcome {
+    /// No warning, no error.
+    pub ok: bool,
+    /// One short line: `clean`, a cell count, or `FAILED`.
+    pub summary: String,
+    /// The tool's messages when it failed.
+    pub log: String,
 }
 
-fn verilator(dir: &Path, top: &str, files: &[String]) -> Outcome {
+/// `verilator --lint-only -Wall` on `files` (in `dir`) with `top` as the top module.
+pub fn verilator(dir: &Path, top: &str, files: &[String]) -> Outcome {
     let out = Command::new("verilator")
         .current_dir(dir)
         .args(["--lint-only", "-Wall", "--top-module", top])
@@ -62,7 +68,8 @@ fn verilator(dir: &Path, top: &str, files: &[String]) -> Outcome {
     }
 }
 
-fn yosys(dir: &Path, top: &str, files: &[String]) -> Outcome {
+/// Yosys: read with `-sv`, `hierarchy -check`, generic `synth`, `stat`; any warning fails.
+pub fn yosys(dir: &Path, top: &str, files: &[String]) -> Outcome {
     let script = format!(
         "read_verilog -sv {}; hierarchy -check -top {top}; synth -top {top}; stat",
         files.join(" ")
@@ -125,14 +132,15 @@ fn scratch_dir() -> PathBuf {
     std::env::temp_dir().join(format!("hdl-gen-lint-{}", std::process::id()))
 }
 
-pub(super) fn run(cfg: &Config) -> Result<(), Failure> {
+/// `hdl-gen lint`.
+pub fn run(cfg: &Config) -> Result<(), Failure> {
     need("verilator", "verilator")?;
     need("yosys", "yosys")?;
     let design = chip::design(cfg)?;
     let files = chip::files(cfg)?;
     let modules = design.modules()?;
     let dir = scratch_dir();
-    super::emit::write_tree(&dir, &files)
+    crate::cli::write_tree(&dir, &files)
         .map_err(|e| Failure::usage(format!("cannot write to {}: {e}", dir.display())))?;
     let width = modules.iter().map(|m| m.name().len()).max().unwrap_or(0);
     let mut failed = Vec::new();
@@ -167,5 +175,41 @@ pub(super) fn run(cfg: &Config) -> Result<(), Failure> {
             code: 1,
             message: format!("lint failed for {}", failed.join(", ")),
         })
+    }
+}
+
+/// Lints every module of `design` (for tests): emits into a scratch folder and returns, per
+/// module, its name and both tools' outcomes.
+pub fn lint_design(design: &Design) -> Result<Vec<(String, Outcome, Outcome)>, Failure> {
+    need("verilator", "verilator")?;
+    need("yosys", "yosys")?;
+    let files = design.emit(&EmitOptions {
+        header: vec!["lint".into()],
+        core_name: "lint:lint:lint:0".into(),
+        description: "lint".into(),
+    })?;
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = scratch_dir().with_extension(n.to_string());
+    crate::cli::write_tree(&dir, &files)
+        .map_err(|e| Failure::usage(format!("cannot write to {}: {e}", dir.display())))?;
+    let mut out = Vec::new();
+    for m in design.modules()? {
+        let mut deps = Vec::new();
+        subtree(&m, &mut deps);
+        let v = verilator(&dir, m.name(), &deps);
+        let y = yosys(&dir, m.name(), &deps);
+        out.push((m.name().to_string(), v, y));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(out)
+}
+
+/// Asserts that every module of `design` is lint-clean and synthesizes (for tests).
+pub fn assert_clean(design: &Design) {
+    let results = lint_design(design).unwrap_or_else(|f| panic!("{}", f.message));
+    for (name, v, y) in results {
+        assert!(v.ok, "{name}: verilator -Wall:\n{}", v.log);
+        assert!(y.ok, "{name}: yosys:\n{}", y.log);
     }
 }
