@@ -1,5 +1,10 @@
 //! Standard blocks, each a generator function built on the builder's public API. The golden
-//! model and the property test of each block live in `testbench/`, under the same name.
+//! model of each block lives in `testbench/src/models/` and its property test in
+//! `testbench/src/suites/`, under the same name.
 
+pub mod arbiter;
+pub mod crc;
+pub mod fifo;
 pub mod interval_timer;
 pub mod skid_buffer;
+pub mod token_bucket;

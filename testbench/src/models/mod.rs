@@ -1,0 +1,8 @@
+//! Golden reference models: plain Rust, transaction level, no knowledge of cycles.
+
+pub mod arbiter;
+pub mod crc;
+pub mod fifo;
+pub mod interval_timer;
+pub mod skid_buffer;
+pub mod token_bucket;
