@@ -3,7 +3,7 @@
 # what is missing; otherwise it stops and names the packages to install.
 set -euo pipefail
 
-packages=(verilator yosys g++ make)
+packages=(verilator yosys g++ make zlib1g-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

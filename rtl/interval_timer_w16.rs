@@ -65,13 +65,13 @@ impl IntervalTimerW16 {
 
     /// Evaluates the model: outputs follow the inputs and any clock edge.
     #[inline]
-    pub fn eval(&mut self) {
+    pub fn eval(&self) {
         // SAFETY: `model` is live until drop.
         unsafe { interval_timer_w16_eval(self.model) }
     }
 
     /// Starts an FST waveform at `path`; false when the model was built without tracing.
-    pub fn trace_open(&mut self, path: &std::path::Path) -> bool {
+    pub fn trace_open(&self, path: &std::path::Path) -> bool {
         let Ok(c) = std::ffi::CString::new(path.to_string_lossy().as_bytes()) else { return false };
         // SAFETY: `model` is live; the string outlives the call.
         unsafe { interval_timer_w16_trace_open(self.model, c.as_ptr()) != 0 }
@@ -79,20 +79,38 @@ impl IntervalTimerW16 {
 
     /// Writes the current values into the open waveform at `time`.
     #[inline]
-    pub fn trace_dump(&mut self, time: u64) {
+    pub fn trace_dump(&self, time: u64) {
         // SAFETY: `model` is live; the shim ignores the call when no trace is open.
         unsafe { interval_timer_w16_trace_dump(self.model, time) }
     }
 
     /// Flushes and closes the waveform, if one is open.
-    pub fn trace_close(&mut self) {
+    pub fn trace_close(&self) {
         // SAFETY: `model` is live.
         unsafe { interval_timer_w16_trace_close(self.model) }
     }
 
+    /// The storage of port `name` in the live model and its width in bits, for drivers that
+    /// bind ports by name. The pointer stays valid while `self` lives; it addresses a `u8`,
+    /// `u16`, `u32` or `u64` for widths up to 8, 16, 32 or 64 bits, else 32-bit words.
+    pub fn port_ptr(&self, name: &str) -> Option<(*mut u8, u32)> {
+        match name {
+            "clk_i" => Some((self.ports.clk_i as *mut u8, 1)),
+            "rst_ni" => Some((self.ports.rst_ni as *mut u8, 1)),
+            "start_i" => Some((self.ports.start_i as *mut u8, 1)),
+            "stop_i" => Some((self.ports.stop_i as *mut u8, 1)),
+            "tick_i" => Some((self.ports.tick_i as *mut u8, 1)),
+            "limit_i" => Some((self.ports.limit_i as *mut u8, 16)),
+            "busy_o" => Some((self.ports.busy_o as *mut u8, 1)),
+            "expired_o" => Some((self.ports.expired_o as *mut u8, 1)),
+            "count_o" => Some((self.ports.count_o as *mut u8, 16)),
+            _ => None,
+        }
+    }
+
     /// Drives input `clk_i` (1 bits); bits above the width are dropped.
     #[inline]
-    pub fn set_clk_i(&mut self, v: u8) {
+    pub fn set_clk_i(&self, v: u8) {
         // SAFETY: the pointer addresses this port's field in the live model.
         unsafe { *self.ports.clk_i = v & 0x1 }
     }
@@ -106,7 +124,7 @@ impl IntervalTimerW16 {
 
     /// Drives input `rst_ni` (1 bits); bits above the width are dropped.
     #[inline]
-    pub fn set_rst_ni(&mut self, v: u8) {
+    pub fn set_rst_ni(&self, v: u8) {
         // SAFETY: the pointer addresses this port's field in the live model.
         unsafe { *self.ports.rst_ni = v & 0x1 }
     }
@@ -120,7 +138,7 @@ impl IntervalTimerW16 {
 
     /// Drives input `start_i` (1 bits); bits above the width are dropped.
     #[inline]
-    pub fn set_start_i(&mut self, v: u8) {
+    pub fn set_start_i(&self, v: u8) {
         // SAFETY: the pointer addresses this port's field in the live model.
         unsafe { *self.ports.start_i = v & 0x1 }
     }
@@ -134,7 +152,7 @@ impl IntervalTimerW16 {
 
     /// Drives input `stop_i` (1 bits); bits above the width are dropped.
     #[inline]
-    pub fn set_stop_i(&mut self, v: u8) {
+    pub fn set_stop_i(&self, v: u8) {
         // SAFETY: the pointer addresses this port's field in the live model.
         unsafe { *self.ports.stop_i = v & 0x1 }
     }
@@ -148,7 +166,7 @@ impl IntervalTimerW16 {
 
     /// Drives input `tick_i` (1 bits); bits above the width are dropped.
     #[inline]
-    pub fn set_tick_i(&mut self, v: u8) {
+    pub fn set_tick_i(&self, v: u8) {
         // SAFETY: the pointer addresses this port's field in the live model.
         unsafe { *self.ports.tick_i = v & 0x1 }
     }
@@ -162,7 +180,7 @@ impl IntervalTimerW16 {
 
     /// Drives input `limit_i` (16 bits); bits above the width are dropped.
     #[inline]
-    pub fn set_limit_i(&mut self, v: u16) {
+    pub fn set_limit_i(&self, v: u16) {
         // SAFETY: the pointer addresses this port's field in the live model.
         unsafe { *self.ports.limit_i = v }
     }

@@ -151,7 +151,7 @@ pub(crate) fn rust(m: &Module) -> String {
         "    /// Evaluates the model: outputs follow the inputs and any clock edge."
     );
     let _ = writeln!(s, "    #[inline]");
-    let _ = writeln!(s, "    pub fn eval(&mut self) {{");
+    let _ = writeln!(s, "    pub fn eval(&self) {{");
     let _ = writeln!(s, "        // SAFETY: `model` is live until drop.");
     let _ = writeln!(s, "        unsafe {{ {name}_eval(self.model) }}");
     let _ = writeln!(s, "    }}");
@@ -162,7 +162,7 @@ pub(crate) fn rust(m: &Module) -> String {
     );
     let _ = writeln!(
         s,
-        "    pub fn trace_open(&mut self, path: &std::path::Path) -> bool {{"
+        "    pub fn trace_open(&self, path: &std::path::Path) -> bool {{"
     );
     let _ = writeln!(s, "        let Ok(c) = std::ffi::CString::new(path.to_string_lossy().as_bytes()) else {{ return false }};");
     let _ = writeln!(
@@ -180,7 +180,7 @@ pub(crate) fn rust(m: &Module) -> String {
         "    /// Writes the current values into the open waveform at `time`."
     );
     let _ = writeln!(s, "    #[inline]");
-    let _ = writeln!(s, "    pub fn trace_dump(&mut self, time: u64) {{");
+    let _ = writeln!(s, "    pub fn trace_dump(&self, time: u64) {{");
     let _ = writeln!(
         s,
         "        // SAFETY: `model` is live; the shim ignores the call when no trace is open."
@@ -195,9 +195,21 @@ pub(crate) fn rust(m: &Module) -> String {
         s,
         "    /// Flushes and closes the waveform, if one is open."
     );
-    let _ = writeln!(s, "    pub fn trace_close(&mut self) {{");
+    let _ = writeln!(s, "    pub fn trace_close(&self) {{");
     let _ = writeln!(s, "        // SAFETY: `model` is live.");
     let _ = writeln!(s, "        unsafe {{ {name}_trace_close(self.model) }}");
+    let _ = writeln!(s, "    }}");
+    s.push('\n');
+    let _ = writeln!(s, "    /// The storage of port `name` in the live model and its width in bits, for drivers that");
+    let _ = writeln!(s, "    /// bind ports by name. The pointer stays valid while `self` lives; it addresses a `u8`,");
+    let _ = writeln!(s, "    /// `u16`, `u32` or `u64` for widths up to 8, 16, 32 or 64 bits, else 32-bit words.");
+    let _ = writeln!(s, "    pub fn port_ptr(&self, name: &str) -> Option<(*mut u8, u32)> {{");
+    let _ = writeln!(s, "        match name {{");
+    for p in &ports {
+        let _ = writeln!(s, "            \"{0}\" => Some((self.ports.{0} as *mut u8, {1})),", p.name, p.width);
+    }
+    let _ = writeln!(s, "            _ => None,");
+    let _ = writeln!(s, "        }}");
     let _ = writeln!(s, "    }}");
     for p in &ports {
         let (_, rt, words) = storage(p.width);
@@ -212,7 +224,7 @@ pub(crate) fn rust(m: &Module) -> String {
                         p.width
                     );
                     let _ = writeln!(s, "    #[inline]");
-                    let _ = writeln!(s, "    pub fn set_{n}(&mut self, v: {rt}) {{");
+                    let _ = writeln!(s, "    pub fn set_{n}(&self, v: {rt}) {{");
                     let _ = writeln!(s, "        // SAFETY: the pointer addresses this port's field in the live model.");
                     let _ = writeln!(
                         s,
@@ -238,7 +250,7 @@ pub(crate) fn rust(m: &Module) -> String {
                 if p.input {
                     let _ = writeln!(s, "    /// Drives input `{n}` ({} bits) from 32-bit words, least significant first.", p.width);
                     let _ = writeln!(s, "    #[inline]");
-                    let _ = writeln!(s, "    pub fn set_{n}(&mut self, v: &[u32; {w}]) {{");
+                    let _ = writeln!(s, "    pub fn set_{n}(&self, v: &[u32; {w}]) {{");
                     let _ = writeln!(s, "        // SAFETY: the pointer addresses this port's {w} words in the live model.");
                     let _ = writeln!(s, "        unsafe {{");
                     let _ = writeln!(s, "            core::ptr::copy_nonoverlapping(v.as_ptr(), self.ports.{n}, {w});");

@@ -62,13 +62,13 @@ impl SkidBufferW8 {
 
     /// Evaluates the model: outputs follow the inputs and any clock edge.
     #[inline]
-    pub fn eval(&mut self) {
+    pub fn eval(&self) {
         // SAFETY: `model` is live until drop.
         unsafe { skid_buffer_w8_eval(self.model) }
     }
 
     /// Starts an FST waveform at `path`; false when the model was built without tracing.
-    pub fn trace_open(&mut self, path: &std::path::Path) -> bool {
+    pub fn trace_open(&self, path: &std::path::Path) -> bool {
         let Ok(c) = std::ffi::CString::new(path.to_string_lossy().as_bytes()) else { return false };
         // SAFETY: `model` is live; the string outlives the call.
         unsafe { skid_buffer_w8_trace_open(self.model, c.as_ptr()) != 0 }
@@ -76,20 +76,37 @@ impl SkidBufferW8 {
 
     /// Writes the current values into the open waveform at `time`.
     #[inline]
-    pub fn trace_dump(&mut self, time: u64) {
+    pub fn trace_dump(&self, time: u64) {
         // SAFETY: `model` is live; the shim ignores the call when no trace is open.
         unsafe { skid_buffer_w8_trace_dump(self.model, time) }
     }
 
     /// Flushes and closes the waveform, if one is open.
-    pub fn trace_close(&mut self) {
+    pub fn trace_close(&self) {
         // SAFETY: `model` is live.
         unsafe { skid_buffer_w8_trace_close(self.model) }
     }
 
+    /// The storage of port `name` in the live model and its width in bits, for drivers that
+    /// bind ports by name. The pointer stays valid while `self` lives; it addresses a `u8`,
+    /// `u16`, `u32` or `u64` for widths up to 8, 16, 32 or 64 bits, else 32-bit words.
+    pub fn port_ptr(&self, name: &str) -> Option<(*mut u8, u32)> {
+        match name {
+            "clk_i" => Some((self.ports.clk_i as *mut u8, 1)),
+            "rst_ni" => Some((self.ports.rst_ni as *mut u8, 1)),
+            "s_valid_i" => Some((self.ports.s_valid_i as *mut u8, 1)),
+            "s_ready_o" => Some((self.ports.s_ready_o as *mut u8, 1)),
+            "s_data_i" => Some((self.ports.s_data_i as *mut u8, 8)),
+            "m_valid_o" => Some((self.ports.m_valid_o as *mut u8, 1)),
+            "m_ready_i" => Some((self.ports.m_ready_i as *mut u8, 1)),
+            "m_data_o" => Some((self.ports.m_data_o as *mut u8, 8)),
+            _ => None,
+        }
+    }
+
     /// Drives input `clk_i` (1 bits); bits above the width are dropped.
     #[inline]
-    pub fn set_clk_i(&mut self, v: u8) {
+    pub fn set_clk_i(&self, v: u8) {
         // SAFETY: the pointer addresses this port's field in the live model.
         unsafe { *self.ports.clk_i = v & 0x1 }
     }
@@ -103,7 +120,7 @@ impl SkidBufferW8 {
 
     /// Drives input `rst_ni` (1 bits); bits above the width are dropped.
     #[inline]
-    pub fn set_rst_ni(&mut self, v: u8) {
+    pub fn set_rst_ni(&self, v: u8) {
         // SAFETY: the pointer addresses this port's field in the live model.
         unsafe { *self.ports.rst_ni = v & 0x1 }
     }
@@ -117,7 +134,7 @@ impl SkidBufferW8 {
 
     /// Drives input `s_valid_i` (1 bits); bits above the width are dropped.
     #[inline]
-    pub fn set_s_valid_i(&mut self, v: u8) {
+    pub fn set_s_valid_i(&self, v: u8) {
         // SAFETY: the pointer addresses this port's field in the live model.
         unsafe { *self.ports.s_valid_i = v & 0x1 }
     }
@@ -138,7 +155,7 @@ impl SkidBufferW8 {
 
     /// Drives input `s_data_i` (8 bits); bits above the width are dropped.
     #[inline]
-    pub fn set_s_data_i(&mut self, v: u8) {
+    pub fn set_s_data_i(&self, v: u8) {
         // SAFETY: the pointer addresses this port's field in the live model.
         unsafe { *self.ports.s_data_i = v }
     }
@@ -159,7 +176,7 @@ impl SkidBufferW8 {
 
     /// Drives input `m_ready_i` (1 bits); bits above the width are dropped.
     #[inline]
-    pub fn set_m_ready_i(&mut self, v: u8) {
+    pub fn set_m_ready_i(&self, v: u8) {
         // SAFETY: the pointer addresses this port's field in the live model.
         unsafe { *self.ports.m_ready_i = v & 0x1 }
     }

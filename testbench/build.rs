@@ -1,0 +1,219 @@
+//! Verilates every top in rtl/ (the ones with a `<top>_shim.cpp`) and links the models, the
+//! generated shims and the Verilator runtime into the testbench.
+//!
+//! Each top is rebuilt only when the SystemVerilog it depends on (or the flags) changed: a hash
+//! of those inputs is kept next to the model. Models are built with FST tracing compiled in;
+//! waveforms are only written when a test opens one.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::PathBuf;
+use std::process::Command;
+
+const VERILATOR_FLAGS: &[&str] = &[
+    "--cc",
+    "-O3",
+    "--x-assign",
+    "fast",
+    "--x-initial",
+    "fast",
+    "--noassert",
+    "--trace-fst",
+    "-CFLAGS",
+    "-fPIC",
+];
+
+fn run(cmd: &mut Command) {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}; run ci/setup.sh to install Verilator"));
+    if !out.status.success() {
+        panic!(
+            "{cmd:?} failed:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// Modules instantiated by `text`, among the modules we have files for.
+fn instantiated(text: &str, known: &BTreeSet<String>) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| {
+            let mut it = l.split_whitespace();
+            let (module, _inst, paren) = (it.next()?, it.next()?, it.next()?);
+            (paren == "(" && known.contains(module)).then(|| module.to_string())
+        })
+        .collect()
+}
+
+fn subtree(top: &str, deps: &BTreeMap<String, Vec<String>>, out: &mut Vec<String>) {
+    for d in deps.get(top).into_iter().flatten() {
+        subtree(d, deps, out);
+    }
+    if !out.iter().any(|x| x == top) {
+        out.push(top.to_string());
+    }
+}
+
+fn fnv(bytes: &[u8], mut h: u64) -> u64 {
+    for b in bytes {
+        h ^= *b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+fn main() {
+    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
+    let rtl = manifest.join("../rtl").canonicalize().expect("rtl/ exists");
+    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    println!("cargo:rerun-if-changed={}", rtl.display());
+    println!("cargo:rerun-if-changed=build.rs");
+
+    let mut sources: BTreeMap<String, String> = BTreeMap::new();
+    let mut tops: Vec<String> = Vec::new();
+    for e in fs::read_dir(&rtl).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        println!("cargo:rerun-if-changed={}", p.display());
+        if let Some(m) = name.strip_suffix(".sv") {
+            sources.insert(m.to_string(), fs::read_to_string(&p).unwrap());
+        } else if let Some(t) = name.strip_suffix("_shim.cpp") {
+            tops.push(t.to_string());
+        }
+    }
+    tops.sort();
+    let known: BTreeSet<String> = sources.keys().cloned().collect();
+    let deps: BTreeMap<String, Vec<String>> = sources
+        .iter()
+        .map(|(m, t)| (m.clone(), instantiated(t, &known)))
+        .collect();
+
+    let root = String::from_utf8(
+        Command::new("verilator")
+            .args(["--getenv", "VERILATOR_ROOT"])
+            .output()
+            .expect("verilator is installed (run ci/setup.sh)")
+            .stdout,
+    )
+    .unwrap();
+    let inc = PathBuf::from(root.trim()).join("include");
+    let version = Command::new("verilator").arg("--version").output().unwrap().stdout;
+
+    let libdir = out.join("lib");
+    fs::create_dir_all(&libdir).unwrap();
+    let mut model_dirs = Vec::new();
+    for top in &tops {
+        let mut files = Vec::new();
+        subtree(top, &deps, &mut files);
+        let mut h = fnv(&version, 0xcbf2_9ce4_8422_2325);
+        h = fnv(VERILATOR_FLAGS.join(" ").as_bytes(), h);
+        for f in &files {
+            h = fnv(f.as_bytes(), h);
+            h = fnv(sources[f].as_bytes(), h);
+        }
+        let mdir = out.join("vl").join(top);
+        let stamp = mdir.join("inputs.hash");
+        let lib = libdir.join(format!("lib{top}_vl.a"));
+        let current = fs::read_to_string(&stamp).ok() == Some(format!("{h:016x}")) && lib.exists();
+        if !current {
+            let _ = fs::remove_dir_all(&mdir);
+            fs::create_dir_all(&mdir).unwrap();
+            let mut cmd = Command::new("verilator");
+            cmd.args(VERILATOR_FLAGS)
+                .arg("--Mdir")
+                .arg(&mdir)
+                .args(["--top-module", top])
+                .args(files.iter().map(|f| rtl.join(format!("{f}.sv"))));
+            run(&mut cmd);
+            // Only the model archive: the runtime is compiled once below, for all models.
+            run(Command::new("make")
+                .arg("-s")
+                .arg("-j2")
+                .arg("-C")
+                .arg(&mdir)
+                .arg("-f")
+                .arg(format!("V{top}.mk"))
+                .arg(format!("V{top}__ALL.a")));
+            fs::copy(mdir.join(format!("V{top}__ALL.a")), &lib).unwrap();
+            fs::write(&stamp, format!("{h:016x}")).unwrap();
+        }
+        model_dirs.push(mdir);
+    }
+
+    // Link order matters for static archives: shims, then models, then the runtime.
+    let mut shims = cc::Build::new();
+    shims
+        .cpp(true)
+        .std("c++17")
+        .flag_if_supported("-Wno-unused-parameter")
+        .define("VM_TRACE", "1")
+        .define("VM_TRACE_FST", "1")
+        .include(&inc)
+        .include(inc.join("vltstd"));
+    for d in &model_dirs {
+        shims.include(d);
+    }
+    for top in &tops {
+        shims.file(rtl.join(format!("{top}_shim.cpp")));
+    }
+    if !tops.is_empty() {
+        shims.compile("tb_shims");
+    }
+    println!("cargo:rustc-link-search=native={}", libdir.display());
+    for top in &tops {
+        println!("cargo:rustc-link-lib=static={top}_vl");
+    }
+    let runtime_stamp = out.join("runtime.version");
+    let runtime_current = fs::read(&runtime_stamp).ok().as_deref() == Some(&version[..])
+        && out.join("libtb_verilated.a").exists()
+        && out.join("libtb_fst.a").exists();
+    if runtime_current {
+        println!("cargo:rustc-link-search=native={}", out.display());
+        println!("cargo:rustc-link-lib=static=tb_verilated");
+        println!("cargo:rustc-link-lib=static=tb_fst");
+        println!("cargo:rustc-link-lib=stdc++");
+    } else {
+        cc::Build::new()
+            .cpp(true)
+            .std("c++17")
+            .warnings(false)
+            .define("VM_TRACE", "1")
+            .define("VM_TRACE_FST", "1")
+            .include(&inc)
+            .include(inc.join("vltstd"))
+            .file(inc.join("verilated.cpp"))
+            .file(inc.join("verilated_dpi.cpp"))
+            .file(inc.join("verilated_threads.cpp"))
+            .file(inc.join("verilated_fst_c.cpp"))
+            .compile("tb_verilated");
+        cc::Build::new()
+            .warnings(false)
+            .include(inc.join("gtkwave"))
+            .define("FST_CONFIG_INCLUDE", "\"fst_config.h\"")
+            .file(inc.join("gtkwave/fstapi.c"))
+            .file(inc.join("gtkwave/fastlz.c"))
+            .file(inc.join("gtkwave/lz4.c"))
+            .compile("tb_fst");
+        fs::write(&runtime_stamp, &version).unwrap();
+    }
+    println!("cargo:rustc-link-lib=z");
+
+    // The bindings, one module per top, and their `Dut` implementations.
+    let mut rs = String::from("// Generated by testbench/build.rs from rtl/.\n");
+    for top in &tops {
+        let ty = top
+            .split('_')
+            .map(|p| {
+                let mut c = p.chars();
+                c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
+            })
+            .collect::<String>();
+        rs.push_str(&format!(
+            "\n/// The Verilated `{top}` (binding generated by hdl-gen into rtl/{top}.rs).\npub mod {top} {{\n    include!({:?});\n\n    impl crate::sim::Dut for {ty} {{\n        const NAME: &'static str = {ty}::NAME;\n        const PORTS: &'static [(&'static str, u32, bool)] = {ty}::PORTS;\n        fn create() -> Self {{ {ty}::new() }}\n        fn eval(&self) {{ {ty}::eval(self) }}\n        fn port_ptr(&self, name: &str) -> Option<(*mut u8, u32)> {{ {ty}::port_ptr(self, name) }}\n        fn trace_open(&self, path: &std::path::Path) -> bool {{ {ty}::trace_open(self, path) }}\n        fn trace_dump(&self, time: u64) {{ {ty}::trace_dump(self, time) }}\n        fn trace_close(&self) {{ {ty}::trace_close(self) }}\n    }}\n}}\n",
+            rtl.join(format!("{top}.rs"))
+        ));
+    }
+    fs::write(out.join("models.rs"), rs).unwrap();
+}

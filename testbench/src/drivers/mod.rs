@@ -1,0 +1,3 @@
+//! Drivers and monitors (bus functional models), reusable by every block's test.
+
+pub mod stream;
