@@ -24,9 +24,9 @@ const VERILATOR_FLAGS: &[&str] = &[
 ];
 
 fn run(cmd: &mut Command) {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}; run ci/setup.sh to install Verilator"));
+    let out = cmd.output().unwrap_or_else(|e| {
+        panic!("cannot run {cmd:?}: {e}; run ci/setup.sh to install Verilator")
+    });
     if !out.status.success() {
         panic!(
             "{cmd:?} failed:\n{}{}",
@@ -99,7 +99,11 @@ fn main() {
     )
     .unwrap();
     let inc = PathBuf::from(root.trim()).join("include");
-    let version = Command::new("verilator").arg("--version").output().unwrap().stdout;
+    let version = Command::new("verilator")
+        .arg("--version")
+        .output()
+        .unwrap()
+        .stdout;
 
     let libdir = out.join("lib");
     fs::create_dir_all(&libdir).unwrap();
@@ -207,7 +211,9 @@ fn main() {
             .split('_')
             .map(|p| {
                 let mut c = p.chars();
-                c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
+                c.next()
+                    .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                    .unwrap_or_default()
             })
             .collect::<String>();
         rs.push_str(&format!(

@@ -250,7 +250,11 @@ impl<M: Dut> Sim<M> {
     pub fn signal(&self, name: &str) -> Signal {
         let entry = M::PORTS.iter().find(|p| p.0 == name).unwrap_or_else(|| {
             let names: Vec<&str> = M::PORTS.iter().map(|p| p.0).collect();
-            panic!("{} has no port `{name}`; its ports: {}", M::NAME, names.join(", "))
+            panic!(
+                "{} has no port `{name}`; its ports: {}",
+                M::NAME,
+                names.join(", ")
+            )
         });
         let (ptr, width) = self.dut.port_ptr(name).unwrap();
         let keep: Rc<dyn Any> = self.dut.clone();

@@ -11,8 +11,10 @@ fn skid_buffer_passes_words_in_order() {
     for i in 0..1000u64 {
         src.borrow_mut().push(vec![i * 0x1234_5678_9abc]);
     }
-    sim.run_until("1000 words out", 10_000, |_| sink.borrow().received.len() == 1000)
-        .unwrap();
+    sim.run_until("1000 words out", 10_000, |_| {
+        sink.borrow().received.len() == 1000
+    })
+    .unwrap();
     let got: Vec<u64> = sink.borrow().received.iter().map(|w| w.1[0]).collect();
     let want: Vec<u64> = (0..1000u64).map(|i| i * 0x1234_5678_9abc).collect();
     assert_eq!(got, want);

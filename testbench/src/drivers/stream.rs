@@ -79,8 +79,7 @@ impl Component for StreamSource {
     }
 
     fn drive(&mut self, _cycle: u64) {
-        if self.current.is_none() && !self.queue.is_empty() && !self.rng.chance(self.idle_percent)
-        {
+        if self.current.is_none() && !self.queue.is_empty() && !self.rng.chance(self.idle_percent) {
             self.current = self.queue.pop_front();
         }
         match &self.current {
@@ -157,8 +156,9 @@ impl Component for StreamSink {
         let word: Vec<u64> = self.fields.iter().map(Signal::get).collect();
         if let Some(w) = &self.waiting {
             if !valid {
-                self.violations
-                    .push(format!("cycle {cycle}: valid dropped before the transfer of {w:x?}"));
+                self.violations.push(format!(
+                    "cycle {cycle}: valid dropped before the transfer of {w:x?}"
+                ));
             } else if *w != word {
                 self.violations.push(format!(
                     "cycle {cycle}: payload changed from {w:x?} to {word:x?} before the transfer"

@@ -1,0 +1,1 @@
+//! `testbench bench` (being written).

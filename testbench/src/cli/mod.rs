@@ -1,0 +1,40 @@
+//! The `testbench` command line.
+//!
+//! Exit codes: 0 everything passed; 1 some case failed; 2 bad usage (unknown suite, bad shard).
+
+pub mod bench;
+pub mod regress;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Drives the Verilator-compiled RTL with property-based stimulus and checks it against golden
+/// Rust models.
+#[derive(Parser, Debug)]
+#[command(name = "testbench", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Runs a suite's property cases; ends with `NAME: P passed, F failed`.
+    Regress(regress::Args),
+    /// Measures simulation speed (`--suite harness`: Rust vs a plain C++ loop vs cocotb).
+    Bench {
+        /// Which benchmark.
+        #[arg(long)]
+        suite: String,
+        /// Cycles per measurement.
+        #[arg(long, default_value_t = 5_000_000)]
+        cycles: u64,
+        /// Skip the cocotb measurement (it needs Python and `pip install 'cocotb<2'`).
+        #[arg(long)]
+        no_cocotb: bool,
+        /// Where the cocotb virtual environment lives.
+        #[arg(long)]
+        venv: Option<PathBuf>,
+    },
+}

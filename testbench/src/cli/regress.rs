@@ -1,0 +1,196 @@
+//! `testbench regress`: replays the suite's saved regressions, then runs `--cases` cases, spread
+//! over the suite's properties and over `--jobs` threads, each shrunk and saved on failure.
+
+use crate::prop::{case_seed, saved_seeds, CaseResult};
+use crate::suites;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// Arguments of `testbench regress`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Suite to run (`stdlib`, ...).
+    #[arg(long)]
+    pub suite: String,
+    /// Number of random cases.
+    #[arg(long, default_value_t = 100)]
+    pub cases: u64,
+    /// Base seed; case i uses a seed derived from it and i. Same seed, same cases.
+    #[arg(long, default_value_t = 0x5eed)]
+    pub seed: u64,
+    /// Run only shard K of M (1-based): cases i with i % M == K - 1.
+    #[arg(long)]
+    pub shard: Option<String>,
+    /// Folder for waveforms of the minimal failing cases [default: target/waves].
+    #[arg(long)]
+    pub waves: Option<PathBuf>,
+    /// Write a JUnit XML report here.
+    #[arg(long)]
+    pub junit: Option<PathBuf>,
+    /// Worker threads [default: the number of CPUs].
+    #[arg(long)]
+    pub jobs: Option<usize>,
+}
+
+fn parse_shard(s: &str) -> Result<(u64, u64), String> {
+    let bad = || format!("--shard {s}: expected K/M with 1 <= K <= M, e.g. 2/4");
+    let (k, m) = s.split_once('/').ok_or_else(bad)?;
+    let (k, m): (u64, u64) = (
+        k.trim().parse().map_err(|_| bad())?,
+        m.trim().parse().map_err(|_| bad())?,
+    );
+    if m == 0 || k == 0 || k > m {
+        return Err(bad());
+    }
+    Ok((k, m))
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn junit(path: &Path, suite: &str, results: &[(String, CaseResult, f64)]) -> std::io::Result<()> {
+    let failures = results.iter().filter(|r| r.1.failure.is_some()).count();
+    let total: f64 = results.iter().map(|r| r.2).sum();
+    let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    x.push_str(&format!(
+        "<testsuites><testsuite name=\"{suite}\" tests=\"{}\" failures=\"{failures}\" time=\"{total:.3}\">\n",
+        results.len()
+    ));
+    for (id, r, secs) in results {
+        x.push_str(&format!(
+            "  <testcase classname=\"{suite}.{}\" name=\"{}\" time=\"{secs:.3}\"",
+            r.property,
+            xml_escape(id)
+        ));
+        match &r.failure {
+            None => x.push_str("/>\n"),
+            Some(f) => {
+                x.push_str(&format!(
+                    "><failure message=\"{}\">{}</failure></testcase>\n",
+                    xml_escape(f.reason.lines().next().unwrap_or("")),
+                    xml_escape(&f.to_string())
+                ));
+            }
+        }
+    }
+    x.push_str("</testsuite></testsuites>\n");
+    if let Some(d) = path.parent() {
+        std::fs::create_dir_all(d)?;
+    }
+    std::fs::write(path, x)
+}
+
+/// Runs `testbench regress`; returns the exit code.
+pub fn run(args: &Args) -> i32 {
+    let all = suites::all();
+    let Some(suite) = all.iter().find(|s| s.name == args.suite) else {
+        let names: Vec<&str> = all.iter().map(|s| s.name).collect();
+        eprintln!(
+            "testbench: no suite `{}`; suites: {}",
+            args.suite,
+            names.join(", ")
+        );
+        return 2;
+    };
+    let (k, m) = match args.shard.as_deref().map(parse_shard).transpose() {
+        Ok(s) => s.unwrap_or((1, 1)),
+        Err(e) => {
+            eprintln!("testbench: {e}");
+            return 2;
+        }
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let regressions = root.join("regressions").join(format!("{}.txt", suite.name));
+    let waves = args
+        .waves
+        .clone()
+        .unwrap_or_else(|| root.parent().unwrap_or(root).join("target").join("waves"));
+
+    // (label, property index, seed): saved regressions first, then this shard's cases.
+    let mut work: Vec<(String, usize, u64)> = Vec::new();
+    for (pi, p) in suite.properties.iter().enumerate() {
+        for s in saved_seeds(&regressions, p.name) {
+            work.push((format!("{} saved 0x{s:016x}", p.name), pi, s));
+        }
+    }
+    let replays = work.len();
+    let n = suite.properties.len() as u64;
+    for i in (0..args.cases).filter(|i| i % m == k - 1) {
+        let pi = (i % n) as usize;
+        let s = case_seed(args.seed, i);
+        work.push((
+            format!("{} case {i} seed 0x{s:016x}", suite.properties[pi].name),
+            pi,
+            s,
+        ));
+    }
+    eprintln!(
+        "{}: {} cases (seed 0x{:x}, shard {k}/{m}), {replays} saved regressions replayed first",
+        suite.name,
+        work.len() - replays,
+        args.seed
+    );
+
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<(String, CaseResult, f64)>>> = Mutex::new(vec![None; work.len()]);
+    let tty = std::io::stderr().is_terminal();
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some((label, pi, seed)) = work.get(i) else {
+                    break;
+                };
+                let t = Instant::now();
+                let r = (suite.properties[*pi].run)(*seed, Some(&waves), Some(&regressions));
+                let secs = t.elapsed().as_secs_f64();
+                if let Some(f) = &r.failure {
+                    eprintln!("{}FAILED {label}\n  {f}", if tty { "\r\x1b[K" } else { "" });
+                }
+                let d = done.fetch_add(1, Ordering::Relaxed) + 1;
+                if tty {
+                    eprint!("\r\x1b[K[{d}/{}] {label}", work.len());
+                    let _ = std::io::stderr().flush();
+                }
+                results.lock().unwrap()[i] = Some((label.clone(), r, secs));
+            });
+        }
+    });
+    if tty {
+        eprint!("\r\x1b[K");
+    }
+    let results: Vec<(String, CaseResult, f64)> = results
+        .into_inner()
+        .unwrap()
+        .into_iter()
+        .flatten()
+        .collect();
+    let failed = results.iter().filter(|r| r.1.failure.is_some()).count();
+    let passed = results.len() - failed;
+    if let Some(path) = &args.junit {
+        if let Err(e) = junit(path, suite.name, &results) {
+            eprintln!("testbench: cannot write {}: {e}", path.display());
+            return 2;
+        }
+    }
+    eprintln!("{:.1} s on {jobs} threads", started.elapsed().as_secs_f64());
+    println!("{}: {passed} passed, {failed} failed", suite.name);
+    if failed > 0 {
+        1
+    } else {
+        0
+    }
+}

@@ -1,0 +1,185 @@
+//! Property-based runs: proptest generates and shrinks the stimulus; a failing case is saved as a
+//! regression (replayed first by every later run) and its minimal form is re-run with an FST
+//! waveform whose path is reported.
+//!
+//! A case is identified by (property, seed): the seed fixes proptest's random stream, so the
+//! same case is generated on any machine, and `--shard` can split cases without coordination.
+
+use proptest::strategy::{BoxedStrategy, Strategy, ValueTree};
+use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
+use std::fmt::Debug;
+use std::path::{Path, PathBuf};
+
+/// A property of one block: stimulus strategy and a check against the golden model.
+pub trait Property {
+    /// Generated stimulus; `Debug` prints the minimal failing case.
+    type Input: Debug + Clone;
+    /// Stable name (used in regression files, JUnit and waveform names).
+    const NAME: &'static str;
+    /// The stimulus strategy.
+    fn strategy() -> BoxedStrategy<Self::Input>;
+    /// Runs the RTL on `input` and checks it against the golden model; writes an FST waveform
+    /// to `waves` when given. `Err` says what differed.
+    fn run(input: &Self::Input, waves: Option<&Path>) -> Result<(), String>;
+}
+
+/// The outcome of one case.
+#[derive(Debug, Clone)]
+pub struct CaseResult {
+    /// Property name.
+    pub property: &'static str,
+    /// Case seed.
+    pub seed: u64,
+    /// `None` when it passed; otherwise the failure report.
+    pub failure: Option<Failure>,
+}
+
+/// A failed case, shrunk.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    /// What differed, on the minimal case.
+    pub reason: String,
+    /// The minimal failing input, printed.
+    pub minimal: String,
+    /// The waveform of the minimal case, when one was written.
+    pub waves: Option<PathBuf>,
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}\n  minimal case: {}", self.reason, self.minimal)?;
+        if let Some(w) = &self.waves {
+            write!(f, "\n  waveform of the minimal case: {}", w.display())?;
+        }
+        Ok(())
+    }
+}
+
+fn rng_for(seed: u64) -> TestRng {
+    let mut bytes = [0u8; 32];
+    for (i, chunk) in bytes.chunks_mut(8).enumerate() {
+        let v = seed
+            .wrapping_add(i as u64)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .rotate_left(17);
+        chunk.copy_from_slice(&v.to_le_bytes());
+    }
+    TestRng::from_seed(RngAlgorithm::ChaCha, &bytes)
+}
+
+/// Generates the input of case `seed` (the same on every machine).
+pub fn input_for<P: Property>(seed: u64) -> P::Input {
+    let mut runner = TestRunner::new_with_rng(Config::default(), rng_for(seed));
+    P::strategy()
+        .new_tree(&mut runner)
+        .expect("strategy generates")
+        .current()
+}
+
+/// Runs case `seed` of property `P`; on failure shrinks it, saves it to `regressions` (a file of
+/// `<property> <seed>` lines) and re-runs the minimal case writing `<waves_dir>/<property>-<seed>.fst`.
+pub fn run_case<P: Property>(
+    seed: u64,
+    waves_dir: Option<&Path>,
+    regressions: Option<&Path>,
+) -> CaseResult {
+    let config = Config {
+        cases: 1,
+        failure_persistence: None,
+        max_shrink_iters: 512,
+        ..Config::default()
+    };
+    let mut runner = TestRunner::new_with_rng(config, rng_for(seed));
+    let outcome = runner.run(&P::strategy(), |input| {
+        P::run(&input, None).map_err(TestCaseError::fail)
+    });
+    let failure = match outcome {
+        Ok(()) => None,
+        Err(TestError::Fail(reason, minimal)) => {
+            if let Some(file) = regressions {
+                save_regression(file, P::NAME, seed);
+            }
+            let waves = waves_dir.map(|d| d.join(format!("{}-{seed:016x}.fst", P::NAME)));
+            // Re-run the minimal case with a waveform; its report is the one to read.
+            let rerun = P::run(&minimal, waves.as_deref());
+            let reason = match rerun {
+                Err(r) => r,
+                Ok(()) => format!("{reason} (the minimal case passed when re-run: flaky?)"),
+            };
+            Some(Failure {
+                reason,
+                minimal: format!("{minimal:?}"),
+                waves,
+            })
+        }
+        Err(TestError::Abort(why)) => Some(Failure {
+            reason: format!("aborted: {why}"),
+            minimal: String::new(),
+            waves: None,
+        }),
+    };
+    CaseResult {
+        property: P::NAME,
+        seed,
+        failure,
+    }
+}
+
+/// Seeds saved for `property` in a regression file.
+pub fn saved_seeds(file: &Path, property: &str) -> Vec<u64> {
+    std::fs::read_to_string(file)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .filter_map(|l| {
+            let mut it = l.split_whitespace();
+            let (p, s) = (it.next()?, it.next()?);
+            (p == property)
+                .then(|| u64::from_str_radix(s.trim_start_matches("0x"), 16).ok())
+                .flatten()
+        })
+        .collect()
+}
+
+fn save_regression(file: &Path, property: &str, seed: u64) {
+    if saved_seeds(file, property).contains(&seed) {
+        return;
+    }
+    let mut text = std::fs::read_to_string(file).unwrap_or_else(|_| {
+        "# Failing cases found by property runs: `<property> <seed>`. Every run replays them first.\n"
+            .to_string()
+    });
+    text.push_str(&format!("{property} 0x{seed:016x}\n"));
+    if let Some(dir) = file.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let _ = std::fs::write(file, text);
+}
+
+/// The seed of case `index` of a run started with `base`.
+pub fn case_seed(base: u64, index: u64) -> u64 {
+    let mut z = base ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// For `cargo test`: replays the saved regressions of `P`, then runs `cases` cases (overridden
+/// by the `TB_CASES` environment variable), panicking with the shrunk report on a failure.
+pub fn check<P: Property>(cases: u64) {
+    let cases = std::env::var("TB_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(cases);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let regressions = root.join("regressions").join("cargo-test.txt");
+    let waves = root.join("../target/waves");
+    let mut seeds = saved_seeds(&regressions, P::NAME);
+    seeds.extend((0..cases).map(|i| case_seed(0x7e57_0000, i)));
+    for seed in seeds {
+        let r = run_case::<P>(seed, Some(&waves), Some(&regressions));
+        if let Some(f) = r.failure {
+            panic!("{} failed (seed 0x{seed:016x}): {f}", P::NAME);
+        }
+    }
+}

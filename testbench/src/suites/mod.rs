@@ -1,0 +1,40 @@
+//! Regression suites: named lists of properties that `testbench regress` runs.
+
+pub mod stdlib;
+
+use crate::prop::{run_case, CaseResult, Property};
+use std::path::Path;
+
+/// One property of a suite, type-erased.
+pub struct Entry {
+    /// Property name.
+    pub name: &'static str,
+    /// Runs case `seed`: (seed, waves folder, regression file).
+    pub run: fn(u64, Option<&Path>, Option<&Path>) -> CaseResult,
+}
+
+fn entry<P: Property>() -> Entry {
+    Entry {
+        name: P::NAME,
+        run: run_case::<P>,
+    }
+}
+
+/// A named suite.
+pub struct Suite {
+    /// Suite name, as given to `--suite`.
+    pub name: &'static str,
+    /// Its properties; case `i` runs property `i % len`.
+    pub properties: Vec<Entry>,
+}
+
+/// Every suite.
+pub fn all() -> Vec<Suite> {
+    vec![Suite {
+        name: "stdlib",
+        properties: vec![
+            entry::<stdlib::skid_buffer::SkidBufferProp>(),
+            entry::<stdlib::interval_timer::IntervalTimerProp>(),
+        ],
+    }]
+}

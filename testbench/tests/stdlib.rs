@@ -1,0 +1,15 @@
+//! The standard blocks' properties under `cargo test` (a few cases each; `TB_CASES=N` for more,
+//! `testbench regress --suite stdlib` for long runs).
+
+use testbench::prop::check;
+use testbench::suites::stdlib::*;
+
+#[test]
+fn skid_buffer() {
+    check::<skid_buffer::SkidBufferProp>(24);
+}
+
+#[test]
+fn interval_timer() {
+    check::<interval_timer::IntervalTimerProp>(24);
+}
