@@ -2,3 +2,5 @@
 // Do not edit: change the generator or the configuration and run `hdl-gen emit`.
 skid_buffer_w64.sv
 interval_timer_w16.sv
+chip_info_csr.sv
+chip_info.sv

@@ -202,11 +202,21 @@ pub(crate) fn rust(m: &Module) -> String {
     s.push('\n');
     let _ = writeln!(s, "    /// The storage of port `name` in the live model and its width in bits, for drivers that");
     let _ = writeln!(s, "    /// bind ports by name. The pointer stays valid while `self` lives; it addresses a `u8`,");
-    let _ = writeln!(s, "    /// `u16`, `u32` or `u64` for widths up to 8, 16, 32 or 64 bits, else 32-bit words.");
-    let _ = writeln!(s, "    pub fn port_ptr(&self, name: &str) -> Option<(*mut u8, u32)> {{");
+    let _ = writeln!(
+        s,
+        "    /// `u16`, `u32` or `u64` for widths up to 8, 16, 32 or 64 bits, else 32-bit words."
+    );
+    let _ = writeln!(
+        s,
+        "    pub fn port_ptr(&self, name: &str) -> Option<(*mut u8, u32)> {{"
+    );
     let _ = writeln!(s, "        match name {{");
     for p in &ports {
-        let _ = writeln!(s, "            \"{0}\" => Some((self.ports.{0} as *mut u8, {1})),", p.name, p.width);
+        let _ = writeln!(
+            s,
+            "            \"{0}\" => Some((self.ports.{0} as *mut u8, {1})),",
+            p.name, p.width
+        );
     }
     let _ = writeln!(s, "            _ => None,");
     let _ = writeln!(s, "        }}");

@@ -550,6 +550,24 @@ fn walk_stmts(
             } => {
                 let mut c = ctrl.clone();
                 ctx.expr(sel, &mut c);
+                let mut seen_labels: Vec<(u128, bool)> = Vec::new();
+                for l in arms.iter().flat_map(|a| a.0.iter()) {
+                    let key = match l.kind() {
+                        Kind::Const(v) => (*v, false),
+                        Kind::EnumItem(i) => (*i as u128, true),
+                        _ => continue,
+                    };
+                    if seen_labels.contains(&key) {
+                        ctx.err(
+                            ErrorKind::Invalid,
+                            None,
+                            l.loc(),
+                            "this case label repeats an earlier one; each value gets one arm"
+                                .into(),
+                        );
+                    }
+                    seen_labels.push(key);
+                }
                 for (labels, body) in arms {
                     for l in labels {
                         ctx.expr(l, &mut c);

@@ -232,6 +232,13 @@ pub(crate) fn module_body(m: &Module) -> String {
         let _ = writeln!(out, "module {} (", d.name);
         let types: Vec<String> = ports.iter().map(|&p| vec_type(d.sig(p).width)).collect();
         let tw = types.iter().map(String::len).max().unwrap_or(0);
+        // Trailing comments line up one column past the longest port line.
+        let cw = ports
+            .iter()
+            .map(|&p| d.sig(p).name.len())
+            .max()
+            .unwrap_or(0)
+            + 1;
         let mut group: Option<&str> = None;
         for (i, &p) in ports.iter().enumerate() {
             let s = d.sig(p);
@@ -250,7 +257,8 @@ pub(crate) fn module_body(m: &Module) -> String {
             let comma = if i + 1 < ports.len() { "," } else { "" };
             let mut line = format!("{IND}{dir} {:tw$} {}{comma}", types[i], s.name);
             if let Some(c) = &s.comment {
-                let _ = write!(line, " // {c}");
+                let pad = cw + 1 - s.name.len() - comma.len();
+                let _ = write!(line, "{:pad$}// {c}", "");
             }
             let _ = writeln!(out, "{}", line.trim_end());
         }
@@ -290,11 +298,17 @@ pub(crate) fn module_body(m: &Module) -> String {
             })
             .collect();
         let tw = types.iter().map(String::len).max().unwrap_or(0);
+        let cw = locals
+            .iter()
+            .map(|&i| d.signals[i].name.len())
+            .max()
+            .unwrap_or(0);
         for (k, &i) in locals.iter().enumerate() {
             let s = &d.signals[i];
             let mut line = format!("{IND}{:tw$} {};", types[k], s.name);
             if let Some(c) = &s.comment {
-                let _ = write!(line, " // {c}");
+                let pad = cw + 1 - s.name.len();
+                let _ = write!(line, "{:pad$}// {c}", "");
             }
             let _ = writeln!(out, "{line}");
         }

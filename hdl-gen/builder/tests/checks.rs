@@ -375,3 +375,20 @@ fn all_errors_are_reported_together() {
         "{e}"
     );
 }
+
+#[test]
+fn duplicate_case_label() {
+    let mut m = ModuleBuilder::new("c");
+    let a = m.input("a_i", 2);
+    let y = m.output("y_o", 1);
+    let line = line!() + 5;
+    m.comb(|c| {
+        c.set(y, 0);
+        c.case(a, |k| {
+            k.arm(1, |c| c.set(y, 1));
+            k.arm(1, |c| c.set(y, 0));
+        });
+    });
+    let msg = expect(m.finish(), ErrorKind::Invalid, line);
+    assert!(msg.contains("repeats an earlier one"), "{msg}");
+}
