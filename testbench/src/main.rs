@@ -5,10 +5,12 @@ fn main() {
     let cli = Cli::parse();
     let code = match &cli.command {
         Command::Regress(args) => testbench::cli::regress::run(args),
-        Command::Bench { .. } => {
-            eprintln!("testbench bench: not available yet");
-            2
-        }
+        Command::Bench {
+            suite,
+            cycles,
+            no_cocotb,
+            venv,
+        } => testbench::cli::bench::run(suite, *cycles, !*no_cocotb, venv.as_deref()),
     };
     std::process::exit(code);
 }

@@ -152,26 +152,26 @@ impl StreamSink {
 
 impl Component for StreamSink {
     fn sample(&mut self, cycle: u64) {
-        let valid = self.valid.is_high();
-        let word: Vec<u64> = self.fields.iter().map(Signal::get).collect();
-        if let Some(w) = &self.waiting {
-            if !valid {
+        if !self.valid.is_high() {
+            if let Some(w) = self.waiting.take() {
                 self.violations.push(format!(
                     "cycle {cycle}: valid dropped before the transfer of {w:x?}"
                 ));
-            } else if *w != word {
+            }
+            return;
+        }
+        let word: Vec<u64> = self.fields.iter().map(Signal::get).collect();
+        if let Some(w) = self.waiting.take() {
+            if w != word {
                 self.violations.push(format!(
                     "cycle {cycle}: payload changed from {w:x?} to {word:x?} before the transfer"
                 ));
             }
         }
-        if valid && self.ready.is_high() {
+        if self.ready.is_high() {
             self.received.push((cycle, word));
-            self.waiting = None;
-        } else if valid {
-            self.waiting = Some(word);
         } else {
-            self.waiting = None;
+            self.waiting = Some(word);
         }
     }
 
