@@ -86,7 +86,8 @@ pub fn run_case<P: Property>(
     let config = Config {
         cases: 1,
         failure_persistence: None,
-        max_shrink_iters: 512,
+        max_shrink_iters: 4096,
+        max_shrink_time: 30_000,
         ..Config::default()
     };
     let mut runner = TestRunner::new_with_rng(config, rng_for(seed));

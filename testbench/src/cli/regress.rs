@@ -30,6 +30,10 @@ pub struct Args {
     /// Write a JUnit XML report here.
     #[arg(long)]
     pub junit: Option<PathBuf>,
+    /// Regression file: failing seeds are saved here and replayed first
+    /// [default: testbench/regressions/<suite>.txt].
+    #[arg(long)]
+    pub regressions: Option<PathBuf>,
     /// Worker threads [default: the number of CPUs].
     #[arg(long)]
     pub jobs: Option<usize>,
@@ -107,7 +111,10 @@ pub fn run(args: &Args) -> i32 {
         }
     };
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let regressions = root.join("regressions").join(format!("{}.txt", suite.name));
+    let regressions = args.regressions.clone().unwrap_or_else(|| {
+        root.join("regressions")
+            .join(format!("{}.txt", suite.name))
+    });
     let waves = args
         .waves
         .clone()
