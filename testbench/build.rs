@@ -78,7 +78,14 @@ fn fnv(bytes: &[u8], mut h: u64) -> u64 {
 
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
-    let rtl = manifest.join("../rtl").canonicalize().expect("rtl/ exists");
+    // TB_RTL_DIR points the testbench at another RTL folder (ci/mutation.sh uses it to run the
+    // suites on deliberately broken copies of rtl/).
+    println!("cargo:rerun-if-env-changed=TB_RTL_DIR");
+    let rtl = std::env::var_os("TB_RTL_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| manifest.join("../rtl"))
+        .canonicalize()
+        .expect("the RTL folder exists");
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
     println!("cargo:rerun-if-changed={}", rtl.display());
     println!("cargo:rerun-if-changed=build.rs");
