@@ -13,6 +13,8 @@ trap 'rm -rf "$scratch"' EXIT
 mutants=(
   "skid buffer accepts while full|skid_buffer_w*.sv|s/assign s_ready_o = ~skid_valid_q;/assign s_ready_o = 1'b1;/"
   "interval timer counts by two|interval_timer_w*.sv|s/count_q + \([0-9]*\)'d1/count_q + \1'd2/"
+  "CRC-32 loses a term of bit 0|crc32_d*.sv|/assign crc_bytes[0-9]*_0 = /s/ & 32'h\([0-9a-f]*\)[13579bdf],/ \& 32'h\10,/"
+  "token bucket grants one token early|token_bucket_*.sv|/assign enough/s/>= need/> need - 1/"
 )
 
 survivors=0

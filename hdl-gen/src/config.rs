@@ -92,6 +92,14 @@ pub struct Stdlib {
     pub skid_buffer_width: u32,
     /// Counter width of the emitted interval timer, 2 to 64 bits.
     pub interval_timer_width: u32,
+    /// Data width of the emitted CRC-32 and CRC-32C blocks: a multiple of 8 from 8 to 512 bits.
+    pub crc_data_width: u32,
+    /// Width of a token bucket request's cost in whole tokens, 1 to 64 bits.
+    pub token_bucket_cost_width: u32,
+    /// Width of a token bucket's capacity in whole tokens, 1 to 64 bits.
+    pub token_bucket_token_bits: u32,
+    /// Fraction bits of a token bucket's rate (tokens per cycle), 0 to 32.
+    pub token_bucket_frac_bits: u32,
 }
 
 /// A whole chip configuration.
@@ -209,6 +217,21 @@ impl Config {
             64,
             "",
         )?;
+        let st = &self.stdlib;
+        range(file, "stdlib.crc_data_width", st.crc_data_width, 8, 512, "")?;
+        if st.crc_data_width % 8 != 0 {
+            return Err(ConfigError {
+                file: file.to_path_buf(),
+                key: "stdlib.crc_data_width".into(),
+                message: format!(
+                    "{} is not a whole number of bytes; allowed 8, 16, 24, ... 512",
+                    st.crc_data_width
+                ),
+            });
+        }
+        range(file, "stdlib.token_bucket_cost_width", st.token_bucket_cost_width, 1, 64, "")?;
+        range(file, "stdlib.token_bucket_token_bits", st.token_bucket_token_bits, 1, 64, "")?;
+        range(file, "stdlib.token_bucket_frac_bits", st.token_bucket_frac_bits, 0, 32, "")?;
         Ok(())
     }
 

@@ -9,7 +9,7 @@
 //! 4. every component `drive`s the inputs for the next cycle.
 
 use std::any::Any;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -50,6 +50,24 @@ impl fmt::Debug for Signal {
 }
 
 impl Signal {
+    /// A free-standing signal of `width` bits (1 or more), backed by its own zeroed storage and
+    /// attached to no model: for wiring components to each other (a Rust master against a Rust
+    /// slave, a loopback) and clocking them with a [`Bench`]. Clones share the storage, so a
+    /// component that drives a clone is seen by every component that reads another clone.
+    pub fn detached(name: &'static str, width: u32) -> Signal {
+        assert!(width > 0, "{name}: a signal is at least 1 bit wide");
+        // `u64` cells: aligned for every storage type a port may have (u8, u16, u32, u64, or
+        // 32-bit words for wide ports), and mutable through a shared pointer.
+        let cells: Rc<Vec<Cell<u64>>> =
+            Rc::new((0..width.div_ceil(64)).map(|_| Cell::new(0)).collect());
+        Signal {
+            ptr: cells.as_ptr() as *mut u8,
+            width,
+            name,
+            _keep: cells,
+        }
+    }
+
     /// Width in bits.
     pub fn width(&self) -> u32 {
         self.width
@@ -278,6 +296,13 @@ impl<M: Dut> Sim<M> {
         self.cycle
     }
 
+    /// Evaluates the model with the clock low and the inputs as set now, without an edge: for
+    /// tests that set inputs by hand and read combinational outputs before the next `step`.
+    pub fn settle(&self) {
+        self.clk.set(0);
+        self.dut.eval();
+    }
+
     /// One clock cycle (see the module documentation for the order of events).
     #[inline]
     pub fn step(&mut self) {
@@ -364,6 +389,86 @@ impl<M: Dut> Drop for Sim<M> {
     fn drop(&mut self) {
         if self.waves.is_some() {
             self.dut.trace_close();
+        }
+    }
+}
+
+/// A clock for components without a Verilated model, wired together by
+/// [`Signal::detached`] signals: each cycle every component `sample`s (seeing what the others
+/// drove after the last edge), then every component `drive`s. There is no combinational logic
+/// between components: everything one drives is seen by the others at the next edge.
+#[derive(Default)]
+pub struct Bench {
+    components: Vec<Rc<RefCell<dyn Component>>>,
+    cycle: u64,
+}
+
+impl Bench {
+    /// An empty bench at cycle 0.
+    pub fn new() -> Bench {
+        Bench::default()
+    }
+
+    /// Adds a component; returns the handle the test keeps.
+    pub fn add<C: Component + 'static>(&mut self, c: C) -> Rc<RefCell<C>> {
+        let rc = Rc::new(RefCell::new(c));
+        self.components.push(rc.clone());
+        rc
+    }
+
+    /// Cycles run so far.
+    pub fn cycle(&self) -> u64 {
+        self.cycle
+    }
+
+    /// One clock cycle: every component samples, then every component drives.
+    pub fn step(&mut self) {
+        for c in &self.components {
+            c.borrow_mut().sample(self.cycle);
+        }
+        self.cycle += 1;
+        for c in &self.components {
+            c.borrow_mut().drive(self.cycle);
+        }
+    }
+
+    /// Runs `n` cycles.
+    pub fn run(&mut self, n: u64) {
+        for _ in 0..n {
+            self.step();
+        }
+    }
+
+    /// Runs until `done` holds (checked after each cycle), for at most `limit` cycles.
+    pub fn run_until(
+        &mut self,
+        what: &str,
+        limit: u64,
+        mut done: impl FnMut(&Self) -> bool,
+    ) -> Result<u64, Hang> {
+        let start = self.cycle;
+        while !done(self) {
+            if self.cycle - start >= limit {
+                return Err(Hang {
+                    waiting_for: what.to_string(),
+                    cycles: limit,
+                    at: self.cycle,
+                });
+            }
+            self.step();
+        }
+        Ok(self.cycle - start)
+    }
+
+    /// Resets every component, lets `cycles` cycles pass (at least one) without sampling or
+    /// driving, then lets every component drive: the same sequence as [`Sim::reset`].
+    pub fn reset(&mut self, cycles: u64) {
+        for c in &self.components {
+            c.borrow_mut().reset();
+        }
+        self.cycle += cycles.max(1);
+        for c in &self.components {
+            c.borrow_mut().drive(self.cycle);
         }
     }
 }

@@ -13,3 +13,18 @@ fn skid_buffer() {
 fn interval_timer() {
     check::<interval_timer::IntervalTimerProp>(24);
 }
+
+#[test]
+fn crc32() {
+    check::<crc::Crc32Prop>(16);
+}
+
+#[test]
+fn crc32c() {
+    check::<crc::Crc32cProp>(16);
+}
+
+#[test]
+fn token_bucket() {
+    check::<token_bucket::TokenBucketProp>(16);
+}

@@ -35,6 +35,9 @@ pub fn all() -> Vec<Suite> {
         properties: vec![
             entry::<stdlib::skid_buffer::SkidBufferProp>(),
             entry::<stdlib::interval_timer::IntervalTimerProp>(),
+            entry::<stdlib::crc::Crc32Prop>(),
+            entry::<stdlib::crc::Crc32cProp>(),
+            entry::<stdlib::token_bucket::TokenBucketProp>(),
         ],
     }]
 }

@@ -3,7 +3,7 @@
 
 use crate::models::interval_timer::{IntervalTimer as Model, Outputs};
 use crate::prop::Property;
-use crate::rtl::interval_timer_w16::IntervalTimerW16 as Dut;
+use crate::rtl::IntervalTimerTop as Dut;
 use crate::sim::Sim;
 use proptest::prelude::*;
 use std::path::Path;

@@ -1,4 +1,6 @@
 //! The `stdlib` suite: the standard blocks against their golden models.
 
+pub mod crc;
 pub mod interval_timer;
 pub mod skid_buffer;
+pub mod token_bucket;

@@ -4,7 +4,7 @@
 use crate::drivers::stream::{StreamSink, StreamSource};
 use crate::models::skid_buffer::SkidBuffer as Model;
 use crate::prop::Property;
-use crate::rtl::skid_buffer_w64::SkidBufferW64 as Dut;
+use crate::rtl::SkidBufferTop as Dut;
 use crate::sim::Sim;
 use proptest::prelude::*;
 use std::path::Path;
