@@ -15,6 +15,9 @@ mutants=(
   "interval timer counts by two|interval_timer_w*.sv|s/count_q + \([0-9]*\)'d1/count_q + \1'd2/"
   "CRC-32 loses a term of bit 0|crc32_d*.sv|/assign crc_bytes[0-9]*_0 = /s/ & 32'h\([0-9a-f]*\)[13579bdf],/ \& 32'h\10,/"
   "token bucket grants one token early|token_bucket_*.sv|/assign enough/s/>= need/> need - 1/"
+  "FWFT FIFO ready flipped (== for !=)|fifo_fwft_w*.sv|s/assign s_ready_o = count_q != /assign s_ready_o = count_q == /"
+  "FIFO read pointer wraps one word early|fifo_w*.sv|/pop & (rd_ptr_q == /s/== \([0-9]*\)'h\([0-9a-f]\)/== \1'h0/"
+  "round robin keeps priority on the winner|rr_arbiter_n*.sv|s/req_i \& ~(ptr_q - \([0-9]*\)'d1)/req_i \& ~ptr_q/"
 )
 
 survivors=0
@@ -35,7 +38,7 @@ for m in "${mutants[@]}"; do
     echo "   SURVIVED: the suite passed on a broken design" >&2
     survivors=$((survivors + 1))
   else
-    grep -m1 -A3 "FAILED" "$log" | sed 's/^/   /'
+    { grep -m1 -A3 "FAILED" "$log" || tail -5 "$log"; } | sed 's/^/   /'
     grep -q "minimal case" "$log" && grep -q "waveform of the minimal case: .*\.fst" "$log" \
       || { echo "   the failure report lacks the minimal case or its waveform" >&2; survivors=$((survivors + 1)); }
   fi

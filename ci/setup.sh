@@ -3,7 +3,9 @@
 # what is missing; otherwise it stops and names the packages to install.
 set -euo pipefail
 
-packages=(verilator yosys g++ make zlib1g-dev)
+# python3-venv and libpython3-dev (for the shared libpython cocotb embeds): the cocotb side of
+# `testbench bench --suite harness`, which makes its own venv under target/.
+packages=(verilator yosys g++ make zlib1g-dev python3-venv libpython3-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

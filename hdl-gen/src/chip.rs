@@ -24,14 +24,40 @@ pub fn design(cfg: &Config) -> Result<Design, Errors> {
         reset,
     )?);
     let st = &cfg.stdlib;
-    d.add_top(blocks::crc::crc(&blocks::crc::CRC32, st.crc_data_width, reset)?);
-    d.add_top(blocks::crc::crc(&blocks::crc::CRC32C, st.crc_data_width, reset)?);
+    d.add_top(blocks::crc::crc(
+        &blocks::crc::CRC32,
+        st.crc_data_width,
+        reset,
+    )?);
+    d.add_top(blocks::crc::crc(
+        &blocks::crc::CRC32C,
+        st.crc_data_width,
+        reset,
+    )?);
     d.add_top(blocks::token_bucket::token_bucket(
         &blocks::token_bucket::TokenBucketParams {
             cost_width: st.token_bucket_cost_width,
             token_bits: st.token_bucket_token_bits,
             frac_bits: st.token_bucket_frac_bits,
         },
+        reset,
+    )?);
+    d.add_top(blocks::fifo::fifo(
+        st.fifo_width,
+        st.fifo_depth,
+        false,
+        reset,
+    )?);
+    d.add_top(blocks::fifo::fifo(
+        st.fifo_width,
+        st.fifo_depth,
+        true,
+        reset,
+    )?);
+    d.add_top(blocks::arbiter::rr_arbiter(st.arbiter_requesters, reset)?);
+    d.add_top(blocks::arbiter::wrr_arbiter(
+        st.arbiter_requesters,
+        st.arbiter_weight_width,
         reset,
     )?);
     d.add_top(blocks::chip_info::chip_info(

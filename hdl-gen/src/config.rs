@@ -100,6 +100,14 @@ pub struct Stdlib {
     pub token_bucket_token_bits: u32,
     /// Fraction bits of a token bucket's rate (tokens per cycle), 0 to 32.
     pub token_bucket_frac_bits: u32,
+    /// Word width of the emitted FIFOs (standard and first-word-fall-through), 1 to 1024 bits.
+    pub fifo_width: u32,
+    /// Depth of the emitted FIFOs in words, 2 to 65536 (any depth, not only powers of two).
+    pub fifo_depth: u32,
+    /// Requesters of the emitted round-robin and weighted round-robin arbiters, 1 to 64.
+    pub arbiter_requesters: u32,
+    /// Weight width of the emitted weighted round-robin arbiter, 1 to 32 bits.
+    pub arbiter_weight_width: u32,
 }
 
 /// A whole chip configuration.
@@ -219,7 +227,7 @@ impl Config {
         )?;
         let st = &self.stdlib;
         range(file, "stdlib.crc_data_width", st.crc_data_width, 8, 512, "")?;
-        if st.crc_data_width % 8 != 0 {
+        if !st.crc_data_width.is_multiple_of(8) {
             return Err(ConfigError {
                 file: file.to_path_buf(),
                 key: "stdlib.crc_data_width".into(),
@@ -229,9 +237,48 @@ impl Config {
                 ),
             });
         }
-        range(file, "stdlib.token_bucket_cost_width", st.token_bucket_cost_width, 1, 64, "")?;
-        range(file, "stdlib.token_bucket_token_bits", st.token_bucket_token_bits, 1, 64, "")?;
-        range(file, "stdlib.token_bucket_frac_bits", st.token_bucket_frac_bits, 0, 32, "")?;
+        range(
+            file,
+            "stdlib.token_bucket_cost_width",
+            st.token_bucket_cost_width,
+            1,
+            64,
+            "",
+        )?;
+        range(
+            file,
+            "stdlib.token_bucket_token_bits",
+            st.token_bucket_token_bits,
+            1,
+            64,
+            "",
+        )?;
+        range(
+            file,
+            "stdlib.token_bucket_frac_bits",
+            st.token_bucket_frac_bits,
+            0,
+            32,
+            "",
+        )?;
+        range(file, "stdlib.fifo_width", st.fifo_width, 1, 1024, "")?;
+        range(file, "stdlib.fifo_depth", st.fifo_depth, 2, 65536, "")?;
+        range(
+            file,
+            "stdlib.arbiter_requesters",
+            st.arbiter_requesters,
+            1,
+            64,
+            "",
+        )?;
+        range(
+            file,
+            "stdlib.arbiter_weight_width",
+            st.arbiter_weight_width,
+            1,
+            32,
+            "",
+        )?;
         Ok(())
     }
 

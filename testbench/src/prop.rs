@@ -92,7 +92,7 @@ pub fn run_case<P: Property>(
     };
     let mut runner = TestRunner::new_with_rng(config, rng_for(seed));
     let outcome = runner.run(&P::strategy(), |input| {
-        P::run(&input, None).map_err(TestCaseError::fail)
+        run_caught::<P>(&input, None).map_err(TestCaseError::fail)
     });
     let failure = match outcome {
         Ok(()) => None,
@@ -102,7 +102,7 @@ pub fn run_case<P: Property>(
             }
             let waves = waves_dir.map(|d| d.join(format!("{}-{seed:016x}.fst", P::NAME)));
             // Re-run the minimal case with a waveform; its report is the one to read.
-            let rerun = P::run(&minimal, waves.as_deref());
+            let rerun = run_caught::<P>(&minimal, waves.as_deref());
             let reason = match rerun {
                 Err(r) => r,
                 Ok(()) => format!("{reason} (the minimal case passed when re-run: flaky?)"),
@@ -123,6 +123,20 @@ pub fn run_case<P: Property>(
         property: P::NAME,
         seed,
         failure,
+    }
+}
+
+/// Runs the property, turning a panic (a model's assertion, a hang report) into a failure.
+fn run_caught<P: Property>(input: &P::Input, waves: Option<&Path>) -> Result<(), String> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| P::run(input, waves))) {
+        Ok(r) => r,
+        Err(e) => Err(format!(
+            "panicked: {}",
+            e.downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| e.downcast_ref::<&str>().copied())
+                .unwrap_or("(no message)")
+        )),
     }
 }
 

@@ -28,3 +28,23 @@ fn crc32c() {
 fn token_bucket() {
     check::<token_bucket::TokenBucketProp>(16);
 }
+
+#[test]
+fn fifo() {
+    check::<fifo::FifoProp>(16);
+}
+
+#[test]
+fn fifo_fwft() {
+    check::<fifo::FifoFwftProp>(16);
+}
+
+#[test]
+fn rr_arbiter() {
+    check::<arbiter::RrArbiterProp>(16);
+}
+
+#[test]
+fn wrr_arbiter() {
+    check::<arbiter::WrrArbiterProp>(16);
+}

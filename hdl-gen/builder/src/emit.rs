@@ -69,14 +69,21 @@ impl ExprWriter<'_> {
         }
     }
 
-    /// Writes `e`, parenthesized when it is not an atom or unary.
-    fn operand(&self, e: &Expr, same_op: Option<BinOp>) -> String {
+    /// Writes `e` as an operand: atoms and `~x` bare; a reduction bare only under a unary
+    /// operator (`a | (|b)` reads better than `a | |b`); a chain of one associative operator
+    /// without brackets on its left; anything else in brackets.
+    fn operand(&self, e: &Expr, same_op: Option<BinOp>, under_unary: bool) -> String {
         if let (Kind::Bin(op, ..), Some(p)) = (e.kind(), same_op) {
             if *op == p && matches!(p, BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Add) {
                 return self.expr(e);
             }
         }
-        if prec(e) >= 90 {
+        let bare = match e.kind() {
+            Kind::Not(_) => true,
+            Kind::Reduce(..) => under_unary,
+            _ => prec(e) >= 100,
+        };
+        if bare {
             self.expr(e)
         } else {
             format!("({})", self.expr(e))
@@ -89,14 +96,14 @@ impl ExprWriter<'_> {
             Kind::Const(v) => literal(e.width(), *v),
             Kind::Ones => ones_literal(e.width()),
             Kind::EnumItem(i) => self.enum_item(e, *i),
-            Kind::Not(a) => format!("~{}", self.operand(a, None)),
+            Kind::Not(a) => format!("~{}", self.operand(a, None, true)),
             Kind::Reduce(op, a) => {
                 let sym = match op {
                     RedOp::And => "&",
                     RedOp::Or => "|",
                     RedOp::Xor => "^",
                 };
-                format!("{sym}{}", self.operand(a, None))
+                format!("{sym}{}", self.operand(a, None, true))
             }
             Kind::Bin(op, a, b) => {
                 let sym = match op {
@@ -109,8 +116,8 @@ impl ExprWriter<'_> {
                 };
                 format!(
                     "{} {sym} {}",
-                    self.operand(a, Some(*op)),
-                    self.operand(b, None)
+                    self.operand(a, Some(*op), false),
+                    self.operand(b, None, false)
                 )
             }
             Kind::Cmp(op, a, b) => {
@@ -122,15 +129,23 @@ impl ExprWriter<'_> {
                     CmpOp::Gt => ">",
                     CmpOp::Ge => ">=",
                 };
-                format!("{} {sym} {}", self.operand(a, None), self.operand(b, None))
+                format!(
+                    "{} {sym} {}",
+                    self.operand(a, None, false),
+                    self.operand(b, None, false)
+                )
             }
             Kind::Shift(op, a, b) => {
                 let sym = if *op == ShiftOp::Left { "<<" } else { ">>" };
-                format!("{} {sym} {}", self.operand(a, None), self.operand(b, None))
+                format!(
+                    "{} {sym} {}",
+                    self.operand(a, None, false),
+                    self.operand(b, None, false)
+                )
             }
             Kind::ShiftConst(op, a, n) => {
                 let sym = if *op == ShiftOp::Left { "<<" } else { ">>" };
-                format!("{} {sym} {n}", self.operand(a, None))
+                format!("{} {sym} {n}", self.operand(a, None, false))
             }
             Kind::Slice(a, hi, lo) => match a.kind() {
                 Kind::Sig(_) if a.width() == 1 => self.expr(a),
@@ -138,7 +153,7 @@ impl ExprWriter<'_> {
                 Kind::Sig(_) => format!("{}[{hi}:{lo}]", self.expr(a)),
                 // SystemVerilog cannot index an expression: shift and size-cast instead.
                 _ if *lo == 0 => format!("{}'({})", e.width(), self.expr(a)),
-                _ => format!("{}'({} >> {lo})", e.width(), self.operand(a, None)),
+                _ => format!("{}'({} >> {lo})", e.width(), self.operand(a, None, false)),
             },
             Kind::Concat(parts) => {
                 let ps: Vec<String> = parts.iter().map(|p| self.expr(p)).collect();
@@ -147,9 +162,9 @@ impl ExprWriter<'_> {
             Kind::Repeat(a, n) => format!("{{{n}{{{}}}}}", self.expr(a)),
             Kind::Mux(c, a, b) => format!(
                 "{} ? {} : {}",
-                self.operand(c, None),
-                self.operand(a, None),
-                self.operand(b, None)
+                self.operand(c, None, false),
+                self.operand(a, None, false),
+                self.operand(b, None, false)
             ),
             Kind::Zext(a) => {
                 let pad = e.width() - a.width();

@@ -653,12 +653,14 @@ impl ModuleBuilder {
     pub fn memory(&mut self, name: &str, width: u32, depth: u64) -> Mem {
         let loc = Location::caller();
         self.clock();
-        if depth == 0 || width == 0 {
+        if depth < 2 || width == 0 {
             self.error(
                 ErrorKind::Invalid,
                 Some(name),
                 loc,
-                format!("memory of {depth} words of {width} bits: both must be at least 1"),
+                format!(
+                    "memory of {depth} words of {width} bits: a memory needs at least 2 words of 1 bit (use a register for one word)"
+                ),
             );
         }
         let index = self.d.mems.len() as u32;

@@ -1,12 +1,15 @@
 // golden test header
 //
 // Synchronous FIFO, 5 x 8 bits, first-word fall-through.
-// Write: s_ready_o = (count_o != 5), from flip-flops; a word transfers when s_valid_i & s_ready_o.
-// Read: m_valid_o = (count_o != 0) and m_data_o = the oldest word, both from flip-flops;
-// a word leaves when m_valid_o & m_ready_i. A word written into an empty FIFO in cycle t
-// is on m in cycle t+1. Both sides transfer in the same cycle independently: one word per
-// cycle in and out for depth >= 2 (depth 1 alternates). count_o = words held. Order is kept.
-// Storage: the output register, one register behind it, and a 3-word RAM read ahead.
+// Write: s_ready_o = (count_o != 5), from flip-flops; a word is taken
+// when s_valid_i & s_ready_o (whatever the read side does in that cycle).
+// Read: m_valid_o = (count_o != 0) and m_data_o = the oldest word, both from
+// flip-flops; a word leaves when m_valid_o & m_ready_i (m_ready_i alone does nothing).
+// A word written into an empty FIFO in cycle t is on m in cycle t+1, and m_valid_o
+// stays high while words are held. Both sides transfer in the same cycle independently:
+// one word per cycle in and out for depth >= 2 (depth 1 alternates).
+// count_o = words held. Order is kept; reset empties the FIFO.
+// Storage: the output register, one behind it, a 3-word RAM read ahead.
 
 module fifo_fwft_w8_d5 (
   input  logic       clk_i,
@@ -26,30 +29,32 @@ module fifo_fwft_w8_d5 (
   output logic [2:0] count_o
 );
 
-  logic [2:0] count_q; // words held
+  logic [2:0] count_q;       // words held
   logic [2:0] count_d;
+  logic [7:0] out_data_q;    // the oldest word
+  logic [7:0] out_data_d;
   logic       push;
   logic       pop;
-  logic [7:0] out_data_q; // the oldest word, on m_data_o
-  logic [7:0] out_data_d;
-  logic       out_free;
-  logic [2:0] words_ahead; // where a word accepted now lands
-  logic [7:0] skid_data_q;
+  logic [2:0] words_ahead;   // where a word accepted now lands
+  logic [7:0] skid_data_q;   // the next word, when it came straight from s
   logic [7:0] skid_data_d;
   logic       ram_wr;
-  logic       ram_rd;
+  logic       ram_rd;        // the RAM holds words: read the oldest, to follow the head
   logic [1:0] wr_ptr_q;
   logic [1:0] wr_ptr_d;
   logic [1:0] rd_ptr_q;
   logic [1:0] rd_ptr_d;
   logic [7:0] ram_rdata_q;
-  logic       rdata_valid_q; // the next word is in ram_rdata_q, not skid_data_q
+  logic       rdata_valid_q; // the next word is in ram_rdata_q
   logic       rdata_valid_d;
   logic [7:0] next_data;
+  logic       head_free;
   logic [7:0] ram [3];
 
   assign s_ready_o = count_q != 3'd5;
   assign m_valid_o = count_q != 3'd0;
+  assign m_data_o = out_data_q;
+  assign count_o = count_q;
   assign push = s_valid_i & s_ready_o;
   assign pop = m_valid_o & m_ready_i;
 
@@ -62,9 +67,6 @@ module fifo_fwft_w8_d5 (
     end
   end
 
-  assign count_o = count_q;
-  assign m_data_o = out_data_q;
-  assign out_free = ~m_valid_o | m_ready_i;
   assign words_ahead = count_q - {2'd0, pop};
   assign skid_data_d = (push & (words_ahead == 3'd1)) ? s_data_i : skid_data_q;
   assign ram_wr = push & (words_ahead >= 3'd2);
@@ -90,12 +92,13 @@ module fifo_fwft_w8_d5 (
 
   assign rdata_valid_d = ram_rd | (rdata_valid_q & ~pop);
   assign next_data = rdata_valid_q ? ram_rdata_q : skid_data_q;
+  assign head_free = ~m_valid_o | m_ready_i;
 
   always_comb begin
     out_data_d = out_data_q;
-    if (out_free & (count_q >= 3'd2)) begin
+    if (head_free & (count_q >= 3'd2)) begin
       out_data_d = next_data;
-    end else if (out_free) begin
+    end else if (head_free) begin
       out_data_d = s_data_i;
     end
   end

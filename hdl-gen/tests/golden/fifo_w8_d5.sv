@@ -1,11 +1,15 @@
 // golden test header
 //
-// Synchronous FIFO, 5 x 8 bits, with a read port (data one cycle after rd_en_i).
-// Write: s_ready_o = (count_o != 5), from flip-flops; a word transfers when s_valid_i & s_ready_o.
+// Synchronous FIFO, 5 x 8 bits, with a read port.
+// Write: s_ready_o = (count_o != 5), from flip-flops; a word is taken
+// when s_valid_i & s_ready_o (whatever the read side does in that cycle).
 // Read: rd_en_i while empty_o is low takes the oldest word; the next cycle rd_valid_o is
-// high and rd_data_o carries it. rd_en_i while empty_o is high is ignored. rd_data_o keeps
-// the last word read. One write and one read per cycle; a word written in cycle t can be
-// read from t+1. count_o = words held; empty_o = (count_o == 0). Order is kept.
+// high and rd_data_o carries the word (back-to-back reads give back-to-back words).
+// rd_en_i while empty_o is high is ignored: no word is taken, rd_valid_o stays low.
+// rd_data_o is meaningful only with rd_valid_o; it keeps its value between reads.
+// One write and one read per cycle; a word written in cycle t can be read from t+1.
+// count_o = words held; empty_o = (count_o == 0). Order is kept; reset empties the FIFO.
+// Storage: a 5-word RAM with a registered read.
 
 module fifo_w8_d5 (
   input  logic       clk_i,
@@ -26,12 +30,12 @@ module fifo_w8_d5 (
   output logic [2:0] count_o
 );
 
-  logic [2:0] count_q; // words held
+  logic [2:0] count_q;     // words held
   logic [2:0] count_d;
+  logic       rd_valid_q;  // rd_data_o carries a word taken last cycle
+  logic       rd_valid_d;
   logic       full;
   logic       empty;
-  logic       rd_valid_q;
-  logic       rd_valid_d;
   logic       push;
   logic       pop;
   logic [2:0] wr_ptr_q;
@@ -44,6 +48,9 @@ module fifo_w8_d5 (
   assign full = count_q == 3'd5;
   assign empty = count_q == 3'd0;
   assign s_ready_o = ~full;
+  assign empty_o = empty;
+  assign count_o = count_q;
+  assign rd_valid_o = rd_valid_q;
   assign push = s_valid_i & s_ready_o;
   assign pop = rd_en_i & ~empty;
 
@@ -55,6 +62,8 @@ module fifo_w8_d5 (
       count_d = count_q - 3'd1;
     end
   end
+
+  assign rd_valid_d = pop;
 
   always_comb begin
     wr_ptr_d = wr_ptr_q;
@@ -74,11 +83,7 @@ module fifo_w8_d5 (
     end
   end
 
-  assign rd_valid_d = pop;
-  assign rd_valid_o = rd_valid_q;
   assign rd_data_o = ram_rdata_q;
-  assign empty_o = empty;
-  assign count_o = count_q;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin

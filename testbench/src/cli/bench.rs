@@ -88,6 +88,23 @@ fn rust_sim(cycles: u64) -> f64 {
     t0.elapsed().as_secs_f64()
 }
 
+/// Cycles cocotb runs (at most `--cycles`): it is about a thousand times slower, so a run of
+/// this length takes a second or two.
+const COCOTB_CYCLES: u64 = 30_000;
+
+/// The C++ loop's checksum over `cycles` cycles, cross-checked with the Rust binding's: what
+/// the cocotb run of the same length must give.
+pub fn checksum(cycles: u64) -> Result<u64, String> {
+    let (_, c) = cpp(cycles);
+    let (_, r) = rust_binding(cycles);
+    if c != r {
+        return Err(format!(
+            "the C++ and Rust loops disagree over {cycles} cycles (checksums {c:#x} and {r:#x})"
+        ));
+    }
+    Ok(c)
+}
+
 fn best<T>(runs: usize, mut f: impl FnMut() -> (f64, T)) -> (f64, T) {
     let mut best: Option<(f64, T)> = None;
     for _ in 0..runs {
@@ -148,17 +165,42 @@ pub fn run(suite: &str, cycles: u64, cocotb: bool, venv: Option<&Path>) -> i32 {
         rate(s) / cpp_rate
     );
     if cocotb {
-        match crate::cli::cocotb::measure(venv) {
-            Ok(co) => println!(
-                "  cocotb 1.9 (same RTL)       {:>14.0} cycles/s   {:.4} of C++; Rust Sim is {:.0}x cocotb",
-                co,
-                co / cpp_rate,
-                rate(s) / co
-            ),
+        let n = cycles.min(COCOTB_CYCLES);
+        let expected = match checksum(n) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("testbench: {e}");
+                return 1;
+            }
+        };
+        let results = match crate::cli::cocotb::measure(venv, n, 3) {
+            Ok(r) => r,
             Err(e) => {
                 eprintln!("testbench: cocotb measurement failed: {e}");
                 return 1;
             }
+        };
+        for m in &results {
+            if m.checksum != expected {
+                eprintln!(
+                    "testbench: cocotb `{}` disagrees with the C++ and Rust loops over {n} cycles (checksums {:#x} and {expected:#x})",
+                    m.test, m.checksum
+                );
+                return 1;
+            }
+        }
+        println!(
+            "  cocotb {} on the same RTL: {n} cycles per run, best of 3 in one simulator, checksum {expected:#x} = C++ = Rust",
+            crate::cli::cocotb::COCOTB
+        );
+        for (m, (_, label)) in results.iter().zip(crate::cli::cocotb::TESTS) {
+            let co = m.rate();
+            println!(
+                "    {label:<26}{co:>14.0} cycles/s   {:.4} of C++; Rust Sim is {:.0}x, Rust binding {:.0}x",
+                co / cpp_rate,
+                rate(s) / co,
+                rate(r.0) / co
+            );
         }
     }
     0

@@ -111,10 +111,10 @@ pub fn run(args: &Args) -> i32 {
         }
     };
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let regressions = args.regressions.clone().unwrap_or_else(|| {
-        root.join("regressions")
-            .join(format!("{}.txt", suite.name))
-    });
+    let regressions = args
+        .regressions
+        .clone()
+        .unwrap_or_else(|| root.join("regressions").join(format!("{}.txt", suite.name)));
     let waves = args
         .waves
         .clone()
@@ -145,6 +145,9 @@ pub fn run(args: &Args) -> i32 {
         args.seed
     );
 
+    // Panics inside properties are reported as case failures; the default hook would also
+    // print each one (and proptest's shrinking re-runs them many times).
+    std::panic::set_hook(Box::new(|_| {}));
     let jobs = args
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))

@@ -38,6 +38,10 @@ pub fn all() -> Vec<Suite> {
             entry::<stdlib::crc::Crc32Prop>(),
             entry::<stdlib::crc::Crc32cProp>(),
             entry::<stdlib::token_bucket::TokenBucketProp>(),
+            entry::<stdlib::fifo::FifoProp>(),
+            entry::<stdlib::fifo::FifoFwftProp>(),
+            entry::<stdlib::arbiter::RrArbiterProp>(),
+            entry::<stdlib::arbiter::WrrArbiterProp>(),
         ],
     }]
 }

@@ -28,13 +28,15 @@ fn strategy() -> BoxedStrategy<Input> {
         prop::option::weighted(0.2, 0u16..200),
         any::<u64>(),
     )
-        .prop_map(|(messages, idle_percent, short_percent, reset_at, seed)| Input {
-            messages,
-            idle_percent,
-            short_percent,
-            reset_at,
-            seed,
-        })
+        .prop_map(
+            |(messages, idle_percent, short_percent, reset_at, seed)| Input {
+                messages,
+                idle_percent,
+                short_percent,
+                reset_at,
+                seed,
+            },
+        )
         .boxed()
 }
 

@@ -1,6 +1,8 @@
 //! The `stdlib` suite: the standard blocks against their golden models.
 
+pub mod arbiter;
 pub mod crc;
+pub mod fifo;
 pub mod interval_timer;
 pub mod skid_buffer;
 pub mod token_bucket;

@@ -75,7 +75,11 @@ impl Property for TokenBucketProp {
         rate.set(first.rate);
         burst.set(first.burst);
         sim.reset(2);
-        let mut model = Model::new(frac, mask(rate.width(), first.rate), mask(burst.width(), first.burst));
+        let mut model = Model::new(
+            frac,
+            mask(rate.width(), first.rate),
+            mask(burst.width(), first.burst),
+        );
         let mut cycle = 0u64;
         for (pi, ph) in phases.iter().enumerate() {
             let (r, b) = (mask(rate.width(), ph.rate), mask(burst.width(), ph.burst));
