@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The test job: formatting, lints, every Rust test (builder checks, golden files, CLI, bindings),
-# then proves rtl/ is current and lint-clean. CI runs this through .ci/run.
+# The test job: formatting, lints, every Rust test (builder checks, golden files, CLI, bindings,
+# property tests under Verilator), proves rtl/ is current and lint-clean, runs the stdlib
+# regression and the mutants. CI runs this through .ci/run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/setup.sh
@@ -15,4 +16,8 @@ step "hdl-gen check"
 cargo run -q -p hdl-gen -- check
 step "hdl-gen lint"
 cargo run -q -p hdl-gen -- lint
+step "testbench regress --suite stdlib"
+cargo run -q -p testbench -- regress --suite stdlib --cases 2000
+step "mutants: deliberate bugs in rtl/ copies must fail the suite"
+CASES=60 bash ci/mutation.sh
 step "all passed"
