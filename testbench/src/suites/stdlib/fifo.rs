@@ -111,7 +111,8 @@ fn run<M: Dut>(fwft: bool, input: &Input, waves: Option<&Path>) -> Result<(), St
         }
         if fwft {
             let v = out_valid.is_high();
-            if v != !model.is_empty() {
+            let holds_words = !model.is_empty();
+            if v != holds_words {
                 return Err(format!(
                     "cycle {t}: m_valid_o = {v} with {} words held",
                     model.len()
