@@ -6,4 +6,5 @@ pub mod blocks;
 pub mod chip;
 pub mod cli;
 pub mod config;
+pub mod dma;
 pub mod lint;
