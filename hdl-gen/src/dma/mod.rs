@@ -21,8 +21,9 @@
 //! [L] (bytes, at least 1 unless `status` is set), `bucket` [1] (an SGL bit bucket: write direction
 //! only; the mover consumes `len` stream bytes and drops them, touching no memory), `last` [1]
 //! (the transfer's last segment), `status` [11] (`{SCT[2:0], SC[7:0]}`; non-zero ends the
-//! transfer with that status, with `len` 0 and `last` 1). A transfer's segments are contiguous
-//! and in byte order; transfers follow command order.
+//! transfer with that status, with `last` 1 and `len` = the bytes of the transfer that earlier
+//! segments did not cover, so the mover can keep the data streams' framing). A transfer's
+//! segments are contiguous and in byte order; transfers follow command order.
 //!
 //! Data streams: `m_data` (read direction) and `s_data` (write direction): `data` [W], `keep`
 //! [W/8], `last` [1] (the transfer's last beat), `tag` [T]. Bytes are packed from lane 0; `keep` is
