@@ -35,6 +35,11 @@ fn fifo() {
 }
 
 #[test]
+fn fifo_ops() {
+    check::<fifo_ops::FifoOpsProp>(16);
+}
+
+#[test]
 fn fifo_fwft() {
     check::<fifo::FifoFwftProp>(16);
 }

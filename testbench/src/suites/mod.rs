@@ -40,6 +40,7 @@ pub fn all() -> Vec<Suite> {
             entry::<stdlib::token_bucket::TokenBucketProp>(),
             entry::<stdlib::fifo::FifoProp>(),
             entry::<stdlib::fifo::FifoFwftProp>(),
+            entry::<stdlib::fifo_ops::FifoOpsProp>(),
             entry::<stdlib::arbiter::RrArbiterProp>(),
             entry::<stdlib::arbiter::WrrArbiterProp>(),
         ],

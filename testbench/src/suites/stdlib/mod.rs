@@ -3,6 +3,7 @@
 pub mod arbiter;
 pub mod crc;
 pub mod fifo;
+pub mod fifo_ops;
 pub mod interval_timer;
 pub mod skid_buffer;
 pub mod token_bucket;
