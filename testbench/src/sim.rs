@@ -253,6 +253,15 @@ impl<M: Dut> Sim<M> {
         sim
     }
 
+    /// A fresh model, writing an FST waveform to `waves` when given (what a property's `run`
+    /// gets: `None` normally, a path when the minimal failing case is re-run).
+    pub fn maybe_waves(waves: Option<&Path>) -> Self {
+        match waves {
+            Some(p) => Self::with_waves(p),
+            None => Self::new(),
+        }
+    }
+
     /// The waveform being written, if any.
     pub fn waves(&self) -> Option<&Path> {
         self.waves.as_deref()

@@ -48,10 +48,7 @@ fn run<M: Dut, P: Policy + Resettable>(
     input: &Input,
     waves: Option<&Path>,
 ) -> Result<(), String> {
-    let mut sim = match waves {
-        Some(p) => Sim::<M>::with_waves(p),
-        None => Sim::<M>::new(),
-    };
+    let mut sim = Sim::<M>::maybe_waves(waves);
     let (req_i, ready_i, valid_o, gnt_o, idx_o) = (
         sim.signal("req_i"),
         sim.signal("ready_i"),

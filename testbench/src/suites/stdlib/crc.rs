@@ -41,10 +41,7 @@ fn strategy() -> BoxedStrategy<Input> {
 }
 
 fn run<M: Dut>(spec: CrcSpec, input: &Input, waves: Option<&Path>) -> Result<(), String> {
-    let mut sim = match waves {
-        Some(p) => Sim::<M>::with_waves(p),
-        None => Sim::<M>::new(),
-    };
+    let mut sim = Sim::<M>::maybe_waves(waves);
     let (start, valid, data, keep, crc) = (
         sim.signal("start_i"),
         sim.signal("valid_i"),

@@ -41,10 +41,7 @@ fn strategy() -> BoxedStrategy<Input> {
 }
 
 fn run<M: Dut>(fwft: bool, input: &Input, waves: Option<&Path>) -> Result<(), String> {
-    let mut sim = match waves {
-        Some(p) => Sim::<M>::with_waves(p),
-        None => Sim::<M>::new(),
-    };
+    let mut sim = Sim::<M>::maybe_waves(waves);
     let (s_valid, s_ready, s_data, count) = (
         sim.signal("s_valid_i"),
         sim.signal("s_ready_o"),

@@ -109,10 +109,7 @@ impl Property for FifoOpsProp {
 
     fn run(input: &Self::Input, waves: Option<&Path>) -> Result<(), String> {
         let (_, ops, seen) = input;
-        let mut sim = match waves {
-            Some(p) => Sim::<Dut>::with_waves(p),
-            None => Sim::<Dut>::new(),
-        };
+        let mut sim = Sim::<Dut>::maybe_waves(waves);
         let (s_valid, s_ready, s_data, rd_en, rd_valid, rd_data, empty, count) = (
             sim.signal("s_valid_i"),
             sim.signal("s_ready_o"),

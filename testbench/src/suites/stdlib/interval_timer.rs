@@ -46,10 +46,7 @@ impl Property for IntervalTimerProp {
     }
 
     fn run(ops: &Vec<Op>, waves: Option<&Path>) -> Result<(), String> {
-        let mut sim = match waves {
-            Some(p) => Sim::<Dut>::with_waves(p),
-            None => Sim::<Dut>::new(),
-        };
+        let mut sim = Sim::<Dut>::maybe_waves(waves);
         let (start, stop, tick, limit) = (
             sim.signal("start_i"),
             sim.signal("stop_i"),

@@ -46,10 +46,7 @@ impl Property for SkidBufferProp {
     }
 
     fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
-        let mut sim = match waves {
-            Some(p) => Sim::<Dut>::with_waves(p),
-            None => Sim::<Dut>::new(),
-        };
+        let mut sim = Sim::<Dut>::maybe_waves(waves);
         let src = sim.add(StreamSource::new(
             &sim,
             "s",

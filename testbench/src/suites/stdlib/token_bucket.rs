@@ -56,10 +56,7 @@ impl Property for TokenBucketProp {
     }
 
     fn run((phases, seed): &(Vec<Phase>, u64), waves: Option<&Path>) -> Result<(), String> {
-        let mut sim = match waves {
-            Some(p) => Sim::<Top>::with_waves(p),
-            None => Sim::<Top>::new(),
-        };
+        let mut sim = Sim::<Top>::maybe_waves(waves);
         let (rate, burst, valid, cost, ready, tokens) = (
             sim.signal("rate_i"),
             sim.signal("burst_i"),
