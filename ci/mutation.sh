@@ -9,7 +9,7 @@ cases=${CASES:-60}
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
-# name | file glob in rtl/ | sed expression
+# name | file glob in rtl/ | sed expression [| suite, default stdlib]
 mutants=(
   "skid buffer accepts while full|skid_buffer_w*.sv|s/assign s_ready_o = ~skid_valid_q;/assign s_ready_o = 1'b1;/"
   "interval timer counts by two|interval_timer_w*.sv|s/count_q + \([0-9]*\)'d1/count_q + \1'd2/"
@@ -18,11 +18,14 @@ mutants=(
   "FWFT FIFO ready flipped (== for !=)|fifo_fwft_w*.sv|s/assign s_ready_o = count_q != /assign s_ready_o = count_q == /"
   "FIFO read pointer wraps one word early|fifo_w*.sv|/pop & (rd_ptr_q == /s/== \([0-9]*\)'h\([0-9a-f]\)/== \1'h0/"
   "round robin keeps priority on the winner|rr_arbiter_n*.sv|s/req_i \& ~(ptr_q - \([0-9]*\)'d1)/req_i \& ~ptr_q/"
+  "DMA mover strobes whole beats past a write's end|dma_mover_w*.sv|s/assign ws_d = wr_w_load ? (~(\([0-9]*\)'h\([0-9a-f]*\) << wr_k) << wr_lane)/assign ws_d = wr_w_load ? (\1'h\2 << wr_lane)/|dma"
+  "DMA walker chains a PRP list one entry late|dma_walker_w*.sv|s/assign is_list_ptr = (list_left_q == 32'd1)/assign is_list_ptr = (list_left_q == 32'd0)/|dma"
 )
 
 survivors=0
 for m in "${mutants[@]}"; do
-  IFS='|' read -r name glob expr <<<"$m"
+  IFS='|' read -r name glob expr suite <<<"$m"
+  suite=${suite:-stdlib}
   dir="$scratch/rtl"
   rm -rf "$dir" && cp -r rtl "$dir"
   files=("$dir"/$glob)
@@ -33,7 +36,7 @@ for m in "${mutants[@]}"; do
   fi
   echo "== mutant: $name ($(basename "${files[0]}"))"
   log="$scratch/log"
-  if TB_RTL_DIR="$dir" cargo run -q -p testbench -- regress --suite stdlib --cases "$cases" \
+  if TB_RTL_DIR="$dir" cargo run -q -p testbench -- regress --suite "$suite" --cases "$cases" \
       --regressions "$scratch/regressions.txt" --waves target/waves/mutants >"$log" 2>&1; then
     echo "   SURVIVED: the suite passed on a broken design" >&2
     survivors=$((survivors + 1))

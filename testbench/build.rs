@@ -296,6 +296,8 @@ fn main() {
         ("WrrArbiterTop", "wrr_arbiter_"),
         ("SkidBufferTop", "skid_buffer_w"),
         ("IntervalTimerTop", "interval_timer_w"),
+        ("DmaWalkerTop", "dma_walker_"),
+        ("DmaMoverTop", "dma_mover_"),
     ] {
         if let Some(top) = tops.iter().find(|t| t.starts_with(prefix)) {
             rs.push_str(&format!(

@@ -60,12 +60,27 @@ pub fn design(cfg: &Config) -> Result<Design, Errors> {
         st.arbiter_weight_width,
         reset,
     )?);
+    d.add_top(crate::dma::walker::walker(&dma_params(cfg), reset)?);
+    d.add_top(crate::dma::mover::mover(&dma_params(cfg), reset)?);
+    d.add_top(crate::dma::engine::engine(&dma_params(cfg), reset)?);
     d.add_top(blocks::chip_info::chip_info(
         &facts(cfg),
         cfg.csr.addr_width,
         reset,
     )?);
     Ok(d)
+}
+
+/// The DMA engine's parameters from the `[dma]` section of `cfg`.
+pub fn dma_params(cfg: &Config) -> crate::dma::DmaParams {
+    let d = &cfg.dma;
+    crate::dma::DmaParams {
+        data_width: d.data_width,
+        tag_width: d.tag_width,
+        len_width: d.len_width,
+        max_reads: d.max_reads,
+        id_width: d.id_width,
+    }
 }
 
 /// What `chip_info` reports for `cfg`.
@@ -82,7 +97,10 @@ pub fn facts(cfg: &Config) -> blocks::chip_info::ChipFacts {
 
 /// The register maps whose Rust accessors and Markdown maps are emitted next to the RTL.
 pub fn register_maps(cfg: &Config) -> Result<Vec<RegMap>, Errors> {
-    Ok(vec![blocks::chip_info::register_map(cfg.csr.addr_width)?])
+    Ok(vec![
+        blocks::chip_info::register_map(cfg.csr.addr_width)?,
+        crate::dma::engine::register_map()?,
+    ])
 }
 
 /// Every file `hdl-gen emit` writes for `cfg`, sorted by path, with headers.

@@ -110,6 +110,22 @@ pub struct Stdlib {
     pub arbiter_weight_width: u32,
 }
 
+/// `[dma]`: the DMA engine (descriptor walker and mover).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Dma {
+    /// AXI4 and stream data width in bits: 64, 128, 256 or 512.
+    pub data_width: u32,
+    /// Transfer tag width, 1 to 8 bits.
+    pub tag_width: u32,
+    /// Width of a transfer length in bytes, 13 to 32 (MDTS = 2^len_width - 1 bytes).
+    pub len_width: u32,
+    /// AXI4 read bursts the mover keeps in flight, 1 to 32.
+    pub max_reads: u32,
+    /// AXI4 ID width of the engine's master port, 2 to 8 bits.
+    pub id_width: u32,
+}
+
 /// A whole chip configuration.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -122,6 +138,8 @@ pub struct Config {
     pub csr: Csr,
     /// Standard-block instances.
     pub stdlib: Stdlib,
+    /// The DMA engine.
+    pub dma: Dma,
 }
 
 fn range(file: &Path, key: &str, v: u32, lo: u32, hi: u32, why: &str) -> Result<(), ConfigError> {
@@ -279,6 +297,25 @@ impl Config {
             32,
             "",
         )?;
+        let dma = &self.dma;
+        if ![64, 128, 256, 512].contains(&dma.data_width) {
+            return Err(ConfigError {
+                file: file.to_path_buf(),
+                key: "dma.data_width".into(),
+                message: format!("{} is not allowed; use 64, 128, 256 or 512", dma.data_width),
+            });
+        }
+        range(file, "dma.tag_width", dma.tag_width, 1, 8, "")?;
+        range(
+            file,
+            "dma.len_width",
+            dma.len_width,
+            13,
+            32,
+            " (the largest transfer is 2^len_width - 1 bytes)",
+        )?;
+        range(file, "dma.max_reads", dma.max_reads, 1, 32, "")?;
+        range(file, "dma.id_width", dma.id_width, 2, 8, "")?;
         Ok(())
     }
 

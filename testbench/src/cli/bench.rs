@@ -118,9 +118,13 @@ fn best<T>(runs: usize, mut f: impl FnMut() -> (f64, T)) -> (f64, T) {
 
 /// Runs `testbench bench`; returns the exit code.
 pub fn run(suite: &str, cycles: u64, cocotb: bool, venv: Option<&Path>) -> i32 {
-    if suite != "harness" {
-        eprintln!("testbench: no benchmark `{suite}`; benchmarks: harness");
-        return 2;
+    match suite {
+        "harness" => {}
+        "dma" => return crate::cli::bench_dma::run(),
+        _ => {
+            eprintln!("testbench: no benchmark `{suite}`; benchmarks: harness, dma");
+            return 2;
+        }
     }
     println!(
         "harness benchmark: {} ({} ports), {cycles} cycles per run, best of 3, interleaved",

@@ -3,6 +3,7 @@
 //! Exit codes: 0 everything passed; 1 some case failed; 2 bad usage (unknown suite, bad shard).
 
 pub mod bench;
+pub mod bench_dma;
 pub mod cocotb;
 pub mod regress;
 

@@ -2,6 +2,8 @@
 
 pub mod arbiter;
 pub mod crc;
+pub mod dma_mover;
+pub mod dma_walker;
 pub mod fifo;
 pub mod interval_timer;
 pub mod skid_buffer;

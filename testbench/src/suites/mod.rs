@@ -1,5 +1,6 @@
 //! Regression suites: named lists of properties that `testbench regress` runs.
 
+pub mod dma;
 pub mod stdlib;
 
 use crate::prop::{run_case, CaseResult, Property};
@@ -30,7 +31,7 @@ pub struct Suite {
 
 /// Every suite.
 pub fn all() -> Vec<Suite> {
-    vec![Suite {
+    let mut suites = vec![Suite {
         name: "stdlib",
         properties: vec![
             entry::<stdlib::skid_buffer::SkidBufferProp>(),
@@ -44,5 +45,13 @@ pub fn all() -> Vec<Suite> {
             entry::<stdlib::arbiter::RrArbiterProp>(),
             entry::<stdlib::arbiter::WrrArbiterProp>(),
         ],
-    }]
+    }];
+    suites.push(Suite {
+        name: "dma",
+        properties: vec![
+            entry::<dma::walker::DmaWalkerProp>(),
+            entry::<dma::mover::DmaMoverProp>(),
+        ],
+    });
+    suites
 }

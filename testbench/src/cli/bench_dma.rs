@@ -1,0 +1,123 @@
+//! `testbench bench --suite dma`: the DMA mover's throughput. For 4 KiB and 128 KiB transfers,
+//! each direction, 100 cycles of host memory latency and no backpressure: bytes per cycle as a
+//! fraction of the AXI data bus width (over a run of back-to-back transfers, from the first
+//! segment accepted to the last completion), and the cycles from a segment accepted to its
+//! first read request (AR). A benchmark to read, not a timed test.
+
+use crate::drivers::axi_mem::{AxiMemConfig, AxiMemSlave};
+use crate::drivers::stream::{StreamSink, StreamSource};
+use crate::rtl::DmaMoverTop as Top;
+use crate::sim::Sim;
+
+/// One measurement: (fraction of the bus, cycles from segment to first AR).
+fn measure(write: bool, len: u64, count: u64) -> Result<(f64, Option<u64>), String> {
+    let mut sim = Sim::<Top>::new();
+    let bytes = u64::from(sim.signal("m_data_data_o").width() / 8);
+    let seg = sim.add(StreamSource::new(
+        &sim,
+        "s_seg",
+        &["tag", "write", "addr", "len", "bucket", "last", "status"],
+        1,
+        0,
+    ));
+    let sdata = sim.add(StreamSource::new(
+        &sim,
+        "s_data",
+        &["data", "keep", "last", "tag"],
+        2,
+        0,
+    ));
+    let _mdata = sim.add(StreamSink::new(
+        &sim,
+        "m_data",
+        &["data", "keep", "last", "tag"],
+        3,
+        0,
+    ));
+    let done = sim.add(StreamSink::new(&sim, "m_done", &["tag", "status"], 4, 0));
+    let mem = sim.add(AxiMemSlave::new(
+        &sim,
+        "m_axi",
+        AxiMemConfig {
+            read_latency: 100..=100,
+            write_latency: 100..=100,
+            max_reads: 32,
+            max_writes: 32,
+            ..AxiMemConfig::default()
+        },
+    ));
+    let arvalid = sim.signal("m_axi_arvalid_o");
+    sim.reset(2);
+    for i in 0..count {
+        let addr = 0x1000_0000 + i * len;
+        seg.borrow_mut()
+            .push(vec![i & 7, write as u64, addr, len, 0, 1, 0]);
+        if write {
+            let beats = len.div_ceil(bytes);
+            for k in 0..beats {
+                sdata
+                    .borrow_mut()
+                    .push(vec![k, 0xff, (k + 1 == beats) as u64, i & 7]);
+            }
+        }
+    }
+    let start = sim.cycle();
+    let mut first_ar = None;
+    let mut first_seg = None;
+    let limit = 200_000 + count * len;
+    while done.borrow().received.len() < count as usize {
+        if sim.cycle() - start > limit {
+            return Err(format!("{count} transfers of {len} bytes did not complete"));
+        }
+        sim.step();
+        if first_seg.is_none() {
+            first_seg = seg.borrow().accepted.first().map(|a| a.0);
+        }
+        if first_ar.is_none() && arvalid.is_high() {
+            first_ar = Some(sim.cycle());
+        }
+    }
+    let t0 = first_seg.unwrap_or(start);
+    let cycles = done.borrow().received.last().map_or(0, |d| d.0) - t0;
+    let m = mem.borrow();
+    if let Some(v) = m.violations.first() {
+        return Err(format!("AXI protocol: {v}"));
+    }
+    let frac = (count * len) as f64 / cycles as f64 / bytes as f64;
+    Ok((frac, first_ar.map(|a| a.saturating_sub(t0))))
+}
+
+/// Runs the benchmark; returns the exit code.
+pub fn run() -> i32 {
+    println!(
+        "dma benchmark: {} ({} bytes per beat), 100 cycles of memory latency, no backpressure",
+        <Top as crate::sim::Dut>::NAME,
+        Top::PORTS
+            .iter()
+            .find(|p| p.0 == "m_axi_rdata_i")
+            .map_or(0, |p| p.1 / 8)
+    );
+    println!("  transfer   direction          transfers  bus utilisation  segment -> first AR");
+    let mut status = 0;
+    for (len, count) in [(4096u64, 64u64), (131_072, 4)] {
+        for write in [false, true] {
+            let label = if write {
+                "write (stream->mem)"
+            } else {
+                "read (mem->stream)"
+            };
+            match measure(write, len, count) {
+                Ok((frac, ar)) => println!(
+                    "  {:>6} B   {label:<19} {count:>8}  {frac:>15.3}  {}",
+                    len,
+                    ar.map_or("-".to_string(), |c| format!("{c} cycles"))
+                ),
+                Err(e) => {
+                    eprintln!("testbench: dma benchmark: {e}");
+                    status = 1;
+                }
+            }
+        }
+    }
+    status
+}

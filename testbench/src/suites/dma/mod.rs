@@ -1,0 +1,4 @@
+//! The DMA engine: the descriptor walker and the mover, each against its golden model.
+
+pub mod mover;
+pub mod walker;
