@@ -18,6 +18,8 @@ step "hdl-gen lint"
 cargo run -q -p hdl-gen -- lint
 step "testbench regress --suite stdlib"
 cargo run -q -p testbench -- regress --suite stdlib --cases 2000
+step "testbench regress --suite dma"
+cargo run -q -p testbench -- regress --suite dma --cases 100
 step "mutants: deliberate bugs in rtl/ copies must fail the suite"
 CASES=60 bash ci/mutation.sh
 step "all passed"
