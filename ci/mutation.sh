@@ -20,6 +20,7 @@ mutants=(
   "round robin keeps priority on the winner|rr_arbiter_n*.sv|s/req_i \& ~(ptr_q - \([0-9]*\)'d1)/req_i \& ~ptr_q/"
   "DMA mover strobes whole beats past a write's end|dma_mover_w*.sv|s/assign ws_d = wr_w_load ? (~(\([0-9]*\)'h\([0-9a-f]*\) << wr_k) << wr_lane)/assign ws_d = wr_w_load ? (\1'h\2 << wr_lane)/|dma"
   "DMA walker chains a PRP list one entry late|dma_walker_w*.sv|s/assign is_list_ptr = (list_left_q == 32'd1)/assign is_list_ptr = (list_left_q == 32'd0)/|dma"
+  "DMA engine routes R beats by the wrong ID bit|dma_engine_w*.sv|s/assign r_to_mover = m_axi_rid_i\[[0-9]*\];/assign r_to_mover = m_axi_rid_i[0];/|dma"
 )
 
 survivors=0

@@ -135,6 +135,9 @@ module dma_walker_w64_t3_l21 (
   logic [31:0] burst_words_a;
   logic [8:0]  burst_words;
   logic [9:0]  burst_beats;
+  logic [9:0]  word_credit_q;              // word FIFO slots reserved by bursts issued, not yet popped
+  logic [9:0]  word_credit_d;
+  logic        word_room_ok;
   logic        issue;
   logic        word_push;
   logic [64:0] word_in;
@@ -165,7 +168,7 @@ module dma_walker_w64_t3_l21 (
   logic [31:0] rem_k;
   logic        out_free;
   logic [1:0]  unused_u_info_fifo_count_o;
-  logic [2:0]  unused_u_word_fifo_count_o;
+  logic [9:0]  unused_u_word_fifo_count_o;
 
   fifo_fwft_w9_d2 u_info_fifo (
     .clk_i     (clk_i),
@@ -179,7 +182,7 @@ module dma_walker_w64_t3_l21 (
     .count_o   (unused_u_info_fifo_count_o)
   );
 
-  fifo_fwft_w65_d4 u_word_fifo (
+  fifo_fwft_w65_d512 u_word_fifo (
     .clk_i     (clk_i),
     .rst_ni    (rst_ni),
     .s_valid_i (word_push),
@@ -211,7 +214,8 @@ module dma_walker_w64_t3_l21 (
   assign burst_words_a = (fetch_left_q <= {22'd0, to_4k}) ? fetch_left_q : {22'd0, to_4k};
   assign burst_words = 9'((burst_words_a <= 32'h100) ? burst_words_a : 32'h100);
   assign burst_beats = {1'b0, burst_words};
-  assign issue = ~ar_valid_q & (fetch_left_q != 32'd0) & info_fifo_s_ready;
+  assign word_room_ok = ({1'b0, word_credit_q} + {2'd0, burst_words}) <= 11'h200;
+  assign issue = ~ar_valid_q & (fetch_left_q != 32'd0) & info_fifo_s_ready & word_room_ok;
   assign info_push = issue;
   assign info_data = burst_words;
   assign word = word_fifo_m_data[63:0];
@@ -223,6 +227,7 @@ module dma_walker_w64_t3_l21 (
   assign burst_end = cur_left == 9'd1;
   assign beat_end = 1'b1;
   assign word_push = r_take;
+  assign word_credit_d = (word_credit_q + (issue ? {1'b0, burst_words} : 10'd0)) - {9'd0, word_pop};
   assign word_in = {m_axi_rresp_i[1], r_word};
   assign m_axi_rready_o = r_take & beat_end;
   assign info_pop = r_take & burst_end;
@@ -556,6 +561,7 @@ module dma_walker_w64_t3_l21 (
       seg_bucket_q <= 1'b0;
       seg_last_q <= 1'b0;
       seg_status_q <= 11'd0;
+      word_credit_q <= 10'd0;
     end else begin
       state_q <= state_d;
       tag_q <= tag_d;
@@ -588,6 +594,7 @@ module dma_walker_w64_t3_l21 (
       seg_bucket_q <= seg_bucket_d;
       seg_last_q <= seg_last_d;
       seg_status_q <= seg_status_d;
+      word_credit_q <= word_credit_d;
     end
   end
 

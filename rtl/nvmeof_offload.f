@@ -10,7 +10,7 @@ fifo_fwft_w32_d13.sv
 rr_arbiter_n4.sv
 wrr_arbiter_n4_w8.sv
 fifo_fwft_w9_d2.sv
-fifo_fwft_w65_d4.sv
+fifo_fwft_w65_d512.sv
 dma_walker_w64_t3_l21.sv
 fifo_fwft_w40_d8.sv
 fifo_fwft_w65_d1024.sv

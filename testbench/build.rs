@@ -298,6 +298,7 @@ fn main() {
         ("IntervalTimerTop", "interval_timer_w"),
         ("DmaWalkerTop", "dma_walker_"),
         ("DmaMoverTop", "dma_mover_"),
+        ("DmaEngineTop", "dma_engine_"),
     ] {
         if let Some(top) = tops.iter().find(|t| t.starts_with(prefix)) {
             rs.push_str(&format!(

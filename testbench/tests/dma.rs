@@ -13,3 +13,8 @@ fn dma_walker() {
 fn dma_mover() {
     check::<mover::DmaMoverProp>(16);
 }
+
+#[test]
+fn dma_engine() {
+    check::<engine::DmaEngineProp>(12);
+}

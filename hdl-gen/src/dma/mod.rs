@@ -34,8 +34,8 @@
 //! Completion stream `m_done`: `tag` [T], `status` [11], one per command, in command order, after
 //! the transfer's data has moved (write direction: after its write responses).
 
-pub mod mover;
 pub mod engine;
+pub mod mover;
 pub mod params;
 pub mod walker;
 pub use params::DmaParams;

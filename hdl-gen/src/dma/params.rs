@@ -23,6 +23,9 @@ impl DmaParams {
 
     /// A parameter suffix for module names: `_w64_t3_l21`.
     pub fn suffix(&self) -> String {
-        format!("_w{}_t{}_l{}", self.data_width, self.tag_width, self.len_width)
+        format!(
+            "_w{}_t{}_l{}",
+            self.data_width, self.tag_width, self.len_width
+        )
     }
 }

@@ -16,6 +16,10 @@
 //! word's address rounded down to the bus width). At most two bursts are in flight (the burst
 //! information FIFO), all with ID 0, so they return in order. The unpacker hands the words of
 //! each beat to a FIFO one per cycle, marking every word of a burst answered SLVERR or DECERR.
+//! A burst is issued only when that FIFO has room reserved for all its words (two bursts of 256
+//! words), so R beats are always taken at once: a segment output blocked by the mover never
+//! holds up the R channel, which the engine shares with the mover's reads (the mover may need
+//! read data that a slave queues behind a descriptor beat to free its own segment input).
 //!
 //! # Behaviour (the golden model is `testbench::models::dma_walker`)
 //!
@@ -72,9 +76,10 @@ pub mod sc {
     pub const PRP_OFFSET_INVALID: u16 = 0x13;
 }
 
-/// Depth of the FIFO of fetched words.
-fn word_fifo_depth(p: &DmaParams) -> u32 {
-    (2 * p.data_width / 64).max(4)
+/// Depth of the FIFO of fetched words: two bursts of the largest size (256 words), each
+/// reserved when it is issued.
+fn word_fifo_depth(_p: &DmaParams) -> u32 {
+    512
 }
 
 /// The walker, named `dma_walker` + [`DmaParams::suffix`] (see the module documentation).
@@ -289,7 +294,19 @@ pub fn walker(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         ),
         None => m.net("burst_beats", n.zext(10)),
     };
-    let issue = m.net("issue", !ar_v.q & fleft.q.ne(0) & info_room);
+    // Words of the FIFO reserved: requested and not yet popped (every requested word is pushed).
+    let depth = word_fifo_depth(p);
+    let cw = clog2(u64::from(depth) + 1);
+    let credit = m.reg("word_credit", cw, 0);
+    m.comment(
+        credit.q,
+        "word FIFO slots reserved by bursts issued, not yet popped",
+    );
+    let room_ok = m.net(
+        "word_room_ok",
+        (credit.q.zext(cw + 1) + n.zext(cw + 1)).le(u64::from(depth)),
+    );
+    let issue = m.net("issue", !ar_v.q & fleft.q.ne(0) & info_room & room_ok);
     m.assign(info_push, issue);
     match first_lane {
         Some(fl) => m.assign(info_data, cat([fl.ex(), n.ex()])),
@@ -328,6 +345,10 @@ pub fn walker(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         None => m.net("beat_end", lit(1, 1)),
     };
     m.assign(w_push, take);
+    m.assign(
+        credit.d,
+        credit.q + mux(issue, n.zext(cw), lit(cw, 0)) - w_pop.zext(cw),
+    );
     m.assign(w_in, cat([rresp.bit(1), rword.ex()]));
     m.assign(rready, take & beat_end);
     m.assign(info_pop, take & burst_end);

@@ -51,6 +51,7 @@ pub fn all() -> Vec<Suite> {
         properties: vec![
             entry::<dma::walker::DmaWalkerProp>(),
             entry::<dma::mover::DmaMoverProp>(),
+            entry::<dma::engine::DmaEngineProp>(),
         ],
     });
     suites

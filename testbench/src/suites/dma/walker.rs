@@ -21,13 +21,13 @@ use std::path::Path;
 /// One transfer: a layout drawn from `seed`, a length, a fault.
 #[derive(Debug, Clone)]
 pub struct Xfer {
-    sgl: bool,
-    write: bool,
-    mps: u8,
-    len: u32,
+    pub(crate) sgl: bool,
+    pub(crate) write: bool,
+    pub(crate) mps: u8,
+    pub(crate) len: u32,
     /// 0: none; otherwise a fault of the layout's kind (see `build_prp` / `build_sgl`).
-    fault: u8,
-    seed: u64,
+    pub(crate) fault: u8,
+    pub(crate) seed: u64,
 }
 
 /// Generated stimulus.
@@ -117,15 +117,15 @@ fn strategy() -> BoxedStrategy<Input> {
 
 /// A command with its layout in memory: the command, its page size, the ranges to answer
 /// SLVERR.
-struct Built {
-    cmd: Command,
-    mps: u8,
-    errors: Vec<Range<u64>>,
+pub(crate) struct Built {
+    pub(crate) cmd: Command,
+    pub(crate) mps: u8,
+    pub(crate) errors: Vec<Range<u64>>,
 }
 
 /// PRP faults: 1 PRP1 not dword aligned, 2 PRP2 (page or list pointer) misaligned, 3 a list
 /// entry with an offset, 4 a chain pointer not qword aligned, 5 SLVERR on a list page, 6 none.
-fn build_prp(x: &Xfer, base: u64, mem: &mut Memory, tag: u64) -> Built {
+pub(crate) fn build_prp(x: &Xfer, base: u64, mem: &mut Memory, tag: u64) -> Built {
     let mut rng = Rng::new(x.seed);
     let page = 4096u64 << x.mps;
     let mut errors = Vec::new();
@@ -213,7 +213,7 @@ fn build_prp(x: &Xfer, base: u64, mem: &mut Memory, tag: u64) -> Built {
 /// SGL faults: 1 a descriptor of a bad type (bit bucket in the read direction included), 2 the
 /// command's length too long, 3 too short, 4 SLVERR on a segment, 5 a bad segment descriptor
 /// length, 6 none.
-fn build_sgl(x: &Xfer, base: u64, mem: &mut Memory, tag: u64) -> Built {
+pub(crate) fn build_sgl(x: &Xfer, base: u64, mem: &mut Memory, tag: u64) -> Built {
     let mut rng = Rng::new(x.seed);
     let mut errors = Vec::new();
     let at = |rng: &mut Rng, align: u64| base + rng.below((1 << 36) / align) * align;
@@ -299,7 +299,7 @@ fn build_sgl(x: &Xfer, base: u64, mem: &mut Memory, tag: u64) -> Built {
 }
 
 /// Drives `s_cmd` (the 128-bit `dptr` needs wide writes) and `mps_i` with each command.
-struct CmdSource {
+pub(crate) struct CmdSource {
     valid: Signal,
     ready: Signal,
     tag: Signal,
@@ -308,11 +308,32 @@ struct CmdSource {
     dptr: Signal,
     len: Signal,
     mps: Signal,
-    queue: VecDeque<(Command, u8)>,
+    pub(crate) queue: VecDeque<(Command, u8)>,
     current: Option<(Command, u8)>,
     rng: Rng,
     idle: u8,
     accepted: usize,
+}
+
+impl CmdSource {
+    /// A command source on `s_cmd` (and `mps_i`) of `sim`, idle `idle` percent of cycles.
+    pub(crate) fn new<M: Dut>(sim: &Sim<M>, seed: u64, idle: u8) -> CmdSource {
+        CmdSource {
+            valid: sim.signal("s_cmd_valid_i"),
+            ready: sim.signal("s_cmd_ready_o"),
+            tag: sim.signal("s_cmd_tag_i"),
+            write: sim.signal("s_cmd_write_i"),
+            sgl: sim.signal("s_cmd_sgl_i"),
+            dptr: sim.signal("s_cmd_dptr_i"),
+            len: sim.signal("s_cmd_len_i"),
+            mps: sim.signal("mps_i"),
+            queue: VecDeque::new(),
+            current: None,
+            rng: Rng::new(seed),
+            idle,
+            accepted: 0,
+        }
+    }
 }
 
 impl Component for CmdSource {
@@ -436,21 +457,7 @@ fn run<M: Dut>(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         input.seed ^ 0x5e9,
         input.seg_stall,
     ));
-    let src = sim.add(CmdSource {
-        valid: sim.signal("s_cmd_valid_i"),
-        ready: sim.signal("s_cmd_ready_o"),
-        tag: sim.signal("s_cmd_tag_i"),
-        write: sim.signal("s_cmd_write_i"),
-        sgl: sim.signal("s_cmd_sgl_i"),
-        dptr: sim.signal("s_cmd_dptr_i"),
-        len: sim.signal("s_cmd_len_i"),
-        mps: sim.signal("mps_i"),
-        queue: VecDeque::new(),
-        current: None,
-        rng: Rng::new(input.seed ^ 0xc0d),
-        idle: input.cmd_idle,
-        accepted: 0,
-    });
+    let src = sim.add(CmdSource::new(&sim, input.seed ^ 0xc0d, input.cmd_idle));
     sim.reset(2);
 
     // Lay out every transfer in its own window of memory, and plan it with the model.
