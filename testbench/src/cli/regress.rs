@@ -34,6 +34,9 @@ pub struct Args {
     /// [default: testbench/regressions/<suite>.txt].
     #[arg(long)]
     pub regressions: Option<PathBuf>,
+    /// Run only these properties of the suite (comma-separated names) [default: all].
+    #[arg(long)]
+    pub property: Option<String>,
     /// Worker threads [default: the number of CPUs].
     #[arg(long)]
     pub jobs: Option<usize>,
@@ -103,6 +106,27 @@ pub fn run(args: &Args) -> i32 {
         );
         return 2;
     };
+    let wanted: Option<Vec<&str>> = args.property.as_deref().map(|p| p.split(',').collect());
+    if let Some(w) = &wanted {
+        for name in w {
+            if !suite.properties.iter().any(|p| p.name == *name) {
+                let names: Vec<&str> = suite.properties.iter().map(|p| p.name).collect();
+                eprintln!(
+                    "testbench: suite `{}` has no property `{name}`; its properties: {}",
+                    suite.name,
+                    names.join(", ")
+                );
+                return 2;
+            }
+        }
+    }
+    let selected: Vec<usize> = (0..suite.properties.len())
+        .filter(|&i| {
+            wanted
+                .as_ref()
+                .is_none_or(|w| w.contains(&suite.properties[i].name))
+        })
+        .collect();
     let (k, m) = match args.shard.as_deref().map(parse_shard).transpose() {
         Ok(s) => s.unwrap_or((1, 1)),
         Err(e) => {
@@ -122,15 +146,16 @@ pub fn run(args: &Args) -> i32 {
 
     // (label, property index, seed): saved regressions first, then this shard's cases.
     let mut work: Vec<(String, usize, u64)> = Vec::new();
-    for (pi, p) in suite.properties.iter().enumerate() {
+    for &pi in &selected {
+        let p = &suite.properties[pi];
         for s in saved_seeds(&regressions, p.name) {
             work.push((format!("{} saved 0x{s:016x}", p.name), pi, s));
         }
     }
     let replays = work.len();
-    let n = suite.properties.len() as u64;
+    let n = selected.len() as u64;
     for i in (0..args.cases).filter(|i| i % m == k - 1) {
-        let pi = (i % n) as usize;
+        let pi = selected[(i % n) as usize];
         let s = case_seed(args.seed, i);
         work.push((
             format!("{} case {i} seed 0x{s:016x}", suite.properties[pi].name),
