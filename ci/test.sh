@@ -23,4 +23,14 @@ cargo run -q -p testbench -- regress --suite dma --cases 100
 step "mutants: deliberate bugs in rtl/ copies must fail the suite"
 # The stdlib mutants; `bash ci/mutation.sh` runs the DMA ones too (about 10 minutes more).
 MUTANT_SUITES=stdlib CASES=60 bash ci/mutation.sh
+step "hdl-gen fpga check: board tops and constraints current (notes stale reports)"
+cargo run -q -p hdl-gen -- fpga check
+step "hdl-gen fpga lint: board tops through verilator -Wall"
+cargo run -q -p hdl-gen -- fpga lint
+step "host tool of the UART bridge (python unittest)"
+PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s fpga -p 'test_*.py'
+step "FPGA flow smoke: one block on both boards, the Colorlight i5 bitstream"
+bash ci/fpga-smoke.sh
+step "post-synthesis simulation: stdlib properties on Yosys netlists"
+CASES=300 bash ci/postsynth.sh
 step "all passed"

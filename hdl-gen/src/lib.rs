@@ -3,8 +3,10 @@
 //! only uses its public API.
 
 pub mod blocks;
+pub mod boards;
 pub mod chip;
 pub mod cli;
 pub mod config;
 pub mod dma;
+pub mod fpga;
 pub mod lint;

@@ -9,3 +9,5 @@ pub mod fifo;
 pub mod interval_timer;
 pub mod skid_buffer;
 pub mod token_bucket;
+pub mod uart;
+pub mod uart_bridge;

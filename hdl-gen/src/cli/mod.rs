@@ -5,7 +5,9 @@
 
 mod check;
 mod emit;
+mod fpga;
 
+pub(crate) use emit::stale_files;
 pub use emit::write_tree;
 
 use crate::config::{Config, ConfigError};
@@ -45,6 +47,11 @@ enum Command {
         /// Configuration file [default: configs/default.toml in the repository].
         #[arg(long)]
         config: Option<PathBuf>,
+    },
+    /// The ECP5 FPGA flow: board tops, bitstreams, per-block reports, post-synthesis netlists.
+    Fpga {
+        #[command(subcommand)]
+        command: fpga::FpgaCommand,
     },
 }
 
@@ -117,5 +124,6 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             let cfg = load(config)?;
             crate::lint::run(&cfg)
         }
+        Command::Fpga { command } => fpga::run(command),
     }
 }

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# CI's check that the FPGA flow still works end to end, kept short: one small block through
+# synthesis and place and route for both boards, and the Colorlight i5 bring-up top to a
+# bitstream (the cheaper board). The block's figures must equal the committed report's: the
+# tools are pinned and run with a fixed seed, so a difference means the report is stale or the
+# flow stopped repeating itself. Installs the pinned tools into target/fpga-venv on first use.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+block=${BLOCK:-fifo_w32_d13}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+cargo run -q -p hdl-gen -- fpga blocks --only "$block" --out "$out"
+cargo run -q -p hdl-gen -- fpga board colorlight_i5 --out "$out"
+test -s target/fpga/colorlight_i5/colorlight_i5.bit
+python3 - "$out/blocks.json" fpga/reports/blocks.json "$block" <<'PY'
+import json, sys
+new, old, block = sys.argv[1], sys.argv[2], sys.argv[3]
+pick = lambda p: next(b for b in json.load(open(p))["blocks"] if b["module"] == block)
+a, b = pick(new), pick(old)
+if a != b:
+    sys.exit(f"fpga-smoke: {block} measured {a}\n  but fpga/reports/blocks.json has {b}\n"
+             "  run `hdl-gen fpga blocks` and commit fpga/reports/")
+print(f"fpga-smoke: {block} repeats the committed report")
+PY

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Post-synthesis simulation: Yosys synthesizes the tops of the default configuration that the
+# stdlib suite drives (generic `synth -flatten`, netlist written with `write_verilog -noattr`)
+# into a copy of rtl/ (target/postsynth/rtl), and the stdlib property suite runs on those
+# netlists exactly as on the RTL (TB_RTL_DIR). The netlists keep the modules' names and ports
+# (hdl-gen checks), so the generated bindings fit them. CASES sets the number of random cases.
+# The DMA tops stay RTL here: their suite is not run, and flattened to gates (memories as
+# flip-flops) they are half a million lines that Verilator takes minutes over.
+# The netlists come from the flow's pinned YoWASP Yosys 0.70; YOSYS=system uses the `yosys` on
+# PATH (Debian's 0.23) instead. The testbench builds every model with -fno-const-bit-op-tree:
+# Verilator 5.006's bit-op-tree optimization simulates the XNOR trees of these netlists wrongly.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cases=${CASES:-200}
+out="$(pwd)/target/postsynth/rtl"
+rm -rf "$out"
+only=()
+for shim in rtl/*_shim.cpp; do
+  top=$(basename "$shim" _shim.cpp)
+  case "$top" in dma_*) ;; *) only+=(--only "$top") ;; esac
+done
+tool=()
+[ "${YOSYS:-pinned}" = system ] && tool=(--system-yosys)
+cargo run -q -p hdl-gen -- fpga netlist --out "$out" "${tool[@]}" "${only[@]}" "$@"
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+# Replay the saved regressions too, without adding to the committed file.
+cp testbench/regressions/stdlib.txt "$scratch/regressions.txt" 2>/dev/null || true
+status=0
+TB_RTL_DIR="$out" cargo run -q -p testbench -- regress --suite stdlib --cases "$cases" \
+  --regressions "$scratch/regressions.txt" --waves target/waves/postsynth || status=$?
+# Build the models of the real rtl/ again, so the next cargo command does not use the netlists.
+cargo build -q -p testbench
+exit $status

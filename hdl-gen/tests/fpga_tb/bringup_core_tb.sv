@@ -1,0 +1,196 @@
+// Test bench for the bring-up core that tests/fpga_bringup.rs builds (the Colorlight i5 core
+// with a UART bit time of DIV clock cycles): talks to it through its UART pins as a host would,
+// with the framed protocol of hdl-gen/src/blocks/uart_bridge.rs, and checks the answers: the
+// chip_info ID, the scratch register, the host memory, DECERR outside the map, SLVERR inside the
+// CSR window, ignored bytes between commands, a stalled command dropped after the timeout, and
+// the serial framing of every answer byte. Prints PASS, or FAIL lines and FAILED.
+//
+// The UART sides are clocked processes fed by queues, and the script is a table walked by one
+// loop, so Verilator does not unroll the test into a huge model.
+
+module bringup_core_tb #(
+  parameter int DIV = 16,
+  parameter int TIMEOUT = 32768
+);
+  logic clk_i = 1'b0;
+  logic rst_ni = 1'b0;
+  always #5 clk_i = ~clk_i;
+
+  logic uart_rx_i;
+  logic uart_tx_o;
+  logic led_no;
+  logic eth_rst_no, eth_mdc_o, eth_mdio_i;
+  logic eth0_tx_clk_o, eth0_tx_ctl_o, eth0_rx_clk_i, eth0_rx_ctl_i;
+  logic eth1_tx_clk_o, eth1_tx_ctl_o, eth1_rx_clk_i, eth1_rx_ctl_i;
+  logic [3:0] eth0_txd_o, eth0_rxd_i, eth1_txd_o, eth1_rxd_i;
+  assign eth_mdio_i = 1'b1;
+  assign eth0_rx_clk_i = 1'b0;
+  assign eth0_rx_ctl_i = 1'b0;
+  assign eth0_rxd_i = 4'h0;
+  assign eth1_rx_clk_i = 1'b0;
+  assign eth1_rx_ctl_i = 1'b0;
+  assign eth1_rxd_i = 4'h0;
+
+  colorlight_i5_core dut (.*);
+
+  int errors = 0;
+
+  // Host to FPGA: 8N1, least significant bit first, one bit every DIV cycles.
+  logic [7:0] send_q[$];
+  logic [9:0] tx_frame = '1;
+  int tx_bits = 0;
+  int tx_timer = 0;
+  logic [7:0] tx_next;
+  assign uart_rx_i = tx_frame[0];
+  always @(posedge clk_i) begin
+    if (tx_bits == 0) begin
+      if (send_q.size() > 0) begin
+        tx_next = send_q.pop_front();
+        tx_frame <= {1'b1, tx_next, 1'b0};
+        tx_bits <= 10;
+        tx_timer <= DIV - 1;
+      end
+    end else if (tx_timer == 0) begin
+      tx_frame <= {1'b1, tx_frame[9:1]};
+      tx_bits <= tx_bits - 1;
+      tx_timer <= DIV - 1;
+    end else begin
+      tx_timer <= tx_timer - 1;
+    end
+  end
+
+  // FPGA to host: finds each start bit, samples every bit in its middle, checks the framing.
+  logic [7:0] recv_q[$];
+  logic [7:0] rx_byte;
+  int rx_bit = -1;
+  int rx_timer = 0;
+  always @(posedge clk_i) begin
+    if (rx_bit < 0) begin
+      if (rst_ni && uart_tx_o == 1'b0) begin
+        rx_bit <= 0;
+        rx_timer <= DIV / 2;
+      end
+    end else if (rx_timer != 0) begin
+      rx_timer <= rx_timer - 1;
+    end else begin
+      rx_timer <= DIV - 1;
+      if (rx_bit == 0 && uart_tx_o != 1'b0) begin
+        $display("FAIL: start bit not low in its middle");
+        errors++;
+        rx_bit <= -1;
+      end else if (rx_bit >= 1 && rx_bit <= 8) begin
+        rx_byte[rx_bit-1] <= uart_tx_o;
+        rx_bit <= rx_bit + 1;
+      end else if (rx_bit == 9) begin
+        if (uart_tx_o != 1'b1) begin
+          $display("FAIL: stop bit not high");
+          errors++;
+        end
+        recv_q.push_back(rx_byte);
+        rx_bit <= -1;
+      end else begin
+        rx_bit <= rx_bit + 1;
+      end
+    end
+  end
+
+  // The script: op 'R' or 'W' with the answer expected, 'B' a raw byte (addr[7:0]), 'S' a
+  // stalled command (a write's command byte and one address byte, then the timeout).
+  localparam int N = 19;
+  logic [7:0] op[N] = '{
+    "R", "W", "R", "R",
+    "W", "W", "W", "R", "R", "R",
+    "R", "W", "R",
+    "B", "B", "B", "R",
+    "S", "R"
+  };
+  logic [31:0] addr[N] = '{
+    32'h0000_0000, 32'h0000_0018, 32'h0000_0018, 32'h0000_0100,
+    32'h0001_0000, 32'h0001_0004, 32'h0001_3ffc, 32'h0001_0004, 32'h0001_0000, 32'h0001_3ffc,
+    32'h0002_0000, 32'h8000_0000, 32'h0001_0000,
+    32'h0000_0000, 32'h0000_00ff, 32'h0000_0072, 32'h0000_0018,
+    32'h0000_0000, 32'h0000_0000
+  };
+  logic [31:0] data[N] = '{
+    32'h4e56_4d46, 32'hdead_beef, 32'hdead_beef, 32'h0000_0000,
+    32'h0123_4567, 32'h89ab_cdef, 32'hcafe_f00d, 32'h89ab_cdef, 32'h0123_4567, 32'hcafe_f00d,
+    32'h0000_0000, 32'h1111_1111, 32'h0123_4567,
+    32'h0, 32'h0, 32'h0, 32'hdead_beef,
+    32'h0, 32'h4e56_4d46
+  };
+  logic [7:0] status[N] = '{
+    8'ha0, 8'ha0, 8'ha0, 8'ha2,
+    8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0,
+    8'ha3, 8'ha3, 8'ha0,
+    8'h0, 8'h0, 8'h0, 8'ha0,
+    8'h0, 8'ha0
+  };
+
+  int k;
+  int want;
+  int waited;
+  logic [31:0] got;
+  initial begin
+    repeat (5) @(posedge clk_i);
+    rst_ni = 1'b1;
+    repeat (5) @(posedge clk_i);
+    k = 0;
+    while (k < N) begin
+      want = 0;
+      if (op[k] == "B") begin
+        send_q.push_back(addr[k][7:0]);
+      end else if (op[k] == "S") begin
+        send_q.push_back("W");
+        send_q.push_back(8'h00);
+        waited = 0;
+        while (waited < TIMEOUT + 40 * DIV) begin
+          @(posedge clk_i);
+          waited++;
+        end
+      end else begin
+        send_q.push_back(op[k]);
+        for (int i = 3; i >= 0; i--) send_q.push_back(addr[k][i*8+:8]);
+        if (op[k] == "W") begin
+          for (int i = 3; i >= 0; i--) send_q.push_back(data[k][i*8+:8]);
+          want = 1;
+        end else begin
+          want = 5;
+        end
+      end
+      waited = 0;
+      while (recv_q.size() < want && waited < 200 * DIV) begin
+        @(posedge clk_i);
+        waited++;
+      end
+      if (recv_q.size() != want) begin
+        $display("FAIL: step %0d (%s 0x%08x): %0d answer bytes, expected %0d", k, op[k],
+                 addr[k], recv_q.size(), want);
+        errors++;
+      end else if (want > 0) begin
+        got = '0;
+        if (want == 5) got = {recv_q[1], recv_q[2], recv_q[3], recv_q[4]};
+        if (recv_q[0] != status[k] || (want == 5 && got != data[k])) begin
+          $display("FAIL: step %0d (%s 0x%08x): status %02x data %08x, expected %02x %08x", k,
+                   op[k], addr[k], recv_q[0], got, status[k], want == 5 ? data[k] : 32'h0);
+          errors++;
+        end
+      end
+      recv_q.delete();
+      // Let the line and the bridge settle before the next step.
+      waited = 0;
+      while (waited < 12 * DIV) begin
+        @(posedge clk_i);
+        waited++;
+      end
+      if (recv_q.size() != 0) begin
+        $display("FAIL: step %0d: %0d unexpected answer bytes", k, recv_q.size());
+        errors++;
+        recv_q.delete();
+      end
+      k++;
+    end
+    if (errors == 0) $display("PASS");
+    else $display("FAILED: %0d errors", errors);
+    $finish;
+  end
+endmodule
