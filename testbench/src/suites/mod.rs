@@ -60,6 +60,9 @@ pub fn all() -> Vec<Suite> {
         properties: vec![
             entry::<nvme_tcp::model::NvmeTcpModelProp>(),
             entry::<nvme_tcp::model::NvmeTcpModelHostileProp>(),
+            entry::<nvme_tcp::rtl::NvmeTcpConnProp>(),
+            entry::<nvme_tcp::rtl::NvmeTcpConnHostileProp>(),
+            entry::<nvme_tcp::rtl::NvmeTcpEngineProp>(),
         ],
     });
     suites

@@ -10,6 +10,7 @@
 //! 4420 (see [`record`]).
 
 pub mod model;
+pub mod rtl;
 pub mod scenario;
 
 use crate::pcap::Pcap;
