@@ -131,7 +131,7 @@ mod tests {
     #[test]
     fn every_fault_is_committed_and_answered() {
         let mut seen = std::collections::BTreeMap::new();
-        for seed in 0..400u64 {
+        for seed in 0..200u64 {
             let sc = input_for::<NvmeTcpModelHostileProp>(seed);
             let (out, target) = run_model(&sc).unwrap();
             check(&sc, &sc.submitted(), &out, &target).unwrap();
