@@ -5,7 +5,9 @@ set -euo pipefail
 
 # python3-venv and libpython3-dev (for the shared libpython cocotb embeds): the cocotb side of
 # `testbench bench --suite harness`, which makes its own venv under target/.
-packages=(verilator yosys g++ make zlib1g-dev python3-venv libpython3-dev)
+# tshark: ci/tshark_check.sh (Wireshark's NVMe/TCP dissector checks the regression's pcap); its
+# debconf question (non-root capture) is preseeded so the install never prompts.
+packages=(verilator yosys g++ make zlib1g-dev python3-venv libpython3-dev tshark)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -14,6 +16,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then
     echo "ci/setup.sh: installing ${missing[*]}" >&2
     export DEBIAN_FRONTEND=noninteractive
+    echo 'wireshark-common wireshark-common/install-setuid boolean false' | debconf-set-selections
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   else

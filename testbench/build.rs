@@ -304,6 +304,8 @@ fn main() {
         ("DmaWalkerTop", "dma_walker_"),
         ("DmaMoverTop", "dma_mover_"),
         ("DmaEngineTop", "dma_engine_"),
+        ("NvmeTcpConnTop", "nvme_tcp_conn_"),
+        ("NvmeTcpTop", "nvme_tcp_w"),
     ] {
         if let Some(top) = tops.iter().find(|t| t.starts_with(prefix)) {
             rs.push_str(&format!(

@@ -63,6 +63,11 @@ pub fn design(cfg: &Config) -> Result<Design, Errors> {
     d.add_top(crate::dma::walker::walker(&dma_params(cfg), reset)?);
     d.add_top(crate::dma::mover::mover(&dma_params(cfg), reset)?);
     d.add_top(crate::dma::engine::engine(&dma_params(cfg), reset)?);
+    d.add_top(crate::nvme_tcp::conn::conn(&nvme_tcp_params(cfg), reset)?);
+    d.add_top(crate::nvme_tcp::engine::engine(
+        &nvme_tcp_params(cfg),
+        reset,
+    )?);
     d.add_top(blocks::chip_info::chip_info(
         &facts(cfg),
         cfg.csr.addr_width,
@@ -83,6 +88,17 @@ pub fn dma_params(cfg: &Config) -> crate::dma::DmaParams {
     }
 }
 
+/// The NVMe/TCP engine's parameters from the `[nvme_tcp]` section of `cfg`.
+pub fn nvme_tcp_params(cfg: &Config) -> crate::nvme_tcp::NvmeTcpParams {
+    let t = &cfg.nvme_tcp;
+    crate::nvme_tcp::NvmeTcpParams {
+        data_width: t.data_width,
+        connections: t.connections,
+        outstanding: t.outstanding,
+        digests: t.digests,
+    }
+}
+
 /// What `chip_info` reports for `cfg`.
 pub fn facts(cfg: &Config) -> blocks::chip_info::ChipFacts {
     let v: Vec<u8> = VERSION.split('.').map(|p| p.parse().unwrap_or(0)).collect();
@@ -100,6 +116,7 @@ pub fn register_maps(cfg: &Config) -> Result<Vec<RegMap>, Errors> {
     Ok(vec![
         blocks::chip_info::register_map(cfg.csr.addr_width)?,
         crate::dma::engine::register_map()?,
+        crate::nvme_tcp::engine::register_map()?,
     ])
 }
 

@@ -126,6 +126,20 @@ pub struct Dma {
     pub id_width: u32,
 }
 
+/// `[nvme_tcp]`: the NVMe/TCP protocol engine.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NvmeTcp {
+    /// Byte-stream width in bits: 64, 128 or 256.
+    pub data_width: u32,
+    /// Connections (one per I/O queue pair), 2 to 16.
+    pub connections: u32,
+    /// Commands in flight per connection, 1 to 64.
+    pub outstanding: u32,
+    /// Whether header and data digests may be negotiated.
+    pub digests: bool,
+}
+
 /// A whole chip configuration.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -140,6 +154,8 @@ pub struct Config {
     pub stdlib: Stdlib,
     /// The DMA engine.
     pub dma: Dma,
+    /// The NVMe/TCP engine.
+    pub nvme_tcp: NvmeTcp,
 }
 
 fn range(file: &Path, key: &str, v: u32, lo: u32, hi: u32, why: &str) -> Result<(), ConfigError> {
@@ -316,6 +332,16 @@ impl Config {
         )?;
         range(file, "dma.max_reads", dma.max_reads, 1, 32, "")?;
         range(file, "dma.id_width", dma.id_width, 2, 8, "")?;
+        let t = &self.nvme_tcp;
+        if ![64, 128, 256].contains(&t.data_width) {
+            return Err(ConfigError {
+                file: file.to_path_buf(),
+                key: "nvme_tcp.data_width".into(),
+                message: format!("{} is not allowed; use 64, 128 or 256", t.data_width),
+            });
+        }
+        range(file, "nvme_tcp.connections", t.connections, 2, 16, "")?;
+        range(file, "nvme_tcp.outstanding", t.outstanding, 1, 64, "")?;
         Ok(())
     }
 

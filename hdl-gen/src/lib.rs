@@ -10,3 +10,4 @@ pub mod config;
 pub mod dma;
 pub mod fpga;
 pub mod lint;
+pub mod nvme_tcp;

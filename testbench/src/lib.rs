@@ -9,6 +9,7 @@
 pub mod cli;
 pub mod drivers;
 pub mod models;
+pub mod pcap;
 pub mod prop;
 pub mod rng;
 pub mod sim;

@@ -37,6 +37,10 @@ pub struct Args {
     /// Run only these properties of the suite (comma-separated names) [default: all].
     #[arg(long)]
     pub property: Option<String>,
+    /// Record every case's connection into this pcap file (suite nvme-tcp: TCP/IPv4 frames on
+    /// port 4420, both directions, for Wireshark and tshark).
+    #[arg(long)]
+    pub pcap: Option<PathBuf>,
     /// Worker threads [default: the number of CPUs].
     #[arg(long)]
     pub jobs: Option<usize>,
@@ -170,6 +174,16 @@ pub fn run(args: &Args) -> i32 {
         args.seed
     );
 
+    if args.pcap.is_some() {
+        if suite.name != "nvme-tcp" {
+            eprintln!(
+                "testbench: --pcap records NVMe/TCP connections: use it with --suite nvme-tcp"
+            );
+            return 2;
+        }
+        suites::nvme_tcp::start_capture();
+    }
+
     // Panics inside properties are reported as case failures; the default hook would also
     // print each one (and proptest's shrinking re-runs them many times).
     std::panic::set_hook(Box::new(|_| {}));
@@ -219,6 +233,18 @@ pub fn run(args: &Args) -> i32 {
         if let Err(e) = junit(path, suite.name, &results) {
             eprintln!("testbench: cannot write {}: {e}", path.display());
             return 2;
+        }
+    }
+    if let Some(path) = &args.pcap {
+        match suites::nvme_tcp::save_capture(path) {
+            Ok((frames, pdus)) => eprintln!(
+                "pcap: {frames} frames holding {pdus} NVMe/TCP PDUs written to {}",
+                path.display()
+            ),
+            Err(e) => {
+                eprintln!("testbench: cannot write {}: {e}", path.display());
+                return 2;
+            }
         }
     }
     eprintln!("{:.1} s on {jobs} threads", started.elapsed().as_secs_f64());

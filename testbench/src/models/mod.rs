@@ -6,5 +6,8 @@ pub mod dma_mover;
 pub mod dma_walker;
 pub mod fifo;
 pub mod interval_timer;
+pub mod nvme_tcp;
+pub mod nvme_tcp_host;
+pub mod nvme_tcp_target;
 pub mod skid_buffer;
 pub mod token_bucket;

@@ -1,6 +1,7 @@
 //! Regression suites: named lists of properties that `testbench regress` runs.
 
 pub mod dma;
+pub mod nvme_tcp;
 pub mod stdlib;
 
 use crate::prop::{run_case, CaseResult, Property};
@@ -52,6 +53,16 @@ pub fn all() -> Vec<Suite> {
             entry::<dma::walker::DmaWalkerProp>(),
             entry::<dma::mover::DmaMoverProp>(),
             entry::<dma::engine::DmaEngineProp>(),
+        ],
+    });
+    suites.push(Suite {
+        name: "nvme-tcp",
+        properties: vec![
+            entry::<nvme_tcp::model::NvmeTcpModelProp>(),
+            entry::<nvme_tcp::model::NvmeTcpModelHostileProp>(),
+            entry::<nvme_tcp::rtl::NvmeTcpConnProp>(),
+            entry::<nvme_tcp::rtl::NvmeTcpConnHostileProp>(),
+            entry::<nvme_tcp::rtl::NvmeTcpEngineProp>(),
         ],
     });
     suites

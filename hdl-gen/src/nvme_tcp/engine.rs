@@ -1,0 +1,339 @@
+//! The engine top: one `nvme_tcp_conn` per I/O queue pair, a command demultiplexer by SQ id,
+//! a round-robin completion merge, and the shared byte streams of the TCP engine with
+//! per-connection flow control. The interface is documented in `mod.rs`.
+
+use super::conn::conn;
+use super::NvmeTcpParams;
+use crate::blocks::arbiter::rr_arbiter;
+use crate::blocks::fifo::fifo;
+use hdl_builder::prelude::*;
+use hdl_builder::regs::{Access, RegBlock, RegMap};
+use hdl_builder::{Error, ErrorKind, Errors};
+use std::panic::Location;
+use std::rc::Rc;
+
+/// The module name: `nvme_tcp_w<bits>_c<connections>_d<outstanding>` (`_nd` without digests).
+pub fn module_name(p: &NvmeTcpParams) -> String {
+    format!(
+        "nvme_tcp_w{}_c{}_d{}{}",
+        p.data_width,
+        p.connections,
+        p.outstanding,
+        if p.digests { "" } else { "_nd" }
+    )
+}
+
+/// The counters, by register name and what they count (32 bits, wrapping, summed over the
+/// connections).
+pub const COUNTERS: [(&str, &str); 9] = [
+    ("tx_icreq", "ICReq PDUs sent"),
+    ("tx_capsule_cmd", "CapsuleCmd PDUs sent"),
+    (
+        "tx_h2c_termreq",
+        "H2CTermReq PDUs sent (fatal errors found)",
+    ),
+    ("tx_bytes", "PDU bytes sent"),
+    ("rx_icresp", "ICResp PDUs accepted"),
+    (
+        "rx_capsule_resp",
+        "CapsuleResp PDUs accepted (completions made)",
+    ),
+    ("rx_c2h_termreq", "C2HTermReq PDUs received"),
+    (
+        "rx_bytes",
+        "Bytes received (those dropped after a connection ended too)",
+    ),
+    ("hdgst_errors", "Header digest errors"),
+];
+
+/// The counters' register map (`nvme_tcp_csr`, AXI4-Lite).
+pub fn register_map() -> Result<RegMap, Errors> {
+    let mut b = RegBlock::new("nvme_tcp_csr", 6);
+    b.doc("NVMe/TCP engine counters (32 bits, wrapping, all connections together).");
+    for (i, (name, doc)) in COUNTERS.iter().enumerate() {
+        b.reg(name, 4 * i as u32, doc)
+            .field("value", 0, 32, Access::Ro, 0, doc);
+    }
+    b.finish()
+}
+
+/// The engine, named by [`module_name`].
+#[track_caller]
+pub fn engine(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
+    let name = module_name(p);
+    let n = p.connections;
+    if !(2..=16).contains(&n) {
+        return Err(Errors(vec![Error {
+            kind: ErrorKind::Invalid,
+            module: name.clone(),
+            signal: None,
+            loc: Location::caller(),
+            message: format!("{name}: {n} connections; use 2 to 16"),
+        }]));
+    }
+    let dw = p.data_width;
+    let lanes = dw / 8;
+    let cw = clog2(u64::from(n));
+    let c = conn(p, reset)?;
+    let rx_fifo = fifo(dw + lanes, 2, true, reset)?;
+    let arb = rr_arbiter(n, reset)?;
+    let csr = register_map()?.module(reset)?;
+    let cpl_arb = rr_arbiter(n + 1, reset)?;
+
+    let mut m = ModuleBuilder::with_reset(&name, reset);
+    m.doc(&format!(
+        "NVMe/TCP engine, host side: {n} connections (SQ id i+1 on connection i), {lanes}-byte streams."
+    ));
+    m.doc(
+        "io_cmd goes to the connection of its SQ id (others: completed with 22h); sq_space_o says",
+    );
+    m.doc("which connections take a command now. io_cpl merges the connections round robin.");
+    m.doc("tx: beats of any connection holding a tx_credit_i bit, held until taken. rx: a beat of");
+    m.doc("connection i is taken in any cycle rx_ready_o[i] is high (a 2-beat buffer per connection),");
+    m.doc("so a stalled connection never blocks another's bytes.");
+    m.clock();
+    m.reset();
+    m.group("configuration");
+    let dgst = m.input("dgst_i", 2);
+    m.comment(
+        dgst,
+        "digests to ask for on every connection: bit 0 header, bit 1 data",
+    );
+    m.group("commands in, completions out");
+    let cmd = m.stream_in(
+        "io_cmd",
+        &StreamDef::new().field("sqid", 16).field("sqe", 512),
+    );
+    let space = m.output("sq_space_o", n);
+    m.comment(space, "bit i: connection i (SQ id i+1) takes a command now");
+    let cpl = m.stream_out(
+        "io_cpl",
+        &StreamDef::new()
+            .field("sqid", 16)
+            .field("cid", 16)
+            .field("status", 15)
+            .field("dw0", 32),
+    );
+    m.group("byte streams of the TCP engine");
+    let tx = m.stream_out(
+        "tx",
+        &StreamDef::new()
+            .field("conn", cw)
+            .field("data", dw)
+            .field("keep", lanes),
+    );
+    let credit = m.input("tx_credit_i", n);
+    m.comment(
+        credit,
+        "bit i: the TCP engine takes bytes of connection i (keep it up while one is on tx)",
+    );
+    let rx = m.stream_in(
+        "rx",
+        &StreamDef::new()
+            .field("conn", cw)
+            .field("data", dw)
+            .field("keep", lanes),
+    );
+    let rx_space = m.output("rx_space_o", n);
+    m.comment(
+        rx_space,
+        "bit i: a beat of connection i presented now is taken (rx_ready_o = rx_space_o[rx_conn_i])",
+    );
+    m.group("state");
+    let connected = m.output("connected_o", n);
+    let dead = m.output("dead_o", n);
+
+    // Command routing by SQ id.
+    let sqid = cmd.field("sqid");
+    let idx = m.net("cmd_conn", (sqid - 1u64).slice(cw - 1, 0));
+    let known = m.net("cmd_known", sqid.ne(0u64) & sqid.le(u64::from(n)));
+    m.comment(known, "the SQ id has a connection");
+
+    let cpl_def = StreamDef::new()
+        .field("cid", 16)
+        .field("status", 15)
+        .field("dw0", 32);
+    let mut cmd_ready = Vec::new();
+    let mut cpls = Vec::new();
+    let mut txs = Vec::new();
+    let mut spaces = Vec::new();
+    let mut conns = Vec::new();
+    let mut deads = Vec::new();
+    let mut rx_readies = Vec::new();
+    let mut events: Vec<[Sig; 5]> = Vec::new();
+    for i in 0..n {
+        let u = m.instance(&format!("u_conn{i}"), &c);
+        m.bind(u, "dgst_i", dgst);
+        let sel = m.net(&format!("cmd_sel{i}"), known & idx.eq(u64::from(i)));
+        m.bind(u, "io_cmd_valid_i", cmd.valid & sel);
+        m.bind(u, "io_cmd_sqe_i", cmd.field("sqe"));
+        let r = m.bind_out(u, "io_cmd_ready_o");
+        cmd_ready.push(m.net(&format!("cmd_ready{i}"), sel & r));
+        spaces.push(m.bind_out(u, "space_o"));
+        let cs = m.stream_wire(&format!("cpl{i}"), &cpl_def);
+        m.bind_stream(u, "io_cpl", &cs);
+        cpls.push(cs);
+        let ts = m.stream_wire(
+            &format!("tx{i}"),
+            &StreamDef::new().field("data", dw).field("keep", lanes),
+        );
+        m.bind_stream(u, "tx", &ts);
+        txs.push(ts);
+        events.push([
+            m.bind_out(u, "ev_tx_pdu_o"),
+            m.bind_out(u, "ev_tx_bytes_o"),
+            m.bind_out(u, "ev_rx_pdu_o"),
+            m.bind_out(u, "ev_rx_bytes_o"),
+            m.bind_out(u, "ev_hdgst_err_o"),
+        ]);
+        conns.push(m.bind_out(u, "connected_o"));
+        deads.push(m.bind_out(u, "dead_o"));
+
+        // Receive buffer: two beats, so rx_ready_o[i] never depends on rx_valid_i.
+        let f = m.instance(&format!("u_rx_buf{i}"), &rx_fifo);
+        let fsel = m.net(
+            &format!("rx_sel{i}"),
+            rx.valid & rx.field("conn").eq(u64::from(i)),
+        );
+        m.bind(f, "s_valid_i", fsel);
+        m.bind(
+            f,
+            "s_data_i",
+            cat([rx.field("keep").ex(), rx.field("data").ex()]),
+        );
+        rx_readies.push(m.bind_out(f, "s_ready_o"));
+        let fv = m.bind_out(f, "m_valid_o");
+        let fd = m.bind_out(f, "m_data_o");
+        let count = m.bind_out(f, "count_o");
+        m.unused(&format!("rx_buf{i}_count"), count);
+        m.bind(u, "rx_valid_i", fv);
+        m.bind(u, "rx_data_i", fd.slice(dw - 1, 0));
+        m.bind(u, "rx_keep_i", fd.slice(dw + lanes - 1, dw));
+        let cr = m.bind_out(u, "rx_ready_o");
+        m.bind(f, "m_ready_i", cr);
+    }
+    m.assign(rx_space, cat(rx_readies.iter().rev()));
+    m.assign(rx.ready, rx_space.shr_by(rx.field("conn")).bit(0));
+    m.assign(space, cat(spaces.iter().rev()));
+    m.assign(connected, cat(conns.iter().rev()));
+    m.assign(dead, cat(deads.iter().rev()));
+
+    // A command for an SQ id without a connection is taken into a register and completes with
+    // 22h through the merge, as requester n.
+    let bq = m.reg("bounce_valid", 1, 0);
+    let bq_sqid = m.reg("bounce_sqid", 16, 0);
+    let bq_cid = m.reg("bounce_cid", 16, 0);
+    let take_bounce = m.net("take_bounce", cmd.valid & !known & !bq.q);
+    m.assign(
+        cmd.ready,
+        cmd_ready.iter().fold(take_bounce.ex(), |a, r| a | *r),
+    );
+
+    // Completions: round robin over the connections and the bounce register.
+    let ca = m.instance("u_cpl_arbiter", &cpl_arb);
+    m.bind(
+        ca,
+        "req_i",
+        cat(std::iter::once(bq.q.ex()).chain(cpls.iter().rev().map(|s| s.valid.ex()))),
+    );
+    let cv = m.bind_out(ca, "valid_o");
+    let cg = m.bind_out(ca, "gnt_o");
+    let ci = m.bind_out(ca, "gnt_idx_o");
+    m.bind(ca, "ready_i", cpl.ready);
+    for (i, s) in cpls.iter().enumerate() {
+        m.assign(s.ready, cpl.ready & cg.bit(i as u32));
+    }
+    let bq_fire = m.net("bounce_fire", cpl.ready & cg.bit(n));
+    m.comb(|c| {
+        c.set(bq.d, bq.q);
+        c.set(bq_sqid.d, bq_sqid.q);
+        c.set(bq_cid.d, bq_cid.q);
+        c.if_(take_bounce, |c| {
+            c.set(bq.d, 1u64);
+            c.set(bq_sqid.d, sqid);
+            c.set(bq_cid.d, cmd.field("sqe").slice(31, 16));
+        })
+        .else_if(bq_fire, |c| c.set(bq.d, 0u64));
+    });
+    let pick = |f: &str, bounce: Expr| -> Expr {
+        let mut e: Expr = bounce;
+        for (i, s) in cpls.iter().enumerate() {
+            e = mux(ci.eq(i as u64), s.field(f), e);
+        }
+        e
+    };
+    m.assign(cpl.valid, cv);
+    let conn_sqid = m.net("cpl_conn_sqid", ci.zext(16) + 1u64);
+    m.assign(
+        cpl.field("sqid"),
+        mux(ci.eq(u64::from(n)), bq_sqid.q, conn_sqid),
+    );
+    m.assign(cpl.field("cid"), pick("cid", bq_cid.q.ex()));
+    m.assign(cpl.field("status"), pick("status", lit(15, 0x22)));
+    m.assign(cpl.field("dw0"), pick("dw0", lit(32, 0)));
+
+    // Transmit: round robin over the connections with a beat and a credit.
+    let ta = m.instance("u_tx_arbiter", &arb);
+    m.bind(
+        ta,
+        "req_i",
+        cat(txs.iter().rev().map(|s| s.valid.ex())) & credit,
+    );
+    let tv = m.bind_out(ta, "valid_o");
+    let tg = m.bind_out(ta, "gnt_o");
+    let ti = m.bind_out(ta, "gnt_idx_o");
+    m.bind(ta, "ready_i", tx.ready);
+    for (i, s) in txs.iter().enumerate() {
+        m.assign(s.ready, tx.ready & tg.bit(i as u32));
+    }
+    let tpick = |f: &str| -> Expr {
+        let mut e: Expr = txs[0].field(f).ex();
+        for (i, s) in txs.iter().enumerate().skip(1) {
+            e = mux(ti.eq(i as u64), s.field(f), e);
+        }
+        e
+    };
+    m.assign(tx.valid, tv);
+    m.assign(tx.field("conn"), ti);
+    m.assign(tx.field("data"), tpick("data"));
+    m.assign(tx.field("keep"), tpick("keep"));
+
+    // Counters: each connection's events of the cycle, summed.
+    let u_csr = m.instance("u_csr", &csr);
+    let sum = |m: &mut ModuleBuilder, name: &str, f: &dyn Fn(&[Sig; 5]) -> Expr| -> Sig {
+        let e = events
+            .iter()
+            .fold(lit(32, 0), |acc, ev| acc + f(ev).zext(32));
+        m.net(name, e)
+    };
+    let incs: Vec<Sig> = vec![
+        sum(&mut m, "inc_tx_icreq", &|e| e[0].bit(0)),
+        sum(&mut m, "inc_tx_capsule_cmd", &|e| e[0].bit(1)),
+        sum(&mut m, "inc_tx_h2c_termreq", &|e| e[0].bit(2)),
+        sum(&mut m, "inc_tx_bytes", &|e| e[1].ex()),
+        sum(&mut m, "inc_rx_icresp", &|e| e[2].bit(0)),
+        sum(&mut m, "inc_rx_capsule_resp", &|e| e[2].bit(1)),
+        sum(&mut m, "inc_rx_c2h_termreq", &|e| e[2].bit(2)),
+        sum(&mut m, "inc_rx_bytes", &|e| e[3].ex()),
+        sum(&mut m, "inc_hdgst_errors", &|e| e[4].ex()),
+    ];
+    for ((name, _), inc) in COUNTERS.iter().zip(&incs) {
+        let c = m.reg(&format!("cnt_{name}"), 32, 0);
+        m.assign(c.d, c.q + *inc);
+        m.bind(u_csr, &format!("{name}_value_i"), c.q);
+    }
+    m.group("counters (AXI4-Lite slave)");
+    for port in csr.ports() {
+        if !port.name.starts_with("s_axil_") {
+            continue;
+        }
+        if port.input {
+            let p = m.input(&port.name, port.width);
+            m.bind(u_csr, &port.name, p);
+        } else {
+            let p = m.output(&port.name, port.width);
+            m.bind_out_to(u_csr, &port.name, p);
+        }
+    }
+    m.finish()
+}

@@ -1,0 +1,78 @@
+//! The NVMe/TCP protocol engine: the host side of NVMe/TCP connections, over per-connection
+//! TCP byte streams (the TCP engine underneath is a later block).
+//!
+//! ```text
+//!  io_cmd (SQE) --> [nvme_tcp_conn] --tx--> byte stream to the target (ICReq, CapsuleCmd, H2CTermReq)
+//!  io_cpl <-------- [nvme_tcp_conn] <--rx-- byte stream from the target (ICResp, CapsuleResp, C2HTermReq)
+//! ```
+//!
+//! # One connection: `nvme_tcp_conn_w<bits>_d<outstanding>`
+//!
+//! - `dgst_i` [2]: the digests to ask for in the ICReq (bit 0 header, bit 1 data), held stable;
+//!   masked by the configuration's `digests` switch. HPDA is 0 (no padding asked for).
+//! - Command stream `io_cmd`: `sqe` [512], the 64-byte SQE exactly as fetched (byte i at bits
+//!   8i+7:8i). It is taken once the connection is up and one of the `outstanding` command slots
+//!   is free. It goes out as a CapsuleCmd whose SQE has PSDT 01b and DPTR rewritten to one
+//!   transport SGL data block (identifier 5Ah, address 0) of the command's length
+//!   (`(NLB + 1) * 512` for Read and Write, 0 otherwise); CCCID is the command's own CID.
+//! - Completion stream `io_cpl`: `cid` [16], `status` [15] (the CQE status field), `dw0` [32],
+//!   from each CapsuleResp whose CID is outstanding.
+//! - Byte streams `tx` (out) and `rx` (in): `data` [W], `keep` [W/8]. Bytes are packed from lane
+//!   0 (`keep` a contiguous run of ones from bit 0); any beat may be short, and a beat may hold
+//!   the end of one PDU and the start of the next. The engine emits each PDU header as full
+//!   beats and a short last one, then the 4-byte header digest in a beat of its own.
+//! - `connected_o`: the ICResp was accepted; `dead_o`: the connection ended (TermReq sent or
+//!   received).
+//!
+//! Receive checks, in this order, each ending the connection with one H2CTermReq (FES, FEI,
+//! the offending PDU's 8-byte common header as its data): a type the host does not receive
+//! (01h, FEI 0); ICResp after, or any other PDU before, the connection start (02h); HLEN (01h,
+//! FEI 2); flags (FEI 1: digest flags must match what was negotiated); PDO (FEI 3); PLEN
+//! (FEI 4); the header digest (03h); ICResp fields: PFV (06h, FEI 8), CPDA > 31 (FEI 10), a
+//! digest not asked for (FEI 11), MAXH2CDATA below 4096 or not a multiple of 4 (FEI 12); a
+//! CapsuleResp for a CID that is not outstanding (01h, FEI 20). A C2HTermReq ends the
+//! connection without an answer. After the end, every outstanding command, and every command
+//! that arrives later, completes with Transient Transport Error (22h); received bytes are
+//! dropped.
+//!
+//! # The engine: `nvme_tcp_w<bits>_c<connections>_d<outstanding>`
+//!
+//! One connection per I/O queue pair: SQ id `i + 1` runs on connection `i`.
+//!
+//! - `io_cmd`: `sqid` [16], `sqe` [512] (the chip-internal command stream). The command goes to
+//!   its SQ id's connection; a command for an SQ id without one (0, or above the connections)
+//!   is taken and completed with 22h. `sq_space_o` [C]: bit i, connection i takes a command now
+//!   (a slot is free, or the connection has ended and refuses it), for the front end's
+//!   eligibility mask, so one busy connection never blocks the command stream.
+//! - `io_cpl`: `sqid` [16], `cid` [16], `status` [15], `dw0` [32], the connections' completions
+//!   merged round robin.
+//! - `tx`: one stream to the TCP engine, `conn` [log2 C], `data`, `keep`; beats of different
+//!   connections interleave (each connection's bytes stay in order). `tx_credit_i` [C]: the TCP
+//!   engine takes bytes of connection i; only connections with credit win the round-robin
+//!   arbitration, and a beat on the bus stays until taken (keep its credit up meanwhile).
+//! - `rx`: one stream from the TCP engine, `conn`, `data`, `keep`. `rx_space_o` [C]: bit i, a
+//!   beat of connection i presented now is taken (`rx_ready_o = rx_space_o[rx_conn_i]`; each
+//!   connection has a two-beat buffer, so the bit does not depend on `rx_valid_i`). The TCP
+//!   engine presents only beats of connections with space, so a stalled connection (one
+//!   waiting for `io_cpl`) never holds up another's bytes.
+//! - `dgst_i` [2] as for a connection (all connections ask for the same digests);
+//!   `connected_o`, `dead_o` [C].
+//!
+//! Not in this block yet: data PDUs (C2HData, R2T, H2CData) and the DMA engine behind them; a
+//! C2HData or R2T is refused as an invalid type (01h, FEI 0).
+
+pub mod conn;
+pub mod engine;
+
+/// The engine's parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NvmeTcpParams {
+    /// Byte-stream width in bits (64, 128 or 256).
+    pub data_width: u32,
+    /// Connections, one per I/O queue pair (2 to 16; SQ id i+1 on connection i).
+    pub connections: u32,
+    /// Commands in flight per connection (1 to 64).
+    pub outstanding: u32,
+    /// Digests may be negotiated.
+    pub digests: bool,
+}

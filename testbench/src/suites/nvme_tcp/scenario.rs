@@ -1,0 +1,417 @@
+//! Stimulus and checks shared by the `nvme-tcp` properties.
+
+use crate::models::nvme_tcp::{sqe, ty, STATUS_TRANSIENT_TRANSPORT};
+use crate::models::nvme_tcp_host::{Completion, HostConfig};
+use crate::models::nvme_tcp_target::{pattern, status, Fault, Target, TargetConfig, LBA_BYTES};
+use proptest::prelude::*;
+use std::collections::BTreeMap;
+
+/// Blocks in each of the two namespaces.
+pub const NS_BLOCKS: u64 = 4096;
+
+/// What a command does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Read (02h).
+    Read,
+    /// Write (01h).
+    Write,
+    /// Flush (00h): no data.
+    Flush,
+    /// An opcode the target refuses (Invalid Command Opcode).
+    BadOpcode,
+    /// A read past the namespace's end (LBA Out of Range).
+    OutOfRange,
+}
+
+/// One command of a case.
+#[derive(Clone, Debug)]
+pub struct Cmd {
+    /// What it does.
+    pub kind: Kind,
+    /// Namespace 1 or 2.
+    pub nsid: u32,
+    /// Blocks, 0's based.
+    pub nlb: u16,
+    /// Seeds the write data.
+    pub seed: u8,
+}
+
+/// A generated case.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// Header digests asked for.
+    pub hdgst: bool,
+    /// Data digests asked for.
+    pub ddgst: bool,
+    /// HPDA asked for.
+    pub hpda: u8,
+    /// In-capsule data limit of the host (bytes).
+    pub icd_max: u32,
+    /// Target's MAXH2CDATA.
+    pub maxh2cdata: u32,
+    /// Target's CPDA.
+    pub cpda: u8,
+    /// Target's largest C2HData.
+    pub max_c2h: u32,
+    /// Target's largest R2T.
+    pub max_r2t: u32,
+    /// Target may use SUCCESS.
+    pub use_success: bool,
+    /// Commands, in submission order.
+    pub cmds: Vec<Cmd>,
+    /// Hostile target: the fault and the eligible PDU it breaks.
+    pub fault: Option<(Fault, u32)>,
+    /// Largest byte-stream chunk per move, each way.
+    pub chunk: (u16, u16),
+    /// Seeds the target and the scheduling.
+    pub seed: u64,
+}
+
+fn cmd() -> impl Strategy<Value = Cmd> {
+    let nlb = prop_oneof![
+        4 => 0u16..8,
+        3 => 8u16..64,
+        2 => 64u16..256,
+        1 => Just(255u16),
+    ];
+    let kind = prop_oneof![
+        8 => Just(Kind::Read),
+        8 => Just(Kind::Write),
+        1 => Just(Kind::Flush),
+        1 => Just(Kind::BadOpcode),
+        1 => Just(Kind::OutOfRange),
+    ];
+    (kind, 1u32..=2, nlb, any::<u8>()).prop_map(|(kind, nsid, nlb, seed)| Cmd {
+        kind,
+        nsid,
+        nlb,
+        seed,
+    })
+}
+
+/// The strategy; `hostile` adds a fault in most cases.
+pub fn strategy(hostile: bool, max_cmds: usize) -> BoxedStrategy<Scenario> {
+    let fault = if hostile {
+        prop::option::weighted(0.9, (prop::sample::select(Fault::ALL.to_vec()), 0u32..10)).boxed()
+    } else {
+        Just(None).boxed()
+    };
+    (
+        (
+            any::<bool>(),
+            any::<bool>(),
+            prop_oneof![3 => Just(0u8), 1 => 1u8..=3],
+        ),
+        prop_oneof![Just(0u32), Just(512), Just(4096), Just(8192)],
+        prop_oneof![
+            Just(4096u32),
+            Just(8192),
+            (1024u32..4096).prop_map(|x| x * 4)
+        ],
+        prop_oneof![3 => Just(0u8), 1 => 1u8..=3],
+        prop_oneof![1u32..600, 600u32..9000, 9000u32..140_000],
+        prop_oneof![1u32..600, 600u32..9000, 9000u32..140_000],
+        any::<bool>(),
+        prop::collection::vec(cmd(), 1..max_cmds),
+        fault,
+        (1u16..3000, 1u16..3000),
+        any::<u64>(),
+    )
+        .prop_map(
+            |(
+                (hdgst, ddgst, hpda),
+                icd_max,
+                maxh2cdata,
+                cpda,
+                max_c2h,
+                max_r2t,
+                use_success,
+                cmds,
+                fault,
+                chunk,
+                seed,
+            )| {
+                let fault = fault.map(|(f, at)| {
+                    if f == Fault::IcRespDigest && hdgst && ddgst {
+                        (Fault::IcRespPfv, at)
+                    } else {
+                        (f, at)
+                    }
+                });
+                Scenario {
+                    hdgst,
+                    ddgst,
+                    hpda,
+                    icd_max,
+                    maxh2cdata,
+                    cpda,
+                    max_c2h,
+                    max_r2t,
+                    use_success,
+                    cmds,
+                    fault,
+                    chunk,
+                    seed,
+                }
+            },
+        )
+        .boxed()
+}
+
+/// A command as submitted: the SQE (PRP pointers, as the front end fetched it), write data.
+#[derive(Clone, Debug)]
+pub struct Submitted {
+    /// The SQE.
+    pub sqe: [u8; 64],
+    /// Write data (empty otherwise).
+    pub data: Vec<u8>,
+    /// What it does.
+    pub kind: Kind,
+    /// Namespace byte offset of its data.
+    pub ns_offset: usize,
+    /// Data length.
+    pub len: usize,
+}
+
+impl Scenario {
+    /// The host configuration.
+    pub fn host(&self) -> HostConfig {
+        HostConfig {
+            hdgst: self.hdgst,
+            ddgst: self.ddgst,
+            hpda: self.hpda,
+            icd_max: self.icd_max,
+            lba_bytes: LBA_BYTES as u32,
+            max_plen: u32::MAX,
+        }
+    }
+
+    /// The target configuration.
+    pub fn target(&self) -> TargetConfig {
+        TargetConfig {
+            namespaces: vec![NS_BLOCKS, NS_BLOCKS],
+            maxh2cdata: self.maxh2cdata,
+            cpda: self.cpda,
+            max_c2h: self.max_c2h,
+            max_r2t: self.max_r2t,
+            use_success: self.use_success,
+            icd_max: self.icd_max,
+            seed: self.seed,
+            fault: self.fault,
+        }
+    }
+
+    /// The commands as submitted: CIDs unique (below 8000h, so a hostile target's wrong CCCIDs,
+    /// 8000h and up, never name one), LBA ranges disjoint so any order of execution gives one
+    /// answer.
+    pub fn submitted(&self) -> Vec<Submitted> {
+        let mut cursor = [0u64; 2];
+        self.cmds
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let cid = (i as u16).wrapping_mul(37) & 0x7fff;
+                let blocks = u64::from(c.nlb) + 1;
+                let ns = c.nsid as usize - 1;
+                let (opc, slba) = match c.kind {
+                    Kind::Read | Kind::Write => {
+                        if cursor[ns] + blocks > NS_BLOCKS {
+                            cursor[ns] = 0;
+                        }
+                        let s = cursor[ns];
+                        cursor[ns] += blocks + u64::from(c.seed % 3);
+                        (if c.kind == Kind::Read { 0x02 } else { 0x01 }, s)
+                    }
+                    Kind::Flush => (0x00, 0),
+                    Kind::BadOpcode => (0x7c, 0),
+                    Kind::OutOfRange => (0x02, NS_BLOCKS - blocks / 2),
+                };
+                let s = sqe::rw(opc, cid, c.nsid, slba, c.nlb, 0x1000 * (i as u64 + 1), 0);
+                let len = match c.kind {
+                    Kind::Read | Kind::Write | Kind::OutOfRange => blocks as usize * LBA_BYTES,
+                    _ => 0,
+                };
+                let data = if c.kind == Kind::Write {
+                    (0..len)
+                        .map(|k| (k as u8).wrapping_mul(c.seed | 1) ^ (i as u8))
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                Submitted {
+                    sqe: s,
+                    data,
+                    kind: c.kind,
+                    ns_offset: slba as usize * LBA_BYTES,
+                    len,
+                }
+            })
+            .collect()
+    }
+}
+
+/// What the host side did in a run.
+#[derive(Clone, Debug, Default)]
+pub struct Outcome {
+    /// Completions, in order.
+    pub completions: Vec<Completion>,
+    /// Host-memory writes of read data: (CID, offset in the command's data, bytes).
+    pub writes: Vec<(u16, u32, Vec<u8>)>,
+}
+
+/// Checks an outcome against the target's view of the run. `target` must have received every
+/// byte the host sent.
+pub fn check(
+    sc: &Scenario,
+    subs: &[Submitted],
+    out: &Outcome,
+    target: &Target,
+) -> Result<(), String> {
+    if !target.violations.is_empty() {
+        return Err(format!(
+            "the target found host faults: {:?}",
+            target.violations
+        ));
+    }
+    if target.bytes_after_term > 0 {
+        return Err(format!(
+            "the host sent {} bytes after its TermReq",
+            target.bytes_after_term
+        ));
+    }
+    let by_cid: BTreeMap<u16, &Submitted> = subs.iter().map(|s| (sqe::cid(&s.sqe), s)).collect();
+    // Exactly one completion per command.
+    let mut done: BTreeMap<u16, &Completion> = BTreeMap::new();
+    for c in &out.completions {
+        if !by_cid.contains_key(&c.cid) {
+            return Err(format!("completion for CID {:#x}, never submitted", c.cid));
+        }
+        if done.insert(c.cid, c).is_some() {
+            return Err(format!("CID {:#x} completed twice", c.cid));
+        }
+    }
+    if done.len() != subs.len() {
+        let missing: Vec<u16> = by_cid
+            .keys()
+            .filter(|k| !done.contains_key(k))
+            .copied()
+            .collect();
+        return Err(format!("commands never completed: CIDs {missing:x?}"));
+    }
+    // Every byte written to host memory belongs to an issued read, inside its data, and is the
+    // namespace's byte there.
+    for (cid, off, bytes) in &out.writes {
+        let s = by_cid
+            .get(cid)
+            .ok_or_else(|| format!("host memory written for CID {cid:#x}, never submitted"))?;
+        if !matches!(s.kind, Kind::Read) || *off as usize + bytes.len() > s.len {
+            return Err(format!(
+                "host memory written for CID {cid:#x} ({:?}, {} bytes) at {off}+{}",
+                s.kind,
+                s.len,
+                bytes.len()
+            ));
+        }
+        let ns = sqe::nsid(&s.sqe);
+        for (k, b) in bytes.iter().enumerate() {
+            let p = s.ns_offset + *off as usize + k;
+            let want = pattern(ns, (p / LBA_BYTES) as u64, p % LBA_BYTES);
+            if *b != want {
+                return Err(format!(
+                    "CID {cid:#x}: host memory byte {} is {b:#04x}, the namespace has {want:#04x}",
+                    *off as usize + k
+                ));
+            }
+        }
+    }
+    let fatal = target.committed.filter(|(f, _, _)| *f != Fault::DataDigest);
+    let digest_cmd = target
+        .committed
+        .filter(|(f, _, _)| *f == Fault::DataDigest)
+        .and_then(|(_, _, cid)| cid);
+    match fatal {
+        Some((f, t, _)) => {
+            let want = f.expected(t);
+            let got = target.term_reqs.first().copied();
+            let ok = got.is_some_and(|(fes, fei)| {
+                want.iter()
+                    .any(|(w, i)| *w == fes && i.is_none_or(|i| i == fei))
+            });
+            if !ok || target.term_reqs.len() != 1 {
+                return Err(format!(
+                    "after fault {f:?} on a PDU of type {t:#04x} the host sent TermReqs {:x?}, expected one of {want:x?}",
+                    target.term_reqs
+                ));
+            }
+            // Commands the target had answered may have succeeded; all others failed.
+            for c in done.values() {
+                if c.status == 0 {
+                    check_success(c.cid, by_cid[&c.cid], out, target)?;
+                }
+            }
+        }
+        None => {
+            if !target.term_reqs.is_empty() {
+                return Err(format!(
+                    "the host sent TermReqs {:x?} to a well-behaved target",
+                    target.term_reqs
+                ));
+            }
+            for (cid, c) in &done {
+                let s = by_cid[cid];
+                let want = match s.kind {
+                    _ if digest_cmd == Some(*cid) => STATUS_TRANSIENT_TRANSPORT,
+                    Kind::Read | Kind::Write | Kind::Flush => 0,
+                    Kind::BadOpcode => status::INVALID_OPCODE,
+                    Kind::OutOfRange => status::LBA_OUT_OF_RANGE,
+                };
+                if c.status != want {
+                    return Err(format!(
+                        "CID {cid:#x} ({:?}) completed with status {:#x}, expected {want:#x}",
+                        s.kind, c.status
+                    ));
+                }
+                if want == 0 {
+                    check_success(*cid, s, out, target)?;
+                }
+            }
+        }
+    }
+    let _ = sc;
+    Ok(())
+}
+
+/// A successful command's data: a read covered every byte of its data in host memory; a write's
+/// data is in the namespace.
+fn check_success(cid: u16, s: &Submitted, out: &Outcome, target: &Target) -> Result<(), String> {
+    match s.kind {
+        Kind::Read => {
+            let mut covered = vec![false; s.len];
+            for (c, off, b) in &out.writes {
+                if *c == cid {
+                    covered[*off as usize..*off as usize + b.len()].fill(true);
+                }
+            }
+            if let Some(k) = covered.iter().position(|c| !c) {
+                return Err(format!(
+                    "CID {cid:#x}: read completed successfully but byte {k} of {} never reached host memory",
+                    s.len
+                ));
+            }
+        }
+        Kind::Write => {
+            let ns = &target.ns[sqe::nsid(&s.sqe) as usize - 1];
+            if ns[s.ns_offset..s.ns_offset + s.len] != s.data[..] {
+                return Err(format!(
+                    "CID {cid:#x}: write completed successfully but the namespace does not hold its data"
+                ));
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// PDU types a host may send, for counters.
+pub const HOST_TYPES: [u8; 4] = [ty::IC_REQ, ty::H2C_TERM_REQ, ty::CAPSULE_CMD, ty::H2C_DATA];
