@@ -63,6 +63,7 @@ pub fn design(cfg: &Config) -> Result<Design, Errors> {
     d.add_top(crate::dma::walker::walker(&dma_params(cfg), reset)?);
     d.add_top(crate::dma::mover::mover(&dma_params(cfg), reset)?);
     d.add_top(crate::dma::engine::engine(&dma_params(cfg), reset)?);
+    d.add_top(crate::qos::arbiter::arbiter(&qos_params(cfg), reset)?);
     d.add_top(blocks::chip_info::chip_info(
         &facts(cfg),
         cfg.csr.addr_width,
@@ -83,6 +84,18 @@ pub fn dma_params(cfg: &Config) -> crate::dma::DmaParams {
     }
 }
 
+/// The QoS arbiter's parameters from the `[qos]` section of `cfg`.
+pub fn qos_params(cfg: &Config) -> crate::qos::QosParams {
+    let q = &cfg.qos;
+    crate::qos::QosParams {
+        queues: q.queues,
+        namespaces: q.namespaces,
+        grants: q.grants,
+        queue_depth: q.queue_depth,
+        counter_width: q.counter_width,
+    }
+}
+
 /// What `chip_info` reports for `cfg`.
 pub fn facts(cfg: &Config) -> blocks::chip_info::ChipFacts {
     let v: Vec<u8> = VERSION.split('.').map(|p| p.parse().unwrap_or(0)).collect();
@@ -100,6 +113,7 @@ pub fn register_maps(cfg: &Config) -> Result<Vec<RegMap>, Errors> {
     Ok(vec![
         blocks::chip_info::register_map(cfg.csr.addr_width)?,
         crate::dma::engine::register_map()?,
+        crate::qos::csr::register_map(&qos_params(cfg))?,
     ])
 }
 
