@@ -1,6 +1,7 @@
 //! Regression suites: named lists of properties that `testbench regress` runs.
 
 pub mod dma;
+pub mod qos;
 pub mod stdlib;
 
 use crate::prop::{run_case, CaseResult, Property};
@@ -52,6 +53,14 @@ pub fn all() -> Vec<Suite> {
             entry::<dma::walker::DmaWalkerProp>(),
             entry::<dma::mover::DmaMoverProp>(),
             entry::<dma::engine::DmaEngineProp>(),
+        ],
+    });
+    suites.push(Suite {
+        name: "qos",
+        properties: vec![
+            entry::<qos::mix::QosMixProp>(),
+            entry::<qos::flood::QosFloodProp>(),
+            entry::<qos::flood::QosShareProp>(),
         ],
     });
     suites
