@@ -120,7 +120,10 @@ pub fn arbiter(p: &QosParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let m_cpl = m.stream_out("m_io_cpl", &cpl_def);
     m.group("per-queue space, to the front end's SQ arbitration");
     let space_o = m.output("sq_space_o", nq);
-    m.comment(space_o, "bit i: SQ i + 1 can take a command without blocking");
+    m.comment(
+        space_o,
+        "bit i: SQ i + 1 can take a command without blocking",
+    );
 
     m.group("CSRs (AXI4-Lite slave)");
     for port in csr.ports() {
@@ -187,10 +190,7 @@ pub fn arbiter(p: &QosParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     );
     m.comment(q_ok, "an SQ id this block serves");
     let qi = m.net("chk_qi", (chk_sqid.q - 1).slice(qw - 1, 0));
-    let ns_in = m.net(
-        "chk_ns_in",
-        nsid.ne(0u64) & nsid.le(u64::from(nn)),
-    );
+    let ns_in = m.net("chk_ns_in", nsid.ne(0u64) & nsid.le(u64::from(nn)));
     let ni = m.net("chk_ni", (nsid - 1).slice(nw - 1, 0));
     let size_items: Vec<Expr> = ns_size.iter().map(|s| s.ex()).collect();
     let size = select(&mut m, "chk_ns_size", ni, &size_items);
@@ -212,7 +212,10 @@ pub fn arbiter(p: &QosParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let need_r = m.net("chk_need_read", !(op_write | op_wz | op_dsm | op_flush));
     m.comment(need_r, "needs read access (Read, Compare, unknown opcodes)");
     let need_w = m.net("chk_need_write", !(op_read | op_compare));
-    m.comment(need_w, "needs write access; also counts the command as write-side");
+    m.comment(
+        need_w,
+        "needs write access; also counts the command as write-side",
+    );
     let lba_end = m.net("chk_lba_end", slba.zext(65) + nlb.zext(65));
     m.comment(lba_end, "last LBA of the command, 65 bits: no wrap");
     let range_bad = m.net("chk_range_bad", lba_op & lba_end.ge(size.zext(65)));
@@ -256,7 +259,10 @@ pub fn arbiter(p: &QosParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             lit(BW_BITS, 0),
         ),
     );
-    m.comment(cost, "bytes: (NLB + 1) << lba_shift for Read, Compare, Write; else 0");
+    m.comment(
+        cost,
+        "bytes: (NLB + 1) << lba_shift for Read, Compare, Write; else 0",
+    );
 
     // ---- Per-queue buffers.
     let sqe_ram = m.memory("sqe_ram", 512, u64::from(nq * depth));
@@ -291,7 +297,11 @@ pub fn arbiter(p: &QosParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         .else_if(chk_leave, |cb| cb.set(chk_valid.d, 0));
     });
     m.bind(u_cpl, "s_valid_i", chk_valid.q & denied);
-    m.bind(u_cpl, "s_data_i", cat([chk_sqid.q.ex(), cid.ex(), status.ex()]));
+    m.bind(
+        u_cpl,
+        "s_data_i",
+        cat([chk_sqid.q.ex(), cid.ex(), status.ex()]),
+    );
     let cpl_data = m.bind_out(u_cpl, "m_data_o");
     m.bind_out_to(u_cpl, "m_valid_o", m_cpl.valid);
     m.bind(u_cpl, "m_ready_i", m_cpl.ready);
@@ -317,18 +327,18 @@ pub fn arbiter(p: &QosParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             m.assign(r.d, mux(wr, chk_meta, r.q));
             slots.push(r.q.ex());
         }
-        let hm = select(&mut m, &format!("q{q}_head_meta"), head[q as usize].q, &slots);
+        let hm = select(
+            &mut m,
+            &format!("q{q}_head_meta"),
+            head[q as usize].q,
+            &slots,
+        );
         head_ns.push(m.net(&format!("q{q}_head_ns"), hm.slice(meta_w - 1, BW_BITS + 1)));
         head_cost.push(m.net(&format!("q{q}_head_cost"), hm.slice(BW_BITS, 1)));
         head_wr.push(m.net(&format!("q{q}_head_wr"), hm.bit(0)));
-        nonempty.push(m.net(
-            &format!("q{q}_nonempty"),
-            count[q as usize].q.ne(0u64),
-        ));
+        nonempty.push(m.net(&format!("q{q}_nonempty"), count[q as usize].q.ne(0u64)));
         let in_chk = chk_valid.q & q_ok & qi.eq(u64::from(q));
-        space.push(
-            (count[q as usize].q.zext(dw + 2) + in_chk.zext(dw + 2)).lt(u64::from(depth)),
-        );
+        space.push((count[q as usize].q.zext(dw + 2) + in_chk.zext(dw + 2)).lt(u64::from(depth)));
     }
     m.assign(space_o, cat(space.into_iter().rev()));
 
@@ -357,12 +367,12 @@ pub fn arbiter(p: &QosParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         &head_wr.iter().map(|s| s.ex()).collect::<Vec<_>>(),
     );
     let add_bucket = |m: &mut ModuleBuilder,
-                          name: &str,
-                          module: &Rc<Module>,
-                          rate: Sig,
-                          burst: Sig,
-                          spend: Expr,
-                          cost: Expr|
+                      name: &str,
+                      module: &Rc<Module>,
+                      rate: Sig,
+                      burst: Sig,
+                      spend: Expr,
+                      cost: Expr|
      -> Sig {
         let u = m.instance(&format!("u_{name}"), module);
         m.bind(u, "rate_i", rate);
@@ -423,18 +433,12 @@ pub fn arbiter(p: &QosParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         );
         ns_ok_bits.push(m.net(&format!("ns{}_budget", n + 1), a & b));
     }
-    let ns_ok_vec = m.net(
-        "ns_budget",
-        cat(ns_ok_bits.iter().rev().map(|s| s.ex())),
-    );
+    let ns_ok_vec = m.net("ns_budget", cat(ns_ok_bits.iter().rev().map(|s| s.ex())));
     let mut budget = Vec::new();
     let mut elig = Vec::new();
     for q in 0..nq {
         let ns_b = ns_ok_vec.shr_by(head_ns[q as usize]).bit(0);
-        let b = m.net(
-            &format!("q{q}_budget"),
-            q_ok_bits[q as usize] & ns_b,
-        );
+        let b = m.net(&format!("q{q}_budget"), q_ok_bits[q as usize] & ns_b);
         m.comment(b, "every bucket of the head command has budget");
         budget.push(b);
         elig.push(nonempty[q as usize] & b);
@@ -465,15 +469,23 @@ pub fn arbiter(p: &QosParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.bind(u_sched, "decide_i", decide);
     let head_items: Vec<Expr> = head.iter().map(|h| h.q.ex()).collect();
     let win_head = select(&mut m, "win_head", win_idx, &head_items);
-    let rd_addr = cat([win_idx.ex().resize(qw), win_head.ex()].into_iter().filter(|e| e.width() > 0));
-    let wr_addr = cat([qi.ex(), select(&mut m, "chk_tail", qi, &tail.iter().map(|t| t.q.ex()).collect::<Vec<_>>()).ex()]);
+    let rd_addr = cat([win_idx.ex().resize(qw), win_head.ex()]
+        .into_iter()
+        .filter(|e| e.width() > 0));
+    let wr_addr = cat([
+        qi.ex(),
+        select(
+            &mut m,
+            "chk_tail",
+            qi,
+            &tail.iter().map(|t| t.q.ex()).collect::<Vec<_>>(),
+        )
+        .ex(),
+    ]);
     m.mem_write(sqe_ram, push, wr_addr, sqe);
     let rdata = m.mem_read(sqe_ram, decide, rd_addr);
     m.assign(out_valid.d, decide | (out_valid.q & !m_cmd.ready));
-    m.assign(
-        out_sqid.d,
-        mux(decide, win_idx.zext(16) + 1, out_sqid.q),
-    );
+    m.assign(out_sqid.d, mux(decide, win_idx.zext(16) + 1, out_sqid.q));
     m.assign(m_cmd.valid, out_valid.q);
     m.assign(m_cmd.field("sqid"), out_sqid.q);
     m.assign(m_cmd.field("sqe"), rdata);
@@ -528,10 +540,7 @@ pub fn arbiter(p: &QosParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                 let dir = if wr { head_wr[q].ex() } else { !head_wr[q] };
                 waiting[q] & head_ns[q].eq(u64::from(n)) & dir
             }));
-            m.net(
-                &format!("{pre}_wait_{}", if wr { "wr" } else { "rd" }),
-                e,
-            )
+            m.net(&format!("{pre}_wait_{}", if wr { "wr" } else { "rd" }), e)
         };
         let wait_rd = wait_of(&mut m, false);
         let wait_wr = wait_of(&mut m, true);

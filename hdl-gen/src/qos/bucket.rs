@@ -58,7 +58,9 @@ pub fn bucket(
     m.comment(level.q, "tokens, signed (debt), fixed point");
     let full = m.net(
         "full",
-        cat([zeros(lw - t - f), burst.ex(), zeros(f)].into_iter().filter(|e| e.width() > 0)),
+        cat([zeros(lw - t - f), burst.ex(), zeros(f)]
+            .into_iter()
+            .filter(|e| e.width() > 0)),
     );
     m.comment(full, "burst_i as a level");
     let unlimited = m.net("unlimited", rate.eq(0u64));
@@ -68,7 +70,9 @@ pub fn bucket(
         "spent",
         mux(
             spend,
-            cat([zeros(sw - c - f), cost.ex(), zeros(f)].into_iter().filter(|e| e.width() > 0)),
+            cat([zeros(sw - c - f), cost.ex(), zeros(f)]
+                .into_iter()
+                .filter(|e| e.width() > 0)),
             lit(sw, 0),
         ),
     );
@@ -77,10 +81,7 @@ pub fn bucket(
         cat([neg.clone(), level.q.ex()]) - spent + rate.zext(sw),
     );
     m.comment(next, "after this cycle's spend and refill, before the cap");
-    let over = m.net(
-        "over",
-        !next.bit(sw - 1) & next.slice(sw - 2, 0).gt(full),
-    );
+    let over = m.net("over", !next.bit(sw - 1) & next.slice(sw - 2, 0).gt(full));
     m.comb(|cb| {
         cb.set(level.d, next.slice(lw - 1, 0));
         cb.if_(hold | unlimited | over, |cb| cb.set(level.d, full));

@@ -17,7 +17,10 @@ pub const GRANT_STRIDE: u32 = 0x20;
 
 /// The counters kept per queue and per namespace, in register order: name and meaning.
 pub const COUNTERS: &[(&str, &str)] = &[
-    ("adm_rd", "Read commands admitted (released to the transport)"),
+    (
+        "adm_rd",
+        "Read commands admitted (released to the transport)",
+    ),
     ("adm_wr", "Write-side commands admitted"),
     ("bytes_rd", "Bytes of read commands admitted"),
     ("bytes_wr", "Bytes of write commands admitted"),
@@ -62,18 +65,31 @@ pub fn register_map(p: &QosParams) -> Result<RegMap, Errors> {
         "grant entries at 0x{:x} + g * 0x{GRANT_STRIDE:x}. Counters ({cw} bits) wrap.",
         grant_base(p)
     ));
-    b.reg("ctrl", 0x000, "Control")
-        .field(
-            "enable",
-            0,
-            1,
-            Access::Rw,
-            0,
-            "Release commands; while 0 nothing is released and every bucket is held full",
-        );
+    b.reg("ctrl", 0x000, "Control").field(
+        "enable",
+        0,
+        1,
+        Access::Rw,
+        0,
+        "Release commands; while 0 nothing is released and every bucket is held full",
+    );
     b.reg("info", 0x004, "What this block was generated with")
-        .field("queues", 0, 8, Access::Ro, 0, "Queues served, SQ ids 1 to n")
-        .field("namespaces", 8, 8, Access::Ro, 0, "Namespaces, NSIDs 1 to n")
+        .field(
+            "queues",
+            0,
+            8,
+            Access::Ro,
+            0,
+            "Queues served, SQ ids 1 to n",
+        )
+        .field(
+            "namespaces",
+            8,
+            8,
+            Access::Ro,
+            0,
+            "Namespaces, NSIDs 1 to n",
+        )
         .field("grants", 16, 8, Access::Ro, 0, "Grant table entries")
         .field("depth", 24, 8, Access::Ro, 0, "Commands buffered per queue");
     let counters = |b: &mut RegBlock, prefix: &str, base: u32| {
@@ -86,53 +102,239 @@ pub fn register_map(p: &QosParams) -> Result<RegMap, Errors> {
         let s = q + 1;
         let base = QUEUE_BASE + q * QUEUE_STRIDE;
         let pre = format!("sq{s}");
-        b.reg(&format!("{pre}_cfg"), base, &format!("SQ {s}: class, weight, IOPS burst"))
-            .field("class", 0, 2, Access::Rw, 0, "0 urgent, 1 high, 2 medium, 3 low")
-            .field("weight", 8, 8, Access::Rw, 0, "Weight inside its class, 0's based")
-            .field("iops_burst", 24, 8, Access::Rw, 0, "IOPS bucket capacity, commands");
-        b.reg(&format!("{pre}_bw_rate"), base + 0x4, &format!("SQ {s}: bandwidth rate"))
-            .field("value", 0, 32, Access::Rw, 0, "Bytes per cycle, 16 fraction bits; 0 unlimited");
-        b.reg(&format!("{pre}_bw_burst"), base + 0x8, &format!("SQ {s}: bandwidth burst"))
-            .field("value", 0, 32, Access::Rw, 0, "Bandwidth bucket capacity, bytes");
-        b.reg(&format!("{pre}_iops_rate"), base + 0xc, &format!("SQ {s}: IOPS rate"))
-            .field("value", 0, 32, Access::Rw, 0, "Commands per cycle, 24 fraction bits; 0 unlimited");
+        b.reg(
+            &format!("{pre}_cfg"),
+            base,
+            &format!("SQ {s}: class, weight, IOPS burst"),
+        )
+        .field(
+            "class",
+            0,
+            2,
+            Access::Rw,
+            0,
+            "0 urgent, 1 high, 2 medium, 3 low",
+        )
+        .field(
+            "weight",
+            8,
+            8,
+            Access::Rw,
+            0,
+            "Weight inside its class, 0's based",
+        )
+        .field(
+            "iops_burst",
+            24,
+            8,
+            Access::Rw,
+            0,
+            "IOPS bucket capacity, commands",
+        );
+        b.reg(
+            &format!("{pre}_bw_rate"),
+            base + 0x4,
+            &format!("SQ {s}: bandwidth rate"),
+        )
+        .field(
+            "value",
+            0,
+            32,
+            Access::Rw,
+            0,
+            "Bytes per cycle, 16 fraction bits; 0 unlimited",
+        );
+        b.reg(
+            &format!("{pre}_bw_burst"),
+            base + 0x8,
+            &format!("SQ {s}: bandwidth burst"),
+        )
+        .field(
+            "value",
+            0,
+            32,
+            Access::Rw,
+            0,
+            "Bandwidth bucket capacity, bytes",
+        );
+        b.reg(
+            &format!("{pre}_iops_rate"),
+            base + 0xc,
+            &format!("SQ {s}: IOPS rate"),
+        )
+        .field(
+            "value",
+            0,
+            32,
+            Access::Rw,
+            0,
+            "Commands per cycle, 24 fraction bits; 0 unlimited",
+        );
         counters(&mut b, &pre, base + 0x10);
     }
     for n in 0..p.namespaces {
         let id = n + 1;
         let base = ns_base(p) + n * NS_STRIDE;
         let pre = format!("ns{id}");
-        b.reg(&format!("{pre}_cfg"), base, &format!("Namespace {id}: LBA size, IOPS burst"))
-            .field("lba_shift", 0, 4, Access::Rw, 9, "log2 of the LBA size in bytes")
-            .field("iops_burst", 24, 8, Access::Rw, 0, "IOPS bucket capacity, commands");
-        b.reg(&format!("{pre}_size_lo"), base + 0x4, &format!("Namespace {id}: size, low"))
-            .field("value", 0, 32, Access::Rw, 0, "NSZE bits 31:0, in LBAs; NSZE 0 = absent");
-        b.reg(&format!("{pre}_size_hi"), base + 0x8, &format!("Namespace {id}: size, high"))
-            .field("value", 0, 32, Access::Rw, 0, "NSZE bits 63:32");
-        b.reg(&format!("{pre}_bw_rate"), base + 0xc, &format!("Namespace {id}: bandwidth rate"))
-            .field("value", 0, 32, Access::Rw, 0, "Bytes per cycle, 16 fraction bits; 0 unlimited");
-        b.reg(&format!("{pre}_bw_burst"), base + 0x10, &format!("Namespace {id}: bandwidth burst"))
-            .field("value", 0, 32, Access::Rw, 0, "Bandwidth bucket capacity, bytes");
-        b.reg(&format!("{pre}_iops_rate"), base + 0x14, &format!("Namespace {id}: IOPS rate"))
-            .field("value", 0, 32, Access::Rw, 0, "Commands per cycle, 24 fraction bits; 0 unlimited");
+        b.reg(
+            &format!("{pre}_cfg"),
+            base,
+            &format!("Namespace {id}: LBA size, IOPS burst"),
+        )
+        .field(
+            "lba_shift",
+            0,
+            4,
+            Access::Rw,
+            9,
+            "log2 of the LBA size in bytes",
+        )
+        .field(
+            "iops_burst",
+            24,
+            8,
+            Access::Rw,
+            0,
+            "IOPS bucket capacity, commands",
+        );
+        b.reg(
+            &format!("{pre}_size_lo"),
+            base + 0x4,
+            &format!("Namespace {id}: size, low"),
+        )
+        .field(
+            "value",
+            0,
+            32,
+            Access::Rw,
+            0,
+            "NSZE bits 31:0, in LBAs; NSZE 0 = absent",
+        );
+        b.reg(
+            &format!("{pre}_size_hi"),
+            base + 0x8,
+            &format!("Namespace {id}: size, high"),
+        )
+        .field("value", 0, 32, Access::Rw, 0, "NSZE bits 63:32");
+        b.reg(
+            &format!("{pre}_bw_rate"),
+            base + 0xc,
+            &format!("Namespace {id}: bandwidth rate"),
+        )
+        .field(
+            "value",
+            0,
+            32,
+            Access::Rw,
+            0,
+            "Bytes per cycle, 16 fraction bits; 0 unlimited",
+        );
+        b.reg(
+            &format!("{pre}_bw_burst"),
+            base + 0x10,
+            &format!("Namespace {id}: bandwidth burst"),
+        )
+        .field(
+            "value",
+            0,
+            32,
+            Access::Rw,
+            0,
+            "Bandwidth bucket capacity, bytes",
+        );
+        b.reg(
+            &format!("{pre}_iops_rate"),
+            base + 0x14,
+            &format!("Namespace {id}: IOPS rate"),
+        )
+        .field(
+            "value",
+            0,
+            32,
+            Access::Rw,
+            0,
+            "Commands per cycle, 24 fraction bits; 0 unlimited",
+        );
         counters(&mut b, &pre, base + 0x18);
     }
     for g in 0..p.grants {
         let base = grant_base(p) + g * GRANT_STRIDE;
         let pre = format!("grant{g}");
-        b.reg(&format!("{pre}_ctrl"), base, &format!("Grant {g}: who, what, how"))
-            .field("read", 0, 1, Access::Rw, 0, "Read access (Read, Compare)")
-            .field("write", 1, 1, Access::Rw, 0, "Write access (Write, Write Zeroes, DSM, Flush)")
-            .field("nsid", 8, 8, Access::Rw, 0, "Namespace granted")
-            .field("sqid", 16, 16, Access::Rw, 0, "Submission queue granted; 0 = entry unused");
-        b.reg(&format!("{pre}_first_lo"), base + 0x4, &format!("Grant {g}: first LBA, low"))
-            .field("value", 0, 32, Access::Rw, 0, "First LBA granted, bits 31:0");
-        b.reg(&format!("{pre}_first_hi"), base + 0x8, &format!("Grant {g}: first LBA, high"))
-            .field("value", 0, 32, Access::Rw, 0, "First LBA granted, bits 63:32");
-        b.reg(&format!("{pre}_last_lo"), base + 0xc, &format!("Grant {g}: last LBA, low"))
-            .field("value", 0, 32, Access::Rw, 0, "Last LBA granted (inclusive), bits 31:0");
-        b.reg(&format!("{pre}_last_hi"), base + 0x10, &format!("Grant {g}: last LBA, high"))
-            .field("value", 0, 32, Access::Rw, 0, "Last LBA granted (inclusive), bits 63:32");
+        b.reg(
+            &format!("{pre}_ctrl"),
+            base,
+            &format!("Grant {g}: who, what, how"),
+        )
+        .field("read", 0, 1, Access::Rw, 0, "Read access (Read, Compare)")
+        .field(
+            "write",
+            1,
+            1,
+            Access::Rw,
+            0,
+            "Write access (Write, Write Zeroes, DSM, Flush)",
+        )
+        .field("nsid", 8, 8, Access::Rw, 0, "Namespace granted")
+        .field(
+            "sqid",
+            16,
+            16,
+            Access::Rw,
+            0,
+            "Submission queue granted; 0 = entry unused",
+        );
+        b.reg(
+            &format!("{pre}_first_lo"),
+            base + 0x4,
+            &format!("Grant {g}: first LBA, low"),
+        )
+        .field(
+            "value",
+            0,
+            32,
+            Access::Rw,
+            0,
+            "First LBA granted, bits 31:0",
+        );
+        b.reg(
+            &format!("{pre}_first_hi"),
+            base + 0x8,
+            &format!("Grant {g}: first LBA, high"),
+        )
+        .field(
+            "value",
+            0,
+            32,
+            Access::Rw,
+            0,
+            "First LBA granted, bits 63:32",
+        );
+        b.reg(
+            &format!("{pre}_last_lo"),
+            base + 0xc,
+            &format!("Grant {g}: last LBA, low"),
+        )
+        .field(
+            "value",
+            0,
+            32,
+            Access::Rw,
+            0,
+            "Last LBA granted (inclusive), bits 31:0",
+        );
+        b.reg(
+            &format!("{pre}_last_hi"),
+            base + 0x10,
+            &format!("Grant {g}: last LBA, high"),
+        )
+        .field(
+            "value",
+            0,
+            32,
+            Access::Rw,
+            0,
+            "Last LBA granted (inclusive), bits 63:32",
+        );
     }
     b.finish()
 }

@@ -49,7 +49,9 @@ pub fn sched(n: u32, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let mut pick_c = Vec::new();
     let mut state = Vec::new();
     for c in 0..CLASSES {
-        let member = cat((0..n).rev().map(|i| class.slice(2 * i + 1, 2 * i).eq(u64::from(c))));
+        let member = cat((0..n)
+            .rev()
+            .map(|i| class.slice(2 * i + 1, 2 * i).eq(u64::from(c))));
         let req = m.net(&format!("req_c{c}"), elig & member);
         let ptr = m.reg(&format!("ptr_c{c}"), n, 1);
         m.comment(ptr.q, "one-hot: the queue whose turn it is");
@@ -58,11 +60,7 @@ pub fn sched(n: u32, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         let masked = m.net(&format!("masked_c{c}"), req & !(ptr.q - 1));
         let pick = m.net(
             &format!("pick_c{c}"),
-            mux(
-                masked.any(),
-                masked & (!masked + 1),
-                req & (!req + 1),
-            ),
+            mux(masked.any(), masked & (!masked + 1), req & (!req + 1)),
         );
         any_c.push(m.net(&format!("any_c{c}"), req.any()));
         pick_c.push(pick);
@@ -75,7 +73,10 @@ pub fn sched(n: u32, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             .else_if(any_c[2], |cb| cb.set(win_o, pick_c[2]))
             .else_if(any_c[3], |cb| cb.set(win_o, pick_c[3]));
     });
-    let any = m.net("any", any_c.iter().skip(1).fold(any_c[0].ex(), |a, b| a | *b));
+    let any = m.net(
+        "any",
+        any_c.iter().skip(1).fold(any_c[0].ex(), |a, b| a | *b),
+    );
     m.assign(any_o, any);
     m.assign(win_idx_o, one_hot_index(win_o));
     let win_weight = m.wire("win_weight", ww);
@@ -96,16 +97,10 @@ pub fn sched(n: u32, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     );
     for (c, (ptr, turn)) in state.iter().enumerate() {
         let higher = (0..c).fold(lit(1, 0), |a, k| a | any_c[k]);
-        let mine = m.net(
-            &format!("take_c{c}"),
-            decide & any_c[c] & !higher,
-        );
+        let mine = m.net(&format!("take_c{c}"), decide & any_c[c] & !higher);
         m.comment(mine, "this class wins the decision");
         let at_ptr = m.net(&format!("at_ptr_c{c}"), (win_o & ptr.q).any());
-        let done = m.net(
-            &format!("done_c{c}"),
-            mux(at_ptr, turn.q, lit(ww, 0)),
-        );
+        let done = m.net(&format!("done_c{c}"), mux(at_ptr, turn.q, lit(ww, 0)));
         let over = m.net(&format!("turn_over_c{c}"), done.ge(win_weight));
         m.comb(|cb| {
             cb.set(ptr.d, ptr.q);

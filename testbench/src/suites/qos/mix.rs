@@ -180,7 +180,10 @@ fn resolve(input: &Input, i: usize, c: &CmdIn) -> (u16, Sqe) {
         let span = g.last - g.first;
         slba = match c.place {
             0 => g.first + c.off % span.saturating_add(1).max(1),
-            1 => g.last.saturating_sub(u64::from(c.nlb)).wrapping_add(c.off % 2),
+            1 => g
+                .last
+                .saturating_sub(u64::from(c.nlb))
+                .wrapping_add(c.off % 2),
             _ => c.off,
         };
     } else if c.place == 1 {
@@ -189,7 +192,10 @@ fn resolve(input: &Input, i: usize, c: &CmdIn) -> (u16, Sqe) {
             .checked_sub(1)
             .and_then(|n| input.namespaces.get(n as usize))
             .map_or(0, |n| n.size);
-        slba = size.wrapping_sub(u64::from(c.nlb)).wrapping_add(c.off % 3).wrapping_sub(1);
+        slba = size
+            .wrapping_sub(u64::from(c.nlb))
+            .wrapping_add(c.off % 3)
+            .wrapping_sub(1);
     }
     (
         sqid,

@@ -157,7 +157,11 @@ impl Wrr {
 
     fn take(&mut self, c: u8, winner: usize, weight: u8, n: usize) {
         let c = c as usize;
-        let done = if self.ptr[c] == winner { self.turn[c] } else { 0 };
+        let done = if self.ptr[c] == winner {
+            self.turn[c]
+        } else {
+            0
+        };
         if done >= u32::from(weight) {
             self.ptr[c] = (winner + 1) % n;
             self.turn[c] = 0;
@@ -191,7 +195,9 @@ fn program(axil: &Axil, sim: &mut Sim<Top>, cfg: &Config) -> Result<(), String> 
     let info = bus.read32(reg("info"));
     let want = (d.queues | d.namespaces << 8 | d.grants << 16) as u32;
     if info & 0x00ff_ffff != want {
-        return Err(format!("info reads {info:#x}, expected {want:#x} in bits 23:0"));
+        return Err(format!(
+            "info reads {info:#x}, expected {want:#x} in bits 23:0"
+        ));
     }
     for (i, q) in cfg.queues.iter().enumerate() {
         let p = format!("sq{}", i + 1);
@@ -219,7 +225,10 @@ fn program(axil: &Axil, sim: &mut Sim<Top>, cfg: &Config) -> Result<(), String> 
         let p = format!("grant{i}");
         bus.write32(
             reg(&format!("{p}_ctrl")),
-            u32::from(g.read) | u32::from(g.write) << 1 | u32::from(g.nsid) << 8 | u32::from(g.sqid) << 16,
+            u32::from(g.read)
+                | u32::from(g.write) << 1
+                | u32::from(g.nsid) << 8
+                | u32::from(g.sqid) << 16,
         );
         bus.write32(reg(&format!("{p}_first_lo")), g.first as u32);
         bus.write32(reg(&format!("{p}_first_hi")), (g.first >> 32) as u32);
@@ -280,10 +289,21 @@ pub fn run(
 
     let full_q = |l: Limit, f| DebtBucket::full(f, l);
     let mut qbw: Vec<DebtBucket> = cfg.queues.iter().map(|q| full_q(q.bw, BW_FRAC)).collect();
-    let mut qiops: Vec<DebtBucket> = cfg.queues.iter().map(|q| full_q(q.iops, IOPS_FRAC)).collect();
-    let mut nbw: Vec<DebtBucket> = cfg.namespaces.iter().map(|n| full_q(n.bw, BW_FRAC)).collect();
-    let mut niops: Vec<DebtBucket> =
-        cfg.namespaces.iter().map(|n| full_q(n.iops, IOPS_FRAC)).collect();
+    let mut qiops: Vec<DebtBucket> = cfg
+        .queues
+        .iter()
+        .map(|q| full_q(q.iops, IOPS_FRAC))
+        .collect();
+    let mut nbw: Vec<DebtBucket> = cfg
+        .namespaces
+        .iter()
+        .map(|n| full_q(n.bw, BW_FRAC))
+        .collect();
+    let mut niops: Vec<DebtBucket> = cfg
+        .namespaces
+        .iter()
+        .map(|n| full_q(n.iops, IOPS_FRAC))
+        .collect();
     let class: Vec<u8> = cfg.queues.iter().map(|q| q.class).collect();
     let mut wrr = Wrr {
         ptr: [0; 4],
@@ -322,7 +342,7 @@ pub fn run(
 
         // ---- Sample cycle t.
         let mv = m_valid.is_high();
-        let new_word = mv && !(prev_mv && !prev_mr);
+        let new_word = mv && (!prev_mv || prev_mr);
         if t > 0 {
             // The scheduler's cycle t - 1, with the releases the RTL made.
             let u = t - 1;
@@ -354,18 +374,24 @@ pub fn run(
                 let sqid = m_sqid.get() as usize;
                 let bytes = get_sqe(&m_sqe);
                 if sqid == 0 || sqid > nq {
-                    return Err(ctx(u, format!("released a command of SQ {sqid}, which the block does not serve")));
+                    return Err(ctx(
+                        u,
+                        format!("released a command of SQ {sqid}, which the block does not serve"),
+                    ));
                 }
                 let q = sqid - 1;
                 let Some(e) = fifo[q].front().filter(|e| e.ready <= u) else {
                     return Err(ctx(u, format!("released a command of SQ {sqid} (opcode {:#04x}, CID {:#x}) that is not an admitted command at the head of that queue (denied, or never sent)", bytes[0], u16::from_le_bytes([bytes[2], bytes[3]]))));
                 };
                 if e.bytes != bytes {
-                    return Err(ctx(u, format!(
-                        "SQ {sqid}: released {:02x?}, the head of the queue is {:02x?}",
-                        Sqe::decode(&bytes),
-                        Sqe::decode(&e.bytes)
-                    )));
+                    return Err(ctx(
+                        u,
+                        format!(
+                            "SQ {sqid}: released {:02x?}, the head of the queue is {:02x?}",
+                            Sqe::decode(&bytes),
+                            Sqe::decode(&e.bytes)
+                        ),
+                    ));
                 }
                 if !free {
                     return Err(ctx(u, "released while the output register was full".into()));
@@ -421,7 +447,11 @@ pub fn run(
             }
         }
         if c_valid.is_high() && c_ready.is_high() {
-            let (sqid, cid, status) = (c_sqid.get() as u16, c_cid.get() as u16, c_status.get() as u16);
+            let (sqid, cid, status) = (
+                c_sqid.get() as u16,
+                c_cid.get() as u16,
+                c_status.get() as u16,
+            );
             let Some((wsq, wcid, allowed)) = denials.pop_front() else {
                 return Err(ctx(t, format!("completion SQ {sqid} CID {cid:#x} status {status:#x} for no denied command")));
             };
@@ -482,10 +512,13 @@ pub fn run(
         }
         if t >= limit {
             let left: usize = fifo.iter().map(|f| f.len()).sum();
-            return Err(ctx(t, format!(
-                "hung: {left} admitted commands still buffered, {} denials not completed",
-                denials.len()
-            )));
+            return Err(ctx(
+                t,
+                format!(
+                    "hung: {left} admitted commands still buffered, {} denials not completed",
+                    denials.len()
+                ),
+            ));
         }
     }
     out.cycles = t;
@@ -507,18 +540,20 @@ pub fn run(
         let got = u64::from(bus.read32(reg(&name)));
         let want = want & width_mask;
         if got != want {
-            return Err(format!("counter {name} reads {got}, the model counts {want}"));
+            return Err(format!(
+                "counter {name} reads {got}, the model counts {want}"
+            ));
         }
         Ok(())
     };
-    for q in 0..nq {
+    for (q, counts) in qcnt.iter().enumerate() {
         for (k, c) in COUNTERS.iter().enumerate() {
-            check_counter(format!("sq{}_{c}", q + 1), qcnt[q][k])?;
+            check_counter(format!("sq{}_{c}", q + 1), counts[k])?;
         }
     }
-    for n in 0..nn {
+    for (n, counts) in ncnt.iter().enumerate() {
         for (k, c) in COUNTERS.iter().enumerate() {
-            check_counter(format!("ns{}_{c}", n + 1), ncnt[n][k])?;
+            check_counter(format!("ns{}_{c}", n + 1), counts[k])?;
         }
     }
     if let Some(v) = axil.master().violations.first() {
@@ -540,13 +575,33 @@ pub fn run(
     };
     for q in 0..nq {
         let rel = out.releases.iter().filter(|r| r.queue == q);
-        window(format!("SQ {} bandwidth", q + 1), BW_FRAC, cfg.queues[q].bw, rel.clone().map(|r| (r.cycle, r.cost)).collect())?;
-        window(format!("SQ {} IOPS", q + 1), IOPS_FRAC, cfg.queues[q].iops, rel.map(|r| (r.cycle, 1)).collect())?;
+        window(
+            format!("SQ {} bandwidth", q + 1),
+            BW_FRAC,
+            cfg.queues[q].bw,
+            rel.clone().map(|r| (r.cycle, r.cost)).collect(),
+        )?;
+        window(
+            format!("SQ {} IOPS", q + 1),
+            IOPS_FRAC,
+            cfg.queues[q].iops,
+            rel.map(|r| (r.cycle, 1)).collect(),
+        )?;
     }
     for n in 0..nn {
         let rel = out.releases.iter().filter(|r| r.ns == n);
-        window(format!("namespace {} bandwidth", n + 1), BW_FRAC, cfg.namespaces[n].bw, rel.clone().map(|r| (r.cycle, r.cost)).collect())?;
-        window(format!("namespace {} IOPS", n + 1), IOPS_FRAC, cfg.namespaces[n].iops, rel.map(|r| (r.cycle, 1)).collect())?;
+        window(
+            format!("namespace {} bandwidth", n + 1),
+            BW_FRAC,
+            cfg.namespaces[n].bw,
+            rel.clone().map(|r| (r.cycle, r.cost)).collect(),
+        )?;
+        window(
+            format!("namespace {} IOPS", n + 1),
+            IOPS_FRAC,
+            cfg.namespaces[n].iops,
+            rel.map(|r| (r.cycle, 1)).collect(),
+        )?;
     }
     Ok(out)
 }
@@ -561,9 +616,7 @@ fn next_command(
     nq: usize,
     rng: &mut Rng,
 ) -> Option<(u16, [u8; 64])> {
-    let ok = |sqid: u16| {
-        sqid == 0 || usize::from(sqid) > nq || (space >> (sqid - 1)) & 1 == 1
-    };
+    let ok = |sqid: u16| sqid == 0 || usize::from(sqid) > nq || (space >> (sqid - 1)) & 1 == 1;
     let load = |sqid: u16| {
         if sqid == 0 || usize::from(sqid) > nq {
             0
