@@ -352,10 +352,7 @@ impl Config {
             return Err(ConfigError {
                 file: file.to_path_buf(),
                 key: "qos.queue_depth".into(),
-                message: format!(
-                    "{} is not allowed; use 2, 4, 8 or 16",
-                    q.queue_depth
-                ),
+                message: format!("{} is not allowed; use 2, 4, 8 or 16", q.queue_depth),
             });
         }
         range(file, "qos.counter_width", q.counter_width, 16, 32, "")?;

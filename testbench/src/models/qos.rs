@@ -199,8 +199,8 @@ pub fn check(cfg: &Config, sqid: u16, sqe: &Sqe) -> Verdict {
     let k = op_kind(sqe.opcode);
     let nq = cfg.queues.len();
     let q_ok = sqid >= 1 && usize::from(sqid) <= nq;
-    let ns_idx = (sqe.nsid >= 1 && sqe.nsid as usize <= cfg.namespaces.len())
-        .then(|| sqe.nsid as usize - 1);
+    let ns_idx =
+        (sqe.nsid >= 1 && sqe.nsid as usize <= cfg.namespaces.len()).then(|| sqe.nsid as usize - 1);
     let ns = ns_idx.map(|i| cfg.namespaces[i]).filter(|n| n.size != 0);
     let end = u128::from(sqe.slba) + u128::from(sqe.nlb);
     let mut allowed = Vec::new();
@@ -405,7 +405,10 @@ mod tests {
         };
         assert_eq!(deny(check(&cfg, 1, &rd(1, 10, 10))), vec![ST_ACCESS_DENIED]);
         assert_eq!(deny(check(&cfg, 2, &rd(1, 10, 0))), vec![ST_ACCESS_DENIED]);
-        assert_eq!(deny(check(&cfg, 1, &rd(2, 10, 0))), vec![ST_INVALID_NAMESPACE]);
+        assert_eq!(
+            deny(check(&cfg, 1, &rd(2, 10, 0))),
+            vec![ST_INVALID_NAMESPACE]
+        );
         assert_eq!(
             deny(check(&cfg, 1, &rd(1, 99, 1))),
             vec![ST_LBA_OUT_OF_RANGE, ST_ACCESS_DENIED]
