@@ -20,7 +20,10 @@
 //! I/O completion stream `m_io_cpl` (to the front end), for the commands the block completes
 //! itself: `sqid` [16], `cid` [16] (CDW0[31:16]), `status` [15] (the CQE status field, DW3[31:17]:
 //! SC 7:0, SCT 10:8, CRD 12:11, M 13, DNR 14), `dw0` [32] (always 0). Denials carry DNR = 1.
-//! Denials leave in the order their commands arrived.
+//! Denials leave in the order their commands arrived, through a two-entry skid buffer; while
+//! it is full (the front end holds `m_io_cpl_ready` low), a denied command waits in the check
+//! stage and the input stalls: completion backpressure, unlike a lack of budget, stops all
+//! queues.
 //!
 //! Per-queue space `sq_space_o` [Q]: bit `i` is 1 when a command of SQ `i + 1` can be sent
 //! without blocking: the block holds fewer than `queue_depth` commands of that queue, counting
