@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cases=${CASES:-60}
 # Which suites' mutants to run (the DMA mutants rebuild large models: minutes each).
-suites=${MUTANT_SUITES:-stdlib dma nvme-tcp}
+suites=${MUTANT_SUITES:-stdlib dma nvme-tcp qos}
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
@@ -26,6 +26,9 @@ mutants=(
   "DMA walker chains a PRP list one entry late|dma_walker_w64_t3_l21.sv|s/assign is_list_ptr = (list_left_q == 32'd1)/assign is_list_ptr = (list_left_q == 32'd0)/|dma|dma_walker"
   "NVMe/TCP checks header digests inverted (== for !=)|nvme_tcp_conn_w64_d4.sv|s/assign rx_dgst_bad = t_resp \& hd_q \& (rx_dgst_q != rx_crc_crc);/assign rx_dgst_bad = t_resp \& hd_q \& (rx_dgst_q == rx_crc_crc);/|nvme-tcp|nvme_tcp_conn"
   "NVMe/TCP reads the CQE status one bit low|nvme_tcp_conn_w64_d4.sv|s/assign resp_status = rx_hdr_q\[191:177\];/assign resp_status = rx_hdr_q[190:176];/|nvme-tcp|nvme_tcp_conn"
+  "QoS bandwidth bucket lends one token of credit|qos_bucket_c32_t32_f16.sv|s/~level_q\[48\];/~(level_q[48] \& (level_q[47:16] != 32'hffffffff));/|qos|qos_flood"
+  "QoS grants ignore their write bit|qos_arbiter_q8_n4_g8_d4.sv|s/(~chk_need_write . csr_grant\([0-9]*\)_ctrl_write)/1'b1/g|qos|qos_mix"
+  "QoS arbiter waits for an empty output register|qos_arbiter_q8_n4_g8_d4.sv|s/assign decide = csr_ctrl_enable \& out_free \& sched_any;/assign decide = csr_ctrl_enable \& ~out_valid_q \& sched_any;/|qos|qos_mix"
   "DMA engine routes R beats by the wrong ID bit|dma_engine_w64_t3_l21.sv|s/assign r_to_mover = m_axi_rid_i\[[0-9]*\];/assign r_to_mover = m_axi_rid_i[0];/|dma|dma_engine"
 )
 

@@ -306,6 +306,7 @@ fn main() {
         ("DmaEngineTop", "dma_engine_"),
         ("NvmeTcpConnTop", "nvme_tcp_conn_"),
         ("NvmeTcpTop", "nvme_tcp_w"),
+        ("QosArbiterTop", "qos_arbiter_"),
     ] {
         if let Some(top) = tops.iter().find(|t| t.starts_with(prefix)) {
             rs.push_str(&format!(

@@ -68,6 +68,7 @@ pub fn design(cfg: &Config) -> Result<Design, Errors> {
         &nvme_tcp_params(cfg),
         reset,
     )?);
+    d.add_top(crate::qos::arbiter::arbiter(&qos_params(cfg), reset)?);
     d.add_top(blocks::chip_info::chip_info(
         &facts(cfg),
         cfg.csr.addr_width,
@@ -99,6 +100,18 @@ pub fn nvme_tcp_params(cfg: &Config) -> crate::nvme_tcp::NvmeTcpParams {
     }
 }
 
+/// The QoS arbiter's parameters from the `[qos]` section of `cfg`.
+pub fn qos_params(cfg: &Config) -> crate::qos::QosParams {
+    let q = &cfg.qos;
+    crate::qos::QosParams {
+        queues: q.queues,
+        namespaces: q.namespaces,
+        grants: q.grants,
+        queue_depth: q.queue_depth,
+        counter_width: q.counter_width,
+    }
+}
+
 /// What `chip_info` reports for `cfg`.
 pub fn facts(cfg: &Config) -> blocks::chip_info::ChipFacts {
     let v: Vec<u8> = VERSION.split('.').map(|p| p.parse().unwrap_or(0)).collect();
@@ -117,6 +130,7 @@ pub fn register_maps(cfg: &Config) -> Result<Vec<RegMap>, Errors> {
         blocks::chip_info::register_map(cfg.csr.addr_width)?,
         crate::dma::engine::register_map()?,
         crate::nvme_tcp::engine::register_map()?,
+        crate::qos::csr::register_map(&qos_params(cfg))?,
     ])
 }
 

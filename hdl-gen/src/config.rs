@@ -140,6 +140,25 @@ pub struct NvmeTcp {
     pub digests: bool,
 }
 
+/// `[qos]`: the QoS arbiter and namespace isolation block.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Qos {
+    /// I/O submission queues the block serves (SQ ids 1 to `queues`), 2 to 64.
+    pub queues: u32,
+    /// Namespaces the block polices (NSIDs 1 to `namespaces`), 1 to 64.
+    pub namespaces: u32,
+    /// Entries of the grant table, 1 to 64.
+    pub grants: u32,
+    /// Commands buffered per queue: 2, 4, 8 or 16.
+    pub queue_depth: u32,
+    /// Width of each counter, 16 to 32 bits (counters wrap).
+    pub counter_width: u32,
+    /// The chip clock in MHz, 1 to 2000: only for reports (`testbench bench` converts rates
+    /// per cycle to bytes per second with it); the hardware counts cycles.
+    pub clock_mhz: u32,
+}
+
 /// A whole chip configuration.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -156,6 +175,8 @@ pub struct Config {
     pub dma: Dma,
     /// The NVMe/TCP engine.
     pub nvme_tcp: NvmeTcp,
+    /// The QoS arbiter.
+    pub qos: Qos,
 }
 
 fn range(file: &Path, key: &str, v: u32, lo: u32, hi: u32, why: &str) -> Result<(), ConfigError> {
@@ -342,6 +363,26 @@ impl Config {
         }
         range(file, "nvme_tcp.connections", t.connections, 2, 16, "")?;
         range(file, "nvme_tcp.outstanding", t.outstanding, 1, 64, "")?;
+        let q = &self.qos;
+        range(
+            file,
+            "qos.queues",
+            q.queues,
+            2,
+            64,
+            " (per-queue state is in flip-flops; see hdl-gen/src/qos/mod.rs on scaling)",
+        )?;
+        range(file, "qos.namespaces", q.namespaces, 1, 64, "")?;
+        range(file, "qos.grants", q.grants, 1, 64, "")?;
+        if ![2, 4, 8, 16].contains(&q.queue_depth) {
+            return Err(ConfigError {
+                file: file.to_path_buf(),
+                key: "qos.queue_depth".into(),
+                message: format!("{} is not allowed; use 2, 4, 8 or 16", q.queue_depth),
+            });
+        }
+        range(file, "qos.counter_width", q.counter_width, 16, 32, "")?;
+        range(file, "qos.clock_mhz", q.clock_mhz, 1, 2000, "")?;
         Ok(())
     }
 

@@ -11,3 +11,4 @@ pub mod dma;
 pub mod fpga;
 pub mod lint;
 pub mod nvme_tcp;
+pub mod qos;

@@ -115,6 +115,22 @@ fn depth_not_a_power_of_two() {
 }
 
 #[test]
+fn qos_keys_are_checked() {
+    let (msg, wrote, _s) = bad_config("qdepth", "queue_depth = 4", "queue_depth = 3");
+    assert!(!wrote);
+    assert!(
+        msg.contains("qos.queue_depth: 3 is not allowed; use 2, 4, 8 or 16"),
+        "{msg}"
+    );
+    let (msg, wrote, _s) = bad_config("qqueues", "queues = 8", "queues = 65");
+    assert!(!wrote);
+    assert!(
+        msg.contains("qos.queues: 65 is out of range; allowed 2 to 64"),
+        "{msg}"
+    );
+}
+
+#[test]
 fn zero_width() {
     let (msg, wrote, _s) = bad_config("zero", "skid_buffer_width = 64", "skid_buffer_width = 0");
     assert!(!wrote);

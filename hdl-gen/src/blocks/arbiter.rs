@@ -240,7 +240,7 @@ fn build(
 
 /// The index of the set bit of a one-hot vector: bit `k` of the index is the OR of the bits
 /// whose position has bit `k` set.
-fn one_hot_index(one_hot: Sig) -> Expr {
+pub fn one_hot_index(one_hot: Sig) -> Expr {
     let n = one_hot.width();
     let iw = index_width(n);
     let bits = (0..iw).rev().map(|k| {

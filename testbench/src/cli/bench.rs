@@ -122,8 +122,9 @@ pub fn run(suite: &str, cycles: u64, cocotb: bool, venv: Option<&Path>) -> i32 {
         "harness" => {}
         "dma" => return crate::cli::bench_dma::run(),
         "nvme-tcp" => return crate::cli::bench_nvme_tcp::run(),
+        "qos" => return crate::cli::bench_qos::run_bench(),
         _ => {
-            eprintln!("testbench: no benchmark `{suite}`; benchmarks: harness, dma, nvme-tcp");
+            eprintln!("testbench: no benchmark `{suite}`; benchmarks: harness, dma, nvme-tcp, qos");
             return 2;
         }
     }

@@ -9,5 +9,6 @@ pub mod interval_timer;
 pub mod nvme_tcp;
 pub mod nvme_tcp_host;
 pub mod nvme_tcp_target;
+pub mod qos;
 pub mod skid_buffer;
 pub mod token_bucket;

@@ -2,6 +2,7 @@
 
 pub mod dma;
 pub mod nvme_tcp;
+pub mod qos;
 pub mod stdlib;
 
 use crate::prop::{run_case, CaseResult, Property};
@@ -63,6 +64,14 @@ pub fn all() -> Vec<Suite> {
             entry::<nvme_tcp::rtl::NvmeTcpConnProp>(),
             entry::<nvme_tcp::rtl::NvmeTcpConnHostileProp>(),
             entry::<nvme_tcp::rtl::NvmeTcpEngineProp>(),
+        ],
+    });
+    suites.push(Suite {
+        name: "qos",
+        properties: vec![
+            entry::<qos::mix::QosMixProp>(),
+            entry::<qos::flood::QosFloodProp>(),
+            entry::<qos::flood::QosShareProp>(),
         ],
     });
     suites

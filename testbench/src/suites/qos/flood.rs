@@ -1,0 +1,349 @@
+//! Properties under saturation, with every check of the harness (`super`) on top:
+//!
+//! - `qos_flood`: one tenant floods (commands always waiting, unlimited or with a high limit)
+//!   while another, rate-limited below its round-robin share, trickles; both in one class with
+//!   random weights, under output backpressure. Over the run the trickling tenant gets its
+//!   configured rate within 1%.
+//! - `qos_share`: two to all queues of one class flood with no limit, and the transport takes
+//!   commands in 30% to 60% of the cycles (so commands wait in the block: saturation); each
+//!   queue gets `(w + 1) / sum(w + 1)` of the releases within 1% (relative) of that share.
+//!   When the transport takes a command every cycle, the front end's own fetch order decides
+//!   (the block holds at most the one command each queue just sent), which this property does
+//!   not cover.
+
+use super::{dims, run, Gen, Outcome, Timing, Traffic};
+use crate::models::qos::{wrr_shares, Config, Grant, Limit, NsCfg, QueueCfg, Sqe, BW_FRAC};
+use crate::prop::Property;
+use crate::rng::Rng;
+use proptest::prelude::*;
+use std::path::Path;
+
+/// The configuration of a saturation run: `members` (queue, weight) in `class`, the rest idle,
+/// each member granted all of namespace 1 (512-byte LBAs); `limits` per member.
+pub fn saturation_config(class: u8, members: &[(usize, u8, Limit)]) -> Config {
+    let d = dims();
+    let mut queues = vec![
+        QueueCfg {
+            class: 3,
+            ..QueueCfg::default()
+        };
+        d.queues
+    ];
+    for &(q, weight, bw) in members {
+        queues[q] = QueueCfg {
+            class,
+            weight,
+            bw,
+            iops: Limit::default(),
+        };
+    }
+    let mut namespaces = vec![NsCfg::default(); d.namespaces];
+    namespaces[0] = NsCfg {
+        size: 1 << 30,
+        lba_shift: 9,
+        ..NsCfg::default()
+    };
+    let grants = members
+        .iter()
+        .map(|&(q, ..)| Grant {
+            sqid: q as u16 + 1,
+            nsid: 1,
+            read: true,
+            write: true,
+            first: 0,
+            last: (1 << 30) - 1,
+        })
+        .collect();
+    Config {
+        queues,
+        namespaces,
+        grants,
+    }
+}
+
+/// Endless commands on namespace 1: reads and writes of `nlb` (or random up to 7) blocks.
+pub fn flooder(fixed_nlb: Option<u16>) -> Gen {
+    let mut cid = 0u16;
+    Box::new(move |rng: &mut Rng| {
+        cid = cid.wrapping_add(1);
+        let r = rng.next_u64();
+        Sqe {
+            opcode: if fixed_nlb.is_some() || r & 1 == 0 {
+                2
+            } else {
+                1
+            },
+            cid,
+            nsid: 1,
+            slba: (r >> 8) % ((1 << 30) - 64),
+            nlb: fixed_nlb.unwrap_or(((r >> 4) & 7) as u16),
+        }
+    })
+}
+
+/// Generated stimulus of `qos_flood`.
+#[derive(Clone, Debug)]
+pub struct FloodInput {
+    flood: u8,
+    trickle: u8,
+    class: u8,
+    w_flood: u8,
+    w_trickle: u8,
+    /// Trickle rate: whole bytes per cycle and a fraction (16 bits).
+    rate: (u32, u16),
+    /// The flooder's own limit, bytes per cycle (None: unlimited).
+    flood_rate: Option<u32>,
+    out_stall: u8,
+    cycles: u64,
+    seed: u64,
+}
+
+fn flood_strategy() -> BoxedStrategy<FloodInput> {
+    (
+        (any::<u8>(), any::<u8>(), 0u8..4, 0u8..8, 0u8..8),
+        (
+            (64u32..256, any::<u16>()),
+            prop::option::of(2048u32..65536),
+            0u8..30,
+            40_000u64..60_000,
+            any::<u64>(),
+        ),
+    )
+        .prop_map(
+            |(
+                (flood, trickle, class, w_flood, w_trickle),
+                (rate, flood_rate, out_stall, cycles, seed),
+            )| {
+                FloodInput {
+                    flood,
+                    trickle,
+                    class,
+                    w_flood,
+                    w_trickle,
+                    rate,
+                    flood_rate,
+                    out_stall,
+                    cycles,
+                    seed,
+                }
+            },
+        )
+        .boxed()
+}
+
+/// Bytes of each trickle command (8 blocks of 512 bytes).
+const TRICKLE_BYTES: u64 = 4096;
+
+/// A flood run; returns the outcome and the trickler's queue.
+pub fn run_flood(input: &FloodInput, waves: Option<&Path>) -> Result<(Outcome, usize), String> {
+    let nq = dims().queues;
+    let f = usize::from(input.flood) % nq;
+    let t = (f + 1 + usize::from(input.trickle) % (nq - 1)) % nq;
+    let rate = input.rate.0 << BW_FRAC | u32::from(input.rate.1);
+    // Enough burst to ride out the waits of round robin and backpressure without losing tokens.
+    let burst = TRICKLE_BYTES as u32 + 200 * input.rate.0;
+    let cfg = saturation_config(
+        input.class,
+        &[
+            (
+                f,
+                input.w_flood,
+                input.flood_rate.map_or(Limit::default(), |r| Limit {
+                    rate: r << BW_FRAC,
+                    burst: 65536,
+                }),
+            ),
+            (t, input.w_trickle, Limit { rate, burst }),
+        ],
+    );
+    let mut traffic = Traffic {
+        lists: Vec::new(),
+        gens: vec![
+            (f as u16 + 1, flooder(None)),
+            (t as u16 + 1, flooder(Some(7))),
+        ],
+        feed_end: input.cycles,
+        least_in_flight: true,
+        fill: [0x5a; 64],
+    };
+    let timing = Timing {
+        in_idle: 0,
+        out_stall: input.out_stall,
+        cpl_stall: 0,
+    };
+    let out = run(
+        &cfg,
+        &mut traffic,
+        timing,
+        input.seed,
+        input.cycles * 4,
+        waves,
+    )?;
+    Ok((out, t))
+}
+
+fn check_flood(input: &FloodInput, waves: Option<&Path>) -> Result<(), String> {
+    let (out, t) = run_flood(input, waves)?;
+    let got: u64 = out
+        .releases
+        .iter()
+        .filter(|r| r.queue == t && r.cycle < input.cycles)
+        .map(|r| r.cost)
+        .sum();
+    let rate = f64::from(input.rate.0 << BW_FRAC | u32::from(input.rate.1)) / 65536.0;
+    let want = rate * input.cycles as f64;
+    let err = got as f64 / want - 1.0;
+    if std::env::var_os("QOS_DEBUG").is_some() {
+        eprintln!("trickle error {:+.3}%", err * 100.0);
+    }
+    if err.abs() > 0.01 {
+        return Err(format!(
+            "the trickling SQ {} got {got} bytes in {} cycles, its rate allows {want:.0}: off by {:.2}%",
+            t + 1,
+            input.cycles,
+            err * 100.0
+        ));
+    }
+    Ok(())
+}
+
+/// A trickling tenant next to a flooding one gets its configured rate within 1%.
+pub struct QosFloodProp;
+
+impl Property for QosFloodProp {
+    type Input = FloodInput;
+    const NAME: &'static str = "qos_flood";
+    fn strategy() -> BoxedStrategy<FloodInput> {
+        flood_strategy()
+    }
+    fn run(input: &FloodInput, waves: Option<&Path>) -> Result<(), String> {
+        check_flood(input, waves)
+    }
+}
+
+/// Generated stimulus of `qos_share`.
+#[derive(Clone, Debug)]
+pub struct ShareInput {
+    /// Weights of the members (one per queue, from a random first queue on).
+    weights: Vec<u8>,
+    first: u8,
+    class: u8,
+    out_stall: u8,
+    cycles: u64,
+    seed: u64,
+}
+
+fn share_strategy() -> BoxedStrategy<ShareInput> {
+    let nq = dims().queues;
+    (
+        prop::collection::vec(0u8..8, 2..=nq),
+        any::<u8>(),
+        0u8..4,
+        40u8..70,
+        40_000u64..60_000,
+        any::<u64>(),
+    )
+        .prop_map(
+            |(weights, first, class, out_stall, cycles, seed)| ShareInput {
+                weights,
+                first,
+                class,
+                out_stall,
+                cycles,
+                seed,
+            },
+        )
+        .boxed()
+}
+
+/// A saturation run of `weights` in one class; returns the releases per member, counted over
+/// the feeding cycles.
+pub fn run_share(
+    weights: &[u8],
+    first: usize,
+    class: u8,
+    out_stall: u8,
+    cycles: u64,
+    seed: u64,
+    waves: Option<&Path>,
+) -> Result<(Outcome, Vec<u64>), String> {
+    let nq = dims().queues;
+    let members: Vec<(usize, u8, Limit)> = weights
+        .iter()
+        .enumerate()
+        .map(|(i, &w)| ((first + i) % nq, w, Limit::default()))
+        .collect();
+    let cfg = saturation_config(class, &members);
+    let mut traffic = Traffic {
+        lists: Vec::new(),
+        gens: members
+            .iter()
+            .map(|m| (m.0 as u16 + 1, flooder(None)))
+            .collect(),
+        feed_end: cycles,
+        least_in_flight: true,
+        fill: [0xc3; 64],
+    };
+    let timing = Timing {
+        in_idle: 0,
+        out_stall,
+        cpl_stall: 0,
+    };
+    let out = run(&cfg, &mut traffic, timing, seed, cycles * 4, waves)?;
+    if std::env::var_os("QOS_DEBUG").is_some() {
+        let seq: Vec<usize> = out.releases.iter().take(60).map(|r| r.queue).collect();
+        eprintln!("first releases {seq:?}");
+    }
+    let counts = members
+        .iter()
+        .map(|m| {
+            out.releases
+                .iter()
+                .filter(|r| r.queue == m.0 && r.cycle < cycles)
+                .count() as u64
+        })
+        .collect();
+    Ok((out, counts))
+}
+
+fn check_share(input: &ShareInput, waves: Option<&Path>) -> Result<(), String> {
+    let nq = dims().queues;
+    let (_, counts) = run_share(
+        &input.weights,
+        usize::from(input.first) % nq,
+        input.class,
+        input.out_stall,
+        input.cycles,
+        input.seed,
+        waves,
+    )?;
+    let total: u64 = counts.iter().sum();
+    let want = wrr_shares(&input.weights);
+    if std::env::var_os("QOS_DEBUG").is_some() {
+        eprintln!("share counts {counts:?} of {total}, want {want:?}");
+    }
+    for (i, (&c, &w)) in counts.iter().zip(&want).enumerate() {
+        let share = c as f64 / total as f64;
+        if (share / w - 1.0).abs() > 0.01 {
+            return Err(format!(
+                "member {i} (weight {}) got {c} of {total} releases, a share of {share:.4}; its weight gives {w:.4}",
+                input.weights[i]
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Under saturation each weight gets its share within 1%.
+pub struct QosShareProp;
+
+impl Property for QosShareProp {
+    type Input = ShareInput;
+    const NAME: &'static str = "qos_share";
+    fn strategy() -> BoxedStrategy<ShareInput> {
+        share_strategy()
+    }
+    fn run(input: &ShareInput, waves: Option<&Path>) -> Result<(), String> {
+        check_share(input, waves)
+    }
+}

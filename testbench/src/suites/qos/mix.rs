@@ -1,0 +1,267 @@
+//! Property `qos_mix`: random limits (bandwidth and IOPS, per queue and per namespace, some
+//! unlimited, fractional rates, small and zero bursts), random classes and weights, a random
+//! grant table (unused entries, SQ ids and NSIDs the block does not serve, read-only and
+//! write-only grants, narrow and full LBA ranges), random namespaces (absent, small, ending at
+//! 2^64) and a random command mix (Read, Write, Compare, Write Zeroes, DSM, Flush, unknown
+//! opcodes; inside, across and past the grants' ranges; unknown and broadcast NSIDs), under
+//! random idle cycles and backpressure on both outputs. Every check of the harness applies
+//! (see `super`).
+
+use super::{dims, run, Timing, Traffic};
+use crate::models::qos::{Config, Grant, Limit, NsCfg, QueueCfg, Sqe};
+use crate::prop::Property;
+use crate::rng::Rng;
+use proptest::prelude::*;
+use std::collections::VecDeque;
+use std::path::Path;
+
+/// One generated command, resolved against the grant table when it runs.
+#[derive(Clone, Debug)]
+pub struct CmdIn {
+    /// Aim at grant entry `g % grants` (its queue, namespace and range), or anywhere.
+    aim: Option<u8>,
+    sqid: u16,
+    nsid: u32,
+    opcode: u8,
+    /// 0 inside the range, 1 straddling its end, 2 random.
+    place: u8,
+    off: u64,
+    nlb: u16,
+}
+
+/// Generated stimulus.
+#[derive(Clone, Debug)]
+pub struct Input {
+    queues: Vec<QueueCfg>,
+    namespaces: Vec<NsCfg>,
+    grants: Vec<Grant>,
+    cmds: Vec<CmdIn>,
+    in_idle: u8,
+    out_stall: u8,
+    cpl_stall: u8,
+    seed: u64,
+}
+
+fn limit(lo: u32, hi: u32, frac: u32, burst: u32) -> impl Strategy<Value = Limit> {
+    prop_oneof![
+        1 => Just(Limit::default()),
+        2 => (lo..hi, 0u32..(1 << frac), 0..burst).prop_map(move |(whole, f, burst)| Limit {
+            rate: (whole << frac) | f,
+            burst,
+        }),
+    ]
+}
+
+fn queue() -> impl Strategy<Value = QueueCfg> {
+    (
+        0u8..4,
+        prop_oneof![3 => 0u8..4, 1 => any::<u8>()],
+        limit(64, 2048, 16, 16384),
+        prop_oneof![
+            1 => Just(Limit::default()),
+            2 => ((1u32 << 18)..(1 << 24), 0u32..8).prop_map(|(rate, burst)| Limit { rate, burst }),
+        ],
+    )
+        .prop_map(|(class, weight, bw, iops)| QueueCfg {
+            class,
+            weight,
+            bw,
+            iops,
+        })
+}
+
+fn namespace() -> impl Strategy<Value = NsCfg> {
+    (
+        prop_oneof![
+            1 => Just(0u64),
+            2 => 1u64..(1 << 20),
+            6 => (1u64 << 24)..(1 << 40),
+            1 => (u64::MAX - 1000)..=u64::MAX,
+        ],
+        prop_oneof![3 => Just(9u8), 1 => Just(12u8), 1 => 0u8..13],
+        prop_oneof![1 => Just(Limit::default()), 1 => limit(256, 8192, 16, 1 << 16)],
+        prop_oneof![
+            1 => Just(Limit::default()),
+            1 => ((1u32 << 20)..(1 << 24), 0u32..16).prop_map(|(rate, burst)| Limit { rate, burst }),
+        ],
+    )
+        .prop_map(|(size, lba_shift, bw, iops)| NsCfg {
+            size,
+            lba_shift,
+            bw,
+            iops,
+        })
+}
+
+fn grant(nq: u16, nn: u8) -> impl Strategy<Value = Grant> {
+    (
+        prop_oneof![1 => Just(0u16), 12 => 1..=nq, 1 => nq + 1..nq + 3],
+        prop_oneof![12 => 1..=nn, 1 => Just(nn + 1), 1 => Just(0u8)],
+        prop::bool::weighted(0.85),
+        prop::bool::weighted(0.85),
+        prop_oneof![
+            3 => (0u64..(1 << 20), 0u64..(1 << 16)).prop_map(|(a, s)| (a, a + s)),
+            1 => Just((0u64, u64::MAX)),
+        ],
+    )
+        .prop_map(|(sqid, nsid, read, write, (first, last))| Grant {
+            sqid,
+            nsid,
+            read,
+            write,
+            first,
+            last,
+        })
+}
+
+fn command(nq: u16, nn: u32) -> impl Strategy<Value = CmdIn> {
+    (
+        prop::option::weighted(0.85, any::<u8>()),
+        prop_oneof![8 => 1..=nq, 1 => Just(0u16), 1 => nq + 1..nq + 4],
+        prop_oneof![8 => 1..=nn, 1 => Just(0u32), 1 => Just(nn + 1), 1 => Just(u32::MAX)],
+        prop_oneof![
+            4 => Just(0x02u8),
+            4 => Just(0x01u8),
+            1 => Just(0x05u8),
+            1 => Just(0x08u8),
+            1 => Just(0x09u8),
+            1 => Just(0x00u8),
+            1 => any::<u8>(),
+        ],
+        prop_oneof![12 => Just(0u8), 2 => Just(1u8), 1 => Just(2u8)],
+        any::<u64>(),
+        prop_oneof![6 => 0u16..16, 2 => 0u16..64],
+    )
+        .prop_map(|(aim, sqid, nsid, opcode, place, off, nlb)| CmdIn {
+            aim,
+            sqid,
+            nsid,
+            opcode,
+            place,
+            off,
+            nlb,
+        })
+}
+
+fn strategy() -> BoxedStrategy<Input> {
+    let d = dims();
+    let (nq, nn) = (d.queues as u16, d.namespaces as u8);
+    (
+        prop::collection::vec(queue(), d.queues),
+        prop::collection::vec(namespace(), d.namespaces),
+        prop::collection::vec(grant(nq, nn), d.grants),
+        prop::collection::vec(command(nq, u32::from(nn)), 1..120),
+        (0u8..40, 0u8..60, 0u8..60, any::<u64>()),
+    )
+        .prop_map(
+            |(queues, namespaces, grants, cmds, (in_idle, out_stall, cpl_stall, seed))| Input {
+                queues,
+                namespaces,
+                grants,
+                cmds,
+                in_idle,
+                out_stall,
+                cpl_stall,
+                seed,
+            },
+        )
+        .boxed()
+}
+
+/// The SQ id and SQE of generated command `i`.
+fn resolve(input: &Input, i: usize, c: &CmdIn) -> (u16, Sqe) {
+    let (mut sqid, mut nsid, mut slba) = (c.sqid, c.nsid, c.off % (1 << 21));
+    if let Some(g) = c.aim {
+        let g = &input.grants[usize::from(g) % input.grants.len()];
+        if g.sqid != 0 {
+            sqid = g.sqid;
+        }
+        nsid = u32::from(g.nsid);
+        let span = g.last - g.first;
+        slba = match c.place {
+            0 => g.first + c.off % span.saturating_add(1).max(1),
+            1 => g
+                .last
+                .saturating_sub(u64::from(c.nlb))
+                .wrapping_add(c.off % 2),
+            _ => c.off,
+        };
+    } else if c.place == 1 {
+        // Near the end of the namespace.
+        let size = nsid
+            .checked_sub(1)
+            .and_then(|n| input.namespaces.get(n as usize))
+            .map_or(0, |n| n.size);
+        slba = size
+            .wrapping_sub(u64::from(c.nlb))
+            .wrapping_add(c.off % 3)
+            .wrapping_sub(1);
+    }
+    (
+        sqid,
+        Sqe {
+            opcode: c.opcode,
+            cid: i as u16,
+            nsid,
+            slba,
+            nlb: c.nlb,
+        },
+    )
+}
+
+fn run_mix(input: &Input, waves: Option<&Path>) -> Result<(), String> {
+    let cfg = Config {
+        queues: input.queues.clone(),
+        namespaces: input.namespaces.clone(),
+        grants: input.grants.clone(),
+    };
+    let mut lists: Vec<(u16, VecDeque<Sqe>)> = Vec::new();
+    for (i, c) in input.cmds.iter().enumerate() {
+        let (sqid, sqe) = resolve(input, i, c);
+        match lists.iter_mut().find(|l| l.0 == sqid) {
+            Some(l) => l.1.push_back(sqe),
+            None => lists.push((sqid, VecDeque::from([sqe]))),
+        }
+    }
+    let mut rng = Rng::new(input.seed);
+    let mut fill = [0u8; 64];
+    for b in fill.iter_mut() {
+        *b = rng.next_u64() as u8;
+    }
+    let mut traffic = Traffic {
+        lists,
+        gens: Vec::new(),
+        feed_end: 0,
+        least_in_flight: false,
+        fill,
+    };
+    let timing = Timing {
+        in_idle: input.in_idle,
+        out_stall: input.out_stall,
+        cpl_stall: input.cpl_stall,
+    };
+    let out = run(&cfg, &mut traffic, timing, input.seed, 3_000_000, waves)?;
+    if out.releases.len() + out.denied != input.cmds.len() {
+        return Err(format!(
+            "{} commands sent, {} released and {} denied",
+            input.cmds.len(),
+            out.releases.len(),
+            out.denied
+        ));
+    }
+    Ok(())
+}
+
+/// Random limits, grants and command mixes (see the module documentation).
+pub struct QosMixProp;
+
+impl Property for QosMixProp {
+    type Input = Input;
+    const NAME: &'static str = "qos_mix";
+    fn strategy() -> BoxedStrategy<Input> {
+        strategy()
+    }
+    fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
+        run_mix(input, waves)
+    }
+}

@@ -1,0 +1,658 @@
+//! Properties of the QoS arbiter (`qos_arbiter`), and the harness they share with
+//! `testbench bench --suite qos`.
+//!
+//! The harness programs the CSRs through the AXI4-Lite port, enables the block, then plays a
+//! front end: per-queue command lists (or endless generators), one command presented at a time,
+//! held until accepted, only for queues whose `sq_space_o` bit is set (commands of SQ ids the
+//! block does not serve are sent regardless). The transport side (`m_io_cmd`) and the completion
+//! side (`m_io_cpl`) apply random backpressure. Every cycle it checks, against the golden model
+//! (`models::qos`):
+//!
+//! - every command is either admitted (appears once on `m_io_cmd`, unchanged, in order within
+//!   its queue) or denied (completes once on `m_io_cpl`, in arrival order, with its SQ id and
+//!   CID, a status the model allows for its faults, DW0 0); a denied command never appears on
+//!   `m_io_cmd`;
+//! - each release (a new command on `m_io_cmd` in cycle t + 1 is the decision of cycle t) is of
+//!   a queue whose head command had budget in every bucket that applies (the model's buckets,
+//!   stepped cycle by cycle with the releases the RTL made), of the highest class present among
+//!   the eligible heads, and the queue the documented weighted round robin rule picks;
+//! - work conservation: in every cycle where the output register was free and some head was
+//!   eligible, a command was released;
+//! - over every window of the run, each bucket with a rate admitted at most
+//!   `rate * T + burst + its largest command`;
+//! - at the end, every counter read through AXI4-Lite equals the model's count.
+
+pub mod flood;
+pub mod mix;
+
+use crate::drivers::axil::{Axil, AxilConfig};
+use crate::models::qos::{
+    check, worst_window, Config, DebtBucket, Limit, Sqe, Verdict, BW_FRAC, IOPS_FRAC,
+};
+use crate::rng::Rng;
+use crate::rtl::regs::qos_csr;
+use crate::rtl::QosArbiterTop as Top;
+use crate::sim::{Signal, Sim};
+use std::collections::VecDeque;
+use std::path::Path;
+
+/// Sizes of the generated block, read from its register map.
+#[derive(Clone, Copy, Debug)]
+pub struct Dims {
+    /// Queues (SQ ids 1..=queues).
+    pub queues: usize,
+    /// Namespaces (NSIDs 1..=namespaces).
+    pub namespaces: usize,
+    /// Grant entries.
+    pub grants: usize,
+}
+
+/// The block's sizes, from the register names of `qos_csr`.
+pub fn dims() -> Dims {
+    let count = |pre: &str, suf: &str| {
+        qos_csr::REGISTERS
+            .iter()
+            .filter(|r| r.0.starts_with(pre) && r.0.ends_with(suf))
+            .count()
+    };
+    Dims {
+        queues: count("sq", "_cfg"),
+        namespaces: count("ns", "_cfg"),
+        grants: count("grant", "_ctrl"),
+    }
+}
+
+/// The offset of register `name`.
+pub fn reg(name: &str) -> u32 {
+    qos_csr::REGISTERS
+        .iter()
+        .find(|r| r.0 == name)
+        .unwrap_or_else(|| panic!("qos_csr has no register {name}"))
+        .1
+}
+
+/// Counter names, in register order (as `hdl-gen/src/qos/csr.rs`).
+pub const COUNTERS: [&str; 8] = [
+    "adm_rd", "adm_wr", "bytes_rd", "bytes_wr", "wait_rd", "wait_wr", "deny_rd", "deny_wr",
+];
+
+/// Random backpressure and idle cycles, in percent.
+#[derive(Clone, Copy, Debug)]
+pub struct Timing {
+    /// Cycles the front end stays idle when it could present a command.
+    pub in_idle: u8,
+    /// Cycles `m_io_cmd_ready` is low.
+    pub out_stall: u8,
+    /// Cycles `m_io_cpl_ready` is low.
+    pub cpl_stall: u8,
+}
+
+/// An endless command source for one queue (the flooding and trickling tenants).
+pub type Gen = Box<dyn FnMut(&mut Rng) -> Sqe>;
+
+/// The front end's commands: per SQ id a list, or a generator that runs until `feed_end`.
+pub struct Traffic {
+    /// (sqid, commands in order).
+    pub lists: Vec<(u16, VecDeque<Sqe>)>,
+    /// (sqid, generator): presented until cycle `feed_end` (counted from the traffic start).
+    pub gens: Vec<(u16, Gen)>,
+    /// Generators stop at this traffic cycle.
+    pub feed_end: u64,
+    /// Pick the queue with the fewest commands in the block (else a random one).
+    pub least_in_flight: bool,
+    /// Bytes outside the fields the block reads.
+    pub fill: [u8; 64],
+}
+
+/// One release: the decision cycle (from the traffic start), queue, namespace, cost, direction.
+#[derive(Clone, Copy, Debug)]
+pub struct Release {
+    /// Decision cycle, counted from the start of traffic.
+    pub cycle: u64,
+    /// Queue index.
+    pub queue: usize,
+    /// Namespace index.
+    pub ns: usize,
+    /// Bytes.
+    pub cost: u64,
+}
+
+/// What a run did.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Every release, in order.
+    pub releases: Vec<Release>,
+    /// Commands denied.
+    pub denied: usize,
+    /// Traffic cycles run.
+    pub cycles: u64,
+    /// Cycles in which the output register was free (could take a release).
+    pub free_cycles: u64,
+}
+
+struct Entry {
+    ready: u64,
+    bytes: [u8; 64],
+    ns: usize,
+    cost: u64,
+    write: bool,
+}
+
+/// The documented class + weighted round robin rule (`hdl-gen/src/qos/sched.rs`).
+struct Wrr {
+    ptr: [usize; 4],
+    turn: [u32; 4],
+}
+
+impl Wrr {
+    fn pick(&self, elig: &[bool], class: &[u8]) -> Option<(usize, u8)> {
+        let n = elig.len();
+        let top = (0..n).filter(|&i| elig[i]).map(|i| class[i]).min()?;
+        let p = self.ptr[top as usize];
+        (0..n)
+            .map(|k| (p + k) % n)
+            .find(|&i| elig[i] && class[i] == top)
+            .map(|i| (i, top))
+    }
+
+    fn take(&mut self, c: u8, winner: usize, weight: u8, n: usize) {
+        let c = c as usize;
+        let done = if self.ptr[c] == winner {
+            self.turn[c]
+        } else {
+            0
+        };
+        if done >= u32::from(weight) {
+            self.ptr[c] = (winner + 1) % n;
+            self.turn[c] = 0;
+        } else {
+            self.ptr[c] = winner;
+            self.turn[c] = done + 1;
+        }
+    }
+}
+
+fn set_sqe(sig: &Signal, b: &[u8; 64]) {
+    let words: Vec<u32> = b
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    sig.set_words(&words);
+}
+
+fn get_sqe(sig: &Signal) -> [u8; 64] {
+    let mut b = [0u8; 64];
+    for (i, w) in sig.get_words().iter().enumerate() {
+        b[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
+    }
+    b
+}
+
+/// Programs `cfg` into the block and enables it.
+fn program(axil: &Axil, sim: &mut Sim<Top>, cfg: &Config) -> Result<(), String> {
+    let mut bus = axil.mmio(sim);
+    let d = dims();
+    let info = bus.read32(reg("info"));
+    let want = (d.queues | d.namespaces << 8 | d.grants << 16) as u32;
+    if info & 0x00ff_ffff != want {
+        return Err(format!(
+            "info reads {info:#x}, expected {want:#x} in bits 23:0"
+        ));
+    }
+    for (i, q) in cfg.queues.iter().enumerate() {
+        let p = format!("sq{}", i + 1);
+        bus.write32(
+            reg(&format!("{p}_cfg")),
+            u32::from(q.class) | u32::from(q.weight) << 8 | q.iops.burst << 24,
+        );
+        bus.write32(reg(&format!("{p}_bw_rate")), q.bw.rate);
+        bus.write32(reg(&format!("{p}_bw_burst")), q.bw.burst);
+        bus.write32(reg(&format!("{p}_iops_rate")), q.iops.rate);
+    }
+    for (i, n) in cfg.namespaces.iter().enumerate() {
+        let p = format!("ns{}", i + 1);
+        bus.write32(
+            reg(&format!("{p}_cfg")),
+            u32::from(n.lba_shift) | n.iops.burst << 24,
+        );
+        bus.write32(reg(&format!("{p}_size_lo")), n.size as u32);
+        bus.write32(reg(&format!("{p}_size_hi")), (n.size >> 32) as u32);
+        bus.write32(reg(&format!("{p}_bw_rate")), n.bw.rate);
+        bus.write32(reg(&format!("{p}_bw_burst")), n.bw.burst);
+        bus.write32(reg(&format!("{p}_iops_rate")), n.iops.rate);
+    }
+    for (i, g) in cfg.grants.iter().enumerate() {
+        let p = format!("grant{i}");
+        bus.write32(
+            reg(&format!("{p}_ctrl")),
+            u32::from(g.read)
+                | u32::from(g.write) << 1
+                | u32::from(g.nsid) << 8
+                | u32::from(g.sqid) << 16,
+        );
+        bus.write32(reg(&format!("{p}_first_lo")), g.first as u32);
+        bus.write32(reg(&format!("{p}_first_hi")), (g.first >> 32) as u32);
+        bus.write32(reg(&format!("{p}_last_lo")), g.last as u32);
+        bus.write32(reg(&format!("{p}_last_hi")), (g.last >> 32) as u32);
+    }
+    bus.write32(reg("ctrl"), 1);
+    Ok(())
+}
+
+/// Runs `traffic` through the block configured with `cfg`, checking every cycle (see the module
+/// documentation). `limit`: traffic cycles before the run is reported as hung.
+pub fn run(
+    cfg: &Config,
+    traffic: &mut Traffic,
+    timing: Timing,
+    seed: u64,
+    limit: u64,
+    waves: Option<&Path>,
+) -> Result<Outcome, String> {
+    let d = dims();
+    assert_eq!(cfg.queues.len(), d.queues);
+    assert_eq!(cfg.namespaces.len(), d.namespaces);
+    assert!(cfg.grants.len() <= d.grants);
+    let nq = d.queues;
+    let nn = d.namespaces;
+    let mut rng = Rng::new(seed);
+    let mut sim = Sim::<Top>::maybe_waves(waves);
+    let axil = Axil::attach(
+        &mut sim,
+        "s_axil",
+        AxilConfig {
+            seed: rng.next_u64(),
+            idle_percent: 10,
+            stall_percent: 10,
+            ..AxilConfig::default()
+        },
+    );
+    sim.reset(2);
+    program(&axil, &mut sim, cfg)?;
+    sim.run(2);
+
+    let s_valid = sim.signal("s_io_cmd_valid_i");
+    let s_ready = sim.signal("s_io_cmd_ready_o");
+    let s_sqid = sim.signal("s_io_cmd_sqid_i");
+    let s_sqe = sim.signal("s_io_cmd_sqe_i");
+    let m_valid = sim.signal("m_io_cmd_valid_o");
+    let m_ready = sim.signal("m_io_cmd_ready_i");
+    let m_sqid = sim.signal("m_io_cmd_sqid_o");
+    let m_sqe = sim.signal("m_io_cmd_sqe_o");
+    let c_valid = sim.signal("m_io_cpl_valid_o");
+    let c_ready = sim.signal("m_io_cpl_ready_i");
+    let c_sqid = sim.signal("m_io_cpl_sqid_o");
+    let c_cid = sim.signal("m_io_cpl_cid_o");
+    let c_status = sim.signal("m_io_cpl_status_o");
+    let c_dw0 = sim.signal("m_io_cpl_dw0_o");
+    let space = sim.signal("sq_space_o");
+
+    let full_q = |l: Limit, f| DebtBucket::full(f, l);
+    let mut qbw: Vec<DebtBucket> = cfg.queues.iter().map(|q| full_q(q.bw, BW_FRAC)).collect();
+    let mut qiops: Vec<DebtBucket> = cfg
+        .queues
+        .iter()
+        .map(|q| full_q(q.iops, IOPS_FRAC))
+        .collect();
+    let mut nbw: Vec<DebtBucket> = cfg
+        .namespaces
+        .iter()
+        .map(|n| full_q(n.bw, BW_FRAC))
+        .collect();
+    let mut niops: Vec<DebtBucket> = cfg
+        .namespaces
+        .iter()
+        .map(|n| full_q(n.iops, IOPS_FRAC))
+        .collect();
+    let class: Vec<u8> = cfg.queues.iter().map(|q| q.class).collect();
+    let mut wrr = Wrr {
+        ptr: [0; 4],
+        turn: [0; 4],
+    };
+    let mut fifo: Vec<VecDeque<Entry>> = (0..nq).map(|_| VecDeque::new()).collect();
+    let mut denials: VecDeque<(u16, u16, Vec<u16>)> = VecDeque::new();
+    let mut current: Option<(u16, [u8; 64])> = None;
+    let mut in_block = vec![0usize; nq];
+    // Counters: [queue or namespace][counter].
+    let mut qcnt = vec![[0u64; 8]; nq];
+    let mut ncnt = vec![[0u64; 8]; nn];
+    let mut out = Outcome::default();
+    let (mut prev_mv, mut prev_mr) = (false, false);
+    let ctx = |t: u64, msg: String| format!("traffic cycle {t}: {msg}");
+
+    let mut t: u64 = 0;
+    loop {
+        // ---- Drive cycle t.
+        let sp = space.get();
+        if current.is_none() && !rng.chance(timing.in_idle) {
+            current = next_command(traffic, sp, t, &in_block, nq, &mut rng);
+        }
+        match &current {
+            Some((sqid, b)) => {
+                s_valid.set(1);
+                s_sqid.set(u64::from(*sqid));
+                set_sqe(&s_sqe, b);
+            }
+            None => s_valid.set(0),
+        }
+        let mr = !rng.chance(timing.out_stall);
+        m_ready.set(mr as u64);
+        c_ready.set(!rng.chance(timing.cpl_stall) as u64);
+        sim.settle();
+
+        // ---- Sample cycle t.
+        let mv = m_valid.is_high();
+        let new_word = mv && (!prev_mv || prev_mr);
+        if t > 0 {
+            // The scheduler's cycle t - 1, with the releases the RTL made.
+            let u = t - 1;
+            let mut elig = vec![false; nq];
+            let mut ns_wait = vec![[false; 2]; nn];
+            for q in 0..nq {
+                let Some(e) = fifo[q].front().filter(|e| e.ready <= u) else {
+                    continue;
+                };
+                let budget = qbw[q].ok() && qiops[q].ok() && nbw[e.ns].ok() && niops[e.ns].ok();
+                elig[q] = budget;
+                if !budget {
+                    qcnt[q][4 + e.write as usize] += 1;
+                    ns_wait[e.ns][e.write as usize] = true;
+                }
+            }
+            for n in 0..nn {
+                for w in 0..2 {
+                    ncnt[n][4 + w] += ns_wait[n][w] as u64;
+                }
+            }
+            let free = !prev_mv || prev_mr;
+            out.free_cycles += free as u64;
+            let mut qspend = vec![0u64; nq];
+            let mut nspend = vec![0u64; nn];
+            let mut nops = vec![0u64; nn];
+            let mut released = vec![false; nq];
+            if new_word {
+                let sqid = m_sqid.get() as usize;
+                let bytes = get_sqe(&m_sqe);
+                if sqid == 0 || sqid > nq {
+                    return Err(ctx(
+                        u,
+                        format!("released a command of SQ {sqid}, which the block does not serve"),
+                    ));
+                }
+                let q = sqid - 1;
+                let Some(e) = fifo[q].front().filter(|e| e.ready <= u) else {
+                    return Err(ctx(u, format!("released a command of SQ {sqid} (opcode {:#04x}, CID {:#x}) that is not an admitted command at the head of that queue (denied, or never sent)", bytes[0], u16::from_le_bytes([bytes[2], bytes[3]]))));
+                };
+                if e.bytes != bytes {
+                    return Err(ctx(
+                        u,
+                        format!(
+                            "SQ {sqid}: released {:02x?}, the head of the queue is {:02x?}",
+                            Sqe::decode(&bytes),
+                            Sqe::decode(&e.bytes)
+                        ),
+                    ));
+                }
+                if !free {
+                    return Err(ctx(u, "released while the output register was full".into()));
+                }
+                if !elig[q] {
+                    return Err(ctx(u, format!(
+                        "released SQ {sqid} without budget (queue bw {} iops {}, namespace {} bw {} iops {}; levels {} {} {} {})",
+                        qbw[q].ok(), qiops[q].ok(), e.ns + 1, nbw[e.ns].ok(), niops[e.ns].ok(),
+                        qbw[q].level(), qiops[q].level(), nbw[e.ns].level(), niops[e.ns].level()
+                    )));
+                }
+                let (pick, c) = wrr.pick(&elig, &class).expect("one is eligible");
+                if pick != q {
+                    return Err(ctx(u, format!(
+                        "released SQ {sqid} (class {}), the rule picks SQ {} (class {c}); eligible: {:?}",
+                        class[q], pick + 1,
+                        (0..nq).filter(|&i| elig[i]).map(|i| (i + 1, class[i])).collect::<Vec<_>>()
+                    )));
+                }
+                wrr.take(c, q, cfg.queues[q].weight, nq);
+                let e = fifo[q].pop_front().unwrap();
+                in_block[q] -= 1;
+                qspend[q] = e.cost;
+                nspend[e.ns] = e.cost;
+                nops[e.ns] = 1;
+                released[q] = true;
+                let w = e.write as usize;
+                qcnt[q][w] += 1;
+                qcnt[q][2 + w] += e.cost;
+                ncnt[e.ns][w] += 1;
+                ncnt[e.ns][2 + w] += e.cost;
+                out.releases.push(Release {
+                    cycle: u,
+                    queue: q,
+                    ns: e.ns,
+                    cost: e.cost,
+                });
+            } else {
+                if free && elig.iter().any(|&e| e) {
+                    return Err(ctx(u, format!(
+                        "idle with eligible commands waiting (SQs {:?}) and the output register free",
+                        (0..nq).filter(|&i| elig[i]).map(|i| i + 1).collect::<Vec<_>>()
+                    )));
+                }
+            }
+            for n in 0..nn {
+                nbw[n].step(nspend[n]);
+                niops[n].step(nops[n]);
+            }
+            for q in 0..nq {
+                qbw[q].step(qspend[q]);
+                qiops[q].step(released[q] as u64);
+            }
+        }
+        if c_valid.is_high() && c_ready.is_high() {
+            let (sqid, cid, status) = (
+                c_sqid.get() as u16,
+                c_cid.get() as u16,
+                c_status.get() as u16,
+            );
+            let Some((wsq, wcid, allowed)) = denials.pop_front() else {
+                return Err(ctx(t, format!("completion SQ {sqid} CID {cid:#x} status {status:#x} for no denied command")));
+            };
+            if sqid != wsq || cid != wcid || !allowed.contains(&status) || c_dw0.get() != 0 {
+                return Err(ctx(t, format!(
+                    "completion SQ {sqid} CID {cid:#x} status {status:#x} DW0 {:#x}; expected SQ {wsq} CID {wcid:#x} status one of {allowed:#x?}, DW0 0",
+                    c_dw0.get()
+                )));
+            }
+        }
+        if let Some((sqid, b)) = current {
+            if s_ready.is_high() {
+                let sqe = Sqe::decode(&b);
+                match check(cfg, sqid, &sqe) {
+                    Verdict::Admit {
+                        queue,
+                        ns,
+                        cost,
+                        write,
+                    } => {
+                        in_block[queue] += 1;
+                        fifo[queue].push_back(Entry {
+                            ready: t + 2,
+                            bytes: b,
+                            ns,
+                            cost,
+                            write,
+                        });
+                    }
+                    Verdict::Deny { allowed, write } => {
+                        let w = write as usize;
+                        if sqid >= 1 && usize::from(sqid) <= nq {
+                            qcnt[usize::from(sqid) - 1][6 + w] += 1;
+                        }
+                        if sqe.nsid >= 1 && sqe.nsid as usize <= nn {
+                            ncnt[sqe.nsid as usize - 1][6 + w] += 1;
+                        }
+                        out.denied += 1;
+                        denials.push_back((sqid, sqe.cid, allowed));
+                    }
+                }
+                current = None;
+            }
+        }
+        prev_mv = mv;
+        prev_mr = mr;
+        sim.step();
+        t += 1;
+
+        let drained = current.is_none()
+            && traffic.lists.iter().all(|(_, l)| l.is_empty())
+            && (traffic.gens.is_empty() || t >= traffic.feed_end)
+            && fifo.iter().all(|f| f.is_empty())
+            && denials.is_empty()
+            && !m_valid.is_high();
+        if drained {
+            break;
+        }
+        if t >= limit {
+            let left: usize = fifo.iter().map(|f| f.len()).sum();
+            return Err(ctx(
+                t,
+                format!(
+                    "hung: {left} admitted commands still buffered, {} denials not completed",
+                    denials.len()
+                ),
+            ));
+        }
+    }
+    out.cycles = t;
+    if std::env::var_os("QOS_DEBUG").is_some() {
+        eprintln!(
+            "qos run: {} cycles, {} released, {} denied, {} free cycles",
+            t,
+            out.releases.len(),
+            out.denied,
+            out.free_cycles
+        );
+    }
+    sim.run(4);
+
+    // Counters, read through AXI4-Lite (they wrap at their width).
+    let width_mask = u64::from(qos_csr::SQ1_ADM_RD_VALUE_MASK);
+    let mut bus = axil.mmio(&mut sim);
+    let mut check_counter = |name: String, want: u64| -> Result<(), String> {
+        let got = u64::from(bus.read32(reg(&name)));
+        let want = want & width_mask;
+        if got != want {
+            return Err(format!(
+                "counter {name} reads {got}, the model counts {want}"
+            ));
+        }
+        Ok(())
+    };
+    for (q, counts) in qcnt.iter().enumerate() {
+        for (k, c) in COUNTERS.iter().enumerate() {
+            check_counter(format!("sq{}_{c}", q + 1), counts[k])?;
+        }
+    }
+    for (n, counts) in ncnt.iter().enumerate() {
+        for (k, c) in COUNTERS.iter().enumerate() {
+            check_counter(format!("ns{}_{c}", n + 1), counts[k])?;
+        }
+    }
+    if let Some(v) = axil.master().violations.first() {
+        return Err(format!("AXI4-Lite protocol: {v}"));
+    }
+
+    // Every window keeps each bucket's bound.
+    let window = |what: String, frac: u32, limit: Limit, ev: Vec<(u64, u64)>| {
+        let (excess, a, b) = worst_window(frac, limit, &ev);
+        if excess > 0 {
+            return Err(format!(
+                "{what}: cycles {a}..={b} admitted {} tokens over rate * T + burst + largest command (rate {:#x}, burst {})",
+                excess as f64 / (1u64 << frac) as f64,
+                limit.rate,
+                limit.burst
+            ));
+        }
+        Ok(())
+    };
+    for q in 0..nq {
+        let rel = out.releases.iter().filter(|r| r.queue == q);
+        window(
+            format!("SQ {} bandwidth", q + 1),
+            BW_FRAC,
+            cfg.queues[q].bw,
+            rel.clone().map(|r| (r.cycle, r.cost)).collect(),
+        )?;
+        window(
+            format!("SQ {} IOPS", q + 1),
+            IOPS_FRAC,
+            cfg.queues[q].iops,
+            rel.map(|r| (r.cycle, 1)).collect(),
+        )?;
+    }
+    for n in 0..nn {
+        let rel = out.releases.iter().filter(|r| r.ns == n);
+        window(
+            format!("namespace {} bandwidth", n + 1),
+            BW_FRAC,
+            cfg.namespaces[n].bw,
+            rel.clone().map(|r| (r.cycle, r.cost)).collect(),
+        )?;
+        window(
+            format!("namespace {} IOPS", n + 1),
+            IOPS_FRAC,
+            cfg.namespaces[n].iops,
+            rel.map(|r| (r.cycle, 1)).collect(),
+        )?;
+    }
+    Ok(out)
+}
+
+/// The front end: the next command to present in cycle `t`, for a queue with space (or an SQ id
+/// the block does not serve).
+fn next_command(
+    traffic: &mut Traffic,
+    space: u64,
+    t: u64,
+    in_block: &[usize],
+    nq: usize,
+    rng: &mut Rng,
+) -> Option<(u16, [u8; 64])> {
+    let ok = |sqid: u16| sqid == 0 || usize::from(sqid) > nq || (space >> (sqid - 1)) & 1 == 1;
+    let load = |sqid: u16| {
+        if sqid == 0 || usize::from(sqid) > nq {
+            0
+        } else {
+            in_block[usize::from(sqid) - 1]
+        }
+    };
+    // Candidates: (is generator, index).
+    let mut cands: Vec<(bool, usize, u16)> = Vec::new();
+    for (i, (sqid, l)) in traffic.lists.iter().enumerate() {
+        if !l.is_empty() && ok(*sqid) {
+            cands.push((false, i, *sqid));
+        }
+    }
+    if t < traffic.feed_end {
+        for (i, (sqid, _)) in traffic.gens.iter().enumerate() {
+            if ok(*sqid) {
+                cands.push((true, i, *sqid));
+            }
+        }
+    }
+    if cands.is_empty() {
+        return None;
+    }
+    let pick = if traffic.least_in_flight {
+        let least = cands.iter().map(|c| load(c.2)).min().unwrap();
+        let best: Vec<_> = cands.iter().filter(|c| load(c.2) == least).collect();
+        *best[rng.below(best.len() as u64) as usize]
+    } else {
+        cands[rng.below(cands.len() as u64) as usize]
+    };
+    let fill = traffic.fill;
+    let sqe = if pick.0 {
+        (traffic.gens[pick.1].1)(rng)
+    } else {
+        traffic.lists[pick.1].1.pop_front().unwrap()
+    };
+    Some((pick.2, sqe.bytes(&fill)))
+}
