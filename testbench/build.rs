@@ -299,6 +299,7 @@ fn main() {
         ("DmaWalkerTop", "dma_walker_"),
         ("DmaMoverTop", "dma_mover_"),
         ("DmaEngineTop", "dma_engine_"),
+        ("NvmeCtrlTop", "nvme_ctrl_"),
     ] {
         if let Some(top) = tops.iter().find(|t| t.starts_with(prefix)) {
             rs.push_str(&format!(

@@ -8,3 +8,4 @@ pub mod cli;
 pub mod config;
 pub mod dma;
 pub mod lint;
+pub mod nvme;

@@ -1,6 +1,7 @@
 //! Regression suites: named lists of properties that `testbench regress` runs.
 
 pub mod dma;
+pub mod nvme;
 pub mod stdlib;
 
 use crate::prop::{run_case, CaseResult, Property};
@@ -53,6 +54,10 @@ pub fn all() -> Vec<Suite> {
             entry::<dma::mover::DmaMoverProp>(),
             entry::<dma::engine::DmaEngineProp>(),
         ],
+    });
+    suites.push(Suite {
+        name: "nvme",
+        properties: vec![entry::<nvme::queues::NvmeQueuesProp>()],
     });
     suites
 }
