@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cases=${CASES:-60}
 # Which suites' mutants to run (the DMA mutants rebuild large models: minutes each).
-suites=${MUTANT_SUITES:-stdlib dma}
+suites=${MUTANT_SUITES:-stdlib dma nvme}
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
@@ -24,6 +24,8 @@ mutants=(
   "round robin keeps priority on the winner|rr_arbiter_n4.sv|s/req_i \& ~(ptr_q - \([0-9]*\)'d1)/req_i \& ~ptr_q/|stdlib|rr_arbiter"
   "DMA mover strobes whole beats past a write's end|dma_mover_w64_t3_l21.sv|s/assign ws_d = wr_w_load ? (~(\([0-9]*\)'h\([0-9a-f]*\) << wr_k) << wr_lane)/assign ws_d = wr_w_load ? (\1'h\2 << wr_lane)/|dma|dma_mover"
   "DMA walker chains a PRP list one entry late|dma_walker_w64_t3_l21.sv|s/assign is_list_ptr = (list_left_q == 32'd1)/assign is_list_ptr = (list_left_q == 32'd0)/|dma|dma_walker"
+  "NVMe front end posts into a full CQ|nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32.sv|s/assign p_full = p_tail_new == c_head;/assign p_full = 1'b0;/|nvme|nvme_queues"
+  "NVMe front end forwards SQEs with reserved CDW0 bits|nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32.sv|s/assign d_field_bad = (d_sqe\[13:8\] != 6'd0)/assign d_field_bad = (d_sqe[9:8] != 2'd0)/|nvme|nvme_queues"
   "DMA engine routes R beats by the wrong ID bit|dma_engine_w64_t3_l21.sv|s/assign r_to_mover = m_axi_rid_i\[[0-9]*\];/assign r_to_mover = m_axi_rid_i[0];/|dma|dma_engine"
 )
 

@@ -980,7 +980,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   assign aw_free = ~aw_valid_q & ~w_valid_q;
   assign can_post = aw_free & post_pending_s_ready;
   assign sched_any = sched_urgent_m_valid | sched_high_m_valid | sched_medium_m_valid | sched_low_m_valid;
-  assign can_fetch = live & ~ar_valid_q & (credits_q != 6'd0) & fetch_desc_s_ready & (adm_act_q | sched_any);
+  assign can_fetch = live & ~ar_valid_q & (credits_q >= 6'd8) & fetch_desc_s_ready & (adm_act_q | sched_any);
   assign wrr_next1 = (wrr_cls_q == 2'd3) ? 2'd1 : (wrr_cls_q + 2'd1);
   assign wrr_next2 = (wrr_next1 == 2'd3) ? 2'd1 : (wrr_next1 + 2'd1);
   assign wrr_cur_ok = ((wrr_cls_q == 2'd1) ? sched_high_m_valid : ((wrr_cls_q == 2'd2) ? sched_medium_m_valid : sched_low_m_valid)) & (wrr_cnt_q <= ((wrr_cls_q == 2'd1) ? {1'b0, csr_arb_hpw} : ((wrr_cls_q == 2'd2) ? {1'b0, csr_arb_mpw} : {1'b0, csr_arb_lpw})));

@@ -635,7 +635,7 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let cls_any = m.net("sched_any", cls_v[0] | cls_v[1] | cls_v[2] | cls_v[3]);
     let can_fetch = m.net(
         "can_fetch",
-        live & !ar_v.q & credits.q.ne(0) & desc_room & (adm_act.q | cls_any),
+        live & !ar_v.q & credits.q.ge(u64::from(p.fetch_burst)) & desc_room & (adm_act.q | cls_any),
     );
     // Weighted round robin among high (1), medium (2), low (3).
     let weight = |c: Expr| -> Expr {

@@ -67,7 +67,8 @@
 //! first, then urgent, then high/medium/low in weighted round robin by selections (a class
 //! gets `weight + 1` selections in a row). A selection fetches up to `min(2^AB, fetch_burst,
 //! free fetch-buffer slots, entries to the ring's end, entries to the 4 KiB boundary)` SQEs in
-//! one burst; a queue with work left goes to the back of its class FIFO.
+//! one burst; a queue with work left goes to the back of its class FIFO. A fetch starts only when
+//! `fetch_burst` fetch-buffer slots are free, so a busy queue is read in full bursts.
 //!
 //! Completions: a CQE is written only when the CQ has a free slot (`tail + 1 != head`); a full
 //! CQ holds its completion (and the completion source) until the host's head doorbell frees a

@@ -121,8 +121,9 @@ pub fn run(suite: &str, cycles: u64, cocotb: bool, venv: Option<&Path>) -> i32 {
     match suite {
         "harness" => {}
         "dma" => return crate::cli::bench_dma::run(),
+        "nvme" => return crate::cli::bench_nvme::run(),
         _ => {
-            eprintln!("testbench: no benchmark `{suite}`; benchmarks: harness, dma");
+            eprintln!("testbench: no benchmark `{suite}`; benchmarks: harness, dma, nvme");
             return 2;
         }
     }

@@ -4,6 +4,7 @@
 
 pub mod bench;
 pub mod bench_dma;
+pub mod bench_nvme;
 pub mod cocotb;
 pub mod regress;
 

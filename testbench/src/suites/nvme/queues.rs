@@ -25,23 +25,32 @@
 //! AXI4-Lite or stream protocol violation.
 
 use super::env::{Env, Sqe, Timing};
-use crate::drivers::Dir;
+use crate::drivers::{Dir, Resp};
+use crate::models::nvme::status;
 use crate::models::nvme::Cqe;
 use crate::prop::Property;
 use crate::rng::Rng;
 use crate::rtl::regs::nvme_csr as csr;
 use proptest::prelude::*;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::path::Path;
+use std::rc::Rc;
 
 /// One queue pair: SQ and CQ depth, priority class, vector, interrupts enabled.
 #[derive(Debug, Clone)]
 pub struct Pair {
-    sq: u16,
-    cq: u16,
-    prio: u8,
-    vector: u8,
-    ien: bool,
+    /// SQ depth.
+    pub sq: u16,
+    /// CQ depth.
+    pub cq: u16,
+    /// Priority class (0 urgent .. 3 low).
+    pub prio: u8,
+    /// Interrupt vector (modulo the vectors there are).
+    pub vector: u8,
+    /// Interrupts enabled.
+    pub ien: bool,
 }
 
 /// A host operation.
@@ -74,6 +83,12 @@ pub enum Op {
     },
     /// CC.EN 1 -> 0 in the middle of traffic, then a new bring-up.
     Reset,
+    /// One SQE on pair `q` whose fetch returns SLVERR: it completes with 04h, or (the beat
+    /// holding its CID failed) the controller goes fatal (CSTS.CFS) and the host resets it.
+    Poison {
+        /// Pair index.
+        q: u8,
+    },
     /// Delete pair `q` and create it again with new depths.
     Recreate {
         /// Pair index.
@@ -105,12 +120,13 @@ fn depth() -> impl Strategy<Value = u16> {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        10 => (any::<u8>(), 1u8..20, any::<bool>(), prop_oneof![3 => Just(0u8), 1 => 1u8..40])
+        10 => (any::<u8>(), 1u8..40, any::<bool>(), prop_oneof![3 => Just(0u8), 1 => 1u8..40])
             .prop_map(|(q, n, batch, bad)| Op::Submit { q, n, batch, bad }),
         3 => Just(Op::Consume),
         2 => (1u16..800).prop_map(Op::Wait),
         2 => (0u8..4, any::<u8>(), any::<u16>()).prop_map(|(kind, q, v)| Op::BadDoorbell { kind, q, v }),
         1 => Just(Op::Reset),
+        1 => any::<u8>().prop_map(|q| Op::Poison { q }),
         1 => (any::<u8>(), depth(), depth()).prop_map(|(q, sq, cq)| Op::Recreate { q, sq, cq }),
     ]
 }
@@ -128,13 +144,13 @@ fn strategy() -> BoxedStrategy<Input> {
                     ien,
                 },
             ),
-            1..6,
+            1..8,
         ),
         any::<bool>(),
         any::<u32>(),
         (prop_oneof![Just(0u8), 0u8..10], 0u8..4),
         any::<u16>(),
-        prop::collection::vec(op(), 1..24),
+        prop::collection::vec(op(), 1..48),
         (
             prop_oneof![Just((1u32, 4u32)), Just((20, 40)), Just((1, 60))],
             (0u8..40, 0u8..40, 0u8..40, 0u8..40, 0u8..40),
@@ -183,7 +199,8 @@ fn admin_sqe(opc: u8, cid: u16, cdw10: u32, cdw11: u32, prp1: u64) -> Sqe {
     s
 }
 
-fn next_cid(env: &mut Env, sqid: u16) -> u16 {
+/// A CID not outstanding on `sqid`.
+pub fn next_cid(env: &mut Env, sqid: u16) -> u16 {
     loop {
         let c = env.host.next_cid.entry(sqid).or_insert(0);
         *c = c.wrapping_add(1);
@@ -201,7 +218,7 @@ fn next_cid(env: &mut Env, sqid: u16) -> u16 {
 }
 
 /// Submits one admin command and runs until it completes (consuming every CQ meanwhile).
-fn admin(env: &mut Env, opc: u8, cdw10: u32, cdw11: u32, prp1: u64) -> Result<(), String> {
+pub fn admin(env: &mut Env, opc: u8, cdw10: u32, cdw11: u32, prp1: u64) -> Result<(), String> {
     let cid = next_cid(env, 0);
     let sqe = admin_sqe(opc, cid, cdw10, cdw11, prp1);
     env.submit(0, &[sqe], true)?;
@@ -225,7 +242,8 @@ fn admin(env: &mut Env, opc: u8, cdw10: u32, cdw11: u32, prp1: u64) -> Result<()
     Ok(())
 }
 
-fn create_pair(env: &mut Env, qid: u16, p: &Pair, vectors: u32) -> Result<(), String> {
+/// Creates I/O queue pair `qid` through admin commands.
+pub fn create_pair(env: &mut Env, qid: u16, p: &Pair, vectors: u32) -> Result<(), String> {
     let max = env.host.model.max_entries;
     let (sq, cq) = (u32::from(p.sq).min(max), u32::from(p.cq).min(max));
     let vector = u16::from(p.vector) % vectors as u16;
@@ -289,7 +307,7 @@ fn bring_up(env: &mut Env, input: &Input) -> Result<(), String> {
 }
 
 /// Keeps one Asynchronous Event Request outstanding, for doorbell faults.
-fn rearm_aer(env: &mut Env) -> Result<(), String> {
+pub fn rearm_aer(env: &mut Env) -> Result<(), String> {
     if env.host.model.sqs.contains_key(&0) && env.host.model.aers.is_empty() {
         let cid = next_cid(env, 0);
         let sqe = admin_sqe(0x0c, cid, 0, 0, 0);
@@ -298,7 +316,8 @@ fn rearm_aer(env: &mut Env) -> Result<(), String> {
     Ok(())
 }
 
-fn io_sqe(rng: &mut Rng, cid: u16, bad: u8) -> Sqe {
+/// A random I/O SQE; `bad` percent chance of an unknown opcode or a reserved field.
+pub fn io_sqe(rng: &mut Rng, cid: u16, bad: u8) -> Sqe {
     let mut s = [0u8; 64];
     for b in s.iter_mut().skip(4) {
         *b = rng.next_u64() as u8;
@@ -491,6 +510,13 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     let mut pairs: Vec<crate::suites::nvme::queues::Pair> = input.pairs.clone();
     pairs.truncate(usize::from(env.io_queues));
     let mut sent: BTreeMap<(u16, Sqe), u32> = BTreeMap::new();
+    let poison: Rc<RefCell<BTreeSet<u64>>> = Rc::default();
+    let p2 = poison.clone();
+    env.mem.borrow_mut().set_error_fn(move |dir, req| {
+        let (lo, hi) = req.span();
+        (dir == Dir::Read && p2.borrow().iter().any(|&a| lo <= a && a < hi)).then_some(Resp::SlvErr)
+    });
+    let mut fatal = 0u32;
     for op in &input.ops {
         match op {
             Op::Submit { q, n, batch, bad } => {
@@ -564,6 +590,72 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 env.controller_reset()?;
                 bring_up(&mut env, input)?;
             }
+            Op::Poison { q } => {
+                let qid = (*q as usize % pairs.len()) as u16 + 1;
+                if !env.host.model.sqs.contains_key(&qid) {
+                    continue;
+                }
+                let mut n = 0u64;
+                while env
+                    .host
+                    .model
+                    .sqs
+                    .get(&qid)
+                    .is_some_and(|s| !s.outstanding.is_empty())
+                {
+                    env.consume_all()?;
+                    env.step()?;
+                    n += 1;
+                    if n > 300_000 {
+                        return Err(format!("SQ {qid}: commands never completed"));
+                    }
+                }
+                let cid = next_cid(&mut env, qid);
+                let s = io_sqe(&mut rng, cid, 0);
+                let ri = env.host.sq_ring[&qid];
+                let addr =
+                    env.host.rings[ri].range.start + u64::from(env.host.model.sqs[&qid].tail) * 64;
+                poison.borrow_mut().insert(addr);
+                *sent.entry((qid, s)).or_default() += 1;
+                env.submit(qid, &[s], true)?;
+                if let Some(e) = env
+                    .host
+                    .model
+                    .sqs
+                    .get_mut(&qid)
+                    .and_then(|q| q.outstanding.get_mut(&cid))
+                {
+                    *e = (vec![status::DATA_TRANSFER], None);
+                }
+                let mut n = 0u64;
+                loop {
+                    env.consume_all()?;
+                    env.step()?;
+                    n += 1;
+                    if !env
+                        .host
+                        .model
+                        .sqs
+                        .get(&qid)
+                        .is_some_and(|q| q.outstanding.contains_key(&cid))
+                    {
+                        break;
+                    }
+                    if n.is_multiple_of(64) && env.bar_read(0x1c)? & 2 != 0 {
+                        // CSTS.CFS: the controller is fatal; the host resets it.
+                        fatal += 1;
+                        env.controller_reset()?;
+                        bring_up(&mut env, input)?;
+                        break;
+                    }
+                    if n > 100_000 {
+                        return Err(format!(
+                            "SQ {qid} CID {cid} (fetch error): neither a completion nor CSTS.CFS"
+                        ));
+                    }
+                }
+                poison.borrow_mut().clear();
+            }
             Op::Recreate { q, sq, cq } => {
                 let i = *q as usize % pairs.len();
                 let qid = i as u16 + 1;
@@ -627,6 +719,11 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     }
     env.run(300)?;
     env.consume_all()?;
+    if env.bar_read(0x1c)? & 2 != 0 {
+        return Err(format!(
+            "CSTS.CFS is set at the end ({fatal} fatal errors were provoked and recovered)"
+        ));
+    }
 
     // Every SQE on io_cmd is one the host submitted.
     for (c, sqid, sqe) in &env.backend.borrow().received {
@@ -641,6 +738,16 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         }
     }
     let (sqes, cqes) = check_log(&env)?;
+    if std::env::var_os("NVME_STATS").is_some() {
+        eprintln!(
+            "nvme case: {} cycles, {sqes} SQEs fetched, {cqes} CQEs, {} io_cmd, {} irqs, {} faults, {} resets, {fatal} fatal",
+            env.sim.cycle(),
+            env.backend.borrow().received.len(),
+            env.irq.borrow().received.len(),
+            env.host.faults,
+            env.host.resets.len()
+        );
+    }
     check_irqs(&env)?;
 
     // Counters through the firmware's CSR port.
