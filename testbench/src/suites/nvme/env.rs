@@ -388,6 +388,12 @@ pub struct Ring {
     pub total: u64,
     /// Interrupt vector (CQ with interrupts enabled).
     pub vector: Option<u16>,
+    /// An SQ of the urgent class in weighted round robin.
+    pub urgent: bool,
+    /// Doorbells the host wrote, by the cycle their AXI4-Lite response came back.
+    pub doorbells_done: Vec<(u64, u64)>,
+    /// Cycle from which the ring no longer belongs to a live queue (deleted, or reset).
+    pub dead: u64,
 }
 
 /// The host: its rings, its view of the controller (the golden model), its CQ heads.
@@ -656,6 +662,9 @@ impl Env {
             range: base..base + bytes,
             size,
             doorbells: Vec::new(),
+            urgent: false,
+            doorbells_done: Vec::new(),
+            dead: u64::MAX,
             total: 0,
             vector,
         });
@@ -695,6 +704,10 @@ impl Env {
 
     /// CC.EN 1 -> 0, wait for CSTS.RDY low.
     pub fn controller_reset(&mut self) -> Result<(), String> {
+        let now = self.sim.cycle();
+        for &ri in self.host.sq_ring.values().chain(self.host.cq_ring.values()) {
+            self.host.rings[ri].dead = self.host.rings[ri].dead.min(now);
+        }
         let cc = self.bar_read(0x14)?;
         self.bar_write(0x14, cc & !1)?;
         let mut n = 0;
@@ -744,6 +757,8 @@ impl Env {
             self.host.rings[ri].doorbells.push((at, total));
             let a = self.doorbell_addr(sqid, false);
             self.bar_write(a, tail)?;
+            let done = self.sim.cycle();
+            self.host.rings[ri].doorbells_done.push((done, total));
         }
         Ok(())
     }

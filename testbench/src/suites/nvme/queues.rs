@@ -270,6 +270,7 @@ pub fn create_pair(env: &mut Env, qid: u16, p: &Pair, vectors: u32) -> Result<()
         base,
     )?;
     if env.host.model.sqs.contains_key(&qid) {
+        env.host.rings[sr].urgent = p.prio == 0;
         env.host.sq_ring.insert(qid, sr);
         env.host.submitted.insert(qid, 0);
         env.host.completed.insert(qid, 0);
@@ -417,6 +418,56 @@ fn check_log(env: &Env) -> Result<(u64, u64), String> {
         count[ri] += n;
     }
     Ok((sqes, cqes))
+}
+
+/// Weighted round robin with an urgent class: once an urgent SQ's doorbell has been answered
+/// (plus the few cycles the queue FSM takes to schedule it) and its entries are not all
+/// fetched, the next SQ read request picked is for the admin queue or an urgent queue. Only
+/// checked in WRR mode with every `sq_space_i` bit high (a throttled queue is skipped).
+fn check_urgent(env: &Env) -> Result<(), String> {
+    const SLACK: u64 = 10;
+    let m = env.mem.borrow();
+    let rings = &env.host.rings;
+    let mut reads: Vec<(u64, usize, u64)> = m
+        .log
+        .iter()
+        .filter(|t| t.dir == Dir::Read)
+        .filter_map(|t| {
+            let (lo, hi) = t.req.span();
+            let ri = rings
+                .iter()
+                .rposition(|r| !r.cq && r.range.start <= lo && hi <= r.range.end)?;
+            Some((t.accepted, ri, (hi - lo) / 64))
+        })
+        .collect();
+    reads.sort_by_key(|r| r.0);
+    let mut fetched = vec![0u64; rings.len()];
+    for w in reads.windows(2) {
+        let (t_prev, ri_prev, n_prev) = w[0];
+        fetched[ri_prev] += n_prev;
+        let (t, ri, _) = w[1];
+        if rings[ri].urgent || rings[ri].qid == 0 {
+            continue;
+        }
+        for (ui, u) in rings.iter().enumerate() {
+            if u.cq || !u.urgent || u.qid == 0 || u.dead <= t {
+                continue;
+            }
+            let published = u
+                .doorbells_done
+                .iter()
+                .rfind(|d| d.0 + SLACK <= t_prev)
+                .map_or(0, |d| d.1);
+            if published > fetched[ui] {
+                return Err(format!(
+                    "WRR: SQ {} (not urgent) read at cycle {t} while urgent SQ {} had entries {}..{} \
+                     published since before cycle {t_prev} and not fetched",
+                    rings[ri].qid, u.qid, fetched[ui], published
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn check_irqs(env: &Env) -> Result<(), String> {
@@ -678,6 +729,8 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 }
                 env.consume_all()?;
                 if env.host.model.sqs.contains_key(&qid) {
+                    let ri = env.host.sq_ring[&qid];
+                    env.host.rings[ri].dead = env.sim.cycle();
                     admin(&mut env, 0x00, u32::from(qid), 0, 0)?;
                     env.host.sq_ring.remove(&qid);
                 }
@@ -749,6 +802,9 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         );
     }
     check_irqs(&env)?;
+    if input.wrr && input.timing.space_low == 0 {
+        check_urgent(&env)?;
+    }
 
     // Counters through the firmware's CSR port.
     let irqs = env.irq.borrow().received.len() as u32;
