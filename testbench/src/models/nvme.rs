@@ -356,7 +356,7 @@ impl Controller {
                 e.sqid, q.cqid
             ));
         }
-        let Some((statuses, dw0)) = q.outstanding.remove(&e.cid) else {
+        let Some((statuses, dw0)) = q.outstanding.get(&e.cid).cloned() else {
             return Err(format!(
                 "CQE on CQ {cqid} for SQ {} CID {} which is not outstanding (a duplicate or an \
                  invented completion): {e:x?}",
@@ -385,6 +385,7 @@ impl Controller {
             ));
         }
         q.head = sqhd;
+        q.outstanding.remove(&e.cid);
         if e.sqid == 0 && self.aers.remove(&e.cid) {
             let (ty, info, page) = (e.dw0 & 7, (e.dw0 >> 8) as u8, (e.dw0 >> 16) as u8);
             let counts = self.event_counts.entry(info).or_default();
