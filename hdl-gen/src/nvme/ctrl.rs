@@ -1289,8 +1289,12 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     } else {
         let lanes = clog2(u64::from(w / 8));
         m.assign(wdata, cqe.q.repeat(w / 128));
-        let lane = aw_addr.q.slice(lanes - 1, 4);
-        m.assign(wstrb, lit(w / 8, 0xffff).shl_by(cat([lane, zeros(4)])));
+        if lanes > 4 {
+            let lane = aw_addr.q.slice(lanes - 1, 4);
+            m.assign(wstrb, lit(w / 8, 0xffff).shl_by(cat([lane, zeros(4)])));
+        } else {
+            m.assign(wstrb, ones(16));
+        }
         m.unused("aw_addr_lo", cat([aw_addr.q.slice(3, 0), w_beat.q.ex()]));
     }
     m.bind(u_pb, "s_valid_i", aw_issue);
