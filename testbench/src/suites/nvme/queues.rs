@@ -551,11 +551,53 @@ fn trace(env: &Env) -> String {
     out
 }
 
+/// BAR0 registers before bring-up: CAP, VS, INTMS/INTMC, CC.SHN -> CSTS.SHST, a reserved
+/// register, and a doorbell write while the controller is disabled (ignored, not a fault).
+fn check_registers(env: &mut Env) -> Result<(), String> {
+    let cap_lo = env.bar_read(0)?;
+    let cap_hi = env.bar_read(4)?;
+    let want_lo = (env.host.model.max_entries - 1) | 1 << 16 | 1 << 17;
+    if cap_lo & 0x3_ffff != want_lo || cap_hi >> 5 & 1 != 1 || cap_hi & 0xf != env.stride {
+        return Err(format!(
+            "CAP is {cap_hi:08x}_{cap_lo:08x}: MQES, CQR, AMS (WRR), CSS (NVM) or DSTRD wrong"
+        ));
+    }
+    let vs = env.bar_read(8)?;
+    if vs != 0x0001_0400 {
+        return Err(format!("VS is {vs:#x}, expected 0x10400"));
+    }
+    env.bar_write(0x0c, 0x8000_0005)?;
+    env.bar_write(0x10, 0x0000_0004)?;
+    let (ms, mc) = (env.bar_read(0x0c)?, env.bar_read(0x10)?);
+    if ms != 0x8000_0001 || mc != 0x8000_0001 {
+        return Err(format!(
+            "INTMS/INTMC read {ms:#x}/{mc:#x} after set 0x80000005, clear 4"
+        ));
+    }
+    env.bar_write(0x10, 0xffff_ffff)?;
+    env.bar_write(0x14, 1 << 14)?;
+    env.run(4)?;
+    let csts = env.bar_read(0x1c)?;
+    if csts != 2 << 2 {
+        return Err(format!(
+            "CSTS is {csts:#x} after CC.SHN = 01b, expected SHST 10b and RDY 0"
+        ));
+    }
+    env.bar_write(0x14, 0)?;
+    if env.bar_read(0x1c)? != 0 || env.bar_read(0x18)? != 0 {
+        return Err("CSTS not 0 after CC.SHN cleared, or the reserved register 18h not 0".into());
+    }
+    let a = env.doorbell_addr(0, false);
+    env.bar_write(a, 1)?;
+    Ok(())
+}
+
 fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     let mut env = Env::new(&input.timing, input.seed, waves);
     let mut rng = Rng::new(input.seed ^ 0x5eed);
     env.sim.reset(3);
     env.read_cap()?;
+    check_registers(&mut env)?;
     env.fw_write(csr::COAL_TICK, 16 + (input.seed % 50) as u32);
     bring_up(&mut env, input)?;
     let mut pairs: Vec<crate::suites::nvme::queues::Pair> = input.pairs.clone();
