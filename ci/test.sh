@@ -21,7 +21,7 @@ cargo run -q -p testbench -- regress --suite stdlib --cases 2000
 step "testbench regress --suite dma"
 cargo run -q -p testbench -- regress --suite dma --cases 100
 step "testbench regress --suite nvme"
-cargo run -q -p testbench -- regress --suite nvme --cases 100
+cargo run -q -p testbench -- regress --suite nvme --cases 300
 step "mutants: deliberate bugs in rtl/ copies must fail the suite"
 # The stdlib mutants; `bash ci/mutation.sh` runs the DMA ones too (about 10 minutes more).
 MUTANT_SUITES=stdlib CASES=60 bash ci/mutation.sh
