@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cases=${CASES:-60}
 # Which suites' mutants to run (the DMA mutants rebuild large models: minutes each).
-suites=${MUTANT_SUITES:-stdlib dma nvme-tcp qos}
+suites=${MUTANT_SUITES:-stdlib dma nvme nvme-tcp qos}
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
@@ -29,6 +29,9 @@ mutants=(
   "QoS bandwidth bucket lends one token of credit|qos_bucket_c32_t32_f16.sv|s/~level_q\[48\];/~(level_q[48] \& (level_q[47:16] != 32'hffffffff));/|qos|qos_flood"
   "QoS grants ignore their write bit|qos_arbiter_q8_n4_g8_d4.sv|s/(~chk_need_write . csr_grant\([0-9]*\)_ctrl_write)/1'b1/g|qos|qos_mix"
   "QoS arbiter waits for an empty output register|qos_arbiter_q8_n4_g8_d4.sv|s/assign decide = csr_ctrl_enable \& out_free \& sched_any;/assign decide = csr_ctrl_enable \& ~out_valid_q \& sched_any;/|qos|qos_mix"
+  "NVMe front end posts into a full CQ|nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32.sv|s/assign p_full = p_tail_new == c_head;/assign p_full = 1'b0;/|nvme|nvme_queues"
+  "NVMe front end forwards SQEs with reserved CDW0 bits|nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32.sv|s/assign d_field_bad = (d_sqe\[13:8\] != 6'd0)/assign d_field_bad = (d_sqe[9:8] != 2'd0)/|nvme|nvme_queues"
+  "NVMe front end lets a WRR turn run while urgent work waits|nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32.sv|s/assign pick_cls = sched_urgent_m_valid ? 2'd0 : wrr_pick;/assign pick_cls = (~wrr_cur_ok \\& sched_urgent_m_valid) ? 2'd0 : wrr_pick;/|nvme|nvme_queues"
   "DMA engine routes R beats by the wrong ID bit|dma_engine_w64_t3_l21.sv|s/assign r_to_mover = m_axi_rid_i\[[0-9]*\];/assign r_to_mover = m_axi_rid_i[0];/|dma|dma_engine"
 )
 

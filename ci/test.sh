@@ -26,6 +26,8 @@ step "tshark checks a regression's pcap (NVMe/TCP dissection, digests, checksums
 CASES=40 bash ci/tshark_check.sh
 step "testbench regress --suite qos"
 cargo run -q -p testbench -- regress --suite qos --cases 100
+step "testbench regress --suite nvme"
+cargo run -q -p testbench -- regress --suite nvme --cases 300
 step "mutants: deliberate bugs in rtl/ copies must fail the suite"
 # The stdlib mutants; `bash ci/mutation.sh` runs the DMA ones too (about 10 minutes more).
 MUTANT_SUITES=stdlib CASES=60 bash ci/mutation.sh

@@ -307,6 +307,7 @@ fn main() {
         ("NvmeTcpConnTop", "nvme_tcp_conn_"),
         ("NvmeTcpTop", "nvme_tcp_w"),
         ("QosArbiterTop", "qos_arbiter_"),
+        ("NvmeCtrlTop", "nvme_ctrl_"),
     ] {
         if let Some(top) = tops.iter().find(|t| t.starts_with(prefix)) {
             rs.push_str(&format!(

@@ -69,6 +69,7 @@ pub fn design(cfg: &Config) -> Result<Design, Errors> {
         reset,
     )?);
     d.add_top(crate::qos::arbiter::arbiter(&qos_params(cfg), reset)?);
+    d.add_top(crate::nvme::ctrl::ctrl(&nvme_params(cfg), reset)?);
     d.add_top(blocks::chip_info::chip_info(
         &facts(cfg),
         cfg.csr.addr_width,
@@ -112,6 +113,20 @@ pub fn qos_params(cfg: &Config) -> crate::qos::QosParams {
     }
 }
 
+/// The NVMe front end's parameters from the `[nvme]` and `[dma]` sections of `cfg`.
+pub fn nvme_params(cfg: &Config) -> crate::nvme::NvmeParams {
+    let n = &cfg.nvme;
+    crate::nvme::NvmeParams {
+        io_queues: n.io_queue_pairs,
+        max_depth: n.max_queue_depth,
+        stride: n.doorbell_stride,
+        data_width: cfg.dma.data_width,
+        vectors: n.interrupt_vectors,
+        fetch_burst: n.fetch_burst,
+        fetch_slots: n.fetch_slots,
+    }
+}
+
 /// What `chip_info` reports for `cfg`.
 pub fn facts(cfg: &Config) -> blocks::chip_info::ChipFacts {
     let v: Vec<u8> = VERSION.split('.').map(|p| p.parse().unwrap_or(0)).collect();
@@ -131,6 +146,7 @@ pub fn register_maps(cfg: &Config) -> Result<Vec<RegMap>, Errors> {
         crate::dma::engine::register_map()?,
         crate::nvme_tcp::engine::register_map()?,
         crate::qos::csr::register_map(&qos_params(cfg))?,
+        crate::nvme::params::register_map()?,
     ])
 }
 

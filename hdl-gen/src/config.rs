@@ -74,6 +74,13 @@ pub struct Nvme {
     pub max_queue_depth: u32,
     /// CAP.DSTRD: doorbells are `4 << doorbell_stride` bytes apart, 0 to 15.
     pub doorbell_stride: u32,
+    /// MSI-X vectors of the front end (interrupt coalescing state per vector), 1 to 256.
+    pub interrupt_vectors: u32,
+    /// Largest number of SQEs fetched in one AXI burst (doorbell batching), 1 to 64, and at
+    /// most 256 beats of `dma.data_width`.
+    pub fetch_burst: u32,
+    /// SQEs the fetch buffer holds (bounds the SQ reads in flight), fetch_burst to 256.
+    pub fetch_slots: u32,
 }
 
 /// `[csr]`: the control and status register windows of the chip's blocks.
@@ -262,6 +269,31 @@ impl Config {
             0,
             15,
             " (CAP.DSTRD is 4 bits)",
+        )?;
+        range(
+            file,
+            "nvme.interrupt_vectors",
+            n.interrupt_vectors,
+            1,
+            256,
+            "",
+        )?;
+        let beats = 512 / self.dma.data_width.clamp(64, 512);
+        range(
+            file,
+            "nvme.fetch_burst",
+            n.fetch_burst,
+            1,
+            (256 / beats).min(64),
+            " (one AXI burst carries at most 256 beats and never crosses 4 KiB: 64 SQEs)",
+        )?;
+        range(
+            file,
+            "nvme.fetch_slots",
+            n.fetch_slots,
+            n.fetch_burst.max(2),
+            256,
+            " (at least fetch_burst)",
         )?;
         range(file, "csr.addr_width", self.csr.addr_width, 6, 24, "")?;
         range(

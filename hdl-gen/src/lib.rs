@@ -10,5 +10,6 @@ pub mod config;
 pub mod dma;
 pub mod fpga;
 pub mod lint;
+pub mod nvme;
 pub mod nvme_tcp;
 pub mod qos;

@@ -123,8 +123,11 @@ pub fn run(suite: &str, cycles: u64, cocotb: bool, venv: Option<&Path>) -> i32 {
         "dma" => return crate::cli::bench_dma::run(),
         "nvme-tcp" => return crate::cli::bench_nvme_tcp::run(),
         "qos" => return crate::cli::bench_qos::run_bench(),
+        "nvme" => return crate::cli::bench_nvme::run(),
         _ => {
-            eprintln!("testbench: no benchmark `{suite}`; benchmarks: harness, dma, nvme-tcp, qos");
+            eprintln!(
+                "testbench: no benchmark `{suite}`; benchmarks: harness, dma, nvme, nvme-tcp, qos"
+            );
             return 2;
         }
     }

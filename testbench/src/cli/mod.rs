@@ -4,6 +4,7 @@
 
 pub mod bench;
 pub mod bench_dma;
+pub mod bench_nvme;
 pub mod bench_nvme_tcp;
 pub mod bench_qos;
 pub mod cocotb;

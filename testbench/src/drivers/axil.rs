@@ -755,4 +755,4 @@ macro_rules! impl_csr_bus {
     )*};
 }
 
-impl_csr_bus!(chip_info_csr);
+impl_csr_bus!(chip_info_csr, dma_csr, nvme_csr);

@@ -6,6 +6,7 @@ pub mod dma_mover;
 pub mod dma_walker;
 pub mod fifo;
 pub mod interval_timer;
+pub mod nvme;
 pub mod nvme_tcp;
 pub mod nvme_tcp_host;
 pub mod nvme_tcp_target;

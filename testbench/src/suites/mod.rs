@@ -1,6 +1,7 @@
 //! Regression suites: named lists of properties that `testbench regress` runs.
 
 pub mod dma;
+pub mod nvme;
 pub mod nvme_tcp;
 pub mod qos;
 pub mod stdlib;
@@ -73,6 +74,10 @@ pub fn all() -> Vec<Suite> {
             entry::<qos::flood::QosFloodProp>(),
             entry::<qos::flood::QosShareProp>(),
         ],
+    });
+    suites.push(Suite {
+        name: "nvme",
+        properties: vec![entry::<nvme::queues::NvmeQueuesProp>()],
     });
     suites
 }

@@ -1,0 +1,519 @@
+//! Golden model of the NVMe front end as the host sees it: queues, what each submitted command
+//! may complete with, which doorbell writes are faults, and the checks on every CQE the host
+//! reads. Plain Rust, no cycles: it follows host-visible events (a submission, a doorbell, a
+//! CQE read, a controller reset) and says what the specification allows.
+//!
+//! The admin command set is executed by firmware (a Rust model in the tests); the statuses
+//! firmware gives are the specification's, computed here by [`admin_outcome`] so the firmware
+//! model and the host's checker agree on one reading of the specification.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+/// I/O opcodes the front end forwards: Flush, Write, Read, Write Zeroes, Dataset Management.
+pub const IO_OPCODES: [u8; 5] = [0x00, 0x01, 0x02, 0x08, 0x09];
+
+/// Status field values (CQE DW3[31:17]: SC in 7:0, SCT in 10:8).
+pub mod status {
+    /// Success.
+    pub const SUCCESS: u16 = 0x000;
+    /// Invalid Command Opcode.
+    pub const INVALID_OPCODE: u16 = 0x001;
+    /// Invalid Field in Command.
+    pub const INVALID_FIELD: u16 = 0x002;
+    /// Data Transfer Error.
+    pub const DATA_TRANSFER: u16 = 0x004;
+    /// Command Abort Requested.
+    pub const ABORT_REQUESTED: u16 = 0x007;
+    /// Completion Queue Invalid (SCT 1).
+    pub const CQ_INVALID: u16 = 0x100;
+    /// Invalid Queue Identifier (SCT 1).
+    pub const INVALID_QID: u16 = 0x101;
+    /// Invalid Queue Size (SCT 1).
+    pub const INVALID_QSIZE: u16 = 0x102;
+    /// Asynchronous Event Request Limit Exceeded (SCT 1).
+    pub const AER_LIMIT: u16 = 0x105;
+    /// Invalid Interrupt Vector (SCT 1).
+    pub const INVALID_VECTOR: u16 = 0x108;
+    /// Invalid Queue Deletion (SCT 1).
+    pub const INVALID_DELETION: u16 = 0x10c;
+}
+
+/// The statuses the front end itself may give an I/O SQE (before it reaches the rest of the
+/// chip), or `None` when it must go out on `io_cmd`. Several statuses when several faults
+/// apply (the specification lets the controller report any of them).
+pub fn io_check(sqe: &[u8; 64]) -> Option<Vec<u16>> {
+    let cdw0 = u32::from_le_bytes(sqe[0..4].try_into().unwrap());
+    let opc = cdw0 as u8;
+    let fuse = (cdw0 >> 8) & 3;
+    let rsvd = (cdw0 >> 10) & 0xf;
+    let psdt = (cdw0 >> 14) & 3;
+    let bad_field = fuse != 0 || rsvd != 0 || psdt == 3;
+    let mut s = Vec::new();
+    if !IO_OPCODES.contains(&opc) {
+        s.push(status::INVALID_OPCODE);
+    }
+    if bad_field {
+        s.push(status::INVALID_FIELD);
+    }
+    (!s.is_empty()).then_some(s)
+}
+
+/// What the rest of the chip answers for an I/O command in the tests: a pure function of the
+/// SQE, so the backend model and the checker agree. `(status, dw0)`.
+pub fn backend_result(sqe: &[u8; 64]) -> (u16, u32) {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in sqe {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    let status = match h % 8 {
+        0 => 0x281,          // SCT 2, 81h: Unrecovered Read Error
+        1 => 0x080 | 0x4000, // LBA Out of Range, DNR
+        _ => 0,
+    };
+    (status, (h >> 32) as u32)
+}
+
+/// A queue the host created (or the admin queue).
+#[derive(Clone, Debug)]
+pub struct Sq {
+    /// Entries.
+    pub size: u32,
+    /// Its completion queue.
+    pub cqid: u16,
+    /// The host's tail (next slot it writes).
+    pub tail: u32,
+    /// The newest SQ head the controller reported (SQHD).
+    pub head: u32,
+    /// Commands submitted (doorbell written) and not completed: CID -> allowed statuses and
+    /// the expected DW0 (None: any).
+    pub outstanding: BTreeMap<u16, (Vec<u16>, Option<u32>)>,
+}
+
+/// A completion queue.
+#[derive(Clone, Debug)]
+pub struct Cq {
+    /// Entries.
+    pub size: u32,
+    /// Interrupt vector, when interrupts are enabled.
+    pub vector: Option<u16>,
+}
+
+/// The controller as the host sees it.
+#[derive(Clone, Debug, Default)]
+pub struct Controller {
+    /// I/O queue pairs the controller offers.
+    pub io_queues: u16,
+    /// Largest queue size in entries.
+    pub max_entries: u32,
+    /// MSI-X vectors.
+    pub vectors: u32,
+    /// Submission queues by id (0: admin).
+    pub sqs: BTreeMap<u16, Sq>,
+    /// Completion queues by id.
+    pub cqs: BTreeMap<u16, Cq>,
+    /// Doorbell faults not yet reported by an AER completion (info 0 or 1).
+    pub events: BTreeSet<u8>,
+    /// Per info: doorbell faults and AER reports since the last reset. Faults of one info
+    /// that come before the controller reported the first may share its report, so a report
+    /// is allowed while reports < faults.
+    pub event_counts: BTreeMap<u8, (u32, u32)>,
+    /// Outstanding AER commands (CID on the admin queue).
+    pub aers: BTreeSet<u16>,
+}
+
+/// The outcome of an admin command in this design, per the specification: `None` when the
+/// command is held (an AER with no event to report).
+pub fn admin_outcome(
+    sqe: &[u8; 64],
+    io_queues: u16,
+    max_entries: u32,
+    vectors: u32,
+    sqs: &BTreeMap<u16, u16>,
+    cqs: &BTreeSet<u16>,
+) -> Option<u16> {
+    let dw = |i: usize| u32::from_le_bytes(sqe[4 * i..4 * i + 4].try_into().unwrap());
+    let opc = sqe[0];
+    let (cdw10, cdw11) = (dw(10), dw(11));
+    let qid = cdw10 as u16;
+    let qsize = (cdw10 >> 16) + 1;
+    let bad_qid = qid == 0 || qid > io_queues;
+    let bad_size = qsize < 2 || qsize > max_entries;
+    Some(match opc {
+        0x05 => {
+            if bad_qid || cqs.contains(&qid) {
+                status::INVALID_QID
+            } else if bad_size {
+                status::INVALID_QSIZE
+            } else if (cdw11 >> 16) >= vectors {
+                status::INVALID_VECTOR
+            } else {
+                0
+            }
+        }
+        0x01 => {
+            let cqid = (cdw11 >> 16) as u16;
+            if bad_qid || sqs.contains_key(&qid) {
+                status::INVALID_QID
+            } else if bad_size {
+                status::INVALID_QSIZE
+            } else if cqid == 0 || !cqs.contains(&cqid) {
+                status::CQ_INVALID
+            } else {
+                0
+            }
+        }
+        0x00 => {
+            if bad_qid || !sqs.contains_key(&qid) {
+                status::INVALID_QID
+            } else {
+                0
+            }
+        }
+        0x04 => {
+            if bad_qid || !cqs.contains(&qid) {
+                status::INVALID_QID
+            } else if sqs.values().any(|&c| c == qid) {
+                status::INVALID_DELETION
+            } else {
+                0
+            }
+        }
+        0x09 => match cdw10 & 0xff {
+            0x01 | 0x08 => 0,
+            0x09 if (cdw11 & 0xffff) < vectors => 0,
+            _ => status::INVALID_FIELD,
+        },
+        0x0c => return None,
+        _ => status::INVALID_OPCODE,
+    })
+}
+
+/// One CQE as the host reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cqe {
+    /// DW0.
+    pub dw0: u32,
+    /// SQ head.
+    pub sqhd: u16,
+    /// SQ id.
+    pub sqid: u16,
+    /// Command id.
+    pub cid: u16,
+    /// Phase tag.
+    pub phase: bool,
+    /// Status field.
+    pub status: u16,
+}
+
+impl Cqe {
+    /// Decodes 16 bytes.
+    pub fn parse(b: &[u8]) -> Cqe {
+        let dw = |i: usize| u32::from_le_bytes(b[4 * i..4 * i + 4].try_into().unwrap());
+        Cqe {
+            dw0: dw(0),
+            sqhd: dw(2) as u16,
+            sqid: (dw(2) >> 16) as u16,
+            cid: dw(3) as u16,
+            phase: dw(3) >> 16 & 1 == 1,
+            status: (dw(3) >> 17) as u16,
+        }
+    }
+}
+
+fn ring_dist(a: u32, b: u32, size: u32) -> u32 {
+    (a + size - b) % size
+}
+
+impl Controller {
+    /// A disabled controller.
+    pub fn new(io_queues: u16, max_entries: u32, vectors: u32) -> Controller {
+        Controller {
+            io_queues,
+            max_entries,
+            vectors,
+            ..Controller::default()
+        }
+    }
+
+    /// CC.EN 0 -> 1 with these admin queue sizes.
+    pub fn enable(&mut self, asq: u32, acq: u32) {
+        self.sqs.clear();
+        self.cqs.clear();
+        self.cqs.insert(
+            0,
+            Cq {
+                size: acq,
+                vector: Some(0),
+            },
+        );
+        self.sqs.insert(
+            0,
+            Sq {
+                size: asq,
+                cqid: 0,
+                tail: 0,
+                head: 0,
+                outstanding: BTreeMap::new(),
+            },
+        );
+    }
+
+    /// CC.EN 1 -> 0 finished (CSTS.RDY low): every queue and outstanding command is gone.
+    pub fn reset(&mut self) {
+        self.sqs.clear();
+        self.cqs.clear();
+        self.events.clear();
+        self.event_counts.clear();
+        self.aers.clear();
+    }
+
+    /// Free SQ slots by the host's reckoning (size - 1 - entries not yet reported consumed).
+    pub fn sq_room(&self, sqid: u16) -> u32 {
+        let q = &self.sqs[&sqid];
+        q.size - 1 - ring_dist(q.tail, q.head, q.size)
+    }
+
+    /// The host places an SQE at the SQ's tail (the doorbell comes later).
+    pub fn submit(&mut self, sqid: u16, sqe: &[u8; 64]) -> Result<(), String> {
+        let cid = u16::from_le_bytes([sqe[2], sqe[3]]);
+        let expect = if sqid == 0 {
+            let sqs: BTreeMap<u16, u16> = self
+                .sqs
+                .iter()
+                .filter(|e| *e.0 != 0)
+                .map(|(k, v)| (*k, v.cqid))
+                .collect();
+            let cqs: BTreeSet<u16> = self.cqs.keys().copied().filter(|&k| k != 0).collect();
+            match admin_outcome(
+                sqe,
+                self.io_queues,
+                self.max_entries,
+                self.vectors,
+                &sqs,
+                &cqs,
+            ) {
+                Some(s) => (vec![s], None),
+                None => {
+                    self.aers.insert(cid);
+                    (vec![0], None)
+                }
+            }
+        } else {
+            match io_check(sqe) {
+                Some(s) => (s, None),
+                None => {
+                    let (s, dw0) = backend_result(sqe);
+                    (vec![s], Some(dw0))
+                }
+            }
+        };
+        let q = self.sqs.get_mut(&sqid).ok_or(format!("no SQ {sqid}"))?;
+        if q.outstanding.insert(cid, expect).is_some() {
+            return Err(format!("CID {cid} reused on SQ {sqid} while outstanding"));
+        }
+        q.tail = (q.tail + 1) % q.size;
+        Ok(())
+    }
+
+    /// An SQ tail doorbell: `Err(info)` when it is a fault (nothing moves).
+    pub fn sq_doorbell(&self, sqid: u16, value: u32) -> Result<(), u8> {
+        match self.sqs.get(&sqid) {
+            None => Err(0),
+            Some(q) if value >= q.size => Err(1),
+            Some(_) => Ok(()),
+        }
+    }
+
+    /// A doorbell fault of `info` happened (the host wrote a faulty doorbell).
+    pub fn fault(&mut self, info: u8) {
+        self.events.insert(info);
+        self.event_counts.entry(info).or_default().0 += 1;
+    }
+
+    /// A CQ head doorbell beyond the queue's size or for a queue that does not exist.
+    pub fn cq_doorbell(&self, cqid: u16, value: u32) -> Result<(), u8> {
+        match self.cqs.get(&cqid) {
+            None => Err(0),
+            Some(q) if value >= q.size => Err(1),
+            Some(_) => Ok(()),
+        }
+    }
+
+    /// The host read a new CQE (by its phase) from CQ `cqid`: check it and retire its command.
+    /// Returns the admin SQE's effect to apply (`Some((opcode, sqe))` for a successful admin
+    /// command) through the caller.
+    pub fn complete(&mut self, cqid: u16, e: &Cqe) -> Result<(), String> {
+        let Some(q) = self.sqs.get_mut(&e.sqid) else {
+            return Err(format!(
+                "CQE on CQ {cqid} names SQ {} which does not exist: {e:x?}",
+                e.sqid
+            ));
+        };
+        if q.cqid != cqid {
+            return Err(format!(
+                "CQE on CQ {cqid} names SQ {} bound to CQ {}: {e:x?}",
+                e.sqid, q.cqid
+            ));
+        }
+        let Some((statuses, dw0)) = q.outstanding.get(&e.cid).cloned() else {
+            return Err(format!(
+                "CQE on CQ {cqid} for SQ {} CID {} which is not outstanding (a duplicate or an \
+                 invented completion): {e:x?}",
+                e.sqid, e.cid
+            ));
+        };
+        if !statuses.contains(&e.status) {
+            return Err(format!(
+                "SQ {} CID {}: status {:#05x}, allowed {statuses:#05x?}: {e:x?}",
+                e.sqid, e.cid, e.status
+            ));
+        }
+        if let Some(d) = dw0 {
+            if d != e.dw0 {
+                return Err(format!(
+                    "SQ {} CID {}: DW0 {:#x}, expected {d:#x}",
+                    e.sqid, e.cid, e.dw0
+                ));
+            }
+        }
+        let sqhd = u32::from(e.sqhd);
+        if sqhd >= q.size || ring_dist(sqhd, q.head, q.size) > ring_dist(q.tail, q.head, q.size) {
+            return Err(format!(
+                "SQ {} CID {}: SQHD {sqhd} outside the entries submitted (head {}, tail {}, size {})",
+                e.sqid, e.cid, q.head, q.tail, q.size
+            ));
+        }
+        q.head = sqhd;
+        q.outstanding.remove(&e.cid);
+        if e.sqid == 0 && self.aers.remove(&e.cid) {
+            let (ty, info, page) = (e.dw0 & 7, (e.dw0 >> 8) as u8, (e.dw0 >> 16) as u8);
+            let counts = self.event_counts.entry(info).or_default();
+            let ok = counts.1 < counts.0;
+            counts.1 += 1;
+            self.events.remove(&info);
+            if ty != 0 || page != 1 || !ok {
+                return Err(format!(
+                    "AER CID {} completed with DW0 {:#x}: no such pending event (pending infos {:?})",
+                    e.cid, e.dw0, self.events
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// A successful Create/Delete I/O queue the host saw complete: update the queue set.
+    pub fn apply_admin(&mut self, sqe: &[u8; 64]) {
+        let dw = |i: usize| u32::from_le_bytes(sqe[4 * i..4 * i + 4].try_into().unwrap());
+        let qid = dw(10) as u16;
+        let size = (dw(10) >> 16) + 1;
+        match sqe[0] {
+            0x05 => {
+                let vector = (dw(11) & 2 != 0).then_some((dw(11) >> 16) as u16);
+                self.cqs.insert(qid, Cq { size, vector });
+            }
+            0x01 => {
+                let cqid = (dw(11) >> 16) as u16;
+                self.sqs.insert(
+                    qid,
+                    Sq {
+                        size,
+                        cqid,
+                        tail: 0,
+                        head: 0,
+                        outstanding: BTreeMap::new(),
+                    },
+                );
+            }
+            0x00 => {
+                self.sqs.remove(&qid);
+            }
+            0x04 => {
+                self.cqs.remove(&qid);
+            }
+            _ => {}
+        }
+    }
+
+    /// Commands submitted and not completed, AERs excluded.
+    pub fn outstanding(&self) -> usize {
+        self.sqs
+            .iter()
+            .map(|(id, q)| {
+                q.outstanding
+                    .keys()
+                    .filter(|c| *id != 0 || !self.aers.contains(c))
+                    .count()
+            })
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sqe(opc: u8, cid: u16, flags: u8) -> [u8; 64] {
+        let mut s = [0u8; 64];
+        s[0] = opc;
+        s[1] = flags;
+        s[2..4].copy_from_slice(&cid.to_le_bytes());
+        s
+    }
+
+    #[test]
+    fn io_checks() {
+        assert_eq!(io_check(&sqe(0x02, 1, 0)), None);
+        assert_eq!(
+            io_check(&sqe(0x05, 1, 0)),
+            Some(vec![status::INVALID_OPCODE])
+        );
+        assert_eq!(
+            io_check(&sqe(0x01, 1, 0x01)),
+            Some(vec![status::INVALID_FIELD])
+        );
+        assert_eq!(
+            io_check(&sqe(0x01, 1, 0xc0)),
+            Some(vec![status::INVALID_FIELD])
+        );
+        assert_eq!(io_check(&sqe(0x01, 1, 0x40)), None);
+        assert_eq!(
+            io_check(&sqe(0x7f, 1, 0x04)),
+            Some(vec![status::INVALID_OPCODE, status::INVALID_FIELD])
+        );
+    }
+
+    #[test]
+    fn completion_checks() {
+        let mut c = Controller::new(4, 64, 4);
+        c.enable(8, 8);
+        c.apply_admin(&{
+            let mut s = sqe(0x05, 0, 0);
+            s[40..44].copy_from_slice(&(1u32 | 7 << 16).to_le_bytes());
+            s
+        });
+        c.apply_admin(&{
+            let mut s = sqe(0x01, 0, 0);
+            s[40..44].copy_from_slice(&(1u32 | 7 << 16).to_le_bytes());
+            s[44..48].copy_from_slice(&(1u32 << 16 | 1).to_le_bytes());
+            s
+        });
+        let s = sqe(0x02, 9, 0);
+        c.submit(1, &s).unwrap();
+        let (st, dw0) = backend_result(&s);
+        let ok = Cqe {
+            dw0,
+            sqhd: 1,
+            sqid: 1,
+            cid: 9,
+            phase: true,
+            status: st,
+        };
+        assert!(c.complete(1, &Cqe { cid: 8, ..ok }).is_err());
+        assert!(c.complete(1, &Cqe { sqhd: 2, ..ok }).is_err());
+        c.complete(1, &ok).unwrap();
+        assert!(c.complete(1, &ok).is_err(), "a second completion");
+        assert_eq!(c.sq_doorbell(1, 8), Err(1));
+        assert_eq!(c.sq_doorbell(2, 0), Err(0));
+    }
+}

@@ -1,0 +1,820 @@
+//! The harness of the NVMe properties: the model under test with its bus models, the firmware
+//! model (admin commands, queue CSRs, AER), the I/O backend (the rest of the chip), and the
+//! host (rings in the AXI memory slave's memory, BAR0 through an AXI4-Lite master).
+
+use crate::drivers::axi_mem::{AxiMemConfig, AxiMemSlave};
+use crate::drivers::axil::{Axil, AxilConfig};
+use crate::drivers::stream::{StreamSink, StreamSource};
+use crate::models::nvme::{admin_outcome, backend_result, status, Controller, Cqe};
+use crate::rng::Rng;
+use crate::rtl::regs::nvme_csr as csr;
+use crate::rtl::NvmeCtrlTop as Top;
+use crate::sim::{Component, Signal, Sim};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::ops::Range;
+use std::path::Path;
+use std::rc::Rc;
+
+/// Reads a 512-bit port as 64 bytes.
+fn sqe_bytes(sig: &Signal) -> [u8; 64] {
+    let mut out = [0u8; 64];
+    for (i, w) in sig.get_words().iter().enumerate().take(16) {
+        out[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
+    }
+    out
+}
+
+/// The rest of the chip: takes `io_cmd` (random backpressure), answers each command on
+/// `io_cpl` after a random delay with [`backend_result`], and drives `sq_space_i`.
+pub struct Backend {
+    valid: Signal,
+    ready: Signal,
+    sqid: Signal,
+    sqe: Signal,
+    c_valid: Signal,
+    c_ready: Signal,
+    c_sqid: Signal,
+    c_cid: Signal,
+    c_status: Signal,
+    c_dw0: Signal,
+    space: Signal,
+    rng: Rng,
+    stall: u8,
+    delay: u32,
+    space_percent: u8,
+    pending: Vec<(u64, [u64; 4])>,
+    current: Option<[u64; 4]>,
+    /// Every command received: (cycle, sqid, sqe).
+    pub received: Vec<(u64, u16, [u8; 64])>,
+    ready_now: bool,
+}
+
+impl Backend {
+    fn new(sim: &Sim<Top>, seed: u64, stall: u8, delay: u32, space_percent: u8) -> Backend {
+        let s = |n: &str| sim.signal(n);
+        Backend {
+            valid: s("io_cmd_valid_o"),
+            ready: s("io_cmd_ready_i"),
+            sqid: s("io_cmd_sqid_o"),
+            sqe: s("io_cmd_sqe_o"),
+            c_valid: s("io_cpl_valid_i"),
+            c_ready: s("io_cpl_ready_o"),
+            c_sqid: s("io_cpl_sqid_i"),
+            c_cid: s("io_cpl_cid_i"),
+            c_status: s("io_cpl_status_i"),
+            c_dw0: s("io_cpl_dw0_i"),
+            space: s("sq_space_i"),
+            rng: Rng::new(seed),
+            stall,
+            delay,
+            space_percent,
+            pending: Vec::new(),
+            current: None,
+            received: Vec::new(),
+            ready_now: false,
+        }
+    }
+}
+
+impl Component for Backend {
+    fn sample(&mut self, cycle: u64) {
+        if self.ready_now && self.valid.is_high() {
+            let sqe = sqe_bytes(&self.sqe);
+            let sqid = self.sqid.get() as u16;
+            self.received.push((cycle, sqid, sqe));
+            let (st, dw0) = backend_result(&sqe);
+            let cid = u64::from(u16::from_le_bytes([sqe[2], sqe[3]]));
+            let due = cycle + 1 + self.rng.below(u64::from(self.delay) + 1);
+            self.pending
+                .push((due, [u64::from(sqid), cid, u64::from(st), u64::from(dw0)]));
+        }
+        if self.current.is_some() && self.c_ready.is_high() {
+            self.current = None;
+        }
+    }
+
+    fn drive(&mut self, cycle: u64) {
+        self.ready_now = !self.rng.chance(self.stall);
+        self.ready.set(self.ready_now as u64);
+        if self.current.is_none() {
+            if let Some(i) = self.pending.iter().position(|p| p.0 <= cycle) {
+                self.current = Some(self.pending.remove(i).1);
+            }
+        }
+        match self.current {
+            Some(w) => {
+                self.c_valid.set(1);
+                self.c_sqid.set(w[0]);
+                self.c_cid.set(w[1]);
+                self.c_status.set(w[2]);
+                self.c_dw0.set(w[3]);
+            }
+            None => self.c_valid.set(0),
+        }
+        let width = self.space.width();
+        let mut bits = 0u64;
+        for i in 0..width.min(64) {
+            if !self.rng.chance(self.space_percent) {
+                bits |= 1 << i;
+            }
+        }
+        self.space.set(bits);
+    }
+}
+
+/// Takes `admin_cmd` SQEs for the firmware model, with random backpressure.
+pub struct AdminPort {
+    valid: Signal,
+    ready: Signal,
+    sqe: Signal,
+    rng: Rng,
+    stall: u8,
+    ready_now: bool,
+    /// SQEs received and not yet taken by firmware.
+    pub queue: VecDeque<[u8; 64]>,
+}
+
+impl Component for AdminPort {
+    fn sample(&mut self, _cycle: u64) {
+        if self.ready_now && self.valid.is_high() {
+            self.queue.push_back(sqe_bytes(&self.sqe));
+        }
+    }
+    fn drive(&mut self, _cycle: u64) {
+        self.ready_now = !self.rng.chance(self.stall);
+        self.ready.set(self.ready_now as u64);
+    }
+}
+
+#[derive(Debug)]
+enum Act {
+    Write(u32, u32),
+    WaitIdle,
+    Drain(u16, u8, u32),
+    Done(u16, u16, u32),
+}
+
+/// The firmware model: executes admin commands through the vendor CSRs.
+pub struct Firmware {
+    acts: VecDeque<Act>,
+    ticket: Option<u64>,
+    poll: Option<u64>,
+    events_read: Option<u64>,
+    aers: Vec<u16>,
+    enabled: bool,
+    sqs: BTreeMap<u16, u16>,
+    cqs: BTreeSet<u16>,
+    io_queues: u16,
+    max_entries: u32,
+    vectors: u32,
+}
+
+impl Firmware {
+    fn start(&mut self, sqe: &[u8; 64]) {
+        let dw = |i: usize| u32::from_le_bytes(sqe[4 * i..4 * i + 4].try_into().unwrap());
+        let cid = (dw(0) >> 16) as u16;
+        let (cdw10, cdw11) = (dw(10), dw(11));
+        let qid = cdw10 as u16;
+        let size = cdw10 >> 16;
+        let outcome = admin_outcome(
+            sqe,
+            self.io_queues,
+            self.max_entries,
+            self.vectors,
+            &self.sqs,
+            &self.cqs,
+        );
+        let Some(st) = outcome else {
+            if self.aers.len() >= 4 {
+                self.acts.push_back(Act::Done(cid, status::AER_LIMIT, 0));
+            } else {
+                self.aers.push(cid);
+            }
+            return;
+        };
+        if st != 0 {
+            self.acts.push_back(Act::Done(cid, st, 0));
+            return;
+        }
+        let base = |acts: &mut VecDeque<Act>| {
+            acts.push_back(Act::Write(csr::Q_BASE_LO, dw(6) & !0xfff));
+            acts.push_back(Act::Write(csr::Q_BASE_HI, dw(7)));
+        };
+        match sqe[0] {
+            0x05 => {
+                base(&mut self.acts);
+                self.acts
+                    .push_back(Act::Write(csr::Q_CFG, size | (cdw11 & 2) << 17));
+                self.acts
+                    .push_back(Act::Write(csr::Q_BIND, cdw11 & 0xffff_0000));
+                self.acts
+                    .push_back(Act::Write(csr::Q_CMD, u32::from(qid) | 2 << 16));
+                self.acts.push_back(Act::WaitIdle);
+                self.cqs.insert(qid);
+            }
+            0x01 => {
+                base(&mut self.acts);
+                self.acts
+                    .push_back(Act::Write(csr::Q_CFG, size | (cdw11 >> 1 & 3) << 16));
+                self.acts.push_back(Act::Write(csr::Q_BIND, cdw11 >> 16));
+                self.acts
+                    .push_back(Act::Write(csr::Q_CMD, u32::from(qid) | 1 << 16));
+                self.acts.push_back(Act::WaitIdle);
+                self.sqs.insert(qid, (cdw11 >> 16) as u16);
+            }
+            0x00 => {
+                self.acts
+                    .push_back(Act::Write(csr::Q_CMD, u32::from(qid) | 3 << 16));
+                self.acts.push_back(Act::WaitIdle);
+                self.acts.push_back(Act::Drain(qid, 0, 0));
+                self.sqs.remove(&qid);
+            }
+            0x04 => {
+                self.acts
+                    .push_back(Act::Write(csr::Q_CMD, u32::from(qid) | 4 << 16));
+                self.acts.push_back(Act::WaitIdle);
+                self.cqs.remove(&qid);
+            }
+            0x09 => {
+                let reg = match cdw10 & 0xff {
+                    0x01 => csr::ARB,
+                    0x08 => csr::COALESCE,
+                    _ => csr::VEC_CFG,
+                };
+                self.acts.push_back(Act::Write(reg, cdw11));
+            }
+            _ => {}
+        }
+        self.acts.push_back(Act::Done(cid, 0, 0));
+    }
+
+    fn poll(&mut self, bus: &Axil, adm: &RefCell<AdminPort>, cpl: &RefCell<StreamSource>) {
+        let mut m = bus.master();
+        if let Some(t) = self.ticket {
+            let Some(c) = m.take(t) else { return };
+            self.ticket = None;
+            let data = c.data as u32;
+            match self.acts.front_mut() {
+                Some(Act::WaitIdle) => {
+                    if data & csr::STATUS_BUSY_MASK == 0 {
+                        self.acts.pop_front();
+                    }
+                }
+                Some(Act::Drain(_, stage, fetched)) => match *stage {
+                    0 => *stage = 1,
+                    1 => {
+                        *fetched = data;
+                        *stage = 2;
+                    }
+                    _ => {
+                        if data == *fetched {
+                            self.acts.pop_front();
+                        } else {
+                            *stage = 1;
+                        }
+                    }
+                },
+                _ => {
+                    self.acts.pop_front();
+                }
+            }
+            return;
+        }
+        if let Some(t) = self.poll {
+            let Some(c) = m.take(t) else { return };
+            self.poll = None;
+            let st = c.data as u32;
+            if st & csr::STATUS_CC_EN_MASK != 0 {
+                self.enabled = true;
+            }
+            if st & csr::STATUS_CC_EN_MASK == 0 {
+                if self.enabled || !self.aers.is_empty() {
+                    // Controller reset: every held command is answered (the hardware drops
+                    // the answers), the queue table and the events are gone.
+                    for cid in self.aers.drain(..) {
+                        cpl.borrow_mut().push(vec![
+                            u64::from(cid),
+                            u64::from(status::ABORT_REQUESTED),
+                            0,
+                        ]);
+                    }
+                    self.sqs.clear();
+                    self.cqs.clear();
+                    self.acts.push_back(Act::Write(csr::EVENTS, 3));
+                    self.enabled = false;
+                }
+            } else if !self.aers.is_empty() {
+                self.events_read = Some(m.queue_read(u64::from(csr::EVENTS)));
+            }
+            return;
+        }
+        if let Some(t) = self.events_read {
+            let Some(c) = m.take(t) else { return };
+            self.events_read = None;
+            let ev = c.data as u32;
+            for (bit, info) in [(1u32, 0u32), (2, 1)] {
+                if ev & bit != 0 && !self.aers.is_empty() {
+                    let cid = self.aers.remove(0);
+                    self.acts.push_back(Act::Write(csr::EVENTS, bit));
+                    self.acts.push_back(Act::Done(cid, 0, info << 8 | 1 << 16));
+                }
+            }
+            return;
+        }
+        match self.acts.front_mut() {
+            Some(Act::Write(a, v)) => {
+                self.ticket = Some(m.queue_write(u64::from(*a), u64::from(*v), 0xf));
+            }
+            Some(Act::WaitIdle) => {
+                self.ticket = Some(m.queue_read(u64::from(csr::STATUS)));
+            }
+            Some(Act::Drain(q, stage, _)) => {
+                self.ticket = Some(match *stage {
+                    0 => m.queue_write(u64::from(csr::CNT_SEL), u64::from(*q), 0xf),
+                    1 => m.queue_read(u64::from(csr::CNT_FETCHED)),
+                    _ => m.queue_read(u64::from(csr::CNT_COMPLETED)),
+                });
+            }
+            Some(Act::Done(cid, st, dw0)) => {
+                cpl.borrow_mut()
+                    .push(vec![u64::from(*cid), u64::from(*st), u64::from(*dw0)]);
+                self.acts.pop_front();
+            }
+            None => {
+                if let Some(sqe) = adm.borrow_mut().queue.pop_front() {
+                    self.start(&sqe);
+                } else {
+                    self.poll = Some(m.queue_read(u64::from(csr::STATUS)));
+                }
+            }
+        }
+    }
+}
+
+/// Timing knobs of a run.
+#[derive(Clone, Debug)]
+pub struct Timing {
+    /// AXI read latency range.
+    pub read_latency: (u32, u32),
+    /// AR, AW, W stalls, R, B idle (percent).
+    pub stalls: (u8, u8, u8, u8, u8),
+    /// `io_cmd` backpressure and `admin_cmd` backpressure (percent).
+    pub cmd_stall: (u8, u8),
+    /// Cycles the backend takes at most to answer.
+    pub backend_delay: u32,
+    /// Percent of cycles each `sq_space_i` bit is low.
+    pub space_low: u8,
+    /// `irq` backpressure (percent).
+    pub irq_stall: u8,
+    /// AXI4-Lite idle/stall (percent).
+    pub axil: u8,
+}
+
+/// One incarnation of a queue's ring in host memory.
+#[derive(Clone, Debug)]
+pub struct Ring {
+    /// Queue id.
+    pub qid: u16,
+    /// A CQ (else an SQ).
+    pub cq: bool,
+    /// Host memory it occupies.
+    pub range: Range<u64>,
+    /// Entries.
+    pub size: u32,
+    /// Doorbells the host wrote: (cycle queued, cumulative entries published or released).
+    pub doorbells: Vec<(u64, u64)>,
+    /// Entries published (SQ) or released (CQ) so far.
+    pub total: u64,
+    /// Interrupt vector (CQ with interrupts enabled).
+    pub vector: Option<u16>,
+    /// An SQ of the urgent class in weighted round robin.
+    pub urgent: bool,
+    /// Doorbells the host wrote, by the cycle their AXI4-Lite response came back.
+    pub doorbells_done: Vec<(u64, u64)>,
+    /// Cycle from which the ring no longer belongs to a live queue (deleted, or reset).
+    pub dead: u64,
+}
+
+/// The host: its rings, its view of the controller (the golden model), its CQ heads.
+pub struct Host {
+    /// The golden model.
+    pub model: Controller,
+    /// Every ring ever laid out, oldest first.
+    pub rings: Vec<Ring>,
+    /// Current ring index of each SQ / CQ.
+    pub sq_ring: BTreeMap<u16, usize>,
+    /// Current ring index of each CQ.
+    pub cq_ring: BTreeMap<u16, usize>,
+    /// Per CQ: head and expected phase.
+    pub cq_head: BTreeMap<u16, (u32, bool)>,
+    /// Next CID per SQ.
+    pub next_cid: BTreeMap<u16, u16>,
+    next_mem: u64,
+    /// Doorbell faults the host provoked (the controller must count each).
+    pub faults: u64,
+    /// Cycles at which a controller reset ended (CSTS.RDY seen low).
+    pub resets: Vec<u64>,
+    /// Commands per SQ since its creation (for the per-queue counters).
+    pub submitted: BTreeMap<u16, u32>,
+    /// CQEs per SQ since its creation.
+    pub completed: BTreeMap<u16, u32>,
+}
+
+/// The whole harness.
+pub struct Env {
+    /// The simulation.
+    pub sim: Sim<Top>,
+    /// Host memory.
+    pub mem: Rc<RefCell<AxiMemSlave>>,
+    /// BAR0 master (the host).
+    pub bar: Axil,
+    /// Vendor CSR master (firmware).
+    pub fw_bus: Axil,
+    /// The rest of the chip.
+    pub backend: Rc<RefCell<Backend>>,
+    adm: Rc<RefCell<AdminPort>>,
+    adm_cpl: Rc<RefCell<StreamSource>>,
+    /// Interrupts received.
+    pub irq: Rc<RefCell<StreamSink>>,
+    fw: Firmware,
+    /// The host.
+    pub host: Host,
+    /// Cycle budget of the run.
+    pub limit: u64,
+    /// Queue pairs and vectors of the model.
+    pub io_queues: u16,
+    /// CAP.DSTRD.
+    pub stride: u32,
+    /// Admin commands outstanding, by CID.
+    pub admin_sqes: BTreeMap<u16, Sqe>,
+    /// MSI-X vectors.
+    pub vectors: u32,
+}
+
+/// Bytes of an SQE.
+pub type Sqe = [u8; 64];
+
+impl Env {
+    /// Builds the harness.
+    pub fn new(t: &Timing, seed: u64, waves: Option<&Path>) -> Env {
+        let mut sim = Sim::<Top>::maybe_waves(waves);
+        let mut rng = Rng::new(seed);
+        let io_queues = sim.signal("sq_space_i").width() as u16;
+        let vectors = 1u32 << sim.signal("irq_vector_o").width();
+        let (ar, aw, w, r, b) = t.stalls;
+        let mem = sim.add(AxiMemSlave::new(
+            &sim,
+            "m_axi",
+            AxiMemConfig {
+                seed: rng.next_u64(),
+                read_latency: t.read_latency.0..=t.read_latency.1,
+                write_latency: 0..=t.read_latency.1.min(20),
+                ar_stall: ar,
+                aw_stall: aw,
+                w_stall: w,
+                r_idle: r,
+                b_idle: b,
+                max_reads: 8,
+                max_writes: 8,
+                reorder: false,
+                interleave: false,
+            },
+        ));
+        let axil = |rng: &mut Rng| AxilConfig {
+            seed: rng.next_u64(),
+            idle_percent: t.axil,
+            stall_percent: t.axil,
+            max_outstanding: 1,
+            timeout: 100_000,
+        };
+        let bar = Axil::attach(&mut sim, "s_bar", axil(&mut rng));
+        let fw_bus = Axil::attach(&mut sim, "s_axil", axil(&mut rng));
+        let be = Backend::new(
+            &sim,
+            rng.next_u64(),
+            t.cmd_stall.0,
+            t.backend_delay,
+            t.space_low,
+        );
+        let backend = sim.add(be);
+        let adm = sim.add(AdminPort {
+            valid: sim.signal("admin_cmd_valid_o"),
+            ready: sim.signal("admin_cmd_ready_i"),
+            sqe: sim.signal("admin_cmd_sqe_o"),
+            rng: Rng::new(rng.next_u64()),
+            stall: t.cmd_stall.1,
+            ready_now: false,
+            queue: VecDeque::new(),
+        });
+        let adm_cpl = sim.add(StreamSource::new(
+            &sim,
+            "admin_cpl",
+            &["cid", "status", "dw0"],
+            rng.next_u64(),
+            20,
+        ));
+        let irq = sim.add(StreamSink::new(
+            &sim,
+            "irq",
+            &["vector"],
+            rng.next_u64(),
+            t.irq_stall,
+        ));
+        Env {
+            sim,
+            mem,
+            bar,
+            fw_bus,
+            backend,
+            adm,
+            adm_cpl,
+            irq,
+            fw: Firmware {
+                acts: VecDeque::new(),
+                ticket: None,
+                poll: None,
+                events_read: None,
+                aers: Vec::new(),
+                enabled: false,
+                sqs: BTreeMap::new(),
+                cqs: BTreeSet::new(),
+                io_queues,
+                max_entries: 0,
+                vectors,
+            },
+            host: Host {
+                model: Controller::new(io_queues, 0, vectors),
+                rings: Vec::new(),
+                sq_ring: BTreeMap::new(),
+                cq_ring: BTreeMap::new(),
+                cq_head: BTreeMap::new(),
+                next_cid: BTreeMap::new(),
+                next_mem: 0x10_0000_0000,
+                faults: 0,
+                resets: Vec::new(),
+                submitted: BTreeMap::new(),
+                completed: BTreeMap::new(),
+            },
+            limit: 2_000_000,
+            io_queues,
+            stride: 0,
+            admin_sqes: BTreeMap::new(),
+            vectors,
+        }
+    }
+
+    /// One cycle: the model, every bus model, the firmware.
+    pub fn step(&mut self) -> Result<(), String> {
+        self.sim.step();
+        self.fw.poll(&self.fw_bus, &self.adm, &self.adm_cpl);
+        if self.sim.cycle() > self.limit {
+            return Err(format!("cycle budget of {} exhausted", self.limit));
+        }
+        Ok(())
+    }
+
+    /// Runs `n` cycles.
+    pub fn run(&mut self, n: u64) -> Result<(), String> {
+        for _ in 0..n {
+            self.step()?;
+        }
+        Ok(())
+    }
+
+    /// A BAR0 write, run to its response; returns the cycle it was queued in.
+    pub fn bar_write(&mut self, addr: u64, value: u32) -> Result<u64, String> {
+        let at = self.sim.cycle();
+        let t = self.bar.master().queue_write(addr, u64::from(value), 0xf);
+        loop {
+            self.step()?;
+            if self.bar.master().take(t).is_some() {
+                return Ok(at);
+            }
+        }
+    }
+
+    /// Queues a firmware CSR write (done by the firmware model, in order with its work).
+    pub fn fw_write(&mut self, addr: u32, value: u32) {
+        self.fw.acts.push_back(Act::Write(addr, value));
+    }
+
+    /// A vendor CSR read, run to its response.
+    pub fn fw_read(&mut self, addr: u32) -> Result<u32, String> {
+        let t = self.fw_bus.master().queue_read(u64::from(addr));
+        loop {
+            self.step()?;
+            if let Some(c) = self.fw_bus.master().take(t) {
+                return Ok(c.data as u32);
+            }
+        }
+    }
+
+    /// A vendor CSR write, run to its response.
+    pub fn fw_write_now(&mut self, addr: u32, value: u32) -> Result<(), String> {
+        let t = self
+            .fw_bus
+            .master()
+            .queue_write(u64::from(addr), u64::from(value), 0xf);
+        loop {
+            self.step()?;
+            if self.fw_bus.master().take(t).is_some() {
+                return Ok(());
+            }
+        }
+    }
+
+    /// A BAR0 read.
+    pub fn bar_read(&mut self, addr: u64) -> Result<u32, String> {
+        let t = self.bar.master().queue_read(addr);
+        loop {
+            self.step()?;
+            if let Some(c) = self.bar.master().take(t) {
+                return Ok(c.data as u32);
+            }
+        }
+    }
+
+    /// BAR0 address of a doorbell.
+    pub fn doorbell_addr(&self, qid: u16, cq: bool) -> u64 {
+        0x1000 + (2 * u64::from(qid) + cq as u64) * (4 << self.stride)
+    }
+
+    /// Reads CAP and sets up the model's limits. Returns DSTRD.
+    pub fn read_cap(&mut self) -> Result<u32, String> {
+        let lo = self.bar_read(0)?;
+        let hi = self.bar_read(4)?;
+        let mqes = (lo & 0xffff) + 1;
+        self.stride = hi & 0xf;
+        self.host.model.max_entries = mqes;
+        self.fw.max_entries = mqes;
+        Ok(hi & 0xf)
+    }
+
+    /// Lays out a new ring in host memory.
+    pub fn alloc_ring(&mut self, qid: u16, cq: bool, size: u32, vector: Option<u16>) -> usize {
+        let bytes = u64::from(size) * if cq { 16 } else { 64 };
+        let base = self.host.next_mem;
+        self.host.next_mem += (bytes.div_ceil(4096) + 1) * 4096;
+        self.host.rings.push(Ring {
+            qid,
+            cq,
+            range: base..base + bytes,
+            size,
+            doorbells: Vec::new(),
+            urgent: false,
+            doorbells_done: Vec::new(),
+            dead: u64::MAX,
+            total: 0,
+            vector,
+        });
+        self.host.rings.len() - 1
+    }
+
+    /// Brings the controller up: admin queue, CC.EN, CSTS.RDY.
+    pub fn enable(&mut self, asq: u32, acq: u32, wrr: bool) -> Result<(), String> {
+        let s = self.alloc_ring(0, false, asq, None);
+        let c = self.alloc_ring(0, true, acq, Some(0));
+        let (sb, cb) = (
+            self.host.rings[s].range.start,
+            self.host.rings[c].range.start,
+        );
+        self.bar_write(0x24, (acq - 1) << 16 | (asq - 1))?;
+        self.bar_write(0x28, sb as u32)?;
+        self.bar_write(0x2c, (sb >> 32) as u32)?;
+        self.bar_write(0x30, cb as u32)?;
+        self.bar_write(0x34, (cb >> 32) as u32)?;
+        self.bar_write(0x14, 1 | u32::from(wrr) << 11 | 6 << 16 | 4 << 20)?;
+        let mut n = 0;
+        while self.bar_read(0x1c)? & 1 == 0 {
+            n += 1;
+            if n > 1000 {
+                return Err("CSTS.RDY never rose after CC.EN".into());
+            }
+        }
+        self.host.model.enable(asq, acq);
+        self.host.sq_ring.insert(0, s);
+        self.host.cq_ring.insert(0, c);
+        self.host.cq_head.insert(0, (0, true));
+        self.host.submitted.insert(0, 0);
+        self.host.completed.insert(0, 0);
+        self.admin_sqes.clear();
+        Ok(())
+    }
+
+    /// CC.EN 1 -> 0, wait for CSTS.RDY low.
+    pub fn controller_reset(&mut self) -> Result<(), String> {
+        let now = self.sim.cycle();
+        for &ri in self.host.sq_ring.values().chain(self.host.cq_ring.values()) {
+            self.host.rings[ri].dead = self.host.rings[ri].dead.min(now);
+        }
+        let cc = self.bar_read(0x14)?;
+        self.bar_write(0x14, cc & !1)?;
+        let mut n = 0;
+        while self.bar_read(0x1c)? & 1 == 1 {
+            n += 1;
+            if n > 5000 {
+                return Err("CSTS.RDY never fell after CC.EN 1 -> 0".into());
+            }
+        }
+        self.host.resets.push(self.sim.cycle());
+        self.host.model.reset();
+        self.host.sq_ring.clear();
+        self.host.cq_ring.clear();
+        self.host.cq_head.clear();
+        Ok(())
+    }
+
+    /// Places SQEs on SQ `sqid` (waiting for room, consuming completions meanwhile) and rings
+    /// the tail doorbell once for all (`batch`) or once per entry.
+    pub fn submit(&mut self, sqid: u16, sqes: &[Sqe], batch: bool) -> Result<(), String> {
+        for chunk in sqes.chunks(if batch { sqes.len().max(1) } else { 1 }) {
+            let mut waited = 0u64;
+            while self.host.model.sq_room(sqid) < chunk.len() as u32 {
+                self.consume_all()?;
+                self.step()?;
+                waited += 1;
+                if waited > 200_000 {
+                    return Err(format!("SQ {sqid} never had room (SQHD never moved)"));
+                }
+            }
+            let ri = self.host.sq_ring[&sqid];
+            for sqe in chunk {
+                if sqid == 0 {
+                    self.admin_sqes
+                        .insert(u16::from_le_bytes([sqe[2], sqe[3]]), *sqe);
+                }
+                let q = &self.host.model.sqs[&sqid];
+                let addr = self.host.rings[ri].range.start + u64::from(q.tail) * 64;
+                self.mem.borrow_mut().mem.write(addr, sqe);
+                self.host.model.submit(sqid, sqe)?;
+                *self.host.submitted.entry(sqid).or_default() += 1;
+            }
+            let tail = self.host.model.sqs[&sqid].tail;
+            let at = self.sim.cycle();
+            self.host.rings[ri].total += chunk.len() as u64;
+            let total = self.host.rings[ri].total;
+            self.host.rings[ri].doorbells.push((at, total));
+            let a = self.doorbell_addr(sqid, false);
+            self.bar_write(a, tail)?;
+            let done = self.sim.cycle();
+            self.host.rings[ri].doorbells_done.push((done, total));
+        }
+        Ok(())
+    }
+
+    /// Reads every new CQE of CQ `cqid`, checks it, and writes the head doorbell if any.
+    pub fn consume(&mut self, cqid: u16) -> Result<usize, String> {
+        let Some(&ri) = self.host.cq_ring.get(&cqid) else {
+            return Ok(0);
+        };
+        let mut n = 0;
+        loop {
+            let (head, phase) = self.host.cq_head[&cqid];
+            let addr = self.host.rings[ri].range.start + u64::from(head) * 16;
+            let bytes = self.mem.borrow().mem.read_vec(addr, 16);
+            let e = Cqe::parse(&bytes);
+            if e.phase != phase {
+                break;
+            }
+            self.host.model.complete(cqid, &e)?;
+            *self.host.completed.entry(e.sqid).or_default() += 1;
+            if e.sqid == 0 {
+                if let Some(sqe) = self.admin_sqe(e.cid) {
+                    if e.status == 0 {
+                        self.host.model.apply_admin(&sqe);
+                    }
+                }
+            }
+            let size = self.host.rings[ri].size;
+            let next = (head + 1) % size;
+            self.host
+                .cq_head
+                .insert(cqid, (next, if next == 0 { !phase } else { phase }));
+            n += 1;
+        }
+        if n > 0 {
+            let (head, _) = self.host.cq_head[&cqid];
+            let at = self.sim.cycle();
+            self.host.rings[ri].total += n as u64;
+            let total = self.host.rings[ri].total;
+            self.host.rings[ri].doorbells.push((at, total));
+            let a = self.doorbell_addr(cqid, true);
+            self.bar_write(a, head)?;
+        }
+        Ok(n)
+    }
+
+    fn admin_sqe(&mut self, cid: u16) -> Option<Sqe> {
+        self.admin_sqes.remove(&cid)
+    }
+
+    /// Consumes every CQ.
+    pub fn consume_all(&mut self) -> Result<(), String> {
+        let cqs: Vec<u16> = self.host.cq_head.keys().copied().collect();
+        for c in cqs {
+            self.consume(c)?;
+        }
+        Ok(())
+    }
+}
