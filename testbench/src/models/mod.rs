@@ -6,5 +6,6 @@ pub mod dma_mover;
 pub mod dma_walker;
 pub mod fifo;
 pub mod interval_timer;
+pub mod roce;
 pub mod skid_buffer;
 pub mod token_bucket;
