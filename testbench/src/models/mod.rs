@@ -11,5 +11,6 @@ pub mod nvme_tcp;
 pub mod nvme_tcp_host;
 pub mod nvme_tcp_target;
 pub mod qos;
+pub mod roce;
 pub mod skid_buffer;
 pub mod token_bucket;
