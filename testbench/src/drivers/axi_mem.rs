@@ -24,7 +24,10 @@
 //! - Error injection: address ranges (per direction, or both) or a predicate answer SLVERR or
 //!   DECERR. Every beat of such a read carries the error (and zero data); such a write is
 //!   answered with the error on B and does not modify memory. A burst is in error if any of
-//!   its bytes is.
+//!   its bytes is. Per-beat injection ([`AxiMemSlave::set_read_beat_error_fn`], off by
+//!   default) errors only some R beats of a read burst the rules above left OKAY: those beats
+//!   carry the error and zero data, the others carry memory; the burst is logged with the
+//!   first beat error.
 //! - Protocol checks a monitor would make, recorded in `violations` (the burst is still
 //!   served): `valid` dropped or payload changed before `ready` on AR, AW, W; an INCR burst
 //!   crossing a 4 KiB boundary; WRAP with a length other than 2, 4, 8, 16 or an unaligned
@@ -378,6 +381,8 @@ impl AddrChan {
 struct ReadBurst {
     req: Request,
     resp: Resp,
+    /// Per-beat responses (empty: every beat carries `resp`).
+    beats: Vec<Resp>,
     beat: u32,
     due: u64,
     accepted: u64,
@@ -403,6 +408,9 @@ struct ErrorRegion {
 
 /// A predicate deciding a burst's response: `None` for no injected error.
 pub type ErrorFn = Box<dyn FnMut(Dir, &Request) -> Option<Resp>>;
+
+/// A predicate deciding the response of beat `n` of a read burst: `None` for OKAY.
+pub type BeatErrorFn = Box<dyn FnMut(&Request, u32) -> Option<Resp>>;
 
 /// The AXI4 memory slave component (see the module documentation).
 pub struct AxiMemSlave {
@@ -441,6 +449,7 @@ pub struct AxiMemSlave {
     w_hold: Hold<WBeat>,
     errors: Vec<ErrorRegion>,
     error_fn: Option<ErrorFn>,
+    beat_error_fn: Option<BeatErrorFn>,
     buf: Vec<u8>,
     /// The memory behind the port (kept across resets).
     pub mem: Memory,
@@ -522,6 +531,7 @@ impl AxiMemSlave {
             w_hold: Hold::default(),
             errors: Vec::new(),
             error_fn: None,
+            beat_error_fn: None,
             buf: Vec::new(),
             mem: Memory::new(),
             log: Vec::new(),
@@ -548,10 +558,20 @@ impl AxiMemSlave {
         self.error_fn = Some(Box::new(f));
     }
 
+    /// Per-beat read error injection: `f(req, n)` answers beat `n` (0-based) of a read burst
+    /// that no burst-level rule put in error; `Some(resp)` errors that beat only (zero data).
+    pub fn set_read_beat_error_fn(
+        &mut self,
+        f: impl FnMut(&Request, u32) -> Option<Resp> + 'static,
+    ) {
+        self.beat_error_fn = Some(Box::new(f));
+    }
+
     /// Removes every injected error.
     pub fn clear_errors(&mut self) {
         self.errors.clear();
         self.error_fn = None;
+        self.beat_error_fn = None;
     }
 
     /// Changes the timing and ordering from now on (the seed is kept).
@@ -749,16 +769,17 @@ impl AxiMemSlave {
     fn drive_r_beat(&mut self, k: usize) {
         let r = &self.reads[k];
         let bus = self.bytes as u64;
+        let resp = r.beats.get(r.beat as usize).copied().unwrap_or(r.resp);
         let mut data = std::mem::take(&mut self.buf);
         data.clear();
         data.resize(bus as usize, 0);
-        if r.resp.is_ok() {
+        if resp.is_ok() {
             self.mem
                 .read(r.req.beat_addr(r.beat) & !(bus - 1), &mut data);
         }
         set_bytes(&self.rdata, &data);
         self.buf = data;
-        self.rresp.set(r.resp.bits());
+        self.rresp.set(resp.bits());
         self.rlast.set((r.beat + 1 == r.req.len) as u64);
         if let Some(s) = &self.rid {
             s.set(r.req.id);
@@ -844,11 +865,21 @@ impl Component for AxiMemSlave {
         self.violations = v;
         if let Some(raw) = got {
             let req = self.request(cycle, Dir::Read, raw);
-            let resp = self.resp_for(Dir::Read, &req);
+            let mut resp = self.resp_for(Dir::Read, &req);
+            let mut beats = Vec::new();
+            if let (true, Some(f)) = (resp.is_ok(), self.beat_error_fn.as_mut()) {
+                beats = (0..req.len)
+                    .map(|n| f(&req, n).unwrap_or(Resp::Okay))
+                    .collect();
+                if let Some(e) = beats.iter().find(|b| !b.is_ok()) {
+                    resp = *e;
+                }
+            }
             let due = cycle + self.latency(&self.cfg.read_latency.clone());
             self.reads.push(ReadBurst {
                 req,
                 resp,
+                beats,
                 beat: 0,
                 due,
                 accepted: cycle,

@@ -14,7 +14,12 @@
 //! Checks: every CQE the host reads (by its phase) names an outstanding command of an SQ bound
 //! to that CQ, with an allowed status, the backend's DW0 and a plausible SQHD, so each command
 //! completes exactly once with its CID and the right phase; at the end every command has
-//! completed and every doorbell fault has been reported by an AER completion. Every SQE on
+//! completed and every doorbell fault has been reported by an AER completion; right after each
+//! faulty doorbell (values past a queue include exactly its size, and values that alias the
+//! CQ's own head in the RAM's index bits) `event_qid` names that doorbell and `db_faults`
+//! counts it. A poisoned SQE (one failing R beat, `set_read_beat_error_fn`) must complete with
+//! 04h and leave CSTS.CFS clear when the failing beat is not the CDW0 beat, and must set
+//! CSTS.CFS without completing when it is (mod.rs). Every SQE on
 //! `io_cmd` is one the host submitted, byte for byte. In the AXI log: reads only inside SQ
 //! rings, in ring order, of entries the host had published by a doorbell; writes only inside
 //! CQ rings, in ring order, never more than size - 1 entries ahead of the host's released head
@@ -83,11 +88,15 @@ pub enum Op {
     },
     /// CC.EN 1 -> 0 in the middle of traffic, then a new bring-up.
     Reset,
-    /// One SQE on pair `q` whose fetch returns SLVERR: it completes with 04h, or (the beat
-    /// holding its CID failed) the controller goes fatal (CSTS.CFS) and the host resets it.
+    /// One SQE on pair `q` one of whose R beats returns SLVERR (the others are good): when
+    /// the beat holding CDW0 failed the controller must go fatal (CSTS.CFS, the command never
+    /// completes) and the host resets it; when only a later beat failed, the command must
+    /// complete with 04h Data Transfer Error (SCT 0) and CSTS.CFS must stay clear.
     Poison {
         /// Pair index.
         q: u8,
+        /// Which beat of the SQE fails (modulo the SQE's beats; 0 = the CDW0 beat).
+        beat: u8,
     },
     /// Delete pair `q` and create it again with new depths.
     Recreate {
@@ -126,7 +135,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (1u16..800).prop_map(Op::Wait),
         2 => (0u8..4, any::<u8>(), any::<u16>()).prop_map(|(kind, q, v)| Op::BadDoorbell { kind, q, v }),
         1 => Just(Op::Reset),
-        1 => any::<u8>().prop_map(|q| Op::Poison { q }),
+        1 => (any::<u8>(), any::<u8>()).prop_map(|(q, beat)| Op::Poison { q, beat }),
         1 => (any::<u8>(), depth(), depth()).prop_map(|(q, sq, cq)| Op::Recreate { q, sq, cq }),
     ]
 }
@@ -603,11 +612,16 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     let mut pairs: Vec<crate::suites::nvme::queues::Pair> = input.pairs.clone();
     pairs.truncate(usize::from(env.io_queues));
     let mut sent: BTreeMap<(u16, Sqe), u32> = BTreeMap::new();
+    // Addresses whose read beat answers SLVERR (one beat of a poisoned SQE).
     let poison: Rc<RefCell<BTreeSet<u64>>> = Rc::default();
     let p2 = poison.clone();
-    env.mem.borrow_mut().set_error_fn(move |dir, req| {
-        let (lo, hi) = req.span();
-        (dir == Dir::Read && p2.borrow().iter().any(|&a| lo <= a && a < hi)).then_some(Resp::SlvErr)
+    let bus = u64::from(env.mem.borrow().bytes());
+    env.mem.borrow_mut().set_read_beat_error_fn(move |req, n| {
+        let a = req.beat_addr(n) & !(bus - 1);
+        p2.borrow()
+            .iter()
+            .any(|&p| a <= p && p < a + bus)
+            .then_some(Resp::SlvErr)
     });
     let mut fatal = 0u32;
     for op in &input.ops {
@@ -660,17 +674,40 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 } else {
                     env.io_queues + 1
                 };
-                let (addr, val, info) = match (kind, exists_sq, exists_cq) {
+                // Values past the queue: exactly the size (the boundary), a little past it, or
+                // a multiple of 1024 plus the CQ's current head (the same slot once the upper
+                // bits are dropped: only the size check can refuse it).
+                let head = env.host.cq_head.get(&qid).map_or(0, |h| h.0);
+                let past = |size: u32| match v % 3 {
+                    0 => size,
+                    1 => size + u32::from(*v) % 100,
+                    _ => size.max((1 + u32::from(*v) % 63) * 1024 + head),
+                };
+                let (addr, val, info, ev) = match (kind, exists_sq, exists_cq) {
                     (1, Some(size), _) => (
                         env.doorbell_addr(qid, false),
-                        size + u32::from(*v) % 100,
+                        past(size),
                         1u8,
+                        u32::from(qid),
                     ),
-                    (2, _, Some(size)) => {
-                        (env.doorbell_addr(qid, true), size + u32::from(*v) % 100, 1)
-                    }
-                    (3, _, _) => (env.doorbell_addr(missing, true), u32::from(*v) % 2, 0),
-                    _ => (env.doorbell_addr(missing, false), u32::from(*v) % 2, 0),
+                    (2, _, Some(size)) => (
+                        env.doorbell_addr(qid, true),
+                        past(size),
+                        1,
+                        u32::from(qid) | 1 << 16,
+                    ),
+                    (3, _, _) => (
+                        env.doorbell_addr(missing, true),
+                        u32::from(*v) % 2,
+                        0,
+                        u32::from(missing) | 1 << 16,
+                    ),
+                    _ => (
+                        env.doorbell_addr(missing, false),
+                        u32::from(*v) % 2,
+                        0,
+                        u32::from(missing),
+                    ),
                 };
                 if addr >= window {
                     continue;
@@ -678,12 +715,31 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 env.host.model.fault(info);
                 env.host.faults += 1;
                 env.bar_write(addr, val)?;
+                // The event names this doorbell (event_qid: qid, bit 16 for a CQ) and the
+                // fault counter counts it; the queue itself does not move (the CQ overrun and
+                // SQ fetch-order checks of the AXI log hold the host's released head and tail).
+                let mut k = 0;
+                loop {
+                    let got = env.fw_read(csr::EVENT_QID)? & 0x1_ffff;
+                    let cnt = env.fw_read(csr::DB_FAULTS)?;
+                    if got == ev && cnt == env.host.faults as u32 {
+                        break;
+                    }
+                    k += 1;
+                    if k > 50 {
+                        return Err(format!(
+                            "doorbell fault (kind {kind}, value {val} at {addr:#x}): event_qid \
+                             {got:#x}, expected {ev:#x}; db_faults {cnt}, expected {}",
+                            env.host.faults
+                        ));
+                    }
+                }
             }
             Op::Reset => {
                 env.controller_reset()?;
                 bring_up(&mut env, input)?;
             }
-            Op::Poison { q } => {
+            Op::Poison { q, beat } => {
                 let qid = (*q as usize % pairs.len()) as u16 + 1;
                 if !env.host.model.sqs.contains_key(&qid) {
                     continue;
@@ -708,7 +764,10 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 let ri = env.host.sq_ring[&qid];
                 let addr =
                     env.host.rings[ri].range.start + u64::from(env.host.model.sqs[&qid].tail) * 64;
-                poison.borrow_mut().insert(addr);
+                // The failing beat: the one holding CDW0 (beat 0), or a later one of the SQE.
+                let k = u64::from(*beat) % 64u64.div_ceil(bus).max(1);
+                let cdw0_bad = k == 0;
+                poison.borrow_mut().insert(addr + k * bus);
                 *sent.entry((qid, s)).or_default() += 1;
                 env.submit(qid, &[s], true)?;
                 if let Some(e) = env
@@ -718,7 +777,15 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                     .get_mut(&qid)
                     .and_then(|q| q.outstanding.get_mut(&cid))
                 {
-                    *e = (vec![status::DATA_TRANSFER], None);
+                    // 04h (SCT 0) only when CDW0 was good; otherwise no completion at all.
+                    *e = (
+                        if cdw0_bad {
+                            vec![]
+                        } else {
+                            vec![status::DATA_TRANSFER]
+                        },
+                        None,
+                    );
                 }
                 let mut n = 0u64;
                 loop {
@@ -732,9 +799,22 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                         .get(&qid)
                         .is_some_and(|q| q.outstanding.contains_key(&cid))
                     {
+                        // Completed (with 04h: the model allows nothing else): not fatal.
+                        if env.bar_read(0x1c)? & 2 != 0 {
+                            return Err(format!(
+                                "SQ {qid} CID {cid}: beat {k} of its SQE failed (CDW0 good), it \
+                                 completed with 04h but CSTS.CFS is set"
+                            ));
+                        }
                         break;
                     }
                     if n.is_multiple_of(64) && env.bar_read(0x1c)? & 2 != 0 {
+                        if !cdw0_bad {
+                            return Err(format!(
+                                "SQ {qid} CID {cid}: beat {k} of its SQE failed but CDW0 was \
+                                 good: CSTS.CFS instead of a 04h completion"
+                            ));
+                        }
                         // CSTS.CFS: the controller is fatal; the host resets it.
                         fatal += 1;
                         env.controller_reset()?;
@@ -743,7 +823,9 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                     }
                     if n > 100_000 {
                         return Err(format!(
-                            "SQ {qid} CID {cid} (fetch error): neither a completion nor CSTS.CFS"
+                            "SQ {qid} CID {cid} (beat {k} of its SQE failed, CDW0 {}): \
+                             neither a completion nor CSTS.CFS",
+                            if cdw0_bad { "bad" } else { "good" }
                         ));
                     }
                 }
