@@ -1,8 +1,9 @@
 //! Verilates every top in rtl/ (the ones with a `<top>_shim.cpp`) and links the models, the
 //! generated shims and the Verilator runtime into the testbench.
 //!
-//! Each top is rebuilt only when the SystemVerilog it depends on (or the flags) changed: a hash
-//! of those inputs is kept next to the model. Models are built with FST tracing compiled in;
+//! Each top is rebuilt only when the SystemVerilog it depends on (or the flags) changed: models
+//! are kept in `target/verilated/<top>/<hash of those inputs>/`, shared by every profile and RTL
+//! folder (see `model_cache`). Models are built with FST tracing compiled in;
 //! waveforms are only written when a test opens one.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -81,6 +82,79 @@ fn fnv(bytes: &[u8], mut h: u64) -> u64 {
     h
 }
 
+/// Where Verilated models are kept: `<target dir>/verilated/<top>/<input hash>/`, shared by
+/// every profile (debug, release, clippy) and by every RTL folder (`TB_RTL_DIR`), so switching
+/// to a mutant or a netlist and back rebuilds nothing that was built before. `TB_MODEL_CACHE`
+/// overrides the place.
+fn model_cache(out: &std::path::Path) -> PathBuf {
+    println!("cargo:rerun-if-env-changed=TB_MODEL_CACHE");
+    if let Some(dir) = std::env::var_os("TB_MODEL_CACHE") {
+        return PathBuf::from(dir);
+    }
+    // OUT_DIR is <target dir>[/<triple>]/<profile>/build/<package>-<hash>/out.
+    out.ancestors()
+        .nth(4)
+        .expect("OUT_DIR lies four levels under the target dir")
+        .join("verilated")
+}
+
+/// Versions of one top's model kept in the cache (the most recently used ones).
+const CACHE_KEEP: usize = 4;
+
+/// The model of `top` for inputs of hash `h`: Verilates and compiles it into the cache unless a
+/// build of the same inputs is there. A build goes to a scratch folder that is renamed into place
+/// when complete, so concurrent builds (a debug and a release one) never see half a model.
+fn cached_model(cache: &std::path::Path, top: &str, h: u64, files: &[PathBuf]) -> PathBuf {
+    let top_dir = cache.join(top);
+    let mdir = top_dir.join(format!("{h:016x}"));
+    let archive = format!("V{top}__ALL.a");
+    if !mdir.join(&archive).exists() {
+        let tmp = top_dir.join(format!("{h:016x}.tmp{}", std::process::id()));
+        let _ = fs::remove_dir_all(&tmp);
+        fs::create_dir_all(&tmp).unwrap();
+        let mut cmd = Command::new("verilator");
+        cmd.args(VERILATOR_FLAGS)
+            .arg("--Mdir")
+            .arg(&tmp)
+            .args(["--top-module", top])
+            .args(files);
+        run(&mut cmd);
+        // Only the model archive: the runtime is compiled once per profile, for all models.
+        run(Command::new("make")
+            .arg("-s")
+            .arg("-j2")
+            .arg("-C")
+            .arg(&tmp)
+            .arg("-f")
+            .arg(format!("V{top}.mk"))
+            .arg(&archive));
+        if fs::rename(&tmp, &mdir).is_err() {
+            // Another build put the same model in place first.
+            let _ = fs::remove_dir_all(&tmp);
+        }
+    }
+    // Mark it used, and keep only the most recently used versions of this top.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    fs::write(mdir.join("used"), now.to_string()).unwrap();
+    let mut versions: Vec<(std::time::SystemTime, PathBuf)> = fs::read_dir(&top_dir)
+        .unwrap()
+        .filter_map(|e| {
+            let p = e.ok()?.path();
+            let used = fs::metadata(p.join("used")).ok()?.modified().ok()?;
+            Some((used, p))
+        })
+        .collect();
+    versions.sort();
+    versions.reverse();
+    for (_, old) in versions.into_iter().skip(CACHE_KEEP) {
+        let _ = fs::remove_dir_all(old);
+    }
+    mdir
+}
+
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     // TB_RTL_DIR points the testbench at another RTL folder (ci/mutation.sh uses it to run the
@@ -152,6 +226,7 @@ fn main() {
 
     let libdir = out.join("lib");
     fs::create_dir_all(&libdir).unwrap();
+    let cache = model_cache(&out);
     let mut model_dirs = Vec::new();
     for top in &tops {
         let mut files = Vec::new();
@@ -162,32 +237,13 @@ fn main() {
             h = fnv(f.as_bytes(), h);
             h = fnv(sources[f].as_bytes(), h);
         }
-        let mdir = out.join("vl").join(top);
-        let stamp = mdir.join("inputs.hash");
-        let lib = libdir.join(format!("lib{top}_vl.a"));
-        let current = fs::read_to_string(&stamp).ok() == Some(format!("{h:016x}")) && lib.exists();
-        if !current {
-            let _ = fs::remove_dir_all(&mdir);
-            fs::create_dir_all(&mdir).unwrap();
-            let mut cmd = Command::new("verilator");
-            cmd.args(VERILATOR_FLAGS)
-                .arg("--Mdir")
-                .arg(&mdir)
-                .args(["--top-module", top])
-                .args(files.iter().map(|f| dir(f).join(format!("{f}.sv"))));
-            run(&mut cmd);
-            // Only the model archive: the runtime is compiled once below, for all models.
-            run(Command::new("make")
-                .arg("-s")
-                .arg("-j2")
-                .arg("-C")
-                .arg(&mdir)
-                .arg("-f")
-                .arg(format!("V{top}.mk"))
-                .arg(format!("V{top}__ALL.a")));
-            fs::copy(mdir.join(format!("V{top}__ALL.a")), &lib).unwrap();
-            fs::write(&stamp, format!("{h:016x}")).unwrap();
-        }
+        let paths: Vec<PathBuf> = files.iter().map(|f| dir(f).join(format!("{f}.sv"))).collect();
+        let mdir = cached_model(&cache, top, h, &paths);
+        fs::copy(
+            mdir.join(format!("V{top}__ALL.a")),
+            libdir.join(format!("lib{top}_vl.a")),
+        )
+        .unwrap();
         model_dirs.push(mdir);
     }
 
