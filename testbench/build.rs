@@ -237,7 +237,10 @@ fn main() {
             h = fnv(f.as_bytes(), h);
             h = fnv(sources[f].as_bytes(), h);
         }
-        let paths: Vec<PathBuf> = files.iter().map(|f| dir(f).join(format!("{f}.sv"))).collect();
+        let paths: Vec<PathBuf> = files
+            .iter()
+            .map(|f| dir(f).join(format!("{f}.sv")))
+            .collect();
         let mdir = cached_model(&cache, top, h, &paths);
         fs::copy(
             mdir.join(format!("V{top}__ALL.a")),
