@@ -771,16 +771,19 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             lit(9, u128::from(p.fetch_burst)),
         ),
     );
+    // At most fetch_burst (<= 64), so bits at and above kw (>= 8) are zero when kw < 9.
+    let turn_left_k: Expr = if kw >= 9 {
+        turn_left.zext(kw)
+    } else {
+        m.unused("f_turn_left_hi", turn_left.slice(8, kw));
+        turn_left.slice(kw - 1, 0)
+    };
     let in_wrr_turn = m.net("f_in_wrr_turn", ams_wrr & cur_qid.q.ne(0) & cur_cls.q.ne(0));
     let f_lim = m.net(
         "f_limit",
         min(
             min(ab_lim.ex(), credits.q.zext(kw)),
-            mux(
-                in_wrr_turn,
-                turn_left.resize(kw),
-                lit(kw, u128::from(p.fetch_burst)),
-            ),
+            mux(in_wrr_turn, turn_left_k, lit(kw, u128::from(p.fetch_burst))),
         ),
     );
     let f_n_wide = m.net(
