@@ -29,7 +29,7 @@ cargo run -q -p testbench -- regress --suite qos --cases 100
 step "testbench regress --suite nvme"
 cargo run -q -p testbench -- regress --suite nvme --property nvme_queues --cases 300
 step "testbench regress --suite nvme: exact arbitration order and interrupt coalescing"
-cargo run -q -p testbench -- regress --suite nvme --property nvme_arbitration,nvme_coalescing --cases 100
+cargo run -q -p testbench -- regress --suite nvme --property nvme_arbitration,nvme_coalescing --cases 300
 step "mutants: deliberate bugs in rtl/ copies must fail the suite"
 # The stdlib mutants; `bash ci/mutation.sh` runs the DMA ones too (about 10 minutes more).
 MUTANT_SUITES=stdlib CASES=60 bash ci/mutation.sh
