@@ -31,9 +31,12 @@ mutants=(
   "QoS arbiter waits for an empty output register|qos_arbiter_q8_n4_g8_d4.sv|s/assign decide = csr_ctrl_enable \& out_free \& sched_any;/assign decide = csr_ctrl_enable \& ~out_valid_q \& sched_any;/|qos|qos_mix"
   "NVMe front end posts into a full CQ|nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32.sv|s/assign p_full = p_tail_new == c_head;/assign p_full = 1'b0;/|nvme|nvme_queues"
   "NVMe front end forwards SQEs with reserved CDW0 bits|nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32.sv|s/assign d_field_bad = (d_sqe\[13:8\] != 6'd0)/assign d_field_bad = (d_sqe[9:8] != 2'd0)/|nvme|nvme_queues"
-  "NVMe front end lets a WRR turn run while urgent work waits|nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32.sv|s/assign pick_cls = sched_urgent_m_valid ? 2'd0 : wrr_pick;/assign pick_cls = (~wrr_cur_ok \\& sched_urgent_m_valid) ? 2'd0 : wrr_pick;/|nvme|nvme_queues"
+  "NVMe front end lets a WRR turn run while urgent work waits|nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32.sv|s/assign pick_cls = sched_urgent_ok ? 2'd0 : wrr_pick;/assign pick_cls = (~wrr_cur_ok \\& sched_urgent_ok) ? 2'd0 : wrr_pick;/|nvme|nvme_queues"
+  "NVMe WRR ends a class's turn one command short of its weight|nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32.sv|s/\\& (wrr_cnt_q <= (/\\& (wrr_cnt_q < (/|nvme|nvme_arbitration"
+  "NVMe arbitration lets a throttled urgent queue win (it blocks every other queue)|nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32.sv|s/assign sched_urgent_ok = sched_urgent_m_valid \\& sched_urgent_head_eligible;/assign sched_urgent_ok = sched_urgent_m_valid;/|nvme|nvme_arbitration"
+  "NVMe interrupt coalescing fires one completion before THR + 1|nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32.sv|s/(coal_cnt\\([0-9]*\\)_q + 9'd1) > /(coal_cnt\\1_q + 9'd1) >= /g|nvme|nvme_coalescing"
   "NVMe front end treats a later failed SQE beat as a failed CDW0 beat (CSTS.CFS for 04h)|nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32.sv|s/assign r_err0_now = r_first_beat ? r_err : r_err0_q;/assign r_err0_now = r_first_beat ? r_err : r_err_any;/|nvme|nvme_queues"
-  "NVMe front end checks a CQ head doorbell only against the CQ tail, not the queue size|nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32.sv|s/assign db_cq_value_bad = (db_value > {6'd0, c_size}) | db_cq_past_tail;/assign db_cq_value_bad = db_cq_past_tail;/|nvme|nvme_queues"
+  "NVMe front end checks a CQ head doorbell only against the CQ tail, not the queue size|nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32.sv|s/assign db_cq_value_bad = (db_value > {6'd0, c_size}) . db_cq_past_tail;/assign db_cq_value_bad = db_cq_past_tail;/|nvme|nvme_queues"
   "DMA engine routes R beats by the wrong ID bit|dma_engine_w64_t3_l21.sv|s/assign r_to_mover = m_axi_rid_i\[[0-9]*\];/assign r_to_mover = m_axi_rid_i[0];/|dma|dma_engine"
 )
 

@@ -29,7 +29,9 @@ CASES=40 bash ci/tshark_check.sh
 step "testbench regress --suite qos"
 cargo run -q --release -p testbench -- regress --suite qos --cases 200
 step "testbench regress --suite nvme"
-cargo run -q --release -p testbench -- regress --suite nvme --cases 500
+cargo run -q --release -p testbench -- regress --suite nvme --property nvme_queues --cases 500
+step "testbench regress --suite nvme: exact arbitration order and interrupt coalescing"
+cargo run -q --release -p testbench -- regress --suite nvme --property nvme_arbitration,nvme_coalescing --cases 600
 step "mutants: deliberate bugs in rtl/ copies must fail the suite"
 # The stdlib mutants; `bash ci/mutation.sh` runs the DMA ones too (about 10 minutes more).
 MUTANT_SUITES=stdlib CASES=60 bash ci/mutation.sh

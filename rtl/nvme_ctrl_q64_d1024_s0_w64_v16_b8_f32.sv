@@ -282,34 +282,71 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   logic [1:0]   push_cls;
   logic [6:0]   push_qid;
   logic         pop_en;
+  logic         in_idle;
+  logic         sched_urgent_push;
+  logic [6:0]   sched_urgent_push_qid;
   logic         sched_urgent_s_ready;
   logic         unused_sched_urgent_s_ready;
   logic         sched_urgent_m_valid;
   logic [6:0]   sched_urgent_m_data;
   logic [6:0]   sched_urgent_count;
-  logic         unused_sched_urgent_count;
   logic         sched_urgent_ready;
+  logic         sched_urgent_head_eligible;
+  logic         sched_urgent_ok;
+  logic         sched_urgent_rotate;
+  logic [6:0]   sched_urgent_skips_q;
+  logic [6:0]   sched_urgent_skips_d;
+  logic         sched_urgent_blocked;
+  logic         sched_urgent_fsm_push;
+  logic         sched_urgent_rotating;
+  logic         sched_high_push;
+  logic [6:0]   sched_high_push_qid;
   logic         sched_high_s_ready;
   logic         unused_sched_high_s_ready;
   logic         sched_high_m_valid;
   logic [6:0]   sched_high_m_data;
   logic [6:0]   sched_high_count;
-  logic         unused_sched_high_count;
   logic         sched_high_ready;
+  logic         sched_high_head_eligible;
+  logic         sched_high_ok;
+  logic         sched_high_rotate;
+  logic [6:0]   sched_high_skips_q;
+  logic [6:0]   sched_high_skips_d;
+  logic         sched_high_blocked;
+  logic         sched_high_fsm_push;
+  logic         sched_high_rotating;
+  logic         sched_medium_push;
+  logic [6:0]   sched_medium_push_qid;
   logic         sched_medium_s_ready;
   logic         unused_sched_medium_s_ready;
   logic         sched_medium_m_valid;
   logic [6:0]   sched_medium_m_data;
   logic [6:0]   sched_medium_count;
-  logic         unused_sched_medium_count;
   logic         sched_medium_ready;
+  logic         sched_medium_head_eligible;
+  logic         sched_medium_ok;
+  logic         sched_medium_rotate;
+  logic [6:0]   sched_medium_skips_q;
+  logic [6:0]   sched_medium_skips_d;
+  logic         sched_medium_blocked;
+  logic         sched_medium_fsm_push;
+  logic         sched_medium_rotating;
+  logic         sched_low_push;
+  logic [6:0]   sched_low_push_qid;
   logic         sched_low_s_ready;
   logic         unused_sched_low_s_ready;
   logic         sched_low_m_valid;
   logic [6:0]   sched_low_m_data;
   logic [6:0]   sched_low_count;
-  logic         unused_sched_low_count;
   logic         sched_low_ready;
+  logic         sched_low_head_eligible;
+  logic         sched_low_ok;
+  logic         sched_low_rotate;
+  logic [6:0]   sched_low_skips_q;
+  logic [6:0]   sched_low_skips_d;
+  logic         sched_low_blocked;
+  logic         sched_low_fsm_push;
+  logic         sched_low_rotating;
   logic [1:0]   pick_cls;
   logic         icpl_valid_q;
   logic         icpl_valid_d;
@@ -357,6 +394,8 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   logic         aw_free;
   logic         can_post;
   logic         sched_any;
+  logic         sched_ok_any;
+  logic         sched_rotating;
   logic         can_fetch;
   logic [1:0]   wrr_next1;
   logic [1:0]   wrr_next2;
@@ -367,6 +406,8 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   logic [10:0]  f_avail;
   logic [10:0]  f_to_end;
   logic [10:0]  f_ab_limit;
+  logic [8:0]   f_turn_left;
+  logic         f_in_wrr_turn;
   logic [10:0]  f_limit;
   logic [10:0]  f_n_wide;
   logic [3:0]   f_n;
@@ -406,7 +447,6 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   logic         ev_bad_db_reg;
   logic         ev_bad_db_value;
   logic         reset_done;
-  logic         unused_cur_cls;
   logic [20:0]  fetch_desc_m_data;
   logic [6:0]   desc_qid;
   logic [3:0]   desc_n;
@@ -731,48 +771,48 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
     .completed_value_i         (cnt_completed_q)
   );
 
-  fifo_fwft_w7_d64 u_sched_urgent (
+  fifo_fwft_w7_d66 u_sched_urgent (
     .clk_i     (clk_i),
     .rst_ni    (rst_ni),
-    .s_valid_i (push_en & (push_cls == 2'd0)),
+    .s_valid_i (sched_urgent_push),
     .s_ready_o (sched_urgent_s_ready),
-    .s_data_i  (push_qid),
+    .s_data_i  (sched_urgent_push_qid),
     .m_valid_o (sched_urgent_m_valid),
     .m_ready_i (sched_urgent_ready),
     .m_data_o  (sched_urgent_m_data),
     .count_o   (sched_urgent_count)
   );
 
-  fifo_fwft_w7_d64 u_sched_high (
+  fifo_fwft_w7_d66 u_sched_high (
     .clk_i     (clk_i),
     .rst_ni    (rst_ni),
-    .s_valid_i (push_en & (push_cls == 2'd1)),
+    .s_valid_i (sched_high_push),
     .s_ready_o (sched_high_s_ready),
-    .s_data_i  (push_qid),
+    .s_data_i  (sched_high_push_qid),
     .m_valid_o (sched_high_m_valid),
     .m_ready_i (sched_high_ready),
     .m_data_o  (sched_high_m_data),
     .count_o   (sched_high_count)
   );
 
-  fifo_fwft_w7_d64 u_sched_medium (
+  fifo_fwft_w7_d66 u_sched_medium (
     .clk_i     (clk_i),
     .rst_ni    (rst_ni),
-    .s_valid_i (push_en & (push_cls == 2'd2)),
+    .s_valid_i (sched_medium_push),
     .s_ready_o (sched_medium_s_ready),
-    .s_data_i  (push_qid),
+    .s_data_i  (sched_medium_push_qid),
     .m_valid_o (sched_medium_m_valid),
     .m_ready_i (sched_medium_ready),
     .m_data_o  (sched_medium_m_data),
     .count_o   (sched_medium_count)
   );
 
-  fifo_fwft_w7_d64 u_sched_low (
+  fifo_fwft_w7_d66 u_sched_low (
     .clk_i     (clk_i),
     .rst_ni    (rst_ni),
-    .s_valid_i (push_en & (push_cls == 2'd3)),
+    .s_valid_i (sched_low_push),
     .s_ready_o (sched_low_s_ready),
-    .s_data_i  (push_qid),
+    .s_data_i  (sched_low_push_qid),
     .m_valid_o (sched_low_m_valid),
     .m_ready_i (sched_low_ready),
     .m_data_o  (sched_low_m_data),
@@ -952,18 +992,51 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   assign c_base = cq_state_rdata_q[88:37];
   assign s_size1 = {1'b0, s_size} + 11'd1;
   assign c_size1 = {1'b0, c_size} + 11'd1;
+  assign in_idle = state_q == ST_IDLE;
   assign unused_sched_urgent_s_ready = ^sched_urgent_s_ready;
-  assign unused_sched_urgent_count = ^sched_urgent_count;
+  assign sched_urgent_head_eligible = (sched_urgent_m_data == 7'd0) | 1'(sq_space_i >> (sched_urgent_m_data - 7'd1));
+  assign sched_urgent_ok = sched_urgent_m_valid & sched_urgent_head_eligible;
+  assign sched_urgent_rotate = in_idle & ~flush_q & sched_urgent_m_valid & ~sched_urgent_head_eligible;
+  assign sched_urgent_blocked = sched_urgent_skips_q >= sched_urgent_count;
+  assign sched_urgent_fsm_push = push_en & (push_cls == 2'd0);
+  assign sched_urgent_skips_d = (flush_q | sched_urgent_fsm_push | ~sched_urgent_m_valid | sched_urgent_head_eligible) ? 7'd0 : ((sched_urgent_rotate & ~sched_urgent_blocked) ? (sched_urgent_skips_q + 7'd1) : sched_urgent_skips_q);
+  assign sched_urgent_push = sched_urgent_fsm_push | sched_urgent_rotate;
+  assign sched_urgent_push_qid = sched_urgent_rotate ? sched_urgent_m_data : push_qid;
+  assign sched_urgent_rotating = sched_urgent_m_valid & ~sched_urgent_head_eligible & ~sched_urgent_blocked;
   assign unused_sched_high_s_ready = ^sched_high_s_ready;
-  assign unused_sched_high_count = ^sched_high_count;
+  assign sched_high_head_eligible = (sched_high_m_data == 7'd0) | 1'(sq_space_i >> (sched_high_m_data - 7'd1));
+  assign sched_high_ok = sched_high_m_valid & sched_high_head_eligible;
+  assign sched_high_rotate = in_idle & ~flush_q & sched_high_m_valid & ~sched_high_head_eligible;
+  assign sched_high_blocked = sched_high_skips_q >= sched_high_count;
+  assign sched_high_fsm_push = push_en & (push_cls == 2'd1);
+  assign sched_high_skips_d = (flush_q | sched_high_fsm_push | ~sched_high_m_valid | sched_high_head_eligible) ? 7'd0 : ((sched_high_rotate & ~sched_high_blocked) ? (sched_high_skips_q + 7'd1) : sched_high_skips_q);
+  assign sched_high_push = sched_high_fsm_push | sched_high_rotate;
+  assign sched_high_push_qid = sched_high_rotate ? sched_high_m_data : push_qid;
+  assign sched_high_rotating = sched_high_m_valid & ~sched_high_head_eligible & ~sched_high_blocked;
   assign unused_sched_medium_s_ready = ^sched_medium_s_ready;
-  assign unused_sched_medium_count = ^sched_medium_count;
+  assign sched_medium_head_eligible = (sched_medium_m_data == 7'd0) | 1'(sq_space_i >> (sched_medium_m_data - 7'd1));
+  assign sched_medium_ok = sched_medium_m_valid & sched_medium_head_eligible;
+  assign sched_medium_rotate = in_idle & ~flush_q & sched_medium_m_valid & ~sched_medium_head_eligible;
+  assign sched_medium_blocked = sched_medium_skips_q >= sched_medium_count;
+  assign sched_medium_fsm_push = push_en & (push_cls == 2'd2);
+  assign sched_medium_skips_d = (flush_q | sched_medium_fsm_push | ~sched_medium_m_valid | sched_medium_head_eligible) ? 7'd0 : ((sched_medium_rotate & ~sched_medium_blocked) ? (sched_medium_skips_q + 7'd1) : sched_medium_skips_q);
+  assign sched_medium_push = sched_medium_fsm_push | sched_medium_rotate;
+  assign sched_medium_push_qid = sched_medium_rotate ? sched_medium_m_data : push_qid;
+  assign sched_medium_rotating = sched_medium_m_valid & ~sched_medium_head_eligible & ~sched_medium_blocked;
   assign unused_sched_low_s_ready = ^sched_low_s_ready;
-  assign unused_sched_low_count = ^sched_low_count;
-  assign sched_urgent_ready = flush_q | (pop_en & (pick_cls == 2'd0));
-  assign sched_high_ready = flush_q | (pop_en & (pick_cls == 2'd1));
-  assign sched_medium_ready = flush_q | (pop_en & (pick_cls == 2'd2));
-  assign sched_low_ready = flush_q | (pop_en & (pick_cls == 2'd3));
+  assign sched_low_head_eligible = (sched_low_m_data == 7'd0) | 1'(sq_space_i >> (sched_low_m_data - 7'd1));
+  assign sched_low_ok = sched_low_m_valid & sched_low_head_eligible;
+  assign sched_low_rotate = in_idle & ~flush_q & sched_low_m_valid & ~sched_low_head_eligible;
+  assign sched_low_blocked = sched_low_skips_q >= sched_low_count;
+  assign sched_low_fsm_push = push_en & (push_cls == 2'd3);
+  assign sched_low_skips_d = (flush_q | sched_low_fsm_push | ~sched_low_m_valid | sched_low_head_eligible) ? 7'd0 : ((sched_low_rotate & ~sched_low_blocked) ? (sched_low_skips_q + 7'd1) : sched_low_skips_q);
+  assign sched_low_push = sched_low_fsm_push | sched_low_rotate;
+  assign sched_low_push_qid = sched_low_rotate ? sched_low_m_data : push_qid;
+  assign sched_low_rotating = sched_low_m_valid & ~sched_low_head_eligible & ~sched_low_blocked;
+  assign sched_urgent_ready = flush_q | sched_urgent_rotate | (pop_en & (pick_cls == 2'd0));
+  assign sched_high_ready = flush_q | sched_high_rotate | (pop_en & (pick_cls == 2'd1));
+  assign sched_medium_ready = flush_q | sched_medium_rotate | (pop_en & (pick_cls == 2'd2));
+  assign sched_low_ready = flush_q | sched_low_rotate | (pop_en & (pick_cls == 2'd3));
   assign unused_cpl_gnt_idx = ^cpl_arbiter_gnt_idx;
   assign admin_cpl_ready_o = cpl_take & cpl_arbiter_gnt[1];
   assign io_cpl_ready_o = cpl_take & cpl_arbiter_gnt[2];
@@ -980,18 +1053,22 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   assign aw_free = ~aw_valid_q & ~w_valid_q;
   assign can_post = aw_free & post_pending_s_ready;
   assign sched_any = sched_urgent_m_valid | sched_high_m_valid | sched_medium_m_valid | sched_low_m_valid;
-  assign can_fetch = live & ~ar_valid_q & (credits_q >= 6'd8) & fetch_desc_s_ready & (adm_act_q | sched_any);
+  assign sched_ok_any = sched_urgent_ok | sched_high_ok | sched_medium_ok | sched_low_ok;
+  assign sched_rotating = sched_urgent_rotating | sched_high_rotating | sched_medium_rotating | sched_low_rotating;
+  assign can_fetch = live & ~ar_valid_q & (credits_q >= 6'd8) & fetch_desc_s_ready & (adm_act_q | (sched_ok_any & ~sched_rotating));
   assign wrr_next1 = (wrr_cls_q == 2'd3) ? 2'd1 : (wrr_cls_q + 2'd1);
   assign wrr_next2 = (wrr_next1 == 2'd3) ? 2'd1 : (wrr_next1 + 2'd1);
-  assign wrr_cur_ok = ((wrr_cls_q == 2'd1) ? sched_high_m_valid : ((wrr_cls_q == 2'd2) ? sched_medium_m_valid : sched_low_m_valid)) & (wrr_cnt_q <= ((wrr_cls_q == 2'd1) ? {1'b0, csr_arb_hpw} : ((wrr_cls_q == 2'd2) ? {1'b0, csr_arb_mpw} : {1'b0, csr_arb_lpw})));
-  assign wrr_pick = wrr_cur_ok ? wrr_cls_q : (((wrr_next1 == 2'd1) ? sched_high_m_valid : ((wrr_next1 == 2'd2) ? sched_medium_m_valid : sched_low_m_valid)) ? wrr_next1 : (((wrr_next2 == 2'd1) ? sched_high_m_valid : ((wrr_next2 == 2'd2) ? sched_medium_m_valid : sched_low_m_valid)) ? wrr_next2 : wrr_cls_q));
-  assign wrr_cnt_new = wrr_cur_ok ? (wrr_cnt_q + 9'd1) : 9'd1;
-  assign pick_cls = sched_urgent_m_valid ? 2'd0 : wrr_pick;
+  assign wrr_cur_ok = ((wrr_cls_q == 2'd1) ? sched_high_ok : ((wrr_cls_q == 2'd2) ? sched_medium_ok : sched_low_ok)) & (wrr_cnt_q <= ((wrr_cls_q == 2'd1) ? {1'b0, csr_arb_hpw} : ((wrr_cls_q == 2'd2) ? {1'b0, csr_arb_mpw} : {1'b0, csr_arb_lpw})));
+  assign wrr_pick = wrr_cur_ok ? wrr_cls_q : (((wrr_next1 == 2'd1) ? sched_high_ok : ((wrr_next1 == 2'd2) ? sched_medium_ok : sched_low_ok)) ? wrr_next1 : (((wrr_next2 == 2'd1) ? sched_high_ok : ((wrr_next2 == 2'd2) ? sched_medium_ok : sched_low_ok)) ? wrr_next2 : wrr_cls_q));
+  assign wrr_cnt_new = wrr_cur_ok ? wrr_cnt_q : 9'd0;
+  assign pick_cls = sched_urgent_ok ? 2'd0 : wrr_pick;
   assign pick_qid = (pick_cls == 2'd0) ? sched_urgent_m_data : ((pick_cls == 2'd1) ? sched_high_m_data : ((pick_cls == 2'd2) ? sched_medium_m_data : sched_low_m_data));
   assign f_avail = ({1'b0, s_tail} >= {1'b0, s_head}) ? ({1'b0, s_tail} - {1'b0, s_head}) : (({1'b0, s_tail} + s_size1) - {1'b0, s_head});
   assign f_to_end = s_size1 - {1'b0, s_head};
   assign f_ab_limit = (csr_arb_ab == 3'd7) ? 11'd8 : (((11'd1 << csr_arb_ab) < 11'd8) ? (11'd1 << csr_arb_ab) : 11'd8);
-  assign f_limit = (f_ab_limit < {5'd0, credits_q}) ? f_ab_limit : {5'd0, credits_q};
+  assign f_turn_left = (((((cur_cls_q == 2'd1) ? {1'b0, csr_arb_hpw} : ((cur_cls_q == 2'd2) ? {1'b0, csr_arb_mpw} : {1'b0, csr_arb_lpw})) + 9'd1) - wrr_cnt_q) < 9'd8) ? ((((cur_cls_q == 2'd1) ? {1'b0, csr_arb_hpw} : ((cur_cls_q == 2'd2) ? {1'b0, csr_arb_mpw} : {1'b0, csr_arb_lpw})) + 9'd1) - wrr_cnt_q) : 9'd8;
+  assign f_in_wrr_turn = ams_wrr & (cur_qid_q != 7'd0) & (cur_cls_q != 2'd0);
+  assign f_limit = (((f_ab_limit < {5'd0, credits_q}) ? f_ab_limit : {5'd0, credits_q}) < (f_in_wrr_turn ? {2'd0, f_turn_left} : 11'd8)) ? ((f_ab_limit < {5'd0, credits_q}) ? f_ab_limit : {5'd0, credits_q}) : (f_in_wrr_turn ? {2'd0, f_turn_left} : 11'd8);
   assign f_n_wide = (((f_avail < f_to_end) ? f_avail : f_to_end) < (((11'h40 - {5'd0, s_head[5:0]}) < f_limit) ? (11'h40 - {5'd0, s_head[5:0]}) : f_limit)) ? ((f_avail < f_to_end) ? f_avail : f_to_end) : (((11'h40 - {5'd0, s_head[5:0]}) < f_limit) ? (11'h40 - {5'd0, s_head[5:0]}) : f_limit);
   assign f_n = f_n_wide[3:0];
   assign f_head_sum = {1'b0, s_head} + f_n_wide;
@@ -1106,7 +1183,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
             cur_qid_d = pick_qid;
             cur_cls_d = pick_cls;
             pop_en = 1'b1;
-            if (~sched_urgent_m_valid) begin
+            if (~sched_urgent_ok) begin
               wrr_cls_d = wrr_pick;
               wrr_cnt_d = wrr_cnt_new;
             end
@@ -1126,7 +1203,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
             sq_waddr = db_qid_q[6:0];
             sq_wdata = {sq_state_rdata_q[156:125], sq_state_rdata_q[124:93], sq_state_rdata_q[92:41], db_value_idx, sq_state_rdata_q[30:21], sq_state_rdata_q[20:11], sq_state_rdata_q[10:4], sq_state_rdata_q[3:2], s_act | db_new_work, sq_state_rdata_q[0]};
             if (db_new_work) begin
-              if (db_qid_q == 16'd0) begin
+              if ((db_qid_q == 16'd0) & ams_wrr) begin
                 adm_act_d = 1'b1;
               end else begin
                 push_en = 1'b1;
@@ -1209,8 +1286,11 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
           ar_issue = 1'b1;
           sq_we = 1'b1;
           sq_wdata = {sq_state_rdata_q[156:125], s_fetched + {28'd0, f_n}, sq_state_rdata_q[92:41], sq_state_rdata_q[40:31], f_head_new, sq_state_rdata_q[20:11], sq_state_rdata_q[10:4], sq_state_rdata_q[3:2], f_more, sq_state_rdata_q[0]};
+          if (f_in_wrr_turn) begin
+            wrr_cnt_d = wrr_cnt_q + {5'd0, f_n};
+          end
           if (f_more) begin
-            if (cur_qid_q == 7'd0) begin
+            if ((cur_qid_q == 7'd0) & ams_wrr) begin
               adm_act_d = 1'b1;
             end else begin
               push_en = 1'b1;
@@ -1254,7 +1334,6 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
     endcase
   end
 
-  assign unused_cur_cls = ^cur_cls_q;
   assign desc_qid = fetch_desc_m_data[20:14];
   assign desc_n = fetch_desc_m_data[13:10];
   assign desc_head = fetch_desc_m_data[9:0];
@@ -1501,6 +1580,10 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
       cur_qid_q <= 7'd0;
       cur_cls_q <= 2'd0;
       credits_q <= 6'h20;
+      sched_urgent_skips_q <= 7'd0;
+      sched_high_skips_q <= 7'd0;
+      sched_medium_skips_q <= 7'd0;
+      sched_low_skips_q <= 7'd0;
       icpl_valid_q <= 1'b0;
       icpl_sqid_q <= 7'd0;
       icpl_cid_q <= 16'd0;
@@ -1629,6 +1712,10 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
       cur_qid_q <= cur_qid_d;
       cur_cls_q <= cur_cls_d;
       credits_q <= credits_d;
+      sched_urgent_skips_q <= sched_urgent_skips_d;
+      sched_high_skips_q <= sched_high_skips_d;
+      sched_medium_skips_q <= sched_medium_skips_d;
+      sched_low_skips_q <= sched_low_skips_d;
       icpl_valid_q <= icpl_valid_d;
       icpl_sqid_q <= icpl_sqid_d;
       icpl_cid_q <= icpl_cid_d;

@@ -33,7 +33,7 @@ qos_bucket_c32_t32_f16.sv
 qos_bucket_c1_t8_f24.sv
 qos_arbiter_q8_n4_g8_d4.sv
 nvme_csr.sv
-fifo_fwft_w7_d64.sv
+fifo_fwft_w7_d66.sv
 fifo_fwft_w21_d32.sv
 fifo_fwft_w521_d32.sv
 fifo_fwft_w5_d8.sv

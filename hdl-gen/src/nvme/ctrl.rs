@@ -84,7 +84,9 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let nq = u64::from(p.io_queues);
     let nb = clog2(u64::from(p.fetch_burst) + 1);
     let cw = clog2(u64::from(p.fetch_slots) + 1);
-    let cls_fifo = fifo(qw, p.io_queues, true, reset)?;
+    // Up to every queue (admin included, in round-robin mode) in one class FIFO, plus one
+    // word so a head can be rotated (popped and pushed back) in the same cycle while it is full.
+    let cls_fifo = fifo(qw, p.io_queues + 2, true, reset)?;
     let desc_fifo = fifo(qw + nb + iw, p.fetch_slots, true, reset)?;
     let fb_fifo = fifo(qw + 2 + 512, p.fetch_slots, true, reset)?;
     let pb_fifo = fifo(vw + 1, MAX_WRITES, true, reset)?;
@@ -522,32 +524,72 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let credits = m.reg("credits", cw, u64::from(p.fetch_slots));
 
     // Class FIFOs (urgent, high, medium, low): queues with work, each at most once overall.
+    // A head whose sq_space bit is low is rotated to the back of its FIFO (in IDLE, one per
+    // class per cycle); after a whole circle of ineligible heads the class counts as blocked.
     let push_en = m.wire("push_en", 1);
     let push_cls = m.wire("push_cls", 2);
     let push_qid = m.wire("push_qid", qw);
     let pop_en = m.wire("pop_en", 1);
+    let in_idle = m.net("in_idle", st.q.eq(st_ty.item("ST_IDLE")));
+    let cfw = clog2(u64::from(p.io_queues) + 3);
     let mut cls_v = Vec::new();
     let mut cls_d = Vec::new();
     let mut cls_rdy = Vec::new();
+    let mut cls_ok = Vec::new();
+    let mut cls_mid = Vec::new();
     for (i, name) in ["urgent", "high", "medium", "low"].iter().enumerate() {
         let u = m.instance(&format!("u_sched_{name}"), &cls_fifo);
-        m.bind(u, "s_valid_i", push_en & push_cls.eq(i as u64));
-        m.bind(u, "s_data_i", push_qid);
+        let sv = m.wire(&format!("sched_{name}_push"), 1);
+        let sd = m.wire(&format!("sched_{name}_push_qid"), qw);
+        m.bind(u, "s_valid_i", sv);
+        m.bind(u, "s_data_i", sd);
         let sr = m.bind_out(u, "s_ready_o");
         m.unused(&format!("sched_{name}_s_ready"), sr);
         let v = m.bind_out(u, "m_valid_o");
         let d = m.bind_out(u, "m_data_o");
         let c = m.bind_out(u, "count_o");
-        m.unused(&format!("sched_{name}_count"), c);
         let r = m.wire(&format!("sched_{name}_ready"), 1);
         m.bind(u, "m_ready_i", r);
+        let head_elig = m.net(
+            &format!("sched_{name}_head_eligible"),
+            d.eq(0) | sq_space.shr_by(d - 1).bit(0),
+        );
+        let ok = m.net(&format!("sched_{name}_ok"), v & head_elig);
+        let rot = m.net(
+            &format!("sched_{name}_rotate"),
+            in_idle & !flush.q & v & !head_elig,
+        );
+        let circ = m.reg(&format!("sched_{name}_skips"), cfw, 0);
+        let blocked = m.net(
+            &format!("sched_{name}_blocked"),
+            circ.q
+                .zext(cfw.max(c.width()))
+                .ge(c.zext(cfw.max(c.width()))),
+        );
+        let fsm_push = m.net(
+            &format!("sched_{name}_fsm_push"),
+            push_en & push_cls.eq(i as u64),
+        );
+        m.assign(
+            circ.d,
+            mux(
+                flush.q | fsm_push | !v | head_elig,
+                lit(cfw, 0),
+                mux(rot & !blocked, circ.q + 1, circ.q.ex()),
+            ),
+        );
+        m.assign(sv, fsm_push | rot);
+        m.assign(sd, mux(rot, d.ex(), push_qid.ex()));
+        let mid = m.net(&format!("sched_{name}_rotating"), v & !head_elig & !blocked);
         cls_v.push(v);
         cls_d.push(d);
-        cls_rdy.push(r);
+        cls_rdy.push((r, rot));
+        cls_ok.push(ok);
+        cls_mid.push(mid);
     }
     let cur_cls_sig = m.wire("pick_cls", 2);
-    for (i, r) in cls_rdy.iter().enumerate() {
-        m.assign(*r, flush.q | (pop_en & cur_cls_sig.eq(i as u64)));
+    for (i, (r, rot)) in cls_rdy.iter().enumerate() {
+        m.assign(*r, flush.q | *rot | (pop_en & cur_cls_sig.eq(i as u64)));
     }
 
     // Completion sources: 0 internal errors, 1 admin (firmware), 2 I/O.
@@ -633,9 +675,22 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let aw_free = m.net("aw_free", !aw_v.q & !w_v.q);
     let can_post = m.net("can_post", aw_free & pb_room);
     let cls_any = m.net("sched_any", cls_v[0] | cls_v[1] | cls_v[2] | cls_v[3]);
+    // A decision waits while some class is rotating ineligible heads away, so it sees every
+    // class either with an eligible head, empty, or blocked (no eligible queue at all).
+    let cls_ok_any = m.net(
+        "sched_ok_any",
+        cls_ok[0] | cls_ok[1] | cls_ok[2] | cls_ok[3],
+    );
+    let cls_rotating = m.net(
+        "sched_rotating",
+        cls_mid[0] | cls_mid[1] | cls_mid[2] | cls_mid[3],
+    );
     let can_fetch = m.net(
         "can_fetch",
-        live & !ar_v.q & credits.q.ge(u64::from(p.fetch_burst)) & desc_room & (adm_act.q | cls_any),
+        live & !ar_v.q
+            & credits.q.ge(u64::from(p.fetch_burst))
+            & desc_room
+            & (adm_act.q | cls_ok_any & !cls_rotating),
     );
     // Weighted round robin among high (1), medium (2), low (3).
     let weight = |c: Expr| -> Expr {
@@ -648,8 +703,8 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let valid_of = |c: Expr| -> Expr {
         mux(
             c.eq(1),
-            cls_v[1].ex(),
-            mux(c.eq(2), cls_v[2].ex(), cls_v[3].ex()),
+            cls_ok[1].ex(),
+            mux(c.eq(2), cls_ok[2].ex(), cls_ok[3].ex()),
         )
     };
     let next_cls = |c: Expr| -> Expr { mux(c.eq(3), lit(2, 1), &c + 1) };
@@ -671,8 +726,10 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             ),
         ),
     );
-    let wrr_cnt_new = m.net("wrr_cnt_new", mux(cur_ok, wrr_cnt.q + 1, lit(9, 1)));
-    m.assign(cur_cls_sig, mux(cls_v[0], lit(2, 0), wrr_pick.ex()));
+    // Weights count commands: the class keeps the turn while it has used fewer than
+    // weight + 1 commands of this round; a new turn starts at 0 (the fetch adds its SQEs).
+    let wrr_cnt_new = m.net("wrr_cnt_new", mux(cur_ok, wrr_cnt.q.ex(), lit(9, 0)));
+    m.assign(cur_cls_sig, mux(cls_ok[0], lit(2, 0), wrr_pick.ex()));
     let pick_qid = m.net(
         "pick_qid",
         mux(
@@ -705,7 +762,30 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             ),
         ),
     );
-    let f_lim = m.net("f_limit", min(ab_lim.ex(), credits.q.zext(kw)));
+    // What is left of the WRR class's turn (weight + 1 - used), capped at fetch_burst; no
+    // cap for the admin queue and the urgent class (and in round-robin mode).
+    let turn_left = m.net(
+        "f_turn_left",
+        min(
+            weight(cur_cls.q.ex()) + 1 - wrr_cnt.q,
+            lit(9, u128::from(p.fetch_burst)),
+        ),
+    );
+    // At most fetch_burst (<= 64), so bits at and above kw (>= 8) are zero when kw < 9.
+    let turn_left_k: Expr = if kw >= 9 {
+        turn_left.zext(kw)
+    } else {
+        m.unused("f_turn_left_hi", turn_left.slice(8, kw));
+        turn_left.slice(kw - 1, 0)
+    };
+    let in_wrr_turn = m.net("f_in_wrr_turn", ams_wrr & cur_qid.q.ne(0) & cur_cls.q.ne(0));
+    let f_lim = m.net(
+        "f_limit",
+        min(
+            min(ab_lim.ex(), credits.q.zext(kw)),
+            mux(in_wrr_turn, turn_left_k, lit(kw, u128::from(p.fetch_burst))),
+        ),
+    );
     let f_n_wide = m.net(
         "f_n_wide",
         min(min(f_avail.ex(), f_to_end.ex()), min(f_to_4k, f_lim.ex())),
@@ -959,7 +1039,7 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                         c.set(cur_qid.d, pick_qid);
                         c.set(cur_cls.d, cur_cls_sig);
                         c.set(pop_en, 1);
-                        c.if_(!cls_v[0], |c| {
+                        c.if_(!cls_ok[0], |c| {
                             c.set(wrr_cls.d, wrr_pick);
                             c.set(wrr_cnt.d, wrr_cnt_new);
                         });
@@ -977,11 +1057,12 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                             c.set(sq_waddr, db_qid.q.resize(qw));
                             c.set(sq_wdata, sq_db.clone());
                             c.if_(d_newwork, |c| {
-                                c.if_(db_qid.q.eq(0), |c| c.set(adm_act.d, 1)).else_(|c| {
-                                    c.set(push_en, 1);
-                                    c.set(push_cls, s_cls);
-                                    c.set(push_qid, db_qid.q.resize(qw));
-                                });
+                                c.if_(db_qid.q.eq(0) & ams_wrr, |c| c.set(adm_act.d, 1))
+                                    .else_(|c| {
+                                        c.set(push_en, 1);
+                                        c.set(push_cls, s_cls);
+                                        c.set(push_qid, db_qid.q.resize(qw));
+                                    });
                             });
                         });
                 })
@@ -1057,8 +1138,9 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                     c.set(ar_issue, 1);
                     c.set(sq_we, 1);
                     c.set(sq_wdata, sq_fetch.clone());
+                    c.if_(in_wrr_turn, |c| c.set(wrr_cnt.d, wrr_cnt.q + f_n.zext(9)));
                     c.if_(f_more, |c| {
-                        c.if_(cur_qid.q.eq(0), |c| c.set(adm_act.d, 1))
+                        c.if_(cur_qid.q.eq(0) & ams_wrr, |c| c.set(adm_act.d, 1))
                             .else_(|c| c.set(push_en, 1));
                     });
                 });
@@ -1094,7 +1176,6 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             a.default(|c| c.set(st.d, st_ty.item("ST_IDLE")));
         });
     });
-    m.unused("cur_cls", cur_cls.q);
 
     // Arrived-head RAM: the R path (a burst done) has priority over the FSM's initial writes.
     let desc_data = m.bind_out(u_desc, "m_data_o");

@@ -62,19 +62,70 @@
 //! reuses an entry the controller has not read yet). One FSM serializes every access: doorbells
 //! first, then firmware queue operations, then completions, then fetches.
 //!
-//! Arbitration: a queue with work is in exactly one of four class FIFOs (urgent, high, medium,
-//! low; in round-robin mode, CC.AMS = 0, every queue uses the first). The admin queue is served
-//! first, then urgent, then high/medium/low in weighted round robin by selections (a class
-//! gets `weight + 1` selections in a row). A selection fetches up to `min(2^AB, fetch_burst,
-//! free fetch-buffer slots, entries to the ring's end, entries to the 4 KiB boundary)` SQEs in
-//! one burst; a queue with work left goes to the back of its class FIFO. A fetch starts only when
-//! `fetch_burst` fetch-buffer slots are free, so a busy queue is read in full bursts.
+//! # Arbitration (NVMe base specification 2.0, §3.4.4; Arbitration feature 01h)
 //!
-//! Completions: a CQE is written only when the CQ has a free slot (`tail + 1 != head`); a full
-//! CQ holds its completion (and the completion source) until the host's head doorbell frees a
-//! slot. After the CQE's write response, its vector's coalescing counter counts it; a vector
-//! fires when `THR + 1` completions are pending, or `TIME` time units (`coal_tick` cycles
-//! each) after its first pending completion, or at once when coalescing is off for it.
+//! Every SQ with work to fetch waits in exactly one of four class FIFOs (urgent, high, medium,
+//! low), each at most once. One decision picks one SQ and fetches one burst from it; the
+//! order of decisions is exact and is what `models::nvme_arb::Arbiter` computes:
+//!
+//! - **Round robin** (CC.AMS = 0): every SQ, the admin SQ included, waits in the first FIFO, so
+//!   all SQs take equal turns (the specification's round robin "amongst all submission queues,
+//!   including the admin submission queue").
+//! - **Weighted round robin with urgent class** (CC.AMS = 1): the admin SQ is served first
+//!   (strict priority, outside the FIFOs), then the urgent class (strict, round robin inside),
+//!   then high, medium and low in weighted round robin. Weights count commands, as the feature
+//!   defines them ("the number of commands that may be executed from the class in each
+//!   arbitration round", 0's based): the class whose turn it is keeps it while it has fetched
+//!   fewer than `weight + 1` SQEs in this turn and has an eligible SQ with work; otherwise the
+//!   turn passes to the next class in the order high -> medium -> low -> high that has one,
+//!   starting at 0 (a class with nothing eligible forfeits the rest of its turn; when no
+//!   other class can go, the same class starts a new turn). The turn survives urgent and
+//!   admin decisions in between; CC.EN 1 -> 0 gives it back to high.
+//! - **Round robin within a class**: the FIFO's order. A decision takes the head; an SQ with
+//!   work left after its burst goes to the back; a doorbell that gives an idle SQ work puts it
+//!   at the back; a doorbell for an SQ already waiting moves only its tail.
+//! - **Burst**: a decision fetches `min(2^AB (AB = 7: no limit), fetch_burst, entries
+//!   published, entries to the ring's end, entries to the next 4 KiB, what is left of a WRR
+//!   class's turn)` SQEs in one AXI burst. So no SQ ever launches more than 2^AB commands at a
+//!   time, and no class more than its weight in a round. (A fetch starts only when
+//!   `fetch_burst` fetch-buffer slots are free, so the burst never waits for room.)
+//! - **Eligibility** (`sq_space_i`): an SQ whose bit is low is passed over, costs its class
+//!   nothing and keeps no turn. In IDLE each class FIFO whose head is ineligible moves that
+//!   head to the back (one per class per cycle); after a whole circle of ineligible heads the
+//!   class is blocked (it takes no part in decisions until a head is eligible or the FIFO is
+//!   pushed). A decision waits while a class is still rotating, so it always sees each class
+//!   with an eligible head, empty, or blocked: a throttled queue never blocks another, and the
+//!   order among eligible SQs is the model's with the ineligible ones left out. The bit is
+//!   looked at again when the burst is issued; if it fell in between, the SQ goes to the back
+//!   without fetching and without cost.
+//! - **When a doorbell counts**: a doorbell whose BAR0 write is accepted in cycle `t` takes
+//!   part in every decision whose SQ read request rises on AR in cycle `t + 3` or later, and
+//!   in none before (the decision is made in IDLE two cycles before `arvalid` rises, and IDLE
+//!   serves a pending doorbell before deciding). `nvme_arbitration` relies on this.
+//!
+//! # Completions
+//!
+//! A CQE is written only when the CQ has a free slot (`tail + 1 != head`); a full CQ holds its
+//! completion (and the completion source) until the host's head doorbell frees a slot.
+//!
+//! # Interrupt coalescing (features 08h and 09h)
+//!
+//! Per vector, `count` is the completions not yet covered by an interrupt and `age` the time
+//! units (`coal_tick` cycles each, one free-running prescaler for all vectors) since the first
+//! of them. A completion counts when the write response of its CQE comes back OK and its CQ
+//! has interrupts enabled. An interrupt becomes due, and `count` and `age` restart at 0, when:
+//! a completion posts on a vector with coalescing disabled (09h CD: one interrupt per
+//! completion); a completion makes `count` reach `THR + 1` (so with THR = n the (n + 1)th
+//! completion not yet signalled raises it, in its own cycle); `count` is non-zero and TIME is
+//! 0 (no delay); or a time unit ends that brings `age` to TIME while `count` is non-zero (TIME
+//! units after the first completion at most, never later). A due interrupt is pending until it
+//! is loaded into the `irq` register, the lowest pending vector first, whenever the register is
+//! empty or being taken; a vector that becomes due again while pending is covered by that one
+//! interrupt (one interrupt per batch: the completions posted up to the moment it is loaded).
+//! A completion whose response arrives in cycle `t` and makes its vector due shows on `irq` in
+//! cycle `t + 2` if nothing else is pending. So every completion is followed by an interrupt,
+//! and every interrupt by a completion before it. `models::nvme_arb::Coalescer` is the rule,
+//! and `nvme_coalescing` checks it cycle by cycle.
 //!
 //! Controller reset (CC.EN 1 -> 0): fetching and posting stop, every queue is cleared (one
 //! RAM word per cycle), fetched SQEs and returning completions are dropped, and CSTS.RDY falls

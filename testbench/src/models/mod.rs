@@ -7,6 +7,7 @@ pub mod dma_walker;
 pub mod fifo;
 pub mod interval_timer;
 pub mod nvme;
+pub mod nvme_arb;
 pub mod nvme_tcp;
 pub mod nvme_tcp_host;
 pub mod nvme_tcp_target;

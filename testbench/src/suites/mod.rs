@@ -77,7 +77,11 @@ pub fn all() -> Vec<Suite> {
     });
     suites.push(Suite {
         name: "nvme",
-        properties: vec![entry::<nvme::queues::NvmeQueuesProp>()],
+        properties: vec![
+            entry::<nvme::queues::NvmeQueuesProp>(),
+            entry::<nvme::arbitration::NvmeArbitrationProp>(),
+            entry::<nvme::coalescing::NvmeCoalescingProp>(),
+        ],
     });
     suites
 }

@@ -40,7 +40,8 @@ pub struct Backend {
     c_dw0: Signal,
     space: Signal,
     rng: Rng,
-    stall: u8,
+    /// `io_cmd` backpressure, percent.
+    pub stall: u8,
     delay: u32,
     space_percent: u8,
     pending: Vec<(u64, [u64; 4])>,
@@ -48,6 +49,10 @@ pub struct Backend {
     /// Every command received: (cycle, sqid, sqe).
     pub received: Vec<(u64, u16, [u8; 64])>,
     ready_now: bool,
+    /// `io_cmd_ready_i` held low while set (whatever the stall percent says).
+    pub hold: bool,
+    /// `sq_space_i` bits held low (bit `y - 1` for SQ y), on top of the random drops.
+    pub space_mask: u64,
 }
 
 impl Backend {
@@ -73,6 +78,8 @@ impl Backend {
             current: None,
             received: Vec::new(),
             ready_now: false,
+            hold: false,
+            space_mask: 0,
         }
     }
 }
@@ -95,7 +102,7 @@ impl Component for Backend {
     }
 
     fn drive(&mut self, cycle: u64) {
-        self.ready_now = !self.rng.chance(self.stall);
+        self.ready_now = !self.rng.chance(self.stall) && !self.hold;
         self.ready.set(self.ready_now as u64);
         if self.current.is_none() {
             if let Some(i) = self.pending.iter().position(|p| p.0 <= cycle) {
@@ -119,8 +126,113 @@ impl Component for Backend {
                 bits |= 1 << i;
             }
         }
-        self.space.set(bits);
+        self.space.set(bits & !self.space_mask);
     }
+}
+
+/// Watches ports the arbitration and coalescing checks need, cycle by cycle.
+pub struct Probe {
+    bar_awvalid: Signal,
+    bar_awready: Signal,
+    bar_awaddr: Signal,
+    bar_wdata: Signal,
+    arvalid: Signal,
+    araddr: Signal,
+    arlen: Signal,
+    awvalid: Signal,
+    awready: Signal,
+    awaddr: Signal,
+    bvalid: Signal,
+    bready: Signal,
+    irq_valid: Signal,
+    irq_ready: Signal,
+    irq_vector: Signal,
+    ar_was: bool,
+    /// Doorbell writes accepted: (cycle, BAR0 address, value).
+    pub doorbells: Vec<(u64, u64, u32)>,
+    /// SQ read requests, by the cycle `arvalid` rose: (cycle, address, arlen).
+    pub reads: Vec<(u64, u64, u32)>,
+    /// CQE write requests accepted, in order: (cycle, address).
+    pub writes: Vec<(u64, u64)>,
+    /// Write responses taken, in order (the k-th answers the k-th write).
+    pub responses: Vec<u64>,
+    /// Per cycle from `irq_from`: `irq` valid, its vector, and the sink's ready.
+    pub irq: Vec<(bool, u16, bool)>,
+    /// First cycle recorded in `irq`.
+    pub irq_from: u64,
+    /// Record `irq` per cycle (off by default: it costs memory on long runs).
+    pub record_irq: bool,
+}
+
+impl Probe {
+    /// A probe on the model's ports.
+    pub fn new(sim: &Sim<Top>) -> Probe {
+        let s = |n: &str| sim.signal(n);
+        Probe {
+            bar_awvalid: s("s_bar_awvalid_i"),
+            bar_awready: s("s_bar_awready_o"),
+            bar_awaddr: s("s_bar_awaddr_i"),
+            bar_wdata: s("s_bar_wdata_i"),
+            arvalid: s("m_axi_arvalid_o"),
+            araddr: s("m_axi_araddr_o"),
+            arlen: s("m_axi_arlen_o"),
+            awvalid: s("m_axi_awvalid_o"),
+            awready: s("m_axi_awready_i"),
+            awaddr: s("m_axi_awaddr_o"),
+            bvalid: s("m_axi_bvalid_i"),
+            bready: s("m_axi_bready_o"),
+            irq_valid: s("irq_valid_o"),
+            irq_ready: s("irq_ready_i"),
+            irq_vector: s("irq_vector_o"),
+            ar_was: false,
+            doorbells: Vec::new(),
+            reads: Vec::new(),
+            writes: Vec::new(),
+            responses: Vec::new(),
+            irq: Vec::new(),
+            irq_from: u64::MAX,
+            record_irq: false,
+        }
+    }
+}
+
+impl Component for Probe {
+    fn sample(&mut self, cycle: u64) {
+        if self.bar_awvalid.is_high() && self.bar_awready.is_high() {
+            let a = self.bar_awaddr.get();
+            if a >= 0x1000 {
+                self.doorbells.push((cycle, a, self.bar_wdata.get() as u32));
+            }
+        }
+        let ar = self.arvalid.is_high();
+        if ar && !self.ar_was {
+            self.reads
+                .push((cycle, self.araddr.get(), self.arlen.get() as u32));
+        }
+        self.ar_was = ar;
+        if self.awvalid.is_high() && self.awready.is_high() {
+            self.writes.push((cycle, self.awaddr.get()));
+        }
+        if self.bvalid.is_high() && self.bready.is_high() {
+            self.responses.push(cycle);
+        }
+        if !self.record_irq {
+            return;
+        }
+        if self.irq_from == u64::MAX {
+            self.irq_from = cycle;
+        }
+        while self.irq_from + (self.irq.len() as u64) < cycle {
+            self.irq.push((false, 0, false));
+        }
+        self.irq.push((
+            self.irq_valid.is_high(),
+            self.irq_vector.get() as u16,
+            self.irq_ready.is_high(),
+        ));
+    }
+
+    fn drive(&mut self, _cycle: u64) {}
 }
 
 /// Takes `admin_cmd` SQEs for the firmware model, with random backpressure.
@@ -437,6 +549,8 @@ pub struct Env {
     adm_cpl: Rc<RefCell<StreamSource>>,
     /// Interrupts received.
     pub irq: Rc<RefCell<StreamSink>>,
+    /// Port watcher for the arbitration and coalescing properties.
+    pub probe: Rc<RefCell<Probe>>,
     fw: Firmware,
     /// The host.
     pub host: Host,
@@ -521,8 +635,10 @@ impl Env {
             rng.next_u64(),
             t.irq_stall,
         ));
+        let probe = sim.add(Probe::new(&sim));
         Env {
             sim,
+            probe,
             mem,
             bar,
             fw_bus,

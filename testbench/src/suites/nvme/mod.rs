@@ -2,5 +2,7 @@
 //! `models::nvme`, with a Rust firmware model on the vendor CSRs and a Rust model of the rest
 //! of the chip on `io_cmd` / `io_cpl`.
 
+pub mod arbitration;
+pub mod coalescing;
 pub mod env;
 pub mod queues;
