@@ -26,6 +26,8 @@ step "tshark checks a regression's pcap (NVMe/TCP dissection, digests, checksums
 CASES=40 bash ci/tshark_check.sh
 step "testbench regress --suite qos"
 cargo run -q -p testbench -- regress --suite qos --cases 100
+step "testbench regress --suite rdma"
+cargo run -q -p testbench -- regress --suite rdma --cases 200
 step "testbench regress --suite nvme"
 cargo run -q -p testbench -- regress --suite nvme --cases 300
 step "mutants: deliberate bugs in rtl/ copies must fail the suite"

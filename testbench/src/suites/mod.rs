@@ -4,6 +4,7 @@ pub mod dma;
 pub mod nvme;
 pub mod nvme_tcp;
 pub mod qos;
+pub mod rdma;
 pub mod stdlib;
 
 use crate::prop::{run_case, CaseResult, Property};
@@ -78,6 +79,10 @@ pub fn all() -> Vec<Suite> {
     suites.push(Suite {
         name: "nvme",
         properties: vec![entry::<nvme::queues::NvmeQueuesProp>()],
+    });
+    suites.push(Suite {
+        name: "rdma",
+        properties: vec![entry::<rdma::engine::RdmaProp>()],
     });
     suites
 }
