@@ -28,6 +28,8 @@ step "testbench regress --suite qos"
 cargo run -q -p testbench -- regress --suite qos --cases 100
 step "testbench regress --suite rdma"
 cargo run -q -p testbench -- regress --suite rdma --cases 200
+step "tshark and scapy check a regression's pcap (RoCEv2 dissection, ICRCs)"
+CASES=40 bash ci/roce_check.sh
 step "testbench regress --suite nvme"
 cargo run -q -p testbench -- regress --suite nvme --cases 300
 step "mutants: deliberate bugs in rtl/ copies must fail the suite"

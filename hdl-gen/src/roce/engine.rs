@@ -836,7 +836,7 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                     let b = cat([rbeat.q.ex(), zeros(3)]).zext(17) + u64::from(l);
                     m.net(
                         &format!("rx_icrc_l{l}_b{j}"),
-                        rx_keep.bit(l) & b.eq(r_end.clone() + j),
+                        rx_keep.bit(l) & b.eq(r_end + j),
                     )
                 })
                 .collect()

@@ -459,7 +459,6 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             pcap.ethernet(&f);
             target.receive(&f);
             if rng.chance(input.link.host_dup) {
-                pcap.ethernet(&f);
                 target.receive(&f);
             }
             tx_frames.push(f);
@@ -478,6 +477,11 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         // Target frames through the link.
         while let Some(f) = target.out.pop_front() {
             target_frames += 1;
+            // The capture holds what each end sent (the link's faults are not recorded), and
+            // only RoCEv2 frames (not the hostile frame to another UDP port).
+            if f.len() > 37 && f[36..38] == [0x12, 0xb7] {
+                pcap.ethernet(&f);
+            }
             let l = &input.link;
             if rng.chance(l.drop) {
                 continue;
@@ -504,7 +508,6 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         if src.borrow().pending() < 2 {
             if let Some(f) = link.pop_front() {
                 moved = true;
-                pcap.ethernet(&f);
                 reference.deliver(&f);
                 src.borrow_mut().send(f);
             }

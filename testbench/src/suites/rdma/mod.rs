@@ -4,9 +4,9 @@
 //! `engine.rs` holds the property, its harness and the reference receiver (`RefChip`) that
 //! predicts, frame by frame, what the engine must do with what it receives.
 //!
-//! `regress --pcap FILE` records every frame of both directions, as it crossed the wire (after
-//! the link's faults), into one capture; `ci/roce_check.sh` dissects it with tshark and checks
-//! every ICRC with scapy.
+//! `regress --pcap FILE` records every RoCEv2 frame of both directions as its end sent it
+//! (before the link's faults) into one capture; `ci/roce_check.sh` dissects it with tshark and
+//! checks every ICRC with scapy.
 
 pub mod engine;
 
