@@ -22,6 +22,7 @@
 //   0x034 drop_opcode        Frames dropped: BTH version or an opcode not handled
 //   0x038 drop_qp            Frames dropped: unknown or disabled QP, P_Key, QP in error
 //   0x03c drop_psn           Requests dropped: PSN ahead of the expected one (the first one NAKed)
+//   0x040 tx_retransmits     Command capsules sent again (go-back-N after a NAK 60h or a timeout)
 //   0x080 qp0_ctrl           QP 0 (SQ id 1) control
 //   0x084 qp0_local_qpn      Our QP number
 //   0x088 qp0_remote_qpn     The peer's QP number
@@ -37,6 +38,7 @@
 //   0x0b0 qp0_pkey           Partition key
 //   0x0b4 qp0_state          Live state
 //   0x0b8 qp0_epsn           Live receive state
+//   0x0bc qp0_retry          Retransmission
 //   0x0c0 qp1_ctrl           QP 1 (SQ id 2) control
 //   0x0c4 qp1_local_qpn      Our QP number
 //   0x0c8 qp1_remote_qpn     The peer's QP number
@@ -52,6 +54,7 @@
 //   0x0f0 qp1_pkey           Partition key
 //   0x0f4 qp1_state          Live state
 //   0x0f8 qp1_epsn           Live receive state
+//   0x0fc qp1_retry          Retransmission
 //
 // One write and one read at a time. A write is accepted (awready and wready together) when
 // awvalid and wvalid are both high and no write response is pending; wstrb selects the bytes
@@ -132,6 +135,9 @@ module roce_csr (
   // drop_psn (0x03c): Requests dropped: PSN ahead of the expected one (the first one NAKed)
   input  logic [31:0] drop_psn_value_i,          // Requests dropped: PSN ahead of the expected one (the first one NAKed)
 
+  // tx_retransmits (0x040): Command capsules sent again (go-back-N after a NAK 60h or a timeout)
+  input  logic [31:0] tx_retransmits_value_i,    // Command capsules sent again (go-back-N after a NAK 60h or a timeout)
+
   // qp0_ctrl (0x080): QP 0 (SQ id 1) control
   output logic        qp0_ctrl_en_o,             // The QP runs; 0 resets it
 
@@ -178,6 +184,10 @@ module roce_csr (
   // qp0_epsn (0x0b8): Live receive state
   input  logic [23:0] qp0_epsn_value_i,          // Expected receive PSN
 
+  // qp0_retry (0x0bc): Retransmission
+  output logic [23:0] qp0_retry_timeout_o,       // Cycles without progress on an unacknowledged capsule before it is sent again
+  output logic [2:0]  qp0_retry_limit_o,         // Timeouts in a row before the QP goes to error; 7 = no limit
+
   // qp1_ctrl (0x0c0): QP 1 (SQ id 2) control
   output logic        qp1_ctrl_en_o,             // The QP runs; 0 resets it
 
@@ -222,7 +232,11 @@ module roce_csr (
   input  logic [23:0] qp1_state_psn_i,           // Next send PSN
 
   // qp1_epsn (0x0f8): Live receive state
-  input  logic [23:0] qp1_epsn_value_i           // Expected receive PSN
+  input  logic [23:0] qp1_epsn_value_i,          // Expected receive PSN
+
+  // qp1_retry (0x0fc): Retransmission
+  output logic [23:0] qp1_retry_timeout_o,       // Cycles without progress on an unacknowledged capsule before it is sent again
+  output logic [2:0]  qp1_retry_limit_o          // Timeouts in a row before the QP goes to error; 7 = no limit
 );
 
   typedef enum logic [1:0] {
@@ -281,6 +295,11 @@ module roce_csr (
   logic [15:0] qp0_pkey_value_q;
   logic [15:0] qp0_pkey_value_d;
   logic        qp0_pkey_we;               // a write to `qp0_pkey` is accepted
+  logic [23:0] qp0_retry_timeout_q;
+  logic [23:0] qp0_retry_timeout_d;
+  logic [2:0]  qp0_retry_limit_q;
+  logic [2:0]  qp0_retry_limit_d;
+  logic        qp0_retry_we;              // a write to `qp0_retry` is accepted
   logic        qp1_ctrl_en_q;
   logic        qp1_ctrl_en_d;
   logic        qp1_ctrl_we;               // a write to `qp1_ctrl` is accepted
@@ -320,6 +339,11 @@ module roce_csr (
   logic [15:0] qp1_pkey_value_q;
   logic [15:0] qp1_pkey_value_d;
   logic        qp1_pkey_we;               // a write to `qp1_pkey` is accepted
+  logic [23:0] qp1_retry_timeout_q;
+  logic [23:0] qp1_retry_timeout_d;
+  logic [2:0]  qp1_retry_limit_q;
+  logic [2:0]  qp1_retry_limit_d;
+  logic        qp1_retry_we;              // a write to `qp1_retry` is accepted
   logic        wr_accept;                 // address and data arrive together, no response pending
   logic        rd_accept;
   logic [31:0] wr_mask;                   // write strobes, one per data bit
@@ -349,6 +373,8 @@ module roce_csr (
   assign qp0_rq_psn_value_o = qp0_rq_psn_value_q;
   assign qp0_mtu_code_o = qp0_mtu_code_q;
   assign qp0_pkey_value_o = qp0_pkey_value_q;
+  assign qp0_retry_timeout_o = qp0_retry_timeout_q;
+  assign qp0_retry_limit_o = qp0_retry_limit_q;
   assign qp1_ctrl_en_o = qp1_ctrl_en_q;
   assign qp1_local_qpn_value_o = qp1_local_qpn_value_q;
   assign qp1_remote_qpn_value_o = qp1_remote_qpn_value_q;
@@ -362,6 +388,8 @@ module roce_csr (
   assign qp1_rq_psn_value_o = qp1_rq_psn_value_q;
   assign qp1_mtu_code_o = qp1_mtu_code_q;
   assign qp1_pkey_value_o = qp1_pkey_value_q;
+  assign qp1_retry_timeout_o = qp1_retry_timeout_q;
+  assign qp1_retry_limit_o = qp1_retry_limit_q;
 
   always_comb begin
     bvalid_d = bvalid_q;
@@ -379,6 +407,7 @@ module roce_csr (
     qp0_rq_psn_we = 1'b0;
     qp0_mtu_we = 1'b0;
     qp0_pkey_we = 1'b0;
+    qp0_retry_we = 1'b0;
     qp1_ctrl_we = 1'b0;
     qp1_local_qpn_we = 1'b0;
     qp1_remote_qpn_we = 1'b0;
@@ -392,6 +421,7 @@ module roce_csr (
     qp1_rq_psn_we = 1'b0;
     qp1_mtu_we = 1'b0;
     qp1_pkey_we = 1'b0;
+    qp1_retry_we = 1'b0;
     if (wr_accept) begin
       bvalid_d = 1'b1;
       case (s_axil_awaddr_i[9:2])
@@ -441,6 +471,9 @@ module roce_csr (
           bresp_d = RespOkay;
         end
         8'hf: begin
+          bresp_d = RespOkay;
+        end
+        8'h10: begin
           bresp_d = RespOkay;
         end
         8'h20: begin
@@ -501,6 +534,10 @@ module roce_csr (
         8'h2e: begin
           bresp_d = RespOkay;
         end
+        8'h2f: begin
+          bresp_d = RespOkay;
+          qp0_retry_we = 1'b1;
+        end
         8'h30: begin
           bresp_d = RespOkay;
           qp1_ctrl_we = 1'b1;
@@ -558,6 +595,10 @@ module roce_csr (
         end
         8'h3e: begin
           bresp_d = RespOkay;
+        end
+        8'h3f: begin
+          bresp_d = RespOkay;
+          qp1_retry_we = 1'b1;
         end
         default: begin
           bresp_d = RespSlverr;
@@ -639,6 +680,10 @@ module roce_csr (
           rresp_d = RespOkay;
           rdata_d = drop_psn_value_i;
         end
+        8'h10: begin
+          rresp_d = RespOkay;
+          rdata_d = tx_retransmits_value_i;
+        end
         8'h20: begin
           rresp_d = RespOkay;
           rdata_d = {31'd0, qp0_ctrl_en_q};
@@ -699,6 +744,10 @@ module roce_csr (
           rresp_d = RespOkay;
           rdata_d = {8'd0, qp0_epsn_value_i};
         end
+        8'h2f: begin
+          rresp_d = RespOkay;
+          rdata_d = {5'd0, qp0_retry_limit_q, qp0_retry_timeout_q};
+        end
         8'h30: begin
           rresp_d = RespOkay;
           rdata_d = {31'd0, qp1_ctrl_en_q};
@@ -758,6 +807,10 @@ module roce_csr (
         8'h3e: begin
           rresp_d = RespOkay;
           rdata_d = {8'd0, qp1_epsn_value_i};
+        end
+        8'h3f: begin
+          rresp_d = RespOkay;
+          rdata_d = {5'd0, qp1_retry_limit_q, qp1_retry_timeout_q};
         end
         default: begin
           rresp_d = RespSlverr;
@@ -861,6 +914,15 @@ module roce_csr (
   end
 
   always_comb begin
+    qp0_retry_timeout_d = qp0_retry_timeout_q;
+    qp0_retry_limit_d = qp0_retry_limit_q;
+    if (qp0_retry_we) begin
+      qp0_retry_timeout_d = (qp0_retry_timeout_q & ~wr_mask[23:0]) | (s_axil_wdata_i[23:0] & wr_mask[23:0]);
+      qp0_retry_limit_d = (qp0_retry_limit_q & ~wr_mask[26:24]) | (s_axil_wdata_i[26:24] & wr_mask[26:24]);
+    end
+  end
+
+  always_comb begin
     qp1_ctrl_en_d = qp1_ctrl_en_q;
     if (qp1_ctrl_we) begin
       qp1_ctrl_en_d = (qp1_ctrl_en_q & ~wr_mask[0]) | (s_axil_wdata_i[0] & wr_mask[0]);
@@ -951,6 +1013,15 @@ module roce_csr (
     end
   end
 
+  always_comb begin
+    qp1_retry_timeout_d = qp1_retry_timeout_q;
+    qp1_retry_limit_d = qp1_retry_limit_q;
+    if (qp1_retry_we) begin
+      qp1_retry_timeout_d = (qp1_retry_timeout_q & ~wr_mask[23:0]) | (s_axil_wdata_i[23:0] & wr_mask[23:0]);
+      qp1_retry_limit_d = (qp1_retry_limit_q & ~wr_mask[26:24]) | (s_axil_wdata_i[26:24] & wr_mask[26:24]);
+    end
+  end
+
   assign unused_addr = ^{s_axil_awaddr_i[1:0], s_axil_araddr_i[1:0]};
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -973,6 +1044,8 @@ module roce_csr (
       qp0_rq_psn_value_q <= 24'd0;
       qp0_mtu_code_q <= 3'd3;
       qp0_pkey_value_q <= 16'hffff;
+      qp0_retry_timeout_q <= 24'h10000;
+      qp0_retry_limit_q <= 3'd7;
       qp1_ctrl_en_q <= 1'b0;
       qp1_local_qpn_value_q <= 24'd0;
       qp1_remote_qpn_value_q <= 24'd0;
@@ -986,6 +1059,8 @@ module roce_csr (
       qp1_rq_psn_value_q <= 24'd0;
       qp1_mtu_code_q <= 3'd3;
       qp1_pkey_value_q <= 16'hffff;
+      qp1_retry_timeout_q <= 24'h10000;
+      qp1_retry_limit_q <= 3'd7;
     end else begin
       bvalid_q <= bvalid_d;
       bresp_q <= bresp_d;
@@ -1005,6 +1080,8 @@ module roce_csr (
       qp0_rq_psn_value_q <= qp0_rq_psn_value_d;
       qp0_mtu_code_q <= qp0_mtu_code_d;
       qp0_pkey_value_q <= qp0_pkey_value_d;
+      qp0_retry_timeout_q <= qp0_retry_timeout_d;
+      qp0_retry_limit_q <= qp0_retry_limit_d;
       qp1_ctrl_en_q <= qp1_ctrl_en_d;
       qp1_local_qpn_value_q <= qp1_local_qpn_value_d;
       qp1_remote_qpn_value_q <= qp1_remote_qpn_value_d;
@@ -1018,6 +1095,8 @@ module roce_csr (
       qp1_rq_psn_value_q <= qp1_rq_psn_value_d;
       qp1_mtu_code_q <= qp1_mtu_code_d;
       qp1_pkey_value_q <= qp1_pkey_value_d;
+      qp1_retry_timeout_q <= qp1_retry_timeout_d;
+      qp1_retry_limit_q <= qp1_retry_limit_d;
     end
   end
 

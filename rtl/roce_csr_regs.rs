@@ -41,6 +41,7 @@ pub const REGISTERS: &[(&str, u32, u32)] = &[
     ("drop_opcode", DROP_OPCODE, DROP_OPCODE_RESET),
     ("drop_qp", DROP_QP, DROP_QP_RESET),
     ("drop_psn", DROP_PSN, DROP_PSN_RESET),
+    ("tx_retransmits", TX_RETRANSMITS, TX_RETRANSMITS_RESET),
     ("qp0_ctrl", QP0_CTRL, QP0_CTRL_RESET),
     ("qp0_local_qpn", QP0_LOCAL_QPN, QP0_LOCAL_QPN_RESET),
     ("qp0_remote_qpn", QP0_REMOTE_QPN, QP0_REMOTE_QPN_RESET),
@@ -56,6 +57,7 @@ pub const REGISTERS: &[(&str, u32, u32)] = &[
     ("qp0_pkey", QP0_PKEY, QP0_PKEY_RESET),
     ("qp0_state", QP0_STATE, QP0_STATE_RESET),
     ("qp0_epsn", QP0_EPSN, QP0_EPSN_RESET),
+    ("qp0_retry", QP0_RETRY, QP0_RETRY_RESET),
     ("qp1_ctrl", QP1_CTRL, QP1_CTRL_RESET),
     ("qp1_local_qpn", QP1_LOCAL_QPN, QP1_LOCAL_QPN_RESET),
     ("qp1_remote_qpn", QP1_REMOTE_QPN, QP1_REMOTE_QPN_RESET),
@@ -71,6 +73,7 @@ pub const REGISTERS: &[(&str, u32, u32)] = &[
     ("qp1_pkey", QP1_PKEY, QP1_PKEY_RESET),
     ("qp1_state", QP1_STATE, QP1_STATE_RESET),
     ("qp1_epsn", QP1_EPSN, QP1_EPSN_RESET),
+    ("qp1_retry", QP1_RETRY, QP1_RETRY_RESET),
 ];
 
 /// Offset of `tx_frames`: Frames sent
@@ -535,6 +538,35 @@ pub const fn set_drop_psn_value(_reg: u32, value: u32) -> u32 {
 /// Reads `drop_psn` of the block at byte address `base`.
 pub fn read_drop_psn<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(DROP_PSN))
+}
+
+/// Offset of `tx_retransmits`: Command capsules sent again (go-back-N after a NAK 60h or a timeout)
+pub const TX_RETRANSMITS: u32 = 0x040;
+/// Value of `tx_retransmits` after reset.
+pub const TX_RETRANSMITS_RESET: u32 = 0x0000_0000;
+
+/// `tx_retransmits.value` [31:0], RO: Command capsules sent again (go-back-N after a NAK 60h or a timeout)
+pub const TX_RETRANSMITS_VALUE_SHIFT: u32 = 0;
+/// Bits of `tx_retransmits.value` within `tx_retransmits`.
+pub const TX_RETRANSMITS_VALUE_MASK: u32 = 0xffff_ffff;
+/// Value of `tx_retransmits.value` after reset.
+pub const TX_RETRANSMITS_VALUE_RESET: u32 = 0x0;
+/// `tx_retransmits.value` in a value of `tx_retransmits`.
+#[inline]
+#[must_use]
+pub const fn get_tx_retransmits_value(reg: u32) -> u32 {
+    reg
+}
+/// `reg`, a value of `tx_retransmits`, with `tx_retransmits.value` replaced by `value` (32 bits).
+#[inline]
+#[must_use]
+pub const fn set_tx_retransmits_value(_reg: u32, value: u32) -> u32 {
+    value
+}
+
+/// Reads `tx_retransmits` of the block at byte address `base`.
+pub fn read_tx_retransmits<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(TX_RETRANSMITS))
 }
 
 /// Offset of `qp0_ctrl`: QP 0 (SQ id 1) control
@@ -1120,6 +1152,65 @@ pub fn read_qp0_epsn<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(QP0_EPSN))
 }
 
+/// Offset of `qp0_retry`: Retransmission
+pub const QP0_RETRY: u32 = 0x0bc;
+/// Value of `qp0_retry` after reset.
+pub const QP0_RETRY_RESET: u32 = 0x0701_0000;
+
+/// `qp0_retry.timeout` [23:0], RW: Cycles without progress on an unacknowledged capsule before it is sent again
+pub const QP0_RETRY_TIMEOUT_SHIFT: u32 = 0;
+/// Bits of `qp0_retry.timeout` within `qp0_retry`.
+pub const QP0_RETRY_TIMEOUT_MASK: u32 = 0x00ff_ffff;
+/// Value of `qp0_retry.timeout` after reset.
+pub const QP0_RETRY_TIMEOUT_RESET: u32 = 0x1_0000;
+/// `qp0_retry.timeout` in a value of `qp0_retry`.
+#[inline]
+#[must_use]
+pub const fn get_qp0_retry_timeout(reg: u32) -> u32 {
+    reg & QP0_RETRY_TIMEOUT_MASK
+}
+/// `reg`, a value of `qp0_retry`, with `qp0_retry.timeout` replaced by `value` (24 bits).
+#[inline]
+#[must_use]
+pub const fn set_qp0_retry_timeout(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 24 == 0, "`qp0_retry.timeout` is 24 bits wide");
+    (reg & !QP0_RETRY_TIMEOUT_MASK) | (value & QP0_RETRY_TIMEOUT_MASK)
+}
+
+/// `qp0_retry.limit` [26:24], RW: Timeouts in a row before the QP goes to error; 7 = no limit
+pub const QP0_RETRY_LIMIT_SHIFT: u32 = 24;
+/// Bits of `qp0_retry.limit` within `qp0_retry`.
+pub const QP0_RETRY_LIMIT_MASK: u32 = 0x0700_0000;
+/// Value of `qp0_retry.limit` after reset.
+pub const QP0_RETRY_LIMIT_RESET: u32 = 0x7;
+/// `qp0_retry.limit` in a value of `qp0_retry`.
+#[inline]
+#[must_use]
+pub const fn get_qp0_retry_limit(reg: u32) -> u32 {
+    (reg & QP0_RETRY_LIMIT_MASK) >> QP0_RETRY_LIMIT_SHIFT
+}
+/// `reg`, a value of `qp0_retry`, with `qp0_retry.limit` replaced by `value` (3 bits).
+#[inline]
+#[must_use]
+pub const fn set_qp0_retry_limit(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 3 == 0, "`qp0_retry.limit` is 3 bits wide");
+    (reg & !QP0_RETRY_LIMIT_MASK) | ((value << QP0_RETRY_LIMIT_SHIFT) & QP0_RETRY_LIMIT_MASK)
+}
+
+/// Reads `qp0_retry` of the block at byte address `base`.
+pub fn read_qp0_retry<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(QP0_RETRY))
+}
+/// Writes `value` to `qp0_retry` of the block at byte address `base`.
+pub fn write_qp0_retry<B: CsrBus + ?Sized>(bus: &mut B, base: u32, value: u32) {
+    bus.write32(base.wrapping_add(QP0_RETRY), value);
+}
+/// Reads `qp0_retry` of the block at byte address `base`, applies `f` and writes the result.
+pub fn modify_qp0_retry<B: CsrBus + ?Sized>(bus: &mut B, base: u32, f: impl FnOnce(u32) -> u32) {
+    let value = read_qp0_retry(bus, base);
+    write_qp0_retry(bus, base, f(value));
+}
+
 /// Offset of `qp1_ctrl`: QP 1 (SQ id 2) control
 pub const QP1_CTRL: u32 = 0x0c0;
 /// Value of `qp1_ctrl` after reset.
@@ -1701,4 +1792,63 @@ pub const fn set_qp1_epsn_value(reg: u32, value: u32) -> u32 {
 /// Reads `qp1_epsn` of the block at byte address `base`.
 pub fn read_qp1_epsn<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(QP1_EPSN))
+}
+
+/// Offset of `qp1_retry`: Retransmission
+pub const QP1_RETRY: u32 = 0x0fc;
+/// Value of `qp1_retry` after reset.
+pub const QP1_RETRY_RESET: u32 = 0x0701_0000;
+
+/// `qp1_retry.timeout` [23:0], RW: Cycles without progress on an unacknowledged capsule before it is sent again
+pub const QP1_RETRY_TIMEOUT_SHIFT: u32 = 0;
+/// Bits of `qp1_retry.timeout` within `qp1_retry`.
+pub const QP1_RETRY_TIMEOUT_MASK: u32 = 0x00ff_ffff;
+/// Value of `qp1_retry.timeout` after reset.
+pub const QP1_RETRY_TIMEOUT_RESET: u32 = 0x1_0000;
+/// `qp1_retry.timeout` in a value of `qp1_retry`.
+#[inline]
+#[must_use]
+pub const fn get_qp1_retry_timeout(reg: u32) -> u32 {
+    reg & QP1_RETRY_TIMEOUT_MASK
+}
+/// `reg`, a value of `qp1_retry`, with `qp1_retry.timeout` replaced by `value` (24 bits).
+#[inline]
+#[must_use]
+pub const fn set_qp1_retry_timeout(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 24 == 0, "`qp1_retry.timeout` is 24 bits wide");
+    (reg & !QP1_RETRY_TIMEOUT_MASK) | (value & QP1_RETRY_TIMEOUT_MASK)
+}
+
+/// `qp1_retry.limit` [26:24], RW: Timeouts in a row before the QP goes to error; 7 = no limit
+pub const QP1_RETRY_LIMIT_SHIFT: u32 = 24;
+/// Bits of `qp1_retry.limit` within `qp1_retry`.
+pub const QP1_RETRY_LIMIT_MASK: u32 = 0x0700_0000;
+/// Value of `qp1_retry.limit` after reset.
+pub const QP1_RETRY_LIMIT_RESET: u32 = 0x7;
+/// `qp1_retry.limit` in a value of `qp1_retry`.
+#[inline]
+#[must_use]
+pub const fn get_qp1_retry_limit(reg: u32) -> u32 {
+    (reg & QP1_RETRY_LIMIT_MASK) >> QP1_RETRY_LIMIT_SHIFT
+}
+/// `reg`, a value of `qp1_retry`, with `qp1_retry.limit` replaced by `value` (3 bits).
+#[inline]
+#[must_use]
+pub const fn set_qp1_retry_limit(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 3 == 0, "`qp1_retry.limit` is 3 bits wide");
+    (reg & !QP1_RETRY_LIMIT_MASK) | ((value << QP1_RETRY_LIMIT_SHIFT) & QP1_RETRY_LIMIT_MASK)
+}
+
+/// Reads `qp1_retry` of the block at byte address `base`.
+pub fn read_qp1_retry<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(QP1_RETRY))
+}
+/// Writes `value` to `qp1_retry` of the block at byte address `base`.
+pub fn write_qp1_retry<B: CsrBus + ?Sized>(bus: &mut B, base: u32, value: u32) {
+    bus.write32(base.wrapping_add(QP1_RETRY), value);
+}
+/// Reads `qp1_retry` of the block at byte address `base`, applies `f` and writes the result.
+pub fn modify_qp1_retry<B: CsrBus + ?Sized>(bus: &mut B, base: u32, f: impl FnOnce(u32) -> u32) {
+    let value = read_qp1_retry(bus, base);
+    write_qp1_retry(bus, base, f(value));
 }

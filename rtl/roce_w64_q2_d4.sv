@@ -118,6 +118,32 @@ module roce_w64_q2_d4 (
   logic [15:0]   qp0_slot2_cid_d;
   logic [15:0]   qp0_slot3_cid_q;
   logic [15:0]   qp0_slot3_cid_d;
+  logic [511:0]  qp0_slot0_sqe_q;
+  logic [511:0]  qp0_slot0_sqe_d;
+  logic [511:0]  qp0_slot1_sqe_q;
+  logic [511:0]  qp0_slot1_sqe_d;
+  logic [511:0]  qp0_slot2_sqe_q;
+  logic [511:0]  qp0_slot2_sqe_d;
+  logic [511:0]  qp0_slot3_sqe_q;
+  logic [511:0]  qp0_slot3_sqe_d;
+  logic [23:0]   qp0_slot0_psn_q;
+  logic [23:0]   qp0_slot0_psn_d;
+  logic [23:0]   qp0_slot1_psn_q;
+  logic [23:0]   qp0_slot1_psn_d;
+  logic [23:0]   qp0_slot2_psn_q;
+  logic [23:0]   qp0_slot2_psn_d;
+  logic [23:0]   qp0_slot3_psn_q;
+  logic [23:0]   qp0_slot3_psn_d;
+  logic [23:0]   qp0_una_q;                   // oldest capsule PSN not yet acknowledged (= spsn: none)
+  logic [23:0]   qp0_una_d;
+  logic [23:0]   qp0_rpsn_q;                  // next PSN to send again (= spsn: not resending)
+  logic [23:0]   qp0_rpsn_d;
+  logic [23:0]   qp0_timer_q;
+  logic [23:0]   qp0_timer_d;
+  logic [2:0]    qp0_retries_q;
+  logic [2:0]    qp0_retries_d;
+  logic [23:0]   csr_qp0_retry_timeout;
+  logic [2:0]    csr_qp0_retry_limit;
   logic          csr_qp1_ctrl_en;
   logic [23:0]   csr_qp1_local_qpn_value;
   logic [23:0]   csr_qp1_remote_qpn_value;
@@ -164,6 +190,32 @@ module roce_w64_q2_d4 (
   logic [15:0]   qp1_slot2_cid_d;
   logic [15:0]   qp1_slot3_cid_q;
   logic [15:0]   qp1_slot3_cid_d;
+  logic [511:0]  qp1_slot0_sqe_q;
+  logic [511:0]  qp1_slot0_sqe_d;
+  logic [511:0]  qp1_slot1_sqe_q;
+  logic [511:0]  qp1_slot1_sqe_d;
+  logic [511:0]  qp1_slot2_sqe_q;
+  logic [511:0]  qp1_slot2_sqe_d;
+  logic [511:0]  qp1_slot3_sqe_q;
+  logic [511:0]  qp1_slot3_sqe_d;
+  logic [23:0]   qp1_slot0_psn_q;
+  logic [23:0]   qp1_slot0_psn_d;
+  logic [23:0]   qp1_slot1_psn_q;
+  logic [23:0]   qp1_slot1_psn_d;
+  logic [23:0]   qp1_slot2_psn_q;
+  logic [23:0]   qp1_slot2_psn_d;
+  logic [23:0]   qp1_slot3_psn_q;
+  logic [23:0]   qp1_slot3_psn_d;
+  logic [23:0]   qp1_una_q;                   // oldest capsule PSN not yet acknowledged (= spsn: none)
+  logic [23:0]   qp1_una_d;
+  logic [23:0]   qp1_rpsn_q;                  // next PSN to send again (= spsn: not resending)
+  logic [23:0]   qp1_rpsn_d;
+  logic [23:0]   qp1_timer_q;
+  logic [23:0]   qp1_timer_d;
+  logic [2:0]    qp1_retries_q;
+  logic [2:0]    qp1_retries_d;
+  logic [23:0]   csr_qp1_retry_timeout;
+  logic [2:0]    csr_qp1_retry_limit;
   logic          qp0_dead;
   logic          qp1_dead;
   logic [1023:0] tx_buf_q;                    // the frame being sent, byte 0 in bits 7:0 (the ICRC's place is zero)
@@ -189,6 +241,16 @@ module roce_w64_q2_d4 (
   logic [1:0]    ack_pend;
   logic          ack_qp;
   logic          load_ack;
+  logic          qp0_resending;
+  logic          qp1_resending;
+  logic [3:0]    qp0_resend_hit;
+  logic [3:0]    qp1_resend_hit;
+  logic [1:0]    resend_ready;                // bit q: QP q has a capsule to send again now
+  logic          resend_qp;
+  logic [3:0]    resend_slots;
+  logic [1:0]    resend_slot;
+  logic [511:0]  resend_sqe;
+  logic          load_resend;                 // a capsule is loaded again (go-back-N)
   logic          cmd_qp;
   logic          cmd_known;
   logic          cmd_dead;
@@ -198,6 +260,7 @@ module roce_w64_q2_d4 (
   logic [1:0]    qp1_free_idx;
   logic          cmd_has_free;
   logic [1:0]    cmd_slot;
+  logic          cmd_resending;
   logic          load_cmd;                    // a command capsule is loaded (and its slot taken)
   logic [7:0]    cmd_opc;
   logic          cmd_has_data;
@@ -206,6 +269,8 @@ module roce_w64_q2_d4 (
   logic [31:0]   cmd_key;                     // the window's key: {qp, slot, cid}
   logic [511:0]  capsule_sqe;
   logic          unused_sqe_dptr_psdt;
+  logic          capsule_qp;
+  logic [511:0]  capsule_out_sqe;
   logic [1023:0] ack_frame;
   logic [1023:0] capsule_frame;
   logic          ack_is_nak;
@@ -360,12 +425,32 @@ module roce_w64_q2_d4 (
   logic          rx_here0;
   logic          cmd_here0;
   logic          ack_here0;
+  logic          resend_here0;
+  logic          qp0_resend_skip;             // the PSN to resend belongs to a completed command: skip it
+  logic          qp0_ack_in;
+  logic          qp0_nak_seq_in;
+  logic [23:0]   qp0_unacked;
+  logic [23:0]   qp0_ack_off;
+  logic          qp0_all_acked;
+  logic          qp0_expired;
+  logic          qp0_limit_hit;
+  logic          qp0_give_up;                 // too many timeouts in a row: the QP goes to error
   logic          qp0_fatal_pend;
   logic [3:0]    qp0_alloc;
   logic [3:0]    qp0_freed;
   logic          rx_here1;
   logic          cmd_here1;
   logic          ack_here1;
+  logic          resend_here1;
+  logic          qp1_resend_skip;             // the PSN to resend belongs to a completed command: skip it
+  logic          qp1_ack_in;
+  logic          qp1_nak_seq_in;
+  logic [23:0]   qp1_unacked;
+  logic [23:0]   qp1_ack_off;
+  logic          qp1_all_acked;
+  logic          qp1_expired;
+  logic          qp1_limit_hit;
+  logic          qp1_give_up;                 // too many timeouts in a row: the QP goes to error
   logic          qp1_fatal_pend;
   logic [3:0]    qp1_alloc;
   logic [3:0]    qp1_freed;
@@ -402,6 +487,8 @@ module roce_w64_q2_d4 (
   logic [31:0]   cnt_drop_qp_d;
   logic [31:0]   cnt_drop_psn_q;
   logic [31:0]   cnt_drop_psn_d;
+  logic [31:0]   cnt_tx_retransmits_q;
+  logic [31:0]   cnt_tx_retransmits_d;
 
   roce_csr u_csr (
     .clk_i                     (clk_i),
@@ -439,6 +526,7 @@ module roce_w64_q2_d4 (
     .drop_opcode_value_i       (cnt_drop_opcode_q),
     .drop_qp_value_i           (cnt_drop_qp_q),
     .drop_psn_value_i          (cnt_drop_psn_q),
+    .tx_retransmits_value_i    (cnt_tx_retransmits_q),
     .qp0_ctrl_en_o             (csr_qp0_ctrl_en),
     .qp0_local_qpn_value_o     (csr_qp0_local_qpn_value),
     .qp0_remote_qpn_value_o    (csr_qp0_remote_qpn_value),
@@ -455,6 +543,8 @@ module roce_w64_q2_d4 (
     .qp0_state_error_i         (qp0_err_q),
     .qp0_state_psn_i           (qp0_spsn_q),
     .qp0_epsn_value_i          (qp0_epsn_q),
+    .qp0_retry_timeout_o       (csr_qp0_retry_timeout),
+    .qp0_retry_limit_o         (csr_qp0_retry_limit),
     .qp1_ctrl_en_o             (csr_qp1_ctrl_en),
     .qp1_local_qpn_value_o     (csr_qp1_local_qpn_value),
     .qp1_remote_qpn_value_o    (csr_qp1_remote_qpn_value),
@@ -470,7 +560,9 @@ module roce_w64_q2_d4 (
     .qp1_pkey_value_o          (csr_qp1_pkey_value),
     .qp1_state_error_i         (qp1_err_q),
     .qp1_state_psn_i           (qp1_spsn_q),
-    .qp1_epsn_value_i          (qp1_epsn_q)
+    .qp1_epsn_value_i          (qp1_epsn_q),
+    .qp1_retry_timeout_o       (csr_qp1_retry_timeout),
+    .qp1_retry_limit_o         (csr_qp1_retry_limit)
   );
 
   crc32_d64 u_tx_crc (
@@ -520,6 +612,16 @@ module roce_w64_q2_d4 (
   assign ack_pend = {qp1_ack_pend_q, qp0_ack_pend_q};
   assign ack_qp = ack_pend[0] ? 1'b0 : (ack_pend[1] ? 1'b1 : 1'b0);
   assign load_ack = ~tx_busy & (|ack_pend);
+  assign qp0_resending = (qp0_rpsn_q != qp0_spsn_q) & ~qp0_dead;
+  assign qp1_resending = (qp1_rpsn_q != qp1_spsn_q) & ~qp1_dead;
+  assign qp0_resend_hit = {qp0_slot_valid_q[3] & (qp0_slot3_psn_q == qp0_rpsn_q), qp0_slot_valid_q[2] & (qp0_slot2_psn_q == qp0_rpsn_q), qp0_slot_valid_q[1] & (qp0_slot1_psn_q == qp0_rpsn_q), qp0_slot_valid_q[0] & (qp0_slot0_psn_q == qp0_rpsn_q)};
+  assign qp1_resend_hit = {qp1_slot_valid_q[3] & (qp1_slot3_psn_q == qp1_rpsn_q), qp1_slot_valid_q[2] & (qp1_slot2_psn_q == qp1_rpsn_q), qp1_slot_valid_q[1] & (qp1_slot1_psn_q == qp1_rpsn_q), qp1_slot_valid_q[0] & (qp1_slot0_psn_q == qp1_rpsn_q)};
+  assign resend_ready = {qp1_resending & (|qp1_resend_hit), qp0_resending & (|qp0_resend_hit)};
+  assign resend_qp = resend_ready[0] ? 1'b0 : (resend_ready[1] ? 1'b1 : 1'b0);
+  assign resend_slots = (resend_qp == 1'b1) ? qp1_resend_hit : qp0_resend_hit;
+  assign resend_slot = resend_slots[0] ? 2'd0 : (resend_slots[1] ? 2'd1 : (resend_slots[2] ? 2'd2 : (resend_slots[3] ? 2'd3 : 2'd0)));
+  assign resend_sqe = ((resend_qp == 1'b1) & (resend_slot == 2'd3)) ? qp1_slot3_sqe_q : (((resend_qp == 1'b1) & (resend_slot == 2'd2)) ? qp1_slot2_sqe_q : (((resend_qp == 1'b1) & (resend_slot == 2'd1)) ? qp1_slot1_sqe_q : (((resend_qp == 1'b1) & (resend_slot == 2'd0)) ? qp1_slot0_sqe_q : (((resend_qp == 1'b0) & (resend_slot == 2'd3)) ? qp0_slot3_sqe_q : (((resend_qp == 1'b0) & (resend_slot == 2'd2)) ? qp0_slot2_sqe_q : (((resend_qp == 1'b0) & (resend_slot == 2'd1)) ? qp0_slot1_sqe_q : (((resend_qp == 1'b0) & (resend_slot == 2'd0)) ? qp0_slot0_sqe_q : 512'd0)))))));
+  assign load_resend = ~tx_busy & ~|ack_pend & (|resend_ready);
   assign cmd_qp = 1'(io_cmd_sqid_i - 16'd1);
   assign cmd_known = (io_cmd_sqid_i != 16'd0) & (io_cmd_sqid_i <= 16'd2);
   assign cmd_dead = (cmd_qp == 1'b1) ? (~qp1_up_q | qp1_err_q) : (~qp0_up_q | qp0_err_q);
@@ -529,8 +631,9 @@ module roce_w64_q2_d4 (
   assign qp1_free_idx = qp1_slot_free[0] ? 2'd0 : (qp1_slot_free[1] ? 2'd1 : (qp1_slot_free[2] ? 2'd2 : (qp1_slot_free[3] ? 2'd3 : 2'd0)));
   assign cmd_has_free = (cmd_qp == 1'b1) ? (|qp1_slot_free) : (|qp0_slot_free);
   assign cmd_slot = (cmd_qp == 1'b1) ? qp1_free_idx : qp0_free_idx;
-  assign load_cmd = io_cmd_valid_i & cmd_known & ~cmd_dead & cmd_has_free & ~tx_busy & ~|ack_pend;
-  assign tx_load = load_ack | load_cmd;
+  assign cmd_resending = (cmd_qp == 1'b1) ? qp1_resending : qp0_resending;
+  assign load_cmd = io_cmd_valid_i & cmd_known & ~cmd_dead & cmd_has_free & ~cmd_resending & ~tx_busy & ~|ack_pend & ~|resend_ready;
+  assign tx_load = load_ack | load_cmd | load_resend;
   assign cmd_opc = io_cmd_sqe_i[7:0];
   assign cmd_has_data = (cmd_opc == 8'd1) | (cmd_opc == 8'd2) | (cmd_opc == 8'd5);
   assign cmd_nlb = io_cmd_sqe_i[399:384];
@@ -538,8 +641,10 @@ module roce_w64_q2_d4 (
   assign cmd_key = {{7'd0, cmd_qp}, {6'd0, cmd_slot}, io_cmd_sqe_i[31:16]};
   assign capsule_sqe = {io_cmd_sqe_i[511:320], 8'h40, cmd_key, cmd_len, 64'd0, io_cmd_sqe_i[191:16], 2'd1, io_cmd_sqe_i[13:0]};
   assign unused_sqe_dptr_psdt = ^{io_cmd_sqe_i[319:192], io_cmd_sqe_i[15:14]};
+  assign capsule_qp = load_resend ? resend_qp : cmd_qp;
+  assign capsule_out_sqe = load_resend ? resend_sqe : capsule_sqe;
   assign ack_frame = (ack_qp == 1'b1) ? {528'd0, {8'd0, 8'd0, 8'd0, 8'd0, qp1_ack_msn_q[7:0], qp1_ack_msn_q[15:8], qp1_ack_msn_q[23:16], qp1_ack_syn_q, qp1_ack_psn_q[7:0], qp1_ack_psn_q[15:8], qp1_ack_psn_q[23:16], 8'd0, csr_qp1_remote_qpn_value[7:0], csr_qp1_remote_qpn_value[15:8], csr_qp1_remote_qpn_value[23:16], 8'd0, csr_qp1_pkey_value[7:0], csr_qp1_pkey_value[15:8], 8'd0, 8'h11, 8'(16'd0), 8'(16'd0 >> 8), 8'(16'h1c), 8'(16'h1c >> 8), 8'(16'h12b7), 8'(16'h12b7 >> 8), 8'(16'hc001), 8'(16'hc001 >> 8), csr_qp1_remote_ip_value[7:0], csr_qp1_remote_ip_value[15:8], csr_qp1_remote_ip_value[23:16], csr_qp1_remote_ip_value[31:24], csr_qp1_local_ip_value[7:0], csr_qp1_local_ip_value[15:8], csr_qp1_local_ip_value[23:16], csr_qp1_local_ip_value[31:24], 8'(~(16'({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h30} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h30} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]}) >> 16)}) + {15'd0, 1'(({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h30} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h30} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]}) >> 16)}) >> 16)})), 8'(~(16'({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h30} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h30} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]}) >> 16)}) + {15'd0, 1'(({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h30} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h30} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]}) >> 16)}) >> 16)}) >> 8), 8'h11, 8'h40, 8'(16'h4000), 8'(16'h4000 >> 8), 8'(16'd0), 8'(16'd0 >> 8), 8'(16'h30), 8'(16'h30 >> 8), 8'(16'h4500), 8'(16'h4500 >> 8), 8'(16'h800), 8'(16'h800 >> 8), qp1_local_mac[7:0], qp1_local_mac[15:8], qp1_local_mac[23:16], qp1_local_mac[31:24], qp1_local_mac[39:32], qp1_local_mac[47:40], qp1_remote_mac[7:0], qp1_remote_mac[15:8], qp1_remote_mac[23:16], qp1_remote_mac[31:24], qp1_remote_mac[39:32], qp1_remote_mac[47:40]}} : {528'd0, {8'd0, 8'd0, 8'd0, 8'd0, qp0_ack_msn_q[7:0], qp0_ack_msn_q[15:8], qp0_ack_msn_q[23:16], qp0_ack_syn_q, qp0_ack_psn_q[7:0], qp0_ack_psn_q[15:8], qp0_ack_psn_q[23:16], 8'd0, csr_qp0_remote_qpn_value[7:0], csr_qp0_remote_qpn_value[15:8], csr_qp0_remote_qpn_value[23:16], 8'd0, csr_qp0_pkey_value[7:0], csr_qp0_pkey_value[15:8], 8'd0, 8'h11, 8'(16'd0), 8'(16'd0 >> 8), 8'(16'h1c), 8'(16'h1c >> 8), 8'(16'h12b7), 8'(16'h12b7 >> 8), 8'(16'hc000), 8'(16'hc000 >> 8), csr_qp0_remote_ip_value[7:0], csr_qp0_remote_ip_value[15:8], csr_qp0_remote_ip_value[23:16], csr_qp0_remote_ip_value[31:24], csr_qp0_local_ip_value[7:0], csr_qp0_local_ip_value[15:8], csr_qp0_local_ip_value[23:16], csr_qp0_local_ip_value[31:24], 8'(~(16'({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h30} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h30} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]}) >> 16)}) + {15'd0, 1'(({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h30} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h30} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]}) >> 16)}) >> 16)})), 8'(~(16'({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h30} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h30} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]}) >> 16)}) + {15'd0, 1'(({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h30} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h30} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]}) >> 16)}) >> 16)}) >> 8), 8'h11, 8'h40, 8'(16'h4000), 8'(16'h4000 >> 8), 8'(16'd0), 8'(16'd0 >> 8), 8'(16'h30), 8'(16'h30 >> 8), 8'(16'h4500), 8'(16'h4500 >> 8), 8'(16'h800), 8'(16'h800 >> 8), qp0_local_mac[7:0], qp0_local_mac[15:8], qp0_local_mac[23:16], qp0_local_mac[31:24], qp0_local_mac[39:32], qp0_local_mac[47:40], qp0_remote_mac[7:0], qp0_remote_mac[15:8], qp0_remote_mac[23:16], qp0_remote_mac[31:24], qp0_remote_mac[39:32], qp0_remote_mac[47:40]}};
-  assign capsule_frame = (cmd_qp == 1'b1) ? {48'd0, {8'd0, 8'd0, 8'd0, 8'd0, capsule_sqe[511:504], capsule_sqe[503:496], capsule_sqe[495:488], capsule_sqe[487:480], capsule_sqe[479:472], capsule_sqe[471:464], capsule_sqe[463:456], capsule_sqe[455:448], capsule_sqe[447:440], capsule_sqe[439:432], capsule_sqe[431:424], capsule_sqe[423:416], capsule_sqe[415:408], capsule_sqe[407:400], capsule_sqe[399:392], capsule_sqe[391:384], capsule_sqe[383:376], capsule_sqe[375:368], capsule_sqe[367:360], capsule_sqe[359:352], capsule_sqe[351:344], capsule_sqe[343:336], capsule_sqe[335:328], capsule_sqe[327:320], capsule_sqe[319:312], capsule_sqe[311:304], capsule_sqe[303:296], capsule_sqe[295:288], capsule_sqe[287:280], capsule_sqe[279:272], capsule_sqe[271:264], capsule_sqe[263:256], capsule_sqe[255:248], capsule_sqe[247:240], capsule_sqe[239:232], capsule_sqe[231:224], capsule_sqe[223:216], capsule_sqe[215:208], capsule_sqe[207:200], capsule_sqe[199:192], capsule_sqe[191:184], capsule_sqe[183:176], capsule_sqe[175:168], capsule_sqe[167:160], capsule_sqe[159:152], capsule_sqe[151:144], capsule_sqe[143:136], capsule_sqe[135:128], capsule_sqe[127:120], capsule_sqe[119:112], capsule_sqe[111:104], capsule_sqe[103:96], capsule_sqe[95:88], capsule_sqe[87:80], capsule_sqe[79:72], capsule_sqe[71:64], capsule_sqe[63:56], capsule_sqe[55:48], capsule_sqe[47:40], capsule_sqe[39:32], capsule_sqe[31:24], capsule_sqe[23:16], capsule_sqe[15:8], capsule_sqe[7:0], qp1_spsn_q[7:0], qp1_spsn_q[15:8], qp1_spsn_q[23:16], 8'h80, csr_qp1_remote_qpn_value[7:0], csr_qp1_remote_qpn_value[15:8], csr_qp1_remote_qpn_value[23:16], 8'd0, csr_qp1_pkey_value[7:0], csr_qp1_pkey_value[15:8], 8'd0, 8'd4, 8'(16'd0), 8'(16'd0 >> 8), 8'(16'h58), 8'(16'h58 >> 8), 8'(16'h12b7), 8'(16'h12b7 >> 8), 8'(16'hc001), 8'(16'hc001 >> 8), csr_qp1_remote_ip_value[7:0], csr_qp1_remote_ip_value[15:8], csr_qp1_remote_ip_value[23:16], csr_qp1_remote_ip_value[31:24], csr_qp1_local_ip_value[7:0], csr_qp1_local_ip_value[15:8], csr_qp1_local_ip_value[23:16], csr_qp1_local_ip_value[31:24], 8'(~(16'({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]}) >> 16)}) + {15'd0, 1'(({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]}) >> 16)}) >> 16)})), 8'(~(16'({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]}) >> 16)}) + {15'd0, 1'(({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]}) >> 16)}) >> 16)}) >> 8), 8'h11, 8'h40, 8'(16'h4000), 8'(16'h4000 >> 8), 8'(16'd0), 8'(16'd0 >> 8), 8'(16'h6c), 8'(16'h6c >> 8), 8'(16'h4500), 8'(16'h4500 >> 8), 8'(16'h800), 8'(16'h800 >> 8), qp1_local_mac[7:0], qp1_local_mac[15:8], qp1_local_mac[23:16], qp1_local_mac[31:24], qp1_local_mac[39:32], qp1_local_mac[47:40], qp1_remote_mac[7:0], qp1_remote_mac[15:8], qp1_remote_mac[23:16], qp1_remote_mac[31:24], qp1_remote_mac[39:32], qp1_remote_mac[47:40]}} : {48'd0, {8'd0, 8'd0, 8'd0, 8'd0, capsule_sqe[511:504], capsule_sqe[503:496], capsule_sqe[495:488], capsule_sqe[487:480], capsule_sqe[479:472], capsule_sqe[471:464], capsule_sqe[463:456], capsule_sqe[455:448], capsule_sqe[447:440], capsule_sqe[439:432], capsule_sqe[431:424], capsule_sqe[423:416], capsule_sqe[415:408], capsule_sqe[407:400], capsule_sqe[399:392], capsule_sqe[391:384], capsule_sqe[383:376], capsule_sqe[375:368], capsule_sqe[367:360], capsule_sqe[359:352], capsule_sqe[351:344], capsule_sqe[343:336], capsule_sqe[335:328], capsule_sqe[327:320], capsule_sqe[319:312], capsule_sqe[311:304], capsule_sqe[303:296], capsule_sqe[295:288], capsule_sqe[287:280], capsule_sqe[279:272], capsule_sqe[271:264], capsule_sqe[263:256], capsule_sqe[255:248], capsule_sqe[247:240], capsule_sqe[239:232], capsule_sqe[231:224], capsule_sqe[223:216], capsule_sqe[215:208], capsule_sqe[207:200], capsule_sqe[199:192], capsule_sqe[191:184], capsule_sqe[183:176], capsule_sqe[175:168], capsule_sqe[167:160], capsule_sqe[159:152], capsule_sqe[151:144], capsule_sqe[143:136], capsule_sqe[135:128], capsule_sqe[127:120], capsule_sqe[119:112], capsule_sqe[111:104], capsule_sqe[103:96], capsule_sqe[95:88], capsule_sqe[87:80], capsule_sqe[79:72], capsule_sqe[71:64], capsule_sqe[63:56], capsule_sqe[55:48], capsule_sqe[47:40], capsule_sqe[39:32], capsule_sqe[31:24], capsule_sqe[23:16], capsule_sqe[15:8], capsule_sqe[7:0], qp0_spsn_q[7:0], qp0_spsn_q[15:8], qp0_spsn_q[23:16], 8'h80, csr_qp0_remote_qpn_value[7:0], csr_qp0_remote_qpn_value[15:8], csr_qp0_remote_qpn_value[23:16], 8'd0, csr_qp0_pkey_value[7:0], csr_qp0_pkey_value[15:8], 8'd0, 8'd4, 8'(16'd0), 8'(16'd0 >> 8), 8'(16'h58), 8'(16'h58 >> 8), 8'(16'h12b7), 8'(16'h12b7 >> 8), 8'(16'hc000), 8'(16'hc000 >> 8), csr_qp0_remote_ip_value[7:0], csr_qp0_remote_ip_value[15:8], csr_qp0_remote_ip_value[23:16], csr_qp0_remote_ip_value[31:24], csr_qp0_local_ip_value[7:0], csr_qp0_local_ip_value[15:8], csr_qp0_local_ip_value[23:16], csr_qp0_local_ip_value[31:24], 8'(~(16'({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]}) >> 16)}) + {15'd0, 1'(({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]}) >> 16)}) >> 16)})), 8'(~(16'({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]}) >> 16)}) + {15'd0, 1'(({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]}) >> 16)}) >> 16)}) >> 8), 8'h11, 8'h40, 8'(16'h4000), 8'(16'h4000 >> 8), 8'(16'd0), 8'(16'd0 >> 8), 8'(16'h6c), 8'(16'h6c >> 8), 8'(16'h4500), 8'(16'h4500 >> 8), 8'(16'h800), 8'(16'h800 >> 8), qp0_local_mac[7:0], qp0_local_mac[15:8], qp0_local_mac[23:16], qp0_local_mac[31:24], qp0_local_mac[39:32], qp0_local_mac[47:40], qp0_remote_mac[7:0], qp0_remote_mac[15:8], qp0_remote_mac[23:16], qp0_remote_mac[31:24], qp0_remote_mac[39:32], qp0_remote_mac[47:40]}};
+  assign capsule_frame = (capsule_qp == 1'b1) ? {48'd0, {8'd0, 8'd0, 8'd0, 8'd0, capsule_out_sqe[511:504], capsule_out_sqe[503:496], capsule_out_sqe[495:488], capsule_out_sqe[487:480], capsule_out_sqe[479:472], capsule_out_sqe[471:464], capsule_out_sqe[463:456], capsule_out_sqe[455:448], capsule_out_sqe[447:440], capsule_out_sqe[439:432], capsule_out_sqe[431:424], capsule_out_sqe[423:416], capsule_out_sqe[415:408], capsule_out_sqe[407:400], capsule_out_sqe[399:392], capsule_out_sqe[391:384], capsule_out_sqe[383:376], capsule_out_sqe[375:368], capsule_out_sqe[367:360], capsule_out_sqe[359:352], capsule_out_sqe[351:344], capsule_out_sqe[343:336], capsule_out_sqe[335:328], capsule_out_sqe[327:320], capsule_out_sqe[319:312], capsule_out_sqe[311:304], capsule_out_sqe[303:296], capsule_out_sqe[295:288], capsule_out_sqe[287:280], capsule_out_sqe[279:272], capsule_out_sqe[271:264], capsule_out_sqe[263:256], capsule_out_sqe[255:248], capsule_out_sqe[247:240], capsule_out_sqe[239:232], capsule_out_sqe[231:224], capsule_out_sqe[223:216], capsule_out_sqe[215:208], capsule_out_sqe[207:200], capsule_out_sqe[199:192], capsule_out_sqe[191:184], capsule_out_sqe[183:176], capsule_out_sqe[175:168], capsule_out_sqe[167:160], capsule_out_sqe[159:152], capsule_out_sqe[151:144], capsule_out_sqe[143:136], capsule_out_sqe[135:128], capsule_out_sqe[127:120], capsule_out_sqe[119:112], capsule_out_sqe[111:104], capsule_out_sqe[103:96], capsule_out_sqe[95:88], capsule_out_sqe[87:80], capsule_out_sqe[79:72], capsule_out_sqe[71:64], capsule_out_sqe[63:56], capsule_out_sqe[55:48], capsule_out_sqe[47:40], capsule_out_sqe[39:32], capsule_out_sqe[31:24], capsule_out_sqe[23:16], capsule_out_sqe[15:8], capsule_out_sqe[7:0], 8'(load_resend ? qp1_rpsn_q : qp1_spsn_q), 8'((load_resend ? qp1_rpsn_q : qp1_spsn_q) >> 8), 8'((load_resend ? qp1_rpsn_q : qp1_spsn_q) >> 16), 8'h80, csr_qp1_remote_qpn_value[7:0], csr_qp1_remote_qpn_value[15:8], csr_qp1_remote_qpn_value[23:16], 8'd0, csr_qp1_pkey_value[7:0], csr_qp1_pkey_value[15:8], 8'd0, 8'd4, 8'(16'd0), 8'(16'd0 >> 8), 8'(16'h58), 8'(16'h58 >> 8), 8'(16'h12b7), 8'(16'h12b7 >> 8), 8'(16'hc001), 8'(16'hc001 >> 8), csr_qp1_remote_ip_value[7:0], csr_qp1_remote_ip_value[15:8], csr_qp1_remote_ip_value[23:16], csr_qp1_remote_ip_value[31:24], csr_qp1_local_ip_value[7:0], csr_qp1_local_ip_value[15:8], csr_qp1_local_ip_value[23:16], csr_qp1_local_ip_value[31:24], 8'(~(16'({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]}) >> 16)}) + {15'd0, 1'(({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]}) >> 16)}) >> 16)})), 8'(~(16'({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]}) >> 16)}) + {15'd0, 1'(({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]}) >> 16)}) >> 16)}) >> 8), 8'h11, 8'h40, 8'(16'h4000), 8'(16'h4000 >> 8), 8'(16'd0), 8'(16'd0 >> 8), 8'(16'h6c), 8'(16'h6c >> 8), 8'(16'h4500), 8'(16'h4500 >> 8), 8'(16'h800), 8'(16'h800 >> 8), qp1_local_mac[7:0], qp1_local_mac[15:8], qp1_local_mac[23:16], qp1_local_mac[31:24], qp1_local_mac[39:32], qp1_local_mac[47:40], qp1_remote_mac[7:0], qp1_remote_mac[15:8], qp1_remote_mac[23:16], qp1_remote_mac[31:24], qp1_remote_mac[39:32], qp1_remote_mac[47:40]}} : {48'd0, {8'd0, 8'd0, 8'd0, 8'd0, capsule_out_sqe[511:504], capsule_out_sqe[503:496], capsule_out_sqe[495:488], capsule_out_sqe[487:480], capsule_out_sqe[479:472], capsule_out_sqe[471:464], capsule_out_sqe[463:456], capsule_out_sqe[455:448], capsule_out_sqe[447:440], capsule_out_sqe[439:432], capsule_out_sqe[431:424], capsule_out_sqe[423:416], capsule_out_sqe[415:408], capsule_out_sqe[407:400], capsule_out_sqe[399:392], capsule_out_sqe[391:384], capsule_out_sqe[383:376], capsule_out_sqe[375:368], capsule_out_sqe[367:360], capsule_out_sqe[359:352], capsule_out_sqe[351:344], capsule_out_sqe[343:336], capsule_out_sqe[335:328], capsule_out_sqe[327:320], capsule_out_sqe[319:312], capsule_out_sqe[311:304], capsule_out_sqe[303:296], capsule_out_sqe[295:288], capsule_out_sqe[287:280], capsule_out_sqe[279:272], capsule_out_sqe[271:264], capsule_out_sqe[263:256], capsule_out_sqe[255:248], capsule_out_sqe[247:240], capsule_out_sqe[239:232], capsule_out_sqe[231:224], capsule_out_sqe[223:216], capsule_out_sqe[215:208], capsule_out_sqe[207:200], capsule_out_sqe[199:192], capsule_out_sqe[191:184], capsule_out_sqe[183:176], capsule_out_sqe[175:168], capsule_out_sqe[167:160], capsule_out_sqe[159:152], capsule_out_sqe[151:144], capsule_out_sqe[143:136], capsule_out_sqe[135:128], capsule_out_sqe[127:120], capsule_out_sqe[119:112], capsule_out_sqe[111:104], capsule_out_sqe[103:96], capsule_out_sqe[95:88], capsule_out_sqe[87:80], capsule_out_sqe[79:72], capsule_out_sqe[71:64], capsule_out_sqe[63:56], capsule_out_sqe[55:48], capsule_out_sqe[47:40], capsule_out_sqe[39:32], capsule_out_sqe[31:24], capsule_out_sqe[23:16], capsule_out_sqe[15:8], capsule_out_sqe[7:0], 8'(load_resend ? qp0_rpsn_q : qp0_spsn_q), 8'((load_resend ? qp0_rpsn_q : qp0_spsn_q) >> 8), 8'((load_resend ? qp0_rpsn_q : qp0_spsn_q) >> 16), 8'h80, csr_qp0_remote_qpn_value[7:0], csr_qp0_remote_qpn_value[15:8], csr_qp0_remote_qpn_value[23:16], 8'd0, csr_qp0_pkey_value[7:0], csr_qp0_pkey_value[15:8], 8'd0, 8'd4, 8'(16'd0), 8'(16'd0 >> 8), 8'(16'h58), 8'(16'h58 >> 8), 8'(16'h12b7), 8'(16'h12b7 >> 8), 8'(16'hc000), 8'(16'hc000 >> 8), csr_qp0_remote_ip_value[7:0], csr_qp0_remote_ip_value[15:8], csr_qp0_remote_ip_value[23:16], csr_qp0_remote_ip_value[31:24], csr_qp0_local_ip_value[7:0], csr_qp0_local_ip_value[15:8], csr_qp0_local_ip_value[23:16], csr_qp0_local_ip_value[31:24], 8'(~(16'({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]}) >> 16)}) + {15'd0, 1'(({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]}) >> 16)}) >> 16)})), 8'(~(16'({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]}) >> 16)}) + {15'd0, 1'(({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]}) >> 16)}) >> 16)}) >> 8), 8'h11, 8'h40, 8'(16'h4000), 8'(16'h4000 >> 8), 8'(16'd0), 8'(16'd0 >> 8), 8'(16'h6c), 8'(16'h6c >> 8), 8'(16'h4500), 8'(16'h4500 >> 8), 8'(16'h800), 8'(16'h800 >> 8), qp0_local_mac[7:0], qp0_local_mac[15:8], qp0_local_mac[23:16], qp0_local_mac[31:24], qp0_local_mac[39:32], qp0_local_mac[47:40], qp0_remote_mac[7:0], qp0_remote_mac[15:8], qp0_remote_mac[23:16], qp0_remote_mac[31:24], qp0_remote_mac[39:32], qp0_remote_mac[47:40]}};
   assign ack_is_nak = (ack_qp == 1'b1) ? (qp1_ack_syn_q[7:5] != 3'd0) : (qp0_ack_syn_q[7:5] != 3'd0);
 
   always_comb begin
@@ -550,7 +655,7 @@ module roce_w64_q2_d4 (
       tx_buf_d = ack_frame;
       tx_len_d = 8'h3e;
       tx_idx_d = 4'd0;
-    end else if (load_cmd) begin
+    end else if (load_cmd | load_resend) begin
       tx_buf_d = capsule_frame;
       tx_len_d = 8'h7a;
       tx_idx_d = 4'd0;
@@ -763,6 +868,82 @@ module roce_w64_q2_d4 (
   assign rx_here0 = rx_qp == 1'b0;
   assign cmd_here0 = load_cmd & (cmd_qp == 1'b0);
   assign ack_here0 = load_ack & (ack_qp == 1'b0);
+  assign resend_here0 = load_resend & (resend_qp == 1'b0);
+  assign qp0_resend_skip = qp0_resending & ~|qp0_resend_hit;
+  assign qp0_ack_in = rx_here0 & ev_ack & (h_syndrome[7:5] == 3'd0);
+  assign qp0_nak_seq_in = rx_here0 & ev_ack & (h_syndrome == 8'h60);
+  assign qp0_unacked = qp0_spsn_q - qp0_una_q;
+  assign qp0_ack_off = h_psn - qp0_una_q;
+  assign qp0_all_acked = qp0_una_q == qp0_spsn_q;
+  assign qp0_expired = qp0_timer_q >= csr_qp0_retry_timeout;
+  assign qp0_limit_hit = (csr_qp0_retry_limit != 3'd7) & (qp0_retries_q == csr_qp0_retry_limit);
+  assign qp0_give_up = qp0_up_q & ~qp0_all_acked & qp0_expired & qp0_limit_hit;
+
+  always_comb begin
+    qp0_una_d = qp0_una_q;
+    qp0_rpsn_d = qp0_rpsn_q;
+    qp0_timer_d = qp0_timer_q;
+    qp0_retries_d = qp0_retries_q;
+    qp0_slot0_sqe_d = qp0_slot0_sqe_q;
+    qp0_slot0_psn_d = qp0_slot0_psn_q;
+    if (cmd_here0 & (cmd_slot == 2'd0)) begin
+      qp0_slot0_sqe_d = capsule_sqe;
+      qp0_slot0_psn_d = qp0_spsn_q;
+    end
+    qp0_slot1_sqe_d = qp0_slot1_sqe_q;
+    qp0_slot1_psn_d = qp0_slot1_psn_q;
+    if (cmd_here0 & (cmd_slot == 2'd1)) begin
+      qp0_slot1_sqe_d = capsule_sqe;
+      qp0_slot1_psn_d = qp0_spsn_q;
+    end
+    qp0_slot2_sqe_d = qp0_slot2_sqe_q;
+    qp0_slot2_psn_d = qp0_slot2_psn_q;
+    if (cmd_here0 & (cmd_slot == 2'd2)) begin
+      qp0_slot2_sqe_d = capsule_sqe;
+      qp0_slot2_psn_d = qp0_spsn_q;
+    end
+    qp0_slot3_sqe_d = qp0_slot3_sqe_q;
+    qp0_slot3_psn_d = qp0_slot3_psn_q;
+    if (cmd_here0 & (cmd_slot == 2'd3)) begin
+      qp0_slot3_sqe_d = capsule_sqe;
+      qp0_slot3_psn_d = qp0_spsn_q;
+    end
+    if (~qp0_up_q) begin
+      qp0_una_d = csr_qp0_sq_psn_value;
+      qp0_rpsn_d = csr_qp0_sq_psn_value;
+      qp0_timer_d = 24'd0;
+      qp0_retries_d = 3'd0;
+    end else begin
+      if (cmd_here0) begin
+        qp0_rpsn_d = qp0_spsn_q + 24'd1;
+      end else if (resend_here0 | qp0_resend_skip) begin
+        qp0_rpsn_d = qp0_rpsn_q + 24'd1;
+      end
+      if (qp0_all_acked) begin
+        qp0_timer_d = 24'd0;
+        qp0_retries_d = 3'd0;
+      end else if (qp0_expired) begin
+        qp0_timer_d = 24'd0;
+        if (~qp0_limit_hit) begin
+          qp0_retries_d = qp0_retries_q + 3'd1;
+          qp0_rpsn_d = qp0_una_q;
+        end
+      end else begin
+        qp0_timer_d = qp0_timer_q + 24'd1;
+      end
+      if (qp0_ack_in & (qp0_ack_off < qp0_unacked)) begin
+        qp0_una_d = h_psn + 24'd1;
+        qp0_timer_d = 24'd0;
+        qp0_retries_d = 3'd0;
+      end
+      if (qp0_nak_seq_in & (qp0_ack_off <= qp0_unacked)) begin
+        qp0_una_d = h_psn;
+        qp0_rpsn_d = h_psn;
+        qp0_timer_d = 24'd0;
+      end
+    end
+  end
+
   assign qp0_fatal_pend = qp0_ack_pend_q & (qp0_ack_syn_q == 8'h61);
   assign qp0_alloc = cmd_here0 ? (4'd1 << cmd_slot) : 4'd0;
   assign qp0_freed = (cpl_fire & cpl_take_rx & (rx_cpl_qp_q == 1'b0)) ? (4'd1 << rx_slot_q) : ((cpl_fire & drain & (drain_qp == 1'b0)) ? (4'd1 << drain_slot) : 4'd0);
@@ -819,7 +1000,7 @@ module roce_w64_q2_d4 (
         qp0_epsn_d = qp0_epsn_q + 24'd1;
         qp0_msn_d = qp0_msn_q + 24'd1;
       end
-      if (rx_here0 & (ev_invalid | ev_fatal_nak)) begin
+      if ((rx_here0 & (ev_invalid | ev_fatal_nak)) | qp0_give_up) begin
         qp0_err_d = 1'b1;
       end
       if (rx_here0 & rx_new_ack & ~qp0_fatal_pend) begin
@@ -834,6 +1015,82 @@ module roce_w64_q2_d4 (
   assign rx_here1 = rx_qp == 1'b1;
   assign cmd_here1 = load_cmd & (cmd_qp == 1'b1);
   assign ack_here1 = load_ack & (ack_qp == 1'b1);
+  assign resend_here1 = load_resend & (resend_qp == 1'b1);
+  assign qp1_resend_skip = qp1_resending & ~|qp1_resend_hit;
+  assign qp1_ack_in = rx_here1 & ev_ack & (h_syndrome[7:5] == 3'd0);
+  assign qp1_nak_seq_in = rx_here1 & ev_ack & (h_syndrome == 8'h60);
+  assign qp1_unacked = qp1_spsn_q - qp1_una_q;
+  assign qp1_ack_off = h_psn - qp1_una_q;
+  assign qp1_all_acked = qp1_una_q == qp1_spsn_q;
+  assign qp1_expired = qp1_timer_q >= csr_qp1_retry_timeout;
+  assign qp1_limit_hit = (csr_qp1_retry_limit != 3'd7) & (qp1_retries_q == csr_qp1_retry_limit);
+  assign qp1_give_up = qp1_up_q & ~qp1_all_acked & qp1_expired & qp1_limit_hit;
+
+  always_comb begin
+    qp1_una_d = qp1_una_q;
+    qp1_rpsn_d = qp1_rpsn_q;
+    qp1_timer_d = qp1_timer_q;
+    qp1_retries_d = qp1_retries_q;
+    qp1_slot0_sqe_d = qp1_slot0_sqe_q;
+    qp1_slot0_psn_d = qp1_slot0_psn_q;
+    if (cmd_here1 & (cmd_slot == 2'd0)) begin
+      qp1_slot0_sqe_d = capsule_sqe;
+      qp1_slot0_psn_d = qp1_spsn_q;
+    end
+    qp1_slot1_sqe_d = qp1_slot1_sqe_q;
+    qp1_slot1_psn_d = qp1_slot1_psn_q;
+    if (cmd_here1 & (cmd_slot == 2'd1)) begin
+      qp1_slot1_sqe_d = capsule_sqe;
+      qp1_slot1_psn_d = qp1_spsn_q;
+    end
+    qp1_slot2_sqe_d = qp1_slot2_sqe_q;
+    qp1_slot2_psn_d = qp1_slot2_psn_q;
+    if (cmd_here1 & (cmd_slot == 2'd2)) begin
+      qp1_slot2_sqe_d = capsule_sqe;
+      qp1_slot2_psn_d = qp1_spsn_q;
+    end
+    qp1_slot3_sqe_d = qp1_slot3_sqe_q;
+    qp1_slot3_psn_d = qp1_slot3_psn_q;
+    if (cmd_here1 & (cmd_slot == 2'd3)) begin
+      qp1_slot3_sqe_d = capsule_sqe;
+      qp1_slot3_psn_d = qp1_spsn_q;
+    end
+    if (~qp1_up_q) begin
+      qp1_una_d = csr_qp1_sq_psn_value;
+      qp1_rpsn_d = csr_qp1_sq_psn_value;
+      qp1_timer_d = 24'd0;
+      qp1_retries_d = 3'd0;
+    end else begin
+      if (cmd_here1) begin
+        qp1_rpsn_d = qp1_spsn_q + 24'd1;
+      end else if (resend_here1 | qp1_resend_skip) begin
+        qp1_rpsn_d = qp1_rpsn_q + 24'd1;
+      end
+      if (qp1_all_acked) begin
+        qp1_timer_d = 24'd0;
+        qp1_retries_d = 3'd0;
+      end else if (qp1_expired) begin
+        qp1_timer_d = 24'd0;
+        if (~qp1_limit_hit) begin
+          qp1_retries_d = qp1_retries_q + 3'd1;
+          qp1_rpsn_d = qp1_una_q;
+        end
+      end else begin
+        qp1_timer_d = qp1_timer_q + 24'd1;
+      end
+      if (qp1_ack_in & (qp1_ack_off < qp1_unacked)) begin
+        qp1_una_d = h_psn + 24'd1;
+        qp1_timer_d = 24'd0;
+        qp1_retries_d = 3'd0;
+      end
+      if (qp1_nak_seq_in & (qp1_ack_off <= qp1_unacked)) begin
+        qp1_una_d = h_psn;
+        qp1_rpsn_d = h_psn;
+        qp1_timer_d = 24'd0;
+      end
+    end
+  end
+
   assign qp1_fatal_pend = qp1_ack_pend_q & (qp1_ack_syn_q == 8'h61);
   assign qp1_alloc = cmd_here1 ? (4'd1 << cmd_slot) : 4'd0;
   assign qp1_freed = (cpl_fire & cpl_take_rx & (rx_cpl_qp_q == 1'b1)) ? (4'd1 << rx_slot_q) : ((cpl_fire & drain & (drain_qp == 1'b1)) ? (4'd1 << drain_slot) : 4'd0);
@@ -890,7 +1147,7 @@ module roce_w64_q2_d4 (
         qp1_epsn_d = qp1_epsn_q + 24'd1;
         qp1_msn_d = qp1_msn_q + 24'd1;
       end
-      if (rx_here1 & (ev_invalid | ev_fatal_nak)) begin
+      if ((rx_here1 & (ev_invalid | ev_fatal_nak)) | qp1_give_up) begin
         qp1_err_d = 1'b1;
       end
       if (rx_here1 & rx_new_ack & ~qp1_fatal_pend) begin
@@ -919,6 +1176,7 @@ module roce_w64_q2_d4 (
   assign cnt_drop_opcode_d = cnt_drop_opcode_q + {31'd0, rx_in_chk & (rx_drop == DROP_OPCODE)};
   assign cnt_drop_qp_d = cnt_drop_qp_q + {31'd0, rx_in_chk & (rx_drop == DROP_QP)};
   assign cnt_drop_psn_d = cnt_drop_psn_q + {31'd0, ev_ahead};
+  assign cnt_tx_retransmits_d = cnt_tx_retransmits_q + {31'd0, load_resend};
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -937,6 +1195,18 @@ module roce_w64_q2_d4 (
       qp0_slot1_cid_q <= 16'd0;
       qp0_slot2_cid_q <= 16'd0;
       qp0_slot3_cid_q <= 16'd0;
+      qp0_slot0_sqe_q <= 512'd0;
+      qp0_slot1_sqe_q <= 512'd0;
+      qp0_slot2_sqe_q <= 512'd0;
+      qp0_slot3_sqe_q <= 512'd0;
+      qp0_slot0_psn_q <= 24'd0;
+      qp0_slot1_psn_q <= 24'd0;
+      qp0_slot2_psn_q <= 24'd0;
+      qp0_slot3_psn_q <= 24'd0;
+      qp0_una_q <= 24'd0;
+      qp0_rpsn_q <= 24'd0;
+      qp0_timer_q <= 24'd0;
+      qp0_retries_q <= 3'd0;
       qp1_up_q <= 1'b0;
       qp1_err_q <= 1'b0;
       qp1_spsn_q <= 24'd0;
@@ -952,6 +1222,18 @@ module roce_w64_q2_d4 (
       qp1_slot1_cid_q <= 16'd0;
       qp1_slot2_cid_q <= 16'd0;
       qp1_slot3_cid_q <= 16'd0;
+      qp1_slot0_sqe_q <= 512'd0;
+      qp1_slot1_sqe_q <= 512'd0;
+      qp1_slot2_sqe_q <= 512'd0;
+      qp1_slot3_sqe_q <= 512'd0;
+      qp1_slot0_psn_q <= 24'd0;
+      qp1_slot1_psn_q <= 24'd0;
+      qp1_slot2_psn_q <= 24'd0;
+      qp1_slot3_psn_q <= 24'd0;
+      qp1_una_q <= 24'd0;
+      qp1_rpsn_q <= 24'd0;
+      qp1_timer_q <= 24'd0;
+      qp1_retries_q <= 3'd0;
       tx_buf_q <= 1024'd0;
       tx_len_q <= 8'd0;
       tx_idx_q <= 4'd0;
@@ -982,6 +1264,7 @@ module roce_w64_q2_d4 (
       cnt_drop_opcode_q <= 32'd0;
       cnt_drop_qp_q <= 32'd0;
       cnt_drop_psn_q <= 32'd0;
+      cnt_tx_retransmits_q <= 32'd0;
     end else begin
       qp0_up_q <= qp0_up_d;
       qp0_err_q <= qp0_err_d;
@@ -998,6 +1281,18 @@ module roce_w64_q2_d4 (
       qp0_slot1_cid_q <= qp0_slot1_cid_d;
       qp0_slot2_cid_q <= qp0_slot2_cid_d;
       qp0_slot3_cid_q <= qp0_slot3_cid_d;
+      qp0_slot0_sqe_q <= qp0_slot0_sqe_d;
+      qp0_slot1_sqe_q <= qp0_slot1_sqe_d;
+      qp0_slot2_sqe_q <= qp0_slot2_sqe_d;
+      qp0_slot3_sqe_q <= qp0_slot3_sqe_d;
+      qp0_slot0_psn_q <= qp0_slot0_psn_d;
+      qp0_slot1_psn_q <= qp0_slot1_psn_d;
+      qp0_slot2_psn_q <= qp0_slot2_psn_d;
+      qp0_slot3_psn_q <= qp0_slot3_psn_d;
+      qp0_una_q <= qp0_una_d;
+      qp0_rpsn_q <= qp0_rpsn_d;
+      qp0_timer_q <= qp0_timer_d;
+      qp0_retries_q <= qp0_retries_d;
       qp1_up_q <= qp1_up_d;
       qp1_err_q <= qp1_err_d;
       qp1_spsn_q <= qp1_spsn_d;
@@ -1013,6 +1308,18 @@ module roce_w64_q2_d4 (
       qp1_slot1_cid_q <= qp1_slot1_cid_d;
       qp1_slot2_cid_q <= qp1_slot2_cid_d;
       qp1_slot3_cid_q <= qp1_slot3_cid_d;
+      qp1_slot0_sqe_q <= qp1_slot0_sqe_d;
+      qp1_slot1_sqe_q <= qp1_slot1_sqe_d;
+      qp1_slot2_sqe_q <= qp1_slot2_sqe_d;
+      qp1_slot3_sqe_q <= qp1_slot3_sqe_d;
+      qp1_slot0_psn_q <= qp1_slot0_psn_d;
+      qp1_slot1_psn_q <= qp1_slot1_psn_d;
+      qp1_slot2_psn_q <= qp1_slot2_psn_d;
+      qp1_slot3_psn_q <= qp1_slot3_psn_d;
+      qp1_una_q <= qp1_una_d;
+      qp1_rpsn_q <= qp1_rpsn_d;
+      qp1_timer_q <= qp1_timer_d;
+      qp1_retries_q <= qp1_retries_d;
       tx_buf_q <= tx_buf_d;
       tx_len_q <= tx_len_d;
       tx_idx_q <= tx_idx_d;
@@ -1043,6 +1350,7 @@ module roce_w64_q2_d4 (
       cnt_drop_opcode_q <= cnt_drop_opcode_d;
       cnt_drop_qp_q <= cnt_drop_qp_d;
       cnt_drop_psn_q <= cnt_drop_psn_d;
+      cnt_tx_retransmits_q <= cnt_tx_retransmits_d;
     end
   end
 

@@ -16,7 +16,7 @@ pub fn module_name(p: &RoceParams) -> String {
 }
 
 /// The counters, by register name and what they count (32 bits, wrapping).
-pub const COUNTERS: [(&str, &str); 15] = [
+pub const COUNTERS: [(&str, &str); 17] = [
     ("tx_frames", "Frames sent"),
     ("tx_bytes", "Bytes sent (Ethernet header to ICRC)"),
     ("tx_capsules", "Command capsules sent (SEND Only)"),
@@ -44,13 +44,15 @@ pub const COUNTERS: [(&str, &str); 15] = [
         "drop_qp",
         "Frames dropped: unknown or disabled QP, P_Key, QP in error",
     ),
+    (
+        "drop_psn",
+        "Requests dropped: PSN ahead of the expected one (the first one NAKed)",
+    ),
+    (
+        "tx_retransmits",
+        "Command capsules sent again (go-back-N after a NAK 60h or a timeout)",
+    ),
 ];
-
-/// Requests dropped because their PSN is ahead of the expected one.
-const DROP_PSN: (&str, &str) = (
-    "drop_psn",
-    "Requests dropped: PSN ahead of the expected one (the first one NAKed)",
-);
 
 /// Base address of QP `q`'s registers.
 pub fn qp_base(q: u32) -> u32 {
@@ -65,7 +67,7 @@ pub fn register_map(p: &RoceParams) -> Result<RegMap, Errors> {
     );
     b.doc("A QP's connection registers are read while ctrl.en is 0; setting en starts the QP with");
     b.doc("sq_psn and rq_psn, clearing it resets the QP (its outstanding commands complete with 22h).");
-    for (i, (name, doc)) in COUNTERS.iter().chain([DROP_PSN].iter()).enumerate() {
+    for (i, (name, doc)) in COUNTERS.iter().enumerate() {
         b.reg(name, 4 * i as u32, doc)
             .field("value", 0, 32, Access::Ro, 0, doc);
     }
@@ -185,6 +187,23 @@ pub fn register_map(p: &RoceParams) -> Result<RegMap, Errors> {
             0xffff,
             "P_Key of our frames; received ones must match",
         );
+        b.reg(&r("retry"), base + 0x3c, "Retransmission")
+            .field(
+                "timeout",
+                0,
+                24,
+                Access::Rw,
+                0x1_0000,
+                "Cycles without progress on an unacknowledged capsule before it is sent again",
+            )
+            .field(
+                "limit",
+                24,
+                3,
+                Access::Rw,
+                7,
+                "Timeouts in a row before the QP goes to error; 7 = no limit",
+            );
         b.reg(&r("state"), base + 0x34, "Live state")
             .field("error", 0, 1, Access::Ro, 0, "The QP is in error")
             .field("psn", 8, 24, Access::Ro, 0, "Next send PSN");
@@ -351,6 +370,14 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         ack_msn: Reg,
         slot_valid: Reg,
         slot_cid: Vec<Reg>,
+        slot_sqe: Vec<Reg>,
+        slot_psn: Vec<Reg>,
+        una: Reg,
+        rpsn: Reg,
+        timer: Reg,
+        retries: Reg,
+        timeout: Sig,
+        limit: Sig,
     }
     let mut qps: Vec<Qp> = Vec::new();
     for q in 0..nq {
@@ -389,6 +416,23 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         let slot_cid = (0..d)
             .map(|s| m.reg(&format!("qp{q}_slot{s}_cid"), 16, 0))
             .collect();
+        let slot_sqe = (0..d)
+            .map(|s| m.reg(&format!("qp{q}_slot{s}_sqe"), 512, 0))
+            .collect();
+        let slot_psn = (0..d)
+            .map(|s| m.reg(&format!("qp{q}_slot{s}_psn"), 24, 0))
+            .collect();
+        let una = m.reg(&format!("qp{q}_una"), 24, 0);
+        m.comment(
+            una.q,
+            "oldest capsule PSN not yet acknowledged (= spsn: none)",
+        );
+        let rpsn = m.reg(&format!("qp{q}_rpsn"), 24, 0);
+        m.comment(rpsn.q, "next PSN to send again (= spsn: not resending)");
+        let timer = m.reg(&format!("qp{q}_timer"), 24, 0);
+        let retries = m.reg(&format!("qp{q}_retries"), 3, 0);
+        let timeout = csr_out(&mut m, q, "retry", "timeout");
+        let limit = csr_out(&mut m, q, "retry", "limit");
         m.bind(u_csr, &format!("qp{q}_state_error_i"), err.q);
         m.bind(u_csr, &format!("qp{q}_state_psn_i"), spsn.q);
         m.bind(u_csr, &format!("qp{q}_epsn_value_i"), epsn.q);
@@ -415,6 +459,14 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             ack_msn,
             slot_valid,
             slot_cid,
+            slot_sqe,
+            slot_psn,
+            una,
+            rpsn,
+            timer,
+            retries,
+            timeout,
+            limit,
         });
     }
     // A QP that is disabled or in error refuses commands and drains its slots.
@@ -586,6 +638,58 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let ack_q = pick_lowest(&mut m, "ack_qp", ack_pend_v.ex(), nq, qw);
     let load_ack = m.net("load_ack", !t_busy & ack_pend_v.any());
 
+    // Go-back-N: a QP sends its capsules again from rpsn while rpsn != spsn (its new commands
+    // wait meanwhile); a PSN whose command already completed is skipped.
+    let resending: Vec<Sig> = qps
+        .iter()
+        .enumerate()
+        .map(|(q, x)| {
+            m.net(
+                &format!("qp{q}_resending"),
+                x.rpsn.q.ne(x.spsn.q) & !dead[q],
+            )
+        })
+        .collect();
+    let rs_hit: Vec<Sig> = qps
+        .iter()
+        .enumerate()
+        .map(|(q, x)| {
+            m.net(
+                &format!("qp{q}_resend_hit"),
+                cat((0..d)
+                    .rev()
+                    .map(|s| (x.slot_valid.q.bit(s) & x.slot_psn[s as usize].q.eq(x.rpsn.q)).ex())),
+            )
+        })
+        .collect();
+    let resend_v = m.net(
+        "resend_ready",
+        cat((0..nq as usize)
+            .rev()
+            .map(|q| (resending[q] & rs_hit[q].any()).ex())),
+    );
+    m.comment(resend_v, "bit q: QP q has a capsule to send again now");
+    let rs_q = pick_lowest(&mut m, "resend_qp", resend_v.ex(), nq, qw);
+    let rs_slots = m.net("resend_slots", {
+        let mut e = rs_hit[0].ex();
+        for (q, h) in rs_hit.iter().enumerate().skip(1) {
+            e = mux(rs_q.eq(q as u64), *h, e);
+        }
+        e
+    });
+    let rs_slot = pick_lowest(&mut m, "resend_slot", rs_slots.ex(), d, sw);
+    let rs_sqe = m.net("resend_sqe", {
+        let mut e = lit(512, 0);
+        for (q, x) in qps.iter().enumerate() {
+            for (s, r) in x.slot_sqe.iter().enumerate() {
+                e = mux(rs_q.eq(q as u64) & rs_slot.eq(s as u64), r.q, e);
+            }
+        }
+        e
+    });
+    let load_resend = m.net("load_resend", !t_busy & !ack_pend_v.any() & resend_v.any());
+    m.comment(load_resend, "a capsule is loaded again (go-back-N)");
+
     let sqid = cmd.field("sqid");
     let sqe = cmd.field("sqe");
     let cmd_q = m.net("cmd_qp", (sqid - 1u64).slice(qw - 1, 0));
@@ -615,12 +719,26 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         }
         e
     });
+    let cmd_resending = m.net("cmd_resending", {
+        let mut e = resending[0].ex();
+        for (q, r) in resending.iter().enumerate().skip(1) {
+            e = mux(cmd_q.eq(q as u64), *r, e);
+        }
+        e
+    });
     let load_cmd = m.net(
         "load_cmd",
-        cmd.valid & known & !cmd_dead & has_free & !t_busy & !ack_pend_v.any(),
+        cmd.valid
+            & known
+            & !cmd_dead
+            & has_free
+            & !cmd_resending
+            & !t_busy
+            & !ack_pend_v.any()
+            & !resend_v.any(),
     );
     m.comment(load_cmd, "a command capsule is loaded (and its slot taken)");
-    m.assign(load, load_ack | load_cmd);
+    m.assign(load, load_ack | load_cmd | load_resend);
 
     // The capsule's SQE: PSDT 01b, DPTR one keyed SGL data block over the command's window.
     let opc = m.net("cmd_opc", sqe.slice(7, 0));
@@ -663,17 +781,20 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         "sqe_dptr_psdt",
         cat([sqe.slice(319, 192), sqe.slice(15, 14)]),
     );
+    let cap_q = m.net("capsule_qp", mux(load_resend, rs_q, cmd_q));
+    let cap_sqe = m.net("capsule_out_sqe", mux(load_resend, rs_sqe, new_sqe));
     let cap_frame: Expr = {
         let mut e: Option<Expr> = None;
         for (q, x) in qps.iter().enumerate() {
             let mut b = net_bytes(x, q as u32, 20 + 8 + 12 + 64 + 4);
-            b.extend(bth_bytes(x, 0x04, true, x.spsn.q.ex()));
-            b.extend((0..64).map(|i| byte(new_sqe, i)));
+            let psn = mux(load_resend, x.rpsn.q, x.spsn.q);
+            b.extend(bth_bytes(x, 0x04, true, psn));
+            b.extend((0..64).map(|i| byte(cap_sqe, i)));
             b.extend((0..4).map(|_| lit(8, 0)));
             let f = pack(&b, TX_BYTES * 8);
             e = Some(match e {
                 None => f,
-                Some(prev) => mux(cmd_q.eq(q as u64), f, prev),
+                Some(prev) => mux(cap_q.eq(q as u64), f, prev),
             });
         }
         e.expect("one QP at least")
@@ -709,7 +830,7 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             c.set(tlen.d, 62u64);
             c.set(tidx.d, 0u64);
         })
-        .else_if(load_cmd, |c| {
+        .else_if(load_cmd | load_resend, |c| {
             c.set(tbuf.d, cap_frame);
             c.set(tlen.d, 122u64);
             c.set(tidx.d, 0u64);
@@ -1152,6 +1273,82 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         let here = m.net(&format!("rx_here{q}"), rq.eq(qi));
         let cmd_here = m.net(&format!("cmd_here{q}"), load_cmd & cmd_q.eq(qi));
         let ack_here = m.net(&format!("ack_here{q}"), load_ack & ack_q.eq(qi));
+        let rs_here = m.net(&format!("resend_here{q}"), load_resend & rs_q.eq(qi));
+        let skip = m.net(
+            &format!("qp{q}_resend_skip"),
+            resending[q] & !rs_hit[q].any(),
+        );
+        m.comment(
+            skip,
+            "the PSN to resend belongs to a completed command: skip it",
+        );
+        let ack_in = m.net(
+            &format!("qp{q}_ack_in"),
+            here & ev_ack & syn.slice(7, 5).eq(0u64),
+        );
+        let nak_seq_in = m.net(
+            &format!("qp{q}_nak_seq_in"),
+            here & ev_ack & syn.eq(0x60u64),
+        );
+        let outstanding = m.net(&format!("qp{q}_unacked"), x.spsn.q - x.una.q);
+        let ack_off = m.net(&format!("qp{q}_ack_off"), psn - x.una.q);
+        let idle_q = m.net(&format!("qp{q}_all_acked"), x.una.q.eq(x.spsn.q));
+        let expired = m.net(&format!("qp{q}_expired"), x.timer.q.ge(x.timeout));
+        let limit_hit = m.net(
+            &format!("qp{q}_limit_hit"),
+            x.limit.ne(7u64) & x.retries.q.eq(x.limit),
+        );
+        let give_up = m.net(
+            &format!("qp{q}_give_up"),
+            x.up.q & !idle_q & expired & limit_hit,
+        );
+        m.comment(give_up, "too many timeouts in a row: the QP goes to error");
+        m.comb(|c| {
+            c.set(x.una.d, x.una.q);
+            c.set(x.rpsn.d, x.rpsn.q);
+            c.set(x.timer.d, x.timer.q);
+            c.set(x.retries.d, x.retries.q);
+            for (s, (sq, sp)) in x.slot_sqe.iter().zip(&x.slot_psn).enumerate() {
+                c.set(sq.d, sq.q);
+                c.set(sp.d, sp.q);
+                c.if_(cmd_here & cmd_slot.eq(s as u64), |c| {
+                    c.set(sq.d, new_sqe);
+                    c.set(sp.d, x.spsn.q);
+                });
+            }
+            c.if_(!x.up.q, |c| {
+                c.set(x.una.d, x.sq_psn);
+                c.set(x.rpsn.d, x.sq_psn);
+                c.set(x.timer.d, 0u64);
+                c.set(x.retries.d, 0u64);
+            })
+            .else_(|c| {
+                c.if_(cmd_here, |c| c.set(x.rpsn.d, x.spsn.q + 1u64))
+                    .else_if(rs_here | skip, |c| c.set(x.rpsn.d, x.rpsn.q + 1u64));
+                c.if_(idle_q, |c| {
+                    c.set(x.timer.d, 0u64);
+                    c.set(x.retries.d, 0u64);
+                })
+                .else_if(expired, |c| {
+                    c.set(x.timer.d, 0u64);
+                    c.if_(!limit_hit, |c| {
+                        c.set(x.retries.d, x.retries.q + 1u64);
+                        c.set(x.rpsn.d, x.una.q);
+                    });
+                })
+                .else_(|c| c.set(x.timer.d, x.timer.q + 1u64));
+                c.if_(ack_in & ack_off.lt(outstanding), |c| {
+                    c.set(x.una.d, psn + 1u64);
+                    c.set(x.timer.d, 0u64);
+                    c.set(x.retries.d, 0u64);
+                });
+                c.if_(nak_seq_in & ack_off.le(outstanding), |c| {
+                    c.set(x.una.d, psn);
+                    c.set(x.rpsn.d, psn);
+                    c.set(x.timer.d, 0u64);
+                });
+            });
+        });
         let fatal_pend = m.net(
             &format!("qp{q}_fatal_pend"),
             x.ack_pend.q & x.ack_syn.q.eq(0x61u64),
@@ -1210,7 +1407,9 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                     c.set(x.epsn.d, x.epsn.q + 1u64);
                     c.set(x.msn.d, x.msn.q + 1u64);
                 });
-                c.if_(here & (ev_invalid | ev_fatal_nak), |c| c.set(x.err.d, 1u64));
+                c.if_((here & (ev_invalid | ev_fatal_nak)) | give_up, |c| {
+                    c.set(x.err.d, 1u64)
+                });
                 c.if_(here & new_ack & !fatal_pend, |c| {
                     c.set(x.ack_pend.d, 1u64);
                     c.set(x.ack_syn.d, new_syn);
@@ -1245,6 +1444,7 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         ("drop_opcode", ev(drop_is("DROP_OPCODE"))),
         ("drop_qp", ev(drop_is("DROP_QP"))),
         ("drop_psn", ev(ev_ahead.ex())),
+        ("tx_retransmits", ev(load_resend.ex())),
     ];
     for (name, inc) in incs {
         let c = m.reg(&format!("cnt_{name}"), 32, 0);

@@ -9,13 +9,16 @@
 //!   duplicate -> re-ACK, not executed again.
 //! - Its own requests (the response capsules) are kept until ACKed: an ACK retires every PSN up
 //!   to its own, a NAK 60h retransmits from its PSN (go-back-N), a NAK 61h-63h ends the QP,
-//!   and [`Target::timeout`] retransmits everything unacknowledged.
+//!   and [`Target::timeout`] retransmits everything unacknowledged (and gives the QP up after
+//!   [`RETRY_LIMIT`] timeouts in a row: the host's QP may have gone to error).
 //! - Commands: Flush; Write Zeroes (LBA range checked: 80h); Read and Write past the end of
 //!   the namespace (80h); an NSID other than 1 (0Bh); any other opcode (01h). A Read or Write
 //!   inside the namespace needs the RDMA data path, which the host engine does not have yet:
 //!   the target records it as an error.
-//! - Everything the host sends is checked (frame decodes, addresses, QPN, P_Key, AckReq, the
-//!   capsule's keyed SGL descriptor); a fault goes into [`Target::errors`].
+//! - Everything the host sends is checked (addresses, QPN, P_Key, AckReq, the capsule's keyed
+//!   SGL descriptor); a fault goes into [`Target::errors`]. A frame that does not decode was
+//!   damaged on the link: it is dropped silently (the testbench checks the host's frames
+//!   before the link).
 //!
 //! Hostile frames for the receiver's checks are made by [`Target::hostile`].
 
@@ -80,7 +83,13 @@ struct TQp {
     spsn: u32,
     unacked: VecDeque<(u32, Vec<u8>)>,
     dead: bool,
+    /// Timeouts in a row without an ACK.
+    retries: u32,
 }
+
+/// Timeouts in a row after which the target gives up on a QP (as an RC requester's retry
+/// count: a peer that went to error never answers again).
+pub const RETRY_LIMIT: u32 = 7;
 
 /// The target.
 pub struct Target {
@@ -97,6 +106,8 @@ pub struct Target {
     pub naks: Vec<(usize, u8)>,
     /// Frames retransmitted.
     pub retransmits: u64,
+    /// Host frames that did not decode (damaged on the link).
+    pub dropped: u64,
 }
 
 impl Target {
@@ -122,6 +133,7 @@ impl Target {
                     spsn: c.target_psn,
                     unacked: VecDeque::new(),
                     dead: false,
+                    retries: 0,
                 })
                 .collect(),
             ns,
@@ -130,6 +142,7 @@ impl Target {
             errors: Vec::new(),
             naks: Vec::new(),
             retransmits: 0,
+            dropped: 0,
         }
     }
 
@@ -210,8 +223,9 @@ impl Target {
     pub fn receive(&mut self, frame: &[u8]) {
         let p = match Packet::decode(frame) {
             Ok(p) => p,
-            Err(e) => {
-                self.errors.push(format!("host frame dropped: {e:?}"));
+            Err(_) => {
+                // Damaged on the link: dropped silently, as a receiver must.
+                self.dropped += 1;
                 return;
             }
         };
@@ -284,6 +298,7 @@ impl Target {
                 let x = &mut self.qps[q];
                 match a.syndrome >> 5 {
                     0 => {
+                        x.retries = 0;
                         while x
                             .unacked
                             .front()
@@ -382,9 +397,20 @@ impl Target {
         self.request(q, cqe);
     }
 
-    /// The link was quiet: retransmit every unacknowledged request.
+    /// The link was quiet: retransmit every unacknowledged request, or give the QP up after
+    /// [`RETRY_LIMIT`] timeouts in a row.
     pub fn timeout(&mut self) {
-        for x in self.qps.iter().filter(|x| !x.dead) {
+        for x in self
+            .qps
+            .iter_mut()
+            .filter(|x| !x.dead && !x.unacked.is_empty())
+        {
+            x.retries += 1;
+            if x.retries > RETRY_LIMIT {
+                x.dead = true;
+                x.unacked.clear();
+                continue;
+            }
             self.retransmits += x.unacked.len() as u64;
             self.out.extend(x.unacked.iter().map(|(_, f)| f.clone()));
         }

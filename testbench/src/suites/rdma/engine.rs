@@ -1,7 +1,8 @@
 //! Property `rdma`: the RoCEv2 engine (`roce_*`) as the host side of NVMe/RDMA, against the
 //! target model over a link that drops, duplicates, reorders and corrupts the target's frames
-//! at chosen rates (the host's frames are only duplicated: the engine does not retransmit yet),
-//! with hostile frames mixed in (wrong QPN, wrong P_Key, an RDMA WRITE, another UDP port, a
+//! at chosen rates, and drops, duplicates, reorders and corrupts the engine's (which it sends
+//! again, go-back-N, on a NAK 60h or its retransmit timer; one QP may lose every frame, so the
+//! engine must give up after its retry limit), with hostile frames mixed in (wrong QPN, wrong P_Key, an RDMA WRITE, another UDP port, a
 //! truncated frame, a malformed response capsule that ends its QP), random PSNs near the 24-bit
 //! wrap, random idle cycles and backpressure on every stream.
 //!
@@ -29,6 +30,8 @@ use std::path::Path;
 
 /// Namespace size of the target, blocks.
 const BLOCKS: u64 = 64;
+/// The engine's retransmit timeout in the property, cycles.
+const RETRY_TIMEOUT: u32 = 3000;
 
 /// One command of the stimulus.
 #[derive(Clone, Debug)]
@@ -41,7 +44,7 @@ pub struct Cmd {
     pub nlb: u16,
 }
 
-/// Link fault rates (percent per frame, target to host) and host-side duplication.
+/// Link fault rates (percent per frame): target to host, and host to target (`host_*`).
 #[derive(Clone, Debug)]
 pub struct Link {
     pub drop: u8,
@@ -50,6 +53,12 @@ pub struct Link {
     pub corrupt: u8,
     pub truncate: u8,
     pub host_dup: u8,
+    pub host_drop: u8,
+    pub host_reorder: u8,
+    pub host_corrupt: u8,
+    /// Every host frame of this QP is lost (QP index + 1; 0: none): its retry limit is 2, so
+    /// the engine must give up and complete its commands with 22h.
+    pub blackhole: u8,
 }
 
 /// The stimulus.
@@ -419,6 +428,12 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             bus.write32(r("sq_psn"), c.host_psn);
             bus.write32(r("rq_psn"), c.target_psn);
             bus.write32(r("pkey"), u32::from(c.pkey));
+            let limit = if usize::from(input.link.blackhole) == q + 1 {
+                2
+            } else {
+                7
+            };
+            bus.write32(r("retry"), limit << 24 | RETRY_TIMEOUT);
             bus.write32(r("ctrl"), 1);
         }
     }
@@ -437,6 +452,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     }
     let mut rng = Rng::new(input.seed ^ 5);
     let mut link: VecDeque<Vec<u8>> = VecDeque::new();
+    let mut host_link: VecDeque<Vec<u8>> = VecDeque::new();
     let mut pcap = Pcap::new();
     let mut hostile = input.hostile.clone();
     hostile.sort();
@@ -457,11 +473,33 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         for f in new {
             moved = true;
             pcap.ethernet(&f);
-            target.receive(&f);
-            if rng.chance(input.link.host_dup) {
-                target.receive(&f);
+            tx_frames.push(f.clone());
+            let l = &input.link;
+            let q = confs
+                .iter()
+                .position(|c| f.len() > 49 && be24(&f, 47) == c.target_qpn);
+            if q.is_some_and(|q| usize::from(l.blackhole) == q + 1) || rng.chance(l.host_drop) {
+                continue;
             }
-            tx_frames.push(f);
+            let mut f = f;
+            if rng.chance(l.host_corrupt) {
+                // Bytes the ICRC covers and nothing else checks first: the target drops it.
+                let bit = 8 * 54 + rng.below(8 * (f.len() as u64 - 54)) as usize;
+                f[bit / 8] ^= 1 << (bit % 8);
+            }
+            if rng.chance(l.host_dup) {
+                host_link.push_back(f.clone());
+            }
+            if rng.chance(l.host_reorder) && !host_link.is_empty() {
+                let at = rng.below(host_link.len() as u64) as usize;
+                host_link.insert(at, f);
+            } else {
+                host_link.push_back(f);
+            }
+        }
+        if let Some(f) = host_link.pop_front() {
+            moved = true;
+            target.receive(&f);
         }
         // Hostile frames once enough target frames went by.
         while hostile
@@ -470,7 +508,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         {
             let (_, q, k) = hostile.pop_front().expect("front");
             let q = usize::from(q) % nq;
-            if !target.dead(q) {
+            if !target.dead(q) && usize::from(input.link.blackhole) != q + 1 {
                 target.hostile(q, hostile_kind(k));
             }
         }
@@ -512,8 +550,10 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 src.borrow_mut().send(f);
             }
         }
-        let busy =
-            src.borrow().pending() > 0 || !link.is_empty() || !sink.borrow().partial().is_empty();
+        let busy = src.borrow().pending() > 0
+            || !link.is_empty()
+            || !host_link.is_empty()
+            || !sink.borrow().partial().is_empty();
         quiet = if moved || busy { 0 } else { quiet + 1 };
         if quiet == 1500 && target.unacked() > 0 {
             target.timeout();
@@ -532,6 +572,22 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             ));
         }
     }
+    // Stop the retransmit timers, let a frame on its way finish, then look at what was sent.
+    {
+        let mut bus = axil.mmio(&mut sim);
+        for q in 0..nq {
+            bus.write32(reg(&format!("qp{q}_retry")), 7 << 24 | 0xff_ffff);
+        }
+    }
+    sim.run(300);
+    let late: Vec<Vec<u8>> = sink.borrow().frames[seen_tx..]
+        .iter()
+        .map(|f| f.data.clone())
+        .collect();
+    for f in late {
+        pcap.ethernet(&f);
+        tx_frames.push(f);
+    }
     if super::capturing() {
         super::record(&pcap);
     }
@@ -549,6 +605,8 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     let mut acks_seen: Vec<usize> = vec![0; nq];
     let (mut n_cap, mut n_ack, mut n_nak, mut tx_bytes) = (0u32, 0u32, 0u32, 0u32);
     let mut sent_cids: Vec<Vec<u16>> = vec![Vec::new(); nq];
+    let mut by_psn: Vec<BTreeMap<u32, &Vec<u8>>> = vec![BTreeMap::new(); nq];
+    let mut n_retx = 0u32;
     for f in &tx_frames {
         tx_bytes += f.len() as u32;
         let p =
@@ -558,8 +616,19 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             .position(|c| c.target_qpn == p.bth.dest_qp)
             .ok_or("frame to an unknown QPN")?;
         match p.bth.opcode {
+            op::SEND_ONLY if p.bth.psn != psn[q] => {
+                // Sent again: byte for byte the first transmission of that PSN.
+                n_retx += 1;
+                if by_psn[q].get(&p.bth.psn) != Some(&f) {
+                    return Err(format!(
+                        "QP {q}: capsule PSN {:#x} is neither the next ({:#x}) nor a copy of one sent",
+                        p.bth.psn, psn[q]
+                    ));
+                }
+            }
             op::SEND_ONLY => {
                 n_cap += 1;
+                by_psn[q].insert(p.bth.psn, f);
                 if p.bth.psn != psn[q] {
                     return Err(format!(
                         "QP {q}: capsule PSN {:#x}, expected {:#x}",
@@ -609,11 +678,19 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     }
     for (q, list) in reference.acks.iter().enumerate() {
         if let Some(last) = list.last() {
-            let sent_last = acks_seen[q] == list.len();
+            // Identical requests in a row may go out as one frame: the last one sent must be
+            // the last one asked for.
+            let sent_last = acks_seen[q] > 0 && list[acks_seen[q] - 1] == *last;
             let superseded_by_fatal = list.iter().any(|a| a.0 == 0x61);
             if !sent_last && !superseded_by_fatal {
                 return Err(format!("QP {q}: the last ACK {last:x?} was never sent"));
             }
+        }
+    }
+    if let Some(q) = usize::from(input.link.blackhole).checked_sub(1) {
+        if psn[q] != confs[q].host_psn {
+            // The engine sent capsules on the QP that loses every frame: it must give up.
+            reference.qps[q].err = true;
         }
     }
     // Completions: exactly once each.
@@ -714,6 +791,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         ("drop_opcode", c("drop_opcode")),
         ("drop_qp", c("drop_qp")),
         ("drop_psn", c("drop_psn")),
+        ("tx_retransmits", n_retx),
     ];
     let mut bus = axil.mmio(&mut sim);
     for (name, w) in &want {
@@ -750,21 +828,34 @@ impl Property for RdmaProp {
         });
         let rate = prop_oneof![Just(0u8), 1u8..12];
         let link = (
-            rate.clone(),
-            rate.clone(),
-            rate.clone(),
-            rate.clone(),
-            0u8..4,
-            0u8..10,
+            (
+                rate.clone(),
+                rate.clone(),
+                rate.clone(),
+                rate.clone(),
+                0u8..4,
+            ),
+            (0u8..10, rate.clone(), rate.clone(), rate.clone()),
+            prop_oneof![8 => Just(0u8), 1 => 1u8..3],
         )
-            .prop_map(|(drop, dup, reorder, corrupt, truncate, host_dup)| Link {
-                drop,
-                dup,
-                reorder,
-                corrupt,
-                truncate,
-                host_dup,
-            });
+            .prop_map(
+                |(
+                    (drop, dup, reorder, corrupt, truncate),
+                    (host_dup, host_drop, host_reorder, host_corrupt),
+                    blackhole,
+                )| Link {
+                    drop,
+                    dup,
+                    reorder,
+                    corrupt,
+                    truncate,
+                    host_dup,
+                    host_drop,
+                    host_reorder,
+                    host_corrupt,
+                    blackhole,
+                },
+            );
         let psn = prop_oneof![Just(0u32), 0xff_fff0u32..0x100_0000, any::<u32>()];
         (
             proptest::collection::vec(cmd, 1..24),
