@@ -66,8 +66,20 @@
 //! - SEND Only, PSN ahead: the first time, NAK 60h (PSN sequence error, the expected PSN); the
 //!   frame is dropped (`drop_psn`), and so is every frame until the expected PSN arrives.
 //! - SEND Only, PSN behind (a duplicate): re-ACK (the expected PSN - 1), counted in `rx_dup`.
-//! - Acknowledge: counted in `rx_ack` (syndrome 000xxxxx) or `rx_nak` (any other); a NAK 61h,
-//!   62h or 63h puts the QP in error (no retransmission yet, so a NAK 60h is only counted).
+//! - Acknowledge: counted in `rx_ack` (syndrome 000xxxxx) or `rx_nak` (any other). An ACK
+//!   whose PSN is among the unacknowledged capsules acknowledges it and all before it; a NAK
+//!   60h rewinds the QP to its PSN (go-back-N, below); a NAK 61h, 62h or 63h puts the QP in
+//!   error; an RNR NAK is only counted (the timer sends again).
+//!
+//! # Retransmission (go-back-N)
+//!
+//! Each command slot keeps its capsule's SQE and PSN. Per QP, `una` is the oldest capsule PSN
+//! not acknowledged and `rpsn` the next PSN to send again; while `rpsn` differs from the next
+//! new PSN the QP resends its capsules in PSN order (byte for byte as the first time, skipping
+//! PSNs whose commands already completed), and its new commands wait. A NAK 60h sets both to
+//! its PSN. The retransmit timer counts cycles while a capsule is unacknowledged; reaching
+//! `retry.timeout` (CSR, cycles) rewinds `rpsn` to `una`; `retry.limit` timeouts in a row
+//! (7: no limit) put the QP in error. An acknowledgement that moves `una` restarts both.
 //!
 //! A QP holds one pending ACK: a newer ACK or NAK replaces it, except that a pending NAK 61h
 //! (fatal) stays. A QP in error (or disabled) completes its outstanding commands with 22h;
@@ -75,8 +87,8 @@
 //!
 //! Not in this block yet (issue 7): RDMA WRITE and READ request handling through the DMA
 //! engine (key and bounds checks against the command window, NAK 62h), READ responses and
-//! segmentation at the MTU (the `mtu` CSR is kept for it), in-capsule data, retransmission
-//! (go-back-N, timer, retry count), RNR, ECN/CNP and rate control.
+//! segmentation at the MTU (the `mtu` CSR is kept for it), in-capsule data, RNR timers,
+//! ECN/CNP and rate control.
 
 pub mod engine;
 
