@@ -237,6 +237,7 @@ module roce_w64_q2_d4 (
   logic [7:0]    tx_crc_pos;
   logic [3:0]    tx_crc_count;
   logic          tx_load;                     // a frame is loaded into the buffer this cycle
+  logic [7:0]    tx_crc_keep;
   logic [31:0]   tx_crc_crc;
   logic [1:0]    ack_pend;
   logic          ack_qp;
@@ -297,6 +298,7 @@ module roce_w64_q2_d4 (
   logic [16:0]   rx_icrc_at;                  // frame offset of the ICRC, from the IPv4 total length
   logic [16:0]   rx_crc_pos;                  // frame offset of the ICRC input beat fed with this beat (beats 2 on)
   logic [3:0]    rx_crc_count;
+  logic [7:0]    rx_crc_keep;
   logic [31:0]   rx_crc_crc;
   logic [639:0]  rx_hdr_base;
   logic [639:0]  rx_hdr_new;
@@ -571,7 +573,7 @@ module roce_w64_q2_d4 (
     .start_i (tx_load),
     .valid_i (tx_load | tx_fire),
     .data_i  (tx_load ? 64'hffffffffffffffff : tx_crc_window),
-    .keep_i  (tx_load ? 8'hff : 8'((9'd1 << tx_crc_count) - 9'd1)),
+    .keep_i  (tx_load ? 8'hff : tx_crc_keep),
     .crc_o   (tx_crc_crc)
   );
 
@@ -581,7 +583,7 @@ module roce_w64_q2_d4 (
     .start_i (rx_fire & (rx_beat_q == 11'd1)),
     .valid_i (rx_fire & (rx_beat_q != 11'd0)),
     .data_i  ((rx_beat_q == 11'd1) ? 64'hffffffffffffffff : {rx_masked[47:0], rx_prev_q}),
-    .keep_i  ((rx_beat_q == 11'd1) ? 8'hff : 8'((9'd1 << rx_crc_count) - 9'd1)),
+    .keep_i  ((rx_beat_q == 11'd1) ? 8'hff : rx_crc_keep),
     .crc_o   (rx_crc_crc)
   );
 
@@ -605,6 +607,7 @@ module roce_w64_q2_d4 (
   assign tx_icrc_at = tx_len_q - 8'd4;
   assign tx_crc_pos = {1'b0, {tx_idx_q, 3'd0}} + 8'he;
   assign tx_crc_count = (tx_icrc_at > tx_crc_pos) ? (((tx_icrc_at - tx_crc_pos) > 8'd8) ? 4'd8 : 4'(tx_icrc_at - tx_crc_pos)) : 4'd0;
+  assign tx_crc_keep = 8'((9'd1 << tx_crc_count) - 9'd1);
   assign m_axis_tvalid_o = tx_busy;
   assign m_axis_tdata_o = {(({1'b0, {tx_idx_q, 3'd0}} + 8'd7) >= tx_icrc_at) ? ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd7) - tx_icrc_at) == 2'd0) ? tx_crc_crc[7:0] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd7) - tx_icrc_at) == 2'd1) ? tx_crc_crc[15:8] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd7) - tx_icrc_at) == 2'd2) ? tx_crc_crc[23:16] : tx_crc_crc[31:24]))) : tx_raw_beat[63:56], (({1'b0, {tx_idx_q, 3'd0}} + 8'd6) >= tx_icrc_at) ? ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd6) - tx_icrc_at) == 2'd0) ? tx_crc_crc[7:0] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd6) - tx_icrc_at) == 2'd1) ? tx_crc_crc[15:8] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd6) - tx_icrc_at) == 2'd2) ? tx_crc_crc[23:16] : tx_crc_crc[31:24]))) : tx_raw_beat[55:48], (({1'b0, {tx_idx_q, 3'd0}} + 8'd5) >= tx_icrc_at) ? ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd5) - tx_icrc_at) == 2'd0) ? tx_crc_crc[7:0] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd5) - tx_icrc_at) == 2'd1) ? tx_crc_crc[15:8] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd5) - tx_icrc_at) == 2'd2) ? tx_crc_crc[23:16] : tx_crc_crc[31:24]))) : tx_raw_beat[47:40], (({1'b0, {tx_idx_q, 3'd0}} + 8'd4) >= tx_icrc_at) ? ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd4) - tx_icrc_at) == 2'd0) ? tx_crc_crc[7:0] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd4) - tx_icrc_at) == 2'd1) ? tx_crc_crc[15:8] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd4) - tx_icrc_at) == 2'd2) ? tx_crc_crc[23:16] : tx_crc_crc[31:24]))) : tx_raw_beat[39:32], (({1'b0, {tx_idx_q, 3'd0}} + 8'd3) >= tx_icrc_at) ? ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd3) - tx_icrc_at) == 2'd0) ? tx_crc_crc[7:0] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd3) - tx_icrc_at) == 2'd1) ? tx_crc_crc[15:8] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd3) - tx_icrc_at) == 2'd2) ? tx_crc_crc[23:16] : tx_crc_crc[31:24]))) : tx_raw_beat[31:24], (({1'b0, {tx_idx_q, 3'd0}} + 8'd2) >= tx_icrc_at) ? ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd2) - tx_icrc_at) == 2'd0) ? tx_crc_crc[7:0] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd2) - tx_icrc_at) == 2'd1) ? tx_crc_crc[15:8] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd2) - tx_icrc_at) == 2'd2) ? tx_crc_crc[23:16] : tx_crc_crc[31:24]))) : tx_raw_beat[23:16], (({1'b0, {tx_idx_q, 3'd0}} + 8'd1) >= tx_icrc_at) ? ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd1) - tx_icrc_at) == 2'd0) ? tx_crc_crc[7:0] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd1) - tx_icrc_at) == 2'd1) ? tx_crc_crc[15:8] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd1) - tx_icrc_at) == 2'd2) ? tx_crc_crc[23:16] : tx_crc_crc[31:24]))) : tx_raw_beat[15:8], (({1'b0, {tx_idx_q, 3'd0}} + 8'd0) >= tx_icrc_at) ? ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd0) - tx_icrc_at) == 2'd0) ? tx_crc_crc[7:0] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd0) - tx_icrc_at) == 2'd1) ? tx_crc_crc[15:8] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd0) - tx_icrc_at) == 2'd2) ? tx_crc_crc[23:16] : tx_crc_crc[31:24]))) : tx_raw_beat[7:0]};
   assign m_axis_tkeep_o = tx_keep;
@@ -679,6 +682,7 @@ module roce_w64_q2_d4 (
   assign rx_icrc_at = {1'b0, rx_ip_len_now} + 17'ha;
   assign rx_crc_pos = {3'd0, {rx_beat_q, 3'd0}} - 17'd2;
   assign rx_crc_count = (rx_icrc_at > rx_crc_pos) ? (((rx_icrc_at - rx_crc_pos) > 17'd8) ? 4'd8 : 4'(rx_icrc_at - rx_crc_pos)) : 4'd0;
+  assign rx_crc_keep = 8'((9'd1 << rx_crc_count) - 9'd1);
   assign rx_hdr_base = (rx_beat_q == 11'd0) ? 640'd0 : rx_hdr_q;
   assign rx_hdr_new = rx_hdr_base | ({576'd0, rx_kept} << {rx_beat_q[3:0], 6'd0});
   assign rx_icrc_l0_b0 = s_axis_tkeep_i[0] & (({3'd0, {rx_beat_q, 3'd0}} + 17'd0) == (rx_icrc_at + 17'd0));

@@ -601,11 +601,8 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.bind(u_tcrc, "start_i", load);
     m.bind(u_tcrc, "valid_i", load | tx_fire);
     m.bind(u_tcrc, "data_i", mux(load, ones(dw), crc_win));
-    m.bind(
-        u_tcrc,
-        "keep_i",
-        mux(load, ones(lanes), ones_mask(t_cnt.ex(), lanes)),
-    );
+    let t_keep = m.net("tx_crc_keep", ones_mask(t_cnt.ex(), lanes));
+    m.bind(u_tcrc, "keep_i", mux(load, ones(lanes), t_keep));
     let tcrc = m.bind_out(u_tcrc, "crc_o");
     // The ICRC over the last four bytes, least significant byte first.
     let out_bytes: Vec<Expr> = (0..lanes)
@@ -936,11 +933,8 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             cat([rmasked.slice(47, 0), rprev.q.ex()]),
         ),
     );
-    m.bind(
-        u_rcrc,
-        "keep_i",
-        mux(beat_is(1), ones(lanes), ones_mask(r_cnt.ex(), lanes)),
-    );
+    let r_keep = m.net("rx_crc_keep", ones_mask(r_cnt.ex(), lanes));
+    m.bind(u_rcrc, "keep_i", mux(beat_is(1), ones(lanes), r_keep));
     let rcrc = m.bind_out(u_rcrc, "crc_o");
     let hdr_base = m.net("rx_hdr_base", mux(beat_is(0), lit(RX_BYTES * 8, 0), rhdr.q));
     let hdr_new = m.net(
