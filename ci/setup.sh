@@ -5,7 +5,8 @@ set -euo pipefail
 
 # python3-venv and libpython3-dev (for the shared libpython cocotb embeds): the cocotb side of
 # `testbench bench --suite harness`, which makes its own venv under target/.
-# tshark: ci/tshark_check.sh (Wireshark's NVMe/TCP dissector checks the regression's pcap); its
+# tshark: ci/tshark_check.sh and ci/roce_check.sh (Wireshark's NVMe/TCP and RoCEv2 dissectors
+# check the regressions' pcaps; roce_check.sh also makes target/roce-venv with scapy); its
 # debconf question (non-root capture) is preseeded so the install never prompts.
 packages=(verilator yosys g++ make zlib1g-dev python3-venv libpython3-dev tshark)
 missing=()

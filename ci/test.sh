@@ -28,6 +28,10 @@ step "tshark checks a regression's pcap (NVMe/TCP dissection, digests, checksums
 CASES=40 bash ci/tshark_check.sh
 step "testbench regress --suite qos"
 cargo run -q --release -p testbench -- regress --suite qos --cases 200
+step "testbench regress --suite rdma"
+cargo run -q --release -p testbench -- regress --suite rdma --cases 300
+step "tshark and scapy check a regression's pcap (RoCEv2 dissection, ICRCs)"
+CASES=40 bash ci/roce_check.sh
 step "testbench regress --suite nvme"
 cargo run -q --release -p testbench -- regress --suite nvme --property nvme_queues --cases 500
 step "testbench regress --suite nvme: exact arbitration order and interrupt coalescing"

@@ -367,6 +367,7 @@ fn main() {
         ("NvmeTcpTop", "nvme_tcp_w"),
         ("QosArbiterTop", "qos_arbiter_"),
         ("NvmeCtrlTop", "nvme_ctrl_"),
+        ("RoceTop", "roce_w"),
     ] {
         if let Some(top) = tops.iter().find(|t| t.starts_with(prefix)) {
             rs.push_str(&format!(

@@ -69,6 +69,7 @@ pub fn design(cfg: &Config) -> Result<Design, Errors> {
         reset,
     )?);
     d.add_top(crate::qos::arbiter::arbiter(&qos_params(cfg), reset)?);
+    d.add_top(crate::roce::engine::engine(&roce_params(cfg), reset)?);
     d.add_top(crate::nvme::ctrl::ctrl(&nvme_params(cfg), reset)?);
     d.add_top(blocks::chip_info::chip_info(
         &facts(cfg),
@@ -98,6 +99,17 @@ pub fn nvme_tcp_params(cfg: &Config) -> crate::nvme_tcp::NvmeTcpParams {
         connections: t.connections,
         outstanding: t.outstanding,
         digests: t.digests,
+    }
+}
+
+/// The RoCEv2 engine's parameters from the `[roce]` section of `cfg`.
+pub fn roce_params(cfg: &Config) -> crate::roce::RoceParams {
+    let r = &cfg.roce;
+    crate::roce::RoceParams {
+        data_width: r.data_width,
+        qps: r.qps,
+        outstanding: r.outstanding,
+        mtu: r.mtu,
     }
 }
 
@@ -146,6 +158,7 @@ pub fn register_maps(cfg: &Config) -> Result<Vec<RegMap>, Errors> {
         crate::dma::engine::register_map()?,
         crate::nvme_tcp::engine::register_map()?,
         crate::qos::csr::register_map(&qos_params(cfg))?,
+        crate::roce::engine::register_map(&roce_params(cfg))?,
         crate::nvme::params::register_map()?,
     ])
 }

@@ -147,6 +147,20 @@ pub struct NvmeTcp {
     pub digests: bool,
 }
 
+/// `[roce]`: the RoCEv2 transport engine (NVMe over RDMA).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Roce {
+    /// Ethernet stream width in bits: 64.
+    pub data_width: u32,
+    /// Queue pairs, 1 to 8 (SQ id q+1 on QP q).
+    pub qps: u32,
+    /// Commands in flight per queue pair, 1 to 16.
+    pub outstanding: u32,
+    /// Path MTU after reset in bytes: 256, 512, 1024, 2048 or 4096 (a CSR per QP).
+    pub mtu: u32,
+}
+
 /// `[qos]`: the QoS arbiter and namespace isolation block.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -184,6 +198,8 @@ pub struct Config {
     pub nvme_tcp: NvmeTcp,
     /// The QoS arbiter.
     pub qos: Qos,
+    /// The RoCEv2 engine.
+    pub roce: Roce,
 }
 
 fn range(file: &Path, key: &str, v: u32, lo: u32, hi: u32, why: &str) -> Result<(), ConfigError> {
@@ -415,6 +431,36 @@ impl Config {
         }
         range(file, "qos.counter_width", q.counter_width, 16, 32, "")?;
         range(file, "qos.clock_mhz", q.clock_mhz, 1, 2000, "")?;
+        let r = &self.roce;
+        if r.data_width != 64 {
+            return Err(ConfigError {
+                file: file.to_path_buf(),
+                key: "roce.data_width".into(),
+                message: format!(
+                    "{} is not allowed; use 64 (wider streams come with the RDMA data path)",
+                    r.data_width
+                ),
+            });
+        }
+        range(
+            file,
+            "roce.qps",
+            r.qps,
+            1,
+            8,
+            " (per-QP state is in flip-flops)",
+        )?;
+        range(file, "roce.outstanding", r.outstanding, 1, 16, "")?;
+        if ![256, 512, 1024, 2048, 4096].contains(&r.mtu) {
+            return Err(ConfigError {
+                file: file.to_path_buf(),
+                key: "roce.mtu".into(),
+                message: format!(
+                    "{} is not allowed; use 256, 512, 1024, 2048 or 4096 (the InfiniBand path MTUs)",
+                    r.mtu
+                ),
+            });
+        }
         Ok(())
     }
 

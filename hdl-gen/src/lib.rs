@@ -13,3 +13,4 @@ pub mod lint;
 pub mod nvme;
 pub mod nvme_tcp;
 pub mod qos;
+pub mod roce;

@@ -131,6 +131,22 @@ fn qos_keys_are_checked() {
 }
 
 #[test]
+fn roce_keys_are_checked() {
+    let (msg, wrote, _s) = bad_config("rmtu", "mtu = 1024", "mtu = 1500");
+    assert!(!wrote);
+    assert!(
+        msg.contains("roce.mtu: 1500 is not allowed; use 256, 512, 1024, 2048 or 4096"),
+        "{msg}"
+    );
+    let (msg, wrote, _s) = bad_config("rqps", "qps = 2", "qps = 9");
+    assert!(!wrote);
+    assert!(
+        msg.contains("roce.qps: 9 is out of range; allowed 1 to 8"),
+        "{msg}"
+    );
+}
+
+#[test]
 fn zero_width() {
     let (msg, wrote, _s) = bad_config("zero", "skid_buffer_width = 64", "skid_buffer_width = 0");
     assert!(!wrote);

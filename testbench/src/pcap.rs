@@ -3,7 +3,8 @@
 //! acknowledgement numbers per direction, FIN at the end), with valid IPv4 header and TCP
 //! checksums, so Wireshark and tshark reassemble and dissect the streams as if captured.
 //!
-//! Transports use it: NVMe/TCP (port 4420) records each connection's two byte streams.
+//! Transports use it: NVMe/TCP (port 4420) records each connection's two byte streams; RoCEv2
+//! records its Ethernet frames as they are ([`Pcap::ethernet`]).
 
 use std::io::Write;
 use std::path::Path;
@@ -88,6 +89,12 @@ impl Pcap {
             self.record(&b[off + 16..off + 16 + len]);
             off += 16 + len;
         }
+    }
+
+    /// Records one Ethernet frame as it is (without FCS): transports that build their own
+    /// frames, such as RoCEv2, record them this way.
+    pub fn ethernet(&mut self, frame: &[u8]) {
+        self.record(frame);
     }
 
     fn record(&mut self, frame: &[u8]) {

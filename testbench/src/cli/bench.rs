@@ -124,9 +124,10 @@ pub fn run(suite: &str, cycles: u64, cocotb: bool, venv: Option<&Path>) -> i32 {
         "nvme-tcp" => return crate::cli::bench_nvme_tcp::run(),
         "qos" => return crate::cli::bench_qos::run_bench(),
         "nvme" => return crate::cli::bench_nvme::run(),
+        "rdma" => return crate::cli::bench_rdma::run(),
         _ => {
             eprintln!(
-                "testbench: no benchmark `{suite}`; benchmarks: harness, dma, nvme, nvme-tcp, qos"
+                "testbench: no benchmark `{suite}`; benchmarks: harness, dma, nvme, nvme-tcp, qos, rdma"
             );
             return 2;
         }

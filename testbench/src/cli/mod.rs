@@ -7,6 +7,7 @@ pub mod bench_dma;
 pub mod bench_nvme;
 pub mod bench_nvme_tcp;
 pub mod bench_qos;
+pub mod bench_rdma;
 pub mod cocotb;
 pub mod regress;
 

@@ -175,13 +175,16 @@ pub fn run(args: &Args) -> i32 {
     );
 
     if args.pcap.is_some() {
-        if suite.name != "nvme-tcp" {
-            eprintln!(
-                "testbench: --pcap records NVMe/TCP connections: use it with --suite nvme-tcp"
-            );
-            return 2;
+        match suite.name {
+            "nvme-tcp" => suites::nvme_tcp::start_capture(),
+            "rdma" => suites::rdma::start_capture(),
+            _ => {
+                eprintln!(
+                    "testbench: --pcap records transport traffic: use it with --suite nvme-tcp or rdma"
+                );
+                return 2;
+            }
         }
-        suites::nvme_tcp::start_capture();
     }
 
     // Panics inside properties are reported as case failures; the default hook would also
@@ -235,7 +238,18 @@ pub fn run(args: &Args) -> i32 {
             return 2;
         }
     }
-    if let Some(path) = &args.pcap {
+    if let (Some(path), "rdma") = (&args.pcap, suite.name) {
+        match suites::rdma::save_capture(path) {
+            Ok(frames) => eprintln!(
+                "pcap: {frames} RoCEv2 Ethernet frames (both directions) written to {}",
+                path.display()
+            ),
+            Err(e) => {
+                eprintln!("testbench: cannot write {}: {e}", path.display());
+                return 2;
+            }
+        }
+    } else if let Some(path) = &args.pcap {
         match suites::nvme_tcp::save_capture(path) {
             Ok((frames, pdus)) => eprintln!(
                 "pcap: {frames} frames holding {pdus} NVMe/TCP PDUs written to {}",

@@ -4,6 +4,7 @@ pub mod dma;
 pub mod nvme;
 pub mod nvme_tcp;
 pub mod qos;
+pub mod rdma;
 pub mod stdlib;
 
 use crate::prop::{run_case, CaseResult, Property};
@@ -82,6 +83,10 @@ pub fn all() -> Vec<Suite> {
             entry::<nvme::arbitration::NvmeArbitrationProp>(),
             entry::<nvme::coalescing::NvmeCoalescingProp>(),
         ],
+    });
+    suites.push(Suite {
+        name: "rdma",
+        properties: vec![entry::<rdma::engine::RdmaProp>()],
     });
     suites
 }

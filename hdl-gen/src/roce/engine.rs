@@ -1,0 +1,1462 @@
+//! The RoCEv2 engine top: QP state, the frame builder with its ICRC, the frame parser with its
+//! checks, command slots and completions. The interface and the rules are documented in
+//! `mod.rs`.
+
+use super::RoceParams;
+use crate::blocks::crc::{crc, CRC32};
+use hdl_builder::prelude::*;
+use hdl_builder::regs::{Access, RegBlock, RegMap};
+use hdl_builder::{Error, ErrorKind, Errors};
+use std::panic::Location;
+use std::rc::Rc;
+
+/// The module name: `roce_w<bits>_q<qps>_d<outstanding>`.
+pub fn module_name(p: &RoceParams) -> String {
+    format!("roce_w{}_q{}_d{}", p.data_width, p.qps, p.outstanding)
+}
+
+/// The counters, by register name and what they count (32 bits, wrapping).
+pub const COUNTERS: [(&str, &str); 17] = [
+    ("tx_frames", "Frames sent"),
+    ("tx_bytes", "Bytes sent (Ethernet header to ICRC)"),
+    ("tx_capsules", "Command capsules sent (SEND Only)"),
+    ("tx_ack", "ACKs sent (re-ACKs of duplicates included)"),
+    ("tx_nak", "NAKs sent"),
+    ("rx_frames", "Frames received (dropped ones too)"),
+    ("rx_bytes", "Bytes received (dropped frames too)"),
+    ("rx_ack", "ACKs received"),
+    ("rx_nak", "NAKs (and RNR NAKs) received"),
+    (
+        "rx_dup",
+        "Duplicate requests (PSN behind the expected one), re-ACKed",
+    ),
+    ("drop_other", "Frames dropped: not IPv4/UDP to port 4791"),
+    (
+        "drop_malformed",
+        "Frames dropped: malformed Ethernet/IPv4/UDP/BTH/AETH or lengths",
+    ),
+    ("drop_icrc", "Frames dropped: ICRC wrong"),
+    (
+        "drop_opcode",
+        "Frames dropped: BTH version or an opcode not handled",
+    ),
+    (
+        "drop_qp",
+        "Frames dropped: unknown or disabled QP, P_Key, QP in error",
+    ),
+    (
+        "drop_psn",
+        "Requests dropped: PSN ahead of the expected one (the first one NAKed)",
+    ),
+    (
+        "tx_retransmits",
+        "Command capsules sent again (go-back-N after a NAK 60h or a timeout)",
+    ),
+];
+
+/// Base address of QP `q`'s registers.
+pub fn qp_base(q: u32) -> u32 {
+    0x80 + 0x40 * q
+}
+
+/// The register map (`roce_csr`, AXI4-Lite): counters from 0, QP `q` at [`qp_base`].
+pub fn register_map(p: &RoceParams) -> Result<RegMap, Errors> {
+    let mut b = RegBlock::new("roce_csr", 10);
+    b.doc(
+        "RoCEv2 engine: counters (32 bits, wrapping) at 0x00, QP q's registers at 0x80 + 0x40 * q.",
+    );
+    b.doc("A QP's connection registers are read while ctrl.en is 0; setting en starts the QP with");
+    b.doc("sq_psn and rq_psn, clearing it resets the QP (its outstanding commands complete with 22h).");
+    for (i, (name, doc)) in COUNTERS.iter().enumerate() {
+        b.reg(name, 4 * i as u32, doc)
+            .field("value", 0, 32, Access::Ro, 0, doc);
+    }
+    for q in 0..p.qps {
+        let base = qp_base(q);
+        let r = |n: &str| format!("qp{q}_{n}");
+        b.reg(
+            &r("ctrl"),
+            base,
+            &format!("QP {q} (SQ id {}) control", q + 1),
+        )
+        .field("en", 0, 1, Access::Rw, 0, "The QP runs; 0 resets it");
+        b.reg(&r("local_qpn"), base + 0x04, "Our QP number").field(
+            "value",
+            0,
+            24,
+            Access::Rw,
+            0,
+            "QPN the peer sends to",
+        );
+        b.reg(&r("remote_qpn"), base + 0x08, "The peer's QP number")
+            .field(
+                "value",
+                0,
+                24,
+                Access::Rw,
+                0,
+                "Destination QP of our frames",
+            );
+        b.reg(
+            &r("local_mac_hi"),
+            base + 0x0c,
+            "Our MAC address, bytes 0-1",
+        )
+        .field(
+            "value",
+            0,
+            16,
+            Access::Rw,
+            0,
+            "First byte on the wire in bits 15:8",
+        );
+        b.reg(
+            &r("local_mac_lo"),
+            base + 0x10,
+            "Our MAC address, bytes 2-5",
+        )
+        .field("value", 0, 32, Access::Rw, 0, "Byte 2 in bits 31:24");
+        b.reg(
+            &r("remote_mac_hi"),
+            base + 0x14,
+            "The peer's MAC address, bytes 0-1",
+        )
+        .field(
+            "value",
+            0,
+            16,
+            Access::Rw,
+            0,
+            "First byte on the wire in bits 15:8",
+        );
+        b.reg(
+            &r("remote_mac_lo"),
+            base + 0x18,
+            "The peer's MAC address, bytes 2-5",
+        )
+        .field("value", 0, 32, Access::Rw, 0, "Byte 2 in bits 31:24");
+        b.reg(&r("local_ip"), base + 0x1c, "Our IPv4 address")
+            .field(
+                "value",
+                0,
+                32,
+                Access::Rw,
+                0,
+                "First byte on the wire in bits 31:24",
+            );
+        b.reg(&r("remote_ip"), base + 0x20, "The peer's IPv4 address")
+            .field(
+                "value",
+                0,
+                32,
+                Access::Rw,
+                0,
+                "First byte on the wire in bits 31:24",
+            );
+        b.reg(&r("sq_psn"), base + 0x24, "Initial send PSN").field(
+            "value",
+            0,
+            24,
+            Access::Rw,
+            0,
+            "PSN of the first SEND after en rises",
+        );
+        b.reg(&r("rq_psn"), base + 0x28, "Initial expected receive PSN")
+            .field(
+                "value",
+                0,
+                24,
+                Access::Rw,
+                0,
+                "PSN the first request must carry",
+            );
+        b.reg(&r("mtu"), base + 0x2c, "Path MTU")
+            .field(
+                "code",
+                0,
+                3,
+                Access::Rw,
+                u64::from(p.mtu_code()),
+                "InfiniBand MTU code: 1 = 256 ... 5 = 4096 bytes (segmentation comes with the data path)",
+            );
+        b.reg(&r("pkey"), base + 0x30, "Partition key").field(
+            "value",
+            0,
+            16,
+            Access::Rw,
+            0xffff,
+            "P_Key of our frames; received ones must match",
+        );
+        b.reg(&r("retry"), base + 0x3c, "Retransmission")
+            .field(
+                "timeout",
+                0,
+                24,
+                Access::Rw,
+                0x1_0000,
+                "Cycles without progress on an unacknowledged capsule before it is sent again",
+            )
+            .field(
+                "limit",
+                24,
+                3,
+                Access::Rw,
+                7,
+                "Timeouts in a row before the QP goes to error; 7 = no limit",
+            );
+        b.reg(&r("state"), base + 0x34, "Live state")
+            .field("error", 0, 1, Access::Ro, 0, "The QP is in error")
+            .field("psn", 8, 24, Access::Ro, 0, "Next send PSN");
+        b.reg(&r("epsn"), base + 0x38, "Live receive state").field(
+            "value",
+            0,
+            24,
+            Access::Ro,
+            0,
+            "Expected receive PSN",
+        );
+    }
+    b.finish()
+}
+
+/// Byte `i` of `v` (byte 0 in bits 7:0).
+fn byte(v: Sig, i: u32) -> Expr {
+    v.slice(8 * i + 7, 8 * i)
+}
+
+/// The bytes of a big-endian field, first byte on the wire first.
+fn be(v: &Expr, n: u32) -> Vec<Expr> {
+    (0..n)
+        .map(|i| v.slice(8 * (n - 1 - i) + 7, 8 * (n - 1 - i)))
+        .collect()
+}
+
+/// `n` ones from bit 0 in a `lanes`-bit mask (n <= lanes), from a count signal.
+fn ones_mask(count: Expr, lanes: u32) -> Expr {
+    (lit(lanes + 1, 1).shl_by(count) - 1u64).slice(lanes - 1, 0)
+}
+
+/// Bytes (frame order) packed little-endian into `width` bits: byte 0 in bits 7:0.
+fn pack(bytes: &[Expr], width: u32) -> Expr {
+    let e = cat(bytes.iter().rev().cloned());
+    let w = e.width();
+    if w < width {
+        cat([zeros(width - w), e])
+    } else {
+        e
+    }
+}
+
+/// One's complement sum of 16-bit words, folded, inverted: the IPv4 header checksum.
+fn checksum(words: &[Expr]) -> Expr {
+    let s = words.iter().fold(lit(20, 0), |acc, w| acc + w.zext(20));
+    let f1 = s.slice(15, 0).zext(17) + s.slice(19, 16).zext(17);
+    let f2 = f1.slice(15, 0) + f1.bit(16).zext(16);
+    !f2
+}
+
+/// Frame bytes whose ICRC input is forced to FFh: IPv4 TOS, TTL, header checksum, UDP
+/// checksum, BTH FECN/BECN/reserved.
+const ICRC_MASKED: [u32; 7] = [15, 22, 24, 25, 40, 41, 46];
+/// Bytes of the transmit buffer (the largest frame: a capsule, 122 bytes).
+const TX_BYTES: u32 = 128;
+/// Bytes of a received frame kept for the checks.
+const RX_BYTES: u32 = 80;
+
+/// The engine, named by [`module_name`].
+#[track_caller]
+pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
+    let name = module_name(p);
+    let bad = |msg: String| {
+        Err(Errors(vec![Error {
+            kind: ErrorKind::Invalid,
+            module: name.clone(),
+            signal: None,
+            loc: Location::caller(),
+            message: msg,
+        }]))
+    };
+    if p.data_width != 64 {
+        return bad(format!("{name}: data width {}; use 64", p.data_width));
+    }
+    if !(1..=8).contains(&p.qps) || !(1..=16).contains(&p.outstanding) {
+        return bad(format!(
+            "{name}: {} QPs (use 1 to 8), {} outstanding (use 1 to 16)",
+            p.qps, p.outstanding
+        ));
+    }
+    if !p.mtu.is_power_of_two() || !(256..=4096).contains(&p.mtu) {
+        return bad(format!(
+            "{name}: MTU {}; use 256, 512, 1024, 2048 or 4096",
+            p.mtu
+        ));
+    }
+    let dw = p.data_width;
+    let lanes = dw / 8;
+    let nq = p.qps;
+    let d = p.outstanding;
+    let qw = clog2(u64::from(nq)).max(1);
+    let sw = clog2(u64::from(d)).max(1);
+    let crc_mod = crc(&CRC32, dw, reset)?;
+    let map = register_map(p)?;
+    let csr = map.module(reset)?;
+
+    let mut m = ModuleBuilder::with_reset(&name, reset);
+    m.doc(&format!(
+        "RoCEv2 transport engine, host side: {nq} queue pairs (SQ id q+1 on QP q), {d} commands each,"
+    ));
+    m.doc("command capsules out as SEND Only, response capsules in, ACK/NAK, ICRC at line rate.");
+    m.doc("Frames on m_axis/s_axis: Ethernet without FCS, packed from lane 0.");
+    m.doc("See hdl-gen/src/roce/mod.rs for the interface and the order of the checks.");
+    m.clock();
+    m.reset();
+    m.group("commands in, completions out");
+    let cmd = m.stream_in(
+        "io_cmd",
+        &StreamDef::new().field("sqid", 16).field("sqe", 512),
+    );
+    let space = m.output("sq_space_o", nq);
+    m.comment(
+        space,
+        "bit q: a command of SQ id q+1 is taken without waiting",
+    );
+    let cpl = m.stream_out(
+        "io_cpl",
+        &StreamDef::new()
+            .field("sqid", 16)
+            .field("cid", 16)
+            .field("status", 15)
+            .field("dw0", 32),
+    );
+    m.group("Ethernet transmit (AXI4-Stream)");
+    let tx_data = m.output("m_axis_tdata_o", dw);
+    let tx_keep = m.output("m_axis_tkeep_o", lanes);
+    let tx_last = m.output("m_axis_tlast_o", 1);
+    let tx_valid = m.output("m_axis_tvalid_o", 1);
+    let tx_ready = m.input("m_axis_tready_i", 1);
+    m.group("Ethernet receive (AXI4-Stream)");
+    let rx_data = m.input("s_axis_tdata_i", dw);
+    let rx_keep = m.input("s_axis_tkeep_i", lanes);
+    let rx_last = m.input("s_axis_tlast_i", 1);
+    let rx_valid = m.input("s_axis_tvalid_i", 1);
+    let rx_ready = m.output("s_axis_tready_o", 1);
+
+    let u_csr = m.instance("u_csr", &csr);
+    let csr_out = |m: &mut ModuleBuilder, q: u32, reg: &str, field: &str| -> Sig {
+        m.bind_out(u_csr, &format!("qp{q}_{reg}_{field}_o"))
+    };
+
+    // ------------------------------------------------------------ QP configuration and state
+    struct Qp {
+        en: Sig,
+        lqpn: Sig,
+        rqpn: Sig,
+        lmac: Sig,
+        rmac: Sig,
+        lip: Sig,
+        rip: Sig,
+        pkey: Sig,
+        sq_psn: Sig,
+        rq_psn: Sig,
+        up: Reg,
+        err: Reg,
+        spsn: Reg,
+        epsn: Reg,
+        msn: Reg,
+        nak_sent: Reg,
+        ack_pend: Reg,
+        ack_syn: Reg,
+        ack_psn: Reg,
+        ack_msn: Reg,
+        slot_valid: Reg,
+        slot_cid: Vec<Reg>,
+        slot_sqe: Vec<Reg>,
+        slot_psn: Vec<Reg>,
+        una: Reg,
+        rpsn: Reg,
+        timer: Reg,
+        retries: Reg,
+        timeout: Sig,
+        limit: Sig,
+    }
+    let mut qps: Vec<Qp> = Vec::new();
+    for q in 0..nq {
+        let en = csr_out(&mut m, q, "ctrl", "en");
+        let lqpn = csr_out(&mut m, q, "local_qpn", "value");
+        let rqpn = csr_out(&mut m, q, "remote_qpn", "value");
+        let lmh = csr_out(&mut m, q, "local_mac_hi", "value");
+        let lml = csr_out(&mut m, q, "local_mac_lo", "value");
+        let rmh = csr_out(&mut m, q, "remote_mac_hi", "value");
+        let rml = csr_out(&mut m, q, "remote_mac_lo", "value");
+        let lip = csr_out(&mut m, q, "local_ip", "value");
+        let rip = csr_out(&mut m, q, "remote_ip", "value");
+        let sq_psn = csr_out(&mut m, q, "sq_psn", "value");
+        let rq_psn = csr_out(&mut m, q, "rq_psn", "value");
+        let mtu = csr_out(&mut m, q, "mtu", "code");
+        m.unused(&format!("qp{q}_mtu_unused"), mtu);
+        let pkey = csr_out(&mut m, q, "pkey", "value");
+        let lmac = m.net(&format!("qp{q}_local_mac"), cat([lmh, lml]));
+        let rmac = m.net(&format!("qp{q}_remote_mac"), cat([rmh, rml]));
+        let up = m.reg(&format!("qp{q}_up"), 1, 0);
+        m.comment(up.q, "en as last seen: the QP is running");
+        let err = m.reg(&format!("qp{q}_err"), 1, 0);
+        let spsn = m.reg(&format!("qp{q}_spsn"), 24, 0);
+        m.comment(spsn.q, "next send PSN");
+        let epsn = m.reg(&format!("qp{q}_epsn"), 24, 0);
+        m.comment(epsn.q, "expected receive PSN");
+        let msn = m.reg(&format!("qp{q}_msn"), 24, 0);
+        m.comment(msn.q, "messages received and completed");
+        let nak_sent = m.reg(&format!("qp{q}_nak_sent"), 1, 0);
+        m.comment(nak_sent.q, "a NAK 60h went out for the current gap");
+        let ack_pend = m.reg(&format!("qp{q}_ack_pend"), 1, 0);
+        let ack_syn = m.reg(&format!("qp{q}_ack_syn"), 8, 0);
+        let ack_psn = m.reg(&format!("qp{q}_ack_psn"), 24, 0);
+        let ack_msn = m.reg(&format!("qp{q}_ack_msn"), 24, 0);
+        let slot_valid = m.reg(&format!("qp{q}_slot_valid"), d, 0);
+        let slot_cid = (0..d)
+            .map(|s| m.reg(&format!("qp{q}_slot{s}_cid"), 16, 0))
+            .collect();
+        let slot_sqe = (0..d)
+            .map(|s| m.reg(&format!("qp{q}_slot{s}_sqe"), 512, 0))
+            .collect();
+        let slot_psn = (0..d)
+            .map(|s| m.reg(&format!("qp{q}_slot{s}_psn"), 24, 0))
+            .collect();
+        let una = m.reg(&format!("qp{q}_una"), 24, 0);
+        m.comment(
+            una.q,
+            "oldest capsule PSN not yet acknowledged (= spsn: none)",
+        );
+        let rpsn = m.reg(&format!("qp{q}_rpsn"), 24, 0);
+        m.comment(rpsn.q, "next PSN to send again (= spsn: not resending)");
+        let timer = m.reg(&format!("qp{q}_timer"), 24, 0);
+        let retries = m.reg(&format!("qp{q}_retries"), 3, 0);
+        let timeout = csr_out(&mut m, q, "retry", "timeout");
+        let limit = csr_out(&mut m, q, "retry", "limit");
+        m.bind(u_csr, &format!("qp{q}_state_error_i"), err.q);
+        m.bind(u_csr, &format!("qp{q}_state_psn_i"), spsn.q);
+        m.bind(u_csr, &format!("qp{q}_epsn_value_i"), epsn.q);
+        qps.push(Qp {
+            en,
+            lqpn,
+            rqpn,
+            lmac,
+            rmac,
+            lip,
+            rip,
+            pkey,
+            sq_psn,
+            rq_psn,
+            up,
+            err,
+            spsn,
+            epsn,
+            msn,
+            nak_sent,
+            ack_pend,
+            ack_syn,
+            ack_psn,
+            ack_msn,
+            slot_valid,
+            slot_cid,
+            slot_sqe,
+            slot_psn,
+            una,
+            rpsn,
+            timer,
+            retries,
+            timeout,
+            limit,
+        });
+    }
+    // A QP that is disabled or in error refuses commands and drains its slots.
+    let dead: Vec<Sig> = qps
+        .iter()
+        .enumerate()
+        .map(|(q, x)| m.net(&format!("qp{q}_dead"), !x.up.q | x.err.q))
+        .collect();
+    let pick_lowest = |m: &mut ModuleBuilder, name: &str, v: Expr, n: u32, w: u32| -> Sig {
+        let mut e: Expr = lit(w, 0);
+        for i in (0..n).rev() {
+            e = mux(v.bit(i), lit(w, u128::from(i)), e);
+        }
+        m.net(name, e)
+    };
+    let sel_q = |idx: Sig, f: &dyn Fn(&Qp) -> Expr| -> Expr {
+        let mut e = f(&qps[0]);
+        for (q, x) in qps.iter().enumerate().skip(1) {
+            e = mux(idx.eq(q as u64), f(x), e);
+        }
+        e
+    };
+
+    // ------------------------------------------------------------ frame fields
+    // Ethernet, IPv4 and UDP for QP fields `x`, the IPv4 total length `ip_len` [16].
+    let net_bytes = |x: &Qp, q: u32, ip_len: u64| -> Vec<Expr> {
+        let mut b = Vec::new();
+        b.extend(be(&x.rmac.ex(), 6));
+        b.extend(be(&x.lmac.ex(), 6));
+        b.extend(be(&lit(16, 0x0800), 2));
+        let words = [
+            lit(16, 0x4500),
+            lit(16, u128::from(ip_len)),
+            lit(16, 0),
+            lit(16, 0x4000),
+            lit(16, 0x4011),
+            x.lip.slice(31, 16),
+            x.lip.slice(15, 0),
+            x.rip.slice(31, 16),
+            x.rip.slice(15, 0),
+        ];
+        let sum = checksum(&words);
+        b.extend(be(&lit(16, 0x4500), 2));
+        b.extend(be(&lit(16, u128::from(ip_len)), 2));
+        b.extend(be(&lit(16, 0), 2));
+        b.extend(be(&lit(16, 0x4000), 2));
+        b.push(lit(8, 64));
+        b.push(lit(8, 17));
+        b.extend(be(&sum, 2));
+        b.extend(be(&x.lip.ex(), 4));
+        b.extend(be(&x.rip.ex(), 4));
+        b.extend(be(&lit(16, 0xc000 + u128::from(q)), 2));
+        b.extend(be(&lit(16, 4791), 2));
+        b.extend(be(&lit(16, u128::from(ip_len - 20)), 2));
+        b.extend(be(&lit(16, 0), 2));
+        b
+    };
+    // BTH.
+    let bth_bytes = |x: &Qp, opcode: u64, ack_req: bool, psn: Expr| -> Vec<Expr> {
+        let mut b = vec![lit(8, u128::from(opcode)), lit(8, 0)];
+        b.extend(be(&x.pkey.ex(), 2));
+        b.push(lit(8, 0));
+        b.extend(be(&x.rqpn.ex(), 3));
+        b.push(lit(8, if ack_req { 0x80 } else { 0 }));
+        b.extend(be(&psn, 3));
+        b
+    };
+
+    // ------------------------------------------------------------ transmit
+    let tbuf = m.reg("tx_buf", TX_BYTES * 8, 0);
+    m.comment(
+        tbuf.q,
+        "the frame being sent, byte 0 in bits 7:0 (the ICRC's place is zero)",
+    );
+    let tlen = m.reg("tx_len", 8, 0);
+    m.comment(tlen.q, "its length in bytes; 0: idle");
+    let tidx = m.reg("tx_idx", 4, 0);
+    m.comment(tidx.q, "the beat on m_axis");
+    let t_busy = m.net("tx_busy", tlen.q.ne(0u64));
+    let tx_fire = m.net("tx_fire", t_busy & tx_ready);
+    let n_out = m.net("tx_left", tlen.q - cat([tidx.q.ex(), zeros(3)]).zext(8));
+    let t_lastb = m.net("tx_last_beat", n_out.le(u64::from(lanes)));
+    let out_keep = m.net(
+        "tx_keep",
+        mux(t_lastb, ones_mask(n_out.slice(3, 0), lanes), ones(lanes)),
+    );
+    let raw_beat = m.net(
+        "tx_raw_beat",
+        tbuf.q.shr_by(cat([tidx.q.ex(), zeros(6)])).slice(dw - 1, 0),
+    );
+    // CRC: one beat ahead of the output over the masked frame.
+    let masked_bytes: Vec<Expr> = (0..TX_BYTES)
+        .map(|i| {
+            if ICRC_MASKED.contains(&i) {
+                ones(8)
+            } else {
+                byte(tbuf.q, i)
+            }
+        })
+        .collect();
+    let tmasked = m.net("tx_masked", pack(&masked_bytes, TX_BYTES * 8));
+    let crc_at = m.net("tx_crc_at", cat([tidx.q.ex(), zeros(6)]).zext(11) + 112u64);
+    m.comment(
+        crc_at,
+        "bit offset of the ICRC input beat: frame byte 8 * tx_idx + 14",
+    );
+    let crc_win = m.net(
+        "tx_crc_window",
+        tmasked
+            .zext(TX_BYTES * 8 + dw)
+            .shr_by(crc_at)
+            .slice(dw - 1, 0),
+    );
+    let t_end = m.net("tx_icrc_at", tlen.q - 4u64);
+    m.comment(t_end, "ICRC position: where the CRC input ends");
+    let t_pos = m.net("tx_crc_pos", cat([tidx.q.ex(), zeros(3)]).zext(8) + 14u64);
+    let t_cnt = m.net(
+        "tx_crc_count",
+        mux(
+            t_end.gt(t_pos),
+            mux(
+                (t_end - t_pos).gt(u64::from(lanes)),
+                lit(4, u128::from(lanes)),
+                (t_end - t_pos).slice(3, 0),
+            ),
+            lit(4, 0),
+        ),
+    );
+    let load = m.wire("tx_load", 1);
+    m.comment(load, "a frame is loaded into the buffer this cycle");
+    let u_tcrc = m.instance("u_tx_crc", &crc_mod);
+    m.bind(u_tcrc, "start_i", load);
+    m.bind(u_tcrc, "valid_i", load | tx_fire);
+    m.bind(u_tcrc, "data_i", mux(load, ones(dw), crc_win));
+    let t_keep = m.net("tx_crc_keep", ones_mask(t_cnt.ex(), lanes));
+    m.bind(u_tcrc, "keep_i", mux(load, ones(lanes), t_keep));
+    let tcrc = m.bind_out(u_tcrc, "crc_o");
+    // The ICRC over the last four bytes, least significant byte first.
+    let out_bytes: Vec<Expr> = (0..lanes)
+        .map(|l| {
+            let b = cat([tidx.q.ex(), zeros(3)]).zext(8) + u64::from(l);
+            let off = b.clone() - t_end;
+            let icrc_byte = mux(
+                off.slice(1, 0).eq(0u64),
+                tcrc.slice(7, 0),
+                mux(
+                    off.slice(1, 0).eq(1u64),
+                    tcrc.slice(15, 8),
+                    mux(
+                        off.slice(1, 0).eq(2u64),
+                        tcrc.slice(23, 16),
+                        tcrc.slice(31, 24),
+                    ),
+                ),
+            );
+            mux(b.ge(t_end), icrc_byte, byte(raw_beat, l))
+        })
+        .collect();
+    m.assign(tx_valid, t_busy);
+    m.assign(tx_data, pack(&out_bytes, dw));
+    m.assign(tx_keep, out_keep);
+    m.assign(tx_last, t_lastb);
+
+    // Sources: an ACK (lowest QP with one pending), else a command capsule.
+    let ack_pend_v = m.net("ack_pend", cat(qps.iter().rev().map(|x| x.ack_pend.q.ex())));
+    let ack_q = pick_lowest(&mut m, "ack_qp", ack_pend_v.ex(), nq, qw);
+    let load_ack = m.net("load_ack", !t_busy & ack_pend_v.any());
+
+    // Go-back-N: a QP sends its capsules again from rpsn while rpsn != spsn (its new commands
+    // wait meanwhile); a PSN whose command already completed is skipped.
+    let resending: Vec<Sig> = qps
+        .iter()
+        .enumerate()
+        .map(|(q, x)| {
+            m.net(
+                &format!("qp{q}_resending"),
+                x.rpsn.q.ne(x.spsn.q) & !dead[q],
+            )
+        })
+        .collect();
+    let rs_hit: Vec<Sig> = qps
+        .iter()
+        .enumerate()
+        .map(|(q, x)| {
+            m.net(
+                &format!("qp{q}_resend_hit"),
+                cat((0..d)
+                    .rev()
+                    .map(|s| (x.slot_valid.q.bit(s) & x.slot_psn[s as usize].q.eq(x.rpsn.q)).ex())),
+            )
+        })
+        .collect();
+    let resend_v = m.net(
+        "resend_ready",
+        cat((0..nq as usize)
+            .rev()
+            .map(|q| (resending[q] & rs_hit[q].any()).ex())),
+    );
+    m.comment(resend_v, "bit q: QP q has a capsule to send again now");
+    let rs_q = pick_lowest(&mut m, "resend_qp", resend_v.ex(), nq, qw);
+    let rs_slots = m.net("resend_slots", {
+        let mut e = rs_hit[0].ex();
+        for (q, h) in rs_hit.iter().enumerate().skip(1) {
+            e = mux(rs_q.eq(q as u64), *h, e);
+        }
+        e
+    });
+    let rs_slot = pick_lowest(&mut m, "resend_slot", rs_slots.ex(), d, sw);
+    let rs_sqe = m.net("resend_sqe", {
+        let mut e = lit(512, 0);
+        for (q, x) in qps.iter().enumerate() {
+            for (s, r) in x.slot_sqe.iter().enumerate() {
+                e = mux(rs_q.eq(q as u64) & rs_slot.eq(s as u64), r.q, e);
+            }
+        }
+        e
+    });
+    let load_resend = m.net("load_resend", !t_busy & !ack_pend_v.any() & resend_v.any());
+    m.comment(load_resend, "a capsule is loaded again (go-back-N)");
+
+    let sqid = cmd.field("sqid");
+    let sqe = cmd.field("sqe");
+    let cmd_q = m.net("cmd_qp", (sqid - 1u64).slice(qw - 1, 0));
+    let known = m.net("cmd_known", sqid.ne(0u64) & sqid.le(u64::from(nq)));
+    let cmd_dead = m.net("cmd_dead", sel_q(cmd_q, &|x| !x.up.q | x.err.q));
+    let free: Vec<Sig> = qps
+        .iter()
+        .enumerate()
+        .map(|(q, x)| m.net(&format!("qp{q}_slot_free"), !x.slot_valid.q))
+        .collect();
+    let free_idx: Vec<Sig> = free
+        .iter()
+        .enumerate()
+        .map(|(q, f)| pick_lowest(&mut m, &format!("qp{q}_free_idx"), f.ex(), d, sw))
+        .collect();
+    let has_free = m.net("cmd_has_free", {
+        let mut e = free[0].any();
+        for (q, f) in free.iter().enumerate().skip(1) {
+            e = mux(cmd_q.eq(q as u64), f.any(), e);
+        }
+        e
+    });
+    let cmd_slot = m.net("cmd_slot", {
+        let mut e = free_idx[0].ex();
+        for (q, f) in free_idx.iter().enumerate().skip(1) {
+            e = mux(cmd_q.eq(q as u64), *f, e);
+        }
+        e
+    });
+    let cmd_resending = m.net("cmd_resending", {
+        let mut e = resending[0].ex();
+        for (q, r) in resending.iter().enumerate().skip(1) {
+            e = mux(cmd_q.eq(q as u64), *r, e);
+        }
+        e
+    });
+    let load_cmd = m.net(
+        "load_cmd",
+        cmd.valid
+            & known
+            & !cmd_dead
+            & has_free
+            & !cmd_resending
+            & !t_busy
+            & !ack_pend_v.any()
+            & !resend_v.any(),
+    );
+    m.comment(load_cmd, "a command capsule is loaded (and its slot taken)");
+    m.assign(load, load_ack | load_cmd | load_resend);
+
+    // The capsule's SQE: PSDT 01b, DPTR one keyed SGL data block over the command's window.
+    let opc = m.net("cmd_opc", sqe.slice(7, 0));
+    let has_data = m.net(
+        "cmd_has_data",
+        opc.eq(0x01u64) | opc.eq(0x02u64) | opc.eq(0x05u64),
+    );
+    let nlb = m.net("cmd_nlb", sqe.slice(399, 384));
+    let dlen = m.net(
+        "cmd_len",
+        mux(
+            has_data,
+            cat([(nlb.zext(17) + 1u64).ex(), zeros(9)]).slice(23, 0),
+            lit(24, 0),
+        ),
+    );
+    m.comment(
+        dlen,
+        "window length: (NLB + 1) * 512 for Read, Write, Compare",
+    );
+    let key = m.net(
+        "cmd_key",
+        cat([cmd_q.zext(8), cmd_slot.zext(8), sqe.slice(31, 16)]),
+    );
+    m.comment(key, "the window's key: {qp, slot, cid}");
+    let new_sqe = m.net(
+        "capsule_sqe",
+        cat([
+            sqe.slice(511, 320), // CDW10-15
+            lit(8, 0x40),        // keyed SGL data block, address subtype
+            key.ex(),
+            dlen.ex(),
+            zeros(64),          // address 0: offsets within the window
+            sqe.slice(191, 16), // CID .. MPTR
+            lit(2, 1),          // PSDT 01b
+            sqe.slice(13, 0),
+        ]),
+    );
+    m.unused(
+        "sqe_dptr_psdt",
+        cat([sqe.slice(319, 192), sqe.slice(15, 14)]),
+    );
+    let cap_q = m.net("capsule_qp", mux(load_resend, rs_q, cmd_q));
+    let cap_sqe = m.net("capsule_out_sqe", mux(load_resend, rs_sqe, new_sqe));
+    let cap_frame: Expr = {
+        let mut e: Option<Expr> = None;
+        for (q, x) in qps.iter().enumerate() {
+            let mut b = net_bytes(x, q as u32, 20 + 8 + 12 + 64 + 4);
+            let psn = mux(load_resend, x.rpsn.q, x.spsn.q);
+            b.extend(bth_bytes(x, 0x04, true, psn));
+            b.extend((0..64).map(|i| byte(cap_sqe, i)));
+            b.extend((0..4).map(|_| lit(8, 0)));
+            let f = pack(&b, TX_BYTES * 8);
+            e = Some(match e {
+                None => f,
+                Some(prev) => mux(cap_q.eq(q as u64), f, prev),
+            });
+        }
+        e.expect("one QP at least")
+    };
+    let ack_frame: Expr = {
+        let mut e: Option<Expr> = None;
+        for (q, x) in qps.iter().enumerate() {
+            let mut b = net_bytes(x, q as u32, 20 + 8 + 12 + 4 + 4);
+            b.extend(bth_bytes(x, 0x11, false, x.ack_psn.q.ex()));
+            b.push(x.ack_syn.q.ex());
+            b.extend(be(&x.ack_msn.q.ex(), 3));
+            b.extend((0..4).map(|_| lit(8, 0)));
+            let f = pack(&b, TX_BYTES * 8);
+            e = Some(match e {
+                None => f,
+                Some(prev) => mux(ack_q.eq(q as u64), f, prev),
+            });
+        }
+        e.expect("one QP at least")
+    };
+    let ack_frame = m.net("ack_frame", ack_frame);
+    let cap_frame = m.net("capsule_frame", cap_frame);
+    let ack_is_nak = m.net(
+        "ack_is_nak",
+        sel_q(ack_q, &|x| x.ack_syn.q.slice(7, 5).ne(0u64)),
+    );
+    m.comb(|c| {
+        c.set(tbuf.d, tbuf.q);
+        c.set(tlen.d, tlen.q);
+        c.set(tidx.d, tidx.q);
+        c.if_(load_ack, |c| {
+            c.set(tbuf.d, ack_frame);
+            c.set(tlen.d, 62u64);
+            c.set(tidx.d, 0u64);
+        })
+        .else_if(load_cmd | load_resend, |c| {
+            c.set(tbuf.d, cap_frame);
+            c.set(tlen.d, 122u64);
+            c.set(tidx.d, 0u64);
+        })
+        .else_if(tx_fire, |c| {
+            c.set(tidx.d, tidx.q + 1u64);
+            c.if_(t_lastb, |c| c.set(tlen.d, 0u64));
+        });
+    });
+
+    // ------------------------------------------------------------ receive
+    let rx_st = m.enum_type("rx_state", &["RX_RECV", "RX_CHK", "RX_CPL"]);
+    let rst = m.reg_enum("rx_state", &rx_st, rx_st.item("RX_RECV"));
+    let in_recv = m.net("rx_in_recv", rst.q.eq(rx_st.item("RX_RECV")));
+    let in_chk = m.net("rx_in_chk", rst.q.eq(rx_st.item("RX_CHK")));
+    let in_cpl = m.net("rx_in_cpl", rst.q.eq(rx_st.item("RX_CPL")));
+    m.assign(rx_ready, in_recv);
+    let rfire = m.net("rx_fire", rx_valid & in_recv);
+    let rbeat = m.reg("rx_beat", 11, 0);
+    m.comment(rbeat.q, "beat of the frame on s_axis (saturates)");
+    let rlen = m.reg("rx_len", 16, 0);
+    m.comment(rlen.q, "bytes of the frame so far (saturates)");
+    let rhdr = m.reg("rx_hdr", RX_BYTES * 8, 0);
+    m.comment(rhdr.q, "the frame's first bytes, byte 0 in bits 7:0");
+    let rprev = m.reg("rx_prev", 16, 0);
+    m.comment(
+        rprev.q,
+        "masked lanes 6-7 of the previous beat (ICRC realignment)",
+    );
+    let ricrc = m.reg("rx_icrc", 32, 0);
+    m.comment(
+        ricrc.q,
+        "the received ICRC, least significant byte first on the wire",
+    );
+    let rbytes = m.net(
+        "rx_beat_bytes",
+        (0..lanes).fold(lit(4, 0), |a, i| a + rx_keep.bit(i).zext(4)),
+    );
+    let kept = m.net(
+        "rx_kept",
+        cat((0..lanes)
+            .rev()
+            .map(|i| byte(rx_data, i) & rx_keep.bit(i).repeat(8))),
+    );
+    let beat_is = |k: u64| rbeat.q.eq(k);
+    let masked_in: Vec<Expr> = (0..lanes)
+        .map(|l| {
+            let hits: Vec<u32> = ICRC_MASKED
+                .iter()
+                .filter(|&&b| b % lanes == l)
+                .map(|&b| b / lanes)
+                .collect();
+            let mut e = byte(kept, l);
+            for k in hits {
+                e = mux(beat_is(u64::from(k)), ones(8), e);
+            }
+            e
+        })
+        .collect();
+    let rmasked = m.net("rx_masked", pack(&masked_in, dw));
+    let ip_len_now = m.net(
+        "rx_ip_len_now",
+        mux(
+            beat_is(2),
+            cat([byte(kept, 0), byte(kept, 1)]),
+            cat([byte(rhdr.q, 16), byte(rhdr.q, 17)]),
+        ),
+    );
+    let r_end = m.net("rx_icrc_at", ip_len_now.zext(17) + 10u64);
+    m.comment(
+        r_end,
+        "frame offset of the ICRC, from the IPv4 total length",
+    );
+    let r_pos = m.net(
+        "rx_crc_pos",
+        (cat([rbeat.q.ex(), zeros(3)]).zext(17)) - 2u64,
+    );
+    m.comment(
+        r_pos,
+        "frame offset of the ICRC input beat fed with this beat (beats 2 on)",
+    );
+    let r_cnt = m.net(
+        "rx_crc_count",
+        mux(
+            r_end.gt(r_pos),
+            mux(
+                (r_end - r_pos).gt(u64::from(lanes)),
+                lit(4, u128::from(lanes)),
+                (r_end - r_pos).slice(3, 0),
+            ),
+            lit(4, 0),
+        ),
+    );
+    let u_rcrc = m.instance("u_rx_crc", &crc_mod);
+    m.bind(u_rcrc, "start_i", rfire & beat_is(1));
+    m.bind(u_rcrc, "valid_i", rfire & rbeat.q.ne(0u64));
+    m.bind(
+        u_rcrc,
+        "data_i",
+        mux(
+            beat_is(1),
+            ones(dw),
+            cat([rmasked.slice(47, 0), rprev.q.ex()]),
+        ),
+    );
+    let r_keep = m.net("rx_crc_keep", ones_mask(r_cnt.ex(), lanes));
+    m.bind(u_rcrc, "keep_i", mux(beat_is(1), ones(lanes), r_keep));
+    let rcrc = m.bind_out(u_rcrc, "crc_o");
+    let hdr_base = m.net("rx_hdr_base", mux(beat_is(0), lit(RX_BYTES * 8, 0), rhdr.q));
+    let hdr_new = m.net(
+        "rx_hdr_new",
+        hdr_base
+            | kept
+                .zext(RX_BYTES * 8)
+                .shl_by(cat([rbeat.q.slice(3, 0), zeros(6)])),
+    );
+    let icrc_hit: Vec<Vec<Sig>> = (0..lanes)
+        .map(|l| {
+            (0..4u64)
+                .map(|j| {
+                    let b = cat([rbeat.q.ex(), zeros(3)]).zext(17) + u64::from(l);
+                    m.net(
+                        &format!("rx_icrc_l{l}_b{j}"),
+                        rx_keep.bit(l) & b.eq(r_end + j),
+                    )
+                })
+                .collect()
+        })
+        .collect();
+    let rlen_next = m.net(
+        "rx_len_next",
+        mux(beat_is(0), lit(17, 0), rlen.q.zext(17)) + rbytes.zext(17),
+    );
+    let icrc_new = m.net(
+        "rx_icrc_new",
+        cat((0..4usize).rev().map(|j| {
+            let mut e = ricrc.q.slice(8 * j as u32 + 7, 8 * j as u32);
+            for (l, hits) in icrc_hit.iter().enumerate() {
+                e = mux(hits[j], byte(rx_data, l as u32), e);
+            }
+            e
+        })),
+    );
+
+    // Fields of the kept header (valid in RX_CHK).
+    let hb = |i: u32| byte(rhdr.q, i);
+    let ethertype = m.net("h_ethertype", cat([hb(12), hb(13)]));
+    let ver_ihl = m.net("h_ver_ihl", hb(14));
+    let ip_len = m.net("h_ip_len", cat([hb(16), hb(17)]));
+    let frag = m.net("h_frag", cat([hb(20), hb(21)]).slice(13, 0));
+    let proto = m.net("h_proto", hb(23));
+    let ip_sum = m.net(
+        "h_ip_sum_ok",
+        checksum(
+            &(0..10)
+                .map(|w| cat([hb(14 + 2 * w), hb(15 + 2 * w)]))
+                .collect::<Vec<_>>(),
+        )
+        .eq(0u64),
+    );
+    let dport = m.net("h_udp_dport", cat([hb(36), hb(37)]));
+    let udp_len = m.net("h_udp_len", cat([hb(38), hb(39)]));
+    let opcode = m.net("h_opcode", hb(42));
+    let bflags = m.net("h_bth_flags", hb(43));
+    let pad = m.net("h_pad", bflags.slice(5, 4));
+    let pkey = m.net("h_pkey", cat([hb(44), hb(45)]));
+    let dqp = m.net("h_dest_qp", cat([hb(47), hb(48), hb(49)]));
+    let psn = m.net("h_psn", cat([hb(51), hb(52), hb(53)]));
+    let syn = m.net("h_syndrome", hb(54));
+    let cqe_dw0 = m.net("h_cqe_dw0", cat([hb(57), hb(56), hb(55), hb(54)]));
+    let cqe_cid = m.net("h_cqe_cid", cat([hb(67), hb(66)]));
+    let cqe_status = m.net("h_cqe_status", cat([hb(69), hb(68)]).slice(15, 1));
+    m.unused(
+        "h_unused",
+        cat([
+            rhdr.q.slice(RX_BYTES * 8 - 1, 70 * 8),
+            hb(68).bit(0),
+            rhdr.q.slice(66 * 8 - 1, 58 * 8),
+            hb(50),
+            hb(46),
+            bflags.slice(7, 6),
+            hb(41),
+            hb(40),
+            hb(35),
+            hb(34),
+            rhdr.q.slice(12 * 8 - 1, 0),
+        ]),
+    );
+    let ip_len17 = m.net("h_ip_len17", ip_len.zext(17));
+    let t_len = m.net("h_transport_len", ip_len17 - 28u64);
+    m.comment(t_len, "BTH to ICRC, bytes");
+    let is_send = m.net("h_is_send", opcode.eq(0x04u64));
+    let is_ack = m.net("h_is_ack", opcode.eq(0x11u64));
+    let send_rest = m.net("h_send_rest", t_len - 16u64);
+    m.comment(send_rest, "a SEND's payload and pad, bytes");
+    // The checks in decode order: (drop cause, condition).
+    let c_short = m.net("chk_short", rlen.q.lt(34u64));
+    let c_ether = m.net(
+        "chk_ether",
+        ethertype.ne(0x0800u64) | ver_ihl.slice(7, 4).ne(4u64),
+    );
+    let c_ihl = m.net("chk_ihl", ver_ihl.slice(3, 0).ne(5u64) | frag.ne(0u64));
+    let c_proto = m.net("chk_proto", proto.ne(17u64));
+    let c_iplen = m.net(
+        "chk_ip_len",
+        ip_len.lt(28u64) | ip_len17.gt(rlen.q.zext(17) - 14u64),
+    );
+    let c_sum = m.net("chk_ip_sum", !ip_sum);
+    let c_port = m.net("chk_port", dport.ne(4791u64));
+    let c_udp = m.net("chk_udp_len", udp_len.ne(ip_len - 20u64));
+    let c_tshort = m.net("chk_transport_short", t_len.lt(16u64));
+    let c_icrc = m.net("chk_icrc", ricrc.q.ne(rcrc));
+    let c_opc = m.net(
+        "chk_opcode",
+        !(is_send | is_ack) | bflags.slice(3, 0).ne(0u64),
+    );
+    let c_len = m.net(
+        "chk_length",
+        (is_ack & (t_len.ne(20u64) | pad.ne(0u64))) | (is_send & pad.zext(17).gt(send_rest)),
+    );
+    // QP match.
+    let qhit = m.net(
+        "rx_qp_hit",
+        cat(qps.iter().rev().map(|x| (x.up.q & x.lqpn.eq(dqp)).ex())),
+    );
+    let rq = pick_lowest(&mut m, "rx_qp", qhit.ex(), nq, qw);
+    let c_qp = m.net(
+        "chk_qp",
+        !qhit.any() | sel_q(rq, &|x| x.pkey.ne(pkey) | x.err.q),
+    );
+    let cause = m.enum_type(
+        "drop_cause",
+        &[
+            "DROP_NONE",
+            "DROP_OTHER",
+            "DROP_MALFORMED",
+            "DROP_ICRC",
+            "DROP_OPCODE",
+            "DROP_QP",
+        ],
+    );
+    let why = m.wire_enum("rx_drop", &cause);
+    m.comb(|c| {
+        c.set(why, cause.item("DROP_NONE"));
+        c.if_(c_short, |c| c.set(why, cause.item("DROP_MALFORMED")))
+            .else_if(c_ether, |c| c.set(why, cause.item("DROP_OTHER")))
+            .else_if(c_ihl, |c| c.set(why, cause.item("DROP_MALFORMED")))
+            .else_if(c_proto, |c| c.set(why, cause.item("DROP_OTHER")))
+            .else_if(c_iplen | c_sum, |c| {
+                c.set(why, cause.item("DROP_MALFORMED"))
+            })
+            .else_if(c_port, |c| c.set(why, cause.item("DROP_OTHER")))
+            .else_if(c_udp | c_tshort, |c| {
+                c.set(why, cause.item("DROP_MALFORMED"))
+            })
+            .else_if(c_icrc, |c| c.set(why, cause.item("DROP_ICRC")))
+            .else_if(c_opc, |c| c.set(why, cause.item("DROP_OPCODE")))
+            .else_if(c_len, |c| c.set(why, cause.item("DROP_MALFORMED")))
+            .else_if(c_qp, |c| c.set(why, cause.item("DROP_QP")));
+    });
+    let pass = m.net("rx_pass", in_chk & why.eq(cause.item("DROP_NONE")));
+    m.comment(pass, "the frame passed the header, ICRC and QP checks");
+    // PSN against the QP's expected PSN.
+    let epsn = m.net("rx_epsn", sel_q(rq, &|x| x.epsn.q.ex()));
+    let diff = m.net("rx_psn_diff", psn - epsn);
+    let p_ok = m.net("rx_psn_ok", diff.eq(0u64));
+    let p_ahead = m.net("rx_psn_ahead", !p_ok & !diff.bit(23));
+    let p_dup = m.net("rx_psn_dup", diff.bit(23));
+    let q_nak_sent = m.net("rx_nak_sent", sel_q(rq, &|x| x.nak_sent.q.ex()));
+    let q_msn = m.net("rx_msn", sel_q(rq, &|x| x.msn.q.ex()));
+    let q_slots = m.net("rx_slots", sel_q(rq, &|x| x.slot_valid.q.ex()));
+    let cid_hit = m.net(
+        "rx_cid_hit",
+        cat((0..d)
+            .rev()
+            .map(|s| q_slots.bit(s) & sel_q(rq, &|x| x.slot_cid[s as usize].q.ex()).eq(cqe_cid))),
+    );
+    let hit_slot = pick_lowest(&mut m, "rx_hit_slot", cid_hit.ex(), d, sw);
+    let good_cqe = m.net(
+        "rx_good_cqe",
+        (send_rest - pad.zext(17)).eq(16u64) & cid_hit.any(),
+    );
+    let ev_send = m.net("ev_send", pass & is_send);
+    let ev_complete = m.net("ev_complete", ev_send & p_ok & good_cqe);
+    let ev_invalid = m.net("ev_invalid", ev_send & p_ok & !good_cqe);
+    let ev_ahead = m.net("ev_ahead", ev_send & p_ahead);
+    let ev_nak_seq = m.net("ev_nak_seq", ev_ahead & !q_nak_sent);
+    let ev_dup = m.net("ev_dup", ev_send & p_dup);
+    let ev_ack = m.net("ev_ack", pass & is_ack);
+    let ev_fatal_nak = m.net(
+        "ev_fatal_nak",
+        ev_ack & (syn.eq(0x61u64) | syn.eq(0x62u64) | syn.eq(0x63u64)),
+    );
+    // The ACK this frame asks for (syndrome, PSN, MSN).
+    let new_ack = m.net("rx_new_ack", ev_complete | ev_invalid | ev_nak_seq | ev_dup);
+    let new_syn = m.net(
+        "rx_new_syn",
+        mux(
+            ev_complete | ev_dup,
+            lit(8, 0x1f),
+            mux(ev_invalid, lit(8, 0x61), lit(8, 0x60)),
+        ),
+    );
+    let new_psn = m.net(
+        "rx_new_psn",
+        mux(
+            ev_complete | ev_invalid,
+            psn.ex(),
+            mux(ev_dup, epsn - 1u64, epsn.ex()),
+        ),
+    );
+    let new_msn = m.net("rx_new_msn", mux(ev_complete, q_msn + 1u64, q_msn.ex()));
+    let sel_rx = m.wire("cpl_take_rx", 1);
+    m.comment(sel_rx, "io_cpl carries the response capsule's completion");
+    let rslot = m.reg("rx_slot", sw, 0);
+    let rqp = m.reg("rx_cpl_qp", qw, 0);
+    m.comb(|c| {
+        c.set(rst.d, rst.q);
+        c.set(rbeat.d, rbeat.q);
+        c.set(rlen.d, rlen.q);
+        c.set(rhdr.d, rhdr.q);
+        c.set(rprev.d, rprev.q);
+        c.set(ricrc.d, ricrc.q);
+        c.set(rslot.d, rslot.q);
+        c.set(rqp.d, rqp.q);
+        c.if_(rfire, |c| {
+            c.set(rprev.d, rmasked.slice(63, 48));
+            c.set(
+                rlen.d,
+                mux(rlen_next.bit(16), ones(16), rlen_next.slice(15, 0)),
+            );
+            c.if_(rbeat.q.lt(u64::from(RX_BYTES / lanes)), |c| {
+                c.set(rhdr.d, hdr_new)
+            });
+            c.if_(rbeat.q.ne(0x7ffu64), |c| c.set(rbeat.d, rbeat.q + 1u64));
+            c.set(ricrc.d, icrc_new);
+            c.if_(rx_last, |c| c.set(rst.d, rx_st.item("RX_CHK")));
+        });
+        c.if_(in_chk, |c| {
+            c.set(rbeat.d, 0u64);
+            c.set(rslot.d, hit_slot);
+            c.set(rqp.d, rq);
+            c.set(
+                rst.d,
+                mux(ev_complete, rx_st.item("RX_CPL"), rx_st.item("RX_RECV")),
+            );
+        });
+        c.if_(sel_rx & cpl.ready, |c| c.set(rst.d, rx_st.item("RX_RECV")));
+    });
+
+    // ------------------------------------------------------------ completions
+    let drain_v = m.net(
+        "drain_qps",
+        cat(qps
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(q, x)| (dead[q] & x.slot_valid.q.any()).ex())),
+    );
+    // A completion on io_cpl stays until taken: its source is held meanwhile.
+    let lock = m.reg("cpl_lock", 2, 0);
+    m.comment(
+        lock.q,
+        "source held while io_cpl waits: 0 none, 1 rx, 2 drain, 3 refused command",
+    );
+    let dq_lk = m.reg("drain_qp_held", qw, 0);
+    let ds_lk = m.reg("drain_slot_held", sw, 0);
+    let drain_any = m.net("drain_any", drain_v.any());
+    let drain_q_now = pick_lowest(&mut m, "drain_qp_now", drain_v.ex(), nq, qw);
+    let drain_slots = m.net("drain_slots", sel_q(drain_q_now, &|x| x.slot_valid.q.ex()));
+    let drain_slot_now = pick_lowest(&mut m, "drain_slot_now", drain_slots.ex(), d, sw);
+    let held_drain = m.net("cpl_held_drain", lock.q.eq(2u64));
+    let free_src = m.net("cpl_free", lock.q.eq(0u64));
+    let drain_q = m.net("drain_qp", mux(held_drain, dq_lk.q, drain_q_now));
+    let drain_slot = m.net("drain_slot", mux(held_drain, ds_lk.q, drain_slot_now));
+    m.assign(sel_rx, in_cpl & (free_src | lock.q.eq(1u64)));
+    let drain = m.net("drain", held_drain | (free_src & !in_cpl & drain_any));
+    let bounce = m.net(
+        "bounce",
+        lock.q.eq(3u64) | (free_src & !in_cpl & !drain_any & cmd.valid & (!known | cmd_dead)),
+    );
+    m.assign(cpl.valid, sel_rx | drain | bounce);
+    m.assign(
+        lock.d,
+        mux(
+            cpl.valid & !cpl.ready,
+            mux(sel_rx, lit(2, 1), mux(drain, lit(2, 2), lit(2, 3))),
+            lit(2, 0),
+        ),
+    );
+    m.assign(dq_lk.d, drain_q);
+    m.assign(ds_lk.d, drain_slot);
+    let cpl_fire = m.net("cpl_fire", cpl.valid & cpl.ready);
+    let drain_cid = m.net("drain_cid", {
+        let mut e = lit(16, 0);
+        for (q, x) in qps.iter().enumerate() {
+            for (s, r) in x.slot_cid.iter().enumerate() {
+                e = mux(drain_q.eq(q as u64) & drain_slot.eq(s as u64), r.q, e);
+            }
+        }
+        e
+    });
+    m.assign(
+        cpl.field("sqid"),
+        mux(
+            sel_rx,
+            rqp.q.zext(16) + 1u64,
+            mux(drain, drain_q.zext(16) + 1u64, sqid.ex()),
+        ),
+    );
+    m.assign(
+        cpl.field("cid"),
+        mux(
+            sel_rx,
+            cqe_cid.ex(),
+            mux(drain, drain_cid.ex(), sqe.slice(31, 16)),
+        ),
+    );
+    m.assign(
+        cpl.field("status"),
+        mux(sel_rx, cqe_status.ex(), lit(15, 0x22)),
+    );
+    m.assign(cpl.field("dw0"), mux(sel_rx, cqe_dw0.ex(), lit(32, 0)));
+    m.assign(cmd.ready, load_cmd | (bounce & cpl.ready));
+    m.assign(
+        space,
+        cat(qps
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(q, x)| (dead[q] | (!x.slot_valid.q).any()).ex())),
+    );
+
+    // ------------------------------------------------------------ QP state updates
+    for (q, x) in qps.iter().enumerate() {
+        let qi = q as u64;
+        let here = m.net(&format!("rx_here{q}"), rq.eq(qi));
+        let cmd_here = m.net(&format!("cmd_here{q}"), load_cmd & cmd_q.eq(qi));
+        let ack_here = m.net(&format!("ack_here{q}"), load_ack & ack_q.eq(qi));
+        let rs_here = m.net(&format!("resend_here{q}"), load_resend & rs_q.eq(qi));
+        let skip = m.net(
+            &format!("qp{q}_resend_skip"),
+            resending[q] & !rs_hit[q].any(),
+        );
+        m.comment(
+            skip,
+            "the PSN to resend belongs to a completed command: skip it",
+        );
+        let ack_in = m.net(
+            &format!("qp{q}_ack_in"),
+            here & ev_ack & syn.slice(7, 5).eq(0u64),
+        );
+        let nak_seq_in = m.net(
+            &format!("qp{q}_nak_seq_in"),
+            here & ev_ack & syn.eq(0x60u64),
+        );
+        let outstanding = m.net(&format!("qp{q}_unacked"), x.spsn.q - x.una.q);
+        let ack_off = m.net(&format!("qp{q}_ack_off"), psn - x.una.q);
+        let idle_q = m.net(&format!("qp{q}_all_acked"), x.una.q.eq(x.spsn.q));
+        let expired = m.net(&format!("qp{q}_expired"), x.timer.q.ge(x.timeout));
+        let limit_hit = m.net(
+            &format!("qp{q}_limit_hit"),
+            x.limit.ne(7u64) & x.retries.q.eq(x.limit),
+        );
+        let give_up = m.net(
+            &format!("qp{q}_give_up"),
+            x.up.q & !idle_q & expired & limit_hit,
+        );
+        m.comment(give_up, "too many timeouts in a row: the QP goes to error");
+        m.comb(|c| {
+            c.set(x.una.d, x.una.q);
+            c.set(x.rpsn.d, x.rpsn.q);
+            c.set(x.timer.d, x.timer.q);
+            c.set(x.retries.d, x.retries.q);
+            for (s, (sq, sp)) in x.slot_sqe.iter().zip(&x.slot_psn).enumerate() {
+                c.set(sq.d, sq.q);
+                c.set(sp.d, sp.q);
+                c.if_(cmd_here & cmd_slot.eq(s as u64), |c| {
+                    c.set(sq.d, new_sqe);
+                    c.set(sp.d, x.spsn.q);
+                });
+            }
+            c.if_(!x.up.q, |c| {
+                c.set(x.una.d, x.sq_psn);
+                c.set(x.rpsn.d, x.sq_psn);
+                c.set(x.timer.d, 0u64);
+                c.set(x.retries.d, 0u64);
+            })
+            .else_(|c| {
+                c.if_(cmd_here, |c| c.set(x.rpsn.d, x.spsn.q + 1u64))
+                    .else_if(rs_here | skip, |c| c.set(x.rpsn.d, x.rpsn.q + 1u64));
+                c.if_(idle_q, |c| {
+                    c.set(x.timer.d, 0u64);
+                    c.set(x.retries.d, 0u64);
+                })
+                .else_if(expired, |c| {
+                    c.set(x.timer.d, 0u64);
+                    c.if_(!limit_hit, |c| {
+                        c.set(x.retries.d, x.retries.q + 1u64);
+                        c.set(x.rpsn.d, x.una.q);
+                    });
+                })
+                .else_(|c| c.set(x.timer.d, x.timer.q + 1u64));
+                c.if_(ack_in & ack_off.lt(outstanding), |c| {
+                    c.set(x.una.d, psn + 1u64);
+                    c.set(x.timer.d, 0u64);
+                    c.set(x.retries.d, 0u64);
+                });
+                c.if_(nak_seq_in & ack_off.le(outstanding), |c| {
+                    c.set(x.una.d, psn);
+                    c.set(x.rpsn.d, psn);
+                    c.set(x.timer.d, 0u64);
+                });
+            });
+        });
+        let fatal_pend = m.net(
+            &format!("qp{q}_fatal_pend"),
+            x.ack_pend.q & x.ack_syn.q.eq(0x61u64),
+        );
+        let alloc = m.net(
+            &format!("qp{q}_alloc"),
+            mux(cmd_here, lit(d, 1).shl_by(cmd_slot), lit(d, 0)),
+        );
+        let freed = m.net(
+            &format!("qp{q}_freed"),
+            mux(
+                cpl_fire & sel_rx & rqp.q.eq(qi),
+                lit(d, 1).shl_by(rslot.q),
+                mux(
+                    cpl_fire & drain & drain_q.eq(qi),
+                    lit(d, 1).shl_by(drain_slot),
+                    lit(d, 0),
+                ),
+            ),
+        );
+        m.comb(|c| {
+            c.set(x.up.d, x.en);
+            c.set(x.err.d, x.err.q);
+            c.set(x.spsn.d, x.spsn.q);
+            c.set(x.epsn.d, x.epsn.q);
+            c.set(x.msn.d, x.msn.q);
+            c.set(x.nak_sent.d, x.nak_sent.q);
+            c.set(x.ack_pend.d, x.ack_pend.q);
+            c.set(x.ack_syn.d, x.ack_syn.q);
+            c.set(x.ack_psn.d, x.ack_psn.q);
+            c.set(x.ack_msn.d, x.ack_msn.q);
+            c.set(x.slot_valid.d, (x.slot_valid.q | alloc) & !freed);
+            for (s, r) in x.slot_cid.iter().enumerate() {
+                c.set(r.d, r.q);
+                c.if_(cmd_here & cmd_slot.eq(s as u64), |c| {
+                    c.set(r.d, sqe.slice(31, 16))
+                });
+            }
+            c.if_(!x.up.q, |c| {
+                // Stopped: follow the CSRs.
+                c.set(x.err.d, 0u64);
+                c.set(x.spsn.d, x.sq_psn);
+                c.set(x.epsn.d, x.rq_psn);
+                c.set(x.msn.d, 0u64);
+                c.set(x.nak_sent.d, 0u64);
+                c.set(x.ack_pend.d, 0u64);
+            })
+            .else_(|c| {
+                c.if_(cmd_here, |c| c.set(x.spsn.d, x.spsn.q + 1u64));
+                c.if_(ack_here, |c| c.set(x.ack_pend.d, 0u64));
+                c.if_(here & (ev_complete | ev_invalid), |c| {
+                    c.set(x.nak_sent.d, 0u64)
+                });
+                c.if_(here & ev_nak_seq, |c| c.set(x.nak_sent.d, 1u64));
+                c.if_(here & ev_complete, |c| {
+                    c.set(x.epsn.d, x.epsn.q + 1u64);
+                    c.set(x.msn.d, x.msn.q + 1u64);
+                });
+                c.if_((here & (ev_invalid | ev_fatal_nak)) | give_up, |c| {
+                    c.set(x.err.d, 1u64)
+                });
+                c.if_(here & new_ack & !fatal_pend, |c| {
+                    c.set(x.ack_pend.d, 1u64);
+                    c.set(x.ack_syn.d, new_syn);
+                    c.set(x.ack_psn.d, new_psn);
+                    c.set(x.ack_msn.d, new_msn);
+                });
+            });
+        });
+    }
+
+    // ------------------------------------------------------------ counters
+    let ev = |c: Expr| c.zext(32);
+    let tx_beat_bytes = m.net(
+        "tx_beat_bytes",
+        (0..lanes).fold(lit(4, 0), |a, i| a + out_keep.bit(i).zext(4)),
+    );
+    let drop_is = |k: &str| (in_chk & why.eq(cause.item(k))).ex();
+    let incs: Vec<(&str, Expr)> = vec![
+        ("tx_frames", ev((tx_fire & t_lastb).ex())),
+        ("tx_bytes", mux(tx_fire, tx_beat_bytes.zext(32), lit(32, 0))),
+        ("tx_capsules", ev(load_cmd.ex())),
+        ("tx_ack", ev((load_ack & !ack_is_nak).ex())),
+        ("tx_nak", ev((load_ack & ack_is_nak).ex())),
+        ("rx_frames", ev(in_chk.ex())),
+        ("rx_bytes", mux(rfire, rbytes.zext(32), lit(32, 0))),
+        ("rx_ack", ev((ev_ack & syn.slice(7, 5).eq(0u64)).ex())),
+        ("rx_nak", ev((ev_ack & syn.slice(7, 5).ne(0u64)).ex())),
+        ("rx_dup", ev(ev_dup.ex())),
+        ("drop_other", ev(drop_is("DROP_OTHER"))),
+        ("drop_malformed", ev(drop_is("DROP_MALFORMED"))),
+        ("drop_icrc", ev(drop_is("DROP_ICRC"))),
+        ("drop_opcode", ev(drop_is("DROP_OPCODE"))),
+        ("drop_qp", ev(drop_is("DROP_QP"))),
+        ("drop_psn", ev(ev_ahead.ex())),
+        ("tx_retransmits", ev(load_resend.ex())),
+    ];
+    for (name, inc) in incs {
+        let c = m.reg(&format!("cnt_{name}"), 32, 0);
+        m.assign(c.d, c.q + inc);
+        m.bind(u_csr, &format!("{name}_value_i"), c.q);
+    }
+    m.group("CSRs (AXI4-Lite slave)");
+    for port in csr.ports() {
+        if !port.name.starts_with("s_axil_") {
+            continue;
+        }
+        if port.input {
+            let pp = m.input(&port.name, port.width);
+            m.bind(u_csr, &port.name, pp);
+        } else {
+            let pp = m.output(&port.name, port.width);
+            m.bind_out_to(u_csr, &port.name, pp);
+        }
+    }
+    m.finish()
+}

@@ -1,0 +1,113 @@
+//! The RoCEv2 transport engine (NVMe over RDMA), host side: NVMe command capsules out as RC
+//! SENDs, response capsules in, over Ethernet/IPv4/UDP 4791 frames with the ICRC computed and
+//! checked at line rate. Facts in ../shared/PROTOCOLS.md (RoCEv2); the frame format is the one
+//! of `testbench/src/models/roce.rs` (checked byte for byte against scapy).
+//!
+//! ```text
+//!  io_cmd (SQE) --> [capsule: SGL rewritten] --+--> [frame builder + ICRC] --> m_axis (Ethernet)
+//!  io_cpl <------- [CQE from a SEND] <--+      |  ACK / NAK per QP
+//!                                       +-- [parser: headers, ICRC, QP, PSN] <-- s_axis (Ethernet)
+//!                   QP state and counters: roce_csr (AXI4-Lite)
+//! ```
+//!
+//! # The engine: `roce_w<bits>_q<qps>_d<outstanding>`
+//!
+//! - `io_cmd`: `sqid` [16], `sqe` [512] (the chip-internal command stream). SQ id `q + 1` runs on
+//!   queue pair `q`. A command for an SQ id without a QP, for a QP that is not enabled, or for a
+//!   QP in error is taken and completes at once with Transient Transport Error (22h).
+//!   `sq_space_o` [Q]: bit q, a command of SQ id q+1 is taken without waiting for a completion
+//!   (a command slot is free, or it would be refused).
+//! - `io_cpl`: `sqid` [16], `cid` [16], `status` [15], `dw0` [32]. Sources, in priority order:
+//!   a response capsule just received, the outstanding commands of a QP in error or disabled
+//!   (22h), a refused command (22h).
+//! - `m_axis` (transmit) and `s_axis` (receive): AXI4-Stream Ethernet frames without FCS,
+//!   `tdata` [W], `tkeep` [W/8], `tlast`; bytes packed from lane 0, only the last beat short.
+//! - `s_axil_*`: the CSRs (`roce_csr`, rtl/roce_csr.md): per QP the connection (local and
+//!   remote QPN, MAC, IPv4 address, initial send and receive PSNs, MTU, P_Key, enable) and its
+//!   live state (next send PSN, expected receive PSN, error); the counters.
+//!
+//! # Transmit
+//!
+//! A command capsule is one SEND Only (opcode 04h, AckReq set) of the 64-byte SQE with PSDT
+//! 01b and DPTR rewritten to one keyed SGL data block (identifier 40h): address 0, length
+//! `(NLB + 1) * 512` for Read, Write and Compare (0 otherwise), key `{qp[7:0], slot[7:0],
+//! cid[15:0]}`, the window the target's RDMA READ/WRITE will be checked against. Its PSN is the
+//! QP's next send PSN. ACKs (opcode 11h, AETH) answer received requests. Each frame is built
+//! whole in a buffer register in the cycle its source is chosen (ACKs first), then streamed;
+//! the IPv4 header checksum is computed in that cycle, and the ICRC while the frame streams out,
+//! by the stdlib CRC-32 block (a beat per cycle, no added cycle: the CRC runs one beat ahead of
+//! the output over the masked pseudo-header, so the ICRC is ready when its beat goes out).
+//! IPv4: TOS 0, identification 0, DF, TTL 64; UDP source port C000h + QP index, checksum 0.
+//!
+//! # Receive
+//!
+//! A frame's first 80 bytes are kept; the ICRC is computed as the frame streams in (the beats
+//! realigned by the 14 Ethernet header bytes, the masked fields forced to FFh, the CRC ending
+//! where the IPv4 total length says). At the end of a frame, the checks in this order (the
+//! first that fails names the counter, as `models::roce::Packet::decode` orders them):
+//!
+//! 1. `drop_other` / `drop_malformed`: shorter than 34 bytes (malformed); not IPv4 (EtherType,
+//!    version), not UDP, not to port 4791 (other); IHL not 5, a fragment, a total length below 28
+//!    or beyond the frame, a bad header checksum, a UDP length that disagrees (malformed); fewer
+//!    than 16 transport bytes (malformed).
+//! 2. `drop_icrc`: the ICRC.
+//! 3. `drop_opcode`: BTH version not 0, or an opcode other than SEND Only (04h) and Acknowledge
+//!    (11h): the other RC opcodes (RDMA READ/WRITE, multi-packet SENDs) are not handled yet.
+//! 4. `drop_malformed`: an ACK with a pad or a payload, a SEND whose pad exceeds its payload.
+//! 5. `drop_qp`: no enabled QP has the destination QPN, the P_Key differs from the QP's, or the
+//!    QP is in error.
+//!
+//! Then per QP (the responder's expected PSN, 24-bit arithmetic):
+//!
+//! - SEND Only, PSN expected: the payload must be one 16-byte CQE (pad allowed) whose CID is
+//!   outstanding on the QP: it completes that command (`io_cpl`), the expected PSN and MSN step
+//!   and an ACK (syndrome 1Fh, the request's PSN) is queued. Otherwise NAK 61h (invalid request)
+//!   and the QP goes to error.
+//! - SEND Only, PSN ahead: the first time, NAK 60h (PSN sequence error, the expected PSN); the
+//!   frame is dropped (`drop_psn`), and so is every frame until the expected PSN arrives.
+//! - SEND Only, PSN behind (a duplicate): re-ACK (the expected PSN - 1), counted in `rx_dup`.
+//! - Acknowledge: counted in `rx_ack` (syndrome 000xxxxx) or `rx_nak` (any other). An ACK
+//!   whose PSN is among the unacknowledged capsules acknowledges it and all before it; a NAK
+//!   60h rewinds the QP to its PSN (go-back-N, below); a NAK 61h, 62h or 63h puts the QP in
+//!   error; an RNR NAK is only counted (the timer sends again).
+//!
+//! # Retransmission (go-back-N)
+//!
+//! Each command slot keeps its capsule's SQE and PSN. Per QP, `una` is the oldest capsule PSN
+//! not acknowledged and `rpsn` the next PSN to send again; while `rpsn` differs from the next
+//! new PSN the QP resends its capsules in PSN order (byte for byte as the first time, skipping
+//! PSNs whose commands already completed), and its new commands wait. A NAK 60h sets both to
+//! its PSN. The retransmit timer counts cycles while a capsule is unacknowledged; reaching
+//! `retry.timeout` (CSR, cycles) rewinds `rpsn` to `una`; `retry.limit` timeouts in a row
+//! (7: no limit) put the QP in error. An acknowledgement that moves `una` restarts both.
+//!
+//! A QP holds one pending ACK: a newer ACK or NAK replaces it, except that a pending NAK 61h
+//! (fatal) stays. A QP in error (or disabled) completes its outstanding commands with 22h;
+//! clearing `ctrl.en` resets it, and while it is clear the QP's PSNs follow the CSRs.
+//!
+//! Not in this block yet (issue 7): RDMA WRITE and READ request handling through the DMA
+//! engine (key and bounds checks against the command window, NAK 62h), READ responses and
+//! segmentation at the MTU (the `mtu` CSR is kept for it), in-capsule data, RNR timers,
+//! ECN/CNP and rate control.
+
+pub mod engine;
+
+/// The engine's parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RoceParams {
+    /// Ethernet stream width in bits (64).
+    pub data_width: u32,
+    /// Queue pairs (1 to 8; SQ id q+1 on QP q).
+    pub qps: u32,
+    /// Commands in flight per QP (1 to 16).
+    pub outstanding: u32,
+    /// Path MTU a QP's `mtu` CSR holds after reset, in bytes (256 to 4096, a power of two).
+    pub mtu: u32,
+}
+
+impl RoceParams {
+    /// The InfiniBand MTU code of `mtu` (1 = 256 ... 5 = 4096).
+    pub fn mtu_code(&self) -> u32 {
+        self.mtu.trailing_zeros() - 7
+    }
+}

@@ -1,0 +1,450 @@
+//! The far end of NVMe/RDMA at packet level: an NVMe target with one RAM-backed namespace,
+//! one RC queue pair per host QP, speaking RoCEv2 frames (`models::roce`). No cycles: the
+//! harness hands it the host's frames and takes its frames, and calls [`Target::timeout`] when
+//! the link has been quiet.
+//!
+//! - Requests from the host (SEND Only command capsules): PSN in order -> the command is
+//!   executed once, ACKed (syndrome 1Fh) and answered with a response capsule (SEND Only, a
+//!   16-byte CQE, AckReq); ahead -> one NAK 60h, then nothing until the expected PSN;
+//!   duplicate -> re-ACK, not executed again.
+//! - Its own requests (the response capsules) are kept until ACKed: an ACK retires every PSN up
+//!   to its own, a NAK 60h retransmits from its PSN (go-back-N), a NAK 61h-63h ends the QP,
+//!   and [`Target::timeout`] retransmits everything unacknowledged (and gives the QP up after
+//!   [`RETRY_LIMIT`] timeouts in a row: the host's QP may have gone to error).
+//! - Commands: Flush; Write Zeroes (LBA range checked: 80h); Read and Write past the end of
+//!   the namespace (80h); an NSID other than 1 (0Bh); any other opcode (01h). A Read or Write
+//!   inside the namespace needs the RDMA data path, which the host engine does not have yet:
+//!   the target records it as an error.
+//! - Everything the host sends is checked (addresses, QPN, P_Key, AckReq, the capsule's keyed
+//!   SGL descriptor); a fault goes into [`Target::errors`]. A frame that does not decode was
+//!   damaged on the link: it is dropped silently (the testbench checks the host's frames
+//!   before the link).
+//!
+//! Hostile frames for the receiver's checks are made by [`Target::hostile`].
+
+use super::roce::{op, Aeth, Bth, Net, Packet};
+use std::collections::VecDeque;
+
+/// Namespace block size.
+pub const BLOCK: usize = 512;
+
+/// One connection as both ends know it.
+#[derive(Clone, Debug)]
+pub struct QpConf {
+    pub host_mac: [u8; 6],
+    pub target_mac: [u8; 6],
+    pub host_ip: [u8; 4],
+    pub target_ip: [u8; 4],
+    /// The host's QPN (the destination of the target's frames).
+    pub host_qpn: u32,
+    /// The target's QPN.
+    pub target_qpn: u32,
+    pub pkey: u16,
+    /// First PSN of the host's requests.
+    pub host_psn: u32,
+    /// First PSN of the target's requests.
+    pub target_psn: u32,
+}
+
+/// A command the target executed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Executed {
+    pub qp: usize,
+    pub cid: u16,
+    pub opcode: u8,
+    pub status: u16,
+    pub dw0: u32,
+}
+
+/// Frames a hostile peer sends (each otherwise well formed, with a good ICRC).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hostile {
+    /// A SEND to a QPN the host does not have.
+    WrongQpn,
+    /// A SEND with another P_Key.
+    WrongPkey,
+    /// An RDMA WRITE Only (an opcode the host engine does not handle yet).
+    Write,
+    /// A UDP frame to another port.
+    OtherPort,
+    /// A response capsule of 20 bytes at the expected PSN: NAK 61h, the QP ends.
+    BadCapsule,
+}
+
+fn diff24(a: u32, b: u32) -> u32 {
+    a.wrapping_sub(b) & 0xff_ffff
+}
+
+struct TQp {
+    conf: QpConf,
+    epsn: u32,
+    nak_sent: bool,
+    msn: u32,
+    spsn: u32,
+    unacked: VecDeque<(u32, Vec<u8>)>,
+    dead: bool,
+    /// Timeouts in a row without an ACK.
+    retries: u32,
+}
+
+/// Timeouts in a row after which the target gives up on a QP (as an RC requester's retry
+/// count: a peer that went to error never answers again).
+pub const RETRY_LIMIT: u32 = 7;
+
+/// The target.
+pub struct Target {
+    qps: Vec<TQp>,
+    /// The namespace (NSID 1).
+    pub ns: Vec<u8>,
+    /// Frames to the host, with their QP.
+    pub out: VecDeque<Vec<u8>>,
+    /// Commands executed, in order.
+    pub executed: Vec<Executed>,
+    /// What the host did wrong.
+    pub errors: Vec<String>,
+    /// NAKs received: (QP, syndrome).
+    pub naks: Vec<(usize, u8)>,
+    /// Frames retransmitted.
+    pub retransmits: u64,
+    /// Host frames that did not decode (damaged on the link).
+    pub dropped: u64,
+}
+
+impl Target {
+    /// A target for `qps`, with a namespace of `blocks` blocks filled from `fill`.
+    pub fn new(qps: &[QpConf], blocks: usize, fill: u64) -> Target {
+        let mut x = fill | 1;
+        let ns = (0..blocks * BLOCK)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        Target {
+            qps: qps
+                .iter()
+                .map(|c| TQp {
+                    conf: c.clone(),
+                    epsn: c.host_psn,
+                    nak_sent: false,
+                    msn: 0,
+                    spsn: c.target_psn,
+                    unacked: VecDeque::new(),
+                    dead: false,
+                    retries: 0,
+                })
+                .collect(),
+            ns,
+            out: VecDeque::new(),
+            executed: Vec::new(),
+            errors: Vec::new(),
+            naks: Vec::new(),
+            retransmits: 0,
+            dropped: 0,
+        }
+    }
+
+    /// Blocks in the namespace.
+    pub fn blocks(&self) -> u64 {
+        (self.ns.len() / BLOCK) as u64
+    }
+
+    /// Whether QP `q` ended (a fatal NAK either way).
+    pub fn dead(&self, q: usize) -> bool {
+        self.qps[q].dead
+    }
+
+    /// Requests not yet acknowledged, over all live QPs.
+    pub fn unacked(&self) -> usize {
+        self.qps
+            .iter()
+            .filter(|q| !q.dead)
+            .map(|q| q.unacked.len())
+            .sum()
+    }
+
+    fn net(c: &QpConf) -> Net {
+        Net {
+            dst_mac: c.host_mac,
+            src_mac: c.target_mac,
+            src_ip: c.target_ip,
+            dst_ip: c.host_ip,
+            dscp: 0,
+            ecn: 0,
+            ip_id: 0,
+            ttl: 64,
+            src_port: 0xd000,
+        }
+    }
+
+    fn packet(c: &QpConf, opcode: u8, psn: u32, ack_req: bool) -> Packet {
+        Packet {
+            net: Target::net(c),
+            bth: Bth {
+                opcode,
+                pkey: c.pkey,
+                dest_qp: c.host_qpn,
+                ack_req,
+                psn,
+                ..Bth::default()
+            },
+            reth: None,
+            aeth: None,
+            imm: None,
+            payload: Vec::new(),
+        }
+    }
+
+    fn ack(&mut self, q: usize, syndrome: u8, psn: u32) {
+        let c = &self.qps[q].conf;
+        let mut p = Target::packet(c, op::ACKNOWLEDGE, psn, false);
+        p.aeth = Some(Aeth {
+            syndrome,
+            msn: self.qps[q].msn,
+        });
+        self.out.push_back(p.encode());
+    }
+
+    fn request(&mut self, q: usize, payload: Vec<u8>) {
+        let x = &mut self.qps[q];
+        let psn = x.spsn;
+        x.spsn = (x.spsn + 1) & 0xff_ffff;
+        let mut p = Target::packet(&x.conf, op::SEND_ONLY, psn, true);
+        p.bth.pad = ((4 - payload.len() % 4) % 4) as u8;
+        p.payload = payload;
+        let f = p.encode();
+        x.unacked.push_back((psn, f.clone()));
+        self.out.push_back(f);
+    }
+
+    /// A frame from the host.
+    pub fn receive(&mut self, frame: &[u8]) {
+        let p = match Packet::decode(frame) {
+            Ok(p) => p,
+            Err(_) => {
+                // Damaged on the link: dropped silently, as a receiver must.
+                self.dropped += 1;
+                return;
+            }
+        };
+        let Some(q) = self
+            .qps
+            .iter()
+            .position(|x| x.conf.target_qpn == p.bth.dest_qp)
+        else {
+            self.errors
+                .push(format!("host frame to unknown QPN {:#x}", p.bth.dest_qp));
+            return;
+        };
+        let c = self.qps[q].conf.clone();
+        let want = Net {
+            dst_mac: c.target_mac,
+            src_mac: c.host_mac,
+            src_ip: c.host_ip,
+            dst_ip: c.target_ip,
+            dscp: 0,
+            ecn: 0,
+            ip_id: 0,
+            ttl: 64,
+            src_port: 0xc000 + q as u16,
+        };
+        if p.net != want {
+            self.errors.push(format!(
+                "QP {q}: frame addresses {:?}, expected {want:?}",
+                p.net
+            ));
+        }
+        if p.bth.pkey != c.pkey || p.bth.se || p.bth.mig || p.bth.fecn || p.bth.becn {
+            self.errors.push(format!("QP {q}: BTH {:?}", p.bth));
+        }
+        if self.qps[q].dead {
+            return;
+        }
+        match p.bth.opcode {
+            op::SEND_ONLY => {
+                if !p.bth.ack_req || p.bth.pad != 0 || p.payload.len() != 64 {
+                    self.errors.push(format!(
+                        "QP {q}: capsule with AckReq {}, pad {}, {} bytes",
+                        p.bth.ack_req,
+                        p.bth.pad,
+                        p.payload.len()
+                    ));
+                    return;
+                }
+                let x = &mut self.qps[q];
+                let d = diff24(p.bth.psn, x.epsn);
+                if d == 0 {
+                    x.epsn = (x.epsn + 1) & 0xff_ffff;
+                    x.msn = (x.msn + 1) & 0xff_ffff;
+                    x.nak_sent = false;
+                    self.ack(q, 0x1f, p.bth.psn);
+                    let sqe: [u8; 64] = p.payload[..].try_into().expect("64 bytes");
+                    self.execute(q, &sqe);
+                } else if d < 0x80_0000 {
+                    if !x.nak_sent {
+                        x.nak_sent = true;
+                        let e = x.epsn;
+                        self.ack(q, 0x60, e);
+                    }
+                } else {
+                    let e = (x.epsn + 0xff_ffff) & 0xff_ffff;
+                    self.ack(q, 0x1f, e);
+                }
+            }
+            op::ACKNOWLEDGE => {
+                let a = p.aeth.expect("an ACK has an AETH");
+                let x = &mut self.qps[q];
+                match a.syndrome >> 5 {
+                    0 => {
+                        x.retries = 0;
+                        while x
+                            .unacked
+                            .front()
+                            .is_some_and(|(s, _)| diff24(p.bth.psn, *s) < 0x80_0000)
+                        {
+                            x.unacked.pop_front();
+                        }
+                    }
+                    3 if a.syndrome == 0x60 => {
+                        self.naks.push((q, a.syndrome));
+                        while x
+                            .unacked
+                            .front()
+                            .is_some_and(|(s, _)| diff24(p.bth.psn, *s).wrapping_sub(1) < 0x7f_ffff)
+                        {
+                            x.unacked.pop_front();
+                        }
+                        let again: Vec<Vec<u8>> =
+                            x.unacked.iter().map(|(_, f)| f.clone()).collect();
+                        self.retransmits += again.len() as u64;
+                        self.out.extend(again);
+                    }
+                    _ => {
+                        self.naks.push((q, a.syndrome));
+                        x.dead = true;
+                        x.unacked.clear();
+                    }
+                }
+            }
+            o => self
+                .errors
+                .push(format!("QP {q}: host sent opcode {o:#04x}")),
+        }
+    }
+
+    fn execute(&mut self, q: usize, sqe: &[u8; 64]) {
+        let le32 = |i: usize| u32::from_le_bytes(sqe[i..i + 4].try_into().expect("4 bytes"));
+        let opcode = sqe[0];
+        let cid = u16::from_le_bytes([sqe[2], sqe[3]]);
+        let nsid = le32(4);
+        let slba = u64::from(le32(40)) | u64::from(le32(44)) << 32;
+        let nlb = u64::from(le32(48) & 0xffff) + 1;
+        // The capsule's data pointer: one keyed SGL data block over the command's window.
+        let len = if matches!(opcode, 0x01 | 0x02 | 0x05) {
+            nlb * BLOCK as u64
+        } else {
+            0
+        };
+        let addr = u64::from_le_bytes(sqe[24..32].try_into().expect("8 bytes"));
+        let sgl_len = u32::from_le_bytes([sqe[32], sqe[33], sqe[34], 0]);
+        let key = le32(35);
+        if sqe[1] >> 6 != 1
+            || sqe[39] != 0x40
+            || addr != 0
+            || u64::from(sgl_len) != len
+            || key & 0xffff != u32::from(cid)
+            || key >> 24 != q as u32
+        {
+            self.errors.push(format!(
+                "QP {q} CID {cid:#x}: capsule PSDT {}, SGL {:02x?}",
+                sqe[1] >> 6,
+                &sqe[24..40]
+            ));
+        }
+        let in_range = slba.checked_add(nlb).is_some_and(|e| e <= self.blocks());
+        let status: u16 = match opcode {
+            0x00 => 0,
+            _ if nsid != 1 && matches!(opcode, 0x01 | 0x02 | 0x08) => 0x0b,
+            0x08 if in_range => {
+                let s = slba as usize * BLOCK;
+                self.ns[s..s + nlb as usize * BLOCK].fill(0);
+                0
+            }
+            0x01 | 0x02 if in_range => {
+                self.errors.push(format!(
+                    "QP {q} CID {cid:#x}: a Read/Write inside the namespace needs the RDMA data path"
+                ));
+                0x06
+            }
+            0x01 | 0x02 | 0x08 => 0x80,
+            _ => 0x01,
+        };
+        let dw0 = u32::from(cid) << 8 ^ 0x5a00_0000 ^ q as u32;
+        self.executed.push(Executed {
+            qp: q,
+            cid,
+            opcode,
+            status,
+            dw0,
+        });
+        let mut cqe = Vec::with_capacity(16);
+        cqe.extend_from_slice(&dw0.to_le_bytes());
+        cqe.extend_from_slice(&0u32.to_le_bytes());
+        cqe.extend_from_slice(&((q as u32 + 1) << 16).to_le_bytes());
+        cqe.extend_from_slice(&(u32::from(cid) | u32::from(status) << 17).to_le_bytes());
+        self.request(q, cqe);
+    }
+
+    /// The link was quiet: retransmit every unacknowledged request, or give the QP up after
+    /// [`RETRY_LIMIT`] timeouts in a row.
+    pub fn timeout(&mut self) {
+        for x in self
+            .qps
+            .iter_mut()
+            .filter(|x| !x.dead && !x.unacked.is_empty())
+        {
+            x.retries += 1;
+            if x.retries > RETRY_LIMIT {
+                x.dead = true;
+                x.unacked.clear();
+                continue;
+            }
+            self.retransmits += x.unacked.len() as u64;
+            self.out.extend(x.unacked.iter().map(|(_, f)| f.clone()));
+        }
+    }
+
+    /// Sends a hostile frame on QP `q`. `BadCapsule` takes the next PSN (the QP will end);
+    /// the others carry the next PSN without taking it.
+    pub fn hostile(&mut self, q: usize, h: Hostile) {
+        let c = self.qps[q].conf.clone();
+        let psn = self.qps[q].spsn;
+        let mut p = Target::packet(&c, op::SEND_ONLY, psn, true);
+        p.payload = vec![0x11; 16];
+        match h {
+            Hostile::WrongQpn => p.bth.dest_qp = c.host_qpn ^ 0x40_0000,
+            Hostile::WrongPkey => p.bth.pkey = c.pkey ^ 0x0100,
+            Hostile::Write => {
+                p.bth.opcode = op::WRITE_ONLY;
+                p.reth = Some(super::roce::Reth {
+                    va: 0,
+                    rkey: 0,
+                    len: 16,
+                });
+            }
+            Hostile::OtherPort => {
+                let mut f = p.encode();
+                f[37] ^= 1; // UDP destination port 4790
+                self.out.push_back(f);
+                return;
+            }
+            Hostile::BadCapsule => {
+                self.request(q, vec![0x22; 20]);
+                return;
+            }
+        }
+        self.out.push_back(p.encode());
+    }
+}

@@ -1,0 +1,947 @@
+//! Property `rdma`: the RoCEv2 engine (`roce_*`) as the host side of NVMe/RDMA, against the
+//! target model over a link that drops, duplicates, reorders and corrupts the target's frames
+//! at chosen rates, and drops, duplicates, reorders and corrupts the engine's (which it sends
+//! again, go-back-N, on a NAK 60h or its retransmit timer; one QP may lose every frame, so the
+//! engine must give up after its retry limit), with hostile frames mixed in (wrong QPN, wrong P_Key, an RDMA WRITE, another UDP port, a
+//! truncated frame, a malformed response capsule that ends its QP), random PSNs near the 24-bit
+//! wrap, random idle cycles and backpressure on every stream.
+//!
+//! Checked: every frame the engine sends decodes (IPv4 checksum, ICRC) with the QP's
+//! addresses, QPNs and P_Key; capsules carry consecutive PSNs and the SQE with its keyed SGL;
+//! every ACK/NAK is one the reference receiver asked for, in order; every command completes
+//! exactly once, with the target's status and DW0 when its response capsule was accepted, else
+//! with 22h and only on a QP that went to error or an SQ id without a QP; the target executed
+//! each command at most once and found nothing wrong; every counter equals the reference's.
+
+use crate::drivers::axil::{Axil, AxilConfig};
+use crate::drivers::axis::{AxisSink, AxisSource};
+use crate::models::roce::{icrc, ip_checksum, op, Packet};
+use crate::models::roce_target::{Hostile, QpConf, Target};
+use crate::pcap::Pcap;
+use crate::prop::Property;
+use crate::rng::Rng;
+use crate::rtl::regs::roce_csr;
+use crate::rtl::RoceTop as Top;
+use crate::sim::{Component, Signal, Sim};
+use proptest::prelude::*;
+use proptest::strategy::BoxedStrategy;
+use std::collections::{BTreeMap, VecDeque};
+use std::path::Path;
+
+/// Namespace size of the target, blocks.
+const BLOCKS: u64 = 64;
+/// The engine's retransmit timeout in the property, cycles.
+const RETRY_TIMEOUT: u32 = 3000;
+
+/// One command of the stimulus.
+#[derive(Clone, Debug)]
+pub struct Cmd {
+    /// SQ id selector: 0 -> an SQ id without a QP, else QP (sel - 1) % qps.
+    pub sq: u8,
+    /// 0 Flush, 1 Write Zeroes, 2 Read past the end, 3 an unknown opcode, 4 Write Zeroes on NSID 2.
+    pub kind: u8,
+    pub slba: u64,
+    pub nlb: u16,
+}
+
+/// Link fault rates (percent per frame): target to host, and host to target (`host_*`).
+#[derive(Clone, Debug)]
+pub struct Link {
+    pub drop: u8,
+    pub dup: u8,
+    pub reorder: u8,
+    pub corrupt: u8,
+    pub truncate: u8,
+    pub host_dup: u8,
+    pub host_drop: u8,
+    pub host_reorder: u8,
+    pub host_corrupt: u8,
+    /// Every host frame of this QP is lost (QP index + 1; 0: none): its retry limit is 2, so
+    /// the engine must give up and complete its commands with 22h.
+    pub blackhole: u8,
+}
+
+/// The stimulus.
+#[derive(Clone, Debug)]
+pub struct Input {
+    pub cmds: Vec<Cmd>,
+    pub link: Link,
+    /// Hostile frames: (after this many target frames, QP selector, kind).
+    pub hostile: Vec<(u8, u8, u8)>,
+    /// PSN bases (both directions, per QP), near the 24-bit wrap when large.
+    pub psn: [u32; 4],
+    /// Idle / backpressure percentages: rx, tx, commands, completions.
+    pub idle: [u8; 4],
+    pub seed: u64,
+}
+
+fn hostile_kind(k: u8) -> Hostile {
+    match k % 5 {
+        0 => Hostile::WrongQpn,
+        1 => Hostile::WrongPkey,
+        2 => Hostile::Write,
+        3 => Hostile::OtherPort,
+        _ => Hostile::BadCapsule,
+    }
+}
+
+/// What the engine must do with a received frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cat {
+    Other,
+    Malformed,
+    Icrc,
+    Opcode,
+    Qp,
+    Pass(usize),
+}
+
+#[derive(Clone, Debug)]
+struct RefQp {
+    qpn: u32,
+    pkey: u16,
+    epsn: u32,
+    nak_sent: bool,
+    msn: u32,
+    err: bool,
+}
+
+/// The reference receiver: the engine's rules (hdl-gen/src/roce/mod.rs) over the frames it
+/// was given, in order.
+struct RefChip {
+    qps: Vec<RefQp>,
+    counts: BTreeMap<&'static str, u32>,
+    /// ACK/NAK requests per QP: (syndrome, PSN, MSN).
+    acks: Vec<Vec<(u8, u32, u32)>>,
+    /// Completions from accepted response capsules: (QP, CID, status, DW0).
+    cpls: Vec<(usize, u16, u16, u32)>,
+}
+
+fn be16(f: &[u8], i: usize) -> usize {
+    usize::from(u16::from_be_bytes([f[i], f[i + 1]]))
+}
+
+fn be24(f: &[u8], i: usize) -> u32 {
+    u32::from_be_bytes([0, f[i], f[i + 1], f[i + 2]])
+}
+
+impl RefChip {
+    fn count(&mut self, k: &'static str) {
+        *self.counts.entry(k).or_default() += 1;
+    }
+
+    /// The drop cause of `f`, in the engine's order, or the QP it passes to.
+    fn classify(&self, f: &[u8]) -> Cat {
+        if f.len() < 34 {
+            return Cat::Malformed;
+        }
+        if be16(f, 12) != 0x0800 || f[14] >> 4 != 4 {
+            return Cat::Other;
+        }
+        if f[14] & 0xf != 5 || be16(f, 20) & 0x3fff != 0 {
+            return Cat::Malformed;
+        }
+        if f[23] != 17 {
+            return Cat::Other;
+        }
+        let ip_len = be16(f, 16);
+        if ip_len < 28 || ip_len > f.len() - 14 || ip_checksum(&f[14..34]) != 0 {
+            return Cat::Malformed;
+        }
+        if be16(f, 36) != 4791 {
+            return Cat::Other;
+        }
+        if be16(f, 38) != ip_len - 20 || ip_len - 28 < 16 {
+            return Cat::Malformed;
+        }
+        let fr = &f[..14 + ip_len];
+        let got = u32::from_le_bytes(fr[fr.len() - 4..].try_into().expect("4 bytes"));
+        if got != icrc(fr) {
+            return Cat::Icrc;
+        }
+        let (opc, flags) = (f[42], f[43]);
+        if !(opc == op::SEND_ONLY || opc == op::ACKNOWLEDGE) || flags & 0xf != 0 {
+            return Cat::Opcode;
+        }
+        let t_len = ip_len - 28;
+        let pad = usize::from(flags >> 4 & 3);
+        if (opc == op::ACKNOWLEDGE && (t_len != 20 || pad != 0))
+            || (opc == op::SEND_ONLY && pad > t_len - 16)
+        {
+            return Cat::Malformed;
+        }
+        let dqp = be24(f, 47);
+        match self.qps.iter().position(|q| q.qpn == dqp) {
+            Some(q) if self.qps[q].pkey as usize == be16(f, 44) && !self.qps[q].err => Cat::Pass(q),
+            _ => Cat::Qp,
+        }
+    }
+
+    fn deliver(&mut self, f: &[u8]) {
+        self.count("rx_frames");
+        match self.classify(f) {
+            Cat::Other => self.count("drop_other"),
+            Cat::Malformed => self.count("drop_malformed"),
+            Cat::Icrc => self.count("drop_icrc"),
+            Cat::Opcode => self.count("drop_opcode"),
+            Cat::Qp => self.count("drop_qp"),
+            Cat::Pass(q) => {
+                let p = Packet::decode(f).expect("a frame that passes the checks decodes");
+                let x = &mut self.qps[q];
+                if p.bth.opcode == op::ACKNOWLEDGE {
+                    let s = p.aeth.expect("AETH").syndrome;
+                    if s >> 5 == 0 {
+                        self.count("rx_ack");
+                    } else {
+                        self.count("rx_nak");
+                        if (0x61..=0x63).contains(&s) {
+                            self.qps[q].err = true;
+                        }
+                    }
+                    return;
+                }
+                let psn = p.bth.psn;
+                let d = psn.wrapping_sub(x.epsn) & 0xff_ffff;
+                if d == 0 {
+                    x.nak_sent = false;
+                    if p.payload.len() == 16 {
+                        x.epsn = (x.epsn + 1) & 0xff_ffff;
+                        x.msn = (x.msn + 1) & 0xff_ffff;
+                        let c = &p.payload;
+                        let dw3 = u32::from_le_bytes(c[12..16].try_into().expect("4"));
+                        let dw0 = u32::from_le_bytes(c[0..4].try_into().expect("4"));
+                        self.cpls.push((q, dw3 as u16, (dw3 >> 17) as u16, dw0));
+                        let m = x.msn;
+                        self.acks[q].push((0x1f, psn, m));
+                    } else {
+                        x.err = true;
+                        let m = x.msn;
+                        self.acks[q].push((0x61, psn, m));
+                    }
+                } else if d < 0x80_0000 {
+                    *self.counts.entry("drop_psn").or_default() += 1;
+                    if !x.nak_sent {
+                        x.nak_sent = true;
+                        let (e, m) = (x.epsn, x.msn);
+                        self.acks[q].push((0x60, e, m));
+                    }
+                } else {
+                    *self.counts.entry("rx_dup").or_default() += 1;
+                    let (e, m) = ((x.epsn + 0xff_ffff) & 0xff_ffff, x.msn);
+                    self.acks[q].push((0x1f, e, m));
+                }
+            }
+        }
+    }
+}
+
+/// Drives `io_cmd` and takes `io_cpl`.
+struct Cmds {
+    valid: Signal,
+    ready: Signal,
+    sqid: Signal,
+    sqe: Signal,
+    cv: Signal,
+    cr: Signal,
+    c_sqid: Signal,
+    c_cid: Signal,
+    c_status: Signal,
+    c_dw0: Signal,
+    queue: VecDeque<(u16, [u8; 64])>,
+    on: bool,
+    rng: Rng,
+    idle: (u8, u8),
+    cpls: Vec<(u16, u16, u16, u32)>,
+    violations: Vec<String>,
+    held: Option<(u64, u64, u64, u64)>,
+    /// The cycle the first command was presented.
+    first_valid: Option<u64>,
+}
+
+impl Component for Cmds {
+    fn sample(&mut self, _cycle: u64) {
+        if self.on && self.ready.is_high() {
+            self.queue.pop_front();
+            self.on = false;
+        }
+        if self.cv.is_high() {
+            let now = (
+                self.c_sqid.get(),
+                self.c_cid.get(),
+                self.c_status.get(),
+                self.c_dw0.get(),
+            );
+            if let Some(h) = self.held {
+                if h != now {
+                    self.violations
+                        .push("io_cpl payload changed while valid".into());
+                }
+            }
+            if self.cr.is_high() {
+                self.cpls
+                    .push((now.0 as u16, now.1 as u16, now.2 as u16, now.3 as u32));
+                self.held = None;
+            } else {
+                self.held = Some(now);
+            }
+        } else if self.held.take().is_some() {
+            self.violations.push("io_cpl valid fell".into());
+        }
+    }
+    fn drive(&mut self, cycle: u64) {
+        if !self.on && !self.queue.is_empty() && !self.rng.chance(self.idle.0) {
+            self.on = true;
+        }
+        if let Some((sqid, sqe)) = self.queue.front().filter(|_| self.on) {
+            self.first_valid.get_or_insert(cycle);
+            self.valid.set(1);
+            self.sqid.set(u64::from(*sqid));
+            let w: Vec<u32> = sqe
+                .chunks(4)
+                .map(|c| u32::from_le_bytes(c.try_into().expect("4")))
+                .collect();
+            self.sqe.set_words(&w);
+        } else {
+            self.valid.set(0);
+        }
+        self.cr.set(u64::from(!self.rng.chance(self.idle.1)));
+    }
+}
+
+fn sqe_for(c: &Cmd, cid: u16) -> [u8; 64] {
+    let mut s = [0u8; 64];
+    let (opc, nsid, slba, nlb) = match c.kind % 5 {
+        0 => (0x00, 1, 0, 0),
+        1 => (0x08, 1, c.slba % (BLOCKS + 4), c.nlb % 8),
+        2 => (0x02, 1, BLOCKS + c.slba % 8, c.nlb % 8),
+        3 => (0x7e, 1, 0, 0),
+        _ => (0x08, 2, 0, 0),
+    };
+    s[0] = opc;
+    s[2..4].copy_from_slice(&cid.to_le_bytes());
+    s[4..8].copy_from_slice(&(nsid as u32).to_le_bytes());
+    // A host's PRP pointer in DPTR: the engine replaces it.
+    s[24..32].copy_from_slice(&0x1234_5000u64.to_le_bytes());
+    s[40..48].copy_from_slice(&slba.to_le_bytes());
+    s[48..50].copy_from_slice(&nlb.to_le_bytes());
+    s[60] = cid as u8; // CDW15: travels untouched
+    s
+}
+
+fn confs(psn: &[u32; 4], qps: usize) -> Vec<QpConf> {
+    (0..qps)
+        .map(|q| QpConf {
+            host_mac: [0x02, 0, 0, 0, 0x10, q as u8],
+            target_mac: [0x02, 0, 0, 0, 0x20, q as u8],
+            host_ip: [10, 0, 0, 1],
+            target_ip: [10, 0, 1, 1 + q as u8],
+            host_qpn: 0x11 + 0x100 * q as u32,
+            target_qpn: 0x2000 + q as u32,
+            pkey: if q == 0 { 0xffff } else { 0x8001 },
+            host_psn: psn[2 * q] & 0xff_ffff,
+            target_psn: psn[2 * q + 1] & 0xff_ffff,
+        })
+        .collect()
+}
+
+fn reg(name: &str) -> u32 {
+    roce_csr::REGISTERS
+        .iter()
+        .find(|r| r.0 == name)
+        .unwrap_or_else(|| panic!("roce_csr has no register {name}"))
+        .1
+}
+
+/// What a run measured (for `bench --suite rdma`).
+#[derive(Clone, Debug)]
+pub struct Stats {
+    /// Cycles from the first `io_cmd` valid to the first beat of its frame on `m_axis`.
+    pub cmd_to_wire: u64,
+    /// Bytes the engine sent, and the cycles from its first beat to its last.
+    pub tx_bytes: u64,
+    pub tx_cycles: u64,
+    /// Capsules sent (first transmissions) and completions made.
+    pub capsules: u64,
+    pub completions: u64,
+    /// Stream width in bytes.
+    pub lanes: u64,
+}
+
+fn run(input: &Input, waves: Option<&Path>) -> Result<Stats, String> {
+    let mut sim = Sim::<Top>::maybe_waves(waves);
+    let nq = sim.signal("sq_space_o").width() as usize;
+    let confs = confs(&input.psn, nq);
+    let mut target = Target::new(&confs, BLOCKS as usize, input.seed);
+    let mut reference = RefChip {
+        qps: confs
+            .iter()
+            .map(|c| RefQp {
+                qpn: c.host_qpn,
+                pkey: c.pkey,
+                epsn: c.target_psn,
+                nak_sent: false,
+                msn: 0,
+                err: false,
+            })
+            .collect(),
+        counts: BTreeMap::new(),
+        acks: vec![Vec::new(); nq],
+        cpls: Vec::new(),
+    };
+    let src = sim.add(AxisSource::new(
+        &sim,
+        "s_axis",
+        input.seed ^ 1,
+        input.idle[0],
+    ));
+    let sink = sim.add(AxisSink::new(&sim, "m_axis", input.seed ^ 2, input.idle[1]));
+    let s = |n: &str| sim.signal(n);
+    let cmds = sim.add(Cmds {
+        valid: s("io_cmd_valid_i"),
+        ready: s("io_cmd_ready_o"),
+        sqid: s("io_cmd_sqid_i"),
+        sqe: s("io_cmd_sqe_i"),
+        cv: s("io_cpl_valid_o"),
+        cr: s("io_cpl_ready_i"),
+        c_sqid: s("io_cpl_sqid_o"),
+        c_cid: s("io_cpl_cid_o"),
+        c_status: s("io_cpl_status_o"),
+        c_dw0: s("io_cpl_dw0_o"),
+        queue: VecDeque::new(),
+        on: false,
+        rng: Rng::new(input.seed ^ 3),
+        idle: (input.idle[2], input.idle[3]),
+        cpls: Vec::new(),
+        violations: Vec::new(),
+        held: None,
+        first_valid: None,
+    });
+    let axil = Axil::attach(
+        &mut sim,
+        "s_axil",
+        AxilConfig {
+            seed: input.seed ^ 4,
+            ..AxilConfig::default()
+        },
+    );
+    sim.reset(3);
+    // Firmware: program and enable each QP.
+    {
+        let mut bus = axil.mmio(&mut sim);
+        for (q, c) in confs.iter().enumerate() {
+            let r = |n: &str| reg(&format!("qp{q}_{n}"));
+            let mac = |m: [u8; 6]| {
+                (
+                    u32::from(m[0]) << 8 | u32::from(m[1]),
+                    u32::from_be_bytes([m[2], m[3], m[4], m[5]]),
+                )
+            };
+            bus.write32(r("local_qpn"), c.host_qpn);
+            bus.write32(r("remote_qpn"), c.target_qpn);
+            bus.write32(r("local_mac_hi"), mac(c.host_mac).0);
+            bus.write32(r("local_mac_lo"), mac(c.host_mac).1);
+            bus.write32(r("remote_mac_hi"), mac(c.target_mac).0);
+            bus.write32(r("remote_mac_lo"), mac(c.target_mac).1);
+            bus.write32(r("local_ip"), u32::from_be_bytes(c.host_ip));
+            bus.write32(r("remote_ip"), u32::from_be_bytes(c.target_ip));
+            bus.write32(r("sq_psn"), c.host_psn);
+            bus.write32(r("rq_psn"), c.target_psn);
+            bus.write32(r("pkey"), u32::from(c.pkey));
+            let limit = if usize::from(input.link.blackhole) == q + 1 {
+                2
+            } else {
+                7
+            };
+            bus.write32(r("retry"), limit << 24 | RETRY_TIMEOUT);
+            bus.write32(r("ctrl"), 1);
+        }
+    }
+    // Commands: CIDs unique per SQ id.
+    let mut submitted: Vec<(u16, u16, [u8; 64])> = Vec::new();
+    for (i, c) in input.cmds.iter().enumerate() {
+        let sqid = if c.sq == 0 {
+            nq as u16 + 1 + (c.slba % 2) as u16 * 100
+        } else {
+            1 + u16::from(c.sq - 1) % nq as u16
+        };
+        let cid = 0x100 + i as u16;
+        let sqe = sqe_for(c, cid);
+        submitted.push((sqid, cid, sqe));
+        cmds.borrow_mut().queue.push_back((sqid, sqe));
+    }
+    let mut rng = Rng::new(input.seed ^ 5);
+    let mut link: VecDeque<Vec<u8>> = VecDeque::new();
+    let mut host_link: VecDeque<Vec<u8>> = VecDeque::new();
+    let mut pcap = Pcap::new();
+    let mut hostile = input.hostile.clone();
+    hostile.sort();
+    let mut hostile: VecDeque<_> = hostile.into();
+    let mut target_frames = 0u32;
+    let mut seen_tx = 0usize;
+    let mut quiet = 0u64;
+    let mut tx_frames: Vec<Vec<u8>> = Vec::new();
+    loop {
+        sim.step();
+        let mut moved = false;
+        // Host frames: to the target (duplicated sometimes).
+        let new: Vec<Vec<u8>> = sink.borrow().frames[seen_tx..]
+            .iter()
+            .map(|f| f.data.clone())
+            .collect();
+        seen_tx += new.len();
+        for f in new {
+            moved = true;
+            pcap.ethernet(&f);
+            tx_frames.push(f.clone());
+            let l = &input.link;
+            let q = confs
+                .iter()
+                .position(|c| f.len() > 49 && be24(&f, 47) == c.target_qpn);
+            if q.is_some_and(|q| usize::from(l.blackhole) == q + 1) || rng.chance(l.host_drop) {
+                continue;
+            }
+            let mut f = f;
+            if rng.chance(l.host_corrupt) {
+                // Bytes the ICRC covers and nothing else checks first: the target drops it.
+                let bit = 8 * 54 + rng.below(8 * (f.len() as u64 - 54)) as usize;
+                f[bit / 8] ^= 1 << (bit % 8);
+            }
+            if rng.chance(l.host_dup) {
+                host_link.push_back(f.clone());
+            }
+            if rng.chance(l.host_reorder) && !host_link.is_empty() {
+                let at = rng.below(host_link.len() as u64) as usize;
+                host_link.insert(at, f);
+            } else {
+                host_link.push_back(f);
+            }
+        }
+        if let Some(f) = host_link.pop_front() {
+            moved = true;
+            target.receive(&f);
+        }
+        // Hostile frames once enough target frames went by.
+        while hostile
+            .front()
+            .is_some_and(|h| u32::from(h.0) <= target_frames)
+        {
+            let (_, q, k) = hostile.pop_front().expect("front");
+            let q = usize::from(q) % nq;
+            if !target.dead(q) && usize::from(input.link.blackhole) != q + 1 {
+                target.hostile(q, hostile_kind(k));
+            }
+        }
+        // Target frames through the link.
+        while let Some(f) = target.out.pop_front() {
+            target_frames += 1;
+            // The capture holds what each end sent (the link's faults are not recorded), and
+            // only RoCEv2 frames (not the hostile frame to another UDP port).
+            if f.len() > 37 && f[36..38] == [0x12, 0xb7] {
+                pcap.ethernet(&f);
+            }
+            let l = &input.link;
+            if rng.chance(l.drop) {
+                continue;
+            }
+            let mut f = f;
+            if rng.chance(l.corrupt) {
+                let bit = rng.below(8 * f.len() as u64) as usize;
+                f[bit / 8] ^= 1 << (bit % 8);
+            }
+            if rng.chance(l.truncate) {
+                let n = 1 + rng.below(f.len() as u64 - 1) as usize;
+                f.truncate(n);
+            }
+            if rng.chance(l.dup) {
+                link.push_back(f.clone());
+            }
+            if rng.chance(l.reorder) && !link.is_empty() {
+                let at = rng.below(link.len() as u64) as usize;
+                link.insert(at, f);
+            } else {
+                link.push_back(f);
+            }
+        }
+        if src.borrow().pending() < 2 {
+            if let Some(f) = link.pop_front() {
+                moved = true;
+                reference.deliver(&f);
+                src.borrow_mut().send(f);
+            }
+        }
+        let busy = src.borrow().pending() > 0
+            || !link.is_empty()
+            || !host_link.is_empty()
+            || !sink.borrow().partial().is_empty();
+        quiet = if moved || busy { 0 } else { quiet + 1 };
+        if quiet == 1500 && target.unacked() > 0 {
+            target.timeout();
+            quiet = 0;
+        }
+        let done = cmds.borrow().cpls.len() >= submitted.len() && target.unacked() == 0;
+        if done && quiet > 300 {
+            break;
+        }
+        if sim.cycle() > 200_000 + 20_000 * input.cmds.len() as u64 {
+            return Err(format!(
+                "hang: {} of {} commands completed, target has {} unacknowledged",
+                cmds.borrow().cpls.len(),
+                submitted.len(),
+                target.unacked()
+            ));
+        }
+    }
+    // Stop the retransmit timers, let a frame on its way finish, then look at what was sent.
+    {
+        let mut bus = axil.mmio(&mut sim);
+        for q in 0..nq {
+            bus.write32(reg(&format!("qp{q}_retry")), 7 << 24 | 0xff_ffff);
+        }
+    }
+    sim.run(300);
+    let late: Vec<Vec<u8>> = sink.borrow().frames[seen_tx..]
+        .iter()
+        .map(|f| f.data.clone())
+        .collect();
+    for f in late {
+        pcap.ethernet(&f);
+        tx_frames.push(f);
+    }
+    if super::capturing() {
+        super::record(&pcap);
+    }
+    if let Some(v) = cmds.borrow().violations.first() {
+        return Err(format!("io_cpl protocol: {v}"));
+    }
+    if let Some(v) = sink.borrow().violations.first() {
+        return Err(format!("m_axis protocol: {v}"));
+    }
+    if let Some(e) = target.errors.first() {
+        return Err(format!("target: {e}"));
+    }
+    // Transmitted frames: decode, addresses (the target checked them), capsules, ACKs.
+    let mut psn: Vec<u32> = confs.iter().map(|c| c.host_psn).collect();
+    let mut acks_seen: Vec<usize> = vec![0; nq];
+    let (mut n_cap, mut n_ack, mut n_nak, mut tx_bytes) = (0u32, 0u32, 0u32, 0u32);
+    let mut sent_cids: Vec<Vec<u16>> = vec![Vec::new(); nq];
+    let mut by_psn: Vec<BTreeMap<u32, &Vec<u8>>> = vec![BTreeMap::new(); nq];
+    let mut n_retx = 0u32;
+    for f in &tx_frames {
+        tx_bytes += f.len() as u32;
+        let p =
+            Packet::decode(f).map_err(|e| format!("engine sent a bad frame ({e:?}): {f:02x?}"))?;
+        let q = confs
+            .iter()
+            .position(|c| c.target_qpn == p.bth.dest_qp)
+            .ok_or("frame to an unknown QPN")?;
+        match p.bth.opcode {
+            op::SEND_ONLY if p.bth.psn != psn[q] => {
+                // Sent again: byte for byte the first transmission of that PSN.
+                n_retx += 1;
+                if by_psn[q].get(&p.bth.psn) != Some(&f) {
+                    return Err(format!(
+                        "QP {q}: capsule PSN {:#x} is neither the next ({:#x}) nor a copy of one sent",
+                        p.bth.psn, psn[q]
+                    ));
+                }
+            }
+            op::SEND_ONLY => {
+                n_cap += 1;
+                by_psn[q].insert(p.bth.psn, f);
+                if p.bth.psn != psn[q] {
+                    return Err(format!(
+                        "QP {q}: capsule PSN {:#x}, expected {:#x}",
+                        p.bth.psn, psn[q]
+                    ));
+                }
+                psn[q] = (psn[q] + 1) & 0xff_ffff;
+                let cid = u16::from_le_bytes([p.payload[2], p.payload[3]]);
+                let (_, _, sqe) = submitted
+                    .iter()
+                    .find(|(s, c, _)| usize::from(*s) == q + 1 && *c == cid)
+                    .ok_or(format!("QP {q}: capsule for CID {cid:#x} never submitted"))?;
+                let mut want = *sqe;
+                want[1] = want[1] & 0x3f | 0x40;
+                want[24..40].copy_from_slice(&p.payload[24..40]);
+                if p.payload[..] != want[..] {
+                    return Err(format!(
+                        "QP {q} CID {cid:#x}: capsule SQE {:02x?}, submitted {:02x?}",
+                        p.payload, sqe
+                    ));
+                }
+                if sent_cids[q].contains(&cid) {
+                    return Err(format!("QP {q}: CID {cid:#x} sent twice"));
+                }
+                sent_cids[q].push(cid);
+            }
+            op::ACKNOWLEDGE => {
+                let a = p.aeth.expect("AETH");
+                if a.syndrome >> 5 == 0 {
+                    n_ack += 1;
+                } else {
+                    n_nak += 1;
+                }
+                let ev = (a.syndrome, p.bth.psn, a.msn);
+                let list = &reference.acks[q];
+                match list[acks_seen[q]..].iter().position(|e| *e == ev) {
+                    Some(i) => acks_seen[q] += i + 1,
+                    None => {
+                        return Err(format!(
+                            "QP {q}: ACK {ev:x?} not asked for (in order) by the reference, which asked {list:x?}"
+                        ))
+                    }
+                }
+            }
+            o => return Err(format!("engine sent opcode {o:#x}")),
+        }
+    }
+    for (q, list) in reference.acks.iter().enumerate() {
+        if let Some(last) = list.last() {
+            // Identical requests in a row may go out as one frame: the last one sent must be
+            // the last one asked for.
+            let sent_last = acks_seen[q] > 0 && list[acks_seen[q] - 1] == *last;
+            let superseded_by_fatal = list.iter().any(|a| a.0 == 0x61);
+            if !sent_last && !superseded_by_fatal {
+                return Err(format!("QP {q}: the last ACK {last:x?} was never sent"));
+            }
+        }
+    }
+    if let Some(q) = usize::from(input.link.blackhole).checked_sub(1) {
+        if psn[q] != confs[q].host_psn {
+            // The engine sent capsules on the QP that loses every frame: it must give up.
+            reference.qps[q].err = true;
+        }
+    }
+    // Completions: exactly once each.
+    let cpls = cmds.borrow().cpls.clone();
+    let mut from_cqe = reference.cpls.clone();
+    for (sqid, cid, _) in &submitted {
+        let got: Vec<_> = cpls
+            .iter()
+            .filter(|c| c.0 == *sqid && c.1 == *cid)
+            .collect();
+        if got.len() != 1 {
+            return Err(format!(
+                "SQ id {sqid} CID {cid:#x}: {} completions {got:x?}",
+                got.len()
+            ));
+        }
+        let (_, _, status, dw0) = *got[0];
+        let q = usize::from(*sqid) - 1;
+        if usize::from(*sqid) > nq {
+            if status != 0x22 {
+                return Err(format!(
+                    "SQ id {sqid} (no QP) CID {cid:#x}: status {status:#x}, expected 22h"
+                ));
+            }
+            continue;
+        }
+        if let Some(i) = from_cqe.iter().position(|c| c.0 == q && c.1 == *cid) {
+            let (_, _, st, d0) = from_cqe.remove(i);
+            if (status, dw0) != (st, d0) {
+                return Err(format!(
+                    "QP {q} CID {cid:#x}: completion status {status:#x} DW0 {dw0:#x}, the accepted CQE said {st:#x} {d0:#x}"
+                ));
+            }
+            let ex = target
+                .executed
+                .iter()
+                .find(|e| e.qp == q && e.cid == *cid)
+                .ok_or(format!(
+                    "QP {q} CID {cid:#x}: completed from a CQE the target never made"
+                ))?;
+            if (ex.status, ex.dw0) != (st, d0) {
+                return Err(format!(
+                    "QP {q} CID {cid:#x}: CQE differs from the target's {ex:?}"
+                ));
+            }
+        } else if status != 0x22 || !reference.qps[q].err {
+            return Err(format!(
+                "QP {q} CID {cid:#x}: status {status:#x} without an accepted CQE (QP in error: {})",
+                reference.qps[q].err
+            ));
+        }
+    }
+    if !from_cqe.is_empty() {
+        return Err(format!("CQEs accepted for no command: {from_cqe:x?}"));
+    }
+    // The target executed each command at most once; the namespace is what they made of it.
+    let mut ns = Target::new(&confs, BLOCKS as usize, input.seed).ns;
+    for (i, e) in target.executed.iter().enumerate() {
+        if target.executed[..i]
+            .iter()
+            .any(|x| x.qp == e.qp && x.cid == e.cid)
+        {
+            return Err(format!(
+                "target executed QP {} CID {:#x} twice",
+                e.qp, e.cid
+            ));
+        }
+        if e.opcode == 0x08 && e.status == 0 {
+            let (_, _, sqe) = submitted
+                .iter()
+                .find(|(s, c, _)| usize::from(*s) == e.qp + 1 && *c == e.cid)
+                .expect("submitted");
+            let slba = u64::from_le_bytes(sqe[40..48].try_into().expect("8")) as usize;
+            let nlb = usize::from(u16::from_le_bytes([sqe[48], sqe[49]])) + 1;
+            ns[slba * 512..(slba + nlb) * 512].fill(0);
+        }
+    }
+    if ns != target.ns {
+        return Err("the namespace differs from the executed commands' effect".into());
+    }
+    // Counters.
+    let c = |k: &str| reference.counts.get(k).copied().unwrap_or(0);
+    let rx_bytes: u32 = src.borrow().sent.iter().map(|s| s.1 as u32).sum();
+    let want: Vec<(&str, u32)> = vec![
+        ("tx_frames", tx_frames.len() as u32),
+        ("tx_bytes", tx_bytes),
+        ("tx_capsules", n_cap),
+        ("tx_ack", n_ack),
+        ("tx_nak", n_nak),
+        ("rx_frames", c("rx_frames")),
+        ("rx_bytes", rx_bytes),
+        ("rx_ack", c("rx_ack")),
+        ("rx_nak", c("rx_nak")),
+        ("rx_dup", c("rx_dup")),
+        ("drop_other", c("drop_other")),
+        ("drop_malformed", c("drop_malformed")),
+        ("drop_icrc", c("drop_icrc")),
+        ("drop_opcode", c("drop_opcode")),
+        ("drop_qp", c("drop_qp")),
+        ("drop_psn", c("drop_psn")),
+        ("tx_retransmits", n_retx),
+    ];
+    let mut bus = axil.mmio(&mut sim);
+    for (name, w) in &want {
+        let got = bus.read32(reg(name));
+        if got != *w {
+            return Err(format!("counter {name} is {got}, expected {w}"));
+        }
+    }
+    for (q, x) in reference.qps.iter().enumerate() {
+        let st = bus.read32(reg(&format!("qp{q}_state")));
+        let ep = bus.read32(reg(&format!("qp{q}_epsn")));
+        if st & 1 != u32::from(x.err) || st >> 8 != psn[q] || ep != x.epsn {
+            return Err(format!(
+                "QP {q}: state {st:#x} epsn {ep:#x}, expected error {} psn {:#x} epsn {:#x}",
+                x.err, psn[q], x.epsn
+            ));
+        }
+    }
+    let (first, last) = {
+        let sk = sink.borrow();
+        (
+            sk.frames.first().map_or(0, |f| f.first),
+            sk.frames.last().map_or(0, |f| f.last),
+        )
+    };
+    let first_valid = cmds.borrow().first_valid.unwrap_or(0);
+    Ok(Stats {
+        cmd_to_wire: first.saturating_sub(first_valid),
+        tx_bytes: u64::from(tx_bytes),
+        tx_cycles: last.saturating_sub(first) + 1,
+        capsules: u64::from(n_cap),
+        completions: cpls.len() as u64,
+        lanes: u64::from(sim.signal("m_axis_tdata_o").width() / 8),
+    })
+}
+
+/// For `testbench bench --suite rdma`: `count` Flush commands over both QPs, a lossless link,
+/// no idle cycles or backpressure, the target answering at once.
+pub fn bench(count: usize) -> Result<Stats, String> {
+    let input = Input {
+        cmds: (0..count)
+            .map(|i| Cmd {
+                sq: 1 + (i % 2) as u8,
+                kind: 0,
+                slba: 0,
+                nlb: 0,
+            })
+            .collect(),
+        link: Link {
+            drop: 0,
+            dup: 0,
+            reorder: 0,
+            corrupt: 0,
+            truncate: 0,
+            host_dup: 0,
+            host_drop: 0,
+            host_reorder: 0,
+            host_corrupt: 0,
+            blackhole: 0,
+        },
+        hostile: Vec::new(),
+        psn: [0; 4],
+        idle: [0; 4],
+        seed: 1,
+    };
+    run(&input, None)
+}
+
+/// The property.
+pub struct RdmaProp;
+
+impl Property for RdmaProp {
+    type Input = Input;
+    const NAME: &'static str = "rdma";
+    fn strategy() -> BoxedStrategy<Input> {
+        let cmd = (0u8..6, 0u8..5, 0u64..80, 0u16..8).prop_map(|(sq, kind, slba, nlb)| Cmd {
+            sq: if sq == 5 { 0 } else { 1 + sq % 4 },
+            kind,
+            slba,
+            nlb,
+        });
+        let rate = prop_oneof![Just(0u8), 1u8..12];
+        let link = (
+            (
+                rate.clone(),
+                rate.clone(),
+                rate.clone(),
+                rate.clone(),
+                0u8..4,
+            ),
+            (0u8..10, rate.clone(), rate.clone(), rate.clone()),
+            prop_oneof![8 => Just(0u8), 1 => 1u8..3],
+        )
+            .prop_map(
+                |(
+                    (drop, dup, reorder, corrupt, truncate),
+                    (host_dup, host_drop, host_reorder, host_corrupt),
+                    blackhole,
+                )| Link {
+                    drop,
+                    dup,
+                    reorder,
+                    corrupt,
+                    truncate,
+                    host_dup,
+                    host_drop,
+                    host_reorder,
+                    host_corrupt,
+                    blackhole,
+                },
+            );
+        let psn = prop_oneof![Just(0u32), 0xff_fff0u32..0x100_0000, any::<u32>()];
+        (
+            proptest::collection::vec(cmd, 1..24),
+            link,
+            proptest::collection::vec((0u8..40, any::<u8>(), any::<u8>()), 0..4),
+            [psn.clone(), psn.clone(), psn.clone(), psn],
+            [0u8..40, 0u8..40, 0u8..40, 0u8..40],
+            any::<u64>(),
+        )
+            .prop_map(|(cmds, link, hostile, psn, idle, seed)| Input {
+                cmds,
+                link,
+                hostile,
+                psn,
+                idle,
+                seed,
+            })
+            .boxed()
+    }
+    fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
+        run(input, waves).map(|_| ())
+    }
+}
