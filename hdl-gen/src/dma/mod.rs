@@ -38,4 +38,5 @@ pub mod engine;
 pub mod mover;
 pub mod params;
 pub mod walker;
+pub mod window;
 pub use params::DmaParams;

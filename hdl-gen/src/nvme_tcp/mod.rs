@@ -75,4 +75,6 @@ pub struct NvmeTcpParams {
     pub outstanding: u32,
     /// Digests may be negotiated.
     pub digests: bool,
+    /// C2HData payload bytes held per connection (a power of two, at least two beats).
+    pub hold_bytes: u32,
 }

@@ -718,6 +718,11 @@ impl Target {
         true
     }
 
+    /// Whether the PDUs the target sends carry data digests.
+    pub fn tx_wire_ddgst(&self) -> bool {
+        self.tx_wire.ddgst
+    }
+
     /// The CCCIDs the target still holds (commands not yet answered).
     pub fn held(&self) -> Vec<u16> {
         self.cmds.keys().copied().collect()
