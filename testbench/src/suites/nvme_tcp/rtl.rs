@@ -313,6 +313,15 @@ fn c2h_pdus(sc: &Scenario) -> u64 {
         .sum()
 }
 
+/// Bytes the scenario's reads carry.
+fn read_bytes(sc: &Scenario) -> u64 {
+    sc.cmds
+        .iter()
+        .filter(|c| c.kind == Kind::Read)
+        .map(|c| (u64::from(c.nlb) + 1) * 512)
+        .sum()
+}
+
 /// Runs the RTL on a scenario.
 pub fn run_rtl(sc: &Scenario, waves: Option<&Path>) -> Result<(), String> {
     let subs = sc.submitted();
@@ -327,7 +336,7 @@ pub fn run_rtl(sc: &Scenario, waves: Option<&Path>) -> Result<(), String> {
     let mut rng = Rng::new(sc.seed ^ 0xbeef);
     let lanes = h.borrow().lanes;
     let mut quiet = 0u32;
-    let limit = 2_000_000 + 80 * c2h_pdus(sc);
+    let limit = 200_000 + 80 * c2h_pdus(sc) + 4 * read_bytes(sc);
     // `regress --pcap`: the RTL's conversations with a well-behaved target are recorded too.
     let mut pcap = (sc.fault.is_none() && super::capturing()).then(Pcap::new);
     let mut conn = pcap.as_mut().map(|p| {
@@ -435,12 +444,21 @@ impl Property for NvmeTcpConnHostileProp {
         strategy(true, 8)
             .prop_map(|sc| {
                 let mut sc = readonly(sc);
-                // R2T faults cannot happen without writes.
+                // R2T faults cannot happen without writes; faults on C2HData (a payload out of
+                // range, a corrupted data digest) get a third of the cases each.
                 if let Some((f, at)) = sc.fault {
-                    let f = match f {
-                        Fault::R2tOutOfRange | Fault::R2tForRead => Fault::WrongCccid,
-                        f => f,
+                    let f = match (sc.seed % 3, f) {
+                        (0, _) => {
+                            sc.ddgst = true;
+                            Fault::DataDigest
+                        }
+                        (1, _) => Fault::DataoOutOfRange,
+                        (_, Fault::R2tOutOfRange | Fault::R2tForRead) => Fault::WrongCccid,
+                        (_, f) => f,
                     };
+                    if f == Fault::DataDigest {
+                        sc.max_c2h = sc.max_c2h.min(HOLD_BYTES);
+                    }
                     sc.fault = Some((f, at % 4));
                 }
                 sc
@@ -916,7 +934,13 @@ pub fn run_engine(input: &EngineInput, waves: Option<&Path>) -> Result<(), Strin
         if quiet > 300 {
             break;
         }
-        if sim.cycle() > 400_000 + 80 * conns.iter().map(c2h_pdus).sum::<u64>() {
+        if sim.cycle()
+            > 400_000
+                + conns
+                    .iter()
+                    .map(|c| 80 * c2h_pdus(c) + 4 * read_bytes(c))
+                    .sum::<u64>()
+        {
             return Err(format!(
                 "hang: {} of {total} commands completed",
                 hb.completions.len()
@@ -1057,6 +1081,18 @@ impl Property for NvmeTcpEngineProp {
 /// (tx PDU bytes per cycle, rx PDU bytes per cycle), each over the window from the first to the
 /// last byte of its direction after the connection is up, and the stream width in bytes.
 pub fn bench_capsules(count: usize) -> Result<(f64, f64, usize), String> {
+    bench(count, None)
+}
+
+/// For `testbench bench --suite nvme-tcp`: as [`bench_capsules`], with `count` reads of
+/// `blocks` 512-byte blocks each, the target sending C2HData PDUs of the hold buffer's size
+/// (the last of a command shorter) and a CapsuleResp per command, the payload written through
+/// a DMA side without backpressure. Returns (tx, rx) PDU bytes per cycle and the stream width.
+pub fn bench_reads(count: usize, blocks: u16) -> Result<(f64, f64, usize), String> {
+    bench(count, Some(blocks))
+}
+
+fn bench(count: usize, read_blocks: Option<u16>) -> Result<(f64, f64, usize), String> {
     let sc = Scenario {
         hdgst: true,
         ddgst: true,
@@ -1072,11 +1108,21 @@ pub fn bench_capsules(count: usize) -> Result<(f64, f64, usize), String> {
         chunk: (4096, 4096),
         seed: 1,
     };
-    let mut target = Target::new(sc.target());
+    let mut tc = sc.target();
+    tc.max_c2h = HOLD_BYTES;
+    tc.full_c2h = true;
+    let mut target = Target::new(tc);
     let mut sim = Sim::<Top>::new();
     let h = sim.add(Harness::new(&sim, 1, (0, 0, 0, 0), 3));
     for i in 0..count {
-        let s = crate::models::nvme_tcp::sqe::rw(0x00, i as u16, 1, 0, 0, 0, 0);
+        let s = match read_blocks {
+            None => crate::models::nvme_tcp::sqe::rw(0x00, i as u16, 1, 0, 0, 0, 0),
+            Some(nlb) => {
+                let n = u64::from(nlb) + 1;
+                let slba = (i as u64 * n) % (super::scenario::NS_BLOCKS / n * n);
+                crate::models::nvme_tcp::sqe::rw(0x02, i as u16, 1, slba, nlb, 0x1000, 0)
+            }
+        };
         h.borrow_mut().cmds.push_back(s);
     }
     sim.reset(3);
@@ -1085,7 +1131,7 @@ pub fn bench_capsules(count: usize) -> Result<(f64, f64, usize), String> {
     let (mut tx_total, mut tx_first, mut tx_last) = (0u64, None, 0u64);
     let (mut rx_pushed, mut rx_done, mut rx_first, mut rx_last) = (0u64, 0u64, None, 0u64);
     while h.borrow().completions.len() < count {
-        if sim.cycle() > 100_000 + 100 * count as u64 {
+        if sim.cycle() > 100_000 + 100 * count as u64 * u64::from(read_blocks.unwrap_or(0) + 1) {
             return Err("bench: the commands did not complete".into());
         }
         sim.step();

@@ -196,6 +196,7 @@ impl Scenario {
             max_c2h: self.max_c2h,
             max_r2t: self.max_r2t,
             use_success: self.use_success,
+            full_c2h: false,
             icd_max: self.icd_max,
             seed: self.seed,
             fault: self.fault,
