@@ -828,6 +828,9 @@ pub fn run_engine(input: &EngineInput, waves: Option<&Path>) -> Result<(), Strin
     for c in &mut conns {
         c.hdgst = input.conns[0].hdgst;
         c.ddgst = input.conns[0].ddgst;
+        if c.ddgst {
+            c.max_c2h = c.max_c2h.min(HOLD_BYTES);
+        }
     }
     let mut subs: Vec<_> = conns.iter().map(|c| c.submitted()).collect();
     let mut targets: Vec<Target> = conns.iter().map(|c| Target::new(c.target())).collect();
