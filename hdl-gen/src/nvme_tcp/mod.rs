@@ -55,6 +55,13 @@
 //! LAST_PDU answers a command as a CapsuleResp with status 0 would (a later CapsuleResp for it is
 //! then an unknown CCCID, 01h FEI 20).
 //!
+//! Known limit of the cut-through path (no data digests): the DMA command is issued once the
+//! header passed, and the engine's one DMA write stream stays with that connection until the
+//! PDU's last payload byte; a target that stops in the middle of a C2HData payload stalls the
+//! host-memory writes of the other connections too (their bytes wait in their hold FIFOs).
+//! Store-and-forward for every PDU (as with data digests) would remove it at the cost of the
+//! `hold_bytes` limit.
+//!
 //! With data digests a C2HData may carry at most `hold_bytes` (the whole PDU must be held until
 //! its digest is known); a target that sends larger ones (Linux nvmet-tcp may send a command's
 //! data in one PDU) needs `c2h_hold_bytes` raised to its largest PDU, or data digests off.
