@@ -24,8 +24,10 @@ mutants=(
   "round robin keeps priority on the winner|rr_arbiter_n4.sv|s/req_i \& ~(ptr_q - \([0-9]*\)'d1)/req_i \& ~ptr_q/|stdlib|rr_arbiter"
   "DMA mover strobes whole beats past a write's end|dma_mover_w64_t3_l21.sv|s/assign ws_d = wr_w_load ? (~(\([0-9]*\)'h\([0-9a-f]*\) << wr_k) << wr_lane)/assign ws_d = wr_w_load ? (\1'h\2 << wr_lane)/|dma|dma_mover"
   "DMA walker chains a PRP list one entry late|dma_walker_w64_t3_l21.sv|s/assign is_list_ptr = (list_left_q == 32'd1)/assign is_list_ptr = (list_left_q == 32'd0)/|dma|dma_walker"
-  "NVMe/TCP checks header digests inverted (== for !=)|nvme_tcp_conn_w64_d4.sv|s/assign rx_dgst_bad = t_resp \& hd_q \& (rx_dgst_q != rx_crc_crc);/assign rx_dgst_bad = t_resp \& hd_q \& (rx_dgst_q == rx_crc_crc);/|nvme-tcp|nvme_tcp_conn"
-  "NVMe/TCP reads the CQE status one bit low|nvme_tcp_conn_w64_d4.sv|s/assign resp_status = rx_hdr_q\[191:177\];/assign resp_status = rx_hdr_q[190:176];/|nvme-tcp|nvme_tcp_conn"
+  "NVMe/TCP checks header digests inverted (== for !=)|nvme_tcp_conn_w64_d4_h8192.sv|/assign rx_dgst_bad = /s/(rx_dgst_q != rx_crc_crc)/(rx_dgst_q == rx_crc_crc)/|nvme-tcp|nvme_tcp_conn"
+  "NVMe/TCP skips the C2HData bound check (DATAO + DATAL inside the command)|nvme_tcp_conn_w64_d4_h8192.sv|s/assign c2h_out_of_range = c2h_end > {1'b0, c2h_cmd_len};/assign c2h_out_of_range = 1'b0;/|nvme-tcp|nvme_tcp_conn_hostile"
+  "NVMe/TCP writes a C2HData whose data digest failed|nvme_tcp_conn_w64_d4_h8192.sv|s/(verdict_at_digest \& ~rx_ddgst_bad)/verdict_at_digest/|nvme-tcp|nvme_tcp_conn_hostile"
+  "NVMe/TCP reads the CQE status one bit low|nvme_tcp_conn_w64_d4_h8192.sv|s/assign resp_status = rx_hdr_q\[191:177\];/assign resp_status = rx_hdr_q[190:176];/|nvme-tcp|nvme_tcp_conn"
   "QoS bandwidth bucket lends one token of credit|qos_bucket_c32_t32_f16.sv|s/~level_q\[48\];/~(level_q[48] \& (level_q[47:16] != 32'hffffffff));/|qos|qos_flood"
   "QoS grants ignore their write bit|qos_arbiter_q8_n4_g8_d4.sv|s/(~chk_need_write . csr_grant\([0-9]*\)_ctrl_write)/1'b1/g|qos|qos_mix"
   "QoS arbiter waits for an empty output register|qos_arbiter_q8_n4_g8_d4.sv|s/assign decide = csr_ctrl_enable \& out_free \& sched_any;/assign decide = csr_ctrl_enable \& ~out_valid_q \& sched_any;/|qos|qos_mix"
@@ -44,6 +46,11 @@ mutants=(
 
 survivors=0
 for m in "${mutants[@]}"; do
+  fields=${m//[^|]/}
+  if [ ${#fields} -ne 4 ]; then
+    echo "mutation.sh: mutant '${m%%|*}' has ${#fields} '|' separators, not 4 (write a '|' in a sed expression as '.')" >&2
+    exit 2
+  fi
   IFS='|' read -r name file expr suite property <<<"$m"
   case " $suites " in *" $suite "*) ;; *) continue ;; esac
   dir="$scratch/rtl"

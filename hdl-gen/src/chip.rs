@@ -66,6 +66,7 @@ pub fn design(cfg: &Config) -> Result<Design, Errors> {
     d.add_top(crate::nvme_tcp::conn::conn(&nvme_tcp_params(cfg), reset)?);
     d.add_top(crate::nvme_tcp::engine::engine(
         &nvme_tcp_params(cfg),
+        &dma_params(cfg),
         reset,
     )?);
     d.add_top(crate::qos::arbiter::arbiter(&qos_params(cfg), reset)?);
@@ -99,6 +100,7 @@ pub fn nvme_tcp_params(cfg: &Config) -> crate::nvme_tcp::NvmeTcpParams {
         connections: t.connections,
         outstanding: t.outstanding,
         digests: t.digests,
+        hold_bytes: t.c2h_hold_bytes,
     }
 }
 

@@ -145,6 +145,10 @@ pub struct NvmeTcp {
     pub outstanding: u32,
     /// Whether header and data digests may be negotiated.
     pub digests: bool,
+    /// Bytes of C2HData payload each connection holds (a power of two, 2 beats to 65536): with
+    /// data digests, a C2HData is held whole until its digest is checked, so it may carry at
+    /// most this many bytes.
+    pub c2h_hold_bytes: u32,
 }
 
 /// `[roce]`: the RoCEv2 transport engine (NVMe over RDMA).
@@ -411,6 +415,20 @@ impl Config {
         }
         range(file, "nvme_tcp.connections", t.connections, 2, 16, "")?;
         range(file, "nvme_tcp.outstanding", t.outstanding, 1, 64, "")?;
+        if !t.c2h_hold_bytes.is_power_of_two()
+            || t.c2h_hold_bytes < t.data_width / 4
+            || t.c2h_hold_bytes > 65536
+        {
+            return Err(ConfigError {
+                file: file.to_path_buf(),
+                key: "nvme_tcp.c2h_hold_bytes".into(),
+                message: format!(
+                    "{} is not allowed; use a power of two from two stream beats ({} bytes) to 65536",
+                    t.c2h_hold_bytes,
+                    t.data_width / 4
+                ),
+            });
+        }
         let q = &self.qos;
         range(
             file,

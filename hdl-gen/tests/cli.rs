@@ -147,6 +147,22 @@ fn roce_keys_are_checked() {
 }
 
 #[test]
+fn hold_buffer_is_checked() {
+    let (msg, wrote, _s) = bad_config("hold", "c2h_hold_bytes = 8192", "c2h_hold_bytes = 6000");
+    assert!(!wrote);
+    assert!(
+        msg.contains("nvme_tcp.c2h_hold_bytes: 6000 is not allowed; use a power of two"),
+        "{msg}"
+    );
+    let (msg, wrote, _s) = bad_config("hold8", "c2h_hold_bytes = 8192", "c2h_hold_bytes = 8");
+    assert!(!wrote);
+    assert!(
+        msg.contains("nvme_tcp.c2h_hold_bytes: 8 is not allowed"),
+        "{msg}"
+    );
+}
+
+#[test]
 fn zero_width() {
     let (msg, wrote, _s) = bad_config("zero", "skid_buffer_width = 64", "skid_buffer_width = 0");
     assert!(!wrote);

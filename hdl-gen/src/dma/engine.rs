@@ -10,8 +10,9 @@
 //! way (data segments accepted by the mover, bit buckets excluded), transfers completed, and
 //! errors by NVMe status.
 
-use super::{mover::mover, walker::walker, DmaParams};
+use super::{mover::mover, walker::walker, window::window, DmaParams};
 use crate::blocks::arbiter::rr_arbiter;
+use crate::blocks::fifo::fifo;
 use hdl_builder::prelude::*;
 use hdl_builder::regs::{Access, RegBlock, RegMap};
 use hdl_builder::{Errors, Inst};
@@ -102,13 +103,31 @@ fn pass_out(m: &mut ModuleBuilder, u: Inst, port: &str, outer: &str, width: u32)
 
 /// The DMA engine, named `dma_engine` + `p.suffix()`.
 pub fn engine(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
+    build(p, reset, false)
+}
+
+/// The DMA engine with a byte window per command, named `dma_engine_win` + `p.suffix()`:
+/// `s_cmd` has two more fields, `win_off` [L] and `win_len` [L], and the transfer moves only
+/// bytes `win_off .. win_off + win_len` of the data the pointer describes (`len` bytes, walked
+/// and checked whole; the window must lie inside it). `m_data`/`s_data` carry `win_len`
+/// bytes. See `window.rs`.
+pub fn engine_windowed(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
+    build(p, reset, true)
+}
+
+fn build(p: &DmaParams, reset: ResetStyle, windowed: bool) -> Result<Rc<Module>, Errors> {
     let wk = walker(p, reset)?;
     let mv = mover(p, reset)?;
     let arb = rr_arbiter(2, reset)?;
     let csr = register_map()?.module(reset)?;
     let (w, t, l, id) = (p.data_width, p.tag_width, p.len_width, p.id_width);
 
-    let mut m = ModuleBuilder::with_reset(&format!("dma_engine{}", p.suffix()), reset);
+    let name = if windowed {
+        "dma_engine_win"
+    } else {
+        "dma_engine"
+    };
+    let mut m = ModuleBuilder::with_reset(&format!("{name}{}", p.suffix()), reset);
     m.doc("DMA engine: commands (PRP or SGL data pointers) in, host memory segments walked,");
     m.doc("data moved between host memory (one AXI4 master) and the m_data/s_data streams,");
     m.doc("one completion per command on m_done, in command order. Counters on s_axil.");
@@ -128,8 +147,34 @@ pub fn engine(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         .field("sgl", 1)
         .field("dptr", 128)
         .field("len", l);
+    let cmd_def = if windowed {
+        cmd_def.field("win_off", l).field("win_len", l)
+    } else {
+        cmd_def
+    };
     let cmd = m.stream_in("s_cmd", &cmd_def);
-    m.bind_stream(u_walk, "s_cmd", &cmd);
+    let win_fifo = if windowed {
+        // The windows wait in command order for their transfers' segments.
+        let wf = fifo(2 * l, 4, true, reset)?;
+        let u = m.instance("u_win_fifo", &wf);
+        let wready = m.bind_out(u, "s_ready_o");
+        let wready_walk = m.bind_out(u_walk, "s_cmd_ready_o");
+        m.assign(cmd.ready, wready & wready_walk);
+        m.bind(u, "s_valid_i", cmd.valid & wready_walk);
+        m.bind(
+            u,
+            "s_data_i",
+            cat([cmd.field("win_len").ex(), cmd.field("win_off").ex()]),
+        );
+        m.bind(u_walk, "s_cmd_valid_i", cmd.valid & wready);
+        for f in ["tag", "write", "sgl", "dptr", "len"] {
+            m.bind(u_walk, &format!("s_cmd_{f}_i"), cmd.field(f));
+        }
+        Some(u)
+    } else {
+        m.bind_stream(u_walk, "s_cmd", &cmd);
+        None
+    };
     m.group("data, host memory to stream");
     let data_def = StreamDef::new()
         .field("data", w)
@@ -156,8 +201,25 @@ pub fn engine(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         .field("last", 1)
         .field("status", 11);
     let seg = m.stream_wire("seg", &seg_def);
-    m.bind_stream(u_walk, "m_seg", &seg);
     m.bind_stream(u_move, "s_seg", &seg);
+    if let Some(uf) = win_fifo {
+        let wseg = m.stream_wire("walk_seg", &seg_def);
+        m.bind_stream(u_walk, "m_seg", &wseg);
+        let u_win = m.instance("u_window", &window(p, reset)?);
+        m.bind_stream(u_win, "s_seg", &wseg);
+        m.bind_stream(u_win, "m_seg", &seg);
+        let wv = m.bind_out(uf, "m_valid_o");
+        let wd = m.bind_out(uf, "m_data_o");
+        let wc = m.bind_out(uf, "count_o");
+        m.unused("win_fifo_count", wc);
+        m.bind(u_win, "s_win_valid_i", wv);
+        m.bind(u_win, "s_win_off_i", wd.slice(l - 1, 0));
+        m.bind(u_win, "s_win_len_i", wd.slice(2 * l - 1, l));
+        let wr = m.bind_out(u_win, "s_win_ready_o");
+        m.bind(uf, "m_ready_i", wr);
+    } else {
+        m.bind_stream(u_walk, "m_seg", &seg);
+    }
 
     m.group("host memory (AXI4 master)");
     let arvalid = m.output("m_axi_arvalid_o", 1);

@@ -31,6 +31,12 @@
 //! errored read-direction transfer still carries exactly `len` bytes (zeros after the error),
 //! and the mover always consumes exactly `len` bytes of a write-direction transfer.
 //!
+//! Windowed variant (`dma_engine_win_*`, see `window.rs`): `s_cmd` also carries `win_off` and
+//! `win_len` [L]; the walker walks and checks the whole pointer (`len` bytes) and the window
+//! stage passes on only the segments' bytes `win_off .. win_off + win_len`, so a transport can
+//! write one piece of a command's data (an NVMe/TCP C2HData at DATAO) through the command's own
+//! PRP list or SGL. The data streams carry `win_len` bytes.
+//!
 //! Completion stream `m_done`: `tag` [T], `status` [11], one per command, in command order, after
 //! the transfer's data has moved (write direction: after its write responses).
 
@@ -38,4 +44,5 @@ pub mod engine;
 pub mod mover;
 pub mod params;
 pub mod walker;
+pub mod window;
 pub use params::DmaParams;

@@ -3,17 +3,19 @@
 
 use super::NvmeTcpParams;
 use crate::blocks::crc::{crc, CRC32C};
+use crate::blocks::fifo::fifo;
 use hdl_builder::prelude::*;
-use hdl_builder::{Error, ErrorKind, Errors};
+use hdl_builder::{Comb, Error, ErrorKind, Errors};
 use std::panic::Location;
 use std::rc::Rc;
 
 /// The module name: `nvme_tcp_conn_w<bits>_d<outstanding>` (`_nd` without digests).
 pub fn module_name(p: &NvmeTcpParams) -> String {
     format!(
-        "nvme_tcp_conn_w{}_d{}{}",
+        "nvme_tcp_conn_w{}_d{}_h{}{}",
         p.data_width,
         p.outstanding,
+        p.hold_bytes,
         if p.digests { "" } else { "_nd" }
     )
 }
@@ -37,15 +39,19 @@ fn ones_mask(count: Expr, lanes: u32) -> Expr {
 #[track_caller]
 pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let name = module_name(p);
-    if ![64, 128, 256].contains(&p.data_width) || !(1..=64).contains(&p.outstanding) {
+    if ![64, 128, 256].contains(&p.data_width)
+        || !(1..=64).contains(&p.outstanding)
+        || !p.hold_bytes.is_power_of_two()
+        || p.hold_bytes < p.data_width / 4
+    {
         return Err(Errors(vec![Error {
             kind: ErrorKind::Invalid,
             module: name.clone(),
             signal: None,
             loc: Location::caller(),
             message: format!(
-                "{name}: data width {} (use 64, 128 or 256) or {} outstanding commands (use 1 to 64)",
-                p.data_width, p.outstanding
+                "{name}: data width {} (use 64, 128 or 256), {} outstanding commands (use 1 to 64) or hold buffer {} bytes (a power of two, two beats or more)",
+                p.data_width, p.outstanding, p.hold_bytes
             ),
         }]));
     }
@@ -54,6 +60,11 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
     let cw = clog2(u64::from(lanes) + 1);
     let d = p.outstanding;
     let crc_mod = crc(&CRC32C, dw, reset)?;
+    let sw = clog2(u64::from(d)).max(1);
+    let hold_beats = p.hold_bytes / lanes;
+    let data_fifo = fifo(dw + lanes + 1, hold_beats, true, reset)?;
+    let vcmd_fifo = fifo(sw + 64, 4, true, reset)?;
+    let vdata_fifo = fifo(1, 8, true, reset)?;
 
     let mut m = ModuleBuilder::with_reset(&name, reset);
     m.doc("NVMe/TCP, host side of one connection: ICReq/ICResp, CapsuleCmd out, CapsuleResp in,");
@@ -85,6 +96,32 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
         "rx",
         &StreamDef::new().field("data", dw).field("keep", lanes),
     );
+    m.group("host memory writes of C2HData payload (to the DMA engine; tag = command slot)");
+    let dma_cmd = m.stream_out(
+        "dma_cmd",
+        &StreamDef::new()
+            .field("tag", sw)
+            .field("sgl", 1)
+            .field("dptr", 128)
+            .field("len", 32)
+            .field("off", 32)
+            .field("dlen", 32),
+    );
+    m.comment(
+        dma_cmd.valid,
+        "write dlen bytes at byte off of the command's data (len bytes at dptr)",
+    );
+    let dma_data = m.stream_out(
+        "dma_data",
+        &StreamDef::new()
+            .field("data", dw)
+            .field("keep", lanes)
+            .field("last", 1),
+    );
+    let dma_done = m.stream_in(
+        "dma_done",
+        &StreamDef::new().field("tag", sw).field("status", 11),
+    );
     m.group("state");
     let connected_o = m.output("connected_o", 1);
     let dead_o = m.output("dead_o", 1);
@@ -101,10 +138,10 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
     );
     let ev_tx_bytes = m.output("ev_tx_bytes_o", cw);
     m.comment(ev_tx_bytes, "bytes sent on tx this cycle");
-    let ev_rx_pdu = m.output("ev_rx_pdu_o", 3);
+    let ev_rx_pdu = m.output("ev_rx_pdu_o", 4);
     m.comment(
         ev_rx_pdu,
-        "a PDU accepted: bit 0 ICResp, 1 CapsuleResp, 2 C2HTermReq",
+        "a PDU accepted: bit 0 ICResp, 1 CapsuleResp, 2 C2HTermReq, 3 C2HData",
     );
     let ev_rx_bytes = m.output("ev_rx_bytes_o", cw);
     m.comment(
@@ -113,6 +150,8 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
     );
     let ev_hdgst_err = m.output("ev_hdgst_err_o", 1);
     m.comment(ev_hdgst_err, "a header digest error was found");
+    let ev_ddgst_err = m.output("ev_ddgst_err_o", 1);
+    m.comment(ev_ddgst_err, "a data digest error was found");
 
     let asked = m.net(
         "dgst_asked",
@@ -128,8 +167,7 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
     let hd = m.reg("hd", 1, 0);
     m.comment(hd.q, "header digests negotiated");
     let dd = m.reg("dd", 1, 0);
-    m.comment(dd.q, "data digests negotiated (no data PDUs yet)");
-    m.unused("dd_unused", dd.q);
+    m.comment(dd.q, "data digests negotiated");
     let ic_pend = m.reg("ic_pend", 1, 1);
     m.comment(ic_pend.q, "the ICReq is still to be sent");
     let term_pend = m.reg("term_pend", 1, 0);
@@ -149,9 +187,46 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
     let slot_cid: Vec<Reg> = (0..d)
         .map(|i| m.reg(&format!("slot{i}_cid"), 16, 0))
         .collect();
+    let slot_read = m.reg("slot_read", d, 0);
+    m.comment(
+        slot_read.q,
+        "the slot's command is a Read (C2HData allowed)",
+    );
+    let slot_len: Vec<Reg> = (0..d)
+        .map(|i| m.reg(&format!("slot{i}_len"), 32, 0))
+        .collect();
+    let slot_sgl = m.reg("slot_sgl", d, 0);
+    let slot_dptr: Vec<Reg> = (0..d)
+        .map(|i| m.reg(&format!("slot{i}_dptr"), 128, 0))
+        .collect();
+    let slot_resp = m.reg("slot_resp", d, 0);
+    m.comment(
+        slot_resp.q,
+        "the command's answer arrived (CapsuleResp, or SUCCESS): complete once its data is written",
+    );
+    let slot_status: Vec<Reg> = (0..d)
+        .map(|i| m.reg(&format!("slot{i}_status"), 15, 0))
+        .collect();
+    let slot_dw0: Vec<Reg> = (0..d)
+        .map(|i| m.reg(&format!("slot{i}_dw0"), 32, 0))
+        .collect();
+    let slot_dgerr = m.reg("slot_dgerr", d, 0);
+    m.comment(
+        slot_dgerr.q,
+        "a C2HData of the command failed its data digest",
+    );
+    let slot_dmaerr: Vec<Reg> = (0..d)
+        .map(|i| m.reg(&format!("slot{i}_dmaerr"), 11, 0))
+        .collect();
+    let slot_pend: Vec<Reg> = (0..d)
+        .map(|i| m.reg(&format!("slot{i}_pend"), 6, 0))
+        .collect();
+    m.comment(
+        slot_pend[0].q,
+        "host memory writes issued and not yet done (a verdict waits while 63 are)",
+    );
     let free = m.net("slot_free", !slot_valid.q);
     let free_any = m.net("slot_free_any", free.any());
-    let sw = clog2(u64::from(d)).max(1);
     // Lowest free slot and lowest busy slot, priority encoded.
     let pick_lowest = |m: &mut ModuleBuilder, name: &str, v: Sig| -> Sig {
         let mut e: Expr = lit(sw, 0);
@@ -161,12 +236,14 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
         m.net(name, e)
     };
     let free_idx = pick_lowest(&mut m, "slot_free_idx", free);
-    let busy_idx = pick_lowest(&mut m, "slot_busy_idx", slot_valid.q);
 
     // ------------------------------------------------------------ receive
     let rx_st = m.enum_type(
         "rx_state",
-        &["RX_CH", "RX_CHK", "RX_PSH", "RX_HDG", "RX_ACT", "RX_DEAD"],
+        &[
+            "RX_CH", "RX_CHK", "RX_PSH", "RX_HDG", "RX_ACT", "RX_DATA", "RX_FLUSH", "RX_DDG",
+            "RX_DVER", "RX_DEAD",
+        ],
     );
     let rst = m.reg_enum("rx_state", &rx_st, rx_st.item("RX_CH"));
     let rx_pos = m.reg("rx_pos", cw, 0);
@@ -178,6 +255,26 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
     m.comment(hdr.q, "the first 24 header bytes of the current PDU");
     let dg = m.reg("rx_dgst", 32, 0);
     let hlen = m.reg("rx_hlen", 8, 0);
+    let drem = m.reg("rx_drem", 32, 0);
+    m.comment(drem.q, "C2HData payload bytes still to come");
+    let dfirst = m.reg("rx_dfirst", 1, 0);
+    m.comment(
+        dfirst.q,
+        "no payload byte of the C2HData taken yet (the data digest restarts)",
+    );
+    let acc = m.reg("pk_acc", dw, 0);
+    m.comment(
+        acc.q,
+        "payload bytes packed from lane 0, not yet a full beat",
+    );
+    let acc_n = m.reg("pk_count", cw, 0);
+    let dslot = m.reg("rx_dslot", sw, 0);
+    m.comment(dslot.q, "the C2HData's command slot");
+    let dflags = m.reg("rx_dflags", 2, 0);
+    m.comment(
+        dflags.q,
+        "the C2HData's LAST_PDU (bit 0) and SUCCESS (bit 1) flags",
+    );
 
     let rdata = rx.field("data");
     let rkeep = rx.field("keep");
@@ -193,7 +290,10 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
     let in_ch = m.net("rx_in_ch", rst.q.eq(rx_st.item("RX_CH")));
     let in_psh = m.net("rx_in_psh", rst.q.eq(rx_st.item("RX_PSH")));
     let in_hdg = m.net("rx_in_hdg", rst.q.eq(rx_st.item("RX_HDG")));
+    let in_ddg = m.net("rx_in_ddg", rst.q.eq(rx_st.item("RX_DDG")));
+    let in_data = m.net("rx_in_data", rst.q.eq(rx_st.item("RX_DATA")));
     let in_dead = m.net("rx_in_dead", rst.q.eq(rx_st.item("RX_DEAD")));
+    let in_dg = m.net("rx_in_dg", in_hdg | in_ddg);
     let need = m.net(
         "rx_need",
         mux(
@@ -202,16 +302,27 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
             mux(
                 in_psh,
                 hlen.q - hcnt.q,
-                mux(in_hdg, lit(8, 4) - dcnt.q.zext(8), lit(8, 0)),
+                mux(in_dg, lit(8, 4) - dcnt.q.zext(8), lit(8, 0)),
             ),
         ),
     );
-    let take = m.net(
-        "rx_take",
+    let take_hdr = m.net(
+        "rx_take_hdr",
         mux(avail.zext(8).le(need), avail, need.slice(cw - 1, 0)),
     );
+    let take_data = m.net(
+        "rx_take_data",
+        mux(avail.zext(32).le(drem.q), avail, drem.q.slice(cw - 1, 0)),
+    );
+    let take = m.net("rx_take", mux(in_data, take_data, take_hdr));
     m.comment(take, "bytes taken from the beat this cycle");
-    let consuming = m.net("rx_consuming", rx.valid & (in_ch | in_psh | in_hdg));
+    // The payload goes to the hold FIFO: one beat pushed per cycle at most.
+    let u_dfifo = m.instance("u_hold_fifo", &data_fifo);
+    let dfifo_ready = m.bind_out(u_dfifo, "s_ready_o");
+    let consuming = m.net(
+        "rx_consuming",
+        rx.valid & (in_ch | in_psh | in_dg | (in_data & dfifo_ready)),
+    );
     let beat_done = m.net("rx_beat_done", (rx_pos.q + take).eq(nbytes));
     m.assign(rx.ready, in_dead | nbytes.eq(0) | (consuming & beat_done));
     let rshift = m.net("rx_shifted", rdata.shr_by(cat([rx_pos.q.ex(), zeros(3)])));
@@ -244,12 +355,52 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
     let hcnt_next = m.net("rx_hcnt_next", hcnt.q + take.zext(8));
     let dcnt_next = m.net("rx_dcnt_next", dcnt.q + take.resize(3));
 
+    // One CRC-32C for the header (header digest) and then the payload (data digest).
     let u_rcrc = m.instance("u_rx_crc", &crc_mod);
-    m.bind(u_rcrc, "start_i", first);
-    m.bind(u_rcrc, "valid_i", got & (in_ch | in_psh));
+    m.bind(u_rcrc, "start_i", first | (in_data & dfirst.q));
+    m.bind(u_rcrc, "valid_i", got & (in_ch | in_psh | in_data));
     m.bind(u_rcrc, "data_i", rshift);
     m.bind(u_rcrc, "keep_i", tkeep);
     let rcrc = m.bind_out(u_rcrc, "crc_o");
+
+    // Packer: payload bytes into full beats from lane 0 (keep all ones but on the last beat).
+    let got_data = m.net("pk_got", got & in_data);
+    let pk_comb = m.net(
+        "pk_combined",
+        acc.q.zext(2 * dw) | masked.zext(2 * dw).shl_by(cat([acc_n.q.ex(), zeros(3)])),
+    );
+    let pk_total = m.net("pk_total", acc_n.q.zext(cw + 1) + take.zext(cw + 1));
+    let pk_full = m.net("pk_full", pk_total.ge(u64::from(lanes)));
+    let pk_end = m.net("pk_end", take_data.zext(32).eq(drem.q));
+    m.comment(pk_end, "this take holds the payload's last byte");
+    let in_flush = m.net("rx_in_flush", rst.q.eq(rx_st.item("RX_FLUSH")));
+    let pk_push = m.net(
+        "pk_push",
+        (got_data & (pk_full | pk_end)) | (in_flush & dfifo_ready),
+    );
+    let pk_data = m.net("pk_data", mux(in_flush, acc.q, pk_comb.slice(dw - 1, 0)));
+    let pk_keep = m.net(
+        "pk_keep",
+        mux(
+            in_flush,
+            ones_mask(acc_n.q.ex(), lanes),
+            mux(
+                pk_full,
+                ones(lanes),
+                ones_mask(pk_total.slice(cw - 1, 0), lanes),
+            ),
+        ),
+    );
+    let pk_last = m.net(
+        "pk_last",
+        in_flush | (pk_end & pk_total.le(u64::from(lanes))),
+    );
+    m.bind(u_dfifo, "s_valid_i", pk_push);
+    m.bind(
+        u_dfifo,
+        "s_data_i",
+        cat([pk_last.ex(), pk_keep.ex(), pk_data.ex()]),
+    );
 
     // Common header fields (valid in RX_CHK and later).
     let h_type = m.net("h_type", byte(hdr.q, 0));
@@ -260,36 +411,55 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
     let t_icresp = m.net("t_icresp", h_type.eq(0x01u64));
     let t_term = m.net("t_term", h_type.eq(0x03u64));
     let t_resp = m.net("t_resp", h_type.eq(0x05u64));
+    let t_data = m.net("t_data", h_type.eq(0x07u64));
     let hd_flag = m.net("hd_flag", hd.q.zext(8));
-    let resp_plen = m.net(
-        "resp_plen",
-        lit(32, 24) + cat([zeros(29), hd.q.ex(), zeros(2)]),
+    let dg_flags = m.net("dg_flags", cat([zeros(6), dd.q.ex(), hd.q.ex()]));
+    let hd4 = m.net("hd_bytes", cat([zeros(29), hd.q.ex(), zeros(2)]));
+    let dd4 = m.net("dd_bytes", cat([zeros(29), dd.q.ex(), zeros(2)]));
+    let resp_plen = m.net("resp_plen", lit(32, 24) + hd4);
+    let data_pdo = m.net("data_pdo", lit(8, 24) + hd4.slice(7, 0));
+    m.comment(
+        data_pdo,
+        "the C2HData's PDO: HPDA is 0, so the data follows the header digest",
     );
-    // (FES, FEI) of the first failing check, or none.
+    // (FES, FEI) of the first failing check of the common header, or none.
     let chk_fail = m.wire("chk_fail", 1);
     let chk_fes = m.wire("chk_fes", 16);
     let chk_fei = m.wire("chk_fei", 32);
+    let want_hlen = m.net("chk_hlen", mux(t_icresp, lit(8, 128), lit(8, 24)));
+    let flags_bad = m.net(
+        "chk_flags_bad",
+        mux(
+            t_data,
+            (h_flags & 0xf3u64).ne(dg_flags) | (h_flags.bit(3) & !h_flags.bit(2)),
+            h_flags.ne(mux(t_resp, hd_flag, lit(8, 0))),
+        ),
+    );
+    m.comment(
+        flags_bad,
+        "digest flags as negotiated; a C2HData may add LAST_PDU, and SUCCESS only with LAST_PDU",
+    );
+    let pdo_bad = m.net("chk_pdo_bad", h_pdo.ne(mux(t_data, data_pdo, lit(8, 0))));
+    let plen_bad = m.net(
+        "chk_plen_bad",
+        (t_icresp & h_plen.ne(128u64))
+            | (t_resp & h_plen.ne(resp_plen))
+            | (t_term & (h_plen.lt(24u64) | h_plen.gt(152u64)))
+            | (t_data & h_plen.le(data_pdo.zext(32) + dd4)),
+    );
     m.comb(|c| {
         c.set(chk_fail, 1u64);
         c.set(chk_fes, 0x01u64);
         c.set(chk_fei, 0u64);
-        c.if_(!(t_icresp | t_term | t_resp), |_| {})
-            .else_if((t_icresp & connected.q) | (t_resp & !connected.q), |c| {
-                c.set(chk_fes, 0x02u64);
-            })
-            .else_if(h_hlen.ne(mux(t_icresp, lit(8, 128), lit(8, 24))), |c| {
-                c.set(chk_fei, 2u64);
-            })
-            .else_if(h_flags.ne(mux(t_resp, hd_flag, lit(8, 0))), |c| {
-                c.set(chk_fei, 1u64);
-            })
-            .else_if(h_pdo.ne(0u64), |c| c.set(chk_fei, 3u64))
+        c.if_(!(t_icresp | t_term | t_resp | t_data), |_| {})
             .else_if(
-                (t_icresp & h_plen.ne(128u64))
-                    | (t_resp & h_plen.ne(resp_plen))
-                    | (t_term & (h_plen.lt(24u64) | h_plen.gt(152u64))),
-                |c| c.set(chk_fei, 4u64),
+                (t_icresp & connected.q) | ((t_resp | t_data) & !connected.q),
+                |c| c.set(chk_fes, 0x02u64),
             )
+            .else_if(h_hlen.ne(want_hlen), |c| c.set(chk_fei, 2u64))
+            .else_if(flags_bad, |c| c.set(chk_fei, 1u64))
+            .else_if(pdo_bad, |c| c.set(chk_fei, 3u64))
+            .else_if(plen_bad, |c| c.set(chk_fei, 4u64))
             .else_(|c| c.set(chk_fail, 0u64));
     });
 
@@ -305,48 +475,198 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
     let r_cid = m.net("resp_cid", bytes(hdr.q, 20, 2));
     let r_status = m.net("resp_status", hdr.q.slice(191, 177));
     m.unused("resp_rsvd", cat([hdr.q.bit(176), hdr.q.slice(159, 96)]));
+    // C2HData fields: CCCID, TTAG (ignored for C2HData), DATAO, DATAL.
+    let c_cid = m.net("c2h_cccid", bytes(hdr.q, 8, 2));
+    let c_datao = m.net("c2h_datao", bytes(hdr.q, 12, 4));
+    let c_datal = m.net("c2h_datal", bytes(hdr.q, 16, 4));
+    m.unused("c2h_ttag", bytes(hdr.q, 10, 2));
+    let open = m.net("slot_open", slot_valid.q & !slot_resp.q);
+    m.comment(open, "slots whose command still waits for its answer");
     let hit = m.net(
         "resp_hit",
         cat((0..d)
             .rev()
-            .map(|i| slot_valid.q.bit(i) & slot_cid[i as usize].q.eq(r_cid))),
+            .map(|i| open.bit(i) & slot_cid[i as usize].q.eq(r_cid))),
     );
     let hit_idx = pick_lowest(&mut m, "resp_hit_idx", hit);
-    let in_act = m.net("rx_in_act", rst.q.eq(rx_st.item("RX_ACT")));
-    let dgst_bad = m.net("rx_dgst_bad", t_resp & hd.q & dg.q.ne(rcrc));
-    let act_cpl = m.net("act_cpl", in_act & t_resp & !dgst_bad & hit.any());
-    m.comment(
-        act_cpl,
-        "a CapsuleResp for an outstanding command: complete it",
+    let dhit = m.net(
+        "c2h_hit",
+        cat((0..d)
+            .rev()
+            .map(|i| open.bit(i) & slot_read.q.bit(i) & slot_cid[i as usize].q.eq(c_cid))),
     );
-
-    // ------------------------------------------------------------ completions
-    // Priority: a CapsuleResp, then (after the end) outstanding slots, then refused commands.
-    let drain = m.net("drain", dead.q & slot_valid.q.any());
-    let bounce = m.net("bounce", dead.q & !slot_valid.q.any() & cmd.valid);
-    m.assign(cpl.valid, act_cpl | drain | bounce);
-    let slot_cid_of = |idx: Sig| -> Expr {
-        let mut e: Expr = slot_cid[0].q.ex();
+    let dhit_idx = pick_lowest(&mut m, "c2h_hit_idx", dhit);
+    let slot_len_of = |idx: Sig| -> Expr {
+        let mut e: Expr = slot_len[0].q.ex();
         for i in 1..d {
-            e = mux(idx.eq(u64::from(i)), slot_cid[i as usize].q, e);
+            e = mux(idx.eq(u64::from(i)), slot_len[i as usize].q, e);
         }
         e
     };
-    let drain_cid = m.net("drain_cid", slot_cid_of(busy_idx));
-    let sqe = cmd.field("sqe");
-    m.unused(
-        "sqe_dptr_psdt",
-        cat([sqe.slice(319, 192), sqe.slice(15, 14)]),
+    let dlen_of_hit = m.net("c2h_cmd_len", slot_len_of(dhit_idx));
+    let c_end = m.net("c2h_end", c_datao.zext(33) + c_datal.zext(33));
+    let c_range_bad = m.net("c2h_out_of_range", c_end.gt(dlen_of_hit.zext(33)));
+    let c_datal_bad = m.net(
+        "c2h_datal_bad",
+        c_datal.eq(0u64) | c_datal.ne(h_plen - data_pdo.zext(32) - dd4),
     );
-    let cmd_cid = m.net("cmd_cid", sqe.slice(31, 16));
-    m.assign(
-        cpl.field("cid"),
-        mux(act_cpl, r_cid, mux(drain, drain_cid, cmd_cid)),
+    m.comment(
+        c_datal_bad,
+        "DATAL is 0, or is not what PLEN leaves for the payload",
     );
-    m.assign(cpl.field("status"), mux(act_cpl, r_status, lit(15, 0x22)));
-    m.assign(cpl.field("dw0"), mux(act_cpl, r_dw0, lit(32, 0)));
-    let cpl_fire = m.net("cpl_fire", cpl.valid & cpl.ready);
+    let c_too_big = m.net("c2h_too_big", dd.q & c_datal.gt(u64::from(p.hold_bytes)));
+    m.comment(
+        c_too_big,
+        "with data digests the payload is held whole: at most the hold buffer",
+    );
+    let in_act = m.net("rx_in_act", rst.q.eq(rx_st.item("RX_ACT")));
+    let dgst_bad = m.net("rx_dgst_bad", (t_resp | t_data) & hd.q & dg.q.ne(rcrc));
 
+    // Verdicts: a C2HData that passed its checks is written to host memory (vcmd: the DMA
+    // command) and its held payload forwarded (vdata 1) or dropped (vdata 0). Without data
+    // digests the verdict is known after the header (cut-through), with them after the digest.
+    let u_vcmd = m.instance("u_vcmd_fifo", &vcmd_fifo);
+    let u_vdata = m.instance("u_vdata_fifo", &vdata_fifo);
+    let vcmd_ready = m.bind_out(u_vcmd, "s_ready_o");
+    let vdata_ready = m.bind_out(u_vdata, "s_ready_o");
+    let pend_full = m.net(
+        "slot_pend_full",
+        cat((0..d).rev().map(|i| slot_pend[i as usize].q.eq(63u64))),
+    );
+    let in_act_early = rst.q.eq(rx_st.item("RX_ACT"));
+    let v_slot_full = m.net(
+        "verdict_slot_full",
+        pend_full
+            .shr_by(mux(in_act_early, dhit_idx, dslot.q))
+            .bit(0),
+    );
+    let v_space = m.net("verdict_space", vcmd_ready & vdata_ready & !v_slot_full);
+    let in_dver = m.net("rx_in_dver", rst.q.eq(rx_st.item("RX_DVER")));
+    let ddgst_bad = m.net("rx_ddgst_bad", dg.q.ne(rcrc));
+    let datao_r = m.reg("rx_datao", 32, 0);
+    let datal_r = m.reg("rx_datal", 32, 0);
+    let act_data_ok = m.wire("act_data_ok", 1);
+    m.comment(act_data_ok, "a C2HData header passed every check");
+    let v_push_hdr = m.net("verdict_at_header", in_act & act_data_ok & !dd.q & v_space);
+    let v_push_dig = m.net("verdict_at_digest", in_dver & dd.q & v_space);
+    let v_push = m.net("verdict_push", v_push_hdr | v_push_dig);
+    let v_good = m.net("verdict_good", v_push_hdr | (v_push_dig & !ddgst_bad));
+    m.bind(u_vdata, "s_valid_i", v_push);
+    m.bind(u_vdata, "s_data_i", v_good);
+    m.bind(u_vcmd, "s_valid_i", v_good);
+    m.bind(
+        u_vcmd,
+        "s_data_i",
+        mux(
+            v_push_hdr,
+            cat([c_datal.ex(), c_datao.ex(), dhit_idx.ex()]),
+            cat([datal_r.q.ex(), datao_r.q.ex(), dslot.q.ex()]),
+        ),
+    );
+    let v_slot = m.net("verdict_slot", mux(v_push_hdr, dhit_idx, dslot.q));
+    let ddgst_err_now = m.net("ddgst_error", v_push_dig & ddgst_bad);
+    m.assign(ev_ddgst_err, ddgst_err_now);
+
+    // DMA commands: the vcmd head with its slot's pointer.
+    let vc_valid = m.bind_out(u_vcmd, "m_valid_o");
+    let vc_data = m.bind_out(u_vcmd, "m_data_o");
+    let vc_count = m.bind_out(u_vcmd, "count_o");
+    m.unused("vcmd_count", vc_count);
+    let vc_slot = m.net("dma_cmd_slot", vc_data.slice(sw - 1, 0));
+    m.assign(dma_cmd.valid, vc_valid);
+    m.assign(dma_cmd.field("tag"), vc_slot);
+    m.assign(dma_cmd.field("sgl"), slot_sgl.q.shr_by(vc_slot).bit(0));
+    let dptr_of = {
+        let mut e: Expr = slot_dptr[0].q.ex();
+        for i in 1..d {
+            e = mux(vc_slot.eq(u64::from(i)), slot_dptr[i as usize].q, e);
+        }
+        e
+    };
+    m.assign(dma_cmd.field("dptr"), dptr_of);
+    let len_of = {
+        let mut e: Expr = slot_len[0].q.ex();
+        for i in 1..d {
+            e = mux(vc_slot.eq(u64::from(i)), slot_len[i as usize].q, e);
+        }
+        e
+    };
+    m.assign(dma_cmd.field("len"), len_of);
+    m.assign(dma_cmd.field("off"), vc_data.slice(sw + 31, sw));
+    m.assign(dma_cmd.field("dlen"), vc_data.slice(sw + 63, sw + 32));
+    m.bind(u_vcmd, "m_ready_i", dma_cmd.ready);
+
+    // Held payload: forwarded to dma_data when its verdict is good, dropped otherwise.
+    let vd_valid = m.bind_out(u_vdata, "m_valid_o");
+    let vd_good = m.bind_out(u_vdata, "m_data_o");
+    let vd_count = m.bind_out(u_vdata, "count_o");
+    m.unused("vdata_count", vd_count);
+    let df_valid = m.bind_out(u_dfifo, "m_valid_o");
+    let df_data = m.bind_out(u_dfifo, "m_data_o");
+    let df_count = m.bind_out(u_dfifo, "count_o");
+    m.unused("hold_count", df_count);
+    let df_last = m.net("hold_last", df_data.bit(dw + lanes));
+    m.assign(dma_data.valid, df_valid & vd_valid & vd_good);
+    m.assign(dma_data.field("data"), df_data.slice(dw - 1, 0));
+    m.assign(dma_data.field("keep"), df_data.slice(dw + lanes - 1, dw));
+    m.assign(dma_data.field("last"), df_last);
+    let df_pop = m.net(
+        "hold_pop",
+        df_valid & vd_valid & (!vd_good | dma_data.ready),
+    );
+    m.bind(u_dfifo, "m_ready_i", df_pop);
+    m.bind(u_vdata, "m_ready_i", df_pop & df_last);
+    m.assign(dma_done.ready, lit(1, 1));
+    let done_fire = m.net("dma_done_fire", dma_done.valid);
+
+    // ------------------------------------------------------------ completions
+    // A slot completes once answered (or once the connection ended) and its writes are done;
+    // lowest slot first. After the end, commands that arrive are refused with 22h.
+    let idle_slot = m.net(
+        "slot_quiet",
+        cat((0..d).rev().map(|i| slot_pend[i as usize].q.eq(0u64))),
+    );
+    let ready_slot = m.net(
+        "slot_ready",
+        slot_valid.q & idle_slot & (slot_resp.q | dead.q.repeat(d)),
+    );
+    let cpl_slot = pick_lowest(&mut m, "cpl_slot", ready_slot);
+    let any_ready = m.net("cpl_from_slot", ready_slot.any());
+    let bounce = m.net("bounce", dead.q & !slot_valid.q.any() & cmd.valid);
+    m.assign(cpl.valid, any_ready | bounce);
+    let pick = |m: &mut ModuleBuilder, name: &str, regs: &[Reg]| -> Sig {
+        let mut e: Expr = regs[0].q.ex();
+        for i in 1..d {
+            e = mux(cpl_slot.eq(u64::from(i)), regs[i as usize].q, e);
+        }
+        m.net(name, e)
+    };
+    let c_cid_sel = pick(&mut m, "cpl_slot_cid", &slot_cid);
+    let c_st = pick(&mut m, "cpl_slot_status", &slot_status);
+    let c_dw0 = pick(&mut m, "cpl_slot_dw0", &slot_dw0);
+    let c_dmaerr = pick(&mut m, "cpl_slot_dmaerr", &slot_dmaerr);
+    let c_resp = m.net("cpl_slot_resp", slot_resp.q.shr_by(cpl_slot).bit(0));
+    let c_dgerr = m.net("cpl_slot_dgerr", slot_dgerr.q.shr_by(cpl_slot).bit(0));
+    let slot_final = m.wire("cpl_slot_final", 15);
+    m.comment(
+        slot_final,
+        "no answer (ended): 22h; a failed write of its data: the DMA status; a data digest error on a success: 22h",
+    );
+    m.comb(|c| {
+        c.set(slot_final, c_st);
+        c.if_(!c_resp, |c| c.set(slot_final, 0x22u64))
+            .else_if(c_dmaerr.ne(0u64), |c| c.set(slot_final, c_dmaerr.zext(15)))
+            .else_if(c_dgerr & c_st.eq(0u64), |c| c.set(slot_final, 0x22u64));
+    });
+    let sqe = cmd.field("sqe");
+    let cmd_cid = m.net("cmd_cid", sqe.slice(31, 16));
+    m.assign(cpl.field("cid"), mux(any_ready, c_cid_sel, cmd_cid));
+    m.assign(
+        cpl.field("status"),
+        mux(any_ready, slot_final, lit(15, 0x22)),
+    );
+    m.assign(cpl.field("dw0"), mux(any_ready & c_resp, c_dw0, lit(32, 0)));
+    let cpl_fire = m.net("cpl_fire", cpl.valid & cpl.ready);
     // ------------------------------------------------------------ transmit
     let tx_st = m.enum_type("tx_state", &["TX_IDLE", "TX_HDR", "TX_DIG", "TX_DONE"]);
     let tst = m.reg_enum("tx_state", &tx_st, tx_st.item("TX_IDLE"));
@@ -472,7 +792,7 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
             lit(cw, 0),
         ),
     );
-    m.assign(cmd.ready, load_cmd | (bounce & cpl.ready & !act_cpl));
+    m.assign(cmd.ready, load_cmd | (bounce & cpl.ready & !any_ready));
 
     m.comb(|c| {
         c.set(tst.d, tst.q);
@@ -526,6 +846,7 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
         fatal,
         "a check failed: end the connection with an H2CTermReq",
     );
+    let act_ic = m.net("act_icresp", in_act & t_icresp);
     m.comb(|c| {
         c.set(fatal, 1u64);
         c.set(fatal_fes, 0x06u64);
@@ -534,15 +855,11 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
             c.set(fatal_fes, chk_fes);
             c.set(fatal_fei, chk_fei);
         })
-        .else_if(in_act & t_icresp & ic_pfv.ne(0u64), |c| {
-            c.set(fatal_fei, 8u64)
-        })
-        .else_if(in_act & t_icresp & ic_cpda.gt(31u64), |c| {
-            c.set(fatal_fei, 10u64)
-        })
-        .else_if(in_act & t_icresp & ic_bad_dgst, |c| c.set(fatal_fei, 11u64))
+        .else_if(act_ic & ic_pfv.ne(0u64), |c| c.set(fatal_fei, 8u64))
+        .else_if(act_ic & ic_cpda.gt(31u64), |c| c.set(fatal_fei, 10u64))
+        .else_if(act_ic & ic_bad_dgst, |c| c.set(fatal_fei, 11u64))
         .else_if(
-            in_act & t_icresp & (ic_maxh2c.lt(4096u64) | ic_maxh2c.slice(1, 0).ne(0u64)),
+            act_ic & (ic_maxh2c.lt(4096u64) | ic_maxh2c.slice(1, 0).ne(0u64)),
             |c| c.set(fatal_fei, 12u64),
         )
         .else_if(in_act & dgst_bad, |c| c.set(fatal_fes, 0x03u64))
@@ -550,11 +867,31 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
             c.set(fatal_fes, 0x01u64);
             c.set(fatal_fei, 20u64);
         })
+        .else_if(in_act & t_data & !dhit.any(), |c| {
+            c.set(fatal_fes, 0x01u64);
+            c.set(fatal_fei, 8u64);
+        })
+        .else_if(in_act & t_data & c_datal_bad, |c| {
+            c.set(fatal_fes, 0x01u64);
+            c.set(fatal_fei, 16u64);
+        })
+        .else_if(in_act & t_data & c_range_bad, |c| {
+            c.set(fatal_fes, 0x04u64);
+            c.set(fatal_fei, 12u64);
+        })
+        .else_if(in_act & t_data & c_too_big, |c| {
+            c.set(fatal_fes, 0x05u64);
+            c.set(fatal_fei, 16u64);
+        })
         .else_(|c| {
             c.set(fatal, 0u64);
             c.set(fatal_fes, 0u64);
         });
     });
+    m.assign(act_data_ok, in_act & t_data & !fatal);
+    // The C2HData's header is taken once its verdict (no data digests) has room.
+    let data_go = m.net("c2h_header_done", act_data_ok & (dd.q | v_space));
+    let resp_ok = m.net("act_resp_ok", in_act & t_resp & !fatal);
     m.comb(|c| {
         c.set(rst.d, rst.q);
         c.set(rx_pos.d, rx_pos.q);
@@ -567,16 +904,35 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
         c.set(hd.d, hd.q);
         c.set(dd.d, dd.q);
         c.set(dead.d, dead.q);
+        c.set(drem.d, drem.q);
+        c.set(dfirst.d, dfirst.q);
+        c.set(acc.d, acc.q);
+        c.set(acc_n.d, acc_n.q);
+        c.set(dslot.d, dslot.q);
+        c.set(dflags.d, dflags.q);
+        c.set(datao_r.d, datao_r.q);
+        c.set(datal_r.d, datal_r.q);
         c.if_(rx.valid & rx.ready, |c| c.set(rx_pos.d, 0u64))
             .else_if(consuming, |c| c.set(rx_pos.d, rx_pos.q + take));
         c.if_(got & (in_ch | in_psh), |c| {
             c.set(hdr.d, hdr_new);
             c.set(hcnt.d, hcnt_next);
         });
-        c.if_(got & in_hdg, |c| {
+        c.if_(got & in_dg, |c| {
             c.set(dg.d, dg_new);
             c.set(dcnt.d, dcnt_next);
         });
+        let back_to_ch = |c: &mut Comb| {
+            c.set(hcnt.d, 0u64);
+            c.set(rst.d, rx_st.item("RX_CH"));
+        };
+        let after_data = |c: &mut Comb| {
+            c.set(dcnt.d, 0u64);
+            c.set(
+                rst.d,
+                mux(dd.q, rx_st.item("RX_DDG"), rx_st.item("RX_DVER")),
+            );
+        };
         c.case(rst.q, |k| {
             k.arm(rx_st.item("RX_CH"), |c| {
                 c.if_(got & hcnt_next.eq(8u64), |c| {
@@ -592,7 +948,11 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
                     c.set(dcnt.d, 0u64);
                     c.set(
                         rst.d,
-                        mux(t_resp & hd.q, rx_st.item("RX_HDG"), rx_st.item("RX_ACT")),
+                        mux(
+                            (t_resp | t_data) & hd.q,
+                            rx_st.item("RX_HDG"),
+                            rx_st.item("RX_ACT"),
+                        ),
                     );
                 });
             });
@@ -602,21 +962,63 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
                 });
             });
             k.arm(rx_st.item("RX_ACT"), |c| {
-                c.if_(t_term, |c| {
-                    c.set(dead.d, 1u64);
-                    c.set(rst.d, rx_st.item("RX_DEAD"));
-                })
-                .else_if(t_icresp, |c| {
-                    c.set(connected.d, 1u64);
-                    c.set(hd.d, ic_dgst.bit(0));
-                    c.set(dd.d, ic_dgst.bit(1));
-                    c.set(hcnt.d, 0u64);
-                    c.set(rst.d, rx_st.item("RX_CH"));
-                })
-                .else_if(cpl.ready, |c| {
-                    c.set(hcnt.d, 0u64);
-                    c.set(rst.d, rx_st.item("RX_CH"));
+                c.case(h_type, |k| {
+                    k.arm(lit(8, 0x03), |c| {
+                        c.set(dead.d, 1u64);
+                        c.set(rst.d, rx_st.item("RX_DEAD"));
+                    });
+                    k.arm(lit(8, 0x01), |c| {
+                        c.set(connected.d, 1u64);
+                        c.set(hd.d, ic_dgst.bit(0));
+                        c.set(dd.d, ic_dgst.bit(1));
+                        back_to_ch(c);
+                    });
+                    k.arm(lit(8, 0x07), |c| {
+                        c.if_(data_go, |c| {
+                            c.set(drem.d, c_datal);
+                            c.set(dfirst.d, 1u64);
+                            c.set(acc.d, 0u64);
+                            c.set(acc_n.d, 0u64);
+                            c.set(dslot.d, dhit_idx);
+                            c.set(dflags.d, h_flags.slice(3, 2));
+                            c.set(datao_r.d, c_datao);
+                            c.set(datal_r.d, c_datal);
+                            c.set(rst.d, rx_st.item("RX_DATA"));
+                        });
+                    });
+                    k.default(back_to_ch);
                 });
+            });
+            k.arm(rx_st.item("RX_DATA"), |c| {
+                c.if_(got_data, |c| {
+                    c.set(dfirst.d, 0u64);
+                    c.set(drem.d, drem.q - take_data.zext(32));
+                    c.if_(pk_full, |c| {
+                        c.set(acc.d, pk_comb.slice(2 * dw - 1, dw));
+                        c.set(acc_n.d, (pk_total - u64::from(lanes)).slice(cw - 1, 0));
+                    })
+                    .else_if(!pk_end, |c| {
+                        c.set(acc.d, pk_comb.slice(dw - 1, 0));
+                        c.set(acc_n.d, pk_total.slice(cw - 1, 0));
+                    });
+                    c.if_(pk_end, |c| {
+                        c.if_(pk_total.gt(u64::from(lanes)), |c| {
+                            c.set(rst.d, rx_st.item("RX_FLUSH"))
+                        })
+                        .else_(after_data);
+                    });
+                });
+            });
+            k.arm(rx_st.item("RX_FLUSH"), |c| {
+                c.if_(dfifo_ready, after_data);
+            });
+            k.arm(rx_st.item("RX_DDG"), |c| {
+                c.if_(got & dcnt_next.eq(4u64), |c| {
+                    c.set(rst.d, rx_st.item("RX_DVER"))
+                });
+            });
+            k.arm(rx_st.item("RX_DVER"), |c| {
+                c.if_(!dd.q | v_space, back_to_ch);
             });
             k.default(|_| {});
         });
@@ -627,11 +1029,15 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
             c.set(rst.d, rx_st.item("RX_DEAD"));
         });
     });
+    // The C2HData's end: its verdict is in, SUCCESS (with LAST_PDU) answers the command.
+    let dver_done = m.net("c2h_done", in_dver & (!dd.q | v_space));
+    let success = m.net("c2h_success", dver_done & dflags.q.bit(1));
     m.assign(
         ev_rx_pdu,
         cat([
+            (act_data_ok & data_go).ex(),
             (in_act & t_term).ex(),
-            (cpl_fire & act_cpl).ex(),
+            resp_ok.ex(),
             (in_act & t_icresp & !fatal).ex(),
         ]),
     );
@@ -649,26 +1055,76 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
         .else_if(load_term, |c| c.set(term_pend.d, 0u64));
     });
 
-    // Slots: allocated when a capsule is loaded, freed by its completion (both may happen in
-    // one cycle, to different slots).
+    // Slots: allocated when a capsule is loaded, answered by a CapsuleResp or SUCCESS, freed by
+    // their completion (allocation and completion may happen in one cycle, to different slots).
     let onehot = |idx: Sig| lit(d, 1).shl_by(idx);
     let alloc = m.net("slot_alloc", mux(load_cmd, onehot(free_idx), lit(d, 0)));
     let freed = m.net(
         "slot_freed",
-        mux(
-            cpl_fire & act_cpl,
-            onehot(hit_idx),
-            mux(cpl_fire & drain, onehot(busy_idx), lit(d, 0)),
-        ),
+        mux(cpl_fire & any_ready, onehot(cpl_slot), lit(d, 0)),
     );
+    let answered = m.net(
+        "slot_answered",
+        mux(resp_ok, onehot(hit_idx), lit(d, 0)) | mux(success, onehot(dslot.q), lit(d, 0)),
+    );
+    let dg_hit = m.net(
+        "slot_dgst_hit",
+        mux(ddgst_err_now, onehot(dslot.q), lit(d, 0)),
+    );
+    let is_read = m.net("cmd_is_read", opc.eq(0x02u64));
+    let done_tag = dma_done.field("tag");
+    let done_status = dma_done.field("status");
     m.comb(|c| {
-        c.set(slot_valid.d, slot_valid.q);
-        for (i, s) in slot_cid.iter().enumerate() {
-            c.set(s.d, s.q);
-            let i = i as u64;
-            c.if_(load_cmd & free_idx.eq(i), |c| c.set(s.d, cmd_cid));
-        }
         c.set(slot_valid.d, (slot_valid.q | alloc) & !freed);
+        c.set(slot_resp.d, (slot_resp.q | answered) & !freed);
+        c.set(slot_dgerr.d, (slot_dgerr.q | dg_hit) & !freed);
+        c.set(slot_read.d, slot_read.q);
+        c.set(slot_sgl.d, slot_sgl.q);
+        for i in 0..d as usize {
+            let iu = i as u64;
+            let this_alloc = load_cmd & free_idx.eq(iu);
+            for r in [
+                &slot_cid[i],
+                &slot_len[i],
+                &slot_dptr[i],
+                &slot_status[i],
+                &slot_dw0[i],
+                &slot_dmaerr[i],
+            ] {
+                c.set(r.d, r.q);
+            }
+            c.if_(this_alloc, |c| {
+                c.set(slot_cid[i].d, cmd_cid);
+                c.set(slot_len[i].d, dlen);
+                c.set(slot_dptr[i].d, sqe.slice(319, 192));
+                c.set(slot_dmaerr[i].d, 0u64);
+            });
+            c.if_(resp_ok & hit_idx.eq(iu), |c| {
+                c.set(slot_status[i].d, r_status);
+                c.set(slot_dw0[i].d, r_dw0);
+            });
+            c.if_(success & dslot.q.eq(iu), |c| {
+                c.set(slot_status[i].d, 0u64);
+                c.set(slot_dw0[i].d, 0u64);
+            });
+            c.if_(done_fire & done_tag.eq(iu) & done_status.ne(0u64), |c| {
+                c.set(slot_dmaerr[i].d, done_status)
+            });
+            let inc = v_good & v_slot.eq(iu);
+            let dec = done_fire & done_tag.eq(iu);
+            c.set(slot_pend[i].d, slot_pend[i].q + inc.zext(6) - dec.zext(6));
+        }
+        c.if_(load_cmd, |c| {
+            c.set(
+                slot_read.d,
+                (slot_read.q & !onehot(free_idx)) | mux(is_read, onehot(free_idx), lit(d, 0)),
+            );
+            c.set(
+                slot_sgl.d,
+                (slot_sgl.q & !onehot(free_idx))
+                    | mux(sqe.slice(15, 14).ne(0u64), onehot(free_idx), lit(d, 0)),
+            );
+        });
     });
     m.finish()
 }

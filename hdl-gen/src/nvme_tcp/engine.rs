@@ -6,6 +6,8 @@ use super::conn::conn;
 use super::NvmeTcpParams;
 use crate::blocks::arbiter::rr_arbiter;
 use crate::blocks::fifo::fifo;
+use crate::dma::engine::engine_windowed;
+use crate::dma::DmaParams;
 use hdl_builder::prelude::*;
 use hdl_builder::regs::{Access, RegBlock, RegMap};
 use hdl_builder::{Error, ErrorKind, Errors};
@@ -25,7 +27,7 @@ pub fn module_name(p: &NvmeTcpParams) -> String {
 
 /// The counters, by register name and what they count (32 bits, wrapping, summed over the
 /// connections).
-pub const COUNTERS: [(&str, &str); 9] = [
+pub const COUNTERS: [(&str, &str); 11] = [
     ("tx_icreq", "ICReq PDUs sent"),
     ("tx_capsule_cmd", "CapsuleCmd PDUs sent"),
     (
@@ -44,6 +46,11 @@ pub const COUNTERS: [(&str, &str); 9] = [
         "Bytes received (those dropped after a connection ended too)",
     ),
     ("hdgst_errors", "Header digest errors"),
+    ("rx_c2h_data", "C2HData PDUs whose header was accepted"),
+    (
+        "ddgst_errors",
+        "Data digest errors (the command completes with 22h)",
+    ),
 ];
 
 /// The counters' register map (`nvme_tcp_csr`, AXI4-Lite).
@@ -57,23 +64,42 @@ pub fn register_map() -> Result<RegMap, Errors> {
     b.finish()
 }
 
-/// The engine, named by [`module_name`].
+/// The DMA engine's parameters inside the NVMe/TCP engine: the stream width, a tag of
+/// `{connection, slot}`, the rest from the chip's `[dma]` section.
+pub fn dma_params(p: &NvmeTcpParams, dma: &DmaParams) -> DmaParams {
+    DmaParams {
+        data_width: p.data_width,
+        tag_width: clog2(u64::from(p.connections)) + clog2(u64::from(p.outstanding)).max(1),
+        ..*dma
+    }
+}
+
+/// The engine, named by [`module_name`]; `dma` gives the DMA engine's length width, reads in
+/// flight and AXI ID width (its data width is the stream width).
 #[track_caller]
-pub fn engine(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
+pub fn engine(p: &NvmeTcpParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let name = module_name(p);
     let n = p.connections;
-    if !(2..=16).contains(&n) {
+    let dp = dma_params(p, dma);
+    if !(2..=16).contains(&n) || dp.tag_width > 8 {
         return Err(Errors(vec![Error {
             kind: ErrorKind::Invalid,
             module: name.clone(),
             signal: None,
             loc: Location::caller(),
-            message: format!("{name}: {n} connections; use 2 to 16"),
+            message: format!(
+                "{name}: {n} connections (use 2 to 16) of {} commands: the DMA tag needs {} bits (at most 8)",
+                p.outstanding, dp.tag_width
+            ),
         }]));
     }
     let dw = p.data_width;
     let lanes = dw / 8;
     let cw = clog2(u64::from(n));
+    let sw = clog2(u64::from(p.outstanding)).max(1);
+    let l = dp.len_width;
+    let dma_eng = engine_windowed(&dp, reset)?;
+    let order_fifo = fifo(cw, 8, true, reset)?;
     let c = conn(p, reset)?;
     let rx_fifo = fifo(dw + lanes, 2, true, reset)?;
     let arb = rr_arbiter(n, reset)?;
@@ -160,7 +186,22 @@ pub fn engine(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors
     let mut conns = Vec::new();
     let mut deads = Vec::new();
     let mut rx_readies = Vec::new();
-    let mut events: Vec<[Sig; 5]> = Vec::new();
+    let mut events: Vec<[Sig; 6]> = Vec::new();
+    let mut dcmds = Vec::new();
+    let mut ddatas = Vec::new();
+    let mut ddones = Vec::new();
+    let dcmd_def = StreamDef::new()
+        .field("tag", sw)
+        .field("sgl", 1)
+        .field("dptr", 128)
+        .field("len", 32)
+        .field("off", 32)
+        .field("dlen", 32);
+    let ddata_def = StreamDef::new()
+        .field("data", dw)
+        .field("keep", lanes)
+        .field("last", 1);
+    let ddone_def = StreamDef::new().field("tag", sw).field("status", 11);
     for i in 0..n {
         let u = m.instance(&format!("u_conn{i}"), &c);
         m.bind(u, "dgst_i", dgst);
@@ -185,7 +226,17 @@ pub fn engine(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors
             m.bind_out(u, "ev_rx_pdu_o"),
             m.bind_out(u, "ev_rx_bytes_o"),
             m.bind_out(u, "ev_hdgst_err_o"),
+            m.bind_out(u, "ev_ddgst_err_o"),
         ]);
+        let dc = m.stream_wire(&format!("dma_cmd{i}"), &dcmd_def);
+        m.bind_stream(u, "dma_cmd", &dc);
+        dcmds.push(dc);
+        let dd = m.stream_wire(&format!("dma_data{i}"), &ddata_def);
+        m.bind_stream(u, "dma_data", &dd);
+        ddatas.push(dd);
+        let dn = m.stream_wire(&format!("dma_done{i}"), &ddone_def);
+        m.bind_stream(u, "dma_done", &dn);
+        ddones.push(dn);
         conns.push(m.bind_out(u, "connected_o"));
         deads.push(m.bind_out(u, "dead_o"));
 
@@ -298,9 +349,129 @@ pub fn engine(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors
     m.assign(tx.field("data"), tpick("data"));
     m.assign(tx.field("keep"), tpick("keep"));
 
+    // Host memory writes: the connections' DMA commands round robin into the DMA engine (tag
+    // {connection, slot}); each command's connection is queued so its payload beats follow in
+    // command order; completions go back by the tag's connection bits.
+    let u_dma = m.instance("u_dma", &dma_eng);
+    let da = m.instance("u_dma_arbiter", &arb);
+    let u_order = m.instance("u_dma_order", &order_fifo);
+    let order_ready = m.bind_out(u_order, "s_ready_o");
+    m.bind(
+        da,
+        "req_i",
+        cat(dcmds.iter().rev().map(|s| s.valid.ex())) & order_ready.repeat(n),
+    );
+    let dav = m.bind_out(da, "valid_o");
+    let dag = m.bind_out(da, "gnt_o");
+    let dai = m.bind_out(da, "gnt_idx_o");
+    let s_cmd_ready = m.bind_out(u_dma, "s_cmd_ready_o");
+    m.bind(da, "ready_i", s_cmd_ready);
+    for (i, s) in dcmds.iter().enumerate() {
+        m.assign(s.ready, s_cmd_ready & dag.bit(i as u32));
+    }
+    let dpick = |f: &str| -> Expr {
+        let mut e: Expr = dcmds[0].field(f).ex();
+        for (i, s) in dcmds.iter().enumerate().skip(1) {
+            e = mux(dai.eq(i as u64), s.field(f), e);
+        }
+        e
+    };
+    m.bind(u_dma, "s_cmd_valid_i", dav);
+    m.bind(u_dma, "s_cmd_tag_i", cat([dai.ex(), dpick("tag")]));
+    m.bind(u_dma, "s_cmd_write_i", lit(1, 1));
+    m.bind(u_dma, "s_cmd_sgl_i", dpick("sgl"));
+    m.bind(u_dma, "s_cmd_dptr_i", dpick("dptr"));
+    let len32 = m.net("dma_cmd_len", dpick("len"));
+    let off32 = m.net("dma_cmd_off", dpick("off"));
+    let dlen32 = m.net("dma_cmd_dlen", dpick("dlen"));
+    if l < 32 {
+        m.unused(
+            "dma_len_high",
+            cat([len32.slice(31, l), off32.slice(31, l), dlen32.slice(31, l)]),
+        );
+    }
+    m.bind(u_dma, "s_cmd_len_i", len32.resize(l));
+    m.bind(u_dma, "s_cmd_win_off_i", off32.resize(l));
+    m.bind(u_dma, "s_cmd_win_len_i", dlen32.resize(l));
+    m.bind(u_order, "s_valid_i", dav & s_cmd_ready);
+    m.bind(u_order, "s_data_i", dai);
+    let ov = m.bind_out(u_order, "m_valid_o");
+    let oc = m.bind_out(u_order, "m_data_o");
+    let ocount = m.bind_out(u_order, "count_o");
+    m.unused("dma_order_count", ocount);
+    let sd_ready = m.bind_out(u_dma, "s_data_ready_o");
+    let dsel = |f: &str| -> Expr {
+        let mut e: Expr = ddatas[0].field(f).ex();
+        for (i, s) in ddatas.iter().enumerate().skip(1) {
+            e = mux(oc.eq(i as u64), s.field(f), e);
+        }
+        e
+    };
+    let sd_valid = m.net(
+        "dma_data_valid",
+        ov & ddatas
+            .iter()
+            .enumerate()
+            .fold(lit(1, 0), |a, (i, s)| a | (oc.eq(i as u64) & s.valid)),
+    );
+    let sd_last = m.net("dma_data_last", dsel("last"));
+    m.bind(u_dma, "s_data_valid_i", sd_valid);
+    m.bind(u_dma, "s_data_data_i", dsel("data"));
+    m.bind(u_dma, "s_data_keep_i", dsel("keep"));
+    m.bind(u_dma, "s_data_last_i", sd_last);
+    m.bind(u_dma, "s_data_tag_i", lit(cw + sw, 0));
+    for (i, s) in ddatas.iter().enumerate() {
+        m.assign(s.ready, ov & oc.eq(i as u64) & sd_ready);
+    }
+    m.bind(u_order, "m_ready_i", sd_valid & sd_ready & sd_last);
+    let mdv = m.bind_out(u_dma, "m_done_valid_o");
+    let mdt = m.bind_out(u_dma, "m_done_tag_o");
+    let mds = m.bind_out(u_dma, "m_done_status_o");
+    m.bind(u_dma, "m_done_ready_i", lit(1, 1));
+    for (i, s) in ddones.iter().enumerate() {
+        m.assign(s.valid, mdv & mdt.slice(cw + sw - 1, sw).eq(i as u64));
+        m.assign(s.field("tag"), mdt.slice(sw - 1, 0));
+        m.assign(s.field("status"), mds);
+        m.unused(&format!("dma_done{i}_ready"), s.ready);
+    }
+    // The read direction (host memory to stream) is for H2CData, not built yet.
+    m.bind(u_dma, "m_data_ready_i", lit(1, 0));
+    for f in ["valid", "data", "keep", "last", "tag"] {
+        let o = m.bind_out(u_dma, &format!("m_data_{f}_o"));
+        m.unused(&format!("dma_m_data_{f}"), o);
+    }
+    m.group("host memory (AXI4 master of the DMA engine)");
+    let mps = m.input("mps_i", 4);
+    m.comment(mps, "CC.MPS: the memory page size is 4096 << mps_i");
+    m.bind(u_dma, "mps_i", mps);
+    for port in dma_eng.ports() {
+        if !port.name.starts_with("m_axi_") {
+            continue;
+        }
+        if port.input {
+            let s = m.input(&port.name, port.width);
+            m.bind(u_dma, &port.name, s);
+        } else {
+            let s = m.output(&port.name, port.width);
+            m.bind_out_to(u_dma, &port.name, s);
+        }
+    }
+    // The DMA engine's own counters are not on this top's CSR port: its AXI4-Lite slave is idle.
+    for port in dma_eng.ports() {
+        if !port.name.starts_with("s_axil_") {
+            continue;
+        }
+        if port.input {
+            m.bind(u_dma, &port.name, lit(port.width, 0));
+        } else {
+            let o = m.bind_out(u_dma, &port.name);
+            m.unused(&format!("dma_{}", port.name), o);
+        }
+    }
+
     // Counters: each connection's events of the cycle, summed.
     let u_csr = m.instance("u_csr", &csr);
-    let sum = |m: &mut ModuleBuilder, name: &str, f: &dyn Fn(&[Sig; 5]) -> Expr| -> Sig {
+    let sum = |m: &mut ModuleBuilder, name: &str, f: &dyn Fn(&[Sig; 6]) -> Expr| -> Sig {
         let e = events
             .iter()
             .fold(lit(32, 0), |acc, ev| acc + f(ev).zext(32));
@@ -316,6 +487,8 @@ pub fn engine(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors
         sum(&mut m, "inc_rx_c2h_termreq", &|e| e[2].bit(2)),
         sum(&mut m, "inc_rx_bytes", &|e| e[3].ex()),
         sum(&mut m, "inc_hdgst_errors", &|e| e[4].ex()),
+        sum(&mut m, "inc_rx_c2h_data", &|e| e[2].bit(3)),
+        sum(&mut m, "inc_ddgst_errors", &|e| e[5].ex()),
     ];
     for ((name, _), inc) in COUNTERS.iter().zip(&incs) {
         let c = m.reg(&format!("cnt_{name}"), 32, 0);

@@ -3,10 +3,12 @@
 //!
 //! ```text
 //!  io_cmd (SQE) --> [nvme_tcp_conn] --tx--> byte stream to the target (ICReq, CapsuleCmd, H2CTermReq)
-//!  io_cpl <-------- [nvme_tcp_conn] <--rx-- byte stream from the target (ICResp, CapsuleResp, C2HTermReq)
+//!  io_cpl <-------- [nvme_tcp_conn] <--rx-- byte stream from the target (ICResp, CapsuleResp,
+//!                        |                   C2HData, C2HTermReq)
+//!                        +-- dma_cmd / dma_data / dma_done --> [dma_engine_win] --> AXI4 master
 //! ```
 //!
-//! # One connection: `nvme_tcp_conn_w<bits>_d<outstanding>`
+//! # One connection: `nvme_tcp_conn_w<bits>_d<outstanding>_h<hold bytes>`
 //!
 //! - `dgst_i` [2]: the digests to ask for in the ICReq (bit 0 header, bit 1 data), held stable;
 //!   masked by the configuration's `digests` switch. HPDA is 0 (no padding asked for).
@@ -23,6 +25,46 @@
 //!   beats and a short last one, then the 4-byte header digest in a beat of its own.
 //! - `connected_o`: the ICResp was accepted; `dead_o`: the connection ended (TermReq sent or
 //!   received).
+//! - Host memory writes (C2HData payload), toward the DMA engine: `dma_cmd` (`tag` = the
+//!   command's slot, `sgl`, `dptr` [128] = the SQE's DPTR, `len` = the command's data length,
+//!   `off` = DATAO, `dlen` = DATAL: write bytes `off .. off + dlen` of the command's data),
+//!   `dma_data` (`data`, `keep`, `last`: `dlen` bytes packed from lane 0, keep all ones but on the
+//!   last beat) and `dma_done` (`tag`, `status` [11]; always taken). A command completes only
+//!   after every write of its data is done; a write that fails completes it with the DMA
+//!   engine's status.
+//!
+//! # Host reads (C2HData)
+//!
+//! A C2HData header is checked whole before any of its bytes moves: type and sequence (before
+//! the ICResp: 02h), HLEN 24, flags (digest flags as negotiated, bits 4-7 zero, SUCCESS only with
+//! LAST_PDU: FEI 1), PDO = 24 + 4 (header digest) (HPDA is 0; FEI 3), PLEN at least PDO +
+//! 1 + 4 (data digest) (FEI 4), the header digest (03h), CCCID naming an outstanding Read that
+//! has not been answered yet (01h, FEI 8), DATAL non-zero and equal to PLEN - PDO - 4 (data
+//! digest) (01h, FEI 16), DATAO + DATAL inside the command's data (04h Data Transfer Out of
+//! Range), and with data digests DATAL at most the hold buffer (05h Data Transfer Limit
+//! Exceeded). TTAG of a C2HData is ignored; DATAO need not follow the previous PDU (any order of
+//! non-overlapping pieces is written where it belongs).
+//!
+//! The payload is packed into full beats and pushed into a per-connection hold FIFO of
+//! `hold_bytes` (config `nvme_tcp.c2h_hold_bytes`, default 8192). Its *verdict* decides what
+//! leaves the FIFO: without data digests the verdict is known after the header (cut-through);
+//! with them, after the data digest. A good verdict issues the DMA command and forwards the
+//! beats; a bad one (data digest error) drops them, so no byte of such a PDU reaches host memory.
+//! **Data digest errors do not end the connection**: the command completes with Transient
+//! Transport Error (22h) once its answer (CapsuleResp or SUCCESS) arrives. SUCCESS with
+//! LAST_PDU answers a command as a CapsuleResp with status 0 would (a later CapsuleResp for it is
+//! then an unknown CCCID, 01h FEI 20).
+//!
+//! Known limit of the cut-through path (no data digests): the DMA command is issued once the
+//! header passed, and the engine's one DMA write stream stays with that connection until the
+//! PDU's last payload byte; a target that stops in the middle of a C2HData payload stalls the
+//! host-memory writes of the other connections too (their bytes wait in their hold FIFOs).
+//! Store-and-forward for every PDU (as with data digests) would remove it at the cost of the
+//! `hold_bytes` limit.
+//!
+//! With data digests a C2HData may carry at most `hold_bytes` (the whole PDU must be held until
+//! its digest is known); a target that sends larger ones (Linux nvmet-tcp may send a command's
+//! data in one PDU) needs `c2h_hold_bytes` raised to its largest PDU, or data digests off.
 //!
 //! Receive checks, in this order, each ending the connection with one H2CTermReq (FES, FEI,
 //! the offending PDU's 8-byte common header as its data): a type the host does not receive
@@ -58,8 +100,16 @@
 //! - `dgst_i` [2] as for a connection (all connections ask for the same digests);
 //!   `connected_o`, `dead_o` [C].
 //!
-//! Not in this block yet: data PDUs (C2HData, R2T, H2CData) and the DMA engine behind them; a
-//! C2HData or R2T is refused as an invalid type (01h, FEI 0).
+//! - Host memory: the engine holds one windowed DMA engine (`dma_engine_win_*`, tag
+//!   `{connection, slot}`, data width = the stream width, length width, reads in flight and AXI
+//!   ID width from `[dma]`) behind an AXI4 master `m_axi_*`, and `mps_i` [4] (CC.MPS). The
+//!   connections' DMA commands go to it round robin; each command's connection is queued so its
+//!   payload beats follow in command order; completions return by the tag. The DMA engine's own
+//!   counters are not reachable from this top (its AXI4-Lite port is tied off).
+//!
+//! Not in this block yet: host writes (R2T and H2CData, in-capsule data): an R2T is refused as
+//! an invalid type (01h, FEI 0), so a Write with data ends its connection; the front end must
+//! not send one yet.
 
 pub mod conn;
 pub mod engine;
@@ -75,4 +125,6 @@ pub struct NvmeTcpParams {
     pub outstanding: u32,
     /// Digests may be negotiated.
     pub digests: bool,
+    /// C2HData payload bytes held per connection (a power of two, at least two beats).
+    pub hold_bytes: u32,
 }

@@ -366,10 +366,12 @@ impl Host {
                     ));
                 }
                 c.received += data.len() as u32;
+                // A PDU that failed its data digest writes nothing to host memory.
                 if digest_error {
                     c.digest_error = true;
+                } else {
+                    self.writes.push((cccid, datao, data));
                 }
-                self.writes.push((cccid, datao, data));
                 if success && last {
                     self.complete(cccid, 0, 0);
                 }

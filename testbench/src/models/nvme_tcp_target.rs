@@ -125,6 +125,9 @@ pub struct TargetConfig {
     pub max_r2t: u32,
     /// May end a successful read with SUCCESS instead of a CapsuleResp.
     pub use_success: bool,
+    /// Sends every C2HData of exactly `max_c2h` bytes (a command's last one shorter) instead of
+    /// random sizes (for benchmarks).
+    pub full_c2h: bool,
     /// Largest in-capsule data it accepts (IOCCSZ - 64 bytes).
     pub icd_max: u32,
     /// Seeds the random choices (sizes, orders).
@@ -485,8 +488,12 @@ impl Target {
                     } else {
                         let mut off = 0u32;
                         while off < c.len {
-                            let n = (1 + self.rng.below(u64::from(self.cfg.max_c2h)) as u32)
-                                .min(c.len - off);
+                            let n = if self.cfg.full_c2h {
+                                self.cfg.max_c2h
+                            } else {
+                                1 + self.rng.below(u64::from(self.cfg.max_c2h)) as u32
+                            }
+                            .min(c.len - off);
                             let last = off + n == c.len;
                             let success = last && self.cfg.use_success && self.rng.chance(50);
                             c.todo.push_back(Step::C2h {
@@ -716,6 +723,11 @@ impl Target {
         };
         self.send_raw(b);
         true
+    }
+
+    /// Whether the PDUs the target sends carry data digests.
+    pub fn tx_wire_ddgst(&self) -> bool {
+        self.tx_wire.ddgst
     }
 
     /// The CCCIDs the target still holds (commands not yet answered).

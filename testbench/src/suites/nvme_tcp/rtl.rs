@@ -6,6 +6,7 @@
 //! checked by `scenario::check`, as for the host model.
 
 use super::scenario::{check, strategy, Kind, Outcome, Scenario};
+use crate::drivers::axi_mem::{AxiMemConfig, AxiMemSlave};
 use crate::drivers::axil::{Axil, AxilConfig};
 use crate::models::nvme_tcp_host::Completion;
 use crate::models::nvme_tcp_target::{Fault, Target};
@@ -50,6 +51,35 @@ struct Harness {
     completions: Vec<Completion>,
     violations: Vec<String>,
     last_tx: Option<(Vec<u32>, u64)>,
+    /// The DMA engine's side of the connection: commands taken (slot, PRP1, off, dlen), the
+    /// payload bytes of the head one, completions owed (slot).
+    dma: Option<DmaSide>,
+}
+
+/// Stands in for the DMA engine on a lone connection: takes `dma_cmd`, collects `dma_data`
+/// (checking its framing), answers on `dma_done`, and records each write as (PRP1, offset,
+/// bytes) for the scenario check.
+struct DmaSide {
+    cmd_valid: Signal,
+    cmd_ready: Signal,
+    cmd_tag: Signal,
+    cmd_dptr: Signal,
+    cmd_off: Signal,
+    cmd_dlen: Signal,
+    data_valid: Signal,
+    data_ready: Signal,
+    data_data: Signal,
+    data_keep: Signal,
+    data_last: Signal,
+    done_valid: Signal,
+    done_tag: Signal,
+    done_status: Signal,
+    cmds: VecDeque<(u64, u64, u32, u32)>,
+    bytes: Vec<u8>,
+    owed: VecDeque<(u64, u64)>,
+    writes: Vec<(u64, u32, Vec<u8>)>,
+    cmd_r: bool,
+    data_r: bool,
 }
 
 fn words(bytes: &[u8]) -> Vec<u32> {
@@ -91,9 +121,89 @@ impl Harness {
             completions: Vec::new(),
             violations: Vec::new(),
             last_tx: None,
+            dma: Some(DmaSide {
+                cmd_valid: s("dma_cmd_valid_o"),
+                cmd_ready: s("dma_cmd_ready_i"),
+                cmd_tag: s("dma_cmd_tag_o"),
+                cmd_dptr: s("dma_cmd_dptr_o"),
+                cmd_off: s("dma_cmd_off_o"),
+                cmd_dlen: s("dma_cmd_dlen_o"),
+                data_valid: s("dma_data_valid_o"),
+                data_ready: s("dma_data_ready_i"),
+                data_data: s("dma_data_data_o"),
+                data_keep: s("dma_data_keep_o"),
+                data_last: s("dma_data_last_o"),
+                done_valid: s("dma_done_valid_i"),
+                done_tag: s("dma_done_tag_i"),
+                done_status: s("dma_done_status_i"),
+                cmds: VecDeque::new(),
+                bytes: Vec::new(),
+                owed: VecDeque::new(),
+                writes: Vec::new(),
+                cmd_r: false,
+                data_r: false,
+            }),
         };
         h.dgst.set(dgst);
         h
+    }
+}
+
+impl DmaSide {
+    fn sample(&mut self, lanes: usize, violations: &mut Vec<String>) {
+        if self.cmd_valid.is_high() && self.cmd_r {
+            let prp1 = self.cmd_dptr.get_words();
+            self.cmds.push_back((
+                self.cmd_tag.get(),
+                u64::from(prp1[0]) | u64::from(prp1[1]) << 32,
+                self.cmd_off.get() as u32,
+                self.cmd_dlen.get() as u32,
+            ));
+        }
+        if self.data_valid.is_high() && self.data_r {
+            let w = self.data_data.get_words();
+            let keep = self.data_keep.get();
+            let n = keep.trailing_ones() as usize;
+            let last = self.data_last.is_high();
+            if n == 0 || keep != (1u64 << n) - 1 || (!last && n != lanes) {
+                violations.push(format!("dma_data keep {keep:#x} (last {last})"));
+            }
+            for i in 0..n {
+                self.bytes.push((w[i / 4] >> (8 * (i % 4))) as u8);
+            }
+            if last {
+                match self.cmds.pop_front() {
+                    Some((tag, prp1, off, dlen)) => {
+                        let b = std::mem::take(&mut self.bytes);
+                        if b.len() != dlen as usize {
+                            violations.push(format!(
+                                "dma_data carried {} bytes for a command of {dlen}",
+                                b.len()
+                            ));
+                        }
+                        self.writes.push((prp1, off, b));
+                        self.owed.push_back((tag, 0));
+                    }
+                    None => violations.push("dma_data before its dma_cmd".into()),
+                }
+            }
+        }
+        if self.done_valid.is_high() {
+            self.owed.pop_front();
+        }
+    }
+
+    fn drive(&mut self, rng: &mut Rng, idle: u8) {
+        self.cmd_r = !rng.chance(idle);
+        self.data_r = !self.cmds.is_empty() && !rng.chance(idle);
+        self.cmd_ready.set(u64::from(self.cmd_r));
+        self.data_ready.set(u64::from(self.data_r));
+        let done = !self.owed.is_empty() && !rng.chance(idle);
+        self.done_valid.set(u64::from(done));
+        if let Some((tag, st)) = self.owed.front() {
+            self.done_tag.set(*tag);
+            self.done_status.set(*st);
+        }
     }
 }
 
@@ -135,6 +245,9 @@ impl Component for Harness {
                 .push("tx valid fell before the transfer".into());
             self.last_tx = None;
         }
+        if let Some(d) = self.dma.as_mut() {
+            d.sample(self.lanes, &mut self.violations);
+        }
         if self.cpl_valid.is_high() && self.cpl_ready.is_high() {
             self.completions.push(Completion {
                 cid: self.cpl_cid.get() as u16,
@@ -161,26 +274,52 @@ impl Component for Harness {
         self.rx_valid.set(u64::from(self.rx_on));
         self.tx_ready.set(u64::from(!self.rng.chance(self.idle.2)));
         self.cpl_ready.set(u64::from(!self.rng.chance(self.idle.3)));
+        if let Some(d) = self.dma.as_mut() {
+            d.drive(&mut self.rng, self.idle.2);
+        }
     }
 }
 
-/// The scenario with data commands turned into data-less ones (the RTL has no data PDUs yet).
-fn dataless(mut sc: Scenario) -> Scenario {
+/// The scenario with writes turned into Flushes (the RTL has no H2CData yet), and with data
+/// digests the target's C2HData no larger than the hold buffer.
+fn readonly(mut sc: Scenario) -> Scenario {
     for c in &mut sc.cmds {
-        c.kind = match c.kind {
-            Kind::Read => Kind::OutOfRange,
-            Kind::Write => Kind::Flush,
-            k => k,
-        };
+        if c.kind == Kind::Write {
+            c.kind = Kind::Flush;
+        }
+    }
+    if sc.ddgst {
+        sc.max_c2h = sc.max_c2h.min(HOLD_BYTES);
     }
     sc
 }
+
+/// The configuration's `nvme_tcp.c2h_hold_bytes` (the hold buffer of a connection).
+pub const HOLD_BYTES: u32 = 8192;
 
 /// Stream idle and backpressure percentages, from the scenario's seed.
 fn idles(seed: u64) -> (u8, u8, u8, u8) {
     let mut r = Rng::new(seed ^ 0x1d1e);
     let mut p = || [0u8, 10, 30, 60][r.below(4) as usize];
     (p(), p(), p(), p())
+}
+
+/// The C2HData PDUs a well-behaved target may send at most for the scenario's reads.
+fn c2h_pdus(sc: &Scenario) -> u64 {
+    sc.cmds
+        .iter()
+        .filter(|c| c.kind == Kind::Read)
+        .map(|c| ((u64::from(c.nlb) + 1) * 512).div_ceil(u64::from(sc.max_c2h.max(1))))
+        .sum()
+}
+
+/// Bytes the scenario's reads carry.
+fn read_bytes(sc: &Scenario) -> u64 {
+    sc.cmds
+        .iter()
+        .filter(|c| c.kind == Kind::Read)
+        .map(|c| (u64::from(c.nlb) + 1) * 512)
+        .sum()
 }
 
 /// Runs the RTL on a scenario.
@@ -197,7 +336,7 @@ pub fn run_rtl(sc: &Scenario, waves: Option<&Path>) -> Result<(), String> {
     let mut rng = Rng::new(sc.seed ^ 0xbeef);
     let lanes = h.borrow().lanes;
     let mut quiet = 0u32;
-    let limit = 200_000u64;
+    let limit = 200_000 + 80 * c2h_pdus(sc) + 4 * read_bytes(sc);
     // `regress --pcap`: the RTL's conversations with a well-behaved target are recorded too.
     let mut pcap = (sc.fault.is_none() && super::capturing()).then(Pcap::new);
     let mut conn = pcap.as_mut().map(|p| {
@@ -255,9 +394,27 @@ pub fn run_rtl(sc: &Scenario, waves: Option<&Path>) -> Result<(), String> {
         c.close(p);
         super::record(p, target.received.len() + target.sent.len());
     }
+    // Writes by PRP1 (unique per command) back to CIDs.
+    let by_prp: std::collections::HashMap<u64, u16> = subs
+        .iter()
+        .map(|s| {
+            (
+                u64::from_le_bytes(s.sqe[24..32].try_into().unwrap()),
+                crate::models::nvme_tcp::sqe::cid(&s.sqe),
+            )
+        })
+        .collect();
+    let hb = h.borrow();
+    let mut writes = Vec::new();
+    for (prp1, off, b) in &hb.dma.as_ref().unwrap().writes {
+        let cid = by_prp
+            .get(prp1)
+            .ok_or_else(|| format!("host memory write through PRP1 {prp1:#x}, no command's"))?;
+        writes.push((*cid, *off, b.clone()));
+    }
     let out = Outcome {
-        completions: h.borrow().completions.clone(),
-        writes: Vec::new(),
+        completions: hb.completions.clone(),
+        writes,
     };
     check(sc, &subs, &out, &target)
 }
@@ -269,7 +426,7 @@ impl Property for NvmeTcpConnProp {
     type Input = Scenario;
     const NAME: &'static str = "nvme_tcp_conn";
     fn strategy() -> BoxedStrategy<Scenario> {
-        strategy(false, 12).prop_map(dataless).boxed()
+        strategy(false, 12).prop_map(readonly).boxed()
     }
     fn run(input: &Scenario, waves: Option<&Path>) -> Result<(), String> {
         run_rtl(input, waves)
@@ -286,16 +443,22 @@ impl Property for NvmeTcpConnHostileProp {
     fn strategy() -> BoxedStrategy<Scenario> {
         strategy(true, 8)
             .prop_map(|sc| {
-                let mut sc = dataless(sc);
-                // Faults on data PDUs cannot happen without data commands.
+                let mut sc = readonly(sc);
+                // R2T faults cannot happen without writes; faults on C2HData (a payload out of
+                // range, a corrupted data digest) get a third of the cases each.
                 if let Some((f, at)) = sc.fault {
-                    let f = match f {
-                        Fault::DataoOutOfRange
-                        | Fault::R2tOutOfRange
-                        | Fault::R2tForRead
-                        | Fault::DataDigest => Fault::WrongCccid,
-                        f => f,
+                    let f = match (sc.seed % 3, f) {
+                        (0, _) => {
+                            sc.ddgst = true;
+                            Fault::DataDigest
+                        }
+                        (1, _) => Fault::DataoOutOfRange,
+                        (_, Fault::R2tOutOfRange | Fault::R2tForRead) => Fault::WrongCccid,
+                        (_, f) => f,
                     };
+                    if f == Fault::DataDigest {
+                        sc.max_c2h = sc.max_c2h.min(HOLD_BYTES);
+                    }
                     sc.fault = Some((f, at % 4));
                 }
                 sc
@@ -461,6 +624,197 @@ pub struct EngineInput {
     seed: u64,
 }
 
+/// A read command's buffer in host memory: its pieces in data order, and what the namespace
+/// holds for it.
+struct Placed {
+    conn: usize,
+    cid: u16,
+    pieces: Vec<(u64, usize)>,
+    want: Vec<u8>,
+}
+
+/// Host memory for the engine property: the commands' read buffers behind PRP1/PRP2 (PRP lists
+/// when longer than two pages, random dword offsets) or one SGL data block (any byte address),
+/// laid out from `BASE` with random bytes around them; read buffers hold the complement of the
+/// namespace's bytes, so every byte written is seen.
+struct Layout {
+    placed: Vec<Placed>,
+    end: u64,
+}
+
+const BASE: u64 = 0x10_0000;
+
+fn layout(
+    subs: &mut [Vec<super::scenario::Submitted>],
+    mem: &mut crate::drivers::axi_mem::Memory,
+    rng: &mut Rng,
+) -> Layout {
+    use crate::models::nvme_tcp::sqe;
+    use crate::models::nvme_tcp_target::{pattern, LBA_BYTES};
+    let mut next = BASE;
+    let mut page = |n: u64| {
+        let a = next;
+        next += n * 4096;
+        a
+    };
+    let mut placed = Vec::new();
+    for (conn, cs) in subs.iter_mut().enumerate() {
+        for s in cs.iter_mut() {
+            if !matches!(s.kind, Kind::Read | Kind::OutOfRange) || s.len == 0 {
+                continue;
+            }
+            let ns = sqe::nsid(&s.sqe);
+            let want: Vec<u8> = (0..s.len)
+                .map(|k| {
+                    let p = s.ns_offset + k;
+                    pattern(ns, (p / LBA_BYTES) as u64, p % LBA_BYTES)
+                })
+                .collect();
+            let mut pieces = Vec::new();
+            let mut dptr = [0u8; 16];
+            if rng.chance(25) {
+                // One SGL data block.
+                let a = page((s.len as u64 + 8191) / 4096) + rng.below(4096);
+                pieces.push((a, s.len));
+                dptr[0..8].copy_from_slice(&a.to_le_bytes());
+                dptr[8..12].copy_from_slice(&(s.len as u32).to_le_bytes());
+                s.sqe[1] = (s.sqe[1] & 0x3f) | 0x40;
+            } else {
+                let off = if rng.chance(50) {
+                    0
+                } else {
+                    rng.below(1024) * 4
+                };
+                let first = (4096 - off as usize).min(s.len);
+                let rest = s.len - first;
+                let pages = rest.div_ceil(4096);
+                let mut addrs = vec![page(1) + off];
+                for _ in 0..pages {
+                    addrs.push(page(1));
+                }
+                let prp2 = match pages {
+                    0 => 0,
+                    1 => addrs[1],
+                    _ => {
+                        let list = page(1) + rng.below(16) * 8;
+                        for (k, a) in addrs[1..].iter().enumerate() {
+                            mem.write_u64(list + 8 * k as u64, *a);
+                        }
+                        list
+                    }
+                };
+                pieces.push((addrs[0], first));
+                for (k, a) in addrs[1..].iter().enumerate() {
+                    pieces.push((*a, (rest - 4096 * k).min(4096)));
+                }
+                dptr[0..8].copy_from_slice(&addrs[0].to_le_bytes());
+                dptr[8..16].copy_from_slice(&prp2.to_le_bytes());
+                s.sqe[1] &= 0x3f;
+            }
+            s.sqe[24..40].copy_from_slice(&dptr);
+            placed.push(Placed {
+                conn,
+                cid: sqe::cid(&s.sqe),
+                pieces,
+                want,
+            });
+        }
+    }
+    let end = next + 4096;
+    // Random bytes everywhere (PRP lists excepted), then the complements in the buffers.
+    let mut a = BASE;
+    while a < end {
+        if mem.read_u64(a) == 0 && mem.read_u64(a + 8) == 0 {
+            let mut junk = vec![0u8; 4096 - (a % 4096) as usize];
+            for b in junk.iter_mut() {
+                *b = rng.next_u64() as u8;
+            }
+            // Keep list entries: only fill words that are still zero.
+            for (k, chunk) in junk.chunks(8).enumerate() {
+                let w = a + 8 * k as u64;
+                if mem.read_u64(w) == 0 {
+                    mem.write(w, chunk);
+                }
+            }
+        }
+        a = (a / 4096 + 1) * 4096;
+    }
+    for p in &placed {
+        let mut k = 0;
+        for (addr, n) in &p.pieces {
+            let c: Vec<u8> = p.want[k..k + n].iter().map(|b| !b).collect();
+            mem.write(*addr, &c);
+            k += n;
+        }
+    }
+    Layout { placed, end }
+}
+
+/// Host-memory writes of one connection: (CID, offset in the command's data, bytes).
+type Writes = Vec<(u16, u32, Vec<u8>)>;
+
+/// Reads the buffers back: per connection, the writes seen (CID, offset, bytes); an error for a
+/// byte that is neither the namespace's nor untouched, or any change outside the buffers.
+fn read_back(
+    lay: &Layout,
+    before: &crate::drivers::axi_mem::Memory,
+    after: &crate::drivers::axi_mem::Memory,
+    n: usize,
+) -> Result<Vec<Writes>, String> {
+    let mut writes = vec![Vec::new(); n];
+    let mut inside = vec![false; (lay.end - BASE) as usize];
+    for p in &lay.placed {
+        let mut k = 0usize;
+        let mut run: Option<(u32, Vec<u8>)> = None;
+        for (addr, len) in &p.pieces {
+            let got = after.read_vec(*addr, *len);
+            inside[(*addr - BASE) as usize..(*addr - BASE) as usize + len].fill(true);
+            for (j, b) in got.iter().enumerate() {
+                let off = k + j;
+                let w = p.want[off];
+                if *b == w {
+                    match run.as_mut() {
+                        Some((o, v)) if *o as usize + v.len() == off => v.push(*b),
+                        _ => {
+                            if let Some(r) = run.take() {
+                                writes[p.conn].push((p.cid, r.0, r.1));
+                            }
+                            run = Some((off as u32, vec![*b]));
+                        }
+                    }
+                } else if *b != !w {
+                    return Err(format!(
+                        "connection {}: CID {:#x}: host memory byte {off} at {:#x} is {b:#04x}: neither the namespace's {w:#04x} nor untouched",
+                        p.conn, p.cid, addr + j as u64
+                    ));
+                }
+            }
+            k += len;
+        }
+        if let Some(r) = run {
+            writes[p.conn].push((p.cid, r.0, r.1));
+        }
+    }
+    let a = before.read_vec(BASE, inside.len());
+    let b = after.read_vec(BASE, inside.len());
+    if let Some(i) = (0..inside.len()).find(|&i| !inside[i] && a[i] != b[i]) {
+        return Err(format!(
+            "host memory at {:#x}, outside every read buffer, changed from {:#04x} to {:#04x}",
+            BASE + i as u64,
+            a[i],
+            b[i]
+        ));
+    }
+    if after.pages() != before.pages() {
+        return Err(format!(
+            "host memory written outside the buffers' pages ({} pages before, {} after)",
+            before.pages(),
+            after.pages()
+        ));
+    }
+    Ok(writes)
+}
+
 /// Runs the engine top.
 pub fn run_engine(input: &EngineInput, waves: Option<&Path>) -> Result<(), String> {
     use crate::rtl::NvmeTcpTop as E;
@@ -474,10 +828,28 @@ pub fn run_engine(input: &EngineInput, waves: Option<&Path>) -> Result<(), Strin
     for c in &mut conns {
         c.hdgst = input.conns[0].hdgst;
         c.ddgst = input.conns[0].ddgst;
+        if c.ddgst {
+            c.max_c2h = c.max_c2h.min(HOLD_BYTES);
+        }
     }
-    let subs: Vec<_> = conns.iter().map(|c| c.submitted()).collect();
+    let mut subs: Vec<_> = conns.iter().map(|c| c.submitted()).collect();
     let mut targets: Vec<Target> = conns.iter().map(|c| Target::new(c.target())).collect();
     let mut rng = Rng::new(input.seed);
+    let mem = sim.add(AxiMemSlave::new(
+        &sim,
+        "m_axi",
+        AxiMemConfig {
+            seed: rng.next_u64(),
+            read_latency: 1..=12,
+            write_latency: 0..=8,
+            aw_stall: [0u8, 10, 40][rng.below(3) as usize],
+            w_stall: [0u8, 10, 40][rng.below(3) as usize],
+            b_idle: [0u8, 20][rng.below(2) as usize],
+            ..AxiMemConfig::default()
+        },
+    ));
+    let lay = layout(&mut subs, &mut mem.borrow_mut().mem, &mut rng);
+    let before = mem.borrow().mem.clone();
     // Interleave the connections' commands; add stray SQ ids.
     let mut order = Vec::new();
     let mut next = vec![0usize; n];
@@ -565,7 +937,13 @@ pub fn run_engine(input: &EngineInput, waves: Option<&Path>) -> Result<(), Strin
         if quiet > 300 {
             break;
         }
-        if sim.cycle() > 400_000 {
+        if sim.cycle()
+            > 400_000
+                + conns
+                    .iter()
+                    .map(|c| 80 * c2h_pdus(c) + 4 * read_bytes(c))
+                    .sum::<u64>()
+        {
             return Err(format!(
                 "hang: {} of {total} commands completed",
                 hb.completions.len()
@@ -584,6 +962,7 @@ pub fn run_engine(input: &EngineInput, waves: Option<&Path>) -> Result<(), Strin
             ));
         }
     }
+    let mut writes = read_back(&lay, &before, &mem.borrow().mem, n)?;
     for (c, t) in targets.iter().enumerate() {
         let out = Outcome {
             completions: all
@@ -591,7 +970,7 @@ pub fn run_engine(input: &EngineInput, waves: Option<&Path>) -> Result<(), Strin
                 .filter(|(s, _)| usize::from(*s) == c + 1)
                 .map(|(_, x)| x.clone())
                 .collect(),
-            writes: Vec::new(),
+            writes: std::mem::take(&mut writes[c]),
         };
         check(&conns[c], &subs[c], &out, t).map_err(|e| format!("connection {c}: {e}"))?;
     }
@@ -619,15 +998,29 @@ pub fn run_engine(input: &EngineInput, waves: Option<&Path>) -> Result<(), Strin
             )
         })
         .count() as u32;
-    let resp = all
+    // PDUs of a type the targets sent, less the one a fatal fault broke (always a target's
+    // last PDU).
+    let sent = |t: u8| -> u32 {
+        targets
+            .iter()
+            .map(|x| {
+                let all = x.sent.iter().filter(|p| p[0] == t).count() as u32;
+                let broke = x.committed.is_some_and(|(f, _, _)| f != Fault::DataDigest)
+                    && x.sent.last().is_some_and(|p| p[0] == t);
+                all - u32::from(broke)
+            })
+            .sum()
+    };
+    let resp = sent(0x05);
+    let ddgst = targets
         .iter()
-        .filter(|(s, c)| (1..=n as u16).contains(s) && c.status != 0x22)
+        .filter(|t| matches!(t.committed, Some((Fault::DataDigest, _, _))))
         .count() as u32;
     let hdgst = targets
         .iter()
         .filter(|t| matches!(t.committed, Some((Fault::HeaderDigest, _, _))))
         .count() as u32;
-    let want: [(&str, u32); 9] = [
+    let want: [(&str, u32); 11] = [
         ("tx_icreq", n as u32),
         ("tx_capsule_cmd", count(0x04)),
         ("tx_h2c_termreq", count(0x02)),
@@ -637,6 +1030,8 @@ pub fn run_engine(input: &EngineInput, waves: Option<&Path>) -> Result<(), Strin
         ("rx_c2h_termreq", 0),
         ("rx_bytes", rx_total as u32),
         ("hdgst_errors", hdgst),
+        ("rx_c2h_data", sent(0x07)),
+        ("ddgst_errors", ddgst),
     ];
     let mut bus = axil.mmio(&mut sim);
     for &(name, off, _) in nvme_tcp_csr::REGISTERS {
@@ -689,6 +1084,18 @@ impl Property for NvmeTcpEngineProp {
 /// (tx PDU bytes per cycle, rx PDU bytes per cycle), each over the window from the first to the
 /// last byte of its direction after the connection is up, and the stream width in bytes.
 pub fn bench_capsules(count: usize) -> Result<(f64, f64, usize), String> {
+    bench(count, None)
+}
+
+/// For `testbench bench --suite nvme-tcp`: as [`bench_capsules`], with `count` reads of
+/// `blocks` 512-byte blocks each, the target sending C2HData PDUs of the hold buffer's size
+/// (the last of a command shorter) and a CapsuleResp per command, the payload written through
+/// a DMA side without backpressure. Returns (tx, rx) PDU bytes per cycle and the stream width.
+pub fn bench_reads(count: usize, blocks: u16) -> Result<(f64, f64, usize), String> {
+    bench(count, Some(blocks))
+}
+
+fn bench(count: usize, read_blocks: Option<u16>) -> Result<(f64, f64, usize), String> {
     let sc = Scenario {
         hdgst: true,
         ddgst: true,
@@ -704,11 +1111,21 @@ pub fn bench_capsules(count: usize) -> Result<(f64, f64, usize), String> {
         chunk: (4096, 4096),
         seed: 1,
     };
-    let mut target = Target::new(sc.target());
+    let mut tc = sc.target();
+    tc.max_c2h = HOLD_BYTES;
+    tc.full_c2h = true;
+    let mut target = Target::new(tc);
     let mut sim = Sim::<Top>::new();
     let h = sim.add(Harness::new(&sim, 1, (0, 0, 0, 0), 3));
     for i in 0..count {
-        let s = crate::models::nvme_tcp::sqe::rw(0x00, i as u16, 1, 0, 0, 0, 0);
+        let s = match read_blocks {
+            None => crate::models::nvme_tcp::sqe::rw(0x00, i as u16, 1, 0, 0, 0, 0),
+            Some(nlb) => {
+                let n = u64::from(nlb) + 1;
+                let slba = (i as u64 * n) % (super::scenario::NS_BLOCKS / n * n);
+                crate::models::nvme_tcp::sqe::rw(0x02, i as u16, 1, slba, nlb, 0x1000, 0)
+            }
+        };
         h.borrow_mut().cmds.push_back(s);
     }
     sim.reset(3);
@@ -717,7 +1134,7 @@ pub fn bench_capsules(count: usize) -> Result<(f64, f64, usize), String> {
     let (mut tx_total, mut tx_first, mut tx_last) = (0u64, None, 0u64);
     let (mut rx_pushed, mut rx_done, mut rx_first, mut rx_last) = (0u64, 0u64, None, 0u64);
     while h.borrow().completions.len() < count {
-        if sim.cycle() > 100_000 + 100 * count as u64 {
+        if sim.cycle() > 100_000 + 100 * count as u64 * u64::from(read_blocks.unwrap_or(0) + 1) {
             return Err("bench: the commands did not complete".into());
         }
         sim.step();

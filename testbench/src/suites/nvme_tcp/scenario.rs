@@ -196,6 +196,7 @@ impl Scenario {
             max_c2h: self.max_c2h,
             max_r2t: self.max_r2t,
             use_success: self.use_success,
+            full_c2h: false,
             icd_max: self.icd_max,
             seed: self.seed,
             fault: self.fault,
@@ -325,6 +326,17 @@ pub fn check(
             }
         }
     }
+    // No byte of a C2HData that failed its data digest reached host memory.
+    for (cid, lo, hi) in bad_digest_ranges(target) {
+        for (c, off, bytes) in &out.writes {
+            if *c == cid && *off < hi && off + bytes.len() as u32 > lo {
+                return Err(format!(
+                    "CID {cid:#x}: host memory written at {off}+{} from a C2HData whose data digest failed ({lo}..{hi})",
+                    bytes.len()
+                ));
+            }
+        }
+    }
     let fatal = target.committed.filter(|(f, _, _)| *f != Fault::DataDigest);
     let digest_cmd = target
         .committed
@@ -380,6 +392,30 @@ pub fn check(
     }
     let _ = sc;
     Ok(())
+}
+
+/// The C2HData PDUs the target sent with a wrong data digest, as (CCCID, DATAO, DATAO + DATAL).
+pub fn bad_digest_ranges(target: &Target) -> Vec<(u16, u32, u32)> {
+    if !target.tx_wire_ddgst() {
+        return Vec::new();
+    }
+    target
+        .sent
+        .iter()
+        .filter(|b| b.len() >= 24 && b[0] == ty::C2H_DATA)
+        .filter_map(|b| {
+            let le = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
+            let (pdo, plen) = (b[3] as usize, le(4) as usize);
+            let (datao, datal) = (le(12), le(16));
+            let cid = u16::from_le_bytes([b[8], b[9]]);
+            let end = pdo + datal as usize;
+            if plen != b.len() || end + 4 != b.len() {
+                return None;
+            }
+            let bad = crate::models::nvme_tcp::crc32c(&b[pdo..end]) != le(end);
+            bad.then_some((cid, datao, datao + datal))
+        })
+        .collect()
 }
 
 /// A successful command's data: a read covered every byte of its data in host memory; a write's
