@@ -21,7 +21,7 @@
 //! `io_cmd` come out in the order they were fetched.
 
 use super::env::{Env, Timing};
-use super::queues::{admin, create_pair, io_sqe, next_cid, Pair};
+use super::queues::{admin, create_pair, io_batch, io_sqe, next_cid, Pair};
 use crate::models::nvme_arb::{Arbiter, Fetch};
 use crate::prop::Property;
 use crate::rng::Rng;
@@ -146,32 +146,11 @@ impl Run {
         if n == 0 {
             return Ok(());
         }
-        let mut sqes = Vec::new();
-        for _ in 0..n {
-            let cid = next_cid(&mut self.env, qid);
-            self.cids.entry(qid).or_default().push(cid);
-            sqes.push(io_sqe(&mut self.rng, cid, 0));
-            // Keep the CID reserved for the next one of the batch.
-            self.env
-                .host
-                .model
-                .sqs
-                .get_mut(&qid)
-                .unwrap()
-                .outstanding
-                .insert(cid, (vec![], None));
-        }
-        for s in &sqes {
-            let cid = u16::from_le_bytes([s[2], s[3]]);
-            self.env
-                .host
-                .model
-                .sqs
-                .get_mut(&qid)
-                .unwrap()
-                .outstanding
-                .remove(&cid);
-        }
+        let (cids, rng) = (&mut self.cids, &mut self.rng);
+        let sqes = io_batch(&mut self.env, qid, n, |cid| {
+            cids.entry(qid).or_default().push(cid);
+            io_sqe(rng, cid, 0)
+        });
         self.env.submit(qid, &sqes, batch)
     }
 

@@ -19,7 +19,7 @@
 //! explain the whole run.
 
 use super::env::{Env, Timing};
-use super::queues::{admin, create_pair, io_sqe, next_cid, Pair};
+use super::queues::{admin, create_pair, io_batch, io_sqe, Pair};
 use crate::models::nvme_arb::Coalescer;
 use crate::prop::Property;
 use crate::rng::Rng;
@@ -151,28 +151,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             Step::Submit { q, n, batch } => {
                 let qid = (usize::from(q) % nq) as u16 + 1;
                 let n = u32::from(n).min(env.host.model.sq_room(qid));
-                let mut sqes = Vec::new();
-                for _ in 0..n {
-                    let cid = next_cid(&mut env, qid);
-                    sqes.push(io_sqe(&mut rng, cid, 0));
-                    env.host
-                        .model
-                        .sqs
-                        .get_mut(&qid)
-                        .unwrap()
-                        .outstanding
-                        .insert(cid, (vec![], None));
-                }
-                for s in &sqes {
-                    let cid = u16::from_le_bytes([s[2], s[3]]);
-                    env.host
-                        .model
-                        .sqs
-                        .get_mut(&qid)
-                        .unwrap()
-                        .outstanding
-                        .remove(&cid);
-                }
+                let sqes = io_batch(&mut env, qid, n, |cid| io_sqe(&mut rng, cid, 0));
                 env.submit(qid, &sqes, batch)?;
             }
             Step::Wait(c) => {

@@ -327,6 +327,32 @@ pub fn rearm_aer(env: &mut Env) -> Result<(), String> {
 }
 
 /// A random I/O SQE; `bad` percent chance of an unknown opcode or a reserved field.
+/// `n` SQEs for SQ `qid` made by `make`, each given a CID that is neither outstanding nor used
+/// by another SQE of the batch.
+pub fn io_batch(env: &mut Env, qid: u16, n: u32, mut make: impl FnMut(u16) -> Sqe) -> Vec<Sqe> {
+    let mut sqes = Vec::new();
+    for _ in 0..n {
+        let cid = next_cid(env, qid);
+        sqes.push(make(cid));
+        // Keep the CID reserved for the rest of the batch.
+        outstanding(env, qid).insert(cid, (vec![], None));
+    }
+    for s in &sqes {
+        outstanding(env, qid).remove(&u16::from_le_bytes([s[2], s[3]]));
+    }
+    sqes
+}
+
+fn outstanding(env: &mut Env, qid: u16) -> &mut BTreeMap<u16, (Vec<u16>, Option<u32>)> {
+    &mut env
+        .host
+        .model
+        .sqs
+        .get_mut(&qid)
+        .expect("the SQ exists")
+        .outstanding
+}
+
 pub fn io_sqe(rng: &mut Rng, cid: u16, bad: u8) -> Sqe {
     let mut s = [0u8; 64];
     for b in s.iter_mut().skip(4) {
@@ -633,30 +659,11 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 }
                 let room = env.host.model.sqs[&qid].size - 1;
                 let n = u32::from(*n).min(room) as usize;
-                let mut sqes = Vec::new();
-                for _ in 0..n {
-                    let cid = next_cid(&mut env, qid);
+                let sqes = io_batch(&mut env, qid, n as u32, |cid| {
                     let s = io_sqe(&mut rng, cid, *bad);
                     *sent.entry((qid, s)).or_default() += 1;
-                    sqes.push(s);
-                    env.host
-                        .model
-                        .sqs
-                        .get_mut(&qid)
-                        .unwrap()
-                        .outstanding
-                        .insert(cid, (vec![], None));
-                }
-                for s in &sqes {
-                    let cid = u16::from_le_bytes([s[2], s[3]]);
-                    env.host
-                        .model
-                        .sqs
-                        .get_mut(&qid)
-                        .unwrap()
-                        .outstanding
-                        .remove(&cid);
-                }
+                    s
+                });
                 env.submit(qid, &sqes, *batch)?;
             }
             Op::Consume => {
