@@ -930,6 +930,26 @@ impl ModuleBuilder {
         }
     }
 
+    /// Makes every port of instance `inst` whose name starts with `prefix` a port of this module
+    /// of the same name, direction and width, connected straight through: a bus the instance
+    /// serves for the parent, such as its CSR slave.
+    #[track_caller]
+    pub fn pass_through(&mut self, inst: Inst, prefix: &str) {
+        let child = self.d.insts[inst.0 as usize].module.clone();
+        for port in child.ports() {
+            if !port.name.starts_with(prefix) {
+                continue;
+            }
+            if port.input {
+                let s = self.input(&port.name, port.width);
+                self.bind(inst, &port.name, s);
+            } else {
+                let s = self.output(&port.name, port.width);
+                self.bind_out_to(inst, &port.name, s);
+            }
+        }
+    }
+
     /// Runs every elaboration check and returns the finished module, or all the errors found.
     pub fn finish(mut self) -> Result<Rc<Module>, Errors> {
         // Outputs of instances left unbound go to `unused_*` wires, which lint accepts as intended.

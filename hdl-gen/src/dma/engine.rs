@@ -358,15 +358,6 @@ fn build(p: &DmaParams, reset: ResetStyle, windowed: bool) -> Result<Rc<Module>,
     m.bind(u_csr, "err_other_value_i", c.q);
 
     m.group("counters (AXI4-Lite slave)");
-    for port in csr.ports() {
-        if !port.name.starts_with("s_axil_") {
-            continue;
-        }
-        if port.input {
-            pass_in(&mut m, u_csr, &port.name, &port.name, port.width);
-        } else {
-            pass_out(&mut m, u_csr, &port.name, &port.name, port.width);
-        }
-    }
+    m.pass_through(u_csr, "s_axil_");
     m.finish()
 }

@@ -6,7 +6,7 @@ use super::params::{
 };
 use crate::blocks::{arbiter::rr_arbiter, fifo::fifo};
 use hdl_builder::prelude::*;
-use hdl_builder::{Errors, Inst};
+use hdl_builder::Errors;
 use std::rc::Rc;
 
 /// Field layout of a RAM word, least significant field first.
@@ -55,16 +55,6 @@ impl Layout {
         }
         cat(parts)
     }
-}
-
-fn pass_in(m: &mut ModuleBuilder, u: Inst, port: &str, width: u32) {
-    let s = m.input(port, width);
-    m.bind(u, port, s);
-}
-
-fn pass_out(m: &mut ModuleBuilder, u: Inst, port: &str, width: u32) {
-    let s = m.output(port, width);
-    m.bind_out_to(u, port, s);
 }
 
 /// `a < b ? a : b`, both the same width.
@@ -150,16 +140,7 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let bar_rresp = m.output("s_bar_rresp_o", 2);
 
     m.group("vendor CSRs (AXI4-Lite slave, firmware)");
-    for port in csr.ports() {
-        if !port.name.starts_with("s_axil_") {
-            continue;
-        }
-        if port.input {
-            pass_in(&mut m, u_csr, &port.name, port.width);
-        } else {
-            pass_out(&mut m, u_csr, &port.name, port.width);
-        }
-    }
+    m.pass_through(u_csr, "s_axil_");
 
     m.group("host memory (AXI4 master): SQ fetch, CQ post");
     let arvalid = m.output("m_axi_arvalid_o", 1);

@@ -444,18 +444,7 @@ pub fn engine(p: &NvmeTcpParams, dma: &DmaParams, reset: ResetStyle) -> Result<R
     let mps = m.input("mps_i", 4);
     m.comment(mps, "CC.MPS: the memory page size is 4096 << mps_i");
     m.bind(u_dma, "mps_i", mps);
-    for port in dma_eng.ports() {
-        if !port.name.starts_with("m_axi_") {
-            continue;
-        }
-        if port.input {
-            let s = m.input(&port.name, port.width);
-            m.bind(u_dma, &port.name, s);
-        } else {
-            let s = m.output(&port.name, port.width);
-            m.bind_out_to(u_dma, &port.name, s);
-        }
-    }
+    m.pass_through(u_dma, "m_axi_");
     // The DMA engine's own counters are not on this top's CSR port: its AXI4-Lite slave is idle.
     for port in dma_eng.ports() {
         if !port.name.starts_with("s_axil_") {
@@ -496,17 +485,6 @@ pub fn engine(p: &NvmeTcpParams, dma: &DmaParams, reset: ResetStyle) -> Result<R
         m.bind(u_csr, &format!("{name}_value_i"), c.q);
     }
     m.group("counters (AXI4-Lite slave)");
-    for port in csr.ports() {
-        if !port.name.starts_with("s_axil_") {
-            continue;
-        }
-        if port.input {
-            let p = m.input(&port.name, port.width);
-            m.bind(u_csr, &port.name, p);
-        } else {
-            let p = m.output(&port.name, port.width);
-            m.bind_out_to(u_csr, &port.name, p);
-        }
-    }
+    m.pass_through(u_csr, "s_axil_");
     m.finish()
 }

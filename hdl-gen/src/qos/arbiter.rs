@@ -10,7 +10,7 @@ use super::{QosParams, BW_BITS, BW_FRAC, IOPS_BURST_BITS, IOPS_FRAC};
 use crate::blocks::arbiter::index_width;
 use crate::blocks::skid_buffer::skid_buffer;
 use hdl_builder::prelude::*;
-use hdl_builder::{Errors, Inst};
+use hdl_builder::Errors;
 use std::rc::Rc;
 
 /// NVMe opcodes the check stage knows.
@@ -41,16 +41,6 @@ pub mod status {
 
 /// Width of a completion on `m_io_cpl` through its skid buffer: sqid, cid, status.
 const CPL_BITS: u32 = 16 + 16 + 15;
-
-fn pass_in(m: &mut ModuleBuilder, u: Inst, port: &str, width: u32) {
-    let s = m.input(port, width);
-    m.bind(u, port, s);
-}
-
-fn pass_out(m: &mut ModuleBuilder, u: Inst, port: &str, width: u32) {
-    let s = m.output(port, width);
-    m.bind_out_to(u, port, s);
-}
 
 /// One of `items` chosen by `sel` (a case with a default of zeros).
 fn select(m: &mut ModuleBuilder, name: &str, sel: Sig, items: &[Expr]) -> Sig {
@@ -126,16 +116,7 @@ pub fn arbiter(p: &QosParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     );
 
     m.group("CSRs (AXI4-Lite slave)");
-    for port in csr.ports() {
-        if !port.name.starts_with("s_axil_") {
-            continue;
-        }
-        if port.input {
-            pass_in(&mut m, u_csr, &port.name, port.width);
-        } else {
-            pass_out(&mut m, u_csr, &port.name, port.width);
-        }
-    }
+    m.pass_through(u_csr, "s_axil_");
     m.bind(u_csr, "info_queues_i", lit(8, u128::from(nq)));
     m.bind(u_csr, "info_namespaces_i", lit(8, u128::from(nn)));
     m.bind(u_csr, "info_grants_i", lit(8, u128::from(ng)));

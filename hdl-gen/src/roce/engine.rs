@@ -1446,17 +1446,6 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         m.bind(u_csr, &format!("{name}_value_i"), c.q);
     }
     m.group("CSRs (AXI4-Lite slave)");
-    for port in csr.ports() {
-        if !port.name.starts_with("s_axil_") {
-            continue;
-        }
-        if port.input {
-            let pp = m.input(&port.name, port.width);
-            m.bind(u_csr, &port.name, pp);
-        } else {
-            let pp = m.output(&port.name, port.width);
-            m.bind_out_to(u_csr, &port.name, pp);
-        }
-    }
+    m.pass_through(u_csr, "s_axil_");
     m.finish()
 }
