@@ -796,6 +796,10 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         }
         e.expect("one QP at least")
     };
+    if qps.len() == 1 {
+        // One QP: there is nothing to choose between.
+        m.unused("capsule_qp_single", cap_q);
+    }
     let ack_frame: Expr = {
         let mut e: Option<Expr> = None;
         for (q, x) in qps.iter().enumerate() {
