@@ -263,6 +263,20 @@ const TX_BYTES: u32 = 128;
 /// Bytes of a received frame kept for the checks.
 const RX_BYTES: u32 = 80;
 
+/// Bytes of the CRC input beat that starts at frame offset `pos` and lie before `end` (where
+/// the CRC input ends): `lanes` for a full beat, fewer on the last one, 0 past the end.
+fn crc_beat_bytes(end: Sig, pos: Sig, lanes: u32) -> Expr {
+    mux(
+        end.gt(pos),
+        mux(
+            (end - pos).gt(u64::from(lanes)),
+            lit(4, u128::from(lanes)),
+            (end - pos).slice(3, 0),
+        ),
+        lit(4, 0),
+    )
+}
+
 /// The engine, named by [`module_name`].
 #[track_caller]
 pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
@@ -583,18 +597,7 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let t_end = m.net("tx_icrc_at", tlen.q - 4u64);
     m.comment(t_end, "ICRC position: where the CRC input ends");
     let t_pos = m.net("tx_crc_pos", cat([tidx.q.ex(), zeros(3)]).zext(8) + 14u64);
-    let t_cnt = m.net(
-        "tx_crc_count",
-        mux(
-            t_end.gt(t_pos),
-            mux(
-                (t_end - t_pos).gt(u64::from(lanes)),
-                lit(4, u128::from(lanes)),
-                (t_end - t_pos).slice(3, 0),
-            ),
-            lit(4, 0),
-        ),
-    );
+    let t_cnt = m.net("tx_crc_count", crc_beat_bytes(t_end, t_pos, lanes));
     let load = m.wire("tx_load", 1);
     m.comment(load, "a frame is loaded into the buffer this cycle");
     let u_tcrc = m.instance("u_tx_crc", &crc_mod);
@@ -913,18 +916,7 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         r_pos,
         "frame offset of the ICRC input beat fed with this beat (beats 2 on)",
     );
-    let r_cnt = m.net(
-        "rx_crc_count",
-        mux(
-            r_end.gt(r_pos),
-            mux(
-                (r_end - r_pos).gt(u64::from(lanes)),
-                lit(4, u128::from(lanes)),
-                (r_end - r_pos).slice(3, 0),
-            ),
-            lit(4, 0),
-        ),
-    );
+    let r_cnt = m.net("rx_crc_count", crc_beat_bytes(r_end, r_pos, lanes));
     let u_rcrc = m.instance("u_rx_crc", &crc_mod);
     m.bind(u_rcrc, "start_i", rfire & beat_is(1));
     m.bind(u_rcrc, "valid_i", rfire & rbeat.q.ne(0u64));
