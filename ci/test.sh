@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/setup.sh
-step() { echo "== $*" >&2; }
+step() { echo "== [$(date -u +%H:%M:%S), ${SECONDS}s] $*" >&2; }
 step "cargo fmt --check"
 cargo fmt --all --check
 step "cargo clippy"
