@@ -155,6 +155,48 @@ fn cached_model(cache: &std::path::Path, top: &str, h: u64, files: &[PathBuf]) -
     mdir
 }
 
+/// Compiler settings of the shims (part of their cache key).
+const SHIM_FLAGS: &str = "c++17 -O2 -Wno-unused-parameter VM_TRACE=1 VM_TRACE_FST=1";
+
+/// The compiled shim of `top` (its C++ glue to the model in `mdir`), kept next to the model as
+/// `lib<top>_shim_<hash>.a`: a shim depends only on its source and the model's headers, so a
+/// build script run that finds every model cached (a mutant, a netlist, another profile) compiles
+/// no C++ at all.
+fn cached_shim(
+    mdir: &std::path::Path,
+    top: &str,
+    src: &std::path::Path,
+    inc: &std::path::Path,
+) -> PathBuf {
+    let text = fs::read(src).unwrap();
+    let h = fnv(SHIM_FLAGS.as_bytes(), fnv(&text, 0xcbf2_9ce4_8422_2325));
+    let lib = mdir.join(format!("lib{top}_shim_{h:016x}.a"));
+    if !lib.exists() {
+        let tmp = mdir.join(format!("shim.tmp{}", std::process::id()));
+        let _ = fs::remove_dir_all(&tmp);
+        fs::create_dir_all(&tmp).unwrap();
+        cc::Build::new()
+            .cpp(true)
+            .std("c++17")
+            .opt_level(2)
+            .flag_if_supported("-Wno-unused-parameter")
+            .define("VM_TRACE", "1")
+            .define("VM_TRACE_FST", "1")
+            .include(inc)
+            .include(inc.join("vltstd"))
+            .include(mdir)
+            .file(src)
+            .out_dir(&tmp)
+            .cargo_metadata(false)
+            .compile(&format!("{top}_shim"));
+        if fs::rename(tmp.join(format!("lib{top}_shim.a")), &lib).is_err() && !lib.exists() {
+            panic!("cannot keep the shim of {top} in {}", mdir.display());
+        }
+        let _ = fs::remove_dir_all(&tmp);
+    }
+    lib
+}
+
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     // TB_RTL_DIR points the testbench at another RTL folder (ci/mutation.sh uses it to run the
@@ -247,6 +289,8 @@ fn main() {
             libdir.join(format!("lib{top}_vl.a")),
         )
         .unwrap();
+        let shim = cached_shim(&mdir, top, &dir(top).join(format!("{top}_shim.cpp")), &inc);
+        fs::copy(shim, libdir.join(format!("lib{top}_shim.a"))).unwrap();
         model_dirs.push(mdir);
     }
 
@@ -265,9 +309,6 @@ fn main() {
         .include(inc.join("vltstd"));
     for d in &model_dirs {
         shims.include(d);
-    }
-    for top in &tops {
-        shims.file(dir(top).join(format!("{top}_shim.cpp")));
     }
     // The plain C++ loop `testbench bench --suite harness` compares the Rust harness with.
     if let Some(top) = tops.iter().find(|t| t.starts_with("skid_buffer_w")) {
@@ -289,10 +330,13 @@ fn main() {
         ));
         shims.file(bench);
     }
-    if !tops.is_empty() {
+    if tops.iter().any(|t| t.starts_with("skid_buffer_w")) {
         shims.compile("tb_shims");
     }
     println!("cargo:rustc-link-search=native={}", libdir.display());
+    for top in &tops {
+        println!("cargo:rustc-link-lib=static={top}_shim");
+    }
     for top in &tops {
         println!("cargo:rustc-link-lib=static={top}_vl");
     }
