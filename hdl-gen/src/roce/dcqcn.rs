@@ -10,8 +10,9 @@
 //! CNP pending and its interval timer is 0, `cnp_req_o[q]` rises (and `np_cnp_count_o` counts
 //! it); it stays high until `cnp_done_i[q]` (the engine sent the CNP), which loads the QP's
 //! interval timer with `cnp_interval_i`; each tick counts it down. Marks while a CNP is pending
-//! or the timer runs are merged into that CNP: at most one CNP per QP per `cnp_interval_i`
-//! ticks (the next one is asked for no earlier than the interval's last tick).
+//! or the timer runs are merged into that CNP (dropped, not remembered): at most one CNP per QP
+//! per `cnp_interval_i` ticks (a mark asks for the next one from the cycle after the interval's
+//! last tick on).
 //!
 //! # Reaction point (sender side)
 //!
@@ -62,8 +63,9 @@
 //!
 //! # Scaling
 //!
-//! Per-QP state is about 200 flip-flops and each QP has its own update datapath (two small
-//! multipliers), which is right for the 1 to 8 QPs of `[roce] qps`. For thousands of QPs the
+//! Per-QP state is about 165 flip-flops (Yosys: 390 for two QPs and the two counters) and each
+//! QP has its own update datapath (a 16x10 and an 8x16 multiplier), which is right for the 1
+//! to 8 QPs of `[roce] qps`. For thousands of QPs the
 //! state moves to one RAM word per QP, read-modify-written by one pipeline, as `nvme_ctrl` does
 //! for its queues: events (CNP, sent, mark) go through a small FIFO; the timers become one
 //! free-running time-unit counter with per-QP "last event" timestamps compared when the QP's
