@@ -41,6 +41,9 @@ mutants=(
   "NVMe front end checks a CQ head doorbell only against the CQ tail, not the queue size|nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32.sv|s/assign db_cq_value_bad = (db_value > {6'd0, c_size}) . db_cq_past_tail;/assign db_cq_value_bad = db_cq_past_tail;/|nvme|nvme_queues"
   "RoCE engine accepts a frame with a bad ICRC|roce_w64_q2_d4.sv|s/assign chk_icrc = rx_icrc_q != rx_crc_crc;/assign chk_icrc = 1'b0;/|rdma|rdma"
   "RoCE engine takes a PSN ahead of the expected one as in order|roce_w64_q2_d4.sv|s/assign rx_psn_ok = rx_psn_diff == 24'd0;/assign rx_psn_ok = ~rx_psn_diff[23];/|rdma|rdma"
+  "RoCE DCQCN decays alpha by g/2 (the alpha update one bit off)|roce_dcqcn_q2_w64.sv|s/(qp\([0-9]\)_alpha_q >> g_shift_i)/(qp\1_alpha_q >> (g_shift_i + 4'd1))/g|rdma|rdma_dcqcn"
+  "RoCE DCQCN ignores the CNP interval (a CNP for every mark)|roce_dcqcn_q2_w64.sv|s/ \\& (qp\([0-9]\)_cnp_timer_q == 16'd0);/;/|rdma|rdma_dcqcn"
+  "RoCE DCQCN averages Rc rounding down (never back at the line rate)|roce_dcqcn_q2_w64.sv|s/ + 17'd1) >> 1)/) >> 1)/|rdma|rdma_dcqcn_recovery"
   "DMA engine routes R beats by the wrong ID bit|dma_engine_w64_t3_l21.sv|s/assign r_to_mover = m_axi_rid_i\[[0-9]*\];/assign r_to_mover = m_axi_rid_i[0];/|dma|dma_engine"
 )
 

@@ -409,6 +409,7 @@ fn main() {
         ("QosArbiterTop", "qos_arbiter_"),
         ("NvmeCtrlTop", "nvme_ctrl_"),
         ("RoceTop", "roce_w"),
+        ("RoceDcqcnTop", "roce_dcqcn_"),
     ] {
         if let Some(top) = tops.iter().find(|t| t.starts_with(prefix)) {
             rs.push_str(&format!(

@@ -71,6 +71,7 @@ pub fn design(cfg: &Config) -> Result<Design, Errors> {
     )?);
     d.add_top(crate::qos::arbiter::arbiter(&qos_params(cfg), reset)?);
     d.add_top(crate::roce::engine::engine(&roce_params(cfg), reset)?);
+    d.add_top(crate::roce::dcqcn::dcqcn(&dcqcn_params(cfg), reset)?);
     d.add_top(crate::nvme::ctrl::ctrl(&nvme_params(cfg), reset)?);
     d.add_top(blocks::chip_info::chip_info(
         &facts(cfg),
@@ -112,6 +113,14 @@ pub fn roce_params(cfg: &Config) -> crate::roce::RoceParams {
         qps: r.qps,
         outstanding: r.outstanding,
         mtu: r.mtu,
+    }
+}
+
+/// The RoCEv2 congestion-control block's parameters from the `[roce]` section of `cfg`.
+pub fn dcqcn_params(cfg: &Config) -> crate::roce::dcqcn::DcqcnParams {
+    crate::roce::dcqcn::DcqcnParams {
+        qps: cfg.roce.qps,
+        data_width: cfg.roce.data_width,
     }
 }
 

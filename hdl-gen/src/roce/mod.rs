@@ -87,9 +87,27 @@
 //!
 //! Not in this block yet (issue 7): RDMA WRITE and READ request handling through the DMA
 //! engine (key and bounds checks against the command window, NAK 62h), READ responses and
-//! segmentation at the MTU (the `mtu` CSR is kept for it), in-capsule data, RNR timers,
-//! ECN/CNP and rate control.
+//! segmentation at the MTU (the `mtu` CSR is kept for it), in-capsule data, RNR timers; ECN
+//! marks and CNPs on the wire (the congestion-control block below exists and is verified on its
+//! own, but the engine does not instantiate it yet).
+//!
+//! # Congestion control
+//!
+//! `roce_dcqcn_q<Q>_w<W>` (`dcqcn.rs`, exact rules there) is DCQCN (Zhu et al., SIGCOMM 2015)
+//! for the engine's QPs. Notification point: a received frame with IP ECN 11 (`ecn_valid_i`,
+//! `ecn_qp_i`) raises `cnp_req_o[q]` until the engine sends the CNP (`cnp_done_i[q]`), at most
+//! once per `cnp_interval_i` ticks per QP. Reaction point: a received CNP (`cnp_rx_*`) cuts
+//! the QP's rate by alpha/2; the alpha and increase timers (`tick_i`, a 1 µs interval timer)
+//! and the bytes sent (`sent_*`) raise it back (fast recovery, additive, hyper increase);
+//! `may_send_o[q]` paces each QP at its rate with a byte credit. Parameters are inputs for
+//! `roce_csr` (defaults: `dcqcn::DcqcnDefaults`); `rate_o`, `target_o`, `alpha_o` and the CNP
+//! counters are read back. The hooks the engine needs: a CNP as a fourth frame source after the
+//! ACKs (BTH opcode 81h, destination QP, 16 reserved bytes, ICRC) taking `cnp_req_o`; a received
+//! CNP (opcode 81h, after the QP check) on `cnp_rx_*`; the IPv4 ECN bits of an accepted frame on
+//! `ecn_*`; `load_cmd` and `load_resend` gated by `may_send_o` of their QP and reported on
+//! `sent_*` with the frame length (ACKs and CNPs are not paced).
 
+pub mod dcqcn;
 pub mod engine;
 
 /// The engine's parameters.

@@ -13,6 +13,7 @@ pub mod nvme_tcp_host;
 pub mod nvme_tcp_target;
 pub mod qos;
 pub mod roce;
+pub mod roce_dcqcn;
 pub mod roce_target;
 pub mod skid_buffer;
 pub mod token_bucket;

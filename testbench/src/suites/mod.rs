@@ -86,7 +86,11 @@ pub fn all() -> Vec<Suite> {
     });
     suites.push(Suite {
         name: "rdma",
-        properties: vec![entry::<rdma::engine::RdmaProp>()],
+        properties: vec![
+            entry::<rdma::engine::RdmaProp>(),
+            entry::<rdma::dcqcn::DcqcnProp>(),
+            entry::<rdma::dcqcn::DcqcnRecoveryProp>(),
+        ],
     });
     suites
 }
