@@ -29,6 +29,7 @@ pub struct NvmeTcpConnW64D4H8192Ports {
     pub dma_cmd_valid_o: *mut u8,
     pub dma_cmd_ready_i: *mut u8,
     pub dma_cmd_tag_o: *mut u8,
+    pub dma_cmd_write_o: *mut u8,
     pub dma_cmd_sgl_o: *mut u8,
     pub dma_cmd_dptr_o: *mut u32,
     pub dma_cmd_len_o: *mut u32,
@@ -39,6 +40,11 @@ pub struct NvmeTcpConnW64D4H8192Ports {
     pub dma_data_data_o: *mut u64,
     pub dma_data_keep_o: *mut u8,
     pub dma_data_last_o: *mut u8,
+    pub dma_rdata_valid_i: *mut u8,
+    pub dma_rdata_ready_o: *mut u8,
+    pub dma_rdata_data_i: *mut u64,
+    pub dma_rdata_keep_i: *mut u8,
+    pub dma_rdata_last_i: *mut u8,
     pub dma_done_valid_i: *mut u8,
     pub dma_done_ready_o: *mut u8,
     pub dma_done_tag_i: *mut u8,
@@ -97,6 +103,7 @@ impl NvmeTcpConnW64D4H8192 {
         ("dma_cmd_valid_o", 1, false),
         ("dma_cmd_ready_i", 1, true),
         ("dma_cmd_tag_o", 2, false),
+        ("dma_cmd_write_o", 1, false),
         ("dma_cmd_sgl_o", 1, false),
         ("dma_cmd_dptr_o", 128, false),
         ("dma_cmd_len_o", 32, false),
@@ -107,6 +114,11 @@ impl NvmeTcpConnW64D4H8192 {
         ("dma_data_data_o", 64, false),
         ("dma_data_keep_o", 8, false),
         ("dma_data_last_o", 1, false),
+        ("dma_rdata_valid_i", 1, true),
+        ("dma_rdata_ready_o", 1, false),
+        ("dma_rdata_data_i", 64, true),
+        ("dma_rdata_keep_i", 8, true),
+        ("dma_rdata_last_i", 1, true),
         ("dma_done_valid_i", 1, true),
         ("dma_done_ready_o", 1, false),
         ("dma_done_tag_i", 2, true),
@@ -114,9 +126,9 @@ impl NvmeTcpConnW64D4H8192 {
         ("connected_o", 1, false),
         ("dead_o", 1, false),
         ("space_o", 1, false),
-        ("ev_tx_pdu_o", 3, false),
+        ("ev_tx_pdu_o", 4, false),
         ("ev_tx_bytes_o", 4, false),
-        ("ev_rx_pdu_o", 4, false),
+        ("ev_rx_pdu_o", 5, false),
         ("ev_rx_bytes_o", 4, false),
         ("ev_hdgst_err_o", 1, false),
         ("ev_ddgst_err_o", 1, false),
@@ -189,6 +201,7 @@ impl NvmeTcpConnW64D4H8192 {
             "dma_cmd_valid_o" => Some((self.ports.dma_cmd_valid_o as *mut u8, 1)),
             "dma_cmd_ready_i" => Some((self.ports.dma_cmd_ready_i as *mut u8, 1)),
             "dma_cmd_tag_o" => Some((self.ports.dma_cmd_tag_o as *mut u8, 2)),
+            "dma_cmd_write_o" => Some((self.ports.dma_cmd_write_o as *mut u8, 1)),
             "dma_cmd_sgl_o" => Some((self.ports.dma_cmd_sgl_o as *mut u8, 1)),
             "dma_cmd_dptr_o" => Some((self.ports.dma_cmd_dptr_o as *mut u8, 128)),
             "dma_cmd_len_o" => Some((self.ports.dma_cmd_len_o as *mut u8, 32)),
@@ -199,6 +212,11 @@ impl NvmeTcpConnW64D4H8192 {
             "dma_data_data_o" => Some((self.ports.dma_data_data_o as *mut u8, 64)),
             "dma_data_keep_o" => Some((self.ports.dma_data_keep_o as *mut u8, 8)),
             "dma_data_last_o" => Some((self.ports.dma_data_last_o as *mut u8, 1)),
+            "dma_rdata_valid_i" => Some((self.ports.dma_rdata_valid_i as *mut u8, 1)),
+            "dma_rdata_ready_o" => Some((self.ports.dma_rdata_ready_o as *mut u8, 1)),
+            "dma_rdata_data_i" => Some((self.ports.dma_rdata_data_i as *mut u8, 64)),
+            "dma_rdata_keep_i" => Some((self.ports.dma_rdata_keep_i as *mut u8, 8)),
+            "dma_rdata_last_i" => Some((self.ports.dma_rdata_last_i as *mut u8, 1)),
             "dma_done_valid_i" => Some((self.ports.dma_done_valid_i as *mut u8, 1)),
             "dma_done_ready_o" => Some((self.ports.dma_done_ready_o as *mut u8, 1)),
             "dma_done_tag_i" => Some((self.ports.dma_done_tag_i as *mut u8, 2)),
@@ -206,9 +224,9 @@ impl NvmeTcpConnW64D4H8192 {
             "connected_o" => Some((self.ports.connected_o as *mut u8, 1)),
             "dead_o" => Some((self.ports.dead_o as *mut u8, 1)),
             "space_o" => Some((self.ports.space_o as *mut u8, 1)),
-            "ev_tx_pdu_o" => Some((self.ports.ev_tx_pdu_o as *mut u8, 3)),
+            "ev_tx_pdu_o" => Some((self.ports.ev_tx_pdu_o as *mut u8, 4)),
             "ev_tx_bytes_o" => Some((self.ports.ev_tx_bytes_o as *mut u8, 4)),
-            "ev_rx_pdu_o" => Some((self.ports.ev_rx_pdu_o as *mut u8, 4)),
+            "ev_rx_pdu_o" => Some((self.ports.ev_rx_pdu_o as *mut u8, 5)),
             "ev_rx_bytes_o" => Some((self.ports.ev_rx_bytes_o as *mut u8, 4)),
             "ev_hdgst_err_o" => Some((self.ports.ev_hdgst_err_o as *mut u8, 1)),
             "ev_ddgst_err_o" => Some((self.ports.ev_ddgst_err_o as *mut u8, 1)),
@@ -451,6 +469,13 @@ impl NvmeTcpConnW64D4H8192 {
         unsafe { *self.ports.dma_cmd_tag_o }
     }
 
+    /// Reads output `dma_cmd_write_o` (1 bits).
+    #[inline]
+    pub fn dma_cmd_write_o(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.dma_cmd_write_o }
+    }
+
     /// Reads output `dma_cmd_sgl_o` (1 bits).
     #[inline]
     pub fn dma_cmd_sgl_o(&self) -> u8 {
@@ -530,6 +555,69 @@ impl NvmeTcpConnW64D4H8192 {
         unsafe { *self.ports.dma_data_last_o }
     }
 
+    /// Drives input `dma_rdata_valid_i` (1 bits); bits above the width are dropped.
+    #[inline]
+    pub fn set_dma_rdata_valid_i(&self, v: u8) {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.dma_rdata_valid_i = v & 0x1 }
+    }
+
+    /// Reads input `dma_rdata_valid_i` (1 bits).
+    #[inline]
+    pub fn dma_rdata_valid_i(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.dma_rdata_valid_i }
+    }
+
+    /// Reads output `dma_rdata_ready_o` (1 bits).
+    #[inline]
+    pub fn dma_rdata_ready_o(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.dma_rdata_ready_o }
+    }
+
+    /// Drives input `dma_rdata_data_i` (64 bits); bits above the width are dropped.
+    #[inline]
+    pub fn set_dma_rdata_data_i(&self, v: u64) {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.dma_rdata_data_i = v }
+    }
+
+    /// Reads input `dma_rdata_data_i` (64 bits).
+    #[inline]
+    pub fn dma_rdata_data_i(&self) -> u64 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.dma_rdata_data_i }
+    }
+
+    /// Drives input `dma_rdata_keep_i` (8 bits); bits above the width are dropped.
+    #[inline]
+    pub fn set_dma_rdata_keep_i(&self, v: u8) {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.dma_rdata_keep_i = v }
+    }
+
+    /// Reads input `dma_rdata_keep_i` (8 bits).
+    #[inline]
+    pub fn dma_rdata_keep_i(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.dma_rdata_keep_i }
+    }
+
+    /// Drives input `dma_rdata_last_i` (1 bits); bits above the width are dropped.
+    #[inline]
+    pub fn set_dma_rdata_last_i(&self, v: u8) {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.dma_rdata_last_i = v & 0x1 }
+    }
+
+    /// Reads input `dma_rdata_last_i` (1 bits).
+    #[inline]
+    pub fn dma_rdata_last_i(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.dma_rdata_last_i }
+    }
+
     /// Drives input `dma_done_valid_i` (1 bits); bits above the width are dropped.
     #[inline]
     pub fn set_dma_done_valid_i(&self, v: u8) {
@@ -600,7 +688,7 @@ impl NvmeTcpConnW64D4H8192 {
         unsafe { *self.ports.space_o }
     }
 
-    /// Reads output `ev_tx_pdu_o` (3 bits).
+    /// Reads output `ev_tx_pdu_o` (4 bits).
     #[inline]
     pub fn ev_tx_pdu_o(&self) -> u8 {
         // SAFETY: the pointer addresses this port's field in the live model.
@@ -614,7 +702,7 @@ impl NvmeTcpConnW64D4H8192 {
         unsafe { *self.ports.ev_tx_bytes_o }
     }
 
-    /// Reads output `ev_rx_pdu_o` (4 bits).
+    /// Reads output `ev_rx_pdu_o` (5 bits).
     #[inline]
     pub fn ev_rx_pdu_o(&self) -> u8 {
         // SAFETY: the pointer addresses this port's field in the live model.

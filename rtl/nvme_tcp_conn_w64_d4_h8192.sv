@@ -33,10 +33,11 @@ module nvme_tcp_conn_w64_d4_h8192 (
   input  logic [63:0]  rx_data_i,
   input  logic [7:0]   rx_keep_i,
 
-  // host memory writes of C2HData payload (to the DMA engine; tag = command slot)
-  output logic         dma_cmd_valid_o,   // write dlen bytes at byte off of the command's data (len bytes at dptr)
+  // host memory: C2HData payload written, H2CData payload read (DMA engine; tag = slot)
+  output logic         dma_cmd_valid_o,   // move dlen bytes at byte off of the command's data (len bytes at dptr); write 1: to host memory
   input  logic         dma_cmd_ready_i,
   output logic [1:0]   dma_cmd_tag_o,
+  output logic         dma_cmd_write_o,
   output logic         dma_cmd_sgl_o,
   output logic [127:0] dma_cmd_dptr_o,
   output logic [31:0]  dma_cmd_len_o,
@@ -47,6 +48,11 @@ module nvme_tcp_conn_w64_d4_h8192 (
   output logic [63:0]  dma_data_data_o,
   output logic [7:0]   dma_data_keep_o,
   output logic         dma_data_last_o,
+  input  logic         dma_rdata_valid_i, // H2CData payload read from host memory (write 0 commands), in command order
+  output logic         dma_rdata_ready_o,
+  input  logic [63:0]  dma_rdata_data_i,
+  input  logic [7:0]   dma_rdata_keep_i,
+  input  logic         dma_rdata_last_i,
   input  logic         dma_done_valid_i,
   output logic         dma_done_ready_o,
   input  logic [1:0]   dma_done_tag_i,
@@ -58,9 +64,9 @@ module nvme_tcp_conn_w64_d4_h8192 (
   output logic         space_o,           // a command would be taken now (or refused with 22h after the end)
 
   // events, for the engine's counters
-  output logic [2:0]   ev_tx_pdu_o,       // a PDU starts on tx: bit 0 ICReq, 1 CapsuleCmd, 2 H2CTermReq
+  output logic [3:0]   ev_tx_pdu_o,       // a PDU starts on tx: bit 0 ICReq, 1 CapsuleCmd, 2 H2CTermReq, 3 H2CData
   output logic [3:0]   ev_tx_bytes_o,     // bytes sent on tx this cycle
-  output logic [3:0]   ev_rx_pdu_o,       // a PDU accepted: bit 0 ICResp, 1 CapsuleResp, 2 C2HTermReq, 3 C2HData
+  output logic [4:0]   ev_rx_pdu_o,       // a PDU accepted: bit 0 ICResp, 1 CapsuleResp, 2 C2HTermReq, 3 C2HData, 4 R2T
   output logic [3:0]   ev_rx_bytes_o,     // bytes taken from rx this cycle (dropped ones too)
   output logic         ev_hdgst_err_o,    // a header digest error was found
   output logic         ev_ddgst_err_o     // a data digest error was found
@@ -79,11 +85,15 @@ module nvme_tcp_conn_w64_d4_h8192 (
     RX_DEAD  = 4'd9
   } rx_state_e;
 
-  typedef enum logic [1:0] {
-    TX_IDLE = 2'd0,
-    TX_HDR  = 2'd1,
-    TX_DIG  = 2'd2,
-    TX_DONE = 2'd3
+  typedef enum logic [2:0] {
+    TX_IDLE  = 3'd0,
+    TX_HDR   = 3'd1,
+    TX_DIG   = 3'd2,
+    TX_DCMD  = 3'd3,
+    TX_PAD   = 3'd4,
+    TX_DATA  = 3'd5,
+    TX_DWAIT = 3'd6,
+    TX_DDG   = 3'd7
   } tx_state_e;
 
   logic [1:0]   dgst_asked;
@@ -91,19 +101,19 @@ module nvme_tcp_conn_w64_d4_h8192 (
   logic         connected_d;
   logic         dead_q;
   logic         dead_d;
-  logic         hd_q;                // header digests negotiated
+  logic         hd_q;                  // header digests negotiated
   logic         hd_d;
-  logic         dd_q;                // data digests negotiated
+  logic         dd_q;                  // data digests negotiated
   logic         dd_d;
-  logic         ic_pend_q;           // the ICReq is still to be sent
+  logic         ic_pend_q;             // the ICReq is still to be sent
   logic         ic_pend_d;
-  logic         term_pend_q;         // an H2CTermReq is to be sent
+  logic         term_pend_q;           // an H2CTermReq is to be sent
   logic         term_pend_d;
   logic [15:0]  term_fes_q;
   logic [15:0]  term_fes_d;
   logic [31:0]  term_fei_q;
   logic [31:0]  term_fei_d;
-  logic [63:0]  term_hdr_q;          // the offending PDU's common header, the TermReq's data
+  logic [63:0]  term_hdr_q;            // the offending PDU's common header, the TermReq's data
   logic [63:0]  term_hdr_d;
   logic [3:0]   slot_valid_q;
   logic [3:0]   slot_valid_d;
@@ -115,8 +125,12 @@ module nvme_tcp_conn_w64_d4_h8192 (
   logic [15:0]  slot2_cid_d;
   logic [15:0]  slot3_cid_q;
   logic [15:0]  slot3_cid_d;
-  logic [3:0]   slot_read_q;         // the slot's command is a Read (C2HData allowed)
+  logic [3:0]   slot_read_q;           // the slot's command is a Read (C2HData allowed)
   logic [3:0]   slot_read_d;
+  logic [3:0]   slot_write_q;          // the slot's command is a Write (R2T allowed)
+  logic [3:0]   slot_write_d;
+  logic [3:0]   slot_r2t_q;            // an R2T of the slot's command is accepted and not yet answered in full (MAXR2T 0: one)
+  logic [3:0]   slot_r2t_d;
   logic [31:0]  slot0_len_q;
   logic [31:0]  slot0_len_d;
   logic [31:0]  slot1_len_q;
@@ -135,7 +149,7 @@ module nvme_tcp_conn_w64_d4_h8192 (
   logic [127:0] slot2_dptr_d;
   logic [127:0] slot3_dptr_q;
   logic [127:0] slot3_dptr_d;
-  logic [3:0]   slot_resp_q;         // the command's answer arrived (CapsuleResp, or SUCCESS): complete once its data is written
+  logic [3:0]   slot_resp_q;           // the command's answer arrived (CapsuleResp, or SUCCESS): complete once its data is written
   logic [3:0]   slot_resp_d;
   logic [14:0]  slot0_status_q;
   logic [14:0]  slot0_status_d;
@@ -153,7 +167,7 @@ module nvme_tcp_conn_w64_d4_h8192 (
   logic [31:0]  slot2_dw0_d;
   logic [31:0]  slot3_dw0_q;
   logic [31:0]  slot3_dw0_d;
-  logic [3:0]   slot_dgerr_q;        // a C2HData of the command failed its data digest
+  logic [3:0]   slot_dgerr_q;          // a C2HData of the command failed its data digest
   logic [3:0]   slot_dgerr_d;
   logic [10:0]  slot0_dmaerr_q;
   logic [10:0]  slot0_dmaerr_d;
@@ -163,7 +177,7 @@ module nvme_tcp_conn_w64_d4_h8192 (
   logic [10:0]  slot2_dmaerr_d;
   logic [10:0]  slot3_dmaerr_q;
   logic [10:0]  slot3_dmaerr_d;
-  logic [5:0]   slot0_pend_q;        // host memory writes issued and not yet done (a verdict waits while 63 are)
+  logic [5:0]   slot0_pend_q;          // host memory writes issued and not yet done (a verdict waits while 63 are)
   logic [5:0]   slot0_pend_d;
   logic [5:0]   slot1_pend_q;
   logic [5:0]   slot1_pend_d;
@@ -176,31 +190,31 @@ module nvme_tcp_conn_w64_d4_h8192 (
   logic [1:0]   slot_free_idx;
   rx_state_e    rx_state_q;
   rx_state_e    rx_state_d;
-  logic [3:0]   rx_pos_q;            // bytes of the current rx beat already taken
+  logic [3:0]   rx_pos_q;              // bytes of the current rx beat already taken
   logic [3:0]   rx_pos_d;
-  logic [7:0]   rx_hcnt_q;           // header bytes received of the current PDU
+  logic [7:0]   rx_hcnt_q;             // header bytes received of the current PDU
   logic [7:0]   rx_hcnt_d;
   logic [2:0]   rx_dcnt_q;
   logic [2:0]   rx_dcnt_d;
-  logic [191:0] rx_hdr_q;            // the first 24 header bytes of the current PDU
+  logic [191:0] rx_hdr_q;              // the first 24 header bytes of the current PDU
   logic [191:0] rx_hdr_d;
   logic [31:0]  rx_dgst_q;
   logic [31:0]  rx_dgst_d;
   logic [7:0]   rx_hlen_q;
   logic [7:0]   rx_hlen_d;
-  logic [31:0]  rx_drem_q;           // C2HData payload bytes still to come
+  logic [31:0]  rx_drem_q;             // C2HData payload bytes still to come
   logic [31:0]  rx_drem_d;
-  logic         rx_dfirst_q;         // no payload byte of the C2HData taken yet (the data digest restarts)
+  logic         rx_dfirst_q;           // no payload byte of the C2HData taken yet (the data digest restarts)
   logic         rx_dfirst_d;
-  logic [63:0]  pk_acc_q;            // payload bytes packed from lane 0, not yet a full beat
+  logic [63:0]  pk_acc_q;              // payload bytes packed from lane 0, not yet a full beat
   logic [63:0]  pk_acc_d;
   logic [3:0]   pk_count_q;
   logic [3:0]   pk_count_d;
-  logic [1:0]   rx_dslot_q;          // the C2HData's command slot
+  logic [1:0]   rx_dslot_q;            // the C2HData's command slot
   logic [1:0]   rx_dslot_d;
-  logic [1:0]   rx_dflags_q;         // the C2HData's LAST_PDU (bit 0) and SUCCESS (bit 1) flags
+  logic [1:0]   rx_dflags_q;           // the C2HData's LAST_PDU (bit 0) and SUCCESS (bit 1) flags
   logic [1:0]   rx_dflags_d;
-  logic [3:0]   rx_nbytes;           // bytes in the rx beat (keep is contiguous from lane 0)
+  logic [3:0]   rx_nbytes;             // bytes in the rx beat (keep is contiguous from lane 0)
   logic [3:0]   rx_avail;
   logic         rx_in_ch;
   logic         rx_in_psh;
@@ -212,7 +226,7 @@ module nvme_tcp_conn_w64_d4_h8192 (
   logic [7:0]   rx_need;
   logic [3:0]   rx_take_hdr;
   logic [3:0]   rx_take_data;
-  logic [3:0]   rx_take;             // bytes taken from the beat this cycle
+  logic [3:0]   rx_take;               // bytes taken from the beat this cycle
   logic         hold_fifo_s_ready;
   logic         rx_consuming;
   logic         rx_beat_done;
@@ -231,7 +245,7 @@ module nvme_tcp_conn_w64_d4_h8192 (
   logic [127:0] pk_combined;
   logic [4:0]   pk_total;
   logic         pk_full;
-  logic         pk_end;              // this take holds the payload's last byte
+  logic         pk_end;                // this take holds the payload's last byte
   logic         rx_in_flush;
   logic         pk_push;
   logic [63:0]  pk_data;
@@ -246,17 +260,18 @@ module nvme_tcp_conn_w64_d4_h8192 (
   logic         t_term;
   logic         t_resp;
   logic         t_data;
+  logic         t_r2t;
   logic [7:0]   hd_flag;
   logic [7:0]   dg_flags;
   logic [31:0]  hd_bytes;
   logic [31:0]  dd_bytes;
   logic [31:0]  resp_plen;
-  logic [7:0]   data_pdo;            // the C2HData's PDO: HPDA is 0, so the data follows the header digest
+  logic [7:0]   data_pdo;              // the C2HData's PDO: HPDA is 0, so the data follows the header digest
   logic         chk_fail;
   logic [15:0]  chk_fes;
   logic [31:0]  chk_fei;
   logic [7:0]   chk_hlen;
-  logic         chk_flags_bad;       // digest flags as negotiated; a C2HData may add LAST_PDU, and SUCCESS only with LAST_PDU
+  logic         chk_flags_bad;         // digest flags as negotiated; a C2HData may add LAST_PDU, and SUCCESS only with LAST_PDU
   logic         chk_pdo_bad;
   logic         chk_plen_bad;
   logic [15:0]  ic_pfv;
@@ -265,6 +280,7 @@ module nvme_tcp_conn_w64_d4_h8192 (
   logic [31:0]  ic_maxh2cdata;
   logic         unused_ic_dgst_rsvd;
   logic         ic_bad_dgst;
+  logic [7:0]   ic_h2c_pdo;            // H2CData PDO: header (and header digest) rounded up to (CPDA + 1) * 4 bytes
   logic [31:0]  resp_dw0;
   logic [15:0]  resp_cid;
   logic [14:0]  resp_status;
@@ -272,17 +288,22 @@ module nvme_tcp_conn_w64_d4_h8192 (
   logic [15:0]  c2h_cccid;
   logic [31:0]  c2h_datao;
   logic [31:0]  c2h_datal;
-  logic         unused_c2h_ttag;
-  logic [3:0]   slot_open;           // slots whose command still waits for its answer
+  logic [15:0]  r2t_ttag;              // TTAG: echoed in the R2T's H2CData (ignored for C2HData)
+  logic [3:0]   slot_open;             // slots whose command still waits for its answer
   logic [3:0]   resp_hit;
   logic [1:0]   resp_hit_idx;
   logic [3:0]   c2h_hit;
   logic [1:0]   c2h_hit_idx;
   logic [31:0]  c2h_cmd_len;
   logic [32:0]  c2h_end;
+  logic [3:0]   r2t_hit;
+  logic [1:0]   r2t_hit_idx;
+  logic [31:0]  r2t_cmd_len;
+  logic         r2t_out_of_range;      // R2TL is 0, or R2TO + R2TL runs past the command's data
+  logic         r2t_busy;              // the command's previous R2T is not answered yet (MAXR2T 0): PDU sequence error
   logic         c2h_out_of_range;
-  logic         c2h_datal_bad;       // DATAL is 0, or is not what PLEN leaves for the payload
-  logic         c2h_too_big;         // with data digests the payload is held whole: at most the hold buffer
+  logic         c2h_datal_bad;         // DATAL is 0, or is not what PLEN leaves for the payload
+  logic         c2h_too_big;           // with data digests the payload is held whole: at most the hold buffer
   logic         rx_in_act;
   logic         rx_dgst_bad;
   logic         vcmd_fifo_s_ready;
@@ -296,18 +317,41 @@ module nvme_tcp_conn_w64_d4_h8192 (
   logic [31:0]  rx_datao_d;
   logic [31:0]  rx_datal_q;
   logic [31:0]  rx_datal_d;
-  logic         act_data_ok;         // a C2HData header passed every check
+  logic         act_data_ok;           // a C2HData header passed every check
   logic         verdict_at_header;
   logic         verdict_at_digest;
   logic         verdict_push;
   logic         verdict_good;
   logic [1:0]   verdict_slot;
   logic         ddgst_error;
+  logic         r2t_fifo_m_valid;
+  logic [81:0]  r2t_fifo_m_data;
+  logic [2:0]   r2t_fifo_count;
+  logic         r2t_fifo_s_ready;
+  logic         unused_r2t_fifo_level;
+  logic [31:0]  r2t_head_r2to;
+  logic [31:0]  r2t_head_r2tl;
+  logic [15:0]  r2t_head_ttag;
+  logic [1:0]   r2t_head_slot;
+  logic [31:0]  maxh2cdata_q;          // MAXH2CDATA from the ICResp: the largest H2CData payload
+  logic [31:0]  maxh2cdata_d;
+  logic [7:0]   h2c_pdo_q;             // PDO of the H2CData PDUs: header and digest padded to the ICResp's CPDA
+  logic [7:0]   h2c_pdo_d;
+  logic [31:0]  r2t_sent_q;            // bytes of the head R2T already sent as H2CData
+  logic [31:0]  r2t_sent_d;
+  logic [31:0]  h2c_datal_q;           // DATAL of the H2CData on tx
+  logic [31:0]  h2c_datal_d;
+  logic [31:0]  h2c_rem;
+  logic         h2c_fits;              // the rest of the R2T fits one H2CData: LAST_PDU
+  logic [31:0]  h2c_next_datal;
+  logic [31:0]  h2c_datao;
+  logic         h2c_dma_req;           // the H2CData on tx asks for its payload from host memory
   logic         vcmd_fifo_m_valid;
   logic [65:0]  vcmd_fifo_m_data;
   logic [2:0]   vcmd_fifo_count;
   logic         unused_vcmd_count;
   logic [1:0]   dma_cmd_slot;
+  logic         h2c_dma_go;
   logic         vdata_fifo_m_valid;
   logic         vdata_fifo_m_data;
   logic [3:0]   vdata_fifo_count;
@@ -319,6 +363,7 @@ module nvme_tcp_conn_w64_d4_h8192 (
   logic         hold_last;
   logic         hold_pop;
   logic         dma_done_fire;
+  logic         h2c_busy;              // an H2CData of the head R2T's slot is on tx (its host memory read may be in flight)
   logic [3:0]   slot_quiet;
   logic [3:0]   slot_ready;
   logic [1:0]   cpl_slot;
@@ -330,46 +375,80 @@ module nvme_tcp_conn_w64_d4_h8192 (
   logic [10:0]  cpl_slot_dmaerr;
   logic         cpl_slot_resp;
   logic         cpl_slot_dgerr;
-  logic [14:0]  cpl_slot_final;      // no answer (ended): 22h; a failed write of its data: the DMA status; a data digest error on a success: 22h
+  logic [14:0]  cpl_slot_final;        // a failed move of its data: the DMA status; no answer (ended): 22h; a data digest error on a success: 22h
   logic [15:0]  cmd_cid;
   logic         cpl_fire;
   tx_state_e    tx_state_q;
   tx_state_e    tx_state_d;
-  logic [575:0] tx_buf_q;            // the PDU header being sent (beyond it: zeros)
+  logic [575:0] tx_buf_q;              // the PDU header being sent (beyond it: zeros)
   logic [575:0] tx_buf_d;
   logic [7:0]   tx_len_q;
   logic [7:0]   tx_len_d;
   logic [7:0]   tx_idx_q;
   logic [7:0]   tx_idx_d;
-  logic         tx_dg_q;             // a header digest follows the header
+  logic         tx_dg_q;               // a header digest follows the header
   logic         tx_dg_d;
+  logic         tx_h2c_q;              // the PDU on tx is an H2CData
+  logic         tx_h2c_d;
+  logic [7:0]   tx_pad_q;              // padding bytes still to send before the H2CData payload
+  logic [7:0]   tx_pad_d;
+  logic         tx_dfirst_q;           // no payload byte of the H2CData sent yet
+  logic         tx_dfirst_d;
+  logic         h2c_last_q;            // the H2CData on tx is the last of its R2T
+  logic         h2c_last_d;
+  logic         h2c_rd_done_q;         // the H2CData's host memory read completed
+  logic         h2c_rd_done_d;
+  logic [10:0]  h2c_rd_status_q;       // its DMA status (non-zero: the payload is not host data)
+  logic [10:0]  h2c_rd_status_d;
+  logic         h2c_abort_q;           // a host memory read failed: nothing more is sent, the connection ends
+  logic         h2c_abort_d;
   logic         tx_idle;
   logic         tx_in_hdr;
   logic         tx_in_dig;
+  logic         tx_in_dcmd;
+  logic         tx_in_pad;
+  logic         tx_in_data;
+  logic         tx_in_dwait;
+  logic         tx_in_ddg;
   logic [63:0]  tx_window;
   logic [7:0]   tx_left;
   logic         tx_last_hdr;
   logic [7:0]   tx_hdr_keep;
+  logic [3:0]   tx_pad_take;
   logic         tx_fire;
   logic [31:0]  tx_crc_crc;
+  logic [31:0]  tx_ddgst;              // the data digest, inverted when the payload's host memory read failed
+  logic [63:0]  tx_data_sel;
+  logic [7:0]   tx_keep_sel;
   logic [575:0] icreq_hdr;
   logic [575:0] termreq_hdr;
   logic [7:0]   cmd_opc;
   logic         cmd_rw;
   logic [15:0]  cmd_nlb;
-  logic [31:0]  cmd_len;             // the command's data length: (NLB + 1) * 512 for Read and Write
+  logic [31:0]  cmd_len;               // the command's data length: (NLB + 1) * 512 for Read and Write
   logic [575:0] capsule_hdr;
-  logic         can_send_cmd;
+  logic [15:0]  h2c_cccid;
+  logic [575:0] h2c_hdr;
   logic         load_icreq;
   logic         load_termreq;
+  logic         load_h2c;              // answer the oldest accepted R2T before sending new commands
+  logic         can_send_cmd;
   logic         load_cmd;
+  logic         h2c_finish;
+  logic         h2c_finish_ok;
+  logic         r2t_answered;
+  logic         r2t_sent_all;          // the R2T's last byte leaves: the target may send the command's next R2T from now on
+  tx_state_e    tx_after_hdr;
+  logic         dma_done_for_read;
+  logic         h2c_rd_done_now;       // a completion for a Write's slot: the H2CData's read
   logic         rx_in_chk;
-  logic         fatal;               // a check failed: end the connection with an H2CTermReq
+  logic         fatal;                 // a check failed: end the connection with an H2CTermReq
   logic [15:0]  fatal_fes;
   logic [31:0]  fatal_fei;
   logic         act_icresp;
   logic         c2h_header_done;
   logic         act_resp_ok;
+  logic         act_r2t_ok;            // an R2T passed every check: queued to be answered
   logic         c2h_done;
   logic         c2h_success;
   logic [3:0]   slot_alloc;
@@ -377,6 +456,9 @@ module nvme_tcp_conn_w64_d4_h8192 (
   logic [3:0]   slot_answered;
   logic [3:0]   slot_dgst_hit;
   logic         cmd_is_read;
+  logic         cmd_is_write;
+  logic [3:0]   slot_r2t_set;
+  logic [3:0]   slot_r2t_clear;
 
   fifo_fwft_w73_d1024 u_hold_fifo (
     .clk_i     (clk_i),
@@ -424,13 +506,25 @@ module nvme_tcp_conn_w64_d4_h8192 (
     .count_o   (vdata_fifo_count)
   );
 
+  fifo_fwft_w82_d4 u_r2t_fifo (
+    .clk_i     (clk_i),
+    .rst_ni    (rst_ni),
+    .s_valid_i (act_r2t_ok),
+    .s_ready_o (r2t_fifo_s_ready),
+    .s_data_i  ({r2t_hit_idx, r2t_ttag, c2h_datal, c2h_datao}),
+    .m_valid_o (r2t_fifo_m_valid),
+    .m_ready_i (r2t_answered),
+    .m_data_o  (r2t_fifo_m_data),
+    .count_o   (r2t_fifo_count)
+  );
+
   crc32c_d64 u_tx_crc (
     .clk_i   (clk_i),
     .rst_ni  (rst_ni),
-    .start_i (tx_in_hdr & (tx_idx_q == 8'd0)),
-    .valid_i (tx_fire & tx_in_hdr),
-    .data_i  (tx_window),
-    .keep_i  (tx_hdr_keep),
+    .start_i ((tx_in_hdr & (tx_idx_q == 8'd0)) | (tx_in_data & tx_dfirst_q)),
+    .valid_i (tx_fire & (tx_in_hdr | tx_in_data)),
+    .data_i  (tx_in_data ? dma_rdata_data_i : tx_window),
+    .keep_i  (tx_in_data ? dma_rdata_keep_i : tx_hdr_keep),
     .crc_o   (tx_crc_crc)
   );
 
@@ -485,6 +579,7 @@ module nvme_tcp_conn_w64_d4_h8192 (
   assign t_term = h_type == 8'd3;
   assign t_resp = h_type == 8'd5;
   assign t_data = h_type == 8'd7;
+  assign t_r2t = h_type == 8'd9;
   assign hd_flag = {7'd0, hd_q};
   assign dg_flags = {6'd0, dd_q, hd_q};
   assign hd_bytes = {29'd0, hd_q, 2'd0};
@@ -492,16 +587,16 @@ module nvme_tcp_conn_w64_d4_h8192 (
   assign resp_plen = 32'h18 + hd_bytes;
   assign data_pdo = 8'h18 + hd_bytes[7:0];
   assign chk_hlen = t_icresp ? 8'h80 : 8'h18;
-  assign chk_flags_bad = t_data ? (((h_flags & 8'hf3) != dg_flags) | (h_flags[3] & ~h_flags[2])) : (h_flags != (t_resp ? hd_flag : 8'd0));
+  assign chk_flags_bad = t_data ? (((h_flags & 8'hf3) != dg_flags) | (h_flags[3] & ~h_flags[2])) : (h_flags != ((t_resp | t_r2t) ? hd_flag : 8'd0));
   assign chk_pdo_bad = h_pdo != (t_data ? data_pdo : 8'd0);
-  assign chk_plen_bad = (t_icresp & (h_plen != 32'h80)) | (t_resp & (h_plen != resp_plen)) | (t_term & ((h_plen < 32'h18) | (h_plen > 32'h98))) | (t_data & (h_plen <= ({24'd0, data_pdo} + dd_bytes)));
+  assign chk_plen_bad = (t_icresp & (h_plen != 32'h80)) | ((t_resp | t_r2t) & (h_plen != resp_plen)) | (t_term & ((h_plen < 32'h18) | (h_plen > 32'h98))) | (t_data & (h_plen <= ({24'd0, data_pdo} + dd_bytes)));
 
   always_comb begin
     chk_fail = 1'b1;
     chk_fes = 16'd1;
     chk_fei = 32'd0;
-    if (~(t_icresp | t_term | t_resp | t_data)) begin
-    end else if ((t_icresp & connected_q) | ((t_resp | t_data) & ~connected_q)) begin
+    if (~(t_icresp | t_term | t_resp | t_data | t_r2t)) begin
+    end else if ((t_icresp & connected_q) | ((t_resp | t_data | t_r2t) & ~connected_q)) begin
       chk_fes = 16'd2;
     end else if (h_hlen != chk_hlen) begin
       chk_fei = 32'd2;
@@ -522,6 +617,208 @@ module nvme_tcp_conn_w64_d4_h8192 (
   assign ic_maxh2cdata = rx_hdr_q[127:96];
   assign unused_ic_dgst_rsvd = ^ic_dgst[7:2];
   assign ic_bad_dgst = (ic_dgst[1:0] & ~dgst_asked) != 2'd0;
+
+  always_comb begin
+    ic_h2c_pdo = 8'h18;
+    case ({ic_dgst[0], ic_cpda[4:0]})
+      6'd0: begin
+        ic_h2c_pdo = 8'h18;
+      end
+      6'd1: begin
+        ic_h2c_pdo = 8'h18;
+      end
+      6'd2: begin
+        ic_h2c_pdo = 8'h18;
+      end
+      6'd3: begin
+        ic_h2c_pdo = 8'h20;
+      end
+      6'd4: begin
+        ic_h2c_pdo = 8'h28;
+      end
+      6'd5: begin
+        ic_h2c_pdo = 8'h18;
+      end
+      6'd6: begin
+        ic_h2c_pdo = 8'h1c;
+      end
+      6'd7: begin
+        ic_h2c_pdo = 8'h20;
+      end
+      6'd8: begin
+        ic_h2c_pdo = 8'h24;
+      end
+      6'd9: begin
+        ic_h2c_pdo = 8'h28;
+      end
+      6'ha: begin
+        ic_h2c_pdo = 8'h2c;
+      end
+      6'hb: begin
+        ic_h2c_pdo = 8'h30;
+      end
+      6'hc: begin
+        ic_h2c_pdo = 8'h34;
+      end
+      6'hd: begin
+        ic_h2c_pdo = 8'h38;
+      end
+      6'he: begin
+        ic_h2c_pdo = 8'h3c;
+      end
+      6'hf: begin
+        ic_h2c_pdo = 8'h40;
+      end
+      6'h10: begin
+        ic_h2c_pdo = 8'h44;
+      end
+      6'h11: begin
+        ic_h2c_pdo = 8'h48;
+      end
+      6'h12: begin
+        ic_h2c_pdo = 8'h4c;
+      end
+      6'h13: begin
+        ic_h2c_pdo = 8'h50;
+      end
+      6'h14: begin
+        ic_h2c_pdo = 8'h54;
+      end
+      6'h15: begin
+        ic_h2c_pdo = 8'h58;
+      end
+      6'h16: begin
+        ic_h2c_pdo = 8'h5c;
+      end
+      6'h17: begin
+        ic_h2c_pdo = 8'h60;
+      end
+      6'h18: begin
+        ic_h2c_pdo = 8'h64;
+      end
+      6'h19: begin
+        ic_h2c_pdo = 8'h68;
+      end
+      6'h1a: begin
+        ic_h2c_pdo = 8'h6c;
+      end
+      6'h1b: begin
+        ic_h2c_pdo = 8'h70;
+      end
+      6'h1c: begin
+        ic_h2c_pdo = 8'h74;
+      end
+      6'h1d: begin
+        ic_h2c_pdo = 8'h78;
+      end
+      6'h1e: begin
+        ic_h2c_pdo = 8'h7c;
+      end
+      6'h1f: begin
+        ic_h2c_pdo = 8'h80;
+      end
+      6'h20: begin
+        ic_h2c_pdo = 8'h1c;
+      end
+      6'h21: begin
+        ic_h2c_pdo = 8'h20;
+      end
+      6'h22: begin
+        ic_h2c_pdo = 8'h24;
+      end
+      6'h23: begin
+        ic_h2c_pdo = 8'h20;
+      end
+      6'h24: begin
+        ic_h2c_pdo = 8'h28;
+      end
+      6'h25: begin
+        ic_h2c_pdo = 8'h30;
+      end
+      6'h26: begin
+        ic_h2c_pdo = 8'h1c;
+      end
+      6'h27: begin
+        ic_h2c_pdo = 8'h20;
+      end
+      6'h28: begin
+        ic_h2c_pdo = 8'h24;
+      end
+      6'h29: begin
+        ic_h2c_pdo = 8'h28;
+      end
+      6'h2a: begin
+        ic_h2c_pdo = 8'h2c;
+      end
+      6'h2b: begin
+        ic_h2c_pdo = 8'h30;
+      end
+      6'h2c: begin
+        ic_h2c_pdo = 8'h34;
+      end
+      6'h2d: begin
+        ic_h2c_pdo = 8'h38;
+      end
+      6'h2e: begin
+        ic_h2c_pdo = 8'h3c;
+      end
+      6'h2f: begin
+        ic_h2c_pdo = 8'h40;
+      end
+      6'h30: begin
+        ic_h2c_pdo = 8'h44;
+      end
+      6'h31: begin
+        ic_h2c_pdo = 8'h48;
+      end
+      6'h32: begin
+        ic_h2c_pdo = 8'h4c;
+      end
+      6'h33: begin
+        ic_h2c_pdo = 8'h50;
+      end
+      6'h34: begin
+        ic_h2c_pdo = 8'h54;
+      end
+      6'h35: begin
+        ic_h2c_pdo = 8'h58;
+      end
+      6'h36: begin
+        ic_h2c_pdo = 8'h5c;
+      end
+      6'h37: begin
+        ic_h2c_pdo = 8'h60;
+      end
+      6'h38: begin
+        ic_h2c_pdo = 8'h64;
+      end
+      6'h39: begin
+        ic_h2c_pdo = 8'h68;
+      end
+      6'h3a: begin
+        ic_h2c_pdo = 8'h6c;
+      end
+      6'h3b: begin
+        ic_h2c_pdo = 8'h70;
+      end
+      6'h3c: begin
+        ic_h2c_pdo = 8'h74;
+      end
+      6'h3d: begin
+        ic_h2c_pdo = 8'h78;
+      end
+      6'h3e: begin
+        ic_h2c_pdo = 8'h7c;
+      end
+      6'h3f: begin
+        ic_h2c_pdo = 8'h80;
+      end
+      default: begin
+        ic_h2c_pdo = 8'h18;
+      end
+    endcase
+  end
+
   assign resp_dw0 = rx_hdr_q[95:64];
   assign resp_cid = rx_hdr_q[175:160];
   assign resp_status = rx_hdr_q[191:177];
@@ -529,7 +826,7 @@ module nvme_tcp_conn_w64_d4_h8192 (
   assign c2h_cccid = rx_hdr_q[79:64];
   assign c2h_datao = rx_hdr_q[127:96];
   assign c2h_datal = rx_hdr_q[159:128];
-  assign unused_c2h_ttag = ^rx_hdr_q[95:80];
+  assign r2t_ttag = rx_hdr_q[95:80];
   assign slot_open = slot_valid_q & ~slot_resp_q;
   assign resp_hit = {slot_open[3] & (slot3_cid_q == resp_cid), slot_open[2] & (slot2_cid_q == resp_cid), slot_open[1] & (slot1_cid_q == resp_cid), slot_open[0] & (slot0_cid_q == resp_cid)};
   assign resp_hit_idx = resp_hit[0] ? 2'd0 : (resp_hit[1] ? 2'd1 : (resp_hit[2] ? 2'd2 : (resp_hit[3] ? 2'd3 : 2'd0)));
@@ -537,11 +834,16 @@ module nvme_tcp_conn_w64_d4_h8192 (
   assign c2h_hit_idx = c2h_hit[0] ? 2'd0 : (c2h_hit[1] ? 2'd1 : (c2h_hit[2] ? 2'd2 : (c2h_hit[3] ? 2'd3 : 2'd0)));
   assign c2h_cmd_len = (c2h_hit_idx == 2'd3) ? slot3_len_q : ((c2h_hit_idx == 2'd2) ? slot2_len_q : ((c2h_hit_idx == 2'd1) ? slot1_len_q : slot0_len_q));
   assign c2h_end = {1'b0, c2h_datao} + {1'b0, c2h_datal};
+  assign r2t_hit = {slot_open[3] & slot_write_q[3] & (slot3_cid_q == c2h_cccid), slot_open[2] & slot_write_q[2] & (slot2_cid_q == c2h_cccid), slot_open[1] & slot_write_q[1] & (slot1_cid_q == c2h_cccid), slot_open[0] & slot_write_q[0] & (slot0_cid_q == c2h_cccid)};
+  assign r2t_hit_idx = r2t_hit[0] ? 2'd0 : (r2t_hit[1] ? 2'd1 : (r2t_hit[2] ? 2'd2 : (r2t_hit[3] ? 2'd3 : 2'd0)));
+  assign r2t_cmd_len = (r2t_hit_idx == 2'd3) ? slot3_len_q : ((r2t_hit_idx == 2'd2) ? slot2_len_q : ((r2t_hit_idx == 2'd1) ? slot1_len_q : slot0_len_q));
+  assign r2t_out_of_range = (c2h_datal == 32'd0) | (c2h_end > {1'b0, r2t_cmd_len});
+  assign r2t_busy = 1'(slot_r2t_q >> r2t_hit_idx);
   assign c2h_out_of_range = c2h_end > {1'b0, c2h_cmd_len};
   assign c2h_datal_bad = (c2h_datal == 32'd0) | (c2h_datal != ((h_plen - {24'd0, data_pdo}) - dd_bytes));
   assign c2h_too_big = dd_q & (c2h_datal > 32'h2000);
   assign rx_in_act = rx_state_q == RX_ACT;
-  assign rx_dgst_bad = (t_resp | t_data) & hd_q & (rx_dgst_q != rx_crc_crc);
+  assign rx_dgst_bad = (t_resp | t_data | t_r2t) & hd_q & (rx_dgst_q != rx_crc_crc);
   assign slot_pend_full = {slot3_pend_q == 6'h3f, slot2_pend_q == 6'h3f, slot1_pend_q == 6'h3f, slot0_pend_q == 6'h3f};
   assign verdict_slot_full = 1'(slot_pend_full >> ((rx_state_q == RX_ACT) ? c2h_hit_idx : rx_dslot_q));
   assign verdict_space = vcmd_fifo_s_ready & vdata_fifo_s_ready & ~verdict_slot_full;
@@ -554,15 +856,26 @@ module nvme_tcp_conn_w64_d4_h8192 (
   assign verdict_slot = verdict_at_header ? c2h_hit_idx : rx_dslot_q;
   assign ddgst_error = verdict_at_digest & rx_ddgst_bad;
   assign ev_ddgst_err_o = ddgst_error;
+  assign unused_r2t_fifo_level = ^{r2t_fifo_count, r2t_fifo_s_ready};
+  assign r2t_head_r2to = r2t_fifo_m_data[31:0];
+  assign r2t_head_r2tl = r2t_fifo_m_data[63:32];
+  assign r2t_head_ttag = r2t_fifo_m_data[79:64];
+  assign r2t_head_slot = r2t_fifo_m_data[81:80];
+  assign h2c_rem = r2t_head_r2tl - r2t_sent_q;
+  assign h2c_fits = h2c_rem <= maxh2cdata_q;
+  assign h2c_next_datal = h2c_fits ? h2c_rem : maxh2cdata_q;
+  assign h2c_datao = r2t_head_r2to + r2t_sent_q;
   assign unused_vcmd_count = ^vcmd_fifo_count;
-  assign dma_cmd_slot = vcmd_fifo_m_data[1:0];
-  assign dma_cmd_valid_o = vcmd_fifo_m_valid;
+  assign dma_cmd_slot = vcmd_fifo_m_valid ? vcmd_fifo_m_data[1:0] : r2t_head_slot;
+  assign dma_cmd_valid_o = vcmd_fifo_m_valid | h2c_dma_req;
   assign dma_cmd_tag_o = dma_cmd_slot;
+  assign dma_cmd_write_o = vcmd_fifo_m_valid;
   assign dma_cmd_sgl_o = 1'(slot_sgl_q >> dma_cmd_slot);
   assign dma_cmd_dptr_o = (dma_cmd_slot == 2'd3) ? slot3_dptr_q : ((dma_cmd_slot == 2'd2) ? slot2_dptr_q : ((dma_cmd_slot == 2'd1) ? slot1_dptr_q : slot0_dptr_q));
   assign dma_cmd_len_o = (dma_cmd_slot == 2'd3) ? slot3_len_q : ((dma_cmd_slot == 2'd2) ? slot2_len_q : ((dma_cmd_slot == 2'd1) ? slot1_len_q : slot0_len_q));
-  assign dma_cmd_off_o = vcmd_fifo_m_data[33:2];
-  assign dma_cmd_dlen_o = vcmd_fifo_m_data[65:34];
+  assign dma_cmd_off_o = vcmd_fifo_m_valid ? vcmd_fifo_m_data[33:2] : h2c_datao;
+  assign dma_cmd_dlen_o = vcmd_fifo_m_valid ? vcmd_fifo_m_data[65:34] : h2c_datal_q;
+  assign h2c_dma_go = h2c_dma_req & ~vcmd_fifo_m_valid & dma_cmd_ready_i;
   assign unused_vdata_count = ^vdata_fifo_count;
   assign unused_hold_count = ^hold_fifo_count;
   assign hold_last = hold_fifo_m_data[72];
@@ -573,7 +886,7 @@ module nvme_tcp_conn_w64_d4_h8192 (
   assign hold_pop = hold_fifo_m_valid & vdata_fifo_m_valid & (~vdata_fifo_m_data | dma_data_ready_i);
   assign dma_done_ready_o = 1'b1;
   assign dma_done_fire = dma_done_valid_i;
-  assign slot_quiet = {slot3_pend_q == 6'd0, slot2_pend_q == 6'd0, slot1_pend_q == 6'd0, slot0_pend_q == 6'd0};
+  assign slot_quiet = {(slot3_pend_q == 6'd0) & ~(h2c_busy & (r2t_head_slot == 2'd3)), (slot2_pend_q == 6'd0) & ~(h2c_busy & (r2t_head_slot == 2'd2)), (slot1_pend_q == 6'd0) & ~(h2c_busy & (r2t_head_slot == 2'd1)), (slot0_pend_q == 6'd0) & ~(h2c_busy & (r2t_head_slot == 2'd0))};
   assign slot_ready = slot_valid_q & slot_quiet & (slot_resp_q | {4{dead_q}});
   assign cpl_slot = slot_ready[0] ? 2'd0 : (slot_ready[1] ? 2'd1 : (slot_ready[2] ? 2'd2 : (slot_ready[3] ? 2'd3 : 2'd0)));
   assign cpl_from_slot = |slot_ready;
@@ -588,10 +901,10 @@ module nvme_tcp_conn_w64_d4_h8192 (
 
   always_comb begin
     cpl_slot_final = cpl_slot_status;
-    if (~cpl_slot_resp) begin
-      cpl_slot_final = 15'h22;
-    end else if (cpl_slot_dmaerr != 11'd0) begin
+    if (cpl_slot_dmaerr != 11'd0) begin
       cpl_slot_final = {4'd0, cpl_slot_dmaerr};
+    end else if (~cpl_slot_resp) begin
+      cpl_slot_final = 15'h22;
     end else if (cpl_slot_dgerr & (cpl_slot_status == 15'd0)) begin
       cpl_slot_final = 15'h22;
     end
@@ -605,14 +918,42 @@ module nvme_tcp_conn_w64_d4_h8192 (
   assign tx_idle = tx_state_q == TX_IDLE;
   assign tx_in_hdr = tx_state_q == TX_HDR;
   assign tx_in_dig = tx_state_q == TX_DIG;
+  assign tx_in_dcmd = tx_state_q == TX_DCMD;
+  assign tx_in_pad = tx_state_q == TX_PAD;
+  assign tx_in_data = tx_state_q == TX_DATA;
+  assign tx_in_dwait = tx_state_q == TX_DWAIT;
+  assign tx_in_ddg = tx_state_q == TX_DDG;
+  assign h2c_dma_req = tx_in_dcmd;
+  assign h2c_busy = tx_h2c_q & ~tx_idle;
   assign tx_window = 64'({64'd0, tx_buf_q} >> {tx_idx_q, 3'd0});
   assign tx_left = tx_len_q - tx_idx_q;
   assign tx_last_hdr = tx_left <= 8'd8;
   assign tx_hdr_keep = tx_last_hdr ? 8'((9'd1 << tx_left[3:0]) - 9'd1) : 8'hff;
+  assign tx_pad_take = (tx_pad_q > 8'd8) ? 4'd8 : tx_pad_q[3:0];
   assign tx_fire = tx_valid_o & tx_ready_i;
-  assign tx_valid_o = tx_in_hdr | tx_in_dig;
-  assign tx_data_o = tx_in_hdr ? tx_window : {32'd0, tx_crc_crc};
-  assign tx_keep_o = tx_in_hdr ? tx_hdr_keep : 8'hf;
+  assign tx_ddgst = (h2c_rd_status_q != 11'd0) ? ~tx_crc_crc : tx_crc_crc;
+  assign tx_valid_o = tx_in_hdr | tx_in_dig | tx_in_pad | (tx_in_data & dma_rdata_valid_i) | tx_in_ddg;
+
+  always_comb begin
+    tx_data_sel = {32'd0, tx_crc_crc};
+    tx_keep_sel = 8'hf;
+    if (tx_in_hdr) begin
+      tx_data_sel = tx_window;
+      tx_keep_sel = tx_hdr_keep;
+    end else if (tx_in_pad) begin
+      tx_data_sel = 64'd0;
+      tx_keep_sel = 8'((9'd1 << tx_pad_take) - 9'd1);
+    end else if (tx_in_data) begin
+      tx_data_sel = dma_rdata_data_i;
+      tx_keep_sel = dma_rdata_keep_i;
+    end else if (tx_in_ddg) begin
+      tx_data_sel = {32'd0, tx_ddgst};
+    end
+  end
+
+  assign tx_data_o = tx_data_sel;
+  assign tx_keep_o = tx_keep_sel;
+  assign dma_rdata_ready_o = tx_in_data & tx_ready_i;
   assign icreq_hdr = {448'd0, 32'd0, 6'd0, dgst_asked, 8'd0, 16'd0, 32'h80, 8'd0, 8'h80, 8'd0, 8'd0};
   assign termreq_hdr = {320'd0, term_hdr_q, 80'd0, term_fei_q, term_fes_q, 32'h20, 8'd0, 8'h18, 8'd0, 8'd2};
   assign cmd_opc = io_cmd_sqe_i[7:0];
@@ -620,14 +961,24 @@ module nvme_tcp_conn_w64_d4_h8192 (
   assign cmd_nlb = io_cmd_sqe_i[399:384];
   assign cmd_len = cmd_rw ? {6'd0, {1'b0, cmd_nlb} + 17'd1, 9'd0} : 32'd0;
   assign capsule_hdr = {io_cmd_sqe_i[511:320], 8'h5a, 24'd0, cmd_len, 64'd0, io_cmd_sqe_i[191:16], 2'd1, io_cmd_sqe_i[13:0], 32'h48 + {29'd0, hd_q, 2'd0}, 8'd0, 8'h48, hd_flag, 8'd4};
-  assign can_send_cmd = tx_idle & connected_q & ~dead_q & ~term_pend_q & ~ic_pend_q & slot_free_any;
+  assign h2c_cccid = (r2t_head_slot == 2'd3) ? slot3_cid_q : ((r2t_head_slot == 2'd2) ? slot2_cid_q : ((r2t_head_slot == 2'd1) ? slot1_cid_q : slot0_cid_q));
+  assign h2c_hdr = {384'd0, 32'd0, h2c_next_datal, h2c_datao, r2t_head_ttag, h2c_cccid, {24'd0, h2c_pdo_q} + h2c_next_datal + dd_bytes, h2c_pdo_q, 8'h18, 5'd0, h2c_fits, dd_q, hd_q, 8'd6};
   assign load_icreq = tx_idle & ic_pend_q;
-  assign load_termreq = tx_idle & ~ic_pend_q & term_pend_q;
+  assign load_termreq = tx_idle & ~ic_pend_q & term_pend_q & ~h2c_abort_q;
+  assign load_h2c = tx_idle & ~ic_pend_q & ~term_pend_q & r2t_fifo_m_valid & connected_q & ~dead_q & ~h2c_abort_q;
+  assign can_send_cmd = tx_idle & connected_q & ~dead_q & ~term_pend_q & ~ic_pend_q & ~r2t_fifo_m_valid & ~h2c_abort_q & slot_free_any;
   assign load_cmd = can_send_cmd & io_cmd_valid_i;
   assign space_o = can_send_cmd | dead_q;
-  assign ev_tx_pdu_o = {load_termreq, load_cmd, load_icreq};
+  assign ev_tx_pdu_o = {load_h2c, load_termreq, load_cmd, load_icreq};
   assign ev_tx_bytes_o = tx_fire ? (4'd0 + {3'd0, tx_keep_o[0]} + {3'd0, tx_keep_o[1]} + {3'd0, tx_keep_o[2]} + {3'd0, tx_keep_o[3]} + {3'd0, tx_keep_o[4]} + {3'd0, tx_keep_o[5]} + {3'd0, tx_keep_o[6]} + {3'd0, tx_keep_o[7]}) : 4'd0;
   assign io_cmd_ready_o = load_cmd | (bounce & io_cpl_ready_i & ~cpl_from_slot);
+  assign h2c_finish = (tx_in_dwait & h2c_rd_done_q & ~dd_q) | (tx_in_ddg & tx_fire);
+  assign h2c_finish_ok = h2c_finish & (h2c_rd_status_q == 11'd0);
+  assign r2t_answered = h2c_finish_ok & h2c_last_q;
+  assign r2t_sent_all = h2c_last_q & tx_fire & (tx_in_ddg | (tx_in_data & dma_rdata_last_i & ~dd_q));
+  assign tx_after_hdr = tx_h2c_q ? ((tx_pad_q != 8'd0) ? TX_PAD : TX_DATA) : TX_IDLE;
+  assign dma_done_for_read = 1'(slot_read_q >> dma_done_tag_i);
+  assign h2c_rd_done_now = dma_done_valid_i & ~dma_done_for_read;
 
   always_comb begin
     tx_state_d = tx_state_q;
@@ -635,13 +986,26 @@ module nvme_tcp_conn_w64_d4_h8192 (
     tx_len_d = tx_len_q;
     tx_idx_d = tx_idx_q;
     tx_dg_d = tx_dg_q;
+    tx_h2c_d = tx_h2c_q;
+    tx_pad_d = tx_pad_q;
+    tx_dfirst_d = tx_dfirst_q;
+    h2c_datal_d = h2c_datal_q;
+    h2c_last_d = h2c_last_q;
+    h2c_rd_done_d = h2c_rd_done_q | h2c_rd_done_now;
+    h2c_rd_status_d = h2c_rd_status_q;
+    h2c_abort_d = h2c_abort_q;
+    r2t_sent_d = r2t_sent_q;
     ic_pend_d = ic_pend_q;
+    if (h2c_rd_done_now) begin
+      h2c_rd_status_d = dma_done_status_i;
+    end
     if (load_icreq) begin
       tx_state_d = TX_HDR;
       tx_buf_d = icreq_hdr;
       tx_len_d = 8'h80;
       tx_idx_d = 8'd0;
       tx_dg_d = 1'b0;
+      tx_h2c_d = 1'b0;
       ic_pend_d = 1'b0;
     end else if (load_termreq) begin
       tx_state_d = TX_HDR;
@@ -649,19 +1013,58 @@ module nvme_tcp_conn_w64_d4_h8192 (
       tx_len_d = 8'h20;
       tx_idx_d = 8'd0;
       tx_dg_d = 1'b0;
+      tx_h2c_d = 1'b0;
+    end else if (load_h2c) begin
+      tx_state_d = TX_DCMD;
+      tx_buf_d = h2c_hdr;
+      tx_len_d = 8'h18;
+      tx_idx_d = 8'd0;
+      tx_dg_d = hd_q;
+      tx_h2c_d = 1'b1;
+      tx_pad_d = (h2c_pdo_q - 8'h18) - hd_bytes[7:0];
+      tx_dfirst_d = 1'b1;
+      h2c_datal_d = h2c_next_datal;
+      h2c_last_d = h2c_fits;
+      h2c_rd_done_d = 1'b0;
+      h2c_rd_status_d = 11'd0;
     end else if (load_cmd) begin
       tx_state_d = TX_HDR;
       tx_buf_d = capsule_hdr;
       tx_len_d = 8'h48;
       tx_idx_d = 8'd0;
       tx_dg_d = hd_q;
+      tx_h2c_d = 1'b0;
+    end else if (tx_in_dcmd & h2c_dma_go) begin
+      tx_state_d = TX_HDR;
     end else if (tx_fire & tx_in_hdr) begin
       tx_idx_d = tx_idx_q + 8'd8;
       if (tx_last_hdr) begin
-        tx_state_d = tx_dg_q ? TX_DIG : TX_IDLE;
+        tx_state_d = tx_dg_q ? TX_DIG : tx_after_hdr;
       end
     end else if (tx_fire & tx_in_dig) begin
+      tx_state_d = tx_after_hdr;
+    end else if (tx_fire & tx_in_pad) begin
+      tx_pad_d = tx_pad_q - {4'd0, tx_pad_take};
+      if (tx_pad_q <= 8'd8) begin
+        tx_state_d = TX_DATA;
+      end
+    end else if (tx_fire & tx_in_data) begin
+      tx_dfirst_d = 1'b0;
+      if (dma_rdata_last_i) begin
+        tx_state_d = TX_DWAIT;
+      end
+    end else if (tx_in_dwait & h2c_rd_done_q & dd_q) begin
+      tx_state_d = TX_DDG;
+    end
+    if (h2c_finish) begin
       tx_state_d = TX_IDLE;
+      if (h2c_rd_status_q != 11'd0) begin
+        h2c_abort_d = 1'b1;
+      end else if (h2c_last_q) begin
+        r2t_sent_d = 32'd0;
+      end else begin
+        r2t_sent_d = r2t_sent_q + h2c_datal_q;
+      end
     end
   end
 
@@ -702,6 +1105,15 @@ module nvme_tcp_conn_w64_d4_h8192 (
     end else if (rx_in_act & t_data & c2h_too_big) begin
       fatal_fes = 16'd5;
       fatal_fei = 32'h10;
+    end else if (rx_in_act & t_r2t & ~|r2t_hit) begin
+      fatal_fes = 16'd1;
+      fatal_fei = 32'd8;
+    end else if (rx_in_act & t_r2t & r2t_busy) begin
+      fatal_fes = 16'd2;
+      fatal_fei = 32'd0;
+    end else if (rx_in_act & t_r2t & r2t_out_of_range) begin
+      fatal_fes = 16'd4;
+      fatal_fei = 32'hc;
     end else begin
       fatal = 1'b0;
       fatal_fes = 16'd0;
@@ -711,6 +1123,7 @@ module nvme_tcp_conn_w64_d4_h8192 (
   assign act_data_ok = rx_in_act & t_data & ~fatal;
   assign c2h_header_done = act_data_ok & (dd_q | verdict_space);
   assign act_resp_ok = rx_in_act & t_resp & ~fatal;
+  assign act_r2t_ok = rx_in_act & t_r2t & ~fatal;
 
   always_comb begin
     rx_state_d = rx_state_q;
@@ -732,6 +1145,8 @@ module nvme_tcp_conn_w64_d4_h8192 (
     rx_dflags_d = rx_dflags_q;
     rx_datao_d = rx_datao_q;
     rx_datal_d = rx_datal_q;
+    maxh2cdata_d = maxh2cdata_q;
+    h2c_pdo_d = h2c_pdo_q;
     if (rx_valid_i & rx_ready_o) begin
       rx_pos_d = 4'd0;
     end else if (rx_consuming) begin
@@ -758,7 +1173,7 @@ module nvme_tcp_conn_w64_d4_h8192 (
       RX_PSH: begin
         if (rx_got & (rx_hcnt_next == rx_hlen_q)) begin
           rx_dcnt_d = 3'd0;
-          rx_state_d = ((t_resp | t_data) & hd_q) ? RX_HDG : RX_ACT;
+          rx_state_d = ((t_resp | t_data | t_r2t) & hd_q) ? RX_HDG : RX_ACT;
         end
       end
       RX_HDG: begin
@@ -776,6 +1191,8 @@ module nvme_tcp_conn_w64_d4_h8192 (
             connected_d = 1'b1;
             hd_d = ic_dgst[0];
             dd_d = ic_dgst[1];
+            maxh2cdata_d = ic_maxh2cdata;
+            h2c_pdo_d = ic_h2c_pdo;
             rx_hcnt_d = 8'd0;
             rx_state_d = RX_CH;
           end
@@ -838,6 +1255,10 @@ module nvme_tcp_conn_w64_d4_h8192 (
       end
       default: ;
     endcase
+    if (h2c_abort_q & rx_in_ch & (rx_hcnt_q == 8'd0)) begin
+      dead_d = 1'b1;
+      rx_state_d = RX_DEAD;
+    end
     if (fatal) begin
       connected_d = connected_q;
       dead_d = 1'b1;
@@ -847,7 +1268,7 @@ module nvme_tcp_conn_w64_d4_h8192 (
 
   assign c2h_done = rx_in_dver & (~dd_q | verdict_space);
   assign c2h_success = c2h_done & rx_dflags_q[1];
-  assign ev_rx_pdu_o = {act_data_ok & c2h_header_done, rx_in_act & t_term, act_resp_ok, rx_in_act & t_icresp & ~fatal};
+  assign ev_rx_pdu_o = {act_r2t_ok, act_data_ok & c2h_header_done, rx_in_act & t_term, act_resp_ok, rx_in_act & t_icresp & ~fatal};
 
   always_comb begin
     term_pend_d = term_pend_q;
@@ -869,11 +1290,16 @@ module nvme_tcp_conn_w64_d4_h8192 (
   assign slot_answered = (act_resp_ok ? (4'd1 << resp_hit_idx) : 4'd0) | (c2h_success ? (4'd1 << rx_dslot_q) : 4'd0);
   assign slot_dgst_hit = ddgst_error ? (4'd1 << rx_dslot_q) : 4'd0;
   assign cmd_is_read = cmd_opc == 8'd2;
+  assign cmd_is_write = cmd_opc == 8'd1;
+  assign slot_r2t_set = act_r2t_ok ? (4'd1 << r2t_hit_idx) : 4'd0;
+  assign slot_r2t_clear = r2t_sent_all ? (4'd1 << r2t_head_slot) : 4'd0;
 
   always_comb begin
     slot_valid_d = (slot_valid_q | slot_alloc) & ~slot_freed;
     slot_resp_d = (slot_resp_q | slot_answered) & ~slot_freed;
     slot_dgerr_d = (slot_dgerr_q | slot_dgst_hit) & ~slot_freed;
+    slot_r2t_d = (slot_r2t_q | slot_r2t_set) & ~slot_r2t_clear & ~slot_freed;
+    slot_write_d = slot_write_q;
     slot_read_d = slot_read_q;
     slot_sgl_d = slot_sgl_q;
     slot0_cid_d = slot0_cid_q;
@@ -899,7 +1325,7 @@ module nvme_tcp_conn_w64_d4_h8192 (
     if (dma_done_fire & (dma_done_tag_i == 2'd0) & (dma_done_status_i != 11'd0)) begin
       slot0_dmaerr_d = dma_done_status_i;
     end
-    slot0_pend_d = (slot0_pend_q + {5'd0, verdict_good & (verdict_slot == 2'd0)}) - {5'd0, dma_done_fire & (dma_done_tag_i == 2'd0)};
+    slot0_pend_d = (slot0_pend_q + {5'd0, verdict_good & (verdict_slot == 2'd0)}) - {5'd0, dma_done_fire & (dma_done_tag_i == 2'd0) & slot_read_q[0]};
     slot1_cid_d = slot1_cid_q;
     slot1_len_d = slot1_len_q;
     slot1_dptr_d = slot1_dptr_q;
@@ -923,7 +1349,7 @@ module nvme_tcp_conn_w64_d4_h8192 (
     if (dma_done_fire & (dma_done_tag_i == 2'd1) & (dma_done_status_i != 11'd0)) begin
       slot1_dmaerr_d = dma_done_status_i;
     end
-    slot1_pend_d = (slot1_pend_q + {5'd0, verdict_good & (verdict_slot == 2'd1)}) - {5'd0, dma_done_fire & (dma_done_tag_i == 2'd1)};
+    slot1_pend_d = (slot1_pend_q + {5'd0, verdict_good & (verdict_slot == 2'd1)}) - {5'd0, dma_done_fire & (dma_done_tag_i == 2'd1) & slot_read_q[1]};
     slot2_cid_d = slot2_cid_q;
     slot2_len_d = slot2_len_q;
     slot2_dptr_d = slot2_dptr_q;
@@ -947,7 +1373,7 @@ module nvme_tcp_conn_w64_d4_h8192 (
     if (dma_done_fire & (dma_done_tag_i == 2'd2) & (dma_done_status_i != 11'd0)) begin
       slot2_dmaerr_d = dma_done_status_i;
     end
-    slot2_pend_d = (slot2_pend_q + {5'd0, verdict_good & (verdict_slot == 2'd2)}) - {5'd0, dma_done_fire & (dma_done_tag_i == 2'd2)};
+    slot2_pend_d = (slot2_pend_q + {5'd0, verdict_good & (verdict_slot == 2'd2)}) - {5'd0, dma_done_fire & (dma_done_tag_i == 2'd2) & slot_read_q[2]};
     slot3_cid_d = slot3_cid_q;
     slot3_len_d = slot3_len_q;
     slot3_dptr_d = slot3_dptr_q;
@@ -971,9 +1397,10 @@ module nvme_tcp_conn_w64_d4_h8192 (
     if (dma_done_fire & (dma_done_tag_i == 2'd3) & (dma_done_status_i != 11'd0)) begin
       slot3_dmaerr_d = dma_done_status_i;
     end
-    slot3_pend_d = (slot3_pend_q + {5'd0, verdict_good & (verdict_slot == 2'd3)}) - {5'd0, dma_done_fire & (dma_done_tag_i == 2'd3)};
+    slot3_pend_d = (slot3_pend_q + {5'd0, verdict_good & (verdict_slot == 2'd3)}) - {5'd0, dma_done_fire & (dma_done_tag_i == 2'd3) & slot_read_q[3]};
     if (load_cmd) begin
       slot_read_d = (slot_read_q & ~(4'd1 << slot_free_idx)) | (cmd_is_read ? (4'd1 << slot_free_idx) : 4'd0);
+      slot_write_d = (slot_write_q & ~(4'd1 << slot_free_idx)) | (cmd_is_write ? (4'd1 << slot_free_idx) : 4'd0);
       slot_sgl_d = (slot_sgl_q & ~(4'd1 << slot_free_idx)) | ((io_cmd_sqe_i[15:14] != 2'd0) ? (4'd1 << slot_free_idx) : 4'd0);
     end
   end
@@ -995,6 +1422,8 @@ module nvme_tcp_conn_w64_d4_h8192 (
       slot2_cid_q <= 16'd0;
       slot3_cid_q <= 16'd0;
       slot_read_q <= 4'd0;
+      slot_write_q <= 4'd0;
+      slot_r2t_q <= 4'd0;
       slot0_len_q <= 32'd0;
       slot1_len_q <= 32'd0;
       slot2_len_q <= 32'd0;
@@ -1037,11 +1466,22 @@ module nvme_tcp_conn_w64_d4_h8192 (
       rx_dflags_q <= 2'd0;
       rx_datao_q <= 32'd0;
       rx_datal_q <= 32'd0;
+      maxh2cdata_q <= 32'h1000;
+      h2c_pdo_q <= 8'h18;
+      r2t_sent_q <= 32'd0;
+      h2c_datal_q <= 32'd0;
       tx_state_q <= TX_IDLE;
       tx_buf_q <= 576'd0;
       tx_len_q <= 8'd0;
       tx_idx_q <= 8'd0;
       tx_dg_q <= 1'b0;
+      tx_h2c_q <= 1'b0;
+      tx_pad_q <= 8'd0;
+      tx_dfirst_q <= 1'b0;
+      h2c_last_q <= 1'b0;
+      h2c_rd_done_q <= 1'b0;
+      h2c_rd_status_q <= 11'd0;
+      h2c_abort_q <= 1'b0;
     end else begin
       connected_q <= connected_d;
       dead_q <= dead_d;
@@ -1058,6 +1498,8 @@ module nvme_tcp_conn_w64_d4_h8192 (
       slot2_cid_q <= slot2_cid_d;
       slot3_cid_q <= slot3_cid_d;
       slot_read_q <= slot_read_d;
+      slot_write_q <= slot_write_d;
+      slot_r2t_q <= slot_r2t_d;
       slot0_len_q <= slot0_len_d;
       slot1_len_q <= slot1_len_d;
       slot2_len_q <= slot2_len_d;
@@ -1100,11 +1542,22 @@ module nvme_tcp_conn_w64_d4_h8192 (
       rx_dflags_q <= rx_dflags_d;
       rx_datao_q <= rx_datao_d;
       rx_datal_q <= rx_datal_d;
+      maxh2cdata_q <= maxh2cdata_d;
+      h2c_pdo_q <= h2c_pdo_d;
+      r2t_sent_q <= r2t_sent_d;
+      h2c_datal_q <= h2c_datal_d;
       tx_state_q <= tx_state_d;
       tx_buf_q <= tx_buf_d;
       tx_len_q <= tx_len_d;
       tx_idx_q <= tx_idx_d;
       tx_dg_q <= tx_dg_d;
+      tx_h2c_q <= tx_h2c_d;
+      tx_pad_q <= tx_pad_d;
+      tx_dfirst_q <= tx_dfirst_d;
+      h2c_last_q <= h2c_last_d;
+      h2c_rd_done_q <= h2c_rd_done_d;
+      h2c_rd_status_q <= h2c_rd_status_d;
+      h2c_abort_q <= h2c_abort_d;
     end
   end
 

@@ -53,6 +53,7 @@ struct nvme_tcp_conn_w64_d4_h8192_ports {
   CData* dma_cmd_valid_o;
   CData* dma_cmd_ready_i;
   CData* dma_cmd_tag_o;
+  CData* dma_cmd_write_o;
   CData* dma_cmd_sgl_o;
   EData* dma_cmd_dptr_o;
   IData* dma_cmd_len_o;
@@ -63,6 +64,11 @@ struct nvme_tcp_conn_w64_d4_h8192_ports {
   QData* dma_data_data_o;
   CData* dma_data_keep_o;
   CData* dma_data_last_o;
+  CData* dma_rdata_valid_i;
+  CData* dma_rdata_ready_o;
+  QData* dma_rdata_data_i;
+  CData* dma_rdata_keep_i;
+  CData* dma_rdata_last_i;
   CData* dma_done_valid_i;
   CData* dma_done_ready_o;
   CData* dma_done_tag_i;
@@ -104,6 +110,7 @@ void nvme_tcp_conn_w64_d4_h8192_ports(void* model, nvme_tcp_conn_w64_d4_h8192_po
   p->dma_cmd_valid_o = &t->dma_cmd_valid_o;
   p->dma_cmd_ready_i = &t->dma_cmd_ready_i;
   p->dma_cmd_tag_o = &t->dma_cmd_tag_o;
+  p->dma_cmd_write_o = &t->dma_cmd_write_o;
   p->dma_cmd_sgl_o = &t->dma_cmd_sgl_o;
   p->dma_cmd_dptr_o = t->dma_cmd_dptr_o.data();
   p->dma_cmd_len_o = &t->dma_cmd_len_o;
@@ -114,6 +121,11 @@ void nvme_tcp_conn_w64_d4_h8192_ports(void* model, nvme_tcp_conn_w64_d4_h8192_po
   p->dma_data_data_o = &t->dma_data_data_o;
   p->dma_data_keep_o = &t->dma_data_keep_o;
   p->dma_data_last_o = &t->dma_data_last_o;
+  p->dma_rdata_valid_i = &t->dma_rdata_valid_i;
+  p->dma_rdata_ready_o = &t->dma_rdata_ready_o;
+  p->dma_rdata_data_i = &t->dma_rdata_data_i;
+  p->dma_rdata_keep_i = &t->dma_rdata_keep_i;
+  p->dma_rdata_last_i = &t->dma_rdata_last_i;
   p->dma_done_valid_i = &t->dma_done_valid_i;
   p->dma_done_ready_o = &t->dma_done_ready_o;
   p->dma_done_tag_i = &t->dma_done_tag_i;

@@ -15,6 +15,8 @@
 //   0x20 hdgst_errors     Header digest errors
 //   0x24 rx_c2h_data      C2HData PDUs whose header was accepted
 //   0x28 ddgst_errors     Data digest errors (the command completes with 22h)
+//   0x2c tx_h2c_data      H2CData PDUs sent
+//   0x30 rx_r2t           R2T PDUs accepted
 //
 // One write and one read at a time. A write is accepted (awready and wready together) when
 // awvalid and wvalid are both high and no write response is pending; wstrb selects the bytes
@@ -78,7 +80,13 @@ module nvme_tcp_csr (
   input  logic [31:0] rx_c2h_data_value_i,     // C2HData PDUs whose header was accepted
 
   // ddgst_errors (0x28): Data digest errors (the command completes with 22h)
-  input  logic [31:0] ddgst_errors_value_i     // Data digest errors (the command completes with 22h)
+  input  logic [31:0] ddgst_errors_value_i,    // Data digest errors (the command completes with 22h)
+
+  // tx_h2c_data (0x2c): H2CData PDUs sent
+  input  logic [31:0] tx_h2c_data_value_i,     // H2CData PDUs sent
+
+  // rx_r2t (0x30): R2T PDUs accepted
+  input  logic [31:0] rx_r2t_value_i           // R2T PDUs accepted
 );
 
   typedef enum logic [1:0] {
@@ -153,6 +161,12 @@ module nvme_tcp_csr (
         4'ha: begin
           bresp_d = RespOkay;
         end
+        4'hb: begin
+          bresp_d = RespOkay;
+        end
+        4'hc: begin
+          bresp_d = RespOkay;
+        end
         default: begin
           bresp_d = RespSlverr;
         end
@@ -212,6 +226,14 @@ module nvme_tcp_csr (
         4'ha: begin
           rresp_d = RespOkay;
           rdata_d = ddgst_errors_value_i;
+        end
+        4'hb: begin
+          rresp_d = RespOkay;
+          rdata_d = tx_h2c_data_value_i;
+        end
+        4'hc: begin
+          rresp_d = RespOkay;
+          rdata_d = rx_r2t_value_i;
         end
         default: begin
           rresp_d = RespSlverr;

@@ -34,6 +34,8 @@ pub const REGISTERS: &[(&str, u32, u32)] = &[
     ("hdgst_errors", HDGST_ERRORS, HDGST_ERRORS_RESET),
     ("rx_c2h_data", RX_C2H_DATA, RX_C2H_DATA_RESET),
     ("ddgst_errors", DDGST_ERRORS, DDGST_ERRORS_RESET),
+    ("tx_h2c_data", TX_H2C_DATA, TX_H2C_DATA_RESET),
+    ("rx_r2t", RX_R2T, RX_R2T_RESET),
 ];
 
 /// Offset of `tx_icreq`: ICReq PDUs sent
@@ -353,4 +355,62 @@ pub const fn set_ddgst_errors_value(_reg: u32, value: u32) -> u32 {
 /// Reads `ddgst_errors` of the block at byte address `base`.
 pub fn read_ddgst_errors<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(DDGST_ERRORS))
+}
+
+/// Offset of `tx_h2c_data`: H2CData PDUs sent
+pub const TX_H2C_DATA: u32 = 0x2c;
+/// Value of `tx_h2c_data` after reset.
+pub const TX_H2C_DATA_RESET: u32 = 0x0000_0000;
+
+/// `tx_h2c_data.value` [31:0], RO: H2CData PDUs sent
+pub const TX_H2C_DATA_VALUE_SHIFT: u32 = 0;
+/// Bits of `tx_h2c_data.value` within `tx_h2c_data`.
+pub const TX_H2C_DATA_VALUE_MASK: u32 = 0xffff_ffff;
+/// Value of `tx_h2c_data.value` after reset.
+pub const TX_H2C_DATA_VALUE_RESET: u32 = 0x0;
+/// `tx_h2c_data.value` in a value of `tx_h2c_data`.
+#[inline]
+#[must_use]
+pub const fn get_tx_h2c_data_value(reg: u32) -> u32 {
+    reg
+}
+/// `reg`, a value of `tx_h2c_data`, with `tx_h2c_data.value` replaced by `value` (32 bits).
+#[inline]
+#[must_use]
+pub const fn set_tx_h2c_data_value(_reg: u32, value: u32) -> u32 {
+    value
+}
+
+/// Reads `tx_h2c_data` of the block at byte address `base`.
+pub fn read_tx_h2c_data<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(TX_H2C_DATA))
+}
+
+/// Offset of `rx_r2t`: R2T PDUs accepted
+pub const RX_R2T: u32 = 0x30;
+/// Value of `rx_r2t` after reset.
+pub const RX_R2T_RESET: u32 = 0x0000_0000;
+
+/// `rx_r2t.value` [31:0], RO: R2T PDUs accepted
+pub const RX_R2T_VALUE_SHIFT: u32 = 0;
+/// Bits of `rx_r2t.value` within `rx_r2t`.
+pub const RX_R2T_VALUE_MASK: u32 = 0xffff_ffff;
+/// Value of `rx_r2t.value` after reset.
+pub const RX_R2T_VALUE_RESET: u32 = 0x0;
+/// `rx_r2t.value` in a value of `rx_r2t`.
+#[inline]
+#[must_use]
+pub const fn get_rx_r2t_value(reg: u32) -> u32 {
+    reg
+}
+/// `reg`, a value of `rx_r2t`, with `rx_r2t.value` replaced by `value` (32 bits).
+#[inline]
+#[must_use]
+pub const fn set_rx_r2t_value(_reg: u32, value: u32) -> u32 {
+    value
+}
+
+/// Reads `rx_r2t` of the block at byte address `base`.
+pub fn read_rx_r2t<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(RX_R2T))
 }

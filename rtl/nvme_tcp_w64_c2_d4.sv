@@ -113,15 +113,16 @@ module nvme_tcp_w64_c2_d4 (
   logic         tx0_ready;
   logic [63:0]  tx0_data;
   logic [7:0]   tx0_keep;
-  logic [2:0]   conn0_ev_tx_pdu;
+  logic [3:0]   conn0_ev_tx_pdu;
   logic [3:0]   conn0_ev_tx_bytes;
-  logic [3:0]   conn0_ev_rx_pdu;
+  logic [4:0]   conn0_ev_rx_pdu;
   logic [3:0]   conn0_ev_rx_bytes;
   logic         conn0_ev_hdgst_err;
   logic         conn0_ev_ddgst_err;
   logic         dma_cmd0_valid;
   logic         dma_cmd0_ready;
   logic [1:0]   dma_cmd0_tag;
+  logic         dma_cmd0_write;
   logic         dma_cmd0_sgl;
   logic [127:0] dma_cmd0_dptr;
   logic [31:0]  dma_cmd0_len;
@@ -132,6 +133,11 @@ module nvme_tcp_w64_c2_d4 (
   logic [63:0]  dma_data0_data;
   logic [7:0]   dma_data0_keep;
   logic         dma_data0_last;
+  logic         dma_rdata0_valid;
+  logic         dma_rdata0_ready;
+  logic [63:0]  dma_rdata0_data;
+  logic [7:0]   dma_rdata0_keep;
+  logic         dma_rdata0_last;
   logic         dma_done0_valid;
   logic         dma_done0_ready;
   logic [1:0]   dma_done0_tag;
@@ -158,15 +164,16 @@ module nvme_tcp_w64_c2_d4 (
   logic         tx1_ready;
   logic [63:0]  tx1_data;
   logic [7:0]   tx1_keep;
-  logic [2:0]   conn1_ev_tx_pdu;
+  logic [3:0]   conn1_ev_tx_pdu;
   logic [3:0]   conn1_ev_tx_bytes;
-  logic [3:0]   conn1_ev_rx_pdu;
+  logic [4:0]   conn1_ev_rx_pdu;
   logic [3:0]   conn1_ev_rx_bytes;
   logic         conn1_ev_hdgst_err;
   logic         conn1_ev_ddgst_err;
   logic         dma_cmd1_valid;
   logic         dma_cmd1_ready;
   logic [1:0]   dma_cmd1_tag;
+  logic         dma_cmd1_write;
   logic         dma_cmd1_sgl;
   logic [127:0] dma_cmd1_dptr;
   logic [31:0]  dma_cmd1_len;
@@ -177,6 +184,11 @@ module nvme_tcp_w64_c2_d4 (
   logic [63:0]  dma_data1_data;
   logic [7:0]   dma_data1_keep;
   logic         dma_data1_last;
+  logic         dma_rdata1_valid;
+  logic         dma_rdata1_ready;
+  logic [63:0]  dma_rdata1_data;
+  logic [7:0]   dma_rdata1_keep;
+  logic         dma_rdata1_last;
   logic         dma_done1_valid;
   logic         dma_done1_ready;
   logic [1:0]   dma_done1_tag;
@@ -210,6 +222,7 @@ module nvme_tcp_w64_c2_d4 (
   logic [1:0]   dma_arbiter_gnt;
   logic         dma_arbiter_gnt_idx;
   logic         dma_s_cmd_ready;
+  logic         dma_cmd_write;
   logic [31:0]  dma_cmd_len;
   logic [31:0]  dma_cmd_off;
   logic [31:0]  dma_cmd_dlen;
@@ -227,15 +240,12 @@ module nvme_tcp_w64_c2_d4 (
   logic         unused_dma_done0_ready;
   logic         unused_dma_done1_ready;
   logic         dma_m_data_valid;
-  logic         unused_dma_m_data_valid;
   logic [63:0]  dma_m_data_data;
-  logic         unused_dma_m_data_data;
   logic [7:0]   dma_m_data_keep;
-  logic         unused_dma_m_data_keep;
   logic         dma_m_data_last;
-  logic         unused_dma_m_data_last;
   logic [2:0]   dma_m_data_tag;
-  logic         unused_dma_m_data_tag;
+  logic         dma_rdata_conn;
+  logic         unused_dma_rdata_slot;
   logic         dma_s_axil_awready;
   logic         unused_dma_s_axil_awready_o;
   logic         dma_s_axil_wready;
@@ -263,6 +273,8 @@ module nvme_tcp_w64_c2_d4 (
   logic [31:0]  inc_hdgst_errors;
   logic [31:0]  inc_rx_c2h_data;
   logic [31:0]  inc_ddgst_errors;
+  logic [31:0]  inc_tx_h2c_data;
+  logic [31:0]  inc_rx_r2t;
   logic [31:0]  cnt_tx_icreq_q;
   logic [31:0]  cnt_tx_icreq_d;
   logic [31:0]  cnt_tx_capsule_cmd_q;
@@ -285,6 +297,10 @@ module nvme_tcp_w64_c2_d4 (
   logic [31:0]  cnt_rx_c2h_data_d;
   logic [31:0]  cnt_ddgst_errors_q;
   logic [31:0]  cnt_ddgst_errors_d;
+  logic [31:0]  cnt_tx_h2c_data_q;
+  logic [31:0]  cnt_tx_h2c_data_d;
+  logic [31:0]  cnt_rx_r2t_q;
+  logic [31:0]  cnt_rx_r2t_d;
 
   nvme_tcp_conn_w64_d4_h8192 u_conn0 (
     .clk_i             (clk_i),
@@ -309,6 +325,7 @@ module nvme_tcp_w64_c2_d4 (
     .dma_cmd_valid_o   (dma_cmd0_valid),
     .dma_cmd_ready_i   (dma_cmd0_ready),
     .dma_cmd_tag_o     (dma_cmd0_tag),
+    .dma_cmd_write_o   (dma_cmd0_write),
     .dma_cmd_sgl_o     (dma_cmd0_sgl),
     .dma_cmd_dptr_o    (dma_cmd0_dptr),
     .dma_cmd_len_o     (dma_cmd0_len),
@@ -319,6 +336,11 @@ module nvme_tcp_w64_c2_d4 (
     .dma_data_data_o   (dma_data0_data),
     .dma_data_keep_o   (dma_data0_keep),
     .dma_data_last_o   (dma_data0_last),
+    .dma_rdata_valid_i (dma_rdata0_valid),
+    .dma_rdata_ready_o (dma_rdata0_ready),
+    .dma_rdata_data_i  (dma_rdata0_data),
+    .dma_rdata_keep_i  (dma_rdata0_keep),
+    .dma_rdata_last_i  (dma_rdata0_last),
     .dma_done_valid_i  (dma_done0_valid),
     .dma_done_ready_o  (dma_done0_ready),
     .dma_done_tag_i    (dma_done0_tag),
@@ -369,6 +391,7 @@ module nvme_tcp_w64_c2_d4 (
     .dma_cmd_valid_o   (dma_cmd1_valid),
     .dma_cmd_ready_i   (dma_cmd1_ready),
     .dma_cmd_tag_o     (dma_cmd1_tag),
+    .dma_cmd_write_o   (dma_cmd1_write),
     .dma_cmd_sgl_o     (dma_cmd1_sgl),
     .dma_cmd_dptr_o    (dma_cmd1_dptr),
     .dma_cmd_len_o     (dma_cmd1_len),
@@ -379,6 +402,11 @@ module nvme_tcp_w64_c2_d4 (
     .dma_data_data_o   (dma_data1_data),
     .dma_data_keep_o   (dma_data1_keep),
     .dma_data_last_o   (dma_data1_last),
+    .dma_rdata_valid_i (dma_rdata1_valid),
+    .dma_rdata_ready_o (dma_rdata1_ready),
+    .dma_rdata_data_i  (dma_rdata1_data),
+    .dma_rdata_keep_i  (dma_rdata1_keep),
+    .dma_rdata_last_i  (dma_rdata1_last),
     .dma_done_valid_i  (dma_done1_valid),
     .dma_done_ready_o  (dma_done1_ready),
     .dma_done_tag_i    (dma_done1_tag),
@@ -433,14 +461,14 @@ module nvme_tcp_w64_c2_d4 (
     .s_cmd_valid_i    (dma_arbiter_valid),
     .s_cmd_ready_o    (dma_s_cmd_ready),
     .s_cmd_tag_i      ({dma_arbiter_gnt_idx, (dma_arbiter_gnt_idx == 1'b1) ? dma_cmd1_tag : dma_cmd0_tag}),
-    .s_cmd_write_i    (1'b1),
+    .s_cmd_write_i    (dma_cmd_write),
     .s_cmd_sgl_i      ((dma_arbiter_gnt_idx == 1'b1) ? dma_cmd1_sgl : dma_cmd0_sgl),
     .s_cmd_dptr_i     ((dma_arbiter_gnt_idx == 1'b1) ? dma_cmd1_dptr : dma_cmd0_dptr),
     .s_cmd_len_i      (dma_cmd_len[20:0]),
     .s_cmd_win_off_i  (dma_cmd_off[20:0]),
     .s_cmd_win_len_i  (dma_cmd_dlen[20:0]),
     .m_data_valid_o   (dma_m_data_valid),
-    .m_data_ready_i   (1'b0),
+    .m_data_ready_i   (1'b0 | ((dma_rdata_conn == 1'b0) & dma_rdata0_ready) | ((dma_rdata_conn == 1'b1) & dma_rdata1_ready)),
     .m_data_data_o    (dma_m_data_data),
     .m_data_keep_o    (dma_m_data_keep),
     .m_data_last_o    (dma_m_data_last),
@@ -506,7 +534,7 @@ module nvme_tcp_w64_c2_d4 (
   rr_arbiter_n2 u_dma_arbiter (
     .clk_i     (clk_i),
     .rst_ni    (rst_ni),
-    .req_i     ({dma_cmd1_valid, dma_cmd0_valid} & {2{dma_order_s_ready}}),
+    .req_i     ({dma_cmd1_valid & (dma_order_s_ready | ~dma_cmd1_write), dma_cmd0_valid & (dma_order_s_ready | ~dma_cmd0_write)}),
     .valid_o   (dma_arbiter_valid),
     .ready_i   (dma_s_cmd_ready),
     .gnt_o     (dma_arbiter_gnt),
@@ -516,7 +544,7 @@ module nvme_tcp_w64_c2_d4 (
   fifo_fwft_w1_d8 u_dma_order (
     .clk_i     (clk_i),
     .rst_ni    (rst_ni),
-    .s_valid_i (dma_arbiter_valid & dma_s_cmd_ready),
+    .s_valid_i (dma_arbiter_valid & dma_s_cmd_ready & dma_cmd_write),
     .s_ready_o (dma_order_s_ready),
     .s_data_i  (dma_arbiter_gnt_idx),
     .m_valid_o (dma_order_m_valid),
@@ -555,7 +583,9 @@ module nvme_tcp_w64_c2_d4 (
     .rx_bytes_value_i        (cnt_rx_bytes_q),
     .hdgst_errors_value_i    (cnt_hdgst_errors_q),
     .rx_c2h_data_value_i     (cnt_rx_c2h_data_q),
-    .ddgst_errors_value_i    (cnt_ddgst_errors_q)
+    .ddgst_errors_value_i    (cnt_ddgst_errors_q),
+    .tx_h2c_data_value_i     (cnt_tx_h2c_data_q),
+    .rx_r2t_value_i          (cnt_rx_r2t_q)
   );
 
   assign cmd_conn = 1'(io_cmd_sqid_i - 16'd1);
@@ -606,6 +636,7 @@ module nvme_tcp_w64_c2_d4 (
   assign tx_keep_o = (tx_arbiter_gnt_idx == 1'b1) ? tx1_keep : tx0_keep;
   assign dma_cmd0_ready = dma_s_cmd_ready & dma_arbiter_gnt[0];
   assign dma_cmd1_ready = dma_s_cmd_ready & dma_arbiter_gnt[1];
+  assign dma_cmd_write = (dma_arbiter_gnt_idx == 1'b1) ? dma_cmd1_write : dma_cmd0_write;
   assign dma_cmd_len = (dma_arbiter_gnt_idx == 1'b1) ? dma_cmd1_len : dma_cmd0_len;
   assign dma_cmd_off = (dma_arbiter_gnt_idx == 1'b1) ? dma_cmd1_off : dma_cmd0_off;
   assign dma_cmd_dlen = (dma_arbiter_gnt_idx == 1'b1) ? dma_cmd1_dlen : dma_cmd0_dlen;
@@ -623,11 +654,16 @@ module nvme_tcp_w64_c2_d4 (
   assign dma_done1_tag = dma_m_done_tag[1:0];
   assign dma_done1_status = dma_m_done_status;
   assign unused_dma_done1_ready = ^dma_done1_ready;
-  assign unused_dma_m_data_valid = ^dma_m_data_valid;
-  assign unused_dma_m_data_data = ^dma_m_data_data;
-  assign unused_dma_m_data_keep = ^dma_m_data_keep;
-  assign unused_dma_m_data_last = ^dma_m_data_last;
-  assign unused_dma_m_data_tag = ^dma_m_data_tag;
+  assign dma_rdata_conn = dma_m_data_tag[2];
+  assign unused_dma_rdata_slot = ^dma_m_data_tag[1:0];
+  assign dma_rdata0_valid = dma_m_data_valid & (dma_rdata_conn == 1'b0);
+  assign dma_rdata0_data = dma_m_data_data;
+  assign dma_rdata0_keep = dma_m_data_keep;
+  assign dma_rdata0_last = dma_m_data_last;
+  assign dma_rdata1_valid = dma_m_data_valid & (dma_rdata_conn == 1'b1);
+  assign dma_rdata1_data = dma_m_data_data;
+  assign dma_rdata1_keep = dma_m_data_keep;
+  assign dma_rdata1_last = dma_m_data_last;
   assign unused_dma_s_axil_awready_o = ^dma_s_axil_awready;
   assign unused_dma_s_axil_wready_o = ^dma_s_axil_wready;
   assign unused_dma_s_axil_bvalid_o = ^dma_s_axil_bvalid;
@@ -647,6 +683,8 @@ module nvme_tcp_w64_c2_d4 (
   assign inc_hdgst_errors = 32'd0 + {31'd0, conn0_ev_hdgst_err} + {31'd0, conn1_ev_hdgst_err};
   assign inc_rx_c2h_data = 32'd0 + {31'd0, conn0_ev_rx_pdu[3]} + {31'd0, conn1_ev_rx_pdu[3]};
   assign inc_ddgst_errors = 32'd0 + {31'd0, conn0_ev_ddgst_err} + {31'd0, conn1_ev_ddgst_err};
+  assign inc_tx_h2c_data = 32'd0 + {31'd0, conn0_ev_tx_pdu[3]} + {31'd0, conn1_ev_tx_pdu[3]};
+  assign inc_rx_r2t = 32'd0 + {31'd0, conn0_ev_rx_pdu[4]} + {31'd0, conn1_ev_rx_pdu[4]};
   assign cnt_tx_icreq_d = cnt_tx_icreq_q + inc_tx_icreq;
   assign cnt_tx_capsule_cmd_d = cnt_tx_capsule_cmd_q + inc_tx_capsule_cmd;
   assign cnt_tx_h2c_termreq_d = cnt_tx_h2c_termreq_q + inc_tx_h2c_termreq;
@@ -658,6 +696,8 @@ module nvme_tcp_w64_c2_d4 (
   assign cnt_hdgst_errors_d = cnt_hdgst_errors_q + inc_hdgst_errors;
   assign cnt_rx_c2h_data_d = cnt_rx_c2h_data_q + inc_rx_c2h_data;
   assign cnt_ddgst_errors_d = cnt_ddgst_errors_q + inc_ddgst_errors;
+  assign cnt_tx_h2c_data_d = cnt_tx_h2c_data_q + inc_tx_h2c_data;
+  assign cnt_rx_r2t_d = cnt_rx_r2t_q + inc_rx_r2t;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -675,6 +715,8 @@ module nvme_tcp_w64_c2_d4 (
       cnt_hdgst_errors_q <= 32'd0;
       cnt_rx_c2h_data_q <= 32'd0;
       cnt_ddgst_errors_q <= 32'd0;
+      cnt_tx_h2c_data_q <= 32'd0;
+      cnt_rx_r2t_q <= 32'd0;
     end else begin
       bounce_valid_q <= bounce_valid_d;
       bounce_sqid_q <= bounce_sqid_d;
@@ -690,6 +732,8 @@ module nvme_tcp_w64_c2_d4 (
       cnt_hdgst_errors_q <= cnt_hdgst_errors_d;
       cnt_rx_c2h_data_q <= cnt_rx_c2h_data_d;
       cnt_ddgst_errors_q <= cnt_ddgst_errors_d;
+      cnt_tx_h2c_data_q <= cnt_tx_h2c_data_d;
+      cnt_rx_r2t_q <= cnt_rx_r2t_d;
     end
   end
 

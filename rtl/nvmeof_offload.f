@@ -24,6 +24,7 @@ dma_engine_w64_t3_l21.sv
 fifo_fwft_w73_d1024.sv
 fifo_fwft_w66_d4.sv
 fifo_fwft_w1_d8.sv
+fifo_fwft_w82_d4.sv
 nvme_tcp_conn_w64_d4_h8192.sv
 fifo_fwft_w72_d2.sv
 rr_arbiter_n3.sv
