@@ -2,10 +2,11 @@
 //! TCP byte streams (the TCP engine underneath is a later block).
 //!
 //! ```text
-//!  io_cmd (SQE) --> [nvme_tcp_conn] --tx--> byte stream to the target (ICReq, CapsuleCmd, H2CTermReq)
+//!  io_cmd (SQE) --> [nvme_tcp_conn] --tx--> byte stream to the target (ICReq, CapsuleCmd,
+//!                        |                   H2CData, H2CTermReq)
 //!  io_cpl <-------- [nvme_tcp_conn] <--rx-- byte stream from the target (ICResp, CapsuleResp,
-//!                        |                   C2HData, C2HTermReq)
-//!                        +-- dma_cmd / dma_data / dma_done --> [dma_engine_win] --> AXI4 master
+//!                        |                   C2HData, R2T, C2HTermReq)
+//!                        +-- dma_cmd / dma_data / dma_rdata / dma_done --> [dma_engine_win] --> AXI4
 //! ```
 //!
 //! # One connection: `nvme_tcp_conn_w<bits>_d<outstanding>_h<hold bytes>`
@@ -25,13 +26,14 @@
 //!   beats and a short last one, then the 4-byte header digest in a beat of its own.
 //! - `connected_o`: the ICResp was accepted; `dead_o`: the connection ended (TermReq sent or
 //!   received).
-//! - Host memory writes (C2HData payload), toward the DMA engine: `dma_cmd` (`tag` = the
-//!   command's slot, `sgl`, `dptr` [128] = the SQE's DPTR, `len` = the command's data length,
-//!   `off` = DATAO, `dlen` = DATAL: write bytes `off .. off + dlen` of the command's data),
-//!   `dma_data` (`data`, `keep`, `last`: `dlen` bytes packed from lane 0, keep all ones but on the
-//!   last beat) and `dma_done` (`tag`, `status` [11]; always taken). A command completes only
-//!   after every write of its data is done; a write that fails completes it with the DMA
-//!   engine's status.
+//! - Host memory, toward the DMA engine: `dma_cmd` (`tag` = the command's slot, `write` (1: a
+//!   C2HData payload to host memory, 0: an H2CData payload from it), `sgl`, `dptr` [128] = the
+//!   SQE's DPTR, `len` = the command's data length, `off` = DATAO, `dlen` = DATAL: move bytes
+//!   `off .. off + dlen` of the command's data), `dma_data` (writes: `data`, `keep`, `last`:
+//!   `dlen` bytes packed from lane 0, keep all ones but on the last beat), `dma_rdata` (reads,
+//!   same framing, in the order of the read commands) and `dma_done` (`tag`, `status` [11];
+//!   always taken). A command completes only after every move of its data is done; a move that
+//!   fails completes it with the DMA engine's status.
 //!
 //! # Host reads (C2HData)
 //!
@@ -77,6 +79,38 @@
 //! that arrives later, completes with Transient Transport Error (22h); received bytes are
 //! dropped.
 //!
+//! # Host writes (R2T and H2CData)
+//!
+//! Every Write's data goes as H2CData in answer to R2Ts (no in-capsule data: the CapsuleCmd's
+//! SGL is always a transport data block). An R2T is checked whole, in this order after the
+//! common header checks (HLEN 24, flags = the header digest flag alone (FEI 1), PDO 0 (FEI 3),
+//! PLEN 24 + 4 (header digest) (FEI 4), the header digest (03h)): CCCID naming an outstanding
+//! Write not yet answered by a CapsuleResp (01h, FEI 8; an R2T for a Read or another command
+//! gets this too); no R2T of that command still being answered (02h PDU Sequence Error: the
+//! ICReq's MAXR2T 0 allows one outstanding R2T per command, and the command's next R2T may come
+//! once the last byte of the previous one's last H2CData left); R2TL non-zero and R2TO + R2TL
+//! inside the command's data (04h Data Transfer Out of Range, FEI 12). TTAG is not checked (it
+//! is the target's): it is echoed. R2Ts of different commands may arrive in any order and are
+//! answered in arrival order (a FIFO of `outstanding` entries, never full: one per command).
+//!
+//! An R2T is answered with H2CData PDUs of at most MAXH2CDATA bytes (from the ICResp) covering
+//! R2TO .. R2TO + R2TL in order: CCCID, the R2T's TTAG, DATAO and DATAL, LAST_PDU on the last;
+//! PDO = the header and header digest rounded up to the ICResp's CPDA ((CPDA + 1) * 4 bytes,
+//! zero padding); the payload is read through the DMA engine (`write` 0, `off` = DATAO, `dlen`
+//! = DATAL) and streamed to `tx` as it comes (header beats, digest beat, padding, payload beats
+//! straight from `dma_rdata`, the data digest in a beat of its own), the data digest computed
+//! on the fly. Before the data digest (or the next PDU without one) the read's completion is
+//! awaited. Answering R2Ts goes before sending new CapsuleCmds.
+//!
+//! **A failed host memory read** (a DMA status on an H2CData's read): the DMA engine keeps the
+//! framing (zeros after the error), so the PDU is finished, but its data digest, if negotiated,
+//! is sent inverted so a checking target drops it; then nothing more is sent on the connection
+//! (no TermReq: none of its FES values means "the host cannot read its memory") and the
+//! connection ends (`dead_o`; the TCP engine underneath is to reset the TCP connection) once the
+//! PDU being received is taken. The command completes with the DMA status, the others with 22h
+//! (or their answer, if it came). Without data digests the target has taken the PDU's bytes as
+//! data: the command's blocks are then undefined, as after any failed write.
+//!
 //! # The engine: `nvme_tcp_w<bits>_c<connections>_d<outstanding>`
 //!
 //! One connection per I/O queue pair: SQ id `i + 1` runs on connection `i`.
@@ -103,13 +137,15 @@
 //! - Host memory: the engine holds one windowed DMA engine (`dma_engine_win_*`, tag
 //!   `{connection, slot}`, data width = the stream width, length width, reads in flight and AXI
 //!   ID width from `[dma]`) behind an AXI4 master `m_axi_*`, and `mps_i` [4] (CC.MPS). The
-//!   connections' DMA commands go to it round robin; each command's connection is queued so its
-//!   payload beats follow in command order; completions return by the tag. The DMA engine's own
+//!   connections' DMA commands go to it round robin; each write command's connection is queued
+//!   so its payload beats follow in command order; read data (`m_data`) returns by the tag's
+//!   connection bits, completions too. The DMA engine moves one transfer at a time in command
+//!   order, so a connection whose `tx` has no credit while its H2CData payload is on `m_data`
+//!   holds up the host memory moves of the others until it gets credit. The DMA engine's own
 //!   counters are not reachable from this top (its AXI4-Lite port is tied off).
 //!
-//! Not in this block yet: host writes (R2T and H2CData, in-capsule data): an R2T is refused as
-//! an invalid type (01h, FEI 0), so a Write with data ends its connection; the front end must
-//! not send one yet.
+//! Not in this block yet: in-capsule data (every Write's data goes as H2CData after an R2T, the
+//! CapsuleCmd's SGL is always a transport data block, so a target's IOCCSZ is never used).
 
 pub mod conn;
 pub mod engine;

@@ -131,8 +131,9 @@ pub struct TargetConfig {
     pub max_r2t: u32,
     /// May end a successful read with SUCCESS instead of a CapsuleResp.
     pub use_success: bool,
-    /// Sends every C2HData of exactly `max_c2h` bytes (a command's last one shorter) instead of
-    /// random sizes (for benchmarks).
+    /// Sends every C2HData of exactly `max_c2h` bytes and every R2T of exactly `max_r2t` (a
+    /// command's last ones shorter), in data order, instead of random sizes and orders (for
+    /// benchmarks).
     pub full_c2h: bool,
     /// Largest in-capsule data it accepts (IOCCSZ - 64 bytes).
     pub icd_max: u32,
@@ -486,13 +487,17 @@ impl Target {
                         let mut off = 0u32;
                         let mut r2ts = Vec::new();
                         while off < c.len {
-                            let n = (1 + self.rng.below(u64::from(self.cfg.max_r2t)) as u32)
-                                .min(c.len - off);
+                            let n = if self.cfg.full_c2h {
+                                self.cfg.max_r2t
+                            } else {
+                                1 + self.rng.below(u64::from(self.cfg.max_r2t)) as u32
+                            }
+                            .min(c.len - off);
                             r2ts.push(Step::R2t { off, n });
                             off += n;
                         }
                         // The pieces in a random order: DATAO follows the R2T, not the data.
-                        for i in (1..r2ts.len()).rev() {
+                        for i in (1..r2ts.len()).rev().filter(|_| !self.cfg.full_c2h) {
                             r2ts.swap(i, self.rng.below(i as u64 + 1) as usize);
                         }
                         c.todo.extend(r2ts);
