@@ -9,13 +9,19 @@ use hdl_builder::{Comb, Error, ErrorKind, Errors};
 use std::panic::Location;
 use std::rc::Rc;
 
-/// The module name: `nvme_tcp_conn_w<bits>_d<outstanding>` (`_nd` without digests).
+/// The module name: `nvme_tcp_conn_w<bits>_d<outstanding>_h<hold bytes>`, `_i<in-capsule
+/// bytes>` when writes may carry in-capsule data, `_nd` without digests.
 pub fn module_name(p: &NvmeTcpParams) -> String {
     format!(
-        "nvme_tcp_conn_w{}_d{}_h{}{}",
+        "nvme_tcp_conn_w{}_d{}_h{}{}{}",
         p.data_width,
         p.outstanding,
         p.hold_bytes,
+        if p.icd_bytes > 0 {
+            format!("_i{}", p.icd_bytes)
+        } else {
+            String::new()
+        },
         if p.digests { "" } else { "_nd" }
     )
 }
@@ -43,6 +49,8 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
         || !(1..=64).contains(&p.outstanding)
         || !p.hold_bytes.is_power_of_two()
         || p.hold_bytes < p.data_width / 4
+        || p.icd_bytes > 65536
+        || p.icd_bytes % 16 != 0
     {
         return Err(Errors(vec![Error {
             kind: ErrorKind::Invalid,
@@ -50,8 +58,8 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
             signal: None,
             loc: Location::caller(),
             message: format!(
-                "{name}: data width {} (use 64, 128 or 256), {} outstanding commands (use 1 to 64) or hold buffer {} bytes (a power of two, two beats or more)",
-                p.data_width, p.outstanding, p.hold_bytes
+                "{name}: data width {} (use 64, 128 or 256), {} outstanding commands (use 1 to 64), hold buffer {} bytes (a power of two, two beats or more) or in-capsule data {} bytes (0 to 65536, a multiple of 16)",
+                p.data_width, p.outstanding, p.hold_bytes, p.icd_bytes
             ),
         }]));
     }
@@ -491,6 +499,11 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
     let ic_maxh2c = m.net("ic_maxh2cdata", bytes(hdr.q, 12, 4));
     m.unused("ic_dgst_rsvd", ic_dgst.slice(7, 2));
     let ic_bad_dgst = m.net("ic_bad_dgst", (ic_dgst.slice(1, 0) & !asked).ne(0u64));
+    let ic_cap_pdo = m.wire("ic_capsule_pdo", 8);
+    m.comment(
+        ic_cap_pdo,
+        "CapsuleCmd PDO with in-capsule data: header (and digest) rounded up to (CPDA + 1) * 4",
+    );
     let ic_pdo = m.wire("ic_h2c_pdo", 8);
     m.comment(
         ic_pdo,
@@ -498,17 +511,23 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
     );
     m.comb(|c| {
         c.set(ic_pdo, 24u64);
+        c.set(ic_cap_pdo, 72u64);
         c.case(cat([ic_dgst.bit(0), ic_cpda.slice(4, 0)]), |k| {
             for hdv in 0..2u32 {
                 for cpda in 0..32u32 {
                     let a = (cpda + 1) * 4;
                     let pdo = (24 + 4 * hdv).div_ceil(a) * a;
+                    let cap = (72 + 4 * hdv).div_ceil(a) * a;
                     k.arm(lit(6, u128::from(hdv << 5 | cpda)), |c| {
-                        c.set(ic_pdo, u64::from(pdo))
+                        c.set(ic_pdo, u64::from(pdo));
+                        c.set(ic_cap_pdo, u64::from(cap));
                     });
                 }
             }
-            k.default(|c| c.set(ic_pdo, 24u64));
+            k.default(|c| {
+                c.set(ic_pdo, 24u64);
+                c.set(ic_cap_pdo, 72u64);
+            });
         });
     });
     // CapsuleResp fields: CQE DW0, CID, status.
@@ -659,6 +678,18 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
         h2c_pdo.q,
         "PDO of the H2CData PDUs: header and digest padded to the ICResp's CPDA",
     );
+    let cap_pdo = m.reg("capsule_pdo", 8, 72);
+    m.comment(
+        cap_pdo.q,
+        "PDO of a CapsuleCmd with in-capsule data (CPDA padding)",
+    );
+    let ticd = m.reg("tx_icd", 1, 0);
+    m.comment(
+        ticd.q,
+        "the data PDU on tx is a CapsuleCmd with in-capsule data (not an H2CData)",
+    );
+    let icd_slot = m.reg("tx_icd_slot", sw, 0);
+    m.comment(icd_slot.q, "the slot of that CapsuleCmd's command");
     let r2t_sent = m.reg("r2t_sent", 32, 0);
     m.comment(r2t_sent.q, "bytes of the head R2T already sent as H2CData");
     let h2c_n = m.reg("h2c_datal", 32, 0);
@@ -676,15 +707,28 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
 
     // DMA commands: the vcmd head (a C2HData write) with its slot's pointer first, else the
     // H2CData's read.
-    let vc_valid = m.bind_out(u_vcmd, "m_valid_o");
+    let vc_head = m.bind_out(u_vcmd, "m_valid_o");
+    let rd_lock = m.reg("dma_cmd_rd_lock", 1, 0);
+    m.comment(
+        rd_lock.q,
+        "an H2CData read is on dma_cmd and not yet taken: it stays (a stream's payload is stable)",
+    );
+    let vc_valid = m.net("dma_cmd_is_write", vc_head & !rd_lock.q);
+    m.comment(
+        vc_valid,
+        "dma_cmd carries the C2HData write at the vcmd head",
+    );
+    m.assign(rd_lock.d, h2c_req & !vc_valid & !dma_cmd.ready);
     let vc_data = m.bind_out(u_vcmd, "m_data_o");
     let vc_count = m.bind_out(u_vcmd, "count_o");
     m.unused("vcmd_count", vc_count);
+    let tx_slot = m.net("tx_data_slot", mux(ticd.q, icd_slot.q, rf_slot));
+    m.comment(tx_slot, "the command whose data the data PDU on tx carries");
     let vc_slot = m.net(
         "dma_cmd_slot",
-        mux(vc_valid, vc_data.slice(sw - 1, 0), rf_slot),
+        mux(vc_valid, vc_data.slice(sw - 1, 0), tx_slot),
     );
-    m.assign(dma_cmd.valid, vc_valid | h2c_req);
+    m.assign(dma_cmd.valid, vc_head | h2c_req);
     m.assign(dma_cmd.field("tag"), vc_slot);
     m.assign(dma_cmd.field("write"), vc_valid);
     m.assign(dma_cmd.field("sgl"), slot_sgl.q.shr_by(vc_slot).bit(0));
@@ -706,14 +750,18 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
     m.assign(dma_cmd.field("len"), len_of);
     m.assign(
         dma_cmd.field("off"),
-        mux(vc_valid, vc_data.slice(sw + 31, sw), h2c_datao),
+        mux(
+            vc_valid,
+            vc_data.slice(sw + 31, sw),
+            mux(ticd.q, lit(32, 0), h2c_datao),
+        ),
     );
     m.assign(
         dma_cmd.field("dlen"),
         mux(vc_valid, vc_data.slice(sw + 63, sw + 32), h2c_n.q),
     );
     let h2c_dma_go = m.net("h2c_dma_go", h2c_req & !vc_valid & dma_cmd.ready);
-    m.bind(u_vcmd, "m_ready_i", dma_cmd.ready);
+    m.bind(u_vcmd, "m_ready_i", dma_cmd.ready & vc_valid);
 
     // Held payload: forwarded to dma_data when its verdict is good, dropped otherwise.
     let vd_valid = m.bind_out(u_vdata, "m_valid_o");
@@ -750,7 +798,7 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
         "slot_quiet",
         cat((0..d)
             .rev()
-            .map(|i| slot_pend[i as usize].q.eq(0u64) & !(h2c_busy & rf_slot.eq(u64::from(i))))),
+            .map(|i| slot_pend[i as usize].q.eq(0u64) & !(h2c_busy & tx_slot.eq(u64::from(i))))),
     );
     let ready_slot = m.net(
         "slot_ready",
@@ -962,21 +1010,44 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
         dlen,
         "the command's data length: (NLB + 1) * 512 for Read and Write",
     );
+    let is_icd = m.net(
+        "cmd_in_capsule",
+        if p.icd_bytes > 0 {
+            opc.eq(0x01u64) & dlen.le(u64::from(p.icd_bytes))
+        } else {
+            lit(1, 0)
+        },
+    );
+    m.comment(
+        is_icd,
+        "a Write of at most nvme_tcp.in_capsule_bytes: its data goes in the capsule",
+    );
+    // The SGL: a data block with an offset into the capsule (identifier 01h, offset 0) for
+    // in-capsule data, else the transport data block (5Ah, address 0).
+    let sgl_id = m.net("capsule_sgl_id", mux(is_icd, lit(8, 0x01), lit(8, 0x5a)));
+    let cap_plen = m.net(
+        "capsule_plen",
+        mux(is_icd, cap_pdo.q.zext(32) + dlen + dd4, lit(32, 72) + hd4),
+    );
+    let cap_flags = m.net(
+        "capsule_flags",
+        cat([zeros(6), (is_icd & dd.q).ex(), hd.q.ex()]),
+    );
     let capsule = m.net(
         "capsule_hdr",
         cat([
             sqe.slice(511, 320), // CDW10-15
-            lit(8, 0x5a),        // SGL identifier: transport data block
+            sgl_id.ex(),         // SGL identifier
             zeros(24),
             dlen.ex(),          // SGL length
-            zeros(64),          // SGL address
+            zeros(64),          // SGL address / offset 0
             sqe.slice(191, 16), // CID .. MPTR
             lit(2, 1),          // PSDT 01b
             sqe.slice(13, 0),   // FUSE, opcode
-            lit(32, 72) + cat([zeros(29), hd.q.ex(), zeros(2)]),
-            lit(8, 0),
+            cap_plen.ex(),
+            mux(is_icd, cap_pdo.q, lit(8, 0)).ex(), // PDO
             lit(8, 72),
-            hd_flag.ex(),
+            cap_flags.ex(),
             lit(8, 0x04), // CapsuleCmd
         ]),
     );
@@ -1050,11 +1121,11 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
         (t_dwait & h2c_done.q & !dd.q) | (t_ddg & tx_fire),
     );
     let h2c_ok = m.net("h2c_finish_ok", h2c_finish & h2c_err.q.eq(0u64));
-    let r2t_answered = m.net("r2t_answered", h2c_ok & h2c_last.q);
+    let r2t_answered = m.net("r2t_answered", h2c_ok & h2c_last.q & !ticd.q);
     m.bind(u_r2t, "m_ready_i", r2t_answered);
     let r2t_sent_all = m.net(
         "r2t_sent_all",
-        h2c_last.q & tx_fire & (t_ddg | (t_dat & dma_rdata.field("last") & !dd.q)),
+        h2c_last.q & !ticd.q & tx_fire & (t_ddg | (t_dat & dma_rdata.field("last") & !dd.q)),
     );
     m.comment(
         r2t_sent_all,
@@ -1093,6 +1164,8 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
         c.set(h2c_err.d, h2c_err.q);
         c.set(abort.d, abort.q);
         c.set(r2t_sent.d, r2t_sent.q);
+        c.set(ticd.d, ticd.q);
+        c.set(icd_slot.d, icd_slot.q);
         c.set(ic_pend.d, ic_pend.q);
         c.if_(rd_done_now, |c| c.set(h2c_err.d, dma_done.field("status")));
         c.if_(load_ic, |c| {
@@ -1125,14 +1198,26 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
             c.set(h2c_last.d, h2c_fits);
             c.set(h2c_done.d, 0u64);
             c.set(h2c_err.d, 0u64);
+            c.set(ticd.d, 0u64);
         })
         .else_if(load_cmd, |c| {
-            c.set(tst.d, tx_st.item("TX_HDR"));
+            c.set(
+                tst.d,
+                mux(is_icd, tx_st.item("TX_DCMD"), tx_st.item("TX_HDR")),
+            );
             c.set(tbuf.d, capsule);
             c.set(tlen.d, 72u64);
             c.set(tidx.d, 0u64);
             c.set(tdg.d, hd.q);
-            c.set(th2c.d, 0u64);
+            c.set(th2c.d, is_icd);
+            c.set(ticd.d, is_icd);
+            c.set(icd_slot.d, free_idx);
+            c.set(tpad.d, cap_pdo.q - 72u64 - hd4.slice(7, 0));
+            c.set(tdfirst.d, 1u64);
+            c.set(h2c_n.d, dlen);
+            c.set(h2c_last.d, 0u64);
+            c.set(h2c_done.d, 0u64);
+            c.set(h2c_err.d, 0u64);
         })
         .else_if(t_dcmd & h2c_dma_go, |c| c.set(tst.d, tx_st.item("TX_HDR")))
         .else_if(tx_fire & t_hdr, |c| {
@@ -1160,6 +1245,7 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
         c.if_(h2c_finish, |c| {
             c.set(tst.d, tx_st.item("TX_IDLE"));
             c.if_(h2c_err.q.ne(0u64), |c| c.set(abort.d, 1u64))
+                .else_if(ticd.q, |_| {})
                 .else_if(h2c_last.q, |c| c.set(r2t_sent.d, 0u64))
                 .else_(|c| c.set(r2t_sent.d, r2t_sent.q + h2c_n.q));
         });
@@ -1263,6 +1349,7 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
         c.set(datal_r.d, datal_r.q);
         c.set(maxh2c.d, maxh2c.q);
         c.set(h2c_pdo.d, h2c_pdo.q);
+        c.set(cap_pdo.d, cap_pdo.q);
         c.if_(rx.valid & rx.ready, |c| c.set(rx_pos.d, 0u64))
             .else_if(consuming, |c| c.set(rx_pos.d, rx_pos.q + take));
         c.if_(got & (in_ch | in_psh), |c| {
@@ -1324,6 +1411,7 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
                         c.set(dd.d, ic_dgst.bit(1));
                         c.set(maxh2c.d, ic_maxh2c);
                         c.set(h2c_pdo.d, ic_pdo);
+                        c.set(cap_pdo.d, ic_cap_pdo);
                         back_to_ch(c);
                     });
                     k.arm(lit(8, 0x07), |c| {

@@ -9,7 +9,7 @@
 //!                        +-- dma_cmd / dma_data / dma_rdata / dma_done --> [dma_engine_win] --> AXI4
 //! ```
 //!
-//! # One connection: `nvme_tcp_conn_w<bits>_d<outstanding>_h<hold bytes>`
+//! # One connection: `nvme_tcp_conn_w<bits>_d<outstanding>_h<hold bytes>[_i<in-capsule bytes>]`
 //!
 //! - `dgst_i` [2]: the digests to ask for in the ICReq (bit 0 header, bit 1 data), held stable;
 //!   masked by the configuration's `digests` switch. HPDA is 0 (no padding asked for).
@@ -17,7 +17,13 @@
 //!   8i+7:8i). It is taken once the connection is up and one of the `outstanding` command slots
 //!   is free. It goes out as a CapsuleCmd whose SQE has PSDT 01b and DPTR rewritten to one
 //!   transport SGL data block (identifier 5Ah, address 0) of the command's length
-//!   (`(NLB + 1) * 512` for Read and Write, 0 otherwise); CCCID is the command's own CID.
+//!   (`(NLB + 1) * 512` for Read and Write, 0 otherwise); CCCID is the command's own CID. A
+//!   Write of at most `nvme_tcp.in_capsule_bytes` (default 4096; 0: never) carries its data in
+//!   the capsule instead: the SGL is a data block with an offset into the capsule (identifier
+//!   01h, offset 0, the command's length), PDO is the header and header digest rounded up to
+//!   the ICResp's CPDA, then zero padding, the data (read from host memory through the DMA
+//!   engine, as for H2CData) and the data digest if negotiated. The target must accept that
+//!   much (its IOCCSZ * 16 - 64 bytes): configure the key to match.
 //! - Completion stream `io_cpl`: `cid` [16], `status` [15] (the CQE status field), `dw0` [32],
 //!   from each CapsuleResp whose CID is outstanding.
 //! - Byte streams `tx` (out) and `rx` (in): `data` [W], `keep` [W/8]. Bytes are packed from lane
@@ -81,8 +87,8 @@
 //!
 //! # Host writes (R2T and H2CData)
 //!
-//! Every Write's data goes as H2CData in answer to R2Ts (no in-capsule data: the CapsuleCmd's
-//! SGL is always a transport data block). An R2T is checked whole, in this order after the
+//! A Write's data goes in the capsule (above) or as H2CData in answer to R2Ts. An R2T is
+//! checked whole, in this order after the
 //! common header checks (HLEN 24, flags = the header digest flag alone (FEI 1), PDO 0 (FEI 3),
 //! PLEN 24 + 4 (header digest) (FEI 4), the header digest (03h)): CCCID naming an outstanding
 //! Write not yet answered by a CapsuleResp (01h, FEI 8; an R2T for a Read or another command
@@ -102,11 +108,14 @@
 //! on the fly. Before the data digest (or the next PDU without one) the read's completion is
 //! awaited. Answering R2Ts goes before sending new CapsuleCmds.
 //!
-//! **A failed host memory read** (a DMA status on an H2CData's read): the DMA engine keeps the
-//! framing (zeros after the error), so the PDU is finished, but its data digest, if negotiated,
-//! is sent inverted so a checking target drops it; then nothing more is sent on the connection
-//! (no TermReq: none of its FES values means "the host cannot read its memory") and the
-//! connection ends (`dead_o`; the TCP engine underneath is to reset the TCP connection) once the
+//! The data PDU on `tx` (H2CData or CapsuleCmd with data) asks for its read on `dma_cmd` and
+//! keeps asking until taken, even when a C2HData write (which otherwise goes first) arrives.
+//!
+//! **A failed host memory read** (a DMA status on the read of an H2CData or of in-capsule
+//! data): the DMA engine keeps the framing (zeros after the error), so the PDU is finished, but
+//! its data digest, if negotiated, is sent inverted so a checking target drops it; then nothing
+//! more is sent on the connection (no TermReq: none of its FES values means "the host cannot
+//! read its memory") and the connection ends (`dead_o`; the TCP engine underneath is to reset the TCP connection) once the
 //! PDU being received is taken. The command completes with the DMA status, the others with 22h
 //! (or their answer, if it came). Without data digests the target has taken the PDU's bytes as
 //! data: the command's blocks are then undefined, as after any failed write.
@@ -144,8 +153,8 @@
 //!   holds up the host memory moves of the others until it gets credit. The DMA engine's own
 //!   counters are not reachable from this top (its AXI4-Lite port is tied off).
 //!
-//! Not in this block yet: in-capsule data (every Write's data goes as H2CData after an R2T, the
-//! CapsuleCmd's SGL is always a transport data block, so a target's IOCCSZ is never used).
+//! Not in this block: reading the target's IOCCSZ (Identify Controller, an admin command for
+//! firmware): `in_capsule_bytes` is a configuration choice.
 
 pub mod conn;
 pub mod engine;
@@ -163,4 +172,6 @@ pub struct NvmeTcpParams {
     pub digests: bool,
     /// C2HData payload bytes held per connection (a power of two, at least two beats).
     pub hold_bytes: u32,
+    /// Largest write whose data goes in the CapsuleCmd (in-capsule data), bytes; 0: none.
+    pub icd_bytes: u32,
 }

@@ -2,11 +2,11 @@
 //! data digests on, as a fraction of the stream width, with a target that answers at once and
 //! no idle cycles or backpressure: command capsules alone, then 4 KiB and 128 KiB reads
 //! (C2HData PDUs of the hold buffer's size, written through a DMA side that never stalls), and
-//! 4 KiB and 128 KiB writes (one R2T per command, H2CData PDUs of MAXH2CDATA read through a DMA
-//! side that never stalls). A benchmark to read, not a timed test.
+//! 4 KiB writes (in-capsule data, `nvme_tcp.in_capsule_bytes`) and 128 KiB writes (one R2T per
+//! command, H2CData PDUs of MAXH2CDATA), the data read through a DMA side that never stalls. A benchmark to read, not a timed test.
 
 use crate::suites::nvme_tcp::rtl::{
-    bench_capsules, bench_reads, bench_writes, BENCH_MAXH2CDATA, HOLD_BYTES,
+    bench_capsules, bench_reads, bench_writes, BENCH_MAXH2CDATA, HOLD_BYTES, ICD_BYTES,
 };
 
 /// Runs the benchmark; returns the exit code.
@@ -23,8 +23,13 @@ pub fn run() -> i32 {
         }
         for (count, blocks, what) in [(400usize, 7u16, "4 KiB"), (24, 255, "128 KiB")] {
             let (tx, _, _) = bench_writes(count, blocks)?;
+            let how = if 512 * (u32::from(blocks) + 1) <= ICD_BYTES {
+                "CapsuleCmd with in-capsule data".to_string()
+            } else {
+                format!("CapsuleCmd + H2CData of up to MAXH2CDATA {BENCH_MAXH2CDATA} bytes")
+            };
             println!(
-                "  {count} writes of {what}: tx (CapsuleCmd + H2CData of up to MAXH2CDATA {BENCH_MAXH2CDATA} bytes, digests on) {tx:.3} of the stream width (target 0.95)"
+                "  {count} writes of {what}: tx ({how}, digests on) {tx:.3} of the stream width (target 0.95)"
             );
         }
         Ok(())

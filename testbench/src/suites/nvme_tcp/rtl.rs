@@ -357,10 +357,10 @@ impl Component for Harness {
     }
 }
 
-/// The scenario for the RTL: no in-capsule data (the RTL sends every write's data as
-/// H2CData), and with data digests the target's C2HData no larger than the hold buffer.
+/// The scenario for the RTL: the configuration's in-capsule data limit (host and target), and
+/// with data digests the target's C2HData no larger than the hold buffer.
 fn rtl_fit(mut sc: Scenario) -> Scenario {
-    sc.icd_max = 0;
+    sc.icd_max = ICD_BYTES;
     if sc.ddgst {
         sc.max_c2h = sc.max_c2h.min(HOLD_BYTES);
     }
@@ -369,6 +369,10 @@ fn rtl_fit(mut sc: Scenario) -> Scenario {
 
 /// The configuration's `nvme_tcp.c2h_hold_bytes` (the hold buffer of a connection).
 pub const HOLD_BYTES: u32 = 8192;
+
+/// The configuration's `nvme_tcp.in_capsule_bytes` (writes up to this size carry their data in
+/// the CapsuleCmd).
+pub const ICD_BYTES: u32 = 4096;
 
 /// Stream idle and backpressure percentages, from the scenario's seed.
 fn idles(seed: u64) -> (u8, u8, u8, u8) {
@@ -522,8 +526,8 @@ fn run_rtl_with(sc: &Scenario, fail_read: Option<u32>, waves: Option<&Path>) -> 
     }
 }
 
-/// The outcome after the host memory read of an H2CData (CCCID `cid`, DATAO `off`, DATAL
-/// `dlen`) failed: that H2CData was the host's last PDU (framing kept, its data digest wrong if
+/// The outcome after the host memory read of an H2CData or of a CapsuleCmd's in-capsule data
+/// (CCCID `cid`, DATAO `off`, DATAL `dlen`) failed: that PDU was the host's last (framing kept, its data digest wrong if
 /// negotiated), no TermReq followed, the command completed with the DMA status (04h), every
 /// other command with its answer or 22h, and the namespaces hold what the successful writes
 /// wrote.
@@ -563,6 +567,8 @@ fn check_read_failed(
             data,
             ..
         }) if *cccid == cid && *datao == off && data.len() as u32 == dlen => {}
+        Some(Pdu::CapsuleCmd { sqe: q, data })
+            if sqe::cid(q) == cid && off == 0 && data.len() as u32 == dlen => {}
         other => {
             return Err(format!(
                 "the failed read's H2CData (CCCID {cid:#x}, DATAO {off}, DATAL {dlen}) is not the host's last PDU: {other:?}"
@@ -1194,9 +1200,47 @@ pub fn run_engine(input: &EngineInput, waves: Option<&Path>) -> Result<(), Strin
                     .map(|c| 80 * c2h_pdus(c) + 4 * read_bytes(c))
                     .sum::<u64>()
         {
+            let why: Vec<String> = targets
+                .iter()
+                .enumerate()
+                .map(|(c, t)| {
+                    let open: Vec<String> = subs[c]
+                        .iter()
+                        .filter(|s| {
+                            let cid = crate::models::nvme_tcp::sqe::cid(&s.sqe);
+                            !hb.completions.iter().any(|(q, x)| usize::from(*q) == c + 1 && x.cid == cid)
+                        })
+                        .map(|s| format!("{:#x}:{:?}/{}", crate::models::nvme_tcp::sqe::cid(&s.sqe), s.kind, s.len))
+                        .collect();
+                    format!(
+                        "target holds {:?}, last received {:?}, {} bytes to send, {} sent, host open {open:?}",
+                        t.held(),
+                        t.received.last().map(|p| p.pdu_type()),
+                        t.pending(),
+                        t.sent.len(),
+                    )
+                })
+                .collect();
+            let ports: Vec<String> = [
+                "tx_valid_o",
+                "tx_conn_o",
+                "rx_space_o",
+                "sq_space_o",
+                "dead_o",
+                "m_axi_arvalid_o",
+                "m_axi_awvalid_o",
+                "m_axi_wvalid_o",
+                "m_axi_rvalid_i",
+                "m_axi_rready_o",
+                "m_axi_bvalid_i",
+            ]
+            .iter()
+            .map(|p| format!("{p}={}", sim.signal(p).get()))
+            .collect();
             return Err(format!(
-                "hang: {} of {total} commands completed",
-                hb.completions.len()
+                "hang: {} of {total} commands completed; {why:?}; {}",
+                hb.completions.len(),
+                ports.join(" ")
             ));
         }
     }
@@ -1364,7 +1408,7 @@ fn bench(count: usize, data_cmd: Option<(u8, u16)>) -> Result<(f64, f64, usize),
         hdgst: true,
         ddgst: true,
         hpda: 0,
-        icd_max: 0,
+        icd_max: ICD_BYTES,
         maxh2cdata: BENCH_MAXH2CDATA,
         cpda: 0,
         max_c2h: 4096,
