@@ -432,7 +432,7 @@ impl Config {
                 ),
             });
         }
-        if t.in_capsule_bytes > 65536 || t.in_capsule_bytes % 16 != 0 {
+        if t.in_capsule_bytes > 65536 || !t.in_capsule_bytes.is_multiple_of(16) {
             return Err(ConfigError {
                 file: file.to_path_buf(),
                 key: "nvme_tcp.in_capsule_bytes".into(),

@@ -50,7 +50,7 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
         || !p.hold_bytes.is_power_of_two()
         || p.hold_bytes < p.data_width / 4
         || p.icd_bytes > 65536
-        || p.icd_bytes % 16 != 0
+        || !p.icd_bytes.is_multiple_of(16)
     {
         return Err(Errors(vec![Error {
             kind: ErrorKind::Invalid,
