@@ -20,12 +20,16 @@ fields=$(tshark -r "$pcap" "${opts[@]}" -T fields -E occurrence=a -E aggregator=
 count() { echo "$fields" | cut -f"$1" | tr ';' '\n' | grep -c "^$2\$" || true; }
 dissected=$(echo "$fields" | cut -f1 | tr ';' '\n' | grep -c . || true)
 hgood=$(count 2 1); hbad=$(count 2 0); dgood=$(count 3 1); dbad=$(count 3 0)
+# Host writes: R2Ts (type 9) and H2CData (type 6), with their digests.
+r2ts=$(count 1 9); h2cs=$(count 1 6)
+h2c_dgood=$(tshark -r "$pcap" "${opts[@]}" -Y 'nvme-tcp.type == 6 && nvme-tcp.ddgst.status == 1' | wc -l)
 bad=$(tshark -r "$pcap" "${opts[@]}" -Y '_ws.malformed || _ws.expert.severity == "Error" || ip.checksum.status == "Bad" || tcp.checksum.status == "Bad"' | wc -l)
-echo "tshark_check: $pdus PDUs recorded, $dissected dissected as NVMe/TCP; header digests $hgood good $hbad bad; data digests $dgood good $dbad bad; $bad malformed or error frames ($pcap)"
+echo "tshark_check: $pdus PDUs recorded, $dissected dissected as NVMe/TCP; header digests $hgood good $hbad bad; data digests $dgood good $dbad bad; $r2ts R2T, $h2cs H2CData ($h2c_dgood frames with H2CData and a Good data digest); $bad malformed or error frames ($pcap)"
 fail=0
 [ "$dissected" -eq "$pdus" ] || { echo "tshark_check: tshark dissected $dissected PDUs, the testbench recorded $pdus" >&2; fail=1; }
 [ "$hbad" -eq 0 ] && [ "$dbad" -eq 0 ] || { echo "tshark_check: bad digests" >&2; fail=1; }
 [ "$hgood" -gt 0 ] && [ "$dgood" -gt 0 ] || { echo "tshark_check: no digests were checked" >&2; fail=1; }
+[ "$r2ts" -gt 0 ] && [ "$h2cs" -gt 0 ] && [ "$h2c_dgood" -gt 0 ] || { echo "tshark_check: no host write (R2T, H2CData with a data digest) was checked" >&2; fail=1; }
 [ "$bad" -eq 0 ] || { tshark -r "$pcap" "${opts[@]}" -Y '_ws.malformed || _ws.expert.severity == "Error"' | head >&2; fail=1; }
 [ "$fail" -eq 0 ] && echo "tshark_check: passed"
 exit "$fail"

@@ -102,6 +102,7 @@ pub fn nvme_tcp_params(cfg: &Config) -> crate::nvme_tcp::NvmeTcpParams {
         outstanding: t.outstanding,
         digests: t.digests,
         hold_bytes: t.c2h_hold_bytes,
+        icd_bytes: t.in_capsule_bytes,
     }
 }
 

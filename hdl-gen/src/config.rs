@@ -149,6 +149,9 @@ pub struct NvmeTcp {
     /// data digests, a C2HData is held whole until its digest is checked, so it may carry at
     /// most this many bytes.
     pub c2h_hold_bytes: u32,
+    /// Largest write whose data goes in the CapsuleCmd (in-capsule data), 0 (never) to 65536,
+    /// a multiple of 16: the target must accept it (IOCCSZ * 16 - 64 bytes or more).
+    pub in_capsule_bytes: u32,
 }
 
 /// `[roce]`: the RoCEv2 transport engine (NVMe over RDMA).
@@ -426,6 +429,16 @@ impl Config {
                     "{} is not allowed; use a power of two from two stream beats ({} bytes) to 65536",
                     t.c2h_hold_bytes,
                     t.data_width / 4
+                ),
+            });
+        }
+        if t.in_capsule_bytes > 65536 || !t.in_capsule_bytes.is_multiple_of(16) {
+            return Err(ConfigError {
+                file: file.to_path_buf(),
+                key: "nvme_tcp.in_capsule_bytes".into(),
+                message: format!(
+                    "{} is not allowed; use 0 (no in-capsule data) to 65536, a multiple of 16 (IOCCSZ is in 16-byte units)",
+                    t.in_capsule_bytes
                 ),
             });
         }

@@ -163,6 +163,22 @@ fn hold_buffer_is_checked() {
 }
 
 #[test]
+fn in_capsule_size_is_checked() {
+    for (tag, bad) in [("icd", "4100"), ("icdbig", "65552")] {
+        let (msg, wrote, _s) = bad_config(
+            tag,
+            "in_capsule_bytes = 4096",
+            &format!("in_capsule_bytes = {bad}"),
+        );
+        assert!(!wrote);
+        assert!(
+            msg.contains(&format!("nvme_tcp.in_capsule_bytes: {bad} is not allowed")),
+            "{msg}"
+        );
+    }
+}
+
+#[test]
 fn zero_width() {
     let (msg, wrote, _s) = bad_config("zero", "skid_buffer_width = 64", "skid_buffer_width = 0");
     assert!(!wrote);

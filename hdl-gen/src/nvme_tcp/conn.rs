@@ -9,13 +9,19 @@ use hdl_builder::{Comb, Error, ErrorKind, Errors};
 use std::panic::Location;
 use std::rc::Rc;
 
-/// The module name: `nvme_tcp_conn_w<bits>_d<outstanding>` (`_nd` without digests).
+/// The module name: `nvme_tcp_conn_w<bits>_d<outstanding>_h<hold bytes>`, `_i<in-capsule
+/// bytes>` when writes may carry in-capsule data, `_nd` without digests.
 pub fn module_name(p: &NvmeTcpParams) -> String {
     format!(
-        "nvme_tcp_conn_w{}_d{}_h{}{}",
+        "nvme_tcp_conn_w{}_d{}_h{}{}{}",
         p.data_width,
         p.outstanding,
         p.hold_bytes,
+        if p.icd_bytes > 0 {
+            format!("_i{}", p.icd_bytes)
+        } else {
+            String::new()
+        },
         if p.digests { "" } else { "_nd" }
     )
 }
@@ -43,6 +49,8 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
         || !(1..=64).contains(&p.outstanding)
         || !p.hold_bytes.is_power_of_two()
         || p.hold_bytes < p.data_width / 4
+        || p.icd_bytes > 65536
+        || !p.icd_bytes.is_multiple_of(16)
     {
         return Err(Errors(vec![Error {
             kind: ErrorKind::Invalid,
@@ -50,8 +58,8 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
             signal: None,
             loc: Location::caller(),
             message: format!(
-                "{name}: data width {} (use 64, 128 or 256), {} outstanding commands (use 1 to 64) or hold buffer {} bytes (a power of two, two beats or more)",
-                p.data_width, p.outstanding, p.hold_bytes
+                "{name}: data width {} (use 64, 128 or 256), {} outstanding commands (use 1 to 64), hold buffer {} bytes (a power of two, two beats or more) or in-capsule data {} bytes (0 to 65536, a multiple of 16)",
+                p.data_width, p.outstanding, p.hold_bytes, p.icd_bytes
             ),
         }]));
     }
@@ -65,6 +73,7 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
     let data_fifo = fifo(dw + lanes + 1, hold_beats, true, reset)?;
     let vcmd_fifo = fifo(sw + 64, 4, true, reset)?;
     let vdata_fifo = fifo(1, 8, true, reset)?;
+    let r2t_fifo = fifo(sw + 16 + 64, d, true, reset)?;
 
     let mut m = ModuleBuilder::with_reset(&name, reset);
     m.doc("NVMe/TCP, host side of one connection: ICReq/ICResp, CapsuleCmd out, CapsuleResp in,");
@@ -96,11 +105,12 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
         "rx",
         &StreamDef::new().field("data", dw).field("keep", lanes),
     );
-    m.group("host memory writes of C2HData payload (to the DMA engine; tag = command slot)");
+    m.group("host memory: C2HData payload written, H2CData payload read (DMA engine; tag = slot)");
     let dma_cmd = m.stream_out(
         "dma_cmd",
         &StreamDef::new()
             .field("tag", sw)
+            .field("write", 1)
             .field("sgl", 1)
             .field("dptr", 128)
             .field("len", 32)
@@ -109,7 +119,7 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
     );
     m.comment(
         dma_cmd.valid,
-        "write dlen bytes at byte off of the command's data (len bytes at dptr)",
+        "move dlen bytes at byte off of the command's data (len bytes at dptr); write 1: to host memory",
     );
     let dma_data = m.stream_out(
         "dma_data",
@@ -117,6 +127,17 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
             .field("data", dw)
             .field("keep", lanes)
             .field("last", 1),
+    );
+    let dma_rdata = m.stream_in(
+        "dma_rdata",
+        &StreamDef::new()
+            .field("data", dw)
+            .field("keep", lanes)
+            .field("last", 1),
+    );
+    m.comment(
+        dma_rdata.valid,
+        "H2CData payload read from host memory (write 0 commands), in command order",
     );
     let dma_done = m.stream_in(
         "dma_done",
@@ -131,17 +152,17 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
         "a command would be taken now (or refused with 22h after the end)",
     );
     m.group("events, for the engine's counters");
-    let ev_tx_pdu = m.output("ev_tx_pdu_o", 3);
+    let ev_tx_pdu = m.output("ev_tx_pdu_o", 4);
     m.comment(
         ev_tx_pdu,
-        "a PDU starts on tx: bit 0 ICReq, 1 CapsuleCmd, 2 H2CTermReq",
+        "a PDU starts on tx: bit 0 ICReq, 1 CapsuleCmd, 2 H2CTermReq, 3 H2CData",
     );
     let ev_tx_bytes = m.output("ev_tx_bytes_o", cw);
     m.comment(ev_tx_bytes, "bytes sent on tx this cycle");
-    let ev_rx_pdu = m.output("ev_rx_pdu_o", 4);
+    let ev_rx_pdu = m.output("ev_rx_pdu_o", 5);
     m.comment(
         ev_rx_pdu,
-        "a PDU accepted: bit 0 ICResp, 1 CapsuleResp, 2 C2HTermReq, 3 C2HData",
+        "a PDU accepted: bit 0 ICResp, 1 CapsuleResp, 2 C2HTermReq, 3 C2HData, 4 R2T",
     );
     let ev_rx_bytes = m.output("ev_rx_bytes_o", cw);
     m.comment(
@@ -191,6 +212,13 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
     m.comment(
         slot_read.q,
         "the slot's command is a Read (C2HData allowed)",
+    );
+    let slot_write = m.reg("slot_write", d, 0);
+    m.comment(slot_write.q, "the slot's command is a Write (R2T allowed)");
+    let slot_r2t = m.reg("slot_r2t", d, 0);
+    m.comment(
+        slot_r2t.q,
+        "an R2T of the slot's command is accepted and not yet answered in full (MAXR2T 0: one)",
     );
     let slot_len: Vec<Reg> = (0..d)
         .map(|i| m.reg(&format!("slot{i}_len"), 32, 0))
@@ -412,6 +440,7 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
     let t_term = m.net("t_term", h_type.eq(0x03u64));
     let t_resp = m.net("t_resp", h_type.eq(0x05u64));
     let t_data = m.net("t_data", h_type.eq(0x07u64));
+    let t_r2t = m.net("t_r2t", h_type.eq(0x09u64));
     let hd_flag = m.net("hd_flag", hd.q.zext(8));
     let dg_flags = m.net("dg_flags", cat([zeros(6), dd.q.ex(), hd.q.ex()]));
     let hd4 = m.net("hd_bytes", cat([zeros(29), hd.q.ex(), zeros(2)]));
@@ -432,7 +461,7 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
         mux(
             t_data,
             (h_flags & 0xf3u64).ne(dg_flags) | (h_flags.bit(3) & !h_flags.bit(2)),
-            h_flags.ne(mux(t_resp, hd_flag, lit(8, 0))),
+            h_flags.ne(mux(t_resp | t_r2t, hd_flag, lit(8, 0))),
         ),
     );
     m.comment(
@@ -443,7 +472,7 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
     let plen_bad = m.net(
         "chk_plen_bad",
         (t_icresp & h_plen.ne(128u64))
-            | (t_resp & h_plen.ne(resp_plen))
+            | ((t_resp | t_r2t) & h_plen.ne(resp_plen))
             | (t_term & (h_plen.lt(24u64) | h_plen.gt(152u64)))
             | (t_data & h_plen.le(data_pdo.zext(32) + dd4)),
     );
@@ -451,9 +480,9 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
         c.set(chk_fail, 1u64);
         c.set(chk_fes, 0x01u64);
         c.set(chk_fei, 0u64);
-        c.if_(!(t_icresp | t_term | t_resp | t_data), |_| {})
+        c.if_(!(t_icresp | t_term | t_resp | t_data | t_r2t), |_| {})
             .else_if(
-                (t_icresp & connected.q) | ((t_resp | t_data) & !connected.q),
+                (t_icresp & connected.q) | ((t_resp | t_data | t_r2t) & !connected.q),
                 |c| c.set(chk_fes, 0x02u64),
             )
             .else_if(h_hlen.ne(want_hlen), |c| c.set(chk_fei, 2u64))
@@ -470,6 +499,37 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
     let ic_maxh2c = m.net("ic_maxh2cdata", bytes(hdr.q, 12, 4));
     m.unused("ic_dgst_rsvd", ic_dgst.slice(7, 2));
     let ic_bad_dgst = m.net("ic_bad_dgst", (ic_dgst.slice(1, 0) & !asked).ne(0u64));
+    let ic_cap_pdo = m.wire("ic_capsule_pdo", 8);
+    m.comment(
+        ic_cap_pdo,
+        "CapsuleCmd PDO with in-capsule data: header (and digest) rounded up to (CPDA + 1) * 4",
+    );
+    let ic_pdo = m.wire("ic_h2c_pdo", 8);
+    m.comment(
+        ic_pdo,
+        "H2CData PDO: header (and header digest) rounded up to (CPDA + 1) * 4 bytes",
+    );
+    m.comb(|c| {
+        c.set(ic_pdo, 24u64);
+        c.set(ic_cap_pdo, 72u64);
+        c.case(cat([ic_dgst.bit(0), ic_cpda.slice(4, 0)]), |k| {
+            for hdv in 0..2u32 {
+                for cpda in 0..32u32 {
+                    let a = (cpda + 1) * 4;
+                    let pdo = (24 + 4 * hdv).div_ceil(a) * a;
+                    let cap = (72 + 4 * hdv).div_ceil(a) * a;
+                    k.arm(lit(6, u128::from(hdv << 5 | cpda)), |c| {
+                        c.set(ic_pdo, u64::from(pdo));
+                        c.set(ic_cap_pdo, u64::from(cap));
+                    });
+                }
+            }
+            k.default(|c| {
+                c.set(ic_pdo, 24u64);
+                c.set(ic_cap_pdo, 72u64);
+            });
+        });
+    });
     // CapsuleResp fields: CQE DW0, CID, status.
     let r_dw0 = m.net("resp_dw0", bytes(hdr.q, 8, 4));
     let r_cid = m.net("resp_cid", bytes(hdr.q, 20, 2));
@@ -479,7 +539,11 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
     let c_cid = m.net("c2h_cccid", bytes(hdr.q, 8, 2));
     let c_datao = m.net("c2h_datao", bytes(hdr.q, 12, 4));
     let c_datal = m.net("c2h_datal", bytes(hdr.q, 16, 4));
-    m.unused("c2h_ttag", bytes(hdr.q, 10, 2));
+    let r_ttag = m.net("r2t_ttag", bytes(hdr.q, 10, 2));
+    m.comment(
+        r_ttag,
+        "TTAG: echoed in the R2T's H2CData (ignored for C2HData)",
+    );
     let open = m.net("slot_open", slot_valid.q & !slot_resp.q);
     m.comment(open, "slots whose command still waits for its answer");
     let hit = m.net(
@@ -505,6 +569,28 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
     };
     let dlen_of_hit = m.net("c2h_cmd_len", slot_len_of(dhit_idx));
     let c_end = m.net("c2h_end", c_datao.zext(33) + c_datal.zext(33));
+    // R2T: CCCID, TTAG, R2TO and R2TL sit where C2HData has CCCID, TTAG, DATAO and DATAL.
+    let whit = m.net(
+        "r2t_hit",
+        cat((0..d)
+            .rev()
+            .map(|i| open.bit(i) & slot_write.q.bit(i) & slot_cid[i as usize].q.eq(c_cid))),
+    );
+    let whit_idx = pick_lowest(&mut m, "r2t_hit_idx", whit);
+    let wlen_of_hit = m.net("r2t_cmd_len", slot_len_of(whit_idx));
+    let r_range_bad = m.net(
+        "r2t_out_of_range",
+        c_datal.eq(0u64) | c_end.gt(wlen_of_hit.zext(33)),
+    );
+    m.comment(
+        r_range_bad,
+        "R2TL is 0, or R2TO + R2TL runs past the command's data",
+    );
+    let r_busy = m.net("r2t_busy", slot_r2t.q.shr_by(whit_idx).bit(0));
+    m.comment(
+        r_busy,
+        "the command's previous R2T is not answered yet (MAXR2T 0): PDU sequence error",
+    );
     let c_range_bad = m.net("c2h_out_of_range", c_end.gt(dlen_of_hit.zext(33)));
     let c_datal_bad = m.net(
         "c2h_datal_bad",
@@ -520,7 +606,10 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
         "with data digests the payload is held whole: at most the hold buffer",
     );
     let in_act = m.net("rx_in_act", rst.q.eq(rx_st.item("RX_ACT")));
-    let dgst_bad = m.net("rx_dgst_bad", (t_resp | t_data) & hd.q & dg.q.ne(rcrc));
+    let dgst_bad = m.net(
+        "rx_dgst_bad",
+        (t_resp | t_data | t_r2t) & hd.q & dg.q.ne(rcrc),
+    );
 
     // Verdicts: a C2HData that passed its checks is written to host memory (vcmd: the DMA
     // command) and its held payload forwarded (vdata 1) or dropped (vdata 0). Without data
@@ -567,14 +656,81 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
     let ddgst_err_now = m.net("ddgst_error", v_push_dig & ddgst_bad);
     m.assign(ev_ddgst_err, ddgst_err_now);
 
-    // DMA commands: the vcmd head with its slot's pointer.
-    let vc_valid = m.bind_out(u_vcmd, "m_valid_o");
+    // Accepted R2Ts, one per Write at most (so the FIFO of `outstanding` entries never
+    // overflows), answered in arrival order: {slot, TTAG, R2TL, R2TO}.
+    let u_r2t = m.instance("u_r2t_fifo", &r2t_fifo);
+    let rf_valid = m.bind_out(u_r2t, "m_valid_o");
+    let rf_data = m.bind_out(u_r2t, "m_data_o");
+    let rf_count = m.bind_out(u_r2t, "count_o");
+    let rf_sready = m.bind_out(u_r2t, "s_ready_o");
+    m.unused("r2t_fifo_level", cat([rf_count.ex(), rf_sready.ex()]));
+    let rf_r2to = m.net("r2t_head_r2to", rf_data.slice(31, 0));
+    let rf_r2tl = m.net("r2t_head_r2tl", rf_data.slice(63, 32));
+    let rf_ttag = m.net("r2t_head_ttag", rf_data.slice(79, 64));
+    let rf_slot = m.net("r2t_head_slot", rf_data.slice(sw + 79, 80));
+    let maxh2c = m.reg("maxh2cdata", 32, 4096);
+    m.comment(
+        maxh2c.q,
+        "MAXH2CDATA from the ICResp: the largest H2CData payload",
+    );
+    let h2c_pdo = m.reg("h2c_pdo", 8, 24);
+    m.comment(
+        h2c_pdo.q,
+        "PDO of the H2CData PDUs: header and digest padded to the ICResp's CPDA",
+    );
+    let cap_pdo = m.reg("capsule_pdo", 8, 72);
+    m.comment(
+        cap_pdo.q,
+        "PDO of a CapsuleCmd with in-capsule data (CPDA padding)",
+    );
+    let ticd = m.reg("tx_icd", 1, 0);
+    m.comment(
+        ticd.q,
+        "the data PDU on tx is a CapsuleCmd with in-capsule data (not an H2CData)",
+    );
+    let icd_slot = m.reg("tx_icd_slot", sw, 0);
+    m.comment(icd_slot.q, "the slot of that CapsuleCmd's command");
+    let r2t_sent = m.reg("r2t_sent", 32, 0);
+    m.comment(r2t_sent.q, "bytes of the head R2T already sent as H2CData");
+    let h2c_n = m.reg("h2c_datal", 32, 0);
+    m.comment(h2c_n.q, "DATAL of the H2CData on tx");
+    let h2c_rem = m.net("h2c_rem", rf_r2tl - r2t_sent.q);
+    let h2c_fits = m.net("h2c_fits", h2c_rem.le(maxh2c.q));
+    m.comment(h2c_fits, "the rest of the R2T fits one H2CData: LAST_PDU");
+    let h2c_len = m.net("h2c_next_datal", mux(h2c_fits, h2c_rem, maxh2c.q));
+    let h2c_datao = m.net("h2c_datao", rf_r2to + r2t_sent.q);
+    let h2c_req = m.wire("h2c_dma_req", 1);
+    m.comment(
+        h2c_req,
+        "the H2CData on tx asks for its payload from host memory",
+    );
+
+    // DMA commands: the vcmd head (a C2HData write) with its slot's pointer first, else the
+    // H2CData's read.
+    let vc_head = m.bind_out(u_vcmd, "m_valid_o");
+    let rd_lock = m.reg("dma_cmd_rd_lock", 1, 0);
+    m.comment(
+        rd_lock.q,
+        "an H2CData read is on dma_cmd and not yet taken: it stays (a stream's payload is stable)",
+    );
+    let vc_valid = m.net("dma_cmd_is_write", vc_head & !rd_lock.q);
+    m.comment(
+        vc_valid,
+        "dma_cmd carries the C2HData write at the vcmd head",
+    );
+    m.assign(rd_lock.d, h2c_req & !vc_valid & !dma_cmd.ready);
     let vc_data = m.bind_out(u_vcmd, "m_data_o");
     let vc_count = m.bind_out(u_vcmd, "count_o");
     m.unused("vcmd_count", vc_count);
-    let vc_slot = m.net("dma_cmd_slot", vc_data.slice(sw - 1, 0));
-    m.assign(dma_cmd.valid, vc_valid);
+    let tx_slot = m.net("tx_data_slot", mux(ticd.q, icd_slot.q, rf_slot));
+    m.comment(tx_slot, "the command whose data the data PDU on tx carries");
+    let vc_slot = m.net(
+        "dma_cmd_slot",
+        mux(vc_valid, vc_data.slice(sw - 1, 0), tx_slot),
+    );
+    m.assign(dma_cmd.valid, vc_head | h2c_req);
     m.assign(dma_cmd.field("tag"), vc_slot);
+    m.assign(dma_cmd.field("write"), vc_valid);
     m.assign(dma_cmd.field("sgl"), slot_sgl.q.shr_by(vc_slot).bit(0));
     let dptr_of = {
         let mut e: Expr = slot_dptr[0].q.ex();
@@ -592,9 +748,20 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
         e
     };
     m.assign(dma_cmd.field("len"), len_of);
-    m.assign(dma_cmd.field("off"), vc_data.slice(sw + 31, sw));
-    m.assign(dma_cmd.field("dlen"), vc_data.slice(sw + 63, sw + 32));
-    m.bind(u_vcmd, "m_ready_i", dma_cmd.ready);
+    m.assign(
+        dma_cmd.field("off"),
+        mux(
+            vc_valid,
+            vc_data.slice(sw + 31, sw),
+            mux(ticd.q, lit(32, 0), h2c_datao),
+        ),
+    );
+    m.assign(
+        dma_cmd.field("dlen"),
+        mux(vc_valid, vc_data.slice(sw + 63, sw + 32), h2c_n.q),
+    );
+    let h2c_dma_go = m.net("h2c_dma_go", h2c_req & !vc_valid & dma_cmd.ready);
+    m.bind(u_vcmd, "m_ready_i", dma_cmd.ready & vc_valid);
 
     // Held payload: forwarded to dma_data when its verdict is good, dropped otherwise.
     let vd_valid = m.bind_out(u_vdata, "m_valid_o");
@@ -622,9 +789,16 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
     // ------------------------------------------------------------ completions
     // A slot completes once answered (or once the connection ended) and its writes are done;
     // lowest slot first. After the end, commands that arrive are refused with 22h.
+    let h2c_busy = m.wire("h2c_busy", 1);
+    m.comment(
+        h2c_busy,
+        "an H2CData of the head R2T's slot is on tx (its host memory read may be in flight)",
+    );
     let idle_slot = m.net(
         "slot_quiet",
-        cat((0..d).rev().map(|i| slot_pend[i as usize].q.eq(0u64))),
+        cat((0..d)
+            .rev()
+            .map(|i| slot_pend[i as usize].q.eq(0u64) & !(h2c_busy & tx_slot.eq(u64::from(i))))),
     );
     let ready_slot = m.net(
         "slot_ready",
@@ -650,12 +824,12 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
     let slot_final = m.wire("cpl_slot_final", 15);
     m.comment(
         slot_final,
-        "no answer (ended): 22h; a failed write of its data: the DMA status; a data digest error on a success: 22h",
+        "a failed move of its data: the DMA status; no answer (ended): 22h; a data digest error on a success: 22h",
     );
     m.comb(|c| {
         c.set(slot_final, c_st);
-        c.if_(!c_resp, |c| c.set(slot_final, 0x22u64))
-            .else_if(c_dmaerr.ne(0u64), |c| c.set(slot_final, c_dmaerr.zext(15)))
+        c.if_(c_dmaerr.ne(0u64), |c| c.set(slot_final, c_dmaerr.zext(15)))
+            .else_if(!c_resp, |c| c.set(slot_final, 0x22u64))
             .else_if(c_dgerr & c_st.eq(0u64), |c| c.set(slot_final, 0x22u64));
     });
     let sqe = cmd.field("sqe");
@@ -668,7 +842,17 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
     m.assign(cpl.field("dw0"), mux(any_ready & c_resp, c_dw0, lit(32, 0)));
     let cpl_fire = m.net("cpl_fire", cpl.valid & cpl.ready);
     // ------------------------------------------------------------ transmit
-    let tx_st = m.enum_type("tx_state", &["TX_IDLE", "TX_HDR", "TX_DIG", "TX_DONE"]);
+    // A PDU header is sent from `tx_buf` (full beats and a short last one), then its header
+    // digest in a beat of its own. An H2CData first hands its read to the DMA engine
+    // (TX_DCMD), and after the header: padding to PDO (TX_PAD), the payload straight from
+    // `dma_rdata` (TX_DATA), a wait for the read's completion (TX_DWAIT) and the data digest
+    // (TX_DDG).
+    let tx_st = m.enum_type(
+        "tx_state",
+        &[
+            "TX_IDLE", "TX_HDR", "TX_DIG", "TX_DCMD", "TX_PAD", "TX_DATA", "TX_DWAIT", "TX_DDG",
+        ],
+    );
     let tst = m.reg_enum("tx_state", &tx_st, tx_st.item("TX_IDLE"));
     let tbuf = m.reg("tx_buf", 576, 0);
     m.comment(tbuf.q, "the PDU header being sent (beyond it: zeros)");
@@ -676,9 +860,39 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
     let tidx = m.reg("tx_idx", 8, 0);
     let tdg = m.reg("tx_dg", 1, 0);
     m.comment(tdg.q, "a header digest follows the header");
+    let th2c = m.reg("tx_h2c", 1, 0);
+    m.comment(th2c.q, "the PDU on tx is an H2CData");
+    let tpad = m.reg("tx_pad", 8, 0);
+    m.comment(
+        tpad.q,
+        "padding bytes still to send before the H2CData payload",
+    );
+    let tdfirst = m.reg("tx_dfirst", 1, 0);
+    m.comment(tdfirst.q, "no payload byte of the H2CData sent yet");
+    let h2c_last = m.reg("h2c_last", 1, 0);
+    m.comment(h2c_last.q, "the H2CData on tx is the last of its R2T");
+    let h2c_done = m.reg("h2c_rd_done", 1, 0);
+    m.comment(h2c_done.q, "the H2CData's host memory read completed");
+    let h2c_err = m.reg("h2c_rd_status", 11, 0);
+    m.comment(
+        h2c_err.q,
+        "its DMA status (non-zero: the payload is not host data)",
+    );
+    let abort = m.reg("h2c_abort", 1, 0);
+    m.comment(
+        abort.q,
+        "a host memory read failed: nothing more is sent, the connection ends",
+    );
     let t_idle = m.net("tx_idle", tst.q.eq(tx_st.item("TX_IDLE")));
     let t_hdr = m.net("tx_in_hdr", tst.q.eq(tx_st.item("TX_HDR")));
     let t_dig = m.net("tx_in_dig", tst.q.eq(tx_st.item("TX_DIG")));
+    let t_dcmd = m.net("tx_in_dcmd", tst.q.eq(tx_st.item("TX_DCMD")));
+    let t_pad = m.net("tx_in_pad", tst.q.eq(tx_st.item("TX_PAD")));
+    let t_dat = m.net("tx_in_data", tst.q.eq(tx_st.item("TX_DATA")));
+    let t_dwait = m.net("tx_in_dwait", tst.q.eq(tx_st.item("TX_DWAIT")));
+    let t_ddg = m.net("tx_in_ddg", tst.q.eq(tx_st.item("TX_DDG")));
+    m.assign(h2c_req, t_dcmd);
+    m.assign(h2c_busy, th2c.q & !t_idle);
     let window = m.net(
         "tx_window",
         tbuf.q
@@ -696,16 +910,58 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
             ones(lanes),
         ),
     );
+    let pad_take = m.net(
+        "tx_pad_take",
+        mux(
+            tpad.q.gt(u64::from(lanes)),
+            lit(cw, u128::from(lanes)),
+            tpad.q.resize(cw),
+        ),
+    );
+    let rd_data = dma_rdata.field("data");
+    let rd_keep = dma_rdata.field("keep");
     let u_tcrc = m.instance("u_tx_crc", &crc_mod);
     let tx_fire = m.net("tx_fire", tx.valid & tx.ready);
-    m.bind(u_tcrc, "start_i", t_hdr & tidx.q.eq(0));
-    m.bind(u_tcrc, "valid_i", tx_fire & t_hdr);
-    m.bind(u_tcrc, "data_i", window);
-    m.bind(u_tcrc, "keep_i", hkeep);
+    m.bind(
+        u_tcrc,
+        "start_i",
+        (t_hdr & tidx.q.eq(0)) | (t_dat & tdfirst.q),
+    );
+    m.bind(u_tcrc, "valid_i", tx_fire & (t_hdr | t_dat));
+    m.bind(u_tcrc, "data_i", mux(t_dat, rd_data, window));
+    m.bind(u_tcrc, "keep_i", mux(t_dat, rd_keep, hkeep));
     let tcrc = m.bind_out(u_tcrc, "crc_o");
-    m.assign(tx.valid, t_hdr | t_dig);
-    m.assign(tx.field("data"), mux(t_hdr, window, tcrc.zext(dw)));
-    m.assign(tx.field("keep"), mux(t_hdr, hkeep, lit(lanes, 0xf)));
+    let ddg_word = m.net("tx_ddgst", mux(h2c_err.q.ne(0u64), !tcrc, tcrc.ex()));
+    m.comment(
+        ddg_word,
+        "the data digest, inverted when the payload's host memory read failed",
+    );
+    m.assign(
+        tx.valid,
+        t_hdr | t_dig | t_pad | (t_dat & dma_rdata.valid) | t_ddg,
+    );
+    let tx_data_w = m.wire("tx_data_sel", dw);
+    let tx_keep_w = m.wire("tx_keep_sel", lanes);
+    m.comb(|c| {
+        c.set(tx_data_w, tcrc.zext(dw));
+        c.set(tx_keep_w, lit(lanes, 0xf));
+        c.if_(t_hdr, |c| {
+            c.set(tx_data_w, window);
+            c.set(tx_keep_w, hkeep);
+        })
+        .else_if(t_pad, |c| {
+            c.set(tx_data_w, lit(dw, 0));
+            c.set(tx_keep_w, ones_mask(pad_take.ex(), lanes));
+        })
+        .else_if(t_dat, |c| {
+            c.set(tx_data_w, rd_data);
+            c.set(tx_keep_w, rd_keep);
+        })
+        .else_if(t_ddg, |c| c.set(tx_data_w, ddg_word.zext(dw)));
+    });
+    m.assign(tx.field("data"), tx_data_w);
+    m.assign(tx.field("keep"), tx_keep_w);
+    m.assign(dma_rdata.ready, t_dat & tx.ready);
 
     // PDUs to load.
     let icreq = m.net(
@@ -754,35 +1010,100 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
         dlen,
         "the command's data length: (NLB + 1) * 512 for Read and Write",
     );
+    let is_icd = m.net(
+        "cmd_in_capsule",
+        if p.icd_bytes > 0 {
+            opc.eq(0x01u64) & dlen.le(u64::from(p.icd_bytes))
+        } else {
+            lit(1, 0)
+        },
+    );
+    m.comment(
+        is_icd,
+        "a Write of at most nvme_tcp.in_capsule_bytes: its data goes in the capsule",
+    );
+    // The SGL: a data block with an offset into the capsule (identifier 01h, offset 0) for
+    // in-capsule data, else the transport data block (5Ah, address 0).
+    let sgl_id = m.net("capsule_sgl_id", mux(is_icd, lit(8, 0x01), lit(8, 0x5a)));
+    let cap_plen = m.net(
+        "capsule_plen",
+        mux(is_icd, cap_pdo.q.zext(32) + dlen + dd4, lit(32, 72) + hd4),
+    );
+    let cap_flags = m.net(
+        "capsule_flags",
+        cat([zeros(6), (is_icd & dd.q).ex(), hd.q.ex()]),
+    );
     let capsule = m.net(
         "capsule_hdr",
         cat([
             sqe.slice(511, 320), // CDW10-15
-            lit(8, 0x5a),        // SGL identifier: transport data block
+            sgl_id.ex(),         // SGL identifier
             zeros(24),
             dlen.ex(),          // SGL length
-            zeros(64),          // SGL address
+            zeros(64),          // SGL address / offset 0
             sqe.slice(191, 16), // CID .. MPTR
             lit(2, 1),          // PSDT 01b
             sqe.slice(13, 0),   // FUSE, opcode
-            lit(32, 72) + cat([zeros(29), hd.q.ex(), zeros(2)]),
-            lit(8, 0),
+            cap_plen.ex(),
+            mux(is_icd, cap_pdo.q, lit(8, 0)).ex(), // PDO
             lit(8, 72),
-            hd_flag.ex(),
+            cap_flags.ex(),
             lit(8, 0x04), // CapsuleCmd
         ]),
     );
-    let can_cmd = m.net(
-        "can_send_cmd",
-        t_idle & connected.q & !dead.q & !term_pend.q & !ic_pend.q & free_any,
+    let slot_cid_of = |idx: Sig| -> Expr {
+        let mut e: Expr = slot_cid[0].q.ex();
+        for i in 1..d {
+            e = mux(idx.eq(u64::from(i)), slot_cid[i as usize].q, e);
+        }
+        e
+    };
+    let h2c_cccid = m.net("h2c_cccid", slot_cid_of(rf_slot));
+    let h2c = m.net(
+        "h2c_hdr",
+        cat([
+            zeros(576 - 192),
+            zeros(32),                                 // reserved
+            h2c_len.ex(),                              // DATAL
+            h2c_datao.ex(),                            // DATAO
+            rf_ttag.ex(),                              // TTAG, from the R2T
+            h2c_cccid.ex(),                            // CCCID
+            (h2c_pdo.q.zext(32) + h2c_len + dd4).ex(), // PLEN
+            h2c_pdo.q.ex(),                            // PDO
+            lit(8, 24),                                // HLEN
+            zeros(5),
+            h2c_fits.ex(), // LAST_PDU
+            dd.q.ex(),     // DDGSTF
+            hd.q.ex(),     // HDGSTF
+            lit(8, 0x06),  // H2CData
+        ]),
     );
     let load_ic = m.net("load_icreq", t_idle & ic_pend.q);
-    let load_term = m.net("load_termreq", t_idle & !ic_pend.q & term_pend.q);
+    let load_term = m.net("load_termreq", t_idle & !ic_pend.q & term_pend.q & !abort.q);
+    let load_h2c = m.net(
+        "load_h2c",
+        t_idle & !ic_pend.q & !term_pend.q & rf_valid & connected.q & !dead.q & !abort.q,
+    );
+    m.comment(
+        load_h2c,
+        "answer the oldest accepted R2T before sending new commands",
+    );
+    let can_cmd = m.net(
+        "can_send_cmd",
+        t_idle
+            & connected.q
+            & !dead.q
+            & !term_pend.q
+            & !ic_pend.q
+            & !rf_valid
+            & !abort.q
+            & free_any,
+    );
     let load_cmd = m.net("load_cmd", can_cmd & cmd.valid);
     m.assign(space_o, can_cmd | dead.q);
     m.assign(
         ev_tx_pdu,
-        cat([load_term.ex(), load_cmd.ex(), load_ic.ex()]),
+        cat([load_h2c.ex(), load_term.ex(), load_cmd.ex(), load_ic.ex()]),
     );
     m.assign(
         ev_tx_bytes,
@@ -794,19 +1115,66 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
     );
     m.assign(cmd.ready, load_cmd | (bounce & cpl.ready & !any_ready));
 
+    // The H2CData's end: the R2T advances, or (its read failed) the connection is abandoned.
+    let h2c_finish = m.net(
+        "h2c_finish",
+        (t_dwait & h2c_done.q & !dd.q) | (t_ddg & tx_fire),
+    );
+    let h2c_ok = m.net("h2c_finish_ok", h2c_finish & h2c_err.q.eq(0u64));
+    let r2t_answered = m.net("r2t_answered", h2c_ok & h2c_last.q & !ticd.q);
+    m.bind(u_r2t, "m_ready_i", r2t_answered);
+    let r2t_sent_all = m.net(
+        "r2t_sent_all",
+        h2c_last.q & !ticd.q & tx_fire & (t_ddg | (t_dat & dma_rdata.field("last") & !dd.q)),
+    );
+    m.comment(
+        r2t_sent_all,
+        "the R2T's last byte leaves: the target may send the command's next R2T from now on",
+    );
+    let after_hdr = m.net(
+        "tx_after_hdr",
+        mux(
+            th2c.q,
+            mux(tpad.q.ne(0u64), tx_st.item("TX_PAD"), tx_st.item("TX_DATA")),
+            tx_st.item("TX_IDLE"),
+        ),
+    );
+    let done_tag_slot = dma_done.field("tag");
+    let done_for_read = m.net(
+        "dma_done_for_read",
+        slot_read.q.shr_by(done_tag_slot).bit(0),
+    );
+    let rd_done_now = m.net("h2c_rd_done_now", dma_done.valid & !done_for_read);
+    m.comment(
+        rd_done_now,
+        "a completion for a Write's slot: the H2CData's read",
+    );
     m.comb(|c| {
         c.set(tst.d, tst.q);
         c.set(tbuf.d, tbuf.q);
         c.set(tlen.d, tlen.q);
         c.set(tidx.d, tidx.q);
         c.set(tdg.d, tdg.q);
+        c.set(th2c.d, th2c.q);
+        c.set(tpad.d, tpad.q);
+        c.set(tdfirst.d, tdfirst.q);
+        c.set(h2c_n.d, h2c_n.q);
+        c.set(h2c_last.d, h2c_last.q);
+        c.set(h2c_done.d, h2c_done.q | rd_done_now);
+        c.set(h2c_err.d, h2c_err.q);
+        c.set(abort.d, abort.q);
+        c.set(r2t_sent.d, r2t_sent.q);
+        c.set(ticd.d, ticd.q);
+        c.set(icd_slot.d, icd_slot.q);
         c.set(ic_pend.d, ic_pend.q);
+        c.if_(rd_done_now, |c| c.set(h2c_err.d, dma_done.field("status")));
         c.if_(load_ic, |c| {
             c.set(tst.d, tx_st.item("TX_HDR"));
             c.set(tbuf.d, icreq);
             c.set(tlen.d, 128u64);
             c.set(tidx.d, 0u64);
             c.set(tdg.d, 0u64);
+            c.set(th2c.d, 0u64);
             c.set(ic_pend.d, 0u64);
         })
         .else_if(load_term, |c| {
@@ -815,26 +1183,73 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
             c.set(tlen.d, 32u64);
             c.set(tidx.d, 0u64);
             c.set(tdg.d, 0u64);
+            c.set(th2c.d, 0u64);
+        })
+        .else_if(load_h2c, |c| {
+            c.set(tst.d, tx_st.item("TX_DCMD"));
+            c.set(tbuf.d, h2c);
+            c.set(tlen.d, 24u64);
+            c.set(tidx.d, 0u64);
+            c.set(tdg.d, hd.q);
+            c.set(th2c.d, 1u64);
+            c.set(tpad.d, h2c_pdo.q - 24u64 - hd4.slice(7, 0));
+            c.set(tdfirst.d, 1u64);
+            c.set(h2c_n.d, h2c_len);
+            c.set(h2c_last.d, h2c_fits);
+            c.set(h2c_done.d, 0u64);
+            c.set(h2c_err.d, 0u64);
+            c.set(ticd.d, 0u64);
         })
         .else_if(load_cmd, |c| {
-            c.set(tst.d, tx_st.item("TX_HDR"));
+            c.set(
+                tst.d,
+                mux(is_icd, tx_st.item("TX_DCMD"), tx_st.item("TX_HDR")),
+            );
             c.set(tbuf.d, capsule);
             c.set(tlen.d, 72u64);
             c.set(tidx.d, 0u64);
             c.set(tdg.d, hd.q);
+            c.set(th2c.d, is_icd);
+            c.set(ticd.d, is_icd);
+            c.set(icd_slot.d, free_idx);
+            c.set(tpad.d, cap_pdo.q - 72u64 - hd4.slice(7, 0));
+            c.set(tdfirst.d, 1u64);
+            c.set(h2c_n.d, dlen);
+            c.set(h2c_last.d, 0u64);
+            c.set(h2c_done.d, 0u64);
+            c.set(h2c_err.d, 0u64);
         })
+        .else_if(t_dcmd & h2c_dma_go, |c| c.set(tst.d, tx_st.item("TX_HDR")))
         .else_if(tx_fire & t_hdr, |c| {
             c.set(tidx.d, tidx.q + u64::from(lanes));
             c.if_(last_hdr, |c| {
-                c.set(
-                    tst.d,
-                    mux(tdg.q, tx_st.item("TX_DIG"), tx_st.item("TX_IDLE")),
-                );
+                c.set(tst.d, mux(tdg.q, tx_st.item("TX_DIG"), after_hdr));
             });
         })
-        .else_if(tx_fire & t_dig, |c| c.set(tst.d, tx_st.item("TX_IDLE")));
+        .else_if(tx_fire & t_dig, |c| c.set(tst.d, after_hdr))
+        .else_if(tx_fire & t_pad, |c| {
+            c.set(tpad.d, tpad.q - pad_take.zext(8));
+            c.if_(tpad.q.le(u64::from(lanes)), |c| {
+                c.set(tst.d, tx_st.item("TX_DATA"))
+            });
+        })
+        .else_if(tx_fire & t_dat, |c| {
+            c.set(tdfirst.d, 0u64);
+            c.if_(dma_rdata.field("last"), |c| {
+                c.set(tst.d, tx_st.item("TX_DWAIT"))
+            });
+        })
+        .else_if(t_dwait & h2c_done.q & dd.q, |c| {
+            c.set(tst.d, tx_st.item("TX_DDG"))
+        });
+        c.if_(h2c_finish, |c| {
+            c.set(tst.d, tx_st.item("TX_IDLE"));
+            c.if_(h2c_err.q.ne(0u64), |c| c.set(abort.d, 1u64))
+                .else_if(ticd.q, |_| {})
+                .else_if(h2c_last.q, |c| c.set(r2t_sent.d, 0u64))
+                .else_(|c| c.set(r2t_sent.d, r2t_sent.q + h2c_n.q));
+        });
     });
-
     // ------------------------------------------------------------ receive state machine
     let in_chk = m.net("rx_in_chk", rst.q.eq(rx_st.item("RX_CHK")));
     m.assign(ev_rx_bytes, mux(rx.valid & rx.ready, nbytes, lit(cw, 0)));
@@ -883,6 +1298,18 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
             c.set(fatal_fes, 0x05u64);
             c.set(fatal_fei, 16u64);
         })
+        .else_if(in_act & t_r2t & !whit.any(), |c| {
+            c.set(fatal_fes, 0x01u64);
+            c.set(fatal_fei, 8u64);
+        })
+        .else_if(in_act & t_r2t & r_busy, |c| {
+            c.set(fatal_fes, 0x02u64);
+            c.set(fatal_fei, 0u64);
+        })
+        .else_if(in_act & t_r2t & r_range_bad, |c| {
+            c.set(fatal_fes, 0x04u64);
+            c.set(fatal_fei, 12u64);
+        })
         .else_(|c| {
             c.set(fatal, 0u64);
             c.set(fatal_fes, 0u64);
@@ -892,6 +1319,14 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
     // The C2HData's header is taken once its verdict (no data digests) has room.
     let data_go = m.net("c2h_header_done", act_data_ok & (dd.q | v_space));
     let resp_ok = m.net("act_resp_ok", in_act & t_resp & !fatal);
+    let r2t_ok = m.net("act_r2t_ok", in_act & t_r2t & !fatal);
+    m.comment(r2t_ok, "an R2T passed every check: queued to be answered");
+    m.bind(u_r2t, "s_valid_i", r2t_ok);
+    m.bind(
+        u_r2t,
+        "s_data_i",
+        cat([whit_idx.ex(), r_ttag.ex(), c_datal.ex(), c_datao.ex()]),
+    );
     m.comb(|c| {
         c.set(rst.d, rst.q);
         c.set(rx_pos.d, rx_pos.q);
@@ -912,6 +1347,9 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
         c.set(dflags.d, dflags.q);
         c.set(datao_r.d, datao_r.q);
         c.set(datal_r.d, datal_r.q);
+        c.set(maxh2c.d, maxh2c.q);
+        c.set(h2c_pdo.d, h2c_pdo.q);
+        c.set(cap_pdo.d, cap_pdo.q);
         c.if_(rx.valid & rx.ready, |c| c.set(rx_pos.d, 0u64))
             .else_if(consuming, |c| c.set(rx_pos.d, rx_pos.q + take));
         c.if_(got & (in_ch | in_psh), |c| {
@@ -949,7 +1387,7 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
                     c.set(
                         rst.d,
                         mux(
-                            (t_resp | t_data) & hd.q,
+                            (t_resp | t_data | t_r2t) & hd.q,
                             rx_st.item("RX_HDG"),
                             rx_st.item("RX_ACT"),
                         ),
@@ -971,6 +1409,9 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
                         c.set(connected.d, 1u64);
                         c.set(hd.d, ic_dgst.bit(0));
                         c.set(dd.d, ic_dgst.bit(1));
+                        c.set(maxh2c.d, ic_maxh2c);
+                        c.set(h2c_pdo.d, ic_pdo);
+                        c.set(cap_pdo.d, ic_cap_pdo);
                         back_to_ch(c);
                     });
                     k.arm(lit(8, 0x07), |c| {
@@ -1022,6 +1463,12 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
             });
             k.default(|_| {});
         });
+        // A failed host memory read ends the connection between received PDUs (a C2HData
+        // payload in flight is taken whole, its host memory write is owed to the DMA engine).
+        c.if_(abort.q & in_ch & hcnt.q.eq(0u64), |c| {
+            c.set(dead.d, 1u64);
+            c.set(rst.d, rx_st.item("RX_DEAD"));
+        });
         // A failed check overrides whatever the state machine did this cycle.
         c.if_(fatal, |c| {
             c.set(connected.d, connected.q);
@@ -1035,6 +1482,7 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
     m.assign(
         ev_rx_pdu,
         cat([
+            r2t_ok.ex(),
             (act_data_ok & data_go).ex(),
             (in_act & t_term).ex(),
             resp_ok.ex(),
@@ -1072,12 +1520,20 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
         mux(ddgst_err_now, onehot(dslot.q), lit(d, 0)),
     );
     let is_read = m.net("cmd_is_read", opc.eq(0x02u64));
+    let is_write = m.net("cmd_is_write", opc.eq(0x01u64));
+    let r2t_set = m.net("slot_r2t_set", mux(r2t_ok, onehot(whit_idx), lit(d, 0)));
+    let r2t_clr = m.net(
+        "slot_r2t_clear",
+        mux(r2t_sent_all, onehot(rf_slot), lit(d, 0)),
+    );
     let done_tag = dma_done.field("tag");
     let done_status = dma_done.field("status");
     m.comb(|c| {
         c.set(slot_valid.d, (slot_valid.q | alloc) & !freed);
         c.set(slot_resp.d, (slot_resp.q | answered) & !freed);
         c.set(slot_dgerr.d, (slot_dgerr.q | dg_hit) & !freed);
+        c.set(slot_r2t.d, (slot_r2t.q | r2t_set) & !r2t_clr & !freed);
+        c.set(slot_write.d, slot_write.q);
         c.set(slot_read.d, slot_read.q);
         c.set(slot_sgl.d, slot_sgl.q);
         for i in 0..d as usize {
@@ -1111,13 +1567,17 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
                 c.set(slot_dmaerr[i].d, done_status)
             });
             let inc = v_good & v_slot.eq(iu);
-            let dec = done_fire & done_tag.eq(iu);
+            let dec = done_fire & done_tag.eq(iu) & slot_read.q.bit(i as u32);
             c.set(slot_pend[i].d, slot_pend[i].q + inc.zext(6) - dec.zext(6));
         }
         c.if_(load_cmd, |c| {
             c.set(
                 slot_read.d,
                 (slot_read.q & !onehot(free_idx)) | mux(is_read, onehot(free_idx), lit(d, 0)),
+            );
+            c.set(
+                slot_write.d,
+                (slot_write.q & !onehot(free_idx)) | mux(is_write, onehot(free_idx), lit(d, 0)),
             );
             c.set(
                 slot_sgl.d,

@@ -27,7 +27,7 @@ pub fn module_name(p: &NvmeTcpParams) -> String {
 
 /// The counters, by register name and what they count (32 bits, wrapping, summed over the
 /// connections).
-pub const COUNTERS: [(&str, &str); 11] = [
+pub const COUNTERS: [(&str, &str); 13] = [
     ("tx_icreq", "ICReq PDUs sent"),
     ("tx_capsule_cmd", "CapsuleCmd PDUs sent"),
     (
@@ -51,6 +51,8 @@ pub const COUNTERS: [(&str, &str); 11] = [
         "ddgst_errors",
         "Data digest errors (the command completes with 22h)",
     ),
+    ("tx_h2c_data", "H2CData PDUs sent"),
+    ("rx_r2t", "R2T PDUs accepted"),
 ];
 
 /// The counters' register map (`nvme_tcp_csr`, AXI4-Lite).
@@ -190,8 +192,10 @@ pub fn engine(p: &NvmeTcpParams, dma: &DmaParams, reset: ResetStyle) -> Result<R
     let mut dcmds = Vec::new();
     let mut ddatas = Vec::new();
     let mut ddones = Vec::new();
+    let mut drdatas = Vec::new();
     let dcmd_def = StreamDef::new()
         .field("tag", sw)
+        .field("write", 1)
         .field("sgl", 1)
         .field("dptr", 128)
         .field("len", 32)
@@ -234,6 +238,9 @@ pub fn engine(p: &NvmeTcpParams, dma: &DmaParams, reset: ResetStyle) -> Result<R
         let dd = m.stream_wire(&format!("dma_data{i}"), &ddata_def);
         m.bind_stream(u, "dma_data", &dd);
         ddatas.push(dd);
+        let dr = m.stream_wire(&format!("dma_rdata{i}"), &ddata_def);
+        m.bind_stream(u, "dma_rdata", &dr);
+        drdatas.push(dr);
         let dn = m.stream_wire(&format!("dma_done{i}"), &ddone_def);
         m.bind_stream(u, "dma_done", &dn);
         ddones.push(dn);
@@ -359,7 +366,10 @@ pub fn engine(p: &NvmeTcpParams, dma: &DmaParams, reset: ResetStyle) -> Result<R
     m.bind(
         da,
         "req_i",
-        cat(dcmds.iter().rev().map(|s| s.valid.ex())) & order_ready.repeat(n),
+        cat(dcmds
+            .iter()
+            .rev()
+            .map(|s| s.valid & (order_ready | !s.field("write")))),
     );
     let dav = m.bind_out(da, "valid_o");
     let dag = m.bind_out(da, "gnt_o");
@@ -378,7 +388,8 @@ pub fn engine(p: &NvmeTcpParams, dma: &DmaParams, reset: ResetStyle) -> Result<R
     };
     m.bind(u_dma, "s_cmd_valid_i", dav);
     m.bind(u_dma, "s_cmd_tag_i", cat([dai.ex(), dpick("tag")]));
-    m.bind(u_dma, "s_cmd_write_i", lit(1, 1));
+    let dma_write = m.net("dma_cmd_write", dpick("write"));
+    m.bind(u_dma, "s_cmd_write_i", dma_write);
     m.bind(u_dma, "s_cmd_sgl_i", dpick("sgl"));
     m.bind(u_dma, "s_cmd_dptr_i", dpick("dptr"));
     let len32 = m.net("dma_cmd_len", dpick("len"));
@@ -393,7 +404,7 @@ pub fn engine(p: &NvmeTcpParams, dma: &DmaParams, reset: ResetStyle) -> Result<R
     m.bind(u_dma, "s_cmd_len_i", len32.resize(l));
     m.bind(u_dma, "s_cmd_win_off_i", off32.resize(l));
     m.bind(u_dma, "s_cmd_win_len_i", dlen32.resize(l));
-    m.bind(u_order, "s_valid_i", dav & s_cmd_ready);
+    m.bind(u_order, "s_valid_i", dav & s_cmd_ready & dma_write);
     m.bind(u_order, "s_data_i", dai);
     let ov = m.bind_out(u_order, "m_valid_o");
     let oc = m.bind_out(u_order, "m_data_o");
@@ -434,12 +445,29 @@ pub fn engine(p: &NvmeTcpParams, dma: &DmaParams, reset: ResetStyle) -> Result<R
         m.assign(s.field("status"), mds);
         m.unused(&format!("dma_done{i}_ready"), s.ready);
     }
-    // The read direction (host memory to stream) is for H2CData, not built yet.
-    m.bind(u_dma, "m_data_ready_i", lit(1, 0));
-    for f in ["valid", "data", "keep", "last", "tag"] {
-        let o = m.bind_out(u_dma, &format!("m_data_{f}_o"));
-        m.unused(&format!("dma_m_data_{f}"), o);
+    // Host memory reads (H2CData payload) go back by the tag's connection bits; transfers
+    // come in command order, so a connection waiting for tx holds up the reads behind it.
+    let mv = m.bind_out(u_dma, "m_data_valid_o");
+    let mdd = m.bind_out(u_dma, "m_data_data_o");
+    let mdk = m.bind_out(u_dma, "m_data_keep_o");
+    let mdl = m.bind_out(u_dma, "m_data_last_o");
+    let mdtag = m.bind_out(u_dma, "m_data_tag_o");
+    let m_conn = m.net("dma_rdata_conn", mdtag.slice(cw + sw - 1, sw));
+    m.unused("dma_rdata_slot", mdtag.slice(sw - 1, 0));
+    for (i, s) in drdatas.iter().enumerate() {
+        m.assign(s.valid, mv & m_conn.eq(i as u64));
+        m.assign(s.field("data"), mdd);
+        m.assign(s.field("keep"), mdk);
+        m.assign(s.field("last"), mdl);
     }
+    m.bind(
+        u_dma,
+        "m_data_ready_i",
+        drdatas
+            .iter()
+            .enumerate()
+            .fold(lit(1, 0), |a, (i, s)| a | (m_conn.eq(i as u64) & s.ready)),
+    );
     m.group("host memory (AXI4 master of the DMA engine)");
     let mps = m.input("mps_i", 4);
     m.comment(mps, "CC.MPS: the memory page size is 4096 << mps_i");
@@ -478,6 +506,8 @@ pub fn engine(p: &NvmeTcpParams, dma: &DmaParams, reset: ResetStyle) -> Result<R
         sum(&mut m, "inc_hdgst_errors", &|e| e[4].ex()),
         sum(&mut m, "inc_rx_c2h_data", &|e| e[2].bit(3)),
         sum(&mut m, "inc_ddgst_errors", &|e| e[5].ex()),
+        sum(&mut m, "inc_tx_h2c_data", &|e| e[0].bit(3)),
+        sum(&mut m, "inc_rx_r2t", &|e| e[2].bit(4)),
     ];
     for ((name, _), inc) in COUNTERS.iter().zip(&incs) {
         let c = m.reg(&format!("cnt_{name}"), 32, 0);

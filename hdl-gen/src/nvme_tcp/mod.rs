@@ -2,13 +2,14 @@
 //! TCP byte streams (the TCP engine underneath is a later block).
 //!
 //! ```text
-//!  io_cmd (SQE) --> [nvme_tcp_conn] --tx--> byte stream to the target (ICReq, CapsuleCmd, H2CTermReq)
+//!  io_cmd (SQE) --> [nvme_tcp_conn] --tx--> byte stream to the target (ICReq, CapsuleCmd,
+//!                        |                   H2CData, H2CTermReq)
 //!  io_cpl <-------- [nvme_tcp_conn] <--rx-- byte stream from the target (ICResp, CapsuleResp,
-//!                        |                   C2HData, C2HTermReq)
-//!                        +-- dma_cmd / dma_data / dma_done --> [dma_engine_win] --> AXI4 master
+//!                        |                   C2HData, R2T, C2HTermReq)
+//!                        +-- dma_cmd / dma_data / dma_rdata / dma_done --> [dma_engine_win] --> AXI4
 //! ```
 //!
-//! # One connection: `nvme_tcp_conn_w<bits>_d<outstanding>_h<hold bytes>`
+//! # One connection: `nvme_tcp_conn_w<bits>_d<outstanding>_h<hold bytes>[_i<in-capsule bytes>]`
 //!
 //! - `dgst_i` [2]: the digests to ask for in the ICReq (bit 0 header, bit 1 data), held stable;
 //!   masked by the configuration's `digests` switch. HPDA is 0 (no padding asked for).
@@ -16,7 +17,13 @@
 //!   8i+7:8i). It is taken once the connection is up and one of the `outstanding` command slots
 //!   is free. It goes out as a CapsuleCmd whose SQE has PSDT 01b and DPTR rewritten to one
 //!   transport SGL data block (identifier 5Ah, address 0) of the command's length
-//!   (`(NLB + 1) * 512` for Read and Write, 0 otherwise); CCCID is the command's own CID.
+//!   (`(NLB + 1) * 512` for Read and Write, 0 otherwise); CCCID is the command's own CID. A
+//!   Write of at most `nvme_tcp.in_capsule_bytes` (default 4096; 0: never) carries its data in
+//!   the capsule instead: the SGL is a data block with an offset into the capsule (identifier
+//!   01h, offset 0, the command's length), PDO is the header and header digest rounded up to
+//!   the ICResp's CPDA, then zero padding, the data (read from host memory through the DMA
+//!   engine, as for H2CData) and the data digest if negotiated. The target must accept that
+//!   much (its IOCCSZ * 16 - 64 bytes): configure the key to match.
 //! - Completion stream `io_cpl`: `cid` [16], `status` [15] (the CQE status field), `dw0` [32],
 //!   from each CapsuleResp whose CID is outstanding.
 //! - Byte streams `tx` (out) and `rx` (in): `data` [W], `keep` [W/8]. Bytes are packed from lane
@@ -25,13 +32,14 @@
 //!   beats and a short last one, then the 4-byte header digest in a beat of its own.
 //! - `connected_o`: the ICResp was accepted; `dead_o`: the connection ended (TermReq sent or
 //!   received).
-//! - Host memory writes (C2HData payload), toward the DMA engine: `dma_cmd` (`tag` = the
-//!   command's slot, `sgl`, `dptr` [128] = the SQE's DPTR, `len` = the command's data length,
-//!   `off` = DATAO, `dlen` = DATAL: write bytes `off .. off + dlen` of the command's data),
-//!   `dma_data` (`data`, `keep`, `last`: `dlen` bytes packed from lane 0, keep all ones but on the
-//!   last beat) and `dma_done` (`tag`, `status` [11]; always taken). A command completes only
-//!   after every write of its data is done; a write that fails completes it with the DMA
-//!   engine's status.
+//! - Host memory, toward the DMA engine: `dma_cmd` (`tag` = the command's slot, `write` (1: a
+//!   C2HData payload to host memory, 0: an H2CData payload from it), `sgl`, `dptr` [128] = the
+//!   SQE's DPTR, `len` = the command's data length, `off` = DATAO, `dlen` = DATAL: move bytes
+//!   `off .. off + dlen` of the command's data), `dma_data` (writes: `data`, `keep`, `last`:
+//!   `dlen` bytes packed from lane 0, keep all ones but on the last beat), `dma_rdata` (reads,
+//!   same framing, in the order of the read commands) and `dma_done` (`tag`, `status` [11];
+//!   always taken). A command completes only after every move of its data is done; a move that
+//!   fails completes it with the DMA engine's status.
 //!
 //! # Host reads (C2HData)
 //!
@@ -77,6 +85,41 @@
 //! that arrives later, completes with Transient Transport Error (22h); received bytes are
 //! dropped.
 //!
+//! # Host writes (R2T and H2CData)
+//!
+//! A Write's data goes in the capsule (above) or as H2CData in answer to R2Ts. An R2T is
+//! checked whole, in this order after the
+//! common header checks (HLEN 24, flags = the header digest flag alone (FEI 1), PDO 0 (FEI 3),
+//! PLEN 24 + 4 (header digest) (FEI 4), the header digest (03h)): CCCID naming an outstanding
+//! Write not yet answered by a CapsuleResp (01h, FEI 8; an R2T for a Read or another command
+//! gets this too); no R2T of that command still being answered (02h PDU Sequence Error: the
+//! ICReq's MAXR2T 0 allows one outstanding R2T per command, and the command's next R2T may come
+//! once the last byte of the previous one's last H2CData left); R2TL non-zero and R2TO + R2TL
+//! inside the command's data (04h Data Transfer Out of Range, FEI 12). TTAG is not checked (it
+//! is the target's): it is echoed. R2Ts of different commands may arrive in any order and are
+//! answered in arrival order (a FIFO of `outstanding` entries, never full: one per command).
+//!
+//! An R2T is answered with H2CData PDUs of at most MAXH2CDATA bytes (from the ICResp) covering
+//! R2TO .. R2TO + R2TL in order: CCCID, the R2T's TTAG, DATAO and DATAL, LAST_PDU on the last;
+//! PDO = the header and header digest rounded up to the ICResp's CPDA ((CPDA + 1) * 4 bytes,
+//! zero padding); the payload is read through the DMA engine (`write` 0, `off` = DATAO, `dlen`
+//! = DATAL) and streamed to `tx` as it comes (header beats, digest beat, padding, payload beats
+//! straight from `dma_rdata`, the data digest in a beat of its own), the data digest computed
+//! on the fly. Before the data digest (or the next PDU without one) the read's completion is
+//! awaited. Answering R2Ts goes before sending new CapsuleCmds.
+//!
+//! The data PDU on `tx` (H2CData or CapsuleCmd with data) asks for its read on `dma_cmd` and
+//! keeps asking until taken, even when a C2HData write (which otherwise goes first) arrives.
+//!
+//! **A failed host memory read** (a DMA status on the read of an H2CData or of in-capsule
+//! data): the DMA engine keeps the framing (zeros after the error), so the PDU is finished, but
+//! its data digest, if negotiated, is sent inverted so a checking target drops it; then nothing
+//! more is sent on the connection (no TermReq: none of its FES values means "the host cannot
+//! read its memory") and the connection ends (`dead_o`; the TCP engine underneath is to reset the TCP connection) once the
+//! PDU being received is taken. The command completes with the DMA status, the others with 22h
+//! (or their answer, if it came). Without data digests the target has taken the PDU's bytes as
+//! data: the command's blocks are then undefined, as after any failed write.
+//!
 //! # The engine: `nvme_tcp_w<bits>_c<connections>_d<outstanding>`
 //!
 //! One connection per I/O queue pair: SQ id `i + 1` runs on connection `i`.
@@ -103,13 +146,15 @@
 //! - Host memory: the engine holds one windowed DMA engine (`dma_engine_win_*`, tag
 //!   `{connection, slot}`, data width = the stream width, length width, reads in flight and AXI
 //!   ID width from `[dma]`) behind an AXI4 master `m_axi_*`, and `mps_i` [4] (CC.MPS). The
-//!   connections' DMA commands go to it round robin; each command's connection is queued so its
-//!   payload beats follow in command order; completions return by the tag. The DMA engine's own
+//!   connections' DMA commands go to it round robin; each write command's connection is queued
+//!   so its payload beats follow in command order; read data (`m_data`) returns by the tag's
+//!   connection bits, completions too. The DMA engine moves one transfer at a time in command
+//!   order, so a connection whose `tx` has no credit while its H2CData payload is on `m_data`
+//!   holds up the host memory moves of the others until it gets credit. The DMA engine's own
 //!   counters are not reachable from this top (its AXI4-Lite port is tied off).
 //!
-//! Not in this block yet: host writes (R2T and H2CData, in-capsule data): an R2T is refused as
-//! an invalid type (01h, FEI 0), so a Write with data ends its connection; the front end must
-//! not send one yet.
+//! Not in this block: reading the target's IOCCSZ (Identify Controller, an admin command for
+//! firmware): `in_capsule_bytes` is a configuration choice.
 
 pub mod conn;
 pub mod engine;
@@ -127,4 +172,6 @@ pub struct NvmeTcpParams {
     pub digests: bool,
     /// C2HData payload bytes held per connection (a power of two, at least two beats).
     pub hold_bytes: u32,
+    /// Largest write whose data goes in the CapsuleCmd (in-capsule data), bytes; 0: none.
+    pub icd_bytes: u32,
 }

@@ -1,10 +1,13 @@
 //! `testbench bench --suite nvme-tcp`: PDU bytes per cycle of one RTL connection, header and
 //! data digests on, as a fraction of the stream width, with a target that answers at once and
 //! no idle cycles or backpressure: command capsules alone, then 4 KiB and 128 KiB reads
-//! (C2HData PDUs of the hold buffer's size, written through a DMA side that never stalls).
-//! Host writes (H2CData) are not built yet. A benchmark to read, not a timed test.
+//! (C2HData PDUs of the hold buffer's size, written through a DMA side that never stalls), and
+//! 4 KiB writes (in-capsule data, `nvme_tcp.in_capsule_bytes`) and 128 KiB writes (one R2T per
+//! command, H2CData PDUs of MAXH2CDATA), the data read through a DMA side that never stalls. A benchmark to read, not a timed test.
 
-use crate::suites::nvme_tcp::rtl::{bench_capsules, bench_reads, HOLD_BYTES};
+use crate::suites::nvme_tcp::rtl::{
+    bench_capsules, bench_reads, bench_writes, BENCH_MAXH2CDATA, HOLD_BYTES, ICD_BYTES,
+};
 
 /// Runs the benchmark; returns the exit code.
 pub fn run() -> i32 {
@@ -18,7 +21,17 @@ pub fn run() -> i32 {
                 "  {count} reads of {what}: rx (C2HData of up to {HOLD_BYTES} bytes + CapsuleResp, digests on) {rx:.3} of the stream width (target 0.95)"
             );
         }
-        println!("  4 KiB and 128 KiB writes: not measured (no H2CData in the RTL yet)");
+        for (count, blocks, what) in [(400usize, 7u16, "4 KiB"), (24, 255, "128 KiB")] {
+            let (tx, _, _) = bench_writes(count, blocks)?;
+            let how = if 512 * (u32::from(blocks) + 1) <= ICD_BYTES {
+                "CapsuleCmd with in-capsule data".to_string()
+            } else {
+                format!("CapsuleCmd + H2CData of up to MAXH2CDATA {BENCH_MAXH2CDATA} bytes")
+            };
+            println!(
+                "  {count} writes of {what}: tx ({how}, digests on) {tx:.3} of the stream width (target 0.95)"
+            );
+        }
         Ok(())
     };
     match run() {

@@ -57,6 +57,11 @@ pub enum Fault {
     HeaderDigest,
     /// A C2HData whose data digest is wrong (not fatal: the command completes with 22h).
     DataDigest,
+    /// An R2T (stretched to cover at least 8 KiB) followed at once by a second R2T of the same
+    /// command, while the host still answers the first (MAXR2T 0 allows one). Not in
+    /// [`Fault::ALL`]: a host that answers R2Ts instantly (the reference model) never has one
+    /// pending.
+    R2tWhilePending,
 }
 
 impl Fault {
@@ -93,6 +98,7 @@ impl Fault {
             Fault::BadHlen => vec![(fes::INVALID_HEADER_FIELD, Some(2))],
             Fault::BadPlen => vec![(fes::INVALID_HEADER_FIELD, Some(4))],
             Fault::DataoOutOfRange | Fault::R2tOutOfRange => vec![(fes::OUT_OF_RANGE, None)],
+            Fault::R2tWhilePending => vec![(fes::SEQUENCE_ERROR, None)],
             Fault::WrongCccid | Fault::R2tForRead => vec![
                 (fes::INVALID_HEADER_FIELD, Some(cid_fei)),
                 (fes::SEQUENCE_ERROR, None),
@@ -125,8 +131,9 @@ pub struct TargetConfig {
     pub max_r2t: u32,
     /// May end a successful read with SUCCESS instead of a CapsuleResp.
     pub use_success: bool,
-    /// Sends every C2HData of exactly `max_c2h` bytes (a command's last one shorter) instead of
-    /// random sizes (for benchmarks).
+    /// Sends every C2HData of exactly `max_c2h` bytes and every R2T of exactly `max_r2t` (a
+    /// command's last ones shorter), in data order, instead of random sizes and orders (for
+    /// benchmarks).
     pub full_c2h: bool,
     /// Largest in-capsule data it accepts (IOCCSZ - 64 bytes).
     pub icd_max: u32,
@@ -478,12 +485,22 @@ impl Target {
                         c.todo.push_back(Step::Resp { status: 0 });
                     } else if write {
                         let mut off = 0u32;
+                        let mut r2ts = Vec::new();
                         while off < c.len {
-                            let n = (1 + self.rng.below(u64::from(self.cfg.max_r2t)) as u32)
-                                .min(c.len - off);
-                            c.todo.push_back(Step::R2t { off, n });
+                            let n = if self.cfg.full_c2h {
+                                self.cfg.max_r2t
+                            } else {
+                                1 + self.rng.below(u64::from(self.cfg.max_r2t)) as u32
+                            }
+                            .min(c.len - off);
+                            r2ts.push(Step::R2t { off, n });
                             off += n;
                         }
+                        // The pieces in a random order: DATAO follows the R2T, not the data.
+                        for i in (1..r2ts.len()).rev().filter(|_| !self.cfg.full_c2h) {
+                            r2ts.swap(i, self.rng.below(i as u64 + 1) as usize);
+                        }
+                        c.todo.extend(r2ts);
                         c.todo.push_back(Step::Resp { status: 0 });
                     } else {
                         let mut off = 0u32;
@@ -636,6 +653,9 @@ impl Target {
                         t == ty::C2H_DATA && (f != Fault::DataDigest || self.tx_wire.ddgst)
                     }
                     Fault::R2tOutOfRange => t == ty::R2T,
+                    Fault::R2tWhilePending => {
+                        matches!(pdu, Pdu::R2t { r2to, .. } if len - r2to >= 8192)
+                    }
                     Fault::R2tForRead => {
                         t == ty::C2H_DATA && !self.cmds.get(&cid).is_some_and(|c| c.todo.is_empty())
                     }
@@ -681,6 +701,24 @@ impl Target {
                     _ => {}
                 }
                 pdu.encode(self.tx_wire)
+            }
+            Fault::R2tWhilePending => {
+                if let Pdu::R2t {
+                    r2to, r2tl, ttag, ..
+                } = &mut pdu
+                {
+                    *r2tl = len - *r2to;
+                    self.cmds.get_mut(&cid).unwrap().r2t = Some((*ttag, *r2to, *r2tl, 0));
+                }
+                let first = pdu.encode(self.tx_wire);
+                self.send_raw(first);
+                Pdu::R2t {
+                    cccid: cid,
+                    ttag: self.next_ttag,
+                    r2to: 0,
+                    r2tl: len.min(512),
+                }
+                .encode(self.tx_wire)
             }
             Fault::R2tForRead => Pdu::R2t {
                 cccid: cid,

@@ -65,6 +65,7 @@ pub fn all() -> Vec<Suite> {
             entry::<nvme_tcp::model::NvmeTcpModelHostileProp>(),
             entry::<nvme_tcp::rtl::NvmeTcpConnProp>(),
             entry::<nvme_tcp::rtl::NvmeTcpConnHostileProp>(),
+            entry::<nvme_tcp::rtl::NvmeTcpConnDmaErrorProp>(),
             entry::<nvme_tcp::rtl::NvmeTcpEngineProp>(),
         ],
     });

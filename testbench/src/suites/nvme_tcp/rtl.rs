@@ -58,11 +58,14 @@ struct Harness {
 
 /// Stands in for the DMA engine on a lone connection: takes `dma_cmd`, collects `dma_data`
 /// (checking its framing), answers on `dma_done`, and records each write as (PRP1, offset,
-/// bytes) for the scenario check.
+/// bytes) for the scenario check; serves reads (`write` 0) on `dma_rdata` from the write data
+/// of the command whose PRP1 it names, and fails the `fail_read`-th read (status 04h, zeros
+/// from a random byte on), if set.
 struct DmaSide {
     cmd_valid: Signal,
     cmd_ready: Signal,
     cmd_tag: Signal,
+    cmd_write: Signal,
     cmd_dptr: Signal,
     cmd_off: Signal,
     cmd_dlen: Signal,
@@ -74,6 +77,22 @@ struct DmaSide {
     done_valid: Signal,
     done_tag: Signal,
     done_status: Signal,
+    rd_valid: Signal,
+    rd_ready: Signal,
+    rd_data: Signal,
+    rd_keep: Signal,
+    rd_last: Signal,
+    /// Write data by PRP1.
+    host: std::collections::HashMap<u64, Vec<u8>>,
+    /// Reads to serve: (tag, bytes, status), the head's next byte, a beat on the bus.
+    reads: VecDeque<(u64, Vec<u8>, u64)>,
+    rd_pos: usize,
+    rd_on: bool,
+    /// Reads taken so far, and the one to fail.
+    reads_taken: u32,
+    fail_read: Option<u32>,
+    /// The read that failed: (PRP1, offset, length).
+    failed: Option<(u64, u32, u32)>,
     cmds: VecDeque<(u64, u64, u32, u32)>,
     bytes: Vec<u8>,
     owed: VecDeque<(u64, u64)>,
@@ -125,6 +144,7 @@ impl Harness {
                 cmd_valid: s("dma_cmd_valid_o"),
                 cmd_ready: s("dma_cmd_ready_i"),
                 cmd_tag: s("dma_cmd_tag_o"),
+                cmd_write: s("dma_cmd_write_o"),
                 cmd_dptr: s("dma_cmd_dptr_o"),
                 cmd_off: s("dma_cmd_off_o"),
                 cmd_dlen: s("dma_cmd_dlen_o"),
@@ -136,6 +156,18 @@ impl Harness {
                 done_valid: s("dma_done_valid_i"),
                 done_tag: s("dma_done_tag_i"),
                 done_status: s("dma_done_status_i"),
+                rd_valid: s("dma_rdata_valid_i"),
+                rd_ready: s("dma_rdata_ready_o"),
+                rd_data: s("dma_rdata_data_i"),
+                rd_keep: s("dma_rdata_keep_i"),
+                rd_last: s("dma_rdata_last_i"),
+                host: Default::default(),
+                reads: VecDeque::new(),
+                rd_pos: 0,
+                rd_on: false,
+                reads_taken: 0,
+                fail_read: None,
+                failed: None,
                 cmds: VecDeque::new(),
                 bytes: Vec::new(),
                 owed: VecDeque::new(),
@@ -151,14 +183,46 @@ impl Harness {
 
 impl DmaSide {
     fn sample(&mut self, lanes: usize, violations: &mut Vec<String>) {
+        if self.rd_on && self.rd_ready.is_high() {
+            self.rd_on = false;
+            self.rd_pos += lanes;
+            if self.rd_pos >= self.reads[0].1.len() {
+                let (tag, _, st) = self.reads.pop_front().unwrap();
+                self.rd_pos = 0;
+                self.owed.push_back((tag, st));
+            }
+        }
         if self.cmd_valid.is_high() && self.cmd_r {
             let prp1 = self.cmd_dptr.get_words();
-            self.cmds.push_back((
+            let prp1 = u64::from(prp1[0]) | u64::from(prp1[1]) << 32;
+            let (tag, off, dlen) = (
                 self.cmd_tag.get(),
-                u64::from(prp1[0]) | u64::from(prp1[1]) << 32,
                 self.cmd_off.get() as u32,
                 self.cmd_dlen.get() as u32,
-            ));
+            );
+            if self.cmd_write.is_high() {
+                self.cmds.push_back((tag, prp1, off, dlen));
+            } else {
+                let src = self.host.get(&prp1).cloned().unwrap_or_default();
+                let (o, n) = (off as usize, dlen as usize);
+                if n == 0 || o + n > src.len() {
+                    violations.push(format!(
+                        "dma_cmd read {n} bytes at {o} of a write of {} bytes (PRP1 {prp1:#x})",
+                        src.len()
+                    ));
+                } else {
+                    let mut bytes = src[o..o + n].to_vec();
+                    let mut st = 0;
+                    if self.fail_read == Some(self.reads_taken) {
+                        let from = (prp1 as usize ^ n) % n;
+                        bytes[from..].fill(0);
+                        st = 0x004;
+                        self.failed = Some((prp1, off, dlen));
+                    }
+                    self.reads.push_back((tag, bytes, st));
+                }
+                self.reads_taken += 1;
+            }
         }
         if self.data_valid.is_high() && self.data_r {
             let w = self.data_data.get_words();
@@ -193,7 +257,20 @@ impl DmaSide {
         }
     }
 
-    fn drive(&mut self, rng: &mut Rng, idle: u8) {
+    fn drive(&mut self, rng: &mut Rng, idle: u8, lanes: usize) {
+        if !self.rd_on && !self.reads.is_empty() && !rng.chance(idle) {
+            self.rd_on = true;
+            let b = &self.reads[0].1;
+            let end = (self.rd_pos + lanes).min(b.len());
+            let mut beat = b[self.rd_pos..end].to_vec();
+            let n = beat.len();
+            beat.resize(lanes, 0);
+            self.rd_data.set_words(&words(&beat));
+            self.rd_keep
+                .set(if n == 64 { u64::MAX } else { (1u64 << n) - 1 });
+            self.rd_last.set(u64::from(end == b.len()));
+        }
+        self.rd_valid.set(u64::from(self.rd_on));
         self.cmd_r = !rng.chance(idle);
         self.data_r = !self.cmds.is_empty() && !rng.chance(idle);
         self.cmd_ready.set(u64::from(self.cmd_r));
@@ -275,19 +352,15 @@ impl Component for Harness {
         self.tx_ready.set(u64::from(!self.rng.chance(self.idle.2)));
         self.cpl_ready.set(u64::from(!self.rng.chance(self.idle.3)));
         if let Some(d) = self.dma.as_mut() {
-            d.drive(&mut self.rng, self.idle.2);
+            d.drive(&mut self.rng, self.idle.2, self.lanes);
         }
     }
 }
 
-/// The scenario with writes turned into Flushes (the RTL has no H2CData yet), and with data
-/// digests the target's C2HData no larger than the hold buffer.
-fn readonly(mut sc: Scenario) -> Scenario {
-    for c in &mut sc.cmds {
-        if c.kind == Kind::Write {
-            c.kind = Kind::Flush;
-        }
-    }
+/// The scenario for the RTL: the configuration's in-capsule data limit (host and target), and
+/// with data digests the target's C2HData no larger than the hold buffer.
+fn rtl_fit(mut sc: Scenario) -> Scenario {
+    sc.icd_max = ICD_BYTES;
     if sc.ddgst {
         sc.max_c2h = sc.max_c2h.min(HOLD_BYTES);
     }
@@ -297,6 +370,10 @@ fn readonly(mut sc: Scenario) -> Scenario {
 /// The configuration's `nvme_tcp.c2h_hold_bytes` (the hold buffer of a connection).
 pub const HOLD_BYTES: u32 = 8192;
 
+/// The configuration's `nvme_tcp.in_capsule_bytes` (writes up to this size carry their data in
+/// the CapsuleCmd).
+pub const ICD_BYTES: u32 = 4096;
+
 /// Stream idle and backpressure percentages, from the scenario's seed.
 fn idles(seed: u64) -> (u8, u8, u8, u8) {
     let mut r = Rng::new(seed ^ 0x1d1e);
@@ -304,41 +381,62 @@ fn idles(seed: u64) -> (u8, u8, u8, u8) {
     (p(), p(), p(), p())
 }
 
-/// The C2HData PDUs a well-behaved target may send at most for the scenario's reads.
+/// The data PDUs a well-behaved target may send at most for the scenario's reads (C2HData)
+/// and writes (R2Ts, and the H2CData answering them).
 fn c2h_pdus(sc: &Scenario) -> u64 {
     sc.cmds
         .iter()
-        .filter(|c| c.kind == Kind::Read)
-        .map(|c| ((u64::from(c.nlb) + 1) * 512).div_ceil(u64::from(sc.max_c2h.max(1))))
+        .map(|c| {
+            let len = (u64::from(c.nlb) + 1) * 512;
+            match c.kind {
+                Kind::Read => len.div_ceil(u64::from(sc.max_c2h.max(1))),
+                Kind::Write => 2 * len.div_ceil(u64::from(sc.max_r2t.max(1))) + len / 4096,
+                _ => 0,
+            }
+        })
         .sum()
 }
 
-/// Bytes the scenario's reads carry.
+/// Bytes the scenario's reads and writes carry.
 fn read_bytes(sc: &Scenario) -> u64 {
     sc.cmds
         .iter()
-        .filter(|c| c.kind == Kind::Read)
+        .filter(|c| matches!(c.kind, Kind::Read | Kind::Write))
         .map(|c| (u64::from(c.nlb) + 1) * 512)
         .sum()
 }
 
 /// Runs the RTL on a scenario.
 pub fn run_rtl(sc: &Scenario, waves: Option<&Path>) -> Result<(), String> {
+    run_rtl_with(sc, None, waves)
+}
+
+/// Runs the RTL on a scenario; `fail_read`: the host memory read (0 first) that fails.
+fn run_rtl_with(sc: &Scenario, fail_read: Option<u32>, waves: Option<&Path>) -> Result<(), String> {
     let subs = sc.submitted();
     let mut target = Target::new(sc.target());
     let mut sim = Sim::<Top>::maybe_waves(waves);
     let dgst = u64::from(sc.hdgst) | u64::from(sc.ddgst) << 1;
     let h = sim.add(Harness::new(&sim, sc.seed, idles(sc.seed), dgst));
+    h.borrow_mut().dma.as_mut().unwrap().fail_read = fail_read;
     for s in &subs {
         h.borrow_mut().cmds.push_back(s.sqe);
+        if s.kind == Kind::Write {
+            let prp1 = u64::from_le_bytes(s.sqe[24..32].try_into().unwrap());
+            let mut hb = h.borrow_mut();
+            hb.dma.as_mut().unwrap().host.insert(prp1, s.data.clone());
+        }
     }
     sim.reset(3);
     let mut rng = Rng::new(sc.seed ^ 0xbeef);
     let lanes = h.borrow().lanes;
     let mut quiet = 0u32;
     let limit = 200_000 + 80 * c2h_pdus(sc) + 4 * read_bytes(sc);
-    // `regress --pcap`: the RTL's conversations with a well-behaved target are recorded too.
-    let mut pcap = (sc.fault.is_none() && super::capturing()).then(Pcap::new);
+    // `regress --pcap`: the RTL's conversations with a well-behaved target are recorded too
+    // (not those with CPDA padding, which Wireshark 4.0 ignores, nor a failed host memory read,
+    // whose H2CData carries a wrong data digest on purpose).
+    let recordable = sc.fault.is_none() && sc.cpda == 0 && fail_read.is_none();
+    let mut pcap = (recordable && super::capturing()).then(Pcap::new);
     let mut conn = pcap.as_mut().map(|p| {
         TcpConn::open(
             p,
@@ -405,6 +503,7 @@ pub fn run_rtl(sc: &Scenario, waves: Option<&Path>) -> Result<(), String> {
         })
         .collect();
     let hb = h.borrow();
+    let failed = hb.dma.as_ref().unwrap().failed;
     let mut writes = Vec::new();
     for (prp1, off, b) in &hb.dma.as_ref().unwrap().writes {
         let cid = by_prp
@@ -416,7 +515,137 @@ pub fn run_rtl(sc: &Scenario, waves: Option<&Path>) -> Result<(), String> {
         completions: hb.completions.clone(),
         writes,
     };
-    check(sc, &subs, &out, &target)
+    match failed {
+        None => check(sc, &subs, &out, &target),
+        Some((prp1, off, dlen)) => {
+            let cid = *by_prp
+                .get(&prp1)
+                .ok_or("a failed read through no command's PRP1")?;
+            check_read_failed(sc, &subs, &out, &target, cid, off, dlen)
+        }
+    }
+}
+
+/// The outcome after the host memory read of an H2CData or of a CapsuleCmd's in-capsule data
+/// (CCCID `cid`, DATAO `off`, DATAL `dlen`) failed: that PDU was the host's last (framing kept, its data digest wrong if
+/// negotiated), no TermReq followed, the command completed with the DMA status (04h), every
+/// other command with its answer or 22h, and the namespaces hold what the successful writes
+/// wrote.
+fn check_read_failed(
+    sc: &Scenario,
+    subs: &[super::scenario::Submitted],
+    out: &Outcome,
+    target: &Target,
+    cid: u16,
+    off: u32,
+    dlen: u32,
+) -> Result<(), String> {
+    use crate::models::nvme_tcp::{sqe, Pdu};
+    use crate::models::nvme_tcp_target::status;
+    let digest_flagged = target
+        .violations
+        .iter()
+        .filter(|v| v.contains("bad data digest"))
+        .count();
+    if target.violations.len() != digest_flagged || digest_flagged != usize::from(sc.ddgst) {
+        return Err(format!(
+            "after a failed host memory read (data digests {}), the target found: {:?}",
+            sc.ddgst, target.violations
+        ));
+    }
+    if !target.term_reqs.is_empty() || target.bytes_after_term > 0 {
+        return Err(format!(
+            "the host sent TermReqs {:x?} after a failed host memory read",
+            target.term_reqs
+        ));
+    }
+    match target.received.last() {
+        Some(Pdu::Data {
+            c2h: false,
+            cccid,
+            datao,
+            data,
+            ..
+        }) if *cccid == cid && *datao == off && data.len() as u32 == dlen => {}
+        Some(Pdu::CapsuleCmd { sqe: q, data })
+            if sqe::cid(q) == cid && off == 0 && data.len() as u32 == dlen => {}
+        other => {
+            return Err(format!(
+                "the failed read's H2CData (CCCID {cid:#x}, DATAO {off}, DATAL {dlen}) is not the host's last PDU: {other:?}"
+            ))
+        }
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for c in &out.completions {
+        if !seen.insert(c.cid) {
+            return Err(format!("CID {:#x} completed twice", c.cid));
+        }
+        let s = subs
+            .iter()
+            .find(|s| sqe::cid(&s.sqe) == c.cid)
+            .ok_or_else(|| format!("completion for CID {:#x}, never submitted", c.cid))?;
+        let answer = match s.kind {
+            Kind::BadOpcode => status::INVALID_OPCODE,
+            Kind::OutOfRange => status::LBA_OUT_OF_RANGE,
+            _ => 0,
+        };
+        let ok = if c.cid == cid {
+            c.status == 0x004
+        } else {
+            c.status == answer || c.status == 0x22
+        };
+        if !ok {
+            return Err(format!(
+                "CID {:#x} ({:?}) completed with {:#x} after the failed read of CID {cid:#x}",
+                c.cid, s.kind, c.status
+            ));
+        }
+        if c.status == 0 && s.kind == Kind::Read {
+            let mut covered = vec![false; s.len];
+            for (w, o, b) in &out.writes {
+                if *w == c.cid {
+                    covered[*o as usize..*o as usize + b.len()].fill(true);
+                }
+            }
+            if covered.iter().any(|c| !c) {
+                return Err(format!(
+                    "CID {:#x}: a successful read not all written",
+                    c.cid
+                ));
+            }
+        }
+    }
+    if seen.len() != subs.len() {
+        return Err(format!(
+            "{} of {} commands completed after a failed read",
+            seen.len(),
+            subs.len()
+        ));
+    }
+    super::scenario::check_namespaces(subs, &out.completions, target)
+}
+
+/// The RTL when one host memory read of an H2CData payload fails (the DMA engine's status 04h):
+/// no garbage is sent as good data, the connection ends, the command gets the DMA status.
+pub struct NvmeTcpConnDmaErrorProp;
+
+impl Property for NvmeTcpConnDmaErrorProp {
+    type Input = (Scenario, u32);
+    const NAME: &'static str = "nvme_tcp_conn_dma_error";
+    fn strategy() -> BoxedStrategy<(Scenario, u32)> {
+        (
+            strategy(false, 6).prop_map(|sc| {
+                let mut sc = rtl_fit(sc);
+                sc.cmds[0].kind = Kind::Write;
+                sc
+            }),
+            0u32..3,
+        )
+            .boxed()
+    }
+    fn run(input: &(Scenario, u32), waves: Option<&Path>) -> Result<(), String> {
+        run_rtl_with(&input.0, Some(input.1), waves)
+    }
 }
 
 /// The RTL against a well-behaved target.
@@ -426,7 +655,7 @@ impl Property for NvmeTcpConnProp {
     type Input = Scenario;
     const NAME: &'static str = "nvme_tcp_conn";
     fn strategy() -> BoxedStrategy<Scenario> {
-        strategy(false, 12).prop_map(readonly).boxed()
+        strategy(false, 12).prop_map(rtl_fit).boxed()
     }
     fn run(input: &Scenario, waves: Option<&Path>) -> Result<(), String> {
         run_rtl(input, waves)
@@ -443,23 +672,32 @@ impl Property for NvmeTcpConnHostileProp {
     fn strategy() -> BoxedStrategy<Scenario> {
         strategy(true, 8)
             .prop_map(|sc| {
-                let mut sc = readonly(sc);
-                // R2T faults cannot happen without writes; faults on C2HData (a payload out of
-                // range, a corrupted data digest) get a third of the cases each.
+                let mut sc = rtl_fit(sc);
+                // Faults on C2HData (a payload out of range, a corrupted data digest) and on
+                // R2Ts (out of range, a second one while the first is answered) get a sixth of
+                // the cases each.
                 if let Some((f, at)) = sc.fault {
-                    let f = match (sc.seed % 3, f) {
+                    let mut at = at % 4;
+                    let f = match (sc.seed % 6, f) {
                         (0, _) => {
                             sc.ddgst = true;
                             Fault::DataDigest
                         }
                         (1, _) => Fault::DataoOutOfRange,
-                        (_, Fault::R2tOutOfRange | Fault::R2tForRead) => Fault::WrongCccid,
+                        (2, _) => Fault::R2tOutOfRange,
+                        (3, _) => {
+                            // A write of 16 KiB whose first R2T is stretched over all of it.
+                            sc.cmds[0].kind = Kind::Write;
+                            sc.cmds[0].nlb = 31;
+                            at = 0;
+                            Fault::R2tWhilePending
+                        }
                         (_, f) => f,
                     };
                     if f == Fault::DataDigest {
                         sc.max_c2h = sc.max_c2h.min(HOLD_BYTES);
                     }
-                    sc.fault = Some((f, at % 4));
+                    sc.fault = Some((f, at));
                 }
                 sc
             })
@@ -633,10 +871,10 @@ struct Placed {
     want: Vec<u8>,
 }
 
-/// Host memory for the engine property: the commands' read buffers behind PRP1/PRP2 (PRP lists
-/// when longer than two pages, random dword offsets) or one SGL data block (any byte address),
-/// laid out from `BASE` with random bytes around them; read buffers hold the complement of the
-/// namespace's bytes, so every byte written is seen.
+/// Host memory for the engine property: the commands' read buffers and write data behind
+/// PRP1/PRP2 (PRP lists when longer than two pages, random dword offsets) or one SGL data block
+/// (any byte address), laid out from `BASE` with random bytes around them; read buffers hold the
+/// complement of the namespace's bytes, so every byte written is seen; write data must not change.
 struct Layout {
     placed: Vec<Placed>,
     end: u64,
@@ -658,18 +896,24 @@ fn layout(
         a
     };
     let mut placed = Vec::new();
+    let mut sources = Vec::new();
     for (conn, cs) in subs.iter_mut().enumerate() {
         for s in cs.iter_mut() {
-            if !matches!(s.kind, Kind::Read | Kind::OutOfRange) || s.len == 0 {
+            let write = s.kind == Kind::Write;
+            if !(write || matches!(s.kind, Kind::Read | Kind::OutOfRange)) || s.len == 0 {
                 continue;
             }
             let ns = sqe::nsid(&s.sqe);
-            let want: Vec<u8> = (0..s.len)
-                .map(|k| {
-                    let p = s.ns_offset + k;
-                    pattern(ns, (p / LBA_BYTES) as u64, p % LBA_BYTES)
-                })
-                .collect();
+            let want: Vec<u8> = if write {
+                s.data.clone()
+            } else {
+                (0..s.len)
+                    .map(|k| {
+                        let p = s.ns_offset + k;
+                        pattern(ns, (p / LBA_BYTES) as u64, p % LBA_BYTES)
+                    })
+                    .collect()
+            };
             let mut pieces = Vec::new();
             let mut dptr = [0u8; 16];
             if rng.chance(25) {
@@ -712,6 +956,11 @@ fn layout(
                 s.sqe[1] &= 0x3f;
             }
             s.sqe[24..40].copy_from_slice(&dptr);
+            if write {
+                // A write's data: read by the DMA engine, never changed.
+                sources.push((pieces, want));
+                continue;
+            }
             placed.push(Placed {
                 conn,
                 cid: sqe::cid(&s.sqe),
@@ -738,6 +987,13 @@ fn layout(
             }
         }
         a = (a / 4096 + 1) * 4096;
+    }
+    for (pieces, data) in &sources {
+        let mut k = 0;
+        for (addr, n) in pieces {
+            mem.write(*addr, &data[k..k + n]);
+            k += n;
+        }
     }
     for p in &placed {
         let mut k = 0;
@@ -944,9 +1200,47 @@ pub fn run_engine(input: &EngineInput, waves: Option<&Path>) -> Result<(), Strin
                     .map(|c| 80 * c2h_pdus(c) + 4 * read_bytes(c))
                     .sum::<u64>()
         {
+            let why: Vec<String> = targets
+                .iter()
+                .enumerate()
+                .map(|(c, t)| {
+                    let open: Vec<String> = subs[c]
+                        .iter()
+                        .filter(|s| {
+                            let cid = crate::models::nvme_tcp::sqe::cid(&s.sqe);
+                            !hb.completions.iter().any(|(q, x)| usize::from(*q) == c + 1 && x.cid == cid)
+                        })
+                        .map(|s| format!("{:#x}:{:?}/{}", crate::models::nvme_tcp::sqe::cid(&s.sqe), s.kind, s.len))
+                        .collect();
+                    format!(
+                        "target holds {:?}, last received {:?}, {} bytes to send, {} sent, host open {open:?}",
+                        t.held(),
+                        t.received.last().map(|p| p.pdu_type()),
+                        t.pending(),
+                        t.sent.len(),
+                    )
+                })
+                .collect();
+            let ports: Vec<String> = [
+                "tx_valid_o",
+                "tx_conn_o",
+                "rx_space_o",
+                "sq_space_o",
+                "dead_o",
+                "m_axi_arvalid_o",
+                "m_axi_awvalid_o",
+                "m_axi_wvalid_o",
+                "m_axi_rvalid_i",
+                "m_axi_rready_o",
+                "m_axi_bvalid_i",
+            ]
+            .iter()
+            .map(|p| format!("{p}={}", sim.signal(p).get()))
+            .collect();
             return Err(format!(
-                "hang: {} of {total} commands completed",
-                hb.completions.len()
+                "hang: {} of {total} commands completed; {why:?}; {}",
+                hb.completions.len(),
+                ports.join(" ")
             ));
         }
     }
@@ -1020,7 +1314,7 @@ pub fn run_engine(input: &EngineInput, waves: Option<&Path>) -> Result<(), Strin
         .iter()
         .filter(|t| matches!(t.committed, Some((Fault::HeaderDigest, _, _))))
         .count() as u32;
-    let want: [(&str, u32); 11] = [
+    let want: [(&str, u32); 13] = [
         ("tx_icreq", n as u32),
         ("tx_capsule_cmd", count(0x04)),
         ("tx_h2c_termreq", count(0x02)),
@@ -1032,6 +1326,8 @@ pub fn run_engine(input: &EngineInput, waves: Option<&Path>) -> Result<(), Strin
         ("hdgst_errors", hdgst),
         ("rx_c2h_data", sent(0x07)),
         ("ddgst_errors", ddgst),
+        ("tx_h2c_data", count(0x06)),
+        ("rx_r2t", sent(0x09)),
     ];
     let mut bus = axil.mmio(&mut sim);
     for &(name, off, _) in nvme_tcp_csr::REGISTERS {
@@ -1092,16 +1388,28 @@ pub fn bench_capsules(count: usize) -> Result<(f64, f64, usize), String> {
 /// (the last of a command shorter) and a CapsuleResp per command, the payload written through
 /// a DMA side without backpressure. Returns (tx, rx) PDU bytes per cycle and the stream width.
 pub fn bench_reads(count: usize, blocks: u16) -> Result<(f64, f64, usize), String> {
-    bench(count, Some(blocks))
+    bench(count, Some((0x02, blocks)))
 }
 
-fn bench(count: usize, read_blocks: Option<u16>) -> Result<(f64, f64, usize), String> {
+/// For `testbench bench --suite nvme-tcp`: as [`bench_reads`], with `count` writes: the target
+/// sends one R2T for each command's whole data and MAXH2CDATA [`BENCH_MAXH2CDATA`], the host
+/// answers with H2CData PDUs read through a DMA side without stalls. Returns (tx, rx) PDU
+/// bytes per cycle and the stream width.
+pub fn bench_writes(count: usize, blocks: u16) -> Result<(f64, f64, usize), String> {
+    bench(count, Some((0x01, blocks)))
+}
+
+/// MAXH2CDATA of the benchmark's target.
+pub const BENCH_MAXH2CDATA: u32 = 8192;
+
+fn bench(count: usize, data_cmd: Option<(u8, u16)>) -> Result<(f64, f64, usize), String> {
+    let read_blocks = data_cmd.map(|(_, b)| b);
     let sc = Scenario {
         hdgst: true,
         ddgst: true,
         hpda: 0,
-        icd_max: 0,
-        maxh2cdata: 4096,
+        icd_max: ICD_BYTES,
+        maxh2cdata: BENCH_MAXH2CDATA,
         cpda: 0,
         max_c2h: 4096,
         max_r2t: 4096,
@@ -1113,20 +1421,30 @@ fn bench(count: usize, read_blocks: Option<u16>) -> Result<(f64, f64, usize), St
     };
     let mut tc = sc.target();
     tc.max_c2h = HOLD_BYTES;
+    tc.max_r2t = 512 * (u32::from(read_blocks.unwrap_or(0)) + 1);
     tc.full_c2h = true;
     let mut target = Target::new(tc);
     let mut sim = Sim::<Top>::new();
     let h = sim.add(Harness::new(&sim, 1, (0, 0, 0, 0), 3));
     for i in 0..count {
-        let s = match read_blocks {
+        let s = match data_cmd {
             None => crate::models::nvme_tcp::sqe::rw(0x00, i as u16, 1, 0, 0, 0, 0),
-            Some(nlb) => {
+            Some((opc, nlb)) => {
                 let n = u64::from(nlb) + 1;
                 let slba = (i as u64 * n) % (super::scenario::NS_BLOCKS / n * n);
-                crate::models::nvme_tcp::sqe::rw(0x02, i as u16, 1, slba, nlb, 0x1000, 0)
+                crate::models::nvme_tcp::sqe::rw(opc, i as u16, 1, slba, nlb, 0x1000, 0)
             }
         };
         h.borrow_mut().cmds.push_back(s);
+        if let Some((0x01, nlb)) = data_cmd {
+            let data = (0..512 * (usize::from(nlb) + 1)).map(|k| k as u8).collect();
+            h.borrow_mut()
+                .dma
+                .as_mut()
+                .unwrap()
+                .host
+                .insert(0x1000, data);
+        }
     }
     sim.reset(3);
     let lanes = h.borrow().lanes;

@@ -391,6 +391,44 @@ pub fn check(
         }
     }
     let _ = sc;
+    check_namespaces(subs, &out.completions, target)
+}
+
+/// The target's namespaces, byte for byte: the initial pattern, with the data of every write
+/// that completed successfully; only the blocks of writes that completed with an error (or not
+/// at all) may hold anything.
+pub fn check_namespaces(
+    subs: &[Submitted],
+    completions: &[Completion],
+    target: &Target,
+) -> Result<(), String> {
+    let status: BTreeMap<u16, u16> = completions.iter().map(|c| (c.cid, c.status)).collect();
+    for (n, ns) in target.ns.iter().enumerate() {
+        let nsid = n as u32 + 1;
+        let mut want: Vec<u8> = (0..ns.len())
+            .map(|i| pattern(nsid, (i / LBA_BYTES) as u64, i % LBA_BYTES))
+            .collect();
+        let mut free = vec![false; ns.len()];
+        for s in subs
+            .iter()
+            .filter(|s| s.kind == Kind::Write && sqe::nsid(&s.sqe) == nsid)
+        {
+            let range = s.ns_offset..s.ns_offset + s.len;
+            if status.get(&sqe::cid(&s.sqe)) == Some(&0) {
+                want[range].copy_from_slice(&s.data);
+            } else {
+                free[range].fill(true);
+            }
+        }
+        if let Some(i) = (0..ns.len()).find(|&i| !free[i] && ns[i] != want[i]) {
+            return Err(format!(
+                "namespace {nsid} byte {i} (LBA {}) is {:#04x}, expected {:#04x}",
+                i / LBA_BYTES,
+                ns[i],
+                want[i]
+            ));
+        }
+    }
     Ok(())
 }
 
