@@ -41,6 +41,8 @@ mutants=(
   "NVMe front end checks a CQ head doorbell only against the CQ tail, not the queue size|nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32.sv|s/assign db_cq_value_bad = (db_value > {6'd0, c_size}) . db_cq_past_tail;/assign db_cq_value_bad = db_cq_past_tail;/|nvme|nvme_queues"
   "RoCE engine accepts a frame with a bad ICRC|roce_w64_q2_d4.sv|s/assign chk_icrc = rx_icrc_q != rx_crc_crc;/assign chk_icrc = 1'b0;/|rdma|rdma"
   "RoCE engine takes a PSN ahead of the expected one as in order|roce_w64_q2_d4.sv|s/assign rx_psn_ok = rx_psn_diff == 24'd0;/assign rx_psn_ok = ~rx_psn_diff[23];/|rdma|rdma"
+  "RoCE engine lets an RDMA WRITE end one byte past its command's data|roce_w64_q2_d4.sv|s/<= {9'd0, rx_key_len});/<= ({9'd0, rx_key_len} + 33'd1));/|rdma|rdma"
+  "RoCE engine writes an RDMA WRITE whose ICRC failed to host memory|roce_w64_q2_d4.sv|s/assign ev_write = rx_pass \& h_is_write;/assign ev_write = ~(~rx_pass \& ~(rx_in_chk \& (rx_drop == DROP_ICRC))) \& h_is_write;/|rdma|rdma"
   "DMA engine routes R beats by the wrong ID bit|dma_engine_w64_t3_l21.sv|s/assign r_to_mover = m_axi_rid_i\[[0-9]*\];/assign r_to_mover = m_axi_rid_i[0];/|dma|dma_engine"
 )
 

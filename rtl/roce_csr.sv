@@ -23,6 +23,7 @@
 //   0x038 drop_qp            Frames dropped: unknown or disabled QP, P_Key, QP in error
 //   0x03c drop_psn           Requests dropped: PSN ahead of the expected one (the first one NAKed)
 //   0x040 tx_retransmits     Command capsules sent again (go-back-N after a NAK 60h or a timeout)
+//   0x044 rx_writes          RDMA WRITE packets accepted (their payload written to host memory)
 //   0x080 qp0_ctrl           QP 0 (SQ id 1) control
 //   0x084 qp0_local_qpn      Our QP number
 //   0x088 qp0_remote_qpn     The peer's QP number
@@ -138,6 +139,9 @@ module roce_csr (
   // tx_retransmits (0x040): Command capsules sent again (go-back-N after a NAK 60h or a timeout)
   input  logic [31:0] tx_retransmits_value_i,    // Command capsules sent again (go-back-N after a NAK 60h or a timeout)
 
+  // rx_writes (0x044): RDMA WRITE packets accepted (their payload written to host memory)
+  input  logic [31:0] rx_writes_value_i,         // RDMA WRITE packets accepted (their payload written to host memory)
+
   // qp0_ctrl (0x080): QP 0 (SQ id 1) control
   output logic        qp0_ctrl_en_o,             // The QP runs; 0 resets it
 
@@ -172,7 +176,7 @@ module roce_csr (
   output logic [23:0] qp0_rq_psn_value_o,        // PSN the first request must carry
 
   // qp0_mtu (0x0ac): Path MTU
-  output logic [2:0]  qp0_mtu_code_o,            // InfiniBand MTU code: 1 = 256 ... 5 = 4096 bytes (segmentation comes with the data path)
+  output logic [2:0]  qp0_mtu_code_o,            // InfiniBand MTU code: 1 = 256 ... 5 = 4096 bytes; a code outside 1 .. the configured MTU's means the configured MTU
 
   // qp0_pkey (0x0b0): Partition key
   output logic [15:0] qp0_pkey_value_o,          // P_Key of our frames; received ones must match
@@ -222,7 +226,7 @@ module roce_csr (
   output logic [23:0] qp1_rq_psn_value_o,        // PSN the first request must carry
 
   // qp1_mtu (0x0ec): Path MTU
-  output logic [2:0]  qp1_mtu_code_o,            // InfiniBand MTU code: 1 = 256 ... 5 = 4096 bytes (segmentation comes with the data path)
+  output logic [2:0]  qp1_mtu_code_o,            // InfiniBand MTU code: 1 = 256 ... 5 = 4096 bytes; a code outside 1 .. the configured MTU's means the configured MTU
 
   // qp1_pkey (0x0f0): Partition key
   output logic [15:0] qp1_pkey_value_o,          // P_Key of our frames; received ones must match
@@ -476,6 +480,9 @@ module roce_csr (
         8'h10: begin
           bresp_d = RespOkay;
         end
+        8'h11: begin
+          bresp_d = RespOkay;
+        end
         8'h20: begin
           bresp_d = RespOkay;
           qp0_ctrl_we = 1'b1;
@@ -683,6 +690,10 @@ module roce_csr (
         8'h10: begin
           rresp_d = RespOkay;
           rdata_d = tx_retransmits_value_i;
+        end
+        8'h11: begin
+          rresp_d = RespOkay;
+          rdata_d = rx_writes_value_i;
         end
         8'h20: begin
           rresp_d = RespOkay;

@@ -42,6 +42,7 @@ pub const REGISTERS: &[(&str, u32, u32)] = &[
     ("drop_qp", DROP_QP, DROP_QP_RESET),
     ("drop_psn", DROP_PSN, DROP_PSN_RESET),
     ("tx_retransmits", TX_RETRANSMITS, TX_RETRANSMITS_RESET),
+    ("rx_writes", RX_WRITES, RX_WRITES_RESET),
     ("qp0_ctrl", QP0_CTRL, QP0_CTRL_RESET),
     ("qp0_local_qpn", QP0_LOCAL_QPN, QP0_LOCAL_QPN_RESET),
     ("qp0_remote_qpn", QP0_REMOTE_QPN, QP0_REMOTE_QPN_RESET),
@@ -569,6 +570,35 @@ pub fn read_tx_retransmits<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(TX_RETRANSMITS))
 }
 
+/// Offset of `rx_writes`: RDMA WRITE packets accepted (their payload written to host memory)
+pub const RX_WRITES: u32 = 0x044;
+/// Value of `rx_writes` after reset.
+pub const RX_WRITES_RESET: u32 = 0x0000_0000;
+
+/// `rx_writes.value` [31:0], RO: RDMA WRITE packets accepted (their payload written to host memory)
+pub const RX_WRITES_VALUE_SHIFT: u32 = 0;
+/// Bits of `rx_writes.value` within `rx_writes`.
+pub const RX_WRITES_VALUE_MASK: u32 = 0xffff_ffff;
+/// Value of `rx_writes.value` after reset.
+pub const RX_WRITES_VALUE_RESET: u32 = 0x0;
+/// `rx_writes.value` in a value of `rx_writes`.
+#[inline]
+#[must_use]
+pub const fn get_rx_writes_value(reg: u32) -> u32 {
+    reg
+}
+/// `reg`, a value of `rx_writes`, with `rx_writes.value` replaced by `value` (32 bits).
+#[inline]
+#[must_use]
+pub const fn set_rx_writes_value(_reg: u32, value: u32) -> u32 {
+    value
+}
+
+/// Reads `rx_writes` of the block at byte address `base`.
+pub fn read_rx_writes<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(RX_WRITES))
+}
+
 /// Offset of `qp0_ctrl`: QP 0 (SQ id 1) control
 pub const QP0_CTRL: u32 = 0x080;
 /// Value of `qp0_ctrl` after reset.
@@ -999,7 +1029,7 @@ pub const QP0_MTU: u32 = 0x0ac;
 /// Value of `qp0_mtu` after reset.
 pub const QP0_MTU_RESET: u32 = 0x0000_0003;
 
-/// `qp0_mtu.code` [2:0], RW: InfiniBand MTU code: 1 = 256 ... 5 = 4096 bytes (segmentation comes with the data path)
+/// `qp0_mtu.code` [2:0], RW: InfiniBand MTU code: 1 = 256 ... 5 = 4096 bytes; a code outside 1 .. the configured MTU's means the configured MTU
 pub const QP0_MTU_CODE_SHIFT: u32 = 0;
 /// Bits of `qp0_mtu.code` within `qp0_mtu`.
 pub const QP0_MTU_CODE_MASK: u32 = 0x0000_0007;
@@ -1641,7 +1671,7 @@ pub const QP1_MTU: u32 = 0x0ec;
 /// Value of `qp1_mtu` after reset.
 pub const QP1_MTU_RESET: u32 = 0x0000_0003;
 
-/// `qp1_mtu.code` [2:0], RW: InfiniBand MTU code: 1 = 256 ... 5 = 4096 bytes (segmentation comes with the data path)
+/// `qp1_mtu.code` [2:0], RW: InfiniBand MTU code: 1 = 256 ... 5 = 4096 bytes; a code outside 1 .. the configured MTU's means the configured MTU
 pub const QP1_MTU_CODE_SHIFT: u32 = 0;
 /// Bits of `qp1_mtu.code` within `qp1_mtu`.
 pub const QP1_MTU_CODE_MASK: u32 = 0x0000_0007;

@@ -30,6 +30,36 @@ pub struct RoceW64Q2D4Ports {
     pub s_axis_tlast_i: *mut u8,
     pub s_axis_tvalid_i: *mut u8,
     pub s_axis_tready_o: *mut u8,
+    pub mps_i: *mut u8,
+    pub m_axi_arvalid_o: *mut u8,
+    pub m_axi_arready_i: *mut u8,
+    pub m_axi_araddr_o: *mut u64,
+    pub m_axi_arlen_o: *mut u8,
+    pub m_axi_arsize_o: *mut u8,
+    pub m_axi_arburst_o: *mut u8,
+    pub m_axi_arid_o: *mut u8,
+    pub m_axi_rvalid_i: *mut u8,
+    pub m_axi_rready_o: *mut u8,
+    pub m_axi_rdata_i: *mut u64,
+    pub m_axi_rresp_i: *mut u8,
+    pub m_axi_rlast_i: *mut u8,
+    pub m_axi_rid_i: *mut u8,
+    pub m_axi_awvalid_o: *mut u8,
+    pub m_axi_awaddr_o: *mut u64,
+    pub m_axi_awlen_o: *mut u8,
+    pub m_axi_awsize_o: *mut u8,
+    pub m_axi_awburst_o: *mut u8,
+    pub m_axi_wvalid_o: *mut u8,
+    pub m_axi_wdata_o: *mut u64,
+    pub m_axi_wstrb_o: *mut u8,
+    pub m_axi_wlast_o: *mut u8,
+    pub m_axi_bready_o: *mut u8,
+    pub m_axi_awid_o: *mut u8,
+    pub m_axi_awready_i: *mut u8,
+    pub m_axi_wready_i: *mut u8,
+    pub m_axi_bvalid_i: *mut u8,
+    pub m_axi_bresp_i: *mut u8,
+    pub m_axi_bid_i: *mut u8,
     pub s_axil_awvalid_i: *mut u8,
     pub s_axil_awready_o: *mut u8,
     pub s_axil_awaddr_i: *mut u16,
@@ -93,6 +123,36 @@ impl RoceW64Q2D4 {
         ("s_axis_tlast_i", 1, true),
         ("s_axis_tvalid_i", 1, true),
         ("s_axis_tready_o", 1, false),
+        ("mps_i", 4, true),
+        ("m_axi_arvalid_o", 1, false),
+        ("m_axi_arready_i", 1, true),
+        ("m_axi_araddr_o", 64, false),
+        ("m_axi_arlen_o", 8, false),
+        ("m_axi_arsize_o", 3, false),
+        ("m_axi_arburst_o", 2, false),
+        ("m_axi_arid_o", 5, false),
+        ("m_axi_rvalid_i", 1, true),
+        ("m_axi_rready_o", 1, false),
+        ("m_axi_rdata_i", 64, true),
+        ("m_axi_rresp_i", 2, true),
+        ("m_axi_rlast_i", 1, true),
+        ("m_axi_rid_i", 5, true),
+        ("m_axi_awvalid_o", 1, false),
+        ("m_axi_awaddr_o", 64, false),
+        ("m_axi_awlen_o", 8, false),
+        ("m_axi_awsize_o", 3, false),
+        ("m_axi_awburst_o", 2, false),
+        ("m_axi_wvalid_o", 1, false),
+        ("m_axi_wdata_o", 64, false),
+        ("m_axi_wstrb_o", 8, false),
+        ("m_axi_wlast_o", 1, false),
+        ("m_axi_bready_o", 1, false),
+        ("m_axi_awid_o", 5, false),
+        ("m_axi_awready_i", 1, true),
+        ("m_axi_wready_i", 1, true),
+        ("m_axi_bvalid_i", 1, true),
+        ("m_axi_bresp_i", 2, true),
+        ("m_axi_bid_i", 5, true),
         ("s_axil_awvalid_i", 1, true),
         ("s_axil_awready_o", 1, false),
         ("s_axil_awaddr_i", 10, true),
@@ -180,6 +240,36 @@ impl RoceW64Q2D4 {
             "s_axis_tlast_i" => Some((self.ports.s_axis_tlast_i as *mut u8, 1)),
             "s_axis_tvalid_i" => Some((self.ports.s_axis_tvalid_i as *mut u8, 1)),
             "s_axis_tready_o" => Some((self.ports.s_axis_tready_o as *mut u8, 1)),
+            "mps_i" => Some((self.ports.mps_i as *mut u8, 4)),
+            "m_axi_arvalid_o" => Some((self.ports.m_axi_arvalid_o as *mut u8, 1)),
+            "m_axi_arready_i" => Some((self.ports.m_axi_arready_i as *mut u8, 1)),
+            "m_axi_araddr_o" => Some((self.ports.m_axi_araddr_o as *mut u8, 64)),
+            "m_axi_arlen_o" => Some((self.ports.m_axi_arlen_o as *mut u8, 8)),
+            "m_axi_arsize_o" => Some((self.ports.m_axi_arsize_o as *mut u8, 3)),
+            "m_axi_arburst_o" => Some((self.ports.m_axi_arburst_o as *mut u8, 2)),
+            "m_axi_arid_o" => Some((self.ports.m_axi_arid_o as *mut u8, 5)),
+            "m_axi_rvalid_i" => Some((self.ports.m_axi_rvalid_i as *mut u8, 1)),
+            "m_axi_rready_o" => Some((self.ports.m_axi_rready_o as *mut u8, 1)),
+            "m_axi_rdata_i" => Some((self.ports.m_axi_rdata_i as *mut u8, 64)),
+            "m_axi_rresp_i" => Some((self.ports.m_axi_rresp_i as *mut u8, 2)),
+            "m_axi_rlast_i" => Some((self.ports.m_axi_rlast_i as *mut u8, 1)),
+            "m_axi_rid_i" => Some((self.ports.m_axi_rid_i as *mut u8, 5)),
+            "m_axi_awvalid_o" => Some((self.ports.m_axi_awvalid_o as *mut u8, 1)),
+            "m_axi_awaddr_o" => Some((self.ports.m_axi_awaddr_o as *mut u8, 64)),
+            "m_axi_awlen_o" => Some((self.ports.m_axi_awlen_o as *mut u8, 8)),
+            "m_axi_awsize_o" => Some((self.ports.m_axi_awsize_o as *mut u8, 3)),
+            "m_axi_awburst_o" => Some((self.ports.m_axi_awburst_o as *mut u8, 2)),
+            "m_axi_wvalid_o" => Some((self.ports.m_axi_wvalid_o as *mut u8, 1)),
+            "m_axi_wdata_o" => Some((self.ports.m_axi_wdata_o as *mut u8, 64)),
+            "m_axi_wstrb_o" => Some((self.ports.m_axi_wstrb_o as *mut u8, 8)),
+            "m_axi_wlast_o" => Some((self.ports.m_axi_wlast_o as *mut u8, 1)),
+            "m_axi_bready_o" => Some((self.ports.m_axi_bready_o as *mut u8, 1)),
+            "m_axi_awid_o" => Some((self.ports.m_axi_awid_o as *mut u8, 5)),
+            "m_axi_awready_i" => Some((self.ports.m_axi_awready_i as *mut u8, 1)),
+            "m_axi_wready_i" => Some((self.ports.m_axi_wready_i as *mut u8, 1)),
+            "m_axi_bvalid_i" => Some((self.ports.m_axi_bvalid_i as *mut u8, 1)),
+            "m_axi_bresp_i" => Some((self.ports.m_axi_bresp_i as *mut u8, 2)),
+            "m_axi_bid_i" => Some((self.ports.m_axi_bid_i as *mut u8, 5)),
             "s_axil_awvalid_i" => Some((self.ports.s_axil_awvalid_i as *mut u8, 1)),
             "s_axil_awready_o" => Some((self.ports.s_axil_awready_o as *mut u8, 1)),
             "s_axil_awaddr_i" => Some((self.ports.s_axil_awaddr_i as *mut u8, 10)),
@@ -441,6 +531,300 @@ impl RoceW64Q2D4 {
     pub fn s_axis_tready_o(&self) -> u8 {
         // SAFETY: the pointer addresses this port's field in the live model.
         unsafe { *self.ports.s_axis_tready_o }
+    }
+
+    /// Drives input `mps_i` (4 bits); bits above the width are dropped.
+    #[inline]
+    pub fn set_mps_i(&self, v: u8) {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.mps_i = v & 0xf }
+    }
+
+    /// Reads input `mps_i` (4 bits).
+    #[inline]
+    pub fn mps_i(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.mps_i }
+    }
+
+    /// Reads output `m_axi_arvalid_o` (1 bits).
+    #[inline]
+    pub fn m_axi_arvalid_o(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_arvalid_o }
+    }
+
+    /// Drives input `m_axi_arready_i` (1 bits); bits above the width are dropped.
+    #[inline]
+    pub fn set_m_axi_arready_i(&self, v: u8) {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_arready_i = v & 0x1 }
+    }
+
+    /// Reads input `m_axi_arready_i` (1 bits).
+    #[inline]
+    pub fn m_axi_arready_i(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_arready_i }
+    }
+
+    /// Reads output `m_axi_araddr_o` (64 bits).
+    #[inline]
+    pub fn m_axi_araddr_o(&self) -> u64 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_araddr_o }
+    }
+
+    /// Reads output `m_axi_arlen_o` (8 bits).
+    #[inline]
+    pub fn m_axi_arlen_o(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_arlen_o }
+    }
+
+    /// Reads output `m_axi_arsize_o` (3 bits).
+    #[inline]
+    pub fn m_axi_arsize_o(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_arsize_o }
+    }
+
+    /// Reads output `m_axi_arburst_o` (2 bits).
+    #[inline]
+    pub fn m_axi_arburst_o(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_arburst_o }
+    }
+
+    /// Reads output `m_axi_arid_o` (5 bits).
+    #[inline]
+    pub fn m_axi_arid_o(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_arid_o }
+    }
+
+    /// Drives input `m_axi_rvalid_i` (1 bits); bits above the width are dropped.
+    #[inline]
+    pub fn set_m_axi_rvalid_i(&self, v: u8) {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_rvalid_i = v & 0x1 }
+    }
+
+    /// Reads input `m_axi_rvalid_i` (1 bits).
+    #[inline]
+    pub fn m_axi_rvalid_i(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_rvalid_i }
+    }
+
+    /// Reads output `m_axi_rready_o` (1 bits).
+    #[inline]
+    pub fn m_axi_rready_o(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_rready_o }
+    }
+
+    /// Drives input `m_axi_rdata_i` (64 bits); bits above the width are dropped.
+    #[inline]
+    pub fn set_m_axi_rdata_i(&self, v: u64) {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_rdata_i = v }
+    }
+
+    /// Reads input `m_axi_rdata_i` (64 bits).
+    #[inline]
+    pub fn m_axi_rdata_i(&self) -> u64 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_rdata_i }
+    }
+
+    /// Drives input `m_axi_rresp_i` (2 bits); bits above the width are dropped.
+    #[inline]
+    pub fn set_m_axi_rresp_i(&self, v: u8) {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_rresp_i = v & 0x3 }
+    }
+
+    /// Reads input `m_axi_rresp_i` (2 bits).
+    #[inline]
+    pub fn m_axi_rresp_i(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_rresp_i }
+    }
+
+    /// Drives input `m_axi_rlast_i` (1 bits); bits above the width are dropped.
+    #[inline]
+    pub fn set_m_axi_rlast_i(&self, v: u8) {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_rlast_i = v & 0x1 }
+    }
+
+    /// Reads input `m_axi_rlast_i` (1 bits).
+    #[inline]
+    pub fn m_axi_rlast_i(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_rlast_i }
+    }
+
+    /// Drives input `m_axi_rid_i` (5 bits); bits above the width are dropped.
+    #[inline]
+    pub fn set_m_axi_rid_i(&self, v: u8) {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_rid_i = v & 0x1f }
+    }
+
+    /// Reads input `m_axi_rid_i` (5 bits).
+    #[inline]
+    pub fn m_axi_rid_i(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_rid_i }
+    }
+
+    /// Reads output `m_axi_awvalid_o` (1 bits).
+    #[inline]
+    pub fn m_axi_awvalid_o(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_awvalid_o }
+    }
+
+    /// Reads output `m_axi_awaddr_o` (64 bits).
+    #[inline]
+    pub fn m_axi_awaddr_o(&self) -> u64 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_awaddr_o }
+    }
+
+    /// Reads output `m_axi_awlen_o` (8 bits).
+    #[inline]
+    pub fn m_axi_awlen_o(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_awlen_o }
+    }
+
+    /// Reads output `m_axi_awsize_o` (3 bits).
+    #[inline]
+    pub fn m_axi_awsize_o(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_awsize_o }
+    }
+
+    /// Reads output `m_axi_awburst_o` (2 bits).
+    #[inline]
+    pub fn m_axi_awburst_o(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_awburst_o }
+    }
+
+    /// Reads output `m_axi_wvalid_o` (1 bits).
+    #[inline]
+    pub fn m_axi_wvalid_o(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_wvalid_o }
+    }
+
+    /// Reads output `m_axi_wdata_o` (64 bits).
+    #[inline]
+    pub fn m_axi_wdata_o(&self) -> u64 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_wdata_o }
+    }
+
+    /// Reads output `m_axi_wstrb_o` (8 bits).
+    #[inline]
+    pub fn m_axi_wstrb_o(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_wstrb_o }
+    }
+
+    /// Reads output `m_axi_wlast_o` (1 bits).
+    #[inline]
+    pub fn m_axi_wlast_o(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_wlast_o }
+    }
+
+    /// Reads output `m_axi_bready_o` (1 bits).
+    #[inline]
+    pub fn m_axi_bready_o(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_bready_o }
+    }
+
+    /// Reads output `m_axi_awid_o` (5 bits).
+    #[inline]
+    pub fn m_axi_awid_o(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_awid_o }
+    }
+
+    /// Drives input `m_axi_awready_i` (1 bits); bits above the width are dropped.
+    #[inline]
+    pub fn set_m_axi_awready_i(&self, v: u8) {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_awready_i = v & 0x1 }
+    }
+
+    /// Reads input `m_axi_awready_i` (1 bits).
+    #[inline]
+    pub fn m_axi_awready_i(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_awready_i }
+    }
+
+    /// Drives input `m_axi_wready_i` (1 bits); bits above the width are dropped.
+    #[inline]
+    pub fn set_m_axi_wready_i(&self, v: u8) {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_wready_i = v & 0x1 }
+    }
+
+    /// Reads input `m_axi_wready_i` (1 bits).
+    #[inline]
+    pub fn m_axi_wready_i(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_wready_i }
+    }
+
+    /// Drives input `m_axi_bvalid_i` (1 bits); bits above the width are dropped.
+    #[inline]
+    pub fn set_m_axi_bvalid_i(&self, v: u8) {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_bvalid_i = v & 0x1 }
+    }
+
+    /// Reads input `m_axi_bvalid_i` (1 bits).
+    #[inline]
+    pub fn m_axi_bvalid_i(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_bvalid_i }
+    }
+
+    /// Drives input `m_axi_bresp_i` (2 bits); bits above the width are dropped.
+    #[inline]
+    pub fn set_m_axi_bresp_i(&self, v: u8) {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_bresp_i = v & 0x3 }
+    }
+
+    /// Reads input `m_axi_bresp_i` (2 bits).
+    #[inline]
+    pub fn m_axi_bresp_i(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_bresp_i }
+    }
+
+    /// Drives input `m_axi_bid_i` (5 bits); bits above the width are dropped.
+    #[inline]
+    pub fn set_m_axi_bid_i(&self, v: u8) {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_bid_i = v & 0x1f }
+    }
+
+    /// Reads input `m_axi_bid_i` (5 bits).
+    #[inline]
+    pub fn m_axi_bid_i(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.m_axi_bid_i }
     }
 
     /// Drives input `s_axil_awvalid_i` (1 bits); bits above the width are dropped.

@@ -36,6 +36,38 @@ module roce_w64_q2_d4 (
   input  logic         s_axis_tlast_i,
   input  logic         s_axis_tvalid_i,
   output logic         s_axis_tready_o,
+  input  logic [3:0]   mps_i,            // CC.MPS: the memory page size is 4096 << mps_i
+
+  // host memory (AXI4 master of the DMA engine)
+  output logic         m_axi_arvalid_o,
+  input  logic         m_axi_arready_i,
+  output logic [63:0]  m_axi_araddr_o,
+  output logic [7:0]   m_axi_arlen_o,
+  output logic [2:0]   m_axi_arsize_o,
+  output logic [1:0]   m_axi_arburst_o,
+  output logic [4:0]   m_axi_arid_o,
+  input  logic         m_axi_rvalid_i,
+  output logic         m_axi_rready_o,
+  input  logic [63:0]  m_axi_rdata_i,
+  input  logic [1:0]   m_axi_rresp_i,
+  input  logic         m_axi_rlast_i,
+  input  logic [4:0]   m_axi_rid_i,
+  output logic         m_axi_awvalid_o,
+  output logic [63:0]  m_axi_awaddr_o,
+  output logic [7:0]   m_axi_awlen_o,
+  output logic [2:0]   m_axi_awsize_o,
+  output logic [1:0]   m_axi_awburst_o,
+  output logic         m_axi_wvalid_o,
+  output logic [63:0]  m_axi_wdata_o,
+  output logic [7:0]   m_axi_wstrb_o,
+  output logic         m_axi_wlast_o,
+  output logic         m_axi_bready_o,
+  output logic [4:0]   m_axi_awid_o,
+  input  logic         m_axi_awready_i,
+  input  logic         m_axi_wready_i,
+  input  logic         m_axi_bvalid_i,
+  input  logic [1:0]   m_axi_bresp_i,
+  input  logic [4:0]   m_axi_bid_i,
 
   // CSRs (AXI4-Lite slave)
   input  logic         s_axil_awvalid_i,
@@ -60,7 +92,8 @@ module roce_w64_q2_d4 (
   typedef enum logic [1:0] {
     RX_RECV = 2'd0,
     RX_CHK  = 2'd1,
-    RX_CPL  = 2'd2
+    RX_CPL  = 2'd2,
+    RX_DMA  = 2'd3
   } rx_state_e;
 
   typedef enum logic [2:0] {
@@ -84,7 +117,8 @@ module roce_w64_q2_d4 (
   logic [23:0]   csr_qp0_sq_psn_value;
   logic [23:0]   csr_qp0_rq_psn_value;
   logic [2:0]    csr_qp0_mtu_code;
-  logic          unused_qp0_mtu_unused;
+  logic          qp0_mtu_code_ok;
+  logic [12:0]   qp0_mtu;                     // path MTU in bytes (the CSR's, at most the configured one)
   logic [15:0]   csr_qp0_pkey_value;
   logic [47:0]   qp0_local_mac;
   logic [47:0]   qp0_remote_mac;
@@ -134,6 +168,32 @@ module roce_w64_q2_d4 (
   logic [23:0]   qp0_slot2_psn_d;
   logic [23:0]   qp0_slot3_psn_q;
   logic [23:0]   qp0_slot3_psn_d;
+  logic [127:0]  qp0_slot0_dptr_q;
+  logic [127:0]  qp0_slot0_dptr_d;
+  logic [127:0]  qp0_slot1_dptr_q;
+  logic [127:0]  qp0_slot1_dptr_d;
+  logic [127:0]  qp0_slot2_dptr_q;
+  logic [127:0]  qp0_slot2_dptr_d;
+  logic [127:0]  qp0_slot3_dptr_q;
+  logic [127:0]  qp0_slot3_dptr_d;
+  logic [3:0]    qp0_slot_sgl_q;              // bit s: slot s's own data pointer is an SGL (PSDT != 0)
+  logic [3:0]    qp0_slot_sgl_d;
+  logic [10:0]   qp0_slot0_dma_status_q;
+  logic [10:0]   qp0_slot0_dma_status_d;
+  logic [10:0]   qp0_slot1_dma_status_q;
+  logic [10:0]   qp0_slot1_dma_status_d;
+  logic [10:0]   qp0_slot2_dma_status_q;
+  logic [10:0]   qp0_slot2_dma_status_d;
+  logic [10:0]   qp0_slot3_dma_status_q;
+  logic [10:0]   qp0_slot3_dma_status_d;
+  logic          qp0_wr_on_q;                 // an RDMA WRITE message is in progress (First taken, Last not yet)
+  logic          qp0_wr_on_d;
+  logic [1:0]    qp0_wr_slot_q;
+  logic [1:0]    qp0_wr_slot_d;
+  logic [23:0]   qp0_wr_off_q;                // the WRITE message's next byte offset in its command's data
+  logic [23:0]   qp0_wr_off_d;
+  logic [23:0]   qp0_wr_left_q;               // the WRITE message's bytes still to come
+  logic [23:0]   qp0_wr_left_d;
   logic [23:0]   qp0_una_q;                   // oldest capsule PSN not yet acknowledged (= spsn: none)
   logic [23:0]   qp0_una_d;
   logic [23:0]   qp0_rpsn_q;                  // next PSN to send again (= spsn: not resending)
@@ -156,7 +216,8 @@ module roce_w64_q2_d4 (
   logic [23:0]   csr_qp1_sq_psn_value;
   logic [23:0]   csr_qp1_rq_psn_value;
   logic [2:0]    csr_qp1_mtu_code;
-  logic          unused_qp1_mtu_unused;
+  logic          qp1_mtu_code_ok;
+  logic [12:0]   qp1_mtu;                     // path MTU in bytes (the CSR's, at most the configured one)
   logic [15:0]   csr_qp1_pkey_value;
   logic [47:0]   qp1_local_mac;
   logic [47:0]   qp1_remote_mac;
@@ -206,6 +267,32 @@ module roce_w64_q2_d4 (
   logic [23:0]   qp1_slot2_psn_d;
   logic [23:0]   qp1_slot3_psn_q;
   logic [23:0]   qp1_slot3_psn_d;
+  logic [127:0]  qp1_slot0_dptr_q;
+  logic [127:0]  qp1_slot0_dptr_d;
+  logic [127:0]  qp1_slot1_dptr_q;
+  logic [127:0]  qp1_slot1_dptr_d;
+  logic [127:0]  qp1_slot2_dptr_q;
+  logic [127:0]  qp1_slot2_dptr_d;
+  logic [127:0]  qp1_slot3_dptr_q;
+  logic [127:0]  qp1_slot3_dptr_d;
+  logic [3:0]    qp1_slot_sgl_q;              // bit s: slot s's own data pointer is an SGL (PSDT != 0)
+  logic [3:0]    qp1_slot_sgl_d;
+  logic [10:0]   qp1_slot0_dma_status_q;
+  logic [10:0]   qp1_slot0_dma_status_d;
+  logic [10:0]   qp1_slot1_dma_status_q;
+  logic [10:0]   qp1_slot1_dma_status_d;
+  logic [10:0]   qp1_slot2_dma_status_q;
+  logic [10:0]   qp1_slot2_dma_status_d;
+  logic [10:0]   qp1_slot3_dma_status_q;
+  logic [10:0]   qp1_slot3_dma_status_d;
+  logic          qp1_wr_on_q;                 // an RDMA WRITE message is in progress (First taken, Last not yet)
+  logic          qp1_wr_on_d;
+  logic [1:0]    qp1_wr_slot_q;
+  logic [1:0]    qp1_wr_slot_d;
+  logic [23:0]   qp1_wr_off_q;                // the WRITE message's next byte offset in its command's data
+  logic [23:0]   qp1_wr_off_d;
+  logic [23:0]   qp1_wr_left_q;               // the WRITE message's bytes still to come
+  logic [23:0]   qp1_wr_left_d;
   logic [23:0]   qp1_una_q;                   // oldest capsule PSN not yet acknowledged (= spsn: none)
   logic [23:0]   qp1_una_d;
   logic [23:0]   qp1_rpsn_q;                  // next PSN to send again (= spsn: not resending)
@@ -294,6 +381,8 @@ module roce_w64_q2_d4 (
   logic [3:0]    rx_beat_bytes;
   logic [63:0]   rx_kept;
   logic [63:0]   rx_masked;
+  logic          rx_pay_we;
+  logic [7:0]    rx_pay_waddr;
   logic [15:0]   rx_ip_len_now;
   logic [16:0]   rx_icrc_at;                  // frame offset of the ICRC, from the IPv4 total length
   logic [16:0]   rx_crc_pos;                  // frame offset of the ICRC input beat fed with this beat (beats 2 on)
@@ -359,6 +448,17 @@ module roce_w64_q2_d4 (
   logic [16:0]   h_transport_len;             // BTH to ICRC, bytes
   logic          h_is_send;
   logic          h_is_ack;
+  logic          h_is_write_first;
+  logic          h_is_write_middle;
+  logic          h_is_write_last;
+  logic          h_is_write_only;
+  logic          h_is_write;
+  logic          h_has_reth;
+  logic [16:0]   h_write_hdr;                 // a WRITE's BTH, RETH and ICRC bytes
+  logic [16:0]   h_write_payload;             // a WRITE's payload bytes (valid when the lengths pass)
+  logic [63:0]   h_reth_va;
+  logic [31:0]   h_reth_rkey;
+  logic [31:0]   h_reth_len;
   logic [16:0]   h_send_rest;                 // a SEND's payload and pad, bytes
   logic          chk_short;
   logic          chk_ether;
@@ -388,18 +488,121 @@ module roce_w64_q2_d4 (
   logic [3:0]    rx_cid_hit;
   logic [1:0]    rx_hit_slot;
   logic          rx_good_cqe;
+  logic [12:0]   rx_mtu;
+  logic          rx_wr_on;
+  logic [1:0]    rx_wr_slot;
+  logic [23:0]   rx_wr_off;
+  logic [23:0]   rx_wr_left;
+  logic [16:0]   rx_mtu17;
+  logic          rx_wr_seq_bad;               // First/Only inside a message, Middle/Last outside one
+  logic          rx_wr_len_bad;               // First/Middle exactly the MTU, Last/Only at most it, the message's DMA length kept
+  logic [7:0]    rx_key_qp;
+  logic [7:0]    rx_key_slot;
+  logic [15:0]   rx_key_cid;
+  logic [1:0]    rx_key_slot_idx;
+  logic [23:0]   rx_key_len;                  // the keyed command's data length (its capsule's SGL length)
+  logic          rx_key_slot_valid;
+  logic          rx_key_is_read;
+  logic          rx_key_len_fits;             // the command's data fits the DMA engine's length
+  logic          rx_key_in_window;
+  logic          rx_key_ok;                   // R_Key names an outstanding Read of this QP and VA + length lie in its data
+  logic          ev_write;
+  logic          ev_write_invalid;
+  logic          ev_write_access;             // a key or bounds violation: NAK 62h
+  logic          ev_write_ok;
+  logic          ev_write_end;
+  logic          ev_write_dma;                // an accepted WRITE with payload: to host memory
   logic          ev_send;
   logic          ev_complete;
   logic          ev_invalid;
+  logic          ev_request;
   logic          ev_ahead;
   logic          ev_nak_seq;
   logic          ev_dup;
+  logic          ev_in_order;
+  logic          ev_fatal_request;            // an in-order request the QP cannot take: NAK, QP to error
   logic          ev_ack;
   logic          ev_fatal_nak;
   logic          rx_new_ack;
   logic [7:0]    rx_new_syn;
   logic [23:0]   rx_new_psn;
   logic [23:0]   rx_new_msn;
+  logic [1:0]    rx_wr_dma_slot;
+  logic [23:0]   rx_wr_dma_off;
+  logic [20:0]   rx_wr_dma_len;
+  logic [127:0]  rx_wr_dma_dptr;
+  logic          rx_wr_dma_sgl;
+  logic          dma_cmd_pending_q;           // the WRITE's DMA command waits for s_cmd
+  logic          dma_cmd_pending_d;
+  logic [2:0]    dma_cmd_tag_q;
+  logic [2:0]    dma_cmd_tag_d;
+  logic          dma_cmd_sgl_q;
+  logic          dma_cmd_sgl_d;
+  logic [127:0]  dma_cmd_dptr_q;
+  logic [127:0]  dma_cmd_dptr_d;
+  logic [20:0]   dma_cmd_len_q;
+  logic [20:0]   dma_cmd_len_d;
+  logic [20:0]   dma_cmd_off_q;
+  logic [20:0]   dma_cmd_off_d;
+  logic [20:0]   dma_cmd_win_len_q;
+  logic [20:0]   dma_cmd_win_len_d;
+  logic          pay_valid_q;                 // rx_payload_rdata_q holds the next payload beat for s_data
+  logic          pay_valid_d;
+  logic [7:0]    pay_raddr_q;
+  logic [7:0]    pay_raddr_d;
+  logic [9:0]    pay_beats_q;                 // payload beats still to go, this one included
+  logic [9:0]    pay_beats_d;
+  logic [2:0]    pay_tail_q;                  // bytes of the last beat (0: 8)
+  logic [2:0]    pay_tail_d;
+  logic          dma_s_cmd_ready;
+  logic          dma_s_data_ready;
+  logic          pay_last;
+  logic          pay_fire;
+  logic          dma_cmd_fire;
+  logic          rx_start_dma;
+  logic [7:0]    rx_pay_first;                // a RETH's 16 bytes come before the payload
+  logic          pay_read;
+  logic [7:0]    pay_read_addr;
+  logic [63:0]   rx_payload_rdata_q;
+  logic          rx_dma_done;                 // the WRITE's command and beats went to the DMA engine: next frame
+  logic          rx_in_dma;
+  logic [7:0]    pay_tail_keep;
+  logic [7:0]    pay_keep;
+  logic          dma_m_done_valid;
+  logic [2:0]    dma_m_done_tag;
+  logic [10:0]   dma_m_done_status;
+  logic [7:0]    dma_inflight_q;              // DMA commands issued and not yet done
+  logic [7:0]    dma_inflight_d;
+  logic          dma_idle;
+  logic          dma_done_qp;
+  logic [1:0]    dma_done_slot;
+  logic          dma_done_error;
+  logic          dma_m_data_valid;
+  logic          unused_dma_m_data_valid;
+  logic [63:0]   dma_m_data_data;
+  logic          unused_dma_m_data_data;
+  logic [7:0]    dma_m_data_keep;
+  logic          unused_dma_m_data_keep;
+  logic          dma_m_data_last;
+  logic          unused_dma_m_data_last;
+  logic [2:0]    dma_m_data_tag;
+  logic          unused_dma_m_data_tag;
+  logic          dma_s_axil_awready;
+  logic          unused_dma_s_axil_awready_o;
+  logic          dma_s_axil_wready;
+  logic          unused_dma_s_axil_wready_o;
+  logic          dma_s_axil_bvalid;
+  logic          unused_dma_s_axil_bvalid_o;
+  logic [1:0]    dma_s_axil_bresp;
+  logic          unused_dma_s_axil_bresp_o;
+  logic          dma_s_axil_arready;
+  logic          unused_dma_s_axil_arready_o;
+  logic          dma_s_axil_rvalid;
+  logic          unused_dma_s_axil_rvalid_o;
+  logic [31:0]   dma_s_axil_rdata;
+  logic          unused_dma_s_axil_rdata_o;
+  logic [1:0]    dma_s_axil_rresp;
+  logic          unused_dma_s_axil_rresp_o;
   logic          cpl_take_rx;                 // io_cpl carries the response capsule's completion
   logic [1:0]    rx_slot_q;
   logic [1:0]    rx_slot_d;
@@ -423,6 +626,7 @@ module roce_w64_q2_d4 (
   logic          drain;
   logic          bounce;
   logic          cpl_fire;
+  logic [10:0]   rx_cpl_dma_status;           // a host memory error of the command's WRITEs replaces the CQE's status
   logic [15:0]   drain_cid;
   logic          rx_here0;
   logic          cmd_here0;
@@ -491,6 +695,9 @@ module roce_w64_q2_d4 (
   logic [31:0]   cnt_drop_psn_d;
   logic [31:0]   cnt_tx_retransmits_q;
   logic [31:0]   cnt_tx_retransmits_d;
+  logic [31:0]   cnt_rx_writes_q;
+  logic [31:0]   cnt_rx_writes_d;
+  logic [63:0] rx_payload [130];
 
   roce_csr u_csr (
     .clk_i                     (clk_i),
@@ -529,6 +736,7 @@ module roce_w64_q2_d4 (
     .drop_qp_value_i           (cnt_drop_qp_q),
     .drop_psn_value_i          (cnt_drop_psn_q),
     .tx_retransmits_value_i    (cnt_tx_retransmits_q),
+    .rx_writes_value_i         (cnt_rx_writes_q),
     .qp0_ctrl_en_o             (csr_qp0_ctrl_en),
     .qp0_local_qpn_value_o     (csr_qp0_local_qpn_value),
     .qp0_remote_qpn_value_o    (csr_qp0_remote_qpn_value),
@@ -587,10 +795,89 @@ module roce_w64_q2_d4 (
     .crc_o   (rx_crc_crc)
   );
 
-  assign unused_qp0_mtu_unused = ^csr_qp0_mtu_code;
+  dma_engine_win_w64_t3_l21 u_dma (
+    .clk_i            (clk_i),
+    .rst_ni           (rst_ni),
+    .mps_i            (mps_i),
+    .s_cmd_valid_i    (dma_cmd_pending_q),
+    .s_cmd_ready_o    (dma_s_cmd_ready),
+    .s_cmd_tag_i      (dma_cmd_tag_q),
+    .s_cmd_write_i    (1'b1),
+    .s_cmd_sgl_i      (dma_cmd_sgl_q),
+    .s_cmd_dptr_i     (dma_cmd_dptr_q),
+    .s_cmd_len_i      (dma_cmd_len_q),
+    .s_cmd_win_off_i  (dma_cmd_off_q),
+    .s_cmd_win_len_i  (dma_cmd_win_len_q),
+    .m_data_valid_o   (dma_m_data_valid),
+    .m_data_ready_i   (1'b0),
+    .m_data_data_o    (dma_m_data_data),
+    .m_data_keep_o    (dma_m_data_keep),
+    .m_data_last_o    (dma_m_data_last),
+    .m_data_tag_o     (dma_m_data_tag),
+    .s_data_valid_i   (pay_valid_q),
+    .s_data_ready_o   (dma_s_data_ready),
+    .s_data_data_i    (rx_payload_rdata_q),
+    .s_data_keep_i    (pay_keep),
+    .s_data_last_i    (pay_last),
+    .s_data_tag_i     (3'd0),
+    .m_done_valid_o   (dma_m_done_valid),
+    .m_done_ready_i   (1'b1),
+    .m_done_tag_o     (dma_m_done_tag),
+    .m_done_status_o  (dma_m_done_status),
+    .m_axi_arvalid_o  (m_axi_arvalid_o),
+    .m_axi_arready_i  (m_axi_arready_i),
+    .m_axi_araddr_o   (m_axi_araddr_o),
+    .m_axi_arlen_o    (m_axi_arlen_o),
+    .m_axi_arsize_o   (m_axi_arsize_o),
+    .m_axi_arburst_o  (m_axi_arburst_o),
+    .m_axi_arid_o     (m_axi_arid_o),
+    .m_axi_rvalid_i   (m_axi_rvalid_i),
+    .m_axi_rready_o   (m_axi_rready_o),
+    .m_axi_rdata_i    (m_axi_rdata_i),
+    .m_axi_rresp_i    (m_axi_rresp_i),
+    .m_axi_rlast_i    (m_axi_rlast_i),
+    .m_axi_rid_i      (m_axi_rid_i),
+    .m_axi_awvalid_o  (m_axi_awvalid_o),
+    .m_axi_awaddr_o   (m_axi_awaddr_o),
+    .m_axi_awlen_o    (m_axi_awlen_o),
+    .m_axi_awsize_o   (m_axi_awsize_o),
+    .m_axi_awburst_o  (m_axi_awburst_o),
+    .m_axi_wvalid_o   (m_axi_wvalid_o),
+    .m_axi_wdata_o    (m_axi_wdata_o),
+    .m_axi_wstrb_o    (m_axi_wstrb_o),
+    .m_axi_wlast_o    (m_axi_wlast_o),
+    .m_axi_bready_o   (m_axi_bready_o),
+    .m_axi_awid_o     (m_axi_awid_o),
+    .m_axi_awready_i  (m_axi_awready_i),
+    .m_axi_wready_i   (m_axi_wready_i),
+    .m_axi_bvalid_i   (m_axi_bvalid_i),
+    .m_axi_bresp_i    (m_axi_bresp_i),
+    .m_axi_bid_i      (m_axi_bid_i),
+    .s_axil_awvalid_i (1'b0),
+    .s_axil_awready_o (dma_s_axil_awready),
+    .s_axil_awaddr_i  (6'd0),
+    .s_axil_wvalid_i  (1'b0),
+    .s_axil_wready_o  (dma_s_axil_wready),
+    .s_axil_wdata_i   (32'd0),
+    .s_axil_wstrb_i   (4'd0),
+    .s_axil_bvalid_o  (dma_s_axil_bvalid),
+    .s_axil_bready_i  (1'b0),
+    .s_axil_bresp_o   (dma_s_axil_bresp),
+    .s_axil_arvalid_i (1'b0),
+    .s_axil_arready_o (dma_s_axil_arready),
+    .s_axil_araddr_i  (6'd0),
+    .s_axil_rvalid_o  (dma_s_axil_rvalid),
+    .s_axil_rready_i  (1'b0),
+    .s_axil_rdata_o   (dma_s_axil_rdata),
+    .s_axil_rresp_o   (dma_s_axil_rresp)
+  );
+
+  assign qp0_mtu_code_ok = (csr_qp0_mtu_code != 3'd0) & (csr_qp0_mtu_code <= 3'd3);
+  assign qp0_mtu = 13'h80 << (qp0_mtu_code_ok ? csr_qp0_mtu_code : 3'd3);
   assign qp0_local_mac = {csr_qp0_local_mac_hi_value, csr_qp0_local_mac_lo_value};
   assign qp0_remote_mac = {csr_qp0_remote_mac_hi_value, csr_qp0_remote_mac_lo_value};
-  assign unused_qp1_mtu_unused = ^csr_qp1_mtu_code;
+  assign qp1_mtu_code_ok = (csr_qp1_mtu_code != 3'd0) & (csr_qp1_mtu_code <= 3'd3);
+  assign qp1_mtu = 13'h80 << (qp1_mtu_code_ok ? csr_qp1_mtu_code : 3'd3);
   assign qp1_local_mac = {csr_qp1_local_mac_hi_value, csr_qp1_local_mac_lo_value};
   assign qp1_remote_mac = {csr_qp1_remote_mac_hi_value, csr_qp1_remote_mac_lo_value};
   assign qp0_dead = ~qp0_up_q | qp0_err_q;
@@ -678,6 +965,8 @@ module roce_w64_q2_d4 (
   assign rx_beat_bytes = 4'd0 + {3'd0, s_axis_tkeep_i[0]} + {3'd0, s_axis_tkeep_i[1]} + {3'd0, s_axis_tkeep_i[2]} + {3'd0, s_axis_tkeep_i[3]} + {3'd0, s_axis_tkeep_i[4]} + {3'd0, s_axis_tkeep_i[5]} + {3'd0, s_axis_tkeep_i[6]} + {3'd0, s_axis_tkeep_i[7]};
   assign rx_kept = {s_axis_tdata_i[63:56] & {8{s_axis_tkeep_i[7]}}, s_axis_tdata_i[55:48] & {8{s_axis_tkeep_i[6]}}, s_axis_tdata_i[47:40] & {8{s_axis_tkeep_i[5]}}, s_axis_tdata_i[39:32] & {8{s_axis_tkeep_i[4]}}, s_axis_tdata_i[31:24] & {8{s_axis_tkeep_i[3]}}, s_axis_tdata_i[23:16] & {8{s_axis_tkeep_i[2]}}, s_axis_tdata_i[15:8] & {8{s_axis_tkeep_i[1]}}, s_axis_tdata_i[7:0] & {8{s_axis_tkeep_i[0]}}};
   assign rx_masked = {(rx_beat_q == 11'd1) ? 8'hff : rx_kept[63:56], (rx_beat_q == 11'd5) ? 8'hff : ((rx_beat_q == 11'd2) ? 8'hff : rx_kept[55:48]), rx_kept[47:40], rx_kept[39:32], rx_kept[31:24], rx_kept[23:16], (rx_beat_q == 11'd5) ? 8'hff : ((rx_beat_q == 11'd3) ? 8'hff : rx_kept[15:8]), (rx_beat_q == 11'd5) ? 8'hff : ((rx_beat_q == 11'd3) ? 8'hff : rx_kept[7:0])};
+  assign rx_pay_we = rx_fire & (rx_beat_q >= 11'd7) & (rx_beat_q < 11'h89);
+  assign rx_pay_waddr = 8'(rx_beat_q - 11'd7);
   assign rx_ip_len_now = (rx_beat_q == 11'd2) ? {rx_kept[7:0], rx_kept[15:8]} : {rx_hdr_q[135:128], rx_hdr_q[143:136]};
   assign rx_icrc_at = {1'b0, rx_ip_len_now} + 17'ha;
   assign rx_crc_pos = {3'd0, {rx_beat_q, 3'd0}} - 17'd2;
@@ -737,11 +1026,22 @@ module roce_w64_q2_d4 (
   assign h_cqe_dw0 = {rx_hdr_q[463:456], rx_hdr_q[455:448], rx_hdr_q[447:440], rx_hdr_q[439:432]};
   assign h_cqe_cid = {rx_hdr_q[543:536], rx_hdr_q[535:528]};
   assign h_cqe_status = 15'({rx_hdr_q[559:552], rx_hdr_q[551:544]} >> 1);
-  assign unused_h_unused = ^{rx_hdr_q[639:560], 1'(rx_hdr_q[551:544]), rx_hdr_q[527:464], rx_hdr_q[407:400], rx_hdr_q[375:368], h_bth_flags[7:6], rx_hdr_q[335:328], rx_hdr_q[327:320], rx_hdr_q[287:280], rx_hdr_q[279:272], rx_hdr_q[95:0]};
+  assign unused_h_unused = ^{rx_hdr_q[639:560], rx_hdr_q[407:400], rx_hdr_q[375:368], h_bth_flags[7:6], rx_hdr_q[335:328], rx_hdr_q[327:320], rx_hdr_q[287:280], rx_hdr_q[279:272], rx_hdr_q[95:0]};
   assign h_ip_len17 = {1'b0, h_ip_len};
   assign h_transport_len = h_ip_len17 - 17'h1c;
   assign h_is_send = h_opcode == 8'd4;
   assign h_is_ack = h_opcode == 8'h11;
+  assign h_is_write_first = h_opcode == 8'd6;
+  assign h_is_write_middle = h_opcode == 8'd7;
+  assign h_is_write_last = h_opcode == 8'd8;
+  assign h_is_write_only = h_opcode == 8'ha;
+  assign h_is_write = h_is_write_first | h_is_write_middle | h_is_write_last | h_is_write_only;
+  assign h_has_reth = h_is_write_first | h_is_write_only;
+  assign h_write_hdr = h_has_reth ? 17'h20 : 17'h10;
+  assign h_write_payload = (h_transport_len - h_write_hdr) - {15'd0, h_pad};
+  assign h_reth_va = {rx_hdr_q[439:432], rx_hdr_q[447:440], rx_hdr_q[455:448], rx_hdr_q[463:456], rx_hdr_q[471:464], rx_hdr_q[479:472], rx_hdr_q[487:480], rx_hdr_q[495:488]};
+  assign h_reth_rkey = {rx_hdr_q[503:496], rx_hdr_q[511:504], rx_hdr_q[519:512], rx_hdr_q[527:520]};
+  assign h_reth_len = {rx_hdr_q[535:528], rx_hdr_q[543:536], rx_hdr_q[551:544], rx_hdr_q[559:552]};
   assign h_send_rest = h_transport_len - 17'h10;
   assign chk_short = rx_len_q < 16'h22;
   assign chk_ether = (h_ethertype != 16'h800) | (h_ver_ihl[7:4] != 4'd4);
@@ -753,8 +1053,8 @@ module roce_w64_q2_d4 (
   assign chk_udp_len = h_udp_len != (h_ip_len - 16'h14);
   assign chk_transport_short = h_transport_len < 17'h10;
   assign chk_icrc = rx_icrc_q != rx_crc_crc;
-  assign chk_opcode = ~(h_is_send | h_is_ack) | (h_bth_flags[3:0] != 4'd0);
-  assign chk_length = (h_is_ack & ((h_transport_len != 17'h14) | (h_pad != 2'd0))) | (h_is_send & ({15'd0, h_pad} > h_send_rest));
+  assign chk_opcode = ~(h_is_send | h_is_ack | h_is_write) | (h_bth_flags[3:0] != 4'd0);
+  assign chk_length = (h_is_ack & ((h_transport_len != 17'h14) | (h_pad != 2'd0))) | (h_is_send & ({15'd0, h_pad} > h_send_rest)) | (h_is_write & ((h_transport_len < h_write_hdr) | ({15'd0, h_pad} > (h_transport_len - h_write_hdr))));
   assign rx_qp_hit = {qp1_up_q & (csr_qp1_local_qpn_value == h_dest_qp), qp0_up_q & (csr_qp0_local_qpn_value == h_dest_qp)};
   assign rx_qp = rx_qp_hit[0] ? 1'b0 : (rx_qp_hit[1] ? 1'b1 : 1'b0);
   assign chk_qp = ~|rx_qp_hit | ((rx_qp == 1'b1) ? ((csr_qp1_pkey_value != h_pkey) | qp1_err_q) : ((csr_qp0_pkey_value != h_pkey) | qp0_err_q));
@@ -798,18 +1098,113 @@ module roce_w64_q2_d4 (
   assign rx_cid_hit = {rx_slots[3] & (((rx_qp == 1'b1) ? qp1_slot3_cid_q : qp0_slot3_cid_q) == h_cqe_cid), rx_slots[2] & (((rx_qp == 1'b1) ? qp1_slot2_cid_q : qp0_slot2_cid_q) == h_cqe_cid), rx_slots[1] & (((rx_qp == 1'b1) ? qp1_slot1_cid_q : qp0_slot1_cid_q) == h_cqe_cid), rx_slots[0] & (((rx_qp == 1'b1) ? qp1_slot0_cid_q : qp0_slot0_cid_q) == h_cqe_cid)};
   assign rx_hit_slot = rx_cid_hit[0] ? 2'd0 : (rx_cid_hit[1] ? 2'd1 : (rx_cid_hit[2] ? 2'd2 : (rx_cid_hit[3] ? 2'd3 : 2'd0)));
   assign rx_good_cqe = ((h_send_rest - {15'd0, h_pad}) == 17'h10) & (|rx_cid_hit);
+  assign rx_mtu = (rx_qp == 1'b1) ? qp1_mtu : qp0_mtu;
+  assign rx_wr_on = (rx_qp == 1'b1) ? qp1_wr_on_q : qp0_wr_on_q;
+  assign rx_wr_slot = (rx_qp == 1'b1) ? qp1_wr_slot_q : qp0_wr_slot_q;
+  assign rx_wr_off = (rx_qp == 1'b1) ? qp1_wr_off_q : qp0_wr_off_q;
+  assign rx_wr_left = (rx_qp == 1'b1) ? qp1_wr_left_q : qp0_wr_left_q;
+  assign rx_mtu17 = {4'd0, rx_mtu};
+  assign rx_wr_seq_bad = (h_has_reth & rx_wr_on) | ((h_is_write_middle | h_is_write_last) & ~rx_wr_on);
+  assign rx_wr_len_bad = ((h_is_write_first | h_is_write_middle) & ((h_write_payload != rx_mtu17) | (h_pad != 2'd0))) | ((h_is_write_last | h_is_write_only) & (h_write_payload > rx_mtu17)) | (h_is_write_first & (h_reth_len <= {19'd0, rx_mtu})) | (h_is_write_middle & (rx_wr_left <= {11'd0, rx_mtu})) | (h_is_write_last & ({7'd0, h_write_payload} != rx_wr_left)) | (h_is_write_only & ({15'd0, h_write_payload} != h_reth_len));
+  assign rx_key_qp = h_reth_rkey[31:24];
+  assign rx_key_slot = h_reth_rkey[23:16];
+  assign rx_key_cid = h_reth_rkey[15:0];
+  assign rx_key_slot_idx = rx_key_slot[1:0];
+  assign rx_key_len = (rx_qp == 1'b1) ? ((rx_key_slot_idx == 2'd3) ? qp1_slot3_sqe_q[279:256] : ((rx_key_slot_idx == 2'd2) ? qp1_slot2_sqe_q[279:256] : ((rx_key_slot_idx == 2'd1) ? qp1_slot1_sqe_q[279:256] : qp1_slot0_sqe_q[279:256]))) : ((rx_key_slot_idx == 2'd3) ? qp0_slot3_sqe_q[279:256] : ((rx_key_slot_idx == 2'd2) ? qp0_slot2_sqe_q[279:256] : ((rx_key_slot_idx == 2'd1) ? qp0_slot1_sqe_q[279:256] : qp0_slot0_sqe_q[279:256])));
+  assign rx_key_slot_valid = (rx_key_slot < 8'd4) & ((rx_qp == 1'b1) ? ((rx_key_slot_idx == 2'd3) ? qp1_slot_valid_q[3] : ((rx_key_slot_idx == 2'd2) ? qp1_slot_valid_q[2] : ((rx_key_slot_idx == 2'd1) ? qp1_slot_valid_q[1] : qp1_slot_valid_q[0]))) : ((rx_key_slot_idx == 2'd3) ? qp0_slot_valid_q[3] : ((rx_key_slot_idx == 2'd2) ? qp0_slot_valid_q[2] : ((rx_key_slot_idx == 2'd1) ? qp0_slot_valid_q[1] : qp0_slot_valid_q[0])))) & (((rx_qp == 1'b1) ? ((rx_key_slot_idx == 2'd3) ? qp1_slot3_cid_q : ((rx_key_slot_idx == 2'd2) ? qp1_slot2_cid_q : ((rx_key_slot_idx == 2'd1) ? qp1_slot1_cid_q : qp1_slot0_cid_q))) : ((rx_key_slot_idx == 2'd3) ? qp0_slot3_cid_q : ((rx_key_slot_idx == 2'd2) ? qp0_slot2_cid_q : ((rx_key_slot_idx == 2'd1) ? qp0_slot1_cid_q : qp0_slot0_cid_q)))) == rx_key_cid);
+  assign rx_key_is_read = ((rx_qp == 1'b1) ? ((rx_key_slot_idx == 2'd3) ? qp1_slot3_sqe_q[7:0] : ((rx_key_slot_idx == 2'd2) ? qp1_slot2_sqe_q[7:0] : ((rx_key_slot_idx == 2'd1) ? qp1_slot1_sqe_q[7:0] : qp1_slot0_sqe_q[7:0]))) : ((rx_key_slot_idx == 2'd3) ? qp0_slot3_sqe_q[7:0] : ((rx_key_slot_idx == 2'd2) ? qp0_slot2_sqe_q[7:0] : ((rx_key_slot_idx == 2'd1) ? qp0_slot1_sqe_q[7:0] : qp0_slot0_sqe_q[7:0])))) == 8'd2;
+  assign rx_key_len_fits = rx_key_len[23:21] == 3'd0;
+  assign rx_key_in_window = (h_reth_va[63:24] == 40'd0) & (({9'd0, h_reth_va[23:0]} + {1'b0, h_reth_len}) <= {9'd0, rx_key_len});
+  assign rx_key_ok = (rx_key_qp == {7'd0, rx_qp}) & rx_key_slot_valid & rx_key_is_read & rx_key_len_fits & rx_key_in_window;
+  assign ev_write = rx_pass & h_is_write;
+  assign ev_write_invalid = ev_write & rx_psn_ok & (rx_wr_seq_bad | rx_wr_len_bad);
+  assign ev_write_access = ev_write & rx_psn_ok & ~rx_wr_seq_bad & ~rx_wr_len_bad & h_has_reth & ~rx_key_ok;
+  assign ev_write_ok = ev_write & rx_psn_ok & ~rx_wr_seq_bad & ~rx_wr_len_bad & (~h_has_reth | rx_key_ok);
+  assign ev_write_end = ev_write_ok & (h_is_write_last | h_is_write_only);
+  assign ev_write_dma = ev_write_ok & (h_write_payload != 17'd0);
   assign ev_send = rx_pass & h_is_send;
-  assign ev_complete = ev_send & rx_psn_ok & rx_good_cqe;
-  assign ev_invalid = ev_send & rx_psn_ok & ~rx_good_cqe;
-  assign ev_ahead = ev_send & rx_psn_ahead;
+  assign ev_complete = ev_send & rx_psn_ok & rx_good_cqe & ~rx_wr_on;
+  assign ev_invalid = ev_send & rx_psn_ok & (~rx_good_cqe | rx_wr_on);
+  assign ev_request = ev_send | ev_write;
+  assign ev_ahead = ev_request & rx_psn_ahead;
   assign ev_nak_seq = ev_ahead & ~rx_nak_sent;
-  assign ev_dup = ev_send & rx_psn_dup;
+  assign ev_dup = ev_request & rx_psn_dup;
+  assign ev_in_order = ev_complete | ev_invalid | ev_write_ok | ev_write_invalid | ev_write_access;
+  assign ev_fatal_request = ev_invalid | ev_write_invalid | ev_write_access;
   assign ev_ack = rx_pass & h_is_ack;
   assign ev_fatal_nak = ev_ack & ((h_syndrome == 8'h61) | (h_syndrome == 8'h62) | (h_syndrome == 8'h63));
-  assign rx_new_ack = ev_complete | ev_invalid | ev_nak_seq | ev_dup;
-  assign rx_new_syn = (ev_complete | ev_dup) ? 8'h1f : (ev_invalid ? 8'h61 : 8'h60);
-  assign rx_new_psn = (ev_complete | ev_invalid) ? h_psn : (ev_dup ? (rx_epsn - 24'd1) : rx_epsn);
-  assign rx_new_msn = ev_complete ? (rx_msn + 24'd1) : rx_msn;
+  assign rx_new_ack = ev_in_order | ev_nak_seq | ev_dup;
+  assign rx_new_syn = (ev_complete | ev_dup | ev_write_ok) ? 8'h1f : ((ev_invalid | ev_write_invalid) ? 8'h61 : (ev_write_access ? 8'h62 : 8'h60));
+  assign rx_new_psn = ev_in_order ? h_psn : (ev_dup ? (rx_epsn - 24'd1) : rx_epsn);
+  assign rx_new_msn = (ev_complete | ev_write_end) ? (rx_msn + 24'd1) : rx_msn;
+  assign rx_wr_dma_slot = h_has_reth ? rx_key_slot_idx : rx_wr_slot;
+  assign rx_wr_dma_off = h_has_reth ? h_reth_va[23:0] : rx_wr_off;
+  assign rx_wr_dma_len = (rx_qp == 1'b1) ? ((rx_wr_dma_slot == 2'd3) ? qp1_slot3_sqe_q[276:256] : ((rx_wr_dma_slot == 2'd2) ? qp1_slot2_sqe_q[276:256] : ((rx_wr_dma_slot == 2'd1) ? qp1_slot1_sqe_q[276:256] : qp1_slot0_sqe_q[276:256]))) : ((rx_wr_dma_slot == 2'd3) ? qp0_slot3_sqe_q[276:256] : ((rx_wr_dma_slot == 2'd2) ? qp0_slot2_sqe_q[276:256] : ((rx_wr_dma_slot == 2'd1) ? qp0_slot1_sqe_q[276:256] : qp0_slot0_sqe_q[276:256])));
+  assign rx_wr_dma_dptr = (rx_qp == 1'b1) ? ((rx_wr_dma_slot == 2'd3) ? qp1_slot3_dptr_q : ((rx_wr_dma_slot == 2'd2) ? qp1_slot2_dptr_q : ((rx_wr_dma_slot == 2'd1) ? qp1_slot1_dptr_q : qp1_slot0_dptr_q))) : ((rx_wr_dma_slot == 2'd3) ? qp0_slot3_dptr_q : ((rx_wr_dma_slot == 2'd2) ? qp0_slot2_dptr_q : ((rx_wr_dma_slot == 2'd1) ? qp0_slot1_dptr_q : qp0_slot0_dptr_q)));
+  assign rx_wr_dma_sgl = (rx_qp == 1'b1) ? ((rx_wr_dma_slot == 2'd3) ? qp1_slot_sgl_q[3] : ((rx_wr_dma_slot == 2'd2) ? qp1_slot_sgl_q[2] : ((rx_wr_dma_slot == 2'd1) ? qp1_slot_sgl_q[1] : qp1_slot_sgl_q[0]))) : ((rx_wr_dma_slot == 2'd3) ? qp0_slot_sgl_q[3] : ((rx_wr_dma_slot == 2'd2) ? qp0_slot_sgl_q[2] : ((rx_wr_dma_slot == 2'd1) ? qp0_slot_sgl_q[1] : qp0_slot_sgl_q[0])));
+  assign pay_last = pay_beats_q == 10'd1;
+  assign pay_fire = pay_valid_q & dma_s_data_ready;
+  assign dma_cmd_fire = dma_cmd_pending_q & dma_s_cmd_ready;
+  assign rx_start_dma = rx_in_chk & ev_write_dma;
+  assign rx_pay_first = h_has_reth ? 8'd2 : 8'd0;
+  assign pay_read = rx_start_dma | (pay_fire & ~pay_last);
+  assign pay_read_addr = rx_start_dma ? rx_pay_first : (pay_raddr_q + 8'd1);
+  assign rx_dma_done = (~pay_valid_q | (pay_fire & pay_last)) & (~dma_cmd_pending_q | dma_cmd_fire);
+  assign rx_in_dma = rx_state_q == RX_DMA;
+
+  always_comb begin
+    dma_cmd_pending_d = dma_cmd_pending_q & ~dma_s_cmd_ready;
+    dma_cmd_tag_d = dma_cmd_tag_q;
+    dma_cmd_sgl_d = dma_cmd_sgl_q;
+    dma_cmd_dptr_d = dma_cmd_dptr_q;
+    dma_cmd_len_d = dma_cmd_len_q;
+    dma_cmd_off_d = dma_cmd_off_q;
+    dma_cmd_win_len_d = dma_cmd_win_len_q;
+    pay_valid_d = pay_valid_q;
+    pay_raddr_d = pay_raddr_q;
+    pay_beats_d = pay_beats_q;
+    pay_tail_d = pay_tail_q;
+    if (rx_start_dma) begin
+      dma_cmd_pending_d = 1'b1;
+      dma_cmd_tag_d = {rx_qp, rx_wr_dma_slot};
+      dma_cmd_sgl_d = rx_wr_dma_sgl;
+      dma_cmd_dptr_d = rx_wr_dma_dptr;
+      dma_cmd_len_d = rx_wr_dma_len;
+      dma_cmd_off_d = rx_wr_dma_off[20:0];
+      dma_cmd_win_len_d = {4'd0, h_write_payload};
+      pay_valid_d = 1'b1;
+      pay_raddr_d = rx_pay_first;
+      pay_beats_d = 10'((h_write_payload + 17'd7) >> 3);
+      pay_tail_d = h_write_payload[2:0];
+    end else if (pay_fire) begin
+      pay_raddr_d = pay_raddr_q + 8'd1;
+      pay_beats_d = pay_beats_q - 10'd1;
+      if (pay_last) begin
+        pay_valid_d = 1'b0;
+      end
+    end
+  end
+
+  assign pay_tail_keep = 8'((9'd1 << {1'b0, pay_tail_q}) - 9'd1);
+  assign pay_keep = (pay_last & (pay_tail_q != 3'd0)) ? pay_tail_keep : 8'hff;
+  assign dma_inflight_d = (dma_inflight_q + {7'd0, dma_cmd_fire}) - {7'd0, dma_m_done_valid};
+  assign dma_idle = (dma_inflight_q == 8'd0) & ~dma_cmd_pending_q;
+  assign dma_done_qp = dma_m_done_tag[2];
+  assign dma_done_slot = dma_m_done_tag[1:0];
+  assign dma_done_error = dma_m_done_valid & (dma_m_done_status != 11'd0);
+  assign unused_dma_m_data_valid = ^dma_m_data_valid;
+  assign unused_dma_m_data_data = ^dma_m_data_data;
+  assign unused_dma_m_data_keep = ^dma_m_data_keep;
+  assign unused_dma_m_data_last = ^dma_m_data_last;
+  assign unused_dma_m_data_tag = ^dma_m_data_tag;
+  assign unused_dma_s_axil_awready_o = ^dma_s_axil_awready;
+  assign unused_dma_s_axil_wready_o = ^dma_s_axil_wready;
+  assign unused_dma_s_axil_bvalid_o = ^dma_s_axil_bvalid;
+  assign unused_dma_s_axil_bresp_o = ^dma_s_axil_bresp;
+  assign unused_dma_s_axil_arready_o = ^dma_s_axil_arready;
+  assign unused_dma_s_axil_rvalid_o = ^dma_s_axil_rvalid;
+  assign unused_dma_s_axil_rdata_o = ^dma_s_axil_rdata;
+  assign unused_dma_s_axil_rresp_o = ^dma_s_axil_rresp;
 
   always_comb begin
     rx_state_d = rx_state_q;
@@ -838,7 +1233,10 @@ module roce_w64_q2_d4 (
       rx_beat_d = 11'd0;
       rx_slot_d = rx_hit_slot;
       rx_cpl_qp_d = rx_qp;
-      rx_state_d = ev_complete ? RX_CPL : RX_RECV;
+      rx_state_d = ev_complete ? RX_CPL : (ev_write_dma ? RX_DMA : RX_RECV);
+    end
+    if (rx_in_dma & rx_dma_done) begin
+      rx_state_d = RX_RECV;
     end
     if (cpl_take_rx & io_cpl_ready_i) begin
       rx_state_d = RX_RECV;
@@ -854,18 +1252,19 @@ module roce_w64_q2_d4 (
   assign cpl_free = cpl_lock_q == 2'd0;
   assign drain_qp = cpl_held_drain ? drain_qp_held_q : drain_qp_now;
   assign drain_slot = cpl_held_drain ? drain_slot_held_q : drain_slot_now;
-  assign cpl_take_rx = rx_in_cpl & (cpl_free | (cpl_lock_q == 2'd1));
-  assign drain = cpl_held_drain | (cpl_free & ~rx_in_cpl & drain_any);
+  assign cpl_take_rx = rx_in_cpl & dma_idle & (cpl_free | (cpl_lock_q == 2'd1));
+  assign drain = cpl_held_drain | (cpl_free & ~rx_in_cpl & drain_any & dma_idle);
   assign bounce = (cpl_lock_q == 2'd3) | (cpl_free & ~rx_in_cpl & ~drain_any & io_cmd_valid_i & (~cmd_known | cmd_dead));
   assign io_cpl_valid_o = cpl_take_rx | drain | bounce;
   assign cpl_lock_d = (io_cpl_valid_o & ~io_cpl_ready_i) ? (cpl_take_rx ? 2'd1 : (drain ? 2'd2 : 2'd3)) : 2'd0;
   assign drain_qp_held_d = drain_qp;
   assign drain_slot_held_d = drain_slot;
   assign cpl_fire = io_cpl_valid_o & io_cpl_ready_i;
+  assign rx_cpl_dma_status = ((rx_cpl_qp_q == 1'b1) & (rx_slot_q == 2'd3)) ? qp1_slot3_dma_status_q : (((rx_cpl_qp_q == 1'b1) & (rx_slot_q == 2'd2)) ? qp1_slot2_dma_status_q : (((rx_cpl_qp_q == 1'b1) & (rx_slot_q == 2'd1)) ? qp1_slot1_dma_status_q : (((rx_cpl_qp_q == 1'b1) & (rx_slot_q == 2'd0)) ? qp1_slot0_dma_status_q : (((rx_cpl_qp_q == 1'b0) & (rx_slot_q == 2'd3)) ? qp0_slot3_dma_status_q : (((rx_cpl_qp_q == 1'b0) & (rx_slot_q == 2'd2)) ? qp0_slot2_dma_status_q : (((rx_cpl_qp_q == 1'b0) & (rx_slot_q == 2'd1)) ? qp0_slot1_dma_status_q : (((rx_cpl_qp_q == 1'b0) & (rx_slot_q == 2'd0)) ? qp0_slot0_dma_status_q : 11'd0)))))));
   assign drain_cid = ((drain_qp == 1'b1) & (drain_slot == 2'd3)) ? qp1_slot3_cid_q : (((drain_qp == 1'b1) & (drain_slot == 2'd2)) ? qp1_slot2_cid_q : (((drain_qp == 1'b1) & (drain_slot == 2'd1)) ? qp1_slot1_cid_q : (((drain_qp == 1'b1) & (drain_slot == 2'd0)) ? qp1_slot0_cid_q : (((drain_qp == 1'b0) & (drain_slot == 2'd3)) ? qp0_slot3_cid_q : (((drain_qp == 1'b0) & (drain_slot == 2'd2)) ? qp0_slot2_cid_q : (((drain_qp == 1'b0) & (drain_slot == 2'd1)) ? qp0_slot1_cid_q : (((drain_qp == 1'b0) & (drain_slot == 2'd0)) ? qp0_slot0_cid_q : 16'd0)))))));
   assign io_cpl_sqid_o = cpl_take_rx ? ({15'd0, rx_cpl_qp_q} + 16'd1) : (drain ? ({15'd0, drain_qp} + 16'd1) : io_cmd_sqid_i);
   assign io_cpl_cid_o = cpl_take_rx ? h_cqe_cid : (drain ? drain_cid : io_cmd_sqe_i[31:16]);
-  assign io_cpl_status_o = cpl_take_rx ? h_cqe_status : 15'h22;
+  assign io_cpl_status_o = cpl_take_rx ? ((rx_cpl_dma_status != 11'd0) ? {4'd0, rx_cpl_dma_status} : h_cqe_status) : 15'h22;
   assign io_cpl_dw0_o = cpl_take_rx ? h_cqe_dw0 : 32'd0;
   assign io_cmd_ready_o = load_cmd | (bounce & io_cpl_ready_i);
   assign sq_space_o = {qp1_dead | (|~qp1_slot_valid_q), qp0_dead | (|~qp0_slot_valid_q)};
@@ -948,7 +1347,7 @@ module roce_w64_q2_d4 (
     end
   end
 
-  assign qp0_fatal_pend = qp0_ack_pend_q & (qp0_ack_syn_q == 8'h61);
+  assign qp0_fatal_pend = qp0_ack_pend_q & ((qp0_ack_syn_q == 8'h61) | (qp0_ack_syn_q == 8'h62));
   assign qp0_alloc = cmd_here0 ? (4'd1 << cmd_slot) : 4'd0;
   assign qp0_freed = (cpl_fire & cpl_take_rx & (rx_cpl_qp_q == 1'b0)) ? (4'd1 << rx_slot_q) : ((cpl_fire & drain & (drain_qp == 1'b0)) ? (4'd1 << drain_slot) : 4'd0);
 
@@ -963,22 +1362,59 @@ module roce_w64_q2_d4 (
     qp0_ack_syn_d = qp0_ack_syn_q;
     qp0_ack_psn_d = qp0_ack_psn_q;
     qp0_ack_msn_d = qp0_ack_msn_q;
+    qp0_wr_on_d = qp0_wr_on_q;
+    qp0_wr_slot_d = qp0_wr_slot_q;
+    qp0_wr_off_d = qp0_wr_off_q;
+    qp0_wr_left_d = qp0_wr_left_q;
     qp0_slot_valid_d = (qp0_slot_valid_q | qp0_alloc) & ~qp0_freed;
+    qp0_slot_sgl_d = qp0_slot_sgl_q;
     qp0_slot0_cid_d = qp0_slot0_cid_q;
+    qp0_slot0_dptr_d = qp0_slot0_dptr_q;
+    qp0_slot0_dma_status_d = qp0_slot0_dma_status_q;
+    if (dma_done_error & (dma_done_qp == 1'b0) & (dma_done_slot == 2'd0) & (qp0_slot0_dma_status_q == 11'd0)) begin
+      qp0_slot0_dma_status_d = dma_m_done_status;
+    end
     if (cmd_here0 & (cmd_slot == 2'd0)) begin
       qp0_slot0_cid_d = io_cmd_sqe_i[31:16];
+      qp0_slot0_dptr_d = io_cmd_sqe_i[319:192];
+      qp0_slot0_dma_status_d = 11'd0;
+      qp0_slot_sgl_d = (qp0_slot_sgl_q & ~4'd1) | ((io_cmd_sqe_i[15:14] != 2'd0) ? 4'd1 : 4'd0);
     end
     qp0_slot1_cid_d = qp0_slot1_cid_q;
+    qp0_slot1_dptr_d = qp0_slot1_dptr_q;
+    qp0_slot1_dma_status_d = qp0_slot1_dma_status_q;
+    if (dma_done_error & (dma_done_qp == 1'b0) & (dma_done_slot == 2'd1) & (qp0_slot1_dma_status_q == 11'd0)) begin
+      qp0_slot1_dma_status_d = dma_m_done_status;
+    end
     if (cmd_here0 & (cmd_slot == 2'd1)) begin
       qp0_slot1_cid_d = io_cmd_sqe_i[31:16];
+      qp0_slot1_dptr_d = io_cmd_sqe_i[319:192];
+      qp0_slot1_dma_status_d = 11'd0;
+      qp0_slot_sgl_d = (qp0_slot_sgl_q & ~4'd2) | ((io_cmd_sqe_i[15:14] != 2'd0) ? 4'd2 : 4'd0);
     end
     qp0_slot2_cid_d = qp0_slot2_cid_q;
+    qp0_slot2_dptr_d = qp0_slot2_dptr_q;
+    qp0_slot2_dma_status_d = qp0_slot2_dma_status_q;
+    if (dma_done_error & (dma_done_qp == 1'b0) & (dma_done_slot == 2'd2) & (qp0_slot2_dma_status_q == 11'd0)) begin
+      qp0_slot2_dma_status_d = dma_m_done_status;
+    end
     if (cmd_here0 & (cmd_slot == 2'd2)) begin
       qp0_slot2_cid_d = io_cmd_sqe_i[31:16];
+      qp0_slot2_dptr_d = io_cmd_sqe_i[319:192];
+      qp0_slot2_dma_status_d = 11'd0;
+      qp0_slot_sgl_d = (qp0_slot_sgl_q & ~4'd4) | ((io_cmd_sqe_i[15:14] != 2'd0) ? 4'd4 : 4'd0);
     end
     qp0_slot3_cid_d = qp0_slot3_cid_q;
+    qp0_slot3_dptr_d = qp0_slot3_dptr_q;
+    qp0_slot3_dma_status_d = qp0_slot3_dma_status_q;
+    if (dma_done_error & (dma_done_qp == 1'b0) & (dma_done_slot == 2'd3) & (qp0_slot3_dma_status_q == 11'd0)) begin
+      qp0_slot3_dma_status_d = dma_m_done_status;
+    end
     if (cmd_here0 & (cmd_slot == 2'd3)) begin
       qp0_slot3_cid_d = io_cmd_sqe_i[31:16];
+      qp0_slot3_dptr_d = io_cmd_sqe_i[319:192];
+      qp0_slot3_dma_status_d = 11'd0;
+      qp0_slot_sgl_d = (qp0_slot_sgl_q & ~4'd8) | ((io_cmd_sqe_i[15:14] != 2'd0) ? 4'd8 : 4'd0);
     end
     if (~qp0_up_q) begin
       qp0_err_d = 1'b0;
@@ -987,6 +1423,7 @@ module roce_w64_q2_d4 (
       qp0_msn_d = 24'd0;
       qp0_nak_sent_d = 1'b0;
       qp0_ack_pend_d = 1'b0;
+      qp0_wr_on_d = 1'b0;
     end else begin
       if (cmd_here0) begin
         qp0_spsn_d = qp0_spsn_q + 24'd1;
@@ -994,17 +1431,27 @@ module roce_w64_q2_d4 (
       if (ack_here0) begin
         qp0_ack_pend_d = 1'b0;
       end
-      if (rx_here0 & (ev_complete | ev_invalid)) begin
+      if (rx_here0 & ev_in_order) begin
         qp0_nak_sent_d = 1'b0;
       end
       if (rx_here0 & ev_nak_seq) begin
         qp0_nak_sent_d = 1'b1;
       end
-      if (rx_here0 & ev_complete) begin
+      if (rx_here0 & (ev_complete | ev_write_ok)) begin
         qp0_epsn_d = qp0_epsn_q + 24'd1;
+      end
+      if (rx_here0 & (ev_complete | ev_write_end)) begin
         qp0_msn_d = qp0_msn_q + 24'd1;
       end
-      if ((rx_here0 & (ev_invalid | ev_fatal_nak)) | qp0_give_up) begin
+      if (rx_here0 & ev_write_ok) begin
+        qp0_wr_on_d = h_is_write_first | h_is_write_middle;
+        qp0_wr_off_d = rx_wr_dma_off + {7'd0, h_write_payload};
+        qp0_wr_left_d = (h_has_reth ? h_reth_len[23:0] : qp0_wr_left_q) - {7'd0, h_write_payload};
+        if (h_has_reth) begin
+          qp0_wr_slot_d = rx_key_slot_idx;
+        end
+      end
+      if ((rx_here0 & (ev_fatal_request | ev_fatal_nak)) | qp0_give_up) begin
         qp0_err_d = 1'b1;
       end
       if (rx_here0 & rx_new_ack & ~qp0_fatal_pend) begin
@@ -1095,7 +1542,7 @@ module roce_w64_q2_d4 (
     end
   end
 
-  assign qp1_fatal_pend = qp1_ack_pend_q & (qp1_ack_syn_q == 8'h61);
+  assign qp1_fatal_pend = qp1_ack_pend_q & ((qp1_ack_syn_q == 8'h61) | (qp1_ack_syn_q == 8'h62));
   assign qp1_alloc = cmd_here1 ? (4'd1 << cmd_slot) : 4'd0;
   assign qp1_freed = (cpl_fire & cpl_take_rx & (rx_cpl_qp_q == 1'b1)) ? (4'd1 << rx_slot_q) : ((cpl_fire & drain & (drain_qp == 1'b1)) ? (4'd1 << drain_slot) : 4'd0);
 
@@ -1110,22 +1557,59 @@ module roce_w64_q2_d4 (
     qp1_ack_syn_d = qp1_ack_syn_q;
     qp1_ack_psn_d = qp1_ack_psn_q;
     qp1_ack_msn_d = qp1_ack_msn_q;
+    qp1_wr_on_d = qp1_wr_on_q;
+    qp1_wr_slot_d = qp1_wr_slot_q;
+    qp1_wr_off_d = qp1_wr_off_q;
+    qp1_wr_left_d = qp1_wr_left_q;
     qp1_slot_valid_d = (qp1_slot_valid_q | qp1_alloc) & ~qp1_freed;
+    qp1_slot_sgl_d = qp1_slot_sgl_q;
     qp1_slot0_cid_d = qp1_slot0_cid_q;
+    qp1_slot0_dptr_d = qp1_slot0_dptr_q;
+    qp1_slot0_dma_status_d = qp1_slot0_dma_status_q;
+    if (dma_done_error & (dma_done_qp == 1'b1) & (dma_done_slot == 2'd0) & (qp1_slot0_dma_status_q == 11'd0)) begin
+      qp1_slot0_dma_status_d = dma_m_done_status;
+    end
     if (cmd_here1 & (cmd_slot == 2'd0)) begin
       qp1_slot0_cid_d = io_cmd_sqe_i[31:16];
+      qp1_slot0_dptr_d = io_cmd_sqe_i[319:192];
+      qp1_slot0_dma_status_d = 11'd0;
+      qp1_slot_sgl_d = (qp1_slot_sgl_q & ~4'd1) | ((io_cmd_sqe_i[15:14] != 2'd0) ? 4'd1 : 4'd0);
     end
     qp1_slot1_cid_d = qp1_slot1_cid_q;
+    qp1_slot1_dptr_d = qp1_slot1_dptr_q;
+    qp1_slot1_dma_status_d = qp1_slot1_dma_status_q;
+    if (dma_done_error & (dma_done_qp == 1'b1) & (dma_done_slot == 2'd1) & (qp1_slot1_dma_status_q == 11'd0)) begin
+      qp1_slot1_dma_status_d = dma_m_done_status;
+    end
     if (cmd_here1 & (cmd_slot == 2'd1)) begin
       qp1_slot1_cid_d = io_cmd_sqe_i[31:16];
+      qp1_slot1_dptr_d = io_cmd_sqe_i[319:192];
+      qp1_slot1_dma_status_d = 11'd0;
+      qp1_slot_sgl_d = (qp1_slot_sgl_q & ~4'd2) | ((io_cmd_sqe_i[15:14] != 2'd0) ? 4'd2 : 4'd0);
     end
     qp1_slot2_cid_d = qp1_slot2_cid_q;
+    qp1_slot2_dptr_d = qp1_slot2_dptr_q;
+    qp1_slot2_dma_status_d = qp1_slot2_dma_status_q;
+    if (dma_done_error & (dma_done_qp == 1'b1) & (dma_done_slot == 2'd2) & (qp1_slot2_dma_status_q == 11'd0)) begin
+      qp1_slot2_dma_status_d = dma_m_done_status;
+    end
     if (cmd_here1 & (cmd_slot == 2'd2)) begin
       qp1_slot2_cid_d = io_cmd_sqe_i[31:16];
+      qp1_slot2_dptr_d = io_cmd_sqe_i[319:192];
+      qp1_slot2_dma_status_d = 11'd0;
+      qp1_slot_sgl_d = (qp1_slot_sgl_q & ~4'd4) | ((io_cmd_sqe_i[15:14] != 2'd0) ? 4'd4 : 4'd0);
     end
     qp1_slot3_cid_d = qp1_slot3_cid_q;
+    qp1_slot3_dptr_d = qp1_slot3_dptr_q;
+    qp1_slot3_dma_status_d = qp1_slot3_dma_status_q;
+    if (dma_done_error & (dma_done_qp == 1'b1) & (dma_done_slot == 2'd3) & (qp1_slot3_dma_status_q == 11'd0)) begin
+      qp1_slot3_dma_status_d = dma_m_done_status;
+    end
     if (cmd_here1 & (cmd_slot == 2'd3)) begin
       qp1_slot3_cid_d = io_cmd_sqe_i[31:16];
+      qp1_slot3_dptr_d = io_cmd_sqe_i[319:192];
+      qp1_slot3_dma_status_d = 11'd0;
+      qp1_slot_sgl_d = (qp1_slot_sgl_q & ~4'd8) | ((io_cmd_sqe_i[15:14] != 2'd0) ? 4'd8 : 4'd0);
     end
     if (~qp1_up_q) begin
       qp1_err_d = 1'b0;
@@ -1134,6 +1618,7 @@ module roce_w64_q2_d4 (
       qp1_msn_d = 24'd0;
       qp1_nak_sent_d = 1'b0;
       qp1_ack_pend_d = 1'b0;
+      qp1_wr_on_d = 1'b0;
     end else begin
       if (cmd_here1) begin
         qp1_spsn_d = qp1_spsn_q + 24'd1;
@@ -1141,17 +1626,27 @@ module roce_w64_q2_d4 (
       if (ack_here1) begin
         qp1_ack_pend_d = 1'b0;
       end
-      if (rx_here1 & (ev_complete | ev_invalid)) begin
+      if (rx_here1 & ev_in_order) begin
         qp1_nak_sent_d = 1'b0;
       end
       if (rx_here1 & ev_nak_seq) begin
         qp1_nak_sent_d = 1'b1;
       end
-      if (rx_here1 & ev_complete) begin
+      if (rx_here1 & (ev_complete | ev_write_ok)) begin
         qp1_epsn_d = qp1_epsn_q + 24'd1;
+      end
+      if (rx_here1 & (ev_complete | ev_write_end)) begin
         qp1_msn_d = qp1_msn_q + 24'd1;
       end
-      if ((rx_here1 & (ev_invalid | ev_fatal_nak)) | qp1_give_up) begin
+      if (rx_here1 & ev_write_ok) begin
+        qp1_wr_on_d = h_is_write_first | h_is_write_middle;
+        qp1_wr_off_d = rx_wr_dma_off + {7'd0, h_write_payload};
+        qp1_wr_left_d = (h_has_reth ? h_reth_len[23:0] : qp1_wr_left_q) - {7'd0, h_write_payload};
+        if (h_has_reth) begin
+          qp1_wr_slot_d = rx_key_slot_idx;
+        end
+      end
+      if ((rx_here1 & (ev_fatal_request | ev_fatal_nak)) | qp1_give_up) begin
         qp1_err_d = 1'b1;
       end
       if (rx_here1 & rx_new_ack & ~qp1_fatal_pend) begin
@@ -1181,6 +1676,7 @@ module roce_w64_q2_d4 (
   assign cnt_drop_qp_d = cnt_drop_qp_q + {31'd0, rx_in_chk & (rx_drop == DROP_QP)};
   assign cnt_drop_psn_d = cnt_drop_psn_q + {31'd0, ev_ahead};
   assign cnt_tx_retransmits_d = cnt_tx_retransmits_q + {31'd0, load_resend};
+  assign cnt_rx_writes_d = cnt_rx_writes_q + {31'd0, ev_write_ok};
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -1207,6 +1703,19 @@ module roce_w64_q2_d4 (
       qp0_slot1_psn_q <= 24'd0;
       qp0_slot2_psn_q <= 24'd0;
       qp0_slot3_psn_q <= 24'd0;
+      qp0_slot0_dptr_q <= 128'd0;
+      qp0_slot1_dptr_q <= 128'd0;
+      qp0_slot2_dptr_q <= 128'd0;
+      qp0_slot3_dptr_q <= 128'd0;
+      qp0_slot_sgl_q <= 4'd0;
+      qp0_slot0_dma_status_q <= 11'd0;
+      qp0_slot1_dma_status_q <= 11'd0;
+      qp0_slot2_dma_status_q <= 11'd0;
+      qp0_slot3_dma_status_q <= 11'd0;
+      qp0_wr_on_q <= 1'b0;
+      qp0_wr_slot_q <= 2'd0;
+      qp0_wr_off_q <= 24'd0;
+      qp0_wr_left_q <= 24'd0;
       qp0_una_q <= 24'd0;
       qp0_rpsn_q <= 24'd0;
       qp0_timer_q <= 24'd0;
@@ -1234,6 +1743,19 @@ module roce_w64_q2_d4 (
       qp1_slot1_psn_q <= 24'd0;
       qp1_slot2_psn_q <= 24'd0;
       qp1_slot3_psn_q <= 24'd0;
+      qp1_slot0_dptr_q <= 128'd0;
+      qp1_slot1_dptr_q <= 128'd0;
+      qp1_slot2_dptr_q <= 128'd0;
+      qp1_slot3_dptr_q <= 128'd0;
+      qp1_slot_sgl_q <= 4'd0;
+      qp1_slot0_dma_status_q <= 11'd0;
+      qp1_slot1_dma_status_q <= 11'd0;
+      qp1_slot2_dma_status_q <= 11'd0;
+      qp1_slot3_dma_status_q <= 11'd0;
+      qp1_wr_on_q <= 1'b0;
+      qp1_wr_slot_q <= 2'd0;
+      qp1_wr_off_q <= 24'd0;
+      qp1_wr_left_q <= 24'd0;
       qp1_una_q <= 24'd0;
       qp1_rpsn_q <= 24'd0;
       qp1_timer_q <= 24'd0;
@@ -1247,6 +1769,18 @@ module roce_w64_q2_d4 (
       rx_hdr_q <= 640'd0;
       rx_prev_q <= 16'd0;
       rx_icrc_q <= 32'd0;
+      dma_cmd_pending_q <= 1'b0;
+      dma_cmd_tag_q <= 3'd0;
+      dma_cmd_sgl_q <= 1'b0;
+      dma_cmd_dptr_q <= 128'd0;
+      dma_cmd_len_q <= 21'd0;
+      dma_cmd_off_q <= 21'd0;
+      dma_cmd_win_len_q <= 21'd0;
+      pay_valid_q <= 1'b0;
+      pay_raddr_q <= 8'd0;
+      pay_beats_q <= 10'd0;
+      pay_tail_q <= 3'd0;
+      dma_inflight_q <= 8'd0;
       rx_slot_q <= 2'd0;
       rx_cpl_qp_q <= 1'b0;
       cpl_lock_q <= 2'd0;
@@ -1269,6 +1803,7 @@ module roce_w64_q2_d4 (
       cnt_drop_qp_q <= 32'd0;
       cnt_drop_psn_q <= 32'd0;
       cnt_tx_retransmits_q <= 32'd0;
+      cnt_rx_writes_q <= 32'd0;
     end else begin
       qp0_up_q <= qp0_up_d;
       qp0_err_q <= qp0_err_d;
@@ -1293,6 +1828,19 @@ module roce_w64_q2_d4 (
       qp0_slot1_psn_q <= qp0_slot1_psn_d;
       qp0_slot2_psn_q <= qp0_slot2_psn_d;
       qp0_slot3_psn_q <= qp0_slot3_psn_d;
+      qp0_slot0_dptr_q <= qp0_slot0_dptr_d;
+      qp0_slot1_dptr_q <= qp0_slot1_dptr_d;
+      qp0_slot2_dptr_q <= qp0_slot2_dptr_d;
+      qp0_slot3_dptr_q <= qp0_slot3_dptr_d;
+      qp0_slot_sgl_q <= qp0_slot_sgl_d;
+      qp0_slot0_dma_status_q <= qp0_slot0_dma_status_d;
+      qp0_slot1_dma_status_q <= qp0_slot1_dma_status_d;
+      qp0_slot2_dma_status_q <= qp0_slot2_dma_status_d;
+      qp0_slot3_dma_status_q <= qp0_slot3_dma_status_d;
+      qp0_wr_on_q <= qp0_wr_on_d;
+      qp0_wr_slot_q <= qp0_wr_slot_d;
+      qp0_wr_off_q <= qp0_wr_off_d;
+      qp0_wr_left_q <= qp0_wr_left_d;
       qp0_una_q <= qp0_una_d;
       qp0_rpsn_q <= qp0_rpsn_d;
       qp0_timer_q <= qp0_timer_d;
@@ -1320,6 +1868,19 @@ module roce_w64_q2_d4 (
       qp1_slot1_psn_q <= qp1_slot1_psn_d;
       qp1_slot2_psn_q <= qp1_slot2_psn_d;
       qp1_slot3_psn_q <= qp1_slot3_psn_d;
+      qp1_slot0_dptr_q <= qp1_slot0_dptr_d;
+      qp1_slot1_dptr_q <= qp1_slot1_dptr_d;
+      qp1_slot2_dptr_q <= qp1_slot2_dptr_d;
+      qp1_slot3_dptr_q <= qp1_slot3_dptr_d;
+      qp1_slot_sgl_q <= qp1_slot_sgl_d;
+      qp1_slot0_dma_status_q <= qp1_slot0_dma_status_d;
+      qp1_slot1_dma_status_q <= qp1_slot1_dma_status_d;
+      qp1_slot2_dma_status_q <= qp1_slot2_dma_status_d;
+      qp1_slot3_dma_status_q <= qp1_slot3_dma_status_d;
+      qp1_wr_on_q <= qp1_wr_on_d;
+      qp1_wr_slot_q <= qp1_wr_slot_d;
+      qp1_wr_off_q <= qp1_wr_off_d;
+      qp1_wr_left_q <= qp1_wr_left_d;
       qp1_una_q <= qp1_una_d;
       qp1_rpsn_q <= qp1_rpsn_d;
       qp1_timer_q <= qp1_timer_d;
@@ -1333,6 +1894,18 @@ module roce_w64_q2_d4 (
       rx_hdr_q <= rx_hdr_d;
       rx_prev_q <= rx_prev_d;
       rx_icrc_q <= rx_icrc_d;
+      dma_cmd_pending_q <= dma_cmd_pending_d;
+      dma_cmd_tag_q <= dma_cmd_tag_d;
+      dma_cmd_sgl_q <= dma_cmd_sgl_d;
+      dma_cmd_dptr_q <= dma_cmd_dptr_d;
+      dma_cmd_len_q <= dma_cmd_len_d;
+      dma_cmd_off_q <= dma_cmd_off_d;
+      dma_cmd_win_len_q <= dma_cmd_win_len_d;
+      pay_valid_q <= pay_valid_d;
+      pay_raddr_q <= pay_raddr_d;
+      pay_beats_q <= pay_beats_d;
+      pay_tail_q <= pay_tail_d;
+      dma_inflight_q <= dma_inflight_d;
       rx_slot_q <= rx_slot_d;
       rx_cpl_qp_q <= rx_cpl_qp_d;
       cpl_lock_q <= cpl_lock_d;
@@ -1355,6 +1928,17 @@ module roce_w64_q2_d4 (
       cnt_drop_qp_q <= cnt_drop_qp_d;
       cnt_drop_psn_q <= cnt_drop_psn_d;
       cnt_tx_retransmits_q <= cnt_tx_retransmits_d;
+      cnt_rx_writes_q <= cnt_rx_writes_d;
+    end
+  end
+
+  // memory `rx_payload`: 130 x 64 bits, registered read
+  always_ff @(posedge clk_i) begin
+    if (rx_pay_we) begin
+      rx_payload[rx_pay_waddr] <= {rx_kept[47:0], rx_prev_q};
+    end
+    if (pay_read) begin
+      rx_payload_rdata_q <= rx_payload[pay_read_addr];
     end
   end
 
