@@ -928,10 +928,19 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
     });
 
     // ------------------------------------------------------------ receive
-    let rx_st = m.enum_type("rx_state", &["RX_RECV", "RX_CHK", "RX_CPL", "RX_DMA"]);
+    let rx_st = m.enum_type("rx_state", &["RX_RECV", "RX_CHK", "RX_CPL"]);
     let rst = m.reg_enum("rx_state", &rx_st, rx_st.item("RX_RECV"));
     let in_recv = m.net("rx_in_recv", rst.q.eq(rx_st.item("RX_RECV")));
-    let in_chk = m.net("rx_in_chk", rst.q.eq(rx_st.item("RX_CHK")));
+    let pay_busy = m.wire("pay_busy", 1);
+    m.comment(
+        pay_busy,
+        "the other payload bank still drains into the DMA engine",
+    );
+    let in_chk = m.net("rx_in_chk", rst.q.eq(rx_st.item("RX_CHK")) & !pay_busy);
+    m.comment(
+        in_chk,
+        "a frame is checked (once the previous WRITE's payload has left its bank)",
+    );
     let in_cpl = m.net("rx_in_cpl", rst.q.eq(rx_st.item("RX_CPL")));
     m.assign(rx_ready, in_recv);
     let rfire = m.net("rx_fire", rx_valid & in_recv);
@@ -981,13 +990,21 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
     // the previous beat, 0-5 of this one), goes into the payload buffer; an RDMA WRITE's
     // payload leaves it for host memory only after the frame's ICRC and checks passed.
     let pw = payload_words(p);
-    let paw = clog2(u64::from(pw));
-    let pay = m.memory("rx_payload", dw, u64::from(pw));
+    let paw = clog2(u64::from(2 * pw));
+    let pay = m.memory("rx_payload", dw, u64::from(2 * pw));
+    let bank = m.reg("rx_bank", 1, 0);
+    m.comment(
+        bank.q,
+        "the payload bank the frame on s_axis goes into (words 0 or pw on)",
+    );
     let pay_we = m.net(
         "rx_pay_we",
         rfire & rbeat.q.ge(7u64) & rbeat.q.lt(u64::from(7 + pw)),
     );
-    let pay_wa = m.net("rx_pay_waddr", (rbeat.q - 7u64).slice(paw - 1, 0));
+    let pay_wa = m.net(
+        "rx_pay_waddr",
+        (rbeat.q - 7u64).resize(paw) + mux(bank.q, lit(paw, u128::from(pw)), lit(paw, 0)),
+    );
     m.mem_write(pay, pay_we, pay_wa, cat([kept.slice(47, 0), rprev.q.ex()]));
     let ip_len_now = m.net(
         "rx_ip_len_now",
@@ -1399,20 +1416,20 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
     let pay_fire = m.net("pay_fire", pay_v.q & s_data_ready);
     let dc_fire = m.net("dma_cmd_fire", dc_v.q & s_cmd_ready);
     let start_dma = m.net("rx_start_dma", in_chk & wr_dma);
-    let pay_first = m.net("rx_pay_first", mux(has_reth, lit(paw, 2), lit(paw, 0)));
-    m.comment(pay_first, "a RETH's 16 bytes come before the payload");
+    let pay_first = m.net(
+        "rx_pay_first",
+        mux(bank.q, lit(paw, u128::from(pw)), lit(paw, 0))
+            + mux(has_reth, lit(paw, 2), lit(paw, 0)),
+    );
+    m.comment(
+        pay_first,
+        "the payload's first word: a RETH's 16 bytes come before it",
+    );
+    m.assign(pay_busy, pay_v.q | dc_v.q);
+    m.assign(bank.d, bank.q ^ start_dma);
     let pay_rd = m.net("pay_read", start_dma | (pay_fire & !pay_last));
     let pay_rd_at = m.net("pay_read_addr", mux(start_dma, pay_first, pay_ra.q + 1u64));
     let pay_data = m.mem_read(pay, pay_rd, pay_rd_at);
-    let dma_done_now = m.net(
-        "rx_dma_done",
-        (!pay_v.q | (pay_fire & pay_last)) & (!dc_v.q | dc_fire),
-    );
-    m.comment(
-        dma_done_now,
-        "the WRITE's command and beats went to the DMA engine: next frame",
-    );
-    let in_dma = m.net("rx_in_dma", rst.q.eq(rx_st.item("RX_DMA")));
     m.comb(|c| {
         c.set(dc_v.d, dc_v.q & !s_cmd_ready);
         c.set(dc_tag.d, dc_tag.q);
@@ -1527,15 +1544,8 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
             c.set(rqp.d, rq);
             c.set(
                 rst.d,
-                mux(
-                    ev_complete,
-                    rx_st.item("RX_CPL"),
-                    mux(wr_dma, rx_st.item("RX_DMA"), rx_st.item("RX_RECV")),
-                ),
+                mux(ev_complete, rx_st.item("RX_CPL"), rx_st.item("RX_RECV")),
             );
-        });
-        c.if_(in_dma & dma_done_now, |c| {
-            c.set(rst.d, rx_st.item("RX_RECV"))
         });
         c.if_(sel_rx & cpl.ready, |c| c.set(rst.d, rx_st.item("RX_RECV")));
     });

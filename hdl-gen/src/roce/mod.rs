@@ -86,10 +86,13 @@
 //! # RDMA WRITE (host reads)
 //!
 //! The target moves a Read's data with RDMA WRITE against the capsule's keyed SGL. Every frame
-//! from byte 54 on (after the BTH) goes, realigned to lane 0, into a payload buffer of
+//! from byte 54 on (after the BTH) goes, realigned to lane 0, into a payload buffer bank of
 //! `(mtu + 16) / 8` words of 8 bytes (`roce.mtu` is the largest MTU a QP may use: 130 words
-//! at 1024, 514 at 4096): store and forward, so no byte of a frame reaches host memory before
-//! its ICRC and every check below passed. An in-order WRITE packet, in this order:
+//! at 1024, 514 at 4096; two banks, one memory with registered reads): store and forward, so
+//! no byte of a frame reaches host memory before its ICRC and every check below passed. An
+//! accepted WRITE's bank drains into the DMA engine while the next frame streams into the
+//! other bank; a frame's checks wait until the previous drain is done. An in-order WRITE
+//! packet, in this order:
 //!
 //! 1. Sequence (NAK 61h, QP to error): First/Only only outside a message, Middle/Last only
 //!    inside one.
@@ -107,8 +110,7 @@
 //! coalesces), the expected PSN steps (the MSN too on Last/Only) and its payload goes to host
 //! memory: one windowed DMA command (write direction, the command's own PRP or SGL from its
 //! SQE, `len` its data length, `win_off` the byte offset, `win_len` the payload bytes), then the
-//! payload beats from the buffer; the receiver takes the next frame once the DMA engine has
-//! them. A response capsule completes its command only when no DMA command is in flight (all
+//! payload beats from its bank. A response capsule completes its command only when no DMA command is in flight (all
 //! earlier WRITEs' host memory writes answered), and so does the drain of a QP in error; a DMA
 //! error status (a bad PRP or SGL) of one of the command's WRITEs replaces the CQE's status.
 //! A WRITE that fails a check writes nothing; its QP goes to error and its outstanding
@@ -130,8 +132,8 @@
 //!
 //! Not in this block yet (issue 7): RDMA READ requests (host Writes: READ responses streamed
 //! from host memory, segmented at the MTU), WRITE with immediate, in-capsule data, RNR timers,
-//! ECN/CNP and rate control. One payload buffer: the receiver waits while a WRITE's payload
-//! drains into the DMA engine (a second buffer would overlap them).
+//! ECN/CNP and rate control. A response capsule holds the receiver until every DMA write in
+//! flight is answered (a per-slot completion record would let later frames pass it).
 
 pub mod engine;
 

@@ -79,8 +79,9 @@ pub enum Hostile {
     WrongPkey,
     /// An RDMA WRITE Only with an R_Key no command has: NAK 62h, the QP ends.
     WriteBadKey,
-    /// An RDMA WRITE Only of 16 bytes with the key of the QP's latest Read, ending one byte
-    /// past the end of its data (no Read yet: a bad key): NAK 62h.
+    /// The QP's next Read inside the namespace is answered, in sequence (a PSN of its own,
+    /// resent until ACKed), by an RDMA WRITE Only of 16 bytes with its key ending one byte past
+    /// the end of its data instead of its data: NAK 62h.
     WriteOutOfWindow,
     /// An RDMA WRITE Only with the key of the QP's latest command without data (a key that is
     /// not a Read's): NAK 62h.
@@ -107,9 +108,10 @@ struct TQp {
     dead: bool,
     /// Timeouts in a row without an ACK.
     retries: u32,
-    /// The latest Read's and the latest data-less command's keyed SGL.
-    last_read: Option<Keyed>,
+    /// The latest data-less command's keyed SGL.
     last_other: Option<Keyed>,
+    /// The next Read goes one byte out of its window (`Hostile::WriteOutOfWindow`).
+    oob_next: bool,
 }
 
 /// Timeouts in a row after which the target gives up on a QP (as an RC requester's retry
@@ -161,8 +163,8 @@ impl Target {
                     unacked: VecDeque::new(),
                     dead: false,
                     retries: 0,
-                    last_read: None,
                     last_other: None,
+                    oob_next: false,
                 })
                 .collect(),
             ns,
@@ -428,9 +430,7 @@ impl Target {
             key,
             len: sgl_len,
         };
-        if opcode == 0x02 {
-            self.qps[q].last_read = Some(keyed);
-        } else if len == 0 {
+        if len == 0 {
             self.qps[q].last_other = Some(keyed);
         }
         let in_range = slba.checked_add(nlb).is_some_and(|e| e <= self.blocks());
@@ -441,6 +441,17 @@ impl Target {
                 let s = slba as usize * BLOCK;
                 self.ns[s..s + nlb as usize * BLOCK].fill(0);
                 0
+            }
+            0x02 if in_range && self.qps[q].oob_next => {
+                self.qps[q].oob_next = false;
+                let va = addr + u64::from(sgl_len) - 15;
+                let reth = Some(Reth {
+                    va,
+                    rkey: key,
+                    len: 16,
+                });
+                self.send(q, op::WRITE_ONLY, reth, vec![0x44; 16], true);
+                return;
             }
             0x02 if in_range => {
                 let s = slba as usize * BLOCK;
@@ -503,16 +514,17 @@ impl Target {
         match h {
             Hostile::WrongQpn => p.bth.dest_qp = c.host_qpn ^ 0x40_0000,
             Hostile::WrongPkey => p.bth.pkey = c.pkey ^ 0x0100,
-            Hostile::WriteBadKey | Hostile::WriteOutOfWindow | Hostile::WriteNotRead => {
+            Hostile::WriteOutOfWindow => {
+                self.qps[q].oob_next = true;
+                return;
+            }
+            Hostile::WriteBadKey | Hostile::WriteNotRead => {
                 let bad = (q as u32) << 24 | 0xdead;
-                let (key, va) = match (h, self.qps[q].last_read, self.qps[q].last_other) {
-                    (Hostile::WriteOutOfWindow, Some(k), _) => {
-                        // One byte past the end.
-                        (k.key, u64::from(k.len.saturating_sub(15)))
-                    }
-                    (Hostile::WriteNotRead, _, Some(k)) => (k.key, 0),
-                    _ => (bad, 0),
+                let key = match (h, self.qps[q].last_other) {
+                    (Hostile::WriteNotRead, Some(k)) => k.key,
+                    _ => bad,
                 };
+                let va = 0;
                 p.bth.opcode = op::WRITE_ONLY;
                 p.reth = Some(Reth {
                     va,

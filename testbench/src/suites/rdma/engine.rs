@@ -403,6 +403,7 @@ fn sqe_for(c: &Cmd, cid: u16) -> [u8; 64] {
         2 => (0x02, 1, BLOCKS + c.slba % 8, c.nlb % 8),
         3 => (0x7e, 1, 0, 0),
         4 => (0x08, 2, 0, 0),
+        8 => (0x02, 1, c.slba, c.nlb),
         _ => (0x02, 1, c.slba % (BLOCKS - 8), c.nlb % 8),
     };
     s[0] = opc;
@@ -441,7 +442,7 @@ fn reg(name: &str) -> u32 {
         .1
 }
 
-/// Base of the Read buffers in host memory; each command has two pages from `BASE + 8 KiB * i`.
+/// Base of the Read buffers in host memory: each command's pages follow the previous one's.
 const BASE: u64 = 0x10_0000;
 
 /// A Read's buffer: its SQ id and CID, and its pieces (address, bytes) in data order.
@@ -449,6 +450,8 @@ struct Buf {
     sqid: u16,
     cid: u16,
     pieces: Vec<(u64, usize)>,
+    /// The end of its region (buffer pages and a PRP list page).
+    end: u64,
 }
 
 /// Gives the Read `sqe` a data pointer into fresh host memory (random bytes): PRP1 (and PRP2
@@ -462,8 +465,10 @@ fn place(
     sqid: u16,
 ) {
     let len = (usize::from(u16::from_le_bytes([sqe[48], sqe[49]])) + 1) * 512;
-    let base = BASE + 0x2000 * bufs.len() as u64;
-    let junk: Vec<u8> = (0..0x2000).map(|_| rng.next_u64() as u8).collect();
+    let base = bufs.last().map_or(BASE, |b| b.end);
+    let pages = len.div_ceil(4096) as u64 + 1;
+    let end = base + 4096 * (pages + 1);
+    let junk: Vec<u8> = (0..end - base).map(|_| rng.next_u64() as u8).collect();
     mem.write(base, &junk);
     let off = rng.below(1024) * 4;
     let a = base + off;
@@ -476,15 +481,34 @@ fn place(
     } else {
         let first = (4096 - off as usize).min(len);
         let mut p = vec![(a, first)];
-        if len > first {
-            dptr[8..16].copy_from_slice(&(base + 0x1000).to_le_bytes());
-            p.push((base + 0x1000, len - first));
+        let mut k = first;
+        while k < len {
+            let page = base + 4096 * p.len() as u64;
+            p.push((page, (len - k).min(4096)));
+            k += 4096;
         }
+        let prp2 = match p.len() {
+            1 => 0,
+            2 => p[1].0,
+            _ => {
+                let list = end - 4096;
+                for (i, (page, _)) in p[1..].iter().enumerate() {
+                    mem.write_u64(list + 8 * i as u64, *page);
+                }
+                list
+            }
+        };
+        dptr[8..16].copy_from_slice(&prp2.to_le_bytes());
         sqe[1] &= 0x3f;
         p
     };
     sqe[24..40].copy_from_slice(&dptr);
-    bufs.push(Buf { sqid, cid, pieces });
+    bufs.push(Buf {
+        sqid,
+        cid,
+        pieces,
+        end,
+    });
 }
 
 /// Host memory after the run, against the Reads' buffers (see the call).
@@ -496,7 +520,7 @@ fn check_memory(
     cpls: &[(u16, u16, u16, u32)],
     reference: &RefChip,
 ) -> Result<(), String> {
-    let mut inside = vec![false; 0x2000 * bufs.len()];
+    let mut inside = vec![false; (bufs.last().map_or(BASE, |b| b.end) - BASE) as usize];
     for b in bufs {
         let q = usize::from(b.sqid) - 1;
         let sent = target
@@ -573,9 +597,14 @@ pub struct Stats {
     pub completions: u64,
     /// Stream width in bytes.
     pub lanes: u64,
+    /// Host reads: RDMA WRITE payload bytes and the frame bytes (all frames) the engine took
+    /// between the end of the first WRITE frame and the end of the last, and those cycles.
+    pub rd_payload: u64,
+    pub rd_wire: u64,
+    pub rd_cycles: u64,
 }
 
-fn run(input: &Input, waves: Option<&Path>) -> Result<Stats, String> {
+fn run(input: &Input, waves: Option<&Path>, blocks: u64) -> Result<Stats, String> {
     let mut sim = Sim::<Top>::maybe_waves(waves);
     let nq = sim.signal("sq_space_o").width() as usize;
     // Path MTU per QP: any code up to the configured one (the CSR's value after reset).
@@ -585,7 +614,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<Stats, String> {
         .collect();
     let mtus: Vec<usize> = codes.iter().map(|c| 128 << c).collect();
     let confs = confs(&input.psn, nq, &mtus);
-    let mut target = Target::new(&confs, BLOCKS as usize, input.seed);
+    let mut target = Target::new(&confs, blocks as usize, input.seed);
     let mut reference = RefChip {
         qps: confs
             .iter()
@@ -727,6 +756,8 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<Stats, String> {
     let mut quiet = 0u64;
     let mut tx_frames: Vec<Vec<u8>> = Vec::new();
     let mut keyed_once = std::collections::BTreeSet::new();
+    // Frames handed to the engine: (an RDMA WRITE, payload bytes, frame bytes).
+    let mut rx_kinds: Vec<(bool, usize, usize)> = Vec::new();
     loop {
         sim.step();
         let mut moved = false;
@@ -826,6 +857,9 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<Stats, String> {
             if let Some(f) = link.pop_front() {
                 moved = true;
                 reference.deliver(&f);
+                let write = f.len() > 42 && is_write(f[42]);
+                let pay = Packet::decode(&f).map_or(0, |p| p.payload.len());
+                rx_kinds.push((write, pay, f.len()));
                 src.borrow_mut().send(f);
             }
         }
@@ -1026,7 +1060,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<Stats, String> {
         return Err(format!("CQEs accepted for no command: {from_cqe:x?}"));
     }
     // The target executed each command at most once; the namespace is what they made of it.
-    let mut ns = Target::new(&confs, BLOCKS as usize, input.seed).ns;
+    let mut ns = Target::new(&confs, blocks as usize, input.seed).ns;
     for (i, e) in target.executed.iter().enumerate() {
         if target.executed[..i]
             .iter()
@@ -1109,7 +1143,24 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<Stats, String> {
         )
     };
     let first_valid = cmds.borrow().first_valid.unwrap_or(0);
+    let (mut rd_payload, mut rd_wire, mut rd_cycles) = (0u64, 0u64, 0u64);
+    {
+        let sent = &src.borrow().sent;
+        let writes: Vec<usize> = (0..sent.len().min(rx_kinds.len()))
+            .filter(|&i| rx_kinds[i].0)
+            .collect();
+        if let (Some(&a), Some(&b)) = (writes.first(), writes.last()) {
+            for k in &rx_kinds[a + 1..=b] {
+                rd_payload += if k.0 { k.1 as u64 } else { 0 };
+                rd_wire += k.2 as u64;
+            }
+            rd_cycles = sent[b].0 - sent[a].0;
+        }
+    }
     Ok(Stats {
+        rd_payload,
+        rd_wire,
+        rd_cycles,
         cmd_to_wire: first.saturating_sub(first_valid),
         tx_bytes: u64::from(tx_bytes),
         tx_cycles: last.saturating_sub(first) + 1,
@@ -1122,8 +1173,8 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<Stats, String> {
 /// For `testbench bench --suite rdma`: `count` Flush commands over both QPs, a lossless link,
 /// no idle cycles or backpressure, the target answering at once.
 pub fn bench(count: usize) -> Result<Stats, String> {
-    let input = Input {
-        cmds: (0..count)
+    bench_with(
+        (0..count)
             .map(|i| Cmd {
                 sq: 1 + (i % 2) as u8,
                 kind: 0,
@@ -1131,6 +1182,29 @@ pub fn bench(count: usize) -> Result<Stats, String> {
                 nlb: 0,
             })
             .collect(),
+        2,
+    )
+}
+
+/// For `testbench bench --suite rdma`: `count` Reads of `bytes` each (a multiple of 512) over
+/// both QPs at path MTU `128 << code`, as [`bench`] otherwise.
+pub fn bench_reads(count: usize, bytes: usize, code: u8) -> Result<Stats, String> {
+    bench_with(
+        (0..count)
+            .map(|i| Cmd {
+                sq: 1 + (i % 2) as u8,
+                kind: 8,
+                slba: 0,
+                nlb: (bytes / 512 - 1) as u16,
+            })
+            .collect(),
+        code - 1,
+    )
+}
+
+fn bench_with(cmds: Vec<Cmd>, mtu: u8) -> Result<Stats, String> {
+    let input = Input {
+        cmds,
         link: Link {
             drop: 0,
             dup: 0,
@@ -1146,11 +1220,11 @@ pub fn bench(count: usize) -> Result<Stats, String> {
         hostile: Vec::new(),
         psn: [0; 4],
         idle: [0; 4],
-        mtu: [2; 4],
+        mtu: [mtu; 4],
         mem_stall: 0,
         seed: 1,
     };
-    run(&input, None)
+    run(&input, None, 512)
 }
 
 /// The property.
@@ -1224,6 +1298,6 @@ impl Property for RdmaProp {
             .boxed()
     }
     fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
-        run(input, waves).map(|_| ())
+        run(input, waves, BLOCKS).map(|_| ())
     }
 }
