@@ -146,7 +146,8 @@ pub struct RoceParams {
     pub qps: u32,
     /// Commands in flight per QP (1 to 16).
     pub outstanding: u32,
-    /// Path MTU a QP's `mtu` CSR holds after reset, in bytes (256 to 4096, a power of two).
+    /// Path MTU a QP's `mtu` CSR holds after reset and the largest it may select, in bytes
+    /// (256 to 4096, a power of two); it sizes the payload buffer.
     pub mtu: u32,
 }
 
