@@ -46,6 +46,8 @@ mutants=(
   "RoCE DCQCN decays alpha by g/2 (the alpha update one bit off)|roce_dcqcn_q2_w64.sv|s/(qp\([0-9]\)_alpha_q >> g_shift_i)/(qp\1_alpha_q >> (g_shift_i + 4'd1))/g|rdma|rdma_dcqcn"
   "RoCE DCQCN ignores the CNP interval (a CNP for every mark)|roce_dcqcn_q2_w64.sv|s/ \\& (qp\([0-9]\)_cnp_timer_q == 16'd0);/;/|rdma|rdma_dcqcn"
   "RoCE DCQCN averages Rc rounding down (never back at the line rate)|roce_dcqcn_q2_w64.sv|s/ + 17'd1) >> 1)/) >> 1)/|rdma|rdma_dcqcn_recovery"
+  "RoCE engine lets an RDMA WRITE end one byte past its command's data|roce_w64_q2_d4.sv|s/<= {9'd0, rx_key_len});/<= ({9'd0, rx_key_len} + 33'd1));/|rdma|rdma"
+  "RoCE engine writes an RDMA WRITE whose ICRC failed to host memory|roce_w64_q2_d4.sv|s/assign ev_write = rx_pass \& h_is_write;/assign ev_write = ~(~rx_pass \& ~(rx_in_chk \& (rx_drop == DROP_ICRC))) \& h_is_write;/|rdma|rdma"
   "DMA engine routes R beats by the wrong ID bit|dma_engine_w64_t3_l21.sv|s/assign r_to_mover = m_axi_rid_i\[[0-9]*\];/assign r_to_mover = m_axi_rid_i[0];/|dma|dma_engine"
 )
 

@@ -70,7 +70,11 @@ pub fn design(cfg: &Config) -> Result<Design, Errors> {
         reset,
     )?);
     d.add_top(crate::qos::arbiter::arbiter(&qos_params(cfg), reset)?);
-    d.add_top(crate::roce::engine::engine(&roce_params(cfg), reset)?);
+    d.add_top(crate::roce::engine::engine(
+        &roce_params(cfg),
+        &dma_params(cfg),
+        reset,
+    )?);
     d.add_top(crate::roce::dcqcn::dcqcn(&dcqcn_params(cfg), reset)?);
     d.add_top(crate::nvme::ctrl::ctrl(&nvme_params(cfg), reset)?);
     d.add_top(blocks::chip_info::chip_info(

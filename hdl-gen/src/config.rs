@@ -164,7 +164,8 @@ pub struct Roce {
     pub qps: u32,
     /// Commands in flight per queue pair, 1 to 16.
     pub outstanding: u32,
-    /// Path MTU after reset in bytes: 256, 512, 1024, 2048 or 4096 (a CSR per QP).
+    /// Path MTU after reset, and the largest a QP's CSR may select, in bytes: 256, 512, 1024,
+    /// 2048 or 4096. It sizes the RDMA WRITE payload buffer.
     pub mtu: u32,
 }
 

@@ -132,7 +132,7 @@ fn qos_keys_are_checked() {
 
 #[test]
 fn roce_keys_are_checked() {
-    let (msg, wrote, _s) = bad_config("rmtu", "mtu = 1024", "mtu = 1500");
+    let (msg, wrote, _s) = bad_config("rmtu", "mtu = 4096", "mtu = 1500");
     assert!(!wrote);
     assert!(
         msg.contains("roce.mtu: 1500 is not allowed; use 256, 512, 1024, 2048 or 4096"),

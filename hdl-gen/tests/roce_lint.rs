@@ -3,6 +3,7 @@
 //! eight QPs with sixteen.
 
 use hdl_builder::{Design, ResetStyle};
+use hdl_gen::dma::DmaParams;
 use hdl_gen::roce::{engine::engine, RoceParams};
 
 #[test]
@@ -15,7 +16,14 @@ fn engine_is_clean_at_the_extremes() {
             mtu,
         };
         let mut d = Design::new("roce");
-        d.add_top(engine(&p, ResetStyle::SyncHigh).unwrap_or_else(|e| panic!("{e}")));
+        let dma = DmaParams {
+            data_width: 64,
+            tag_width: 3,
+            len_width: 21,
+            max_reads: 4,
+            id_width: 4,
+        };
+        d.add_top(engine(&p, &dma, ResetStyle::SyncHigh).unwrap_or_else(|e| panic!("{e}")));
         hdl_gen::lint::assert_verilator_clean(&d);
     }
 }

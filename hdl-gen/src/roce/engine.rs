@@ -4,6 +4,8 @@
 
 use super::RoceParams;
 use crate::blocks::crc::{crc, CRC32};
+use crate::dma::engine::engine_windowed;
+use crate::dma::DmaParams;
 use hdl_builder::prelude::*;
 use hdl_builder::regs::{Access, RegBlock, RegMap};
 use hdl_builder::{Error, ErrorKind, Errors};
@@ -16,7 +18,7 @@ pub fn module_name(p: &RoceParams) -> String {
 }
 
 /// The counters, by register name and what they count (32 bits, wrapping).
-pub const COUNTERS: [(&str, &str); 17] = [
+pub const COUNTERS: [(&str, &str); 18] = [
     ("tx_frames", "Frames sent"),
     ("tx_bytes", "Bytes sent (Ethernet header to ICRC)"),
     ("tx_capsules", "Command capsules sent (SEND Only)"),
@@ -51,6 +53,10 @@ pub const COUNTERS: [(&str, &str); 17] = [
     (
         "tx_retransmits",
         "Command capsules sent again (go-back-N after a NAK 60h or a timeout)",
+    ),
+    (
+        "rx_writes",
+        "RDMA WRITE packets accepted (their payload written to host memory)",
     ),
 ];
 
@@ -177,7 +183,7 @@ pub fn register_map(p: &RoceParams) -> Result<RegMap, Errors> {
                 3,
                 Access::Rw,
                 u64::from(p.mtu_code()),
-                "InfiniBand MTU code: 1 = 256 ... 5 = 4096 bytes (segmentation comes with the data path)",
+                "InfiniBand MTU code: 1 = 256 ... 5 = 4096 bytes; a code outside 1 .. the configured MTU's means the configured MTU",
             );
         b.reg(&r("pkey"), base + 0x30, "Partition key").field(
             "value",
@@ -277,9 +283,26 @@ fn crc_beat_bytes(end: Sig, pos: Sig, lanes: u32) -> Expr {
     )
 }
 
-/// The engine, named by [`module_name`].
+/// The DMA engine's parameters inside the RoCEv2 engine: 64-bit streams, a tag of `{qp, slot}`,
+/// the length width, reads in flight and AXI ID width from the chip's `[dma]` section.
+pub fn dma_params(p: &RoceParams, dma: &DmaParams) -> DmaParams {
+    DmaParams {
+        data_width: p.data_width,
+        tag_width: clog2(u64::from(p.qps)).max(1) + clog2(u64::from(p.outstanding)).max(1),
+        ..*dma
+    }
+}
+
+/// Words (8 bytes) of the receive payload buffer: an RDMA WRITE packet's payload at the largest
+/// MTU, from frame byte 54 (after the BTH; a RETH takes the first 16 bytes).
+pub fn payload_words(p: &RoceParams) -> u32 {
+    (p.mtu + 16) / 8
+}
+
+/// The engine, named by [`module_name`]; `dma` gives the DMA engine's length width, reads in
+/// flight and AXI ID width (its data width is the stream width).
 #[track_caller]
-pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
+pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let name = module_name(p);
     let bad = |msg: String| {
         Err(Errors(vec![Error {
@@ -311,6 +334,14 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let d = p.outstanding;
     let qw = clog2(u64::from(nq)).max(1);
     let sw = clog2(u64::from(d)).max(1);
+    let dp = dma_params(p, dma);
+    let l = dp.len_width;
+    if l > 24 {
+        return bad(format!(
+            "{name}: DMA length width {l}; the RoCEv2 window is 24 bits, use dma.len_width <= 24"
+        ));
+    }
+    let dma_eng = engine_windowed(&dp, reset)?;
     let crc_mod = crc(&CRC32, dw, reset)?;
     let map = register_map(p)?;
     let csr = map.module(reset)?;
@@ -386,6 +417,14 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         slot_cid: Vec<Reg>,
         slot_sqe: Vec<Reg>,
         slot_psn: Vec<Reg>,
+        slot_dptr: Vec<Reg>,
+        slot_sgl: Reg,
+        slot_derr: Vec<Reg>,
+        mtu: Sig,
+        wr_on: Reg,
+        wr_slot: Reg,
+        wr_off: Reg,
+        wr_left: Reg,
         una: Reg,
         rpsn: Reg,
         timer: Reg,
@@ -406,8 +445,19 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         let rip = csr_out(&mut m, q, "remote_ip", "value");
         let sq_psn = csr_out(&mut m, q, "sq_psn", "value");
         let rq_psn = csr_out(&mut m, q, "rq_psn", "value");
-        let mtu = csr_out(&mut m, q, "mtu", "code");
-        m.unused(&format!("qp{q}_mtu_unused"), mtu);
+        let mtu_code = csr_out(&mut m, q, "mtu", "code");
+        let code_ok = m.net(
+            &format!("qp{q}_mtu_code_ok"),
+            mtu_code.ne(0u64) & mtu_code.le(u64::from(p.mtu_code())),
+        );
+        let mtu = m.net(
+            &format!("qp{q}_mtu"),
+            lit(13, 128).shl_by(mux(code_ok, mtu_code, lit(3, u128::from(p.mtu_code())))),
+        );
+        m.comment(
+            mtu,
+            "path MTU in bytes (the CSR's, at most the configured one)",
+        );
         let pkey = csr_out(&mut m, q, "pkey", "value");
         let lmac = m.net(&format!("qp{q}_local_mac"), cat([lmh, lml]));
         let rmac = m.net(&format!("qp{q}_remote_mac"), cat([rmh, rml]));
@@ -436,6 +486,30 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         let slot_psn = (0..d)
             .map(|s| m.reg(&format!("qp{q}_slot{s}_psn"), 24, 0))
             .collect();
+        let slot_dptr = (0..d)
+            .map(|s| m.reg(&format!("qp{q}_slot{s}_dptr"), 128, 0))
+            .collect();
+        let slot_sgl = m.reg(&format!("qp{q}_slot_sgl"), d, 0);
+        m.comment(
+            slot_sgl.q,
+            "bit s: slot s's own data pointer is an SGL (PSDT != 0)",
+        );
+        let slot_derr = (0..d)
+            .map(|s| m.reg(&format!("qp{q}_slot{s}_dma_status"), 11, 0))
+            .collect();
+        let wr_on = m.reg(&format!("qp{q}_wr_on"), 1, 0);
+        m.comment(
+            wr_on.q,
+            "an RDMA WRITE message is in progress (First taken, Last not yet)",
+        );
+        let wr_slot = m.reg(&format!("qp{q}_wr_slot"), sw, 0);
+        let wr_off = m.reg(&format!("qp{q}_wr_off"), 24, 0);
+        m.comment(
+            wr_off.q,
+            "the WRITE message's next byte offset in its command's data",
+        );
+        let wr_left = m.reg(&format!("qp{q}_wr_left"), 24, 0);
+        m.comment(wr_left.q, "the WRITE message's bytes still to come");
         let una = m.reg(&format!("qp{q}_una"), 24, 0);
         m.comment(
             una.q,
@@ -475,6 +549,14 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             slot_cid,
             slot_sqe,
             slot_psn,
+            slot_dptr,
+            slot_sgl,
+            slot_derr,
+            mtu,
+            wr_on,
+            wr_slot,
+            wr_off,
+            wr_left,
             una,
             rpsn,
             timer,
@@ -849,7 +931,16 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let rx_st = m.enum_type("rx_state", &["RX_RECV", "RX_CHK", "RX_CPL"]);
     let rst = m.reg_enum("rx_state", &rx_st, rx_st.item("RX_RECV"));
     let in_recv = m.net("rx_in_recv", rst.q.eq(rx_st.item("RX_RECV")));
-    let in_chk = m.net("rx_in_chk", rst.q.eq(rx_st.item("RX_CHK")));
+    let pay_busy = m.wire("pay_busy", 1);
+    m.comment(
+        pay_busy,
+        "the other payload bank still drains into the DMA engine",
+    );
+    let in_chk = m.net("rx_in_chk", rst.q.eq(rx_st.item("RX_CHK")) & !pay_busy);
+    m.comment(
+        in_chk,
+        "a frame is checked (once the previous WRITE's payload has left its bank)",
+    );
     let in_cpl = m.net("rx_in_cpl", rst.q.eq(rx_st.item("RX_CPL")));
     m.assign(rx_ready, in_recv);
     let rfire = m.net("rx_fire", rx_valid & in_recv);
@@ -895,6 +986,26 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         })
         .collect();
     let rmasked = m.net("rx_masked", pack(&masked_in, dw));
+    // Store and forward: every beat from frame byte 54 on, realigned to lane 0 (bytes 6-7 of
+    // the previous beat, 0-5 of this one), goes into the payload buffer; an RDMA WRITE's
+    // payload leaves it for host memory only after the frame's ICRC and checks passed.
+    let pw = payload_words(p);
+    let paw = clog2(u64::from(2 * pw));
+    let pay = m.memory("rx_payload", dw, u64::from(2 * pw));
+    let bank = m.reg("rx_bank", 1, 0);
+    m.comment(
+        bank.q,
+        "the payload bank the frame on s_axis goes into (words 0 or pw on)",
+    );
+    let pay_we = m.net(
+        "rx_pay_we",
+        rfire & rbeat.q.ge(7u64) & rbeat.q.lt(u64::from(7 + pw)),
+    );
+    let pay_wa = m.net(
+        "rx_pay_waddr",
+        (rbeat.q - 7u64).resize(paw) + mux(bank.q, lit(paw, u128::from(pw)), lit(paw, 0)),
+    );
+    m.mem_write(pay, pay_we, pay_wa, cat([kept.slice(47, 0), rprev.q.ex()]));
     let ip_len_now = m.net(
         "rx_ip_len_now",
         mux(
@@ -1000,8 +1111,6 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         "h_unused",
         cat([
             rhdr.q.slice(RX_BYTES * 8 - 1, 70 * 8),
-            hb(68).bit(0),
-            rhdr.q.slice(66 * 8 - 1, 58 * 8),
             hb(50),
             hb(46),
             bflags.slice(7, 6),
@@ -1017,6 +1126,22 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.comment(t_len, "BTH to ICRC, bytes");
     let is_send = m.net("h_is_send", opcode.eq(0x04u64));
     let is_ack = m.net("h_is_ack", opcode.eq(0x11u64));
+    let is_wf = m.net("h_is_write_first", opcode.eq(0x06u64));
+    let is_wm = m.net("h_is_write_middle", opcode.eq(0x07u64));
+    let is_wl = m.net("h_is_write_last", opcode.eq(0x08u64));
+    let is_wo = m.net("h_is_write_only", opcode.eq(0x0au64));
+    let is_wr = m.net("h_is_write", is_wf | is_wm | is_wl | is_wo);
+    let has_reth = m.net("h_has_reth", is_wf | is_wo);
+    let wr_hdr = m.net("h_write_hdr", mux(has_reth, lit(17, 32), lit(17, 16)));
+    m.comment(wr_hdr, "a WRITE's BTH, RETH and ICRC bytes");
+    let wr_pay = m.net("h_write_payload", t_len - wr_hdr - pad.zext(17));
+    m.comment(
+        wr_pay,
+        "a WRITE's payload bytes (valid when the lengths pass)",
+    );
+    let reth_va = m.net("h_reth_va", cat((54..62).map(hb).collect::<Vec<_>>()));
+    let rkey = m.net("h_reth_rkey", cat((62..66).map(hb).collect::<Vec<_>>()));
+    let reth_len = m.net("h_reth_len", cat((66..70).map(hb).collect::<Vec<_>>()));
     let send_rest = m.net("h_send_rest", t_len - 16u64);
     m.comment(send_rest, "a SEND's payload and pad, bytes");
     // The checks in decode order: (drop cause, condition).
@@ -1038,11 +1163,13 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let c_icrc = m.net("chk_icrc", ricrc.q.ne(rcrc));
     let c_opc = m.net(
         "chk_opcode",
-        !(is_send | is_ack) | bflags.slice(3, 0).ne(0u64),
+        !(is_send | is_ack | is_wr) | bflags.slice(3, 0).ne(0u64),
     );
     let c_len = m.net(
         "chk_length",
-        (is_ack & (t_len.ne(20u64) | pad.ne(0u64))) | (is_send & pad.zext(17).gt(send_rest)),
+        (is_ack & (t_len.ne(20u64) | pad.ne(0u64)))
+            | (is_send & pad.zext(17).gt(send_rest))
+            | (is_wr & (t_len.lt(wr_hdr) | pad.zext(17).gt(t_len - wr_hdr))),
     );
     // QP match.
     let qhit = m.net(
@@ -1106,36 +1233,285 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         "rx_good_cqe",
         (send_rest - pad.zext(17)).eq(16u64) & cid_hit.any(),
     );
+    // RDMA WRITE: the message state, the MTU rules, the key and bounds of the command window.
+    let q_mtu = m.net("rx_mtu", sel_q(rq, &|x| x.mtu.ex()));
+    let q_wr_on = m.net("rx_wr_on", sel_q(rq, &|x| x.wr_on.q.ex()));
+    let q_wr_slot = m.net("rx_wr_slot", sel_q(rq, &|x| x.wr_slot.q.ex()));
+    let q_wr_off = m.net("rx_wr_off", sel_q(rq, &|x| x.wr_off.q.ex()));
+    let q_wr_left = m.net("rx_wr_left", sel_q(rq, &|x| x.wr_left.q.ex()));
+    let mtu17 = m.net("rx_mtu17", q_mtu.zext(17));
+    let wr_seq_bad = m.net(
+        "rx_wr_seq_bad",
+        (has_reth & q_wr_on) | ((is_wm | is_wl) & !q_wr_on),
+    );
+    m.comment(
+        wr_seq_bad,
+        "First/Only inside a message, Middle/Last outside one",
+    );
+    let wr_len_bad = m.net(
+        "rx_wr_len_bad",
+        ((is_wf | is_wm) & (wr_pay.ne(mtu17) | pad.ne(0u64)))
+            | ((is_wl | is_wo) & wr_pay.gt(mtu17))
+            | (is_wf & reth_len.le(q_mtu.zext(32)))
+            | (is_wm & q_wr_left.le(q_mtu.zext(24)))
+            | (is_wl & wr_pay.zext(24).ne(q_wr_left))
+            | (is_wo & wr_pay.zext(32).ne(reth_len)),
+    );
+    m.comment(
+        wr_len_bad,
+        "First/Middle exactly the MTU, Last/Only at most it, the message's DMA length kept",
+    );
+    let key_qp = m.net("rx_key_qp", rkey.slice(31, 24));
+    let key_slot = m.net("rx_key_slot", rkey.slice(23, 16));
+    let key_cid = m.net("rx_key_cid", rkey.slice(15, 0));
+    let kslot = m.net("rx_key_slot_idx", key_slot.resize(sw));
+    let slot_f = |f: &dyn Fn(&Qp, usize) -> Expr, slot: Sig| -> Expr {
+        sel_q(rq, &|x| {
+            let mut e = f(x, 0);
+            for s in 1..d as usize {
+                e = mux(slot.eq(s as u64), f(x, s), e);
+            }
+            e
+        })
+    };
+    let k_dlen = m.net(
+        "rx_key_len",
+        slot_f(&|x, s| x.slot_sqe[s].q.slice(279, 256), kslot),
+    );
+    m.comment(
+        k_dlen,
+        "the keyed command's data length (its capsule's SGL length)",
+    );
+    let k_valid = m.net(
+        "rx_key_slot_valid",
+        key_slot.lt(u64::from(d))
+            & slot_f(&|x, s| x.slot_valid.q.bit(s as u32), kslot)
+            & slot_f(&|x, s| x.slot_cid[s].q.ex(), kslot).eq(key_cid),
+    );
+    let k_read = m.net(
+        "rx_key_is_read",
+        slot_f(&|x, s| x.slot_sqe[s].q.slice(7, 0), kslot).eq(0x02u64),
+    );
+    let k_fits = if l < 24 {
+        m.net("rx_key_len_fits", k_dlen.slice(23, l).eq(0u64))
+    } else {
+        m.net("rx_key_len_fits", lit(1, 1))
+    };
+    m.comment(k_fits, "the command's data fits the DMA engine's length");
+    let k_bounds = m.net(
+        "rx_key_in_window",
+        reth_va.slice(63, 24).eq(0u64)
+            & (reth_va.slice(23, 0).zext(33) + reth_len.zext(33)).le(k_dlen.zext(33)),
+    );
+    let key_ok = m.net(
+        "rx_key_ok",
+        key_qp.eq(rq.zext(8)) & k_valid & k_read & k_fits & k_bounds,
+    );
+    m.comment(
+        key_ok,
+        "R_Key names an outstanding Read of this QP and VA + length lie in its data",
+    );
+    let ev_write = m.net("ev_write", pass & is_wr);
+    let ev_wr_inv = m.net(
+        "ev_write_invalid",
+        ev_write & p_ok & (wr_seq_bad | wr_len_bad),
+    );
+    let ev_wr_acc = m.net(
+        "ev_write_access",
+        ev_write & p_ok & !wr_seq_bad & !wr_len_bad & has_reth & !key_ok,
+    );
+    m.comment(ev_wr_acc, "a key or bounds violation: NAK 62h");
+    let ev_wr_ok = m.net(
+        "ev_write_ok",
+        ev_write & p_ok & !wr_seq_bad & !wr_len_bad & (!has_reth | key_ok),
+    );
+    let ev_wr_end = m.net("ev_write_end", ev_wr_ok & (is_wl | is_wo));
+    let wr_dma = m.net("ev_write_dma", ev_wr_ok & wr_pay.ne(0u64));
+    m.comment(wr_dma, "an accepted WRITE with payload: to host memory");
     let ev_send = m.net("ev_send", pass & is_send);
-    let ev_complete = m.net("ev_complete", ev_send & p_ok & good_cqe);
-    let ev_invalid = m.net("ev_invalid", ev_send & p_ok & !good_cqe);
-    let ev_ahead = m.net("ev_ahead", ev_send & p_ahead);
+    let ev_complete = m.net("ev_complete", ev_send & p_ok & good_cqe & !q_wr_on);
+    let ev_invalid = m.net("ev_invalid", ev_send & p_ok & (!good_cqe | q_wr_on));
+    let ev_req = m.net("ev_request", ev_send | ev_write);
+    let ev_ahead = m.net("ev_ahead", ev_req & p_ahead);
     let ev_nak_seq = m.net("ev_nak_seq", ev_ahead & !q_nak_sent);
-    let ev_dup = m.net("ev_dup", ev_send & p_dup);
+    let ev_dup = m.net("ev_dup", ev_req & p_dup);
+    let ev_inorder = m.net(
+        "ev_in_order",
+        ev_complete | ev_invalid | ev_wr_ok | ev_wr_inv | ev_wr_acc,
+    );
+    let ev_bad = m.net("ev_fatal_request", ev_invalid | ev_wr_inv | ev_wr_acc);
+    m.comment(
+        ev_bad,
+        "an in-order request the QP cannot take: NAK, QP to error",
+    );
     let ev_ack = m.net("ev_ack", pass & is_ack);
     let ev_fatal_nak = m.net(
         "ev_fatal_nak",
         ev_ack & (syn.eq(0x61u64) | syn.eq(0x62u64) | syn.eq(0x63u64)),
     );
     // The ACK this frame asks for (syndrome, PSN, MSN).
-    let new_ack = m.net("rx_new_ack", ev_complete | ev_invalid | ev_nak_seq | ev_dup);
+    let new_ack = m.net("rx_new_ack", ev_inorder | ev_nak_seq | ev_dup);
     let new_syn = m.net(
         "rx_new_syn",
         mux(
-            ev_complete | ev_dup,
+            ev_complete | ev_dup | ev_wr_ok,
             lit(8, 0x1f),
-            mux(ev_invalid, lit(8, 0x61), lit(8, 0x60)),
+            mux(
+                ev_invalid | ev_wr_inv,
+                lit(8, 0x61),
+                mux(ev_wr_acc, lit(8, 0x62), lit(8, 0x60)),
+            ),
         ),
     );
     let new_psn = m.net(
         "rx_new_psn",
-        mux(
-            ev_complete | ev_invalid,
-            psn.ex(),
-            mux(ev_dup, epsn - 1u64, epsn.ex()),
-        ),
+        mux(ev_inorder, psn.ex(), mux(ev_dup, epsn - 1u64, epsn.ex())),
     );
-    let new_msn = m.net("rx_new_msn", mux(ev_complete, q_msn + 1u64, q_msn.ex()));
+    let new_msn = m.net(
+        "rx_new_msn",
+        mux(ev_complete | ev_wr_end, q_msn + 1u64, q_msn.ex()),
+    );
+
+    // An accepted WRITE's payload: one DMA command (tag {qp, slot}, the command's own data
+    // pointer, window at the VA offset), then the payload beats from the buffer.
+    let w_slot = m.net("rx_wr_dma_slot", mux(has_reth, kslot, q_wr_slot));
+    let w_off = m.net(
+        "rx_wr_dma_off",
+        mux(has_reth, reth_va.slice(23, 0), q_wr_off),
+    );
+    let w_len = m.net(
+        "rx_wr_dma_len",
+        slot_f(&|x, s| x.slot_sqe[s].q.slice(256 + l - 1, 256), w_slot),
+    );
+    let w_dptr = m.net(
+        "rx_wr_dma_dptr",
+        slot_f(&|x, s| x.slot_dptr[s].q.ex(), w_slot),
+    );
+    let w_sgl = m.net(
+        "rx_wr_dma_sgl",
+        slot_f(&|x, s| x.slot_sgl.q.bit(s as u32), w_slot),
+    );
+    let dc_v = m.reg("dma_cmd_pending", 1, 0);
+    m.comment(dc_v.q, "the WRITE's DMA command waits for s_cmd");
+    let dc_tag = m.reg("dma_cmd_tag", dp.tag_width, 0);
+    let dc_sgl = m.reg("dma_cmd_sgl", 1, 0);
+    let dc_dptr = m.reg("dma_cmd_dptr", 128, 0);
+    let dc_len = m.reg("dma_cmd_len", l, 0);
+    let dc_off = m.reg("dma_cmd_off", l, 0);
+    let dc_wlen = m.reg("dma_cmd_win_len", l, 0);
+    let pay_v = m.reg("pay_valid", 1, 0);
+    m.comment(
+        pay_v.q,
+        "rx_payload_rdata_q holds the next payload beat for s_data",
+    );
+    let pay_ra = m.reg("pay_raddr", paw, 0);
+    let pay_left = m.reg("pay_beats", 10, 0);
+    m.comment(pay_left.q, "payload beats still to go, this one included");
+    let pay_tail = m.reg("pay_tail", 3, 0);
+    m.comment(pay_tail.q, "bytes of the last beat (0: 8)");
+    let u_dma = m.instance("u_dma", &dma_eng);
+    let s_cmd_ready = m.bind_out(u_dma, "s_cmd_ready_o");
+    let s_data_ready = m.bind_out(u_dma, "s_data_ready_o");
+    let pay_last = m.net("pay_last", pay_left.q.eq(1u64));
+    let pay_fire = m.net("pay_fire", pay_v.q & s_data_ready);
+    let dc_fire = m.net("dma_cmd_fire", dc_v.q & s_cmd_ready);
+    let start_dma = m.net("rx_start_dma", in_chk & wr_dma);
+    let pay_first = m.net(
+        "rx_pay_first",
+        mux(bank.q, lit(paw, u128::from(pw)), lit(paw, 0))
+            + mux(has_reth, lit(paw, 2), lit(paw, 0)),
+    );
+    m.comment(
+        pay_first,
+        "the payload's first word: a RETH's 16 bytes come before it",
+    );
+    m.assign(pay_busy, pay_v.q | dc_v.q);
+    m.assign(bank.d, bank.q ^ start_dma);
+    let pay_rd = m.net("pay_read", start_dma | (pay_fire & !pay_last));
+    let pay_rd_at = m.net("pay_read_addr", mux(start_dma, pay_first, pay_ra.q + 1u64));
+    let pay_data = m.mem_read(pay, pay_rd, pay_rd_at);
+    m.comb(|c| {
+        c.set(dc_v.d, dc_v.q & !s_cmd_ready);
+        c.set(dc_tag.d, dc_tag.q);
+        c.set(dc_sgl.d, dc_sgl.q);
+        c.set(dc_dptr.d, dc_dptr.q);
+        c.set(dc_len.d, dc_len.q);
+        c.set(dc_off.d, dc_off.q);
+        c.set(dc_wlen.d, dc_wlen.q);
+        c.set(pay_v.d, pay_v.q);
+        c.set(pay_ra.d, pay_ra.q);
+        c.set(pay_left.d, pay_left.q);
+        c.set(pay_tail.d, pay_tail.q);
+        c.if_(start_dma, |c| {
+            c.set(dc_v.d, 1u64);
+            c.set(dc_tag.d, cat([rq.ex(), w_slot.ex()]));
+            c.set(dc_sgl.d, w_sgl);
+            c.set(dc_dptr.d, w_dptr);
+            c.set(dc_len.d, w_len);
+            c.set(dc_off.d, w_off.slice(l - 1, 0));
+            c.set(dc_wlen.d, wr_pay.resize(l));
+            c.set(pay_v.d, 1u64);
+            c.set(pay_ra.d, pay_first);
+            c.set(pay_left.d, (wr_pay + 7u64).slice(12, 3).resize(10));
+            c.set(pay_tail.d, wr_pay.slice(2, 0));
+        })
+        .else_if(pay_fire, |c| {
+            c.set(pay_ra.d, pay_ra.q + 1u64);
+            c.set(pay_left.d, pay_left.q - 1u64);
+            c.if_(pay_last, |c| c.set(pay_v.d, 0u64));
+        });
+    });
+    m.bind(u_dma, "s_cmd_valid_i", dc_v.q);
+    m.bind(u_dma, "s_cmd_tag_i", dc_tag.q);
+    m.bind(u_dma, "s_cmd_write_i", lit(1, 1));
+    m.bind(u_dma, "s_cmd_sgl_i", dc_sgl.q);
+    m.bind(u_dma, "s_cmd_dptr_i", dc_dptr.q);
+    m.bind(u_dma, "s_cmd_len_i", dc_len.q);
+    m.bind(u_dma, "s_cmd_win_off_i", dc_off.q);
+    m.bind(u_dma, "s_cmd_win_len_i", dc_wlen.q);
+    m.bind(u_dma, "s_data_valid_i", pay_v.q);
+    m.bind(u_dma, "s_data_data_i", pay_data);
+    let tail_keep = m.net("pay_tail_keep", ones_mask(pay_tail.q.zext(4), lanes));
+    let pay_keep = m.net(
+        "pay_keep",
+        mux(pay_last & pay_tail.q.ne(0u64), tail_keep, ones(lanes)),
+    );
+    m.bind(u_dma, "s_data_keep_i", pay_keep);
+    m.bind(u_dma, "s_data_last_i", pay_last);
+    m.bind(u_dma, "s_data_tag_i", lit(dp.tag_width, 0));
+    // Completions: the DMA commands in flight (a response capsule and a QP's drain wait for
+    // none), a slot's first error status.
+    let md_v = m.bind_out(u_dma, "m_done_valid_o");
+    let md_tag = m.bind_out(u_dma, "m_done_tag_o");
+    let md_st = m.bind_out(u_dma, "m_done_status_o");
+    m.bind(u_dma, "m_done_ready_i", lit(1, 1));
+    let inflight = m.reg("dma_inflight", 8, 0);
+    m.comment(inflight.q, "DMA commands issued and not yet done");
+    m.assign(inflight.d, inflight.q + dc_fire.zext(8) - md_v.zext(8));
+    let dma_idle = m.net("dma_idle", inflight.q.eq(0u64) & !dc_v.q);
+    let md_qp = m.net("dma_done_qp", md_tag.slice(dp.tag_width - 1, sw));
+    let md_slot = m.net("dma_done_slot", md_tag.slice(sw - 1, 0));
+    let md_err = m.net("dma_done_error", md_v & md_st.ne(0u64));
+    // The read direction (READ responses) is not built yet.
+    m.bind(u_dma, "m_data_ready_i", lit(1, 0));
+    for f in ["valid", "data", "keep", "last", "tag"] {
+        let o = m.bind_out(u_dma, &format!("m_data_{f}_o"));
+        m.unused(&format!("dma_m_data_{f}"), o);
+    }
+    let mps = m.input("mps_i", 4);
+    m.comment(mps, "CC.MPS: the memory page size is 4096 << mps_i");
+    m.bind(u_dma, "mps_i", mps);
+    for port in dma_eng.ports() {
+        if !port.name.starts_with("s_axil_") {
+            continue;
+        }
+        if port.input {
+            m.bind(u_dma, &port.name, lit(port.width, 0));
+        } else {
+            let o = m.bind_out(u_dma, &port.name);
+            m.unused(&format!("dma_{}", port.name), o);
+        }
+    }
     let sel_rx = m.wire("cpl_take_rx", 1);
     m.comment(sel_rx, "io_cpl carries the response capsule's completion");
     let rslot = m.reg("rx_slot", sw, 0);
@@ -1199,8 +1575,11 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let free_src = m.net("cpl_free", lock.q.eq(0u64));
     let drain_q = m.net("drain_qp", mux(held_drain, dq_lk.q, drain_q_now));
     let drain_slot = m.net("drain_slot", mux(held_drain, ds_lk.q, drain_slot_now));
-    m.assign(sel_rx, in_cpl & (free_src | lock.q.eq(1u64)));
-    let drain = m.net("drain", held_drain | (free_src & !in_cpl & drain_any));
+    m.assign(sel_rx, in_cpl & dma_idle & (free_src | lock.q.eq(1u64)));
+    let drain = m.net(
+        "drain",
+        held_drain | (free_src & !in_cpl & drain_any & dma_idle),
+    );
     let bounce = m.net(
         "bounce",
         lock.q.eq(3u64) | (free_src & !in_cpl & !drain_any & cmd.valid & (!known | cmd_dead)),
@@ -1217,6 +1596,19 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.assign(dq_lk.d, drain_q);
     m.assign(ds_lk.d, drain_slot);
     let cpl_fire = m.net("cpl_fire", cpl.valid & cpl.ready);
+    let rx_derr = m.net("rx_cpl_dma_status", {
+        let mut e = lit(11, 0);
+        for (q, x) in qps.iter().enumerate() {
+            for (s, r) in x.slot_derr.iter().enumerate() {
+                e = mux(rqp.q.eq(q as u64) & rslot.q.eq(s as u64), r.q, e);
+            }
+        }
+        e
+    });
+    m.comment(
+        rx_derr,
+        "a host memory error of the command's WRITEs replaces the CQE's status",
+    );
     let drain_cid = m.net("drain_cid", {
         let mut e = lit(16, 0);
         for (q, x) in qps.iter().enumerate() {
@@ -1244,7 +1636,11 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     );
     m.assign(
         cpl.field("status"),
-        mux(sel_rx, cqe_status.ex(), lit(15, 0x22)),
+        mux(
+            sel_rx,
+            mux(rx_derr.ne(0u64), rx_derr.zext(15), cqe_status.ex()),
+            lit(15, 0x22),
+        ),
     );
     m.assign(cpl.field("dw0"), mux(sel_rx, cqe_dw0.ex(), lit(32, 0)));
     m.assign(cmd.ready, load_cmd | (bounce & cpl.ready));
@@ -1341,7 +1737,7 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         });
         let fatal_pend = m.net(
             &format!("qp{q}_fatal_pend"),
-            x.ack_pend.q & x.ack_syn.q.eq(0x61u64),
+            x.ack_pend.q & (x.ack_syn.q.eq(0x61u64) | x.ack_syn.q.eq(0x62u64)),
         );
         let alloc = m.net(
             &format!("qp{q}_alloc"),
@@ -1370,11 +1766,30 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             c.set(x.ack_syn.d, x.ack_syn.q);
             c.set(x.ack_psn.d, x.ack_psn.q);
             c.set(x.ack_msn.d, x.ack_msn.q);
+            c.set(x.wr_on.d, x.wr_on.q);
+            c.set(x.wr_slot.d, x.wr_slot.q);
+            c.set(x.wr_off.d, x.wr_off.q);
+            c.set(x.wr_left.d, x.wr_left.q);
             c.set(x.slot_valid.d, (x.slot_valid.q | alloc) & !freed);
-            for (s, r) in x.slot_cid.iter().enumerate() {
+            c.set(x.slot_sgl.d, x.slot_sgl.q);
+            for s in 0..d as usize {
+                let (r, dp_r, de) = (x.slot_cid[s], x.slot_dptr[s], x.slot_derr[s]);
                 c.set(r.d, r.q);
+                c.set(dp_r.d, dp_r.q);
+                c.set(de.d, de.q);
+                c.if_(
+                    md_err & md_qp.eq(qi) & md_slot.eq(s as u64) & de.q.eq(0u64),
+                    |c| c.set(de.d, md_st),
+                );
                 c.if_(cmd_here & cmd_slot.eq(s as u64), |c| {
-                    c.set(r.d, sqe.slice(31, 16))
+                    c.set(r.d, sqe.slice(31, 16));
+                    c.set(dp_r.d, sqe.slice(319, 192));
+                    c.set(de.d, 0u64);
+                    c.set(
+                        x.slot_sgl.d,
+                        (x.slot_sgl.q & !lit(d, 1 << s))
+                            | mux(sqe.slice(15, 14).ne(0u64), lit(d, 1 << s), lit(d, 0)),
+                    );
                 });
             }
             c.if_(!x.up.q, |c| {
@@ -1385,19 +1800,29 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                 c.set(x.msn.d, 0u64);
                 c.set(x.nak_sent.d, 0u64);
                 c.set(x.ack_pend.d, 0u64);
+                c.set(x.wr_on.d, 0u64);
             })
             .else_(|c| {
                 c.if_(cmd_here, |c| c.set(x.spsn.d, x.spsn.q + 1u64));
                 c.if_(ack_here, |c| c.set(x.ack_pend.d, 0u64));
-                c.if_(here & (ev_complete | ev_invalid), |c| {
-                    c.set(x.nak_sent.d, 0u64)
-                });
+                c.if_(here & ev_inorder, |c| c.set(x.nak_sent.d, 0u64));
                 c.if_(here & ev_nak_seq, |c| c.set(x.nak_sent.d, 1u64));
-                c.if_(here & ev_complete, |c| {
-                    c.set(x.epsn.d, x.epsn.q + 1u64);
-                    c.set(x.msn.d, x.msn.q + 1u64);
+                c.if_(here & (ev_complete | ev_wr_ok), |c| {
+                    c.set(x.epsn.d, x.epsn.q + 1u64)
                 });
-                c.if_((here & (ev_invalid | ev_fatal_nak)) | give_up, |c| {
+                c.if_(here & (ev_complete | ev_wr_end), |c| {
+                    c.set(x.msn.d, x.msn.q + 1u64)
+                });
+                c.if_(here & ev_wr_ok, |c| {
+                    c.set(x.wr_on.d, is_wf | is_wm);
+                    c.set(x.wr_off.d, w_off + wr_pay.resize(24));
+                    c.set(
+                        x.wr_left.d,
+                        mux(has_reth, reth_len.slice(23, 0), x.wr_left.q) - wr_pay.resize(24),
+                    );
+                    c.if_(has_reth, |c| c.set(x.wr_slot.d, kslot));
+                });
+                c.if_((here & (ev_bad | ev_fatal_nak)) | give_up, |c| {
                     c.set(x.err.d, 1u64)
                 });
                 c.if_(here & new_ack & !fatal_pend, |c| {
@@ -1435,12 +1860,15 @@ pub fn engine(p: &RoceParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         ("drop_qp", ev(drop_is("DROP_QP"))),
         ("drop_psn", ev(ev_ahead.ex())),
         ("tx_retransmits", ev(load_resend.ex())),
+        ("rx_writes", ev(ev_wr_ok.ex())),
     ];
     for (name, inc) in incs {
         let c = m.reg(&format!("cnt_{name}"), 32, 0);
         m.assign(c.d, c.q + inc);
         m.bind(u_csr, &format!("{name}_value_i"), c.q);
     }
+    m.group("host memory (AXI4 master of the DMA engine)");
+    m.pass_through(u_dma, "m_axi_");
     m.group("CSRs (AXI4-Lite slave)");
     m.pass_through(u_csr, "s_axil_");
     m.finish()

@@ -7,6 +7,9 @@
 //!  io_cmd (SQE) --> [capsule: SGL rewritten] --+--> [frame builder + ICRC] --> m_axis (Ethernet)
 //!  io_cpl <------- [CQE from a SEND] <--+      |  ACK / NAK per QP
 //!                                       +-- [parser: headers, ICRC, QP, PSN] <-- s_axis (Ethernet)
+//!                                       |        | payload buffer (store and forward)
+//!                                       |        v
+//!                                       +-- [RDMA WRITE: key, bounds] --> [dma_engine_win] --> m_axi
 //!                   QP state and counters: roce_csr (AXI4-Lite)
 //! ```
 //!
@@ -22,6 +25,9 @@
 //!   (22h), a refused command (22h).
 //! - `m_axis` (transmit) and `s_axis` (receive): AXI4-Stream Ethernet frames without FCS,
 //!   `tdata` [W], `tkeep` [W/8], `tlast`; bytes packed from lane 0, only the last beat short.
+//! - `m_axi_*`, `mps_i` [4]: host memory, the AXI4 master of the embedded windowed DMA engine
+//!   (`dma_engine_win_*`, tag `{qp, slot}`; its own counters are not on this top's CSR port),
+//!   and CC.MPS for its PRP walks.
 //! - `s_axil_*`: the CSRs (`roce_csr`, rtl/roce_csr.md): per QP the connection (local and
 //!   remote QPN, MAC, IPv4 address, initial send and receive PSNs, MTU, P_Key, enable) and its
 //!   live state (next send PSN, expected receive PSN, error); the counters.
@@ -51,9 +57,12 @@
 //!    or beyond the frame, a bad header checksum, a UDP length that disagrees (malformed); fewer
 //!    than 16 transport bytes (malformed).
 //! 2. `drop_icrc`: the ICRC.
-//! 3. `drop_opcode`: BTH version not 0, or an opcode other than SEND Only (04h) and Acknowledge
-//!    (11h): the other RC opcodes (RDMA READ/WRITE, multi-packet SENDs) are not handled yet.
-//! 4. `drop_malformed`: an ACK with a pad or a payload, a SEND whose pad exceeds its payload.
+//! 3. `drop_opcode`: BTH version not 0, or an opcode other than SEND Only (04h), RDMA WRITE
+//!    First/Middle/Last/Only (06h-08h, 0Ah) and Acknowledge (11h): the other RC opcodes (RDMA
+//!    READ requests, WRITE with immediate, multi-packet SENDs) are not handled yet.
+//! 4. `drop_malformed`: an ACK with a pad or a payload, a SEND whose pad exceeds its payload, a
+//!    WRITE shorter than its headers (BTH, RETH on First/Only, ICRC) or whose pad exceeds its
+//!    payload.
 //! 5. `drop_qp`: no enabled QP has the destination QPN, the P_Key differs from the QP's, or the
 //!    QP is in error.
 //!
@@ -63,13 +72,49 @@
 //!   outstanding on the QP: it completes that command (`io_cpl`), the expected PSN and MSN step
 //!   and an ACK (syndrome 1Fh, the request's PSN) is queued. Otherwise NAK 61h (invalid request)
 //!   and the QP goes to error.
-//! - SEND Only, PSN ahead: the first time, NAK 60h (PSN sequence error, the expected PSN); the
+//! - RDMA WRITE, PSN expected: see below. A SEND Only inside a WRITE message (First taken, Last
+//!   not yet) is an invalid request (NAK 61h, QP to error).
+//! - SEND Only or WRITE, PSN ahead: the first time, NAK 60h (PSN sequence error, the expected PSN); the
 //!   frame is dropped (`drop_psn`), and so is every frame until the expected PSN arrives.
-//! - SEND Only, PSN behind (a duplicate): re-ACK (the expected PSN - 1), counted in `rx_dup`.
+//! - SEND Only or WRITE, PSN behind (a duplicate): re-ACK (the expected PSN - 1), counted in
+//!   `rx_dup`; nothing is written again.
 //! - Acknowledge: counted in `rx_ack` (syndrome 000xxxxx) or `rx_nak` (any other). An ACK
 //!   whose PSN is among the unacknowledged capsules acknowledges it and all before it; a NAK
 //!   60h rewinds the QP to its PSN (go-back-N, below); a NAK 61h, 62h or 63h puts the QP in
 //!   error; an RNR NAK is only counted (the timer sends again).
+//!
+//! # RDMA WRITE (host reads)
+//!
+//! The target moves a Read's data with RDMA WRITE against the capsule's keyed SGL. Every frame
+//! from byte 54 on (after the BTH) goes, realigned to lane 0, into a payload buffer bank of
+//! `(mtu + 16) / 8` words of 8 bytes (`roce.mtu` is the largest MTU a QP may use: 130 words
+//! at 1024, 514 at 4096; two banks, one memory with registered reads): store and forward, so
+//! no byte of a frame reaches host memory before its ICRC and every check below passed. An
+//! accepted WRITE's bank drains into the DMA engine while the next frame streams into the
+//! other bank; a frame's checks wait until the previous drain is done. An in-order WRITE
+//! packet, in this order:
+//!
+//! 1. Sequence (NAK 61h, QP to error): First/Only only outside a message, Middle/Last only
+//!    inside one.
+//! 2. Length (NAK 61h, QP to error), `mtu` the QP's CSR (a code of 0 or above the configured
+//!    MTU's means the configured MTU): First and Middle carry exactly `mtu` bytes and no pad;
+//!    Last and Only at most `mtu`; a First's DMA length exceeds `mtu`, a Middle leaves bytes for
+//!    a Last, a Last ends the message's DMA length, an Only carries its DMA length (0 allowed:
+//!    nothing is written).
+//! 3. Key and bounds, First/Only (NAK 62h, remote access error, QP to error): the R_Key
+//!    `{qp, slot, cid}` must name this QP, an outstanding command slot with that CID whose
+//!    command is a Read (02h) whose data fits the DMA engine's length (`dma.len_width`), and
+//!    `VA + DMA length` must lie in `0 ..` its data length (VA below 2^24).
+//!
+//! A packet that passes is ACKed (1Fh, its PSN; the QP holds one pending ACK, so a burst
+//! coalesces), the expected PSN steps (the MSN too on Last/Only) and its payload goes to host
+//! memory: one windowed DMA command (write direction, the command's own PRP or SGL from its
+//! SQE, `len` its data length, `win_off` the byte offset, `win_len` the payload bytes), then the
+//! payload beats from its bank. A response capsule completes its command only when no DMA command is in flight (all
+//! earlier WRITEs' host memory writes answered), and so does the drain of a QP in error; a DMA
+//! error status (a bad PRP or SGL) of one of the command's WRITEs replaces the CQE's status.
+//! A WRITE that fails a check writes nothing; its QP goes to error and its outstanding
+//! commands complete with 22h (Transient Transport Error) as for any QP error.
 //!
 //! # Retransmission (go-back-N)
 //!
@@ -81,15 +126,16 @@
 //! `retry.timeout` (CSR, cycles) rewinds `rpsn` to `una`; `retry.limit` timeouts in a row
 //! (7: no limit) put the QP in error. An acknowledgement that moves `una` restarts both.
 //!
-//! A QP holds one pending ACK: a newer ACK or NAK replaces it, except that a pending NAK 61h
-//! (fatal) stays. A QP in error (or disabled) completes its outstanding commands with 22h;
+//! A QP holds one pending ACK: a newer ACK or NAK replaces it, except that a pending NAK 61h or
+//! 62h (fatal) stays. A QP in error (or disabled) completes its outstanding commands with 22h;
 //! clearing `ctrl.en` resets it, and while it is clear the QP's PSNs follow the CSRs.
 //!
-//! Not in this block yet (issue 7): RDMA WRITE and READ request handling through the DMA
-//! engine (key and bounds checks against the command window, NAK 62h), READ responses and
-//! segmentation at the MTU (the `mtu` CSR is kept for it), in-capsule data, RNR timers; ECN
-//! marks and CNPs on the wire (the congestion-control block below exists and is verified on its
-//! own, but the engine does not instantiate it yet).
+//! Not in this block yet (issue 7): RDMA READ requests (host Writes: READ responses streamed
+//! from host memory, segmented at the MTU), WRITE with immediate, in-capsule data, RNR timers,
+//! ECN marks and CNPs on the wire (the congestion-control block below exists and is verified
+//! on its own, but the engine does not instantiate it yet). A response capsule holds the
+//! receiver until every DMA write in flight is answered (a per-slot completion record would let
+//! later frames pass it).
 //!
 //! # Congestion control
 //!
@@ -119,7 +165,8 @@ pub struct RoceParams {
     pub qps: u32,
     /// Commands in flight per QP (1 to 16).
     pub outstanding: u32,
-    /// Path MTU a QP's `mtu` CSR holds after reset, in bytes (256 to 4096, a power of two).
+    /// Path MTU a QP's `mtu` CSR holds after reset and the largest it may select, in bytes
+    /// (256 to 4096, a power of two); it sizes the payload buffer.
     pub mtu: u32,
 }
 

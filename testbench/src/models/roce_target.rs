@@ -12,9 +12,12 @@
 //!   and [`Target::timeout`] retransmits everything unacknowledged (and gives the QP up after
 //!   [`RETRY_LIMIT`] timeouts in a row: the host's QP may have gone to error).
 //! - Commands: Flush; Write Zeroes (LBA range checked: 80h); Read and Write past the end of
-//!   the namespace (80h); an NSID other than 1 (0Bh); any other opcode (01h). A Read or Write
-//!   inside the namespace needs the RDMA data path, which the host engine does not have yet:
-//!   the target records it as an error.
+//!   the namespace (80h); an NSID other than 1 (0Bh); any other opcode (01h). A Read inside
+//!   the namespace moves its data as a real NVMe/RDMA target does: RDMA WRITE of the blocks to
+//!   the capsule's keyed SGL (VA = its address, R_Key = its key), segmented at the QP's path
+//!   MTU (Only, or First / Middle... / Last; RETH on First and Only, AckReq on the last
+//!   packet), then the response capsule. A Write inside the namespace needs RDMA READ, which
+//!   the host engine does not answer yet: the target records it as an error.
 //! - Everything the host sends is checked (addresses, QPN, P_Key, AckReq, the capsule's keyed
 //!   SGL descriptor); a fault goes into [`Target::errors`]. A frame that does not decode was
 //!   damaged on the link: it is dropped silently (the testbench checks the host's frames
@@ -22,7 +25,7 @@
 //!
 //! Hostile frames for the receiver's checks are made by [`Target::hostile`].
 
-use super::roce::{op, Aeth, Bth, Net, Packet};
+use super::roce::{op, Aeth, Bth, Net, Packet, Reth};
 use std::collections::VecDeque;
 
 /// Namespace block size.
@@ -44,6 +47,17 @@ pub struct QpConf {
     pub host_psn: u32,
     /// First PSN of the target's requests.
     pub target_psn: u32,
+    /// Path MTU in bytes (256 to 4096).
+    pub mtu: usize,
+}
+
+/// A command capsule's keyed SGL data block as the target saw it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Keyed {
+    pub cid: u16,
+    pub opcode: u8,
+    pub key: u32,
+    pub len: u32,
 }
 
 /// A command the target executed.
@@ -63,8 +77,17 @@ pub enum Hostile {
     WrongQpn,
     /// A SEND with another P_Key.
     WrongPkey,
-    /// An RDMA WRITE Only (an opcode the host engine does not handle yet).
-    Write,
+    /// An RDMA WRITE Only with an R_Key no command has: NAK 62h, the QP ends.
+    WriteBadKey,
+    /// The QP's next Read inside the namespace is answered, in sequence (a PSN of its own,
+    /// resent until ACKed), by an RDMA WRITE Only of 16 bytes with its key ending one byte past
+    /// the end of its data instead of its data: NAK 62h.
+    WriteOutOfWindow,
+    /// An RDMA WRITE Only with the key of the QP's latest command without data (a key that is
+    /// not a Read's): NAK 62h.
+    WriteNotRead,
+    /// An RDMA WRITE Middle outside a message: NAK 61h.
+    WriteMiddle,
     /// A UDP frame to another port.
     OtherPort,
     /// A response capsule of 20 bytes at the expected PSN: NAK 61h, the QP ends.
@@ -85,6 +108,10 @@ struct TQp {
     dead: bool,
     /// Timeouts in a row without an ACK.
     retries: u32,
+    /// The latest data-less command's keyed SGL.
+    last_other: Option<Keyed>,
+    /// The next Read goes one byte out of its window (`Hostile::WriteOutOfWindow`).
+    oob_next: bool,
 }
 
 /// Timeouts in a row after which the target gives up on a QP (as an RC requester's retry
@@ -100,6 +127,8 @@ pub struct Target {
     pub out: VecDeque<Vec<u8>>,
     /// Commands executed, in order.
     pub executed: Vec<Executed>,
+    /// The data each Read sent by RDMA WRITE: (QP, CID, bytes).
+    pub read_data: Vec<(usize, u16, Vec<u8>)>,
     /// What the host did wrong.
     pub errors: Vec<String>,
     /// NAKs received: (QP, syndrome).
@@ -134,11 +163,14 @@ impl Target {
                     unacked: VecDeque::new(),
                     dead: false,
                     retries: 0,
+                    last_other: None,
+                    oob_next: false,
                 })
                 .collect(),
             ns,
             out: VecDeque::new(),
             executed: Vec::new(),
+            read_data: Vec::new(),
             errors: Vec::new(),
             naks: Vec::new(),
             retransmits: 0,
@@ -208,15 +240,44 @@ impl Target {
     }
 
     fn request(&mut self, q: usize, payload: Vec<u8>) {
+        self.send(q, op::SEND_ONLY, None, payload, true);
+    }
+
+    /// Sends a request of the target's on QP `q` with the next PSN, kept until ACKed.
+    fn send(&mut self, q: usize, opcode: u8, reth: Option<Reth>, payload: Vec<u8>, ack_req: bool) {
         let x = &mut self.qps[q];
         let psn = x.spsn;
         x.spsn = (x.spsn + 1) & 0xff_ffff;
-        let mut p = Target::packet(&x.conf, op::SEND_ONLY, psn, true);
+        let mut p = Target::packet(&x.conf, opcode, psn, ack_req);
         p.bth.pad = ((4 - payload.len() % 4) % 4) as u8;
+        p.reth = reth;
         p.payload = payload;
         let f = p.encode();
         x.unacked.push_back((psn, f.clone()));
         self.out.push_back(f);
+    }
+
+    /// RDMA WRITE of `data` to the host's keyed window `key` at `va`, segmented at the MTU.
+    fn rdma_write(&mut self, q: usize, key: u32, va: u64, data: &[u8]) {
+        let mtu = self.qps[q].conf.mtu;
+        let reth = Some(Reth {
+            va,
+            rkey: key,
+            len: data.len() as u32,
+        });
+        if data.len() <= mtu {
+            self.send(q, op::WRITE_ONLY, reth, data.to_vec(), true);
+            return;
+        }
+        let n = data.len().div_ceil(mtu);
+        for (i, c) in data.chunks(mtu).enumerate() {
+            let (opc, r) = match i {
+                0 => (op::WRITE_FIRST, reth),
+                _ if i == n - 1 => (op::WRITE_LAST, None),
+                _ => (op::WRITE_MIDDLE, None),
+            };
+            self.send(q, opc, r, c.to_vec(), i == n - 1);
+        }
     }
 
     /// A frame from the host.
@@ -363,6 +424,15 @@ impl Target {
                 &sqe[24..40]
             ));
         }
+        let keyed = Keyed {
+            cid,
+            opcode,
+            key,
+            len: sgl_len,
+        };
+        if len == 0 {
+            self.qps[q].last_other = Some(keyed);
+        }
         let in_range = slba.checked_add(nlb).is_some_and(|e| e <= self.blocks());
         let status: u16 = match opcode {
             0x00 => 0,
@@ -372,9 +442,27 @@ impl Target {
                 self.ns[s..s + nlb as usize * BLOCK].fill(0);
                 0
             }
-            0x01 | 0x02 if in_range => {
+            0x02 if in_range && self.qps[q].oob_next => {
+                self.qps[q].oob_next = false;
+                let va = addr + u64::from(sgl_len) - 15;
+                let reth = Some(Reth {
+                    va,
+                    rkey: key,
+                    len: 16,
+                });
+                self.send(q, op::WRITE_ONLY, reth, vec![0x44; 16], true);
+                return;
+            }
+            0x02 if in_range => {
+                let s = slba as usize * BLOCK;
+                let data = self.ns[s..s + nlb as usize * BLOCK].to_vec();
+                self.rdma_write(q, key, addr, &data);
+                self.read_data.push((q, cid, data));
+                0
+            }
+            0x01 if in_range => {
                 self.errors.push(format!(
-                    "QP {q} CID {cid:#x}: a Read/Write inside the namespace needs the RDMA data path"
+                    "QP {q} CID {cid:#x}: a Write inside the namespace needs RDMA READ responses"
                 ));
                 0x06
             }
@@ -426,13 +514,28 @@ impl Target {
         match h {
             Hostile::WrongQpn => p.bth.dest_qp = c.host_qpn ^ 0x40_0000,
             Hostile::WrongPkey => p.bth.pkey = c.pkey ^ 0x0100,
-            Hostile::Write => {
+            Hostile::WriteOutOfWindow => {
+                self.qps[q].oob_next = true;
+                return;
+            }
+            Hostile::WriteBadKey | Hostile::WriteNotRead => {
+                let bad = (q as u32) << 24 | 0xdead;
+                let key = match (h, self.qps[q].last_other) {
+                    (Hostile::WriteNotRead, Some(k)) => k.key,
+                    _ => bad,
+                };
+                let va = 0;
                 p.bth.opcode = op::WRITE_ONLY;
-                p.reth = Some(super::roce::Reth {
-                    va: 0,
-                    rkey: 0,
+                p.reth = Some(Reth {
+                    va,
+                    rkey: key,
                     len: 16,
                 });
+            }
+            Hostile::WriteMiddle => {
+                p.bth.opcode = op::WRITE_MIDDLE;
+                p.bth.ack_req = false;
+                p.payload = vec![0x33; c.mtu];
             }
             Hostile::OtherPort => {
                 let mut f = p.encode();

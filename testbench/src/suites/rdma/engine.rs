@@ -13,6 +13,7 @@
 //! with 22h and only on a QP that went to error or an SQ id without a QP; the target executed
 //! each command at most once and found nothing wrong; every counter equals the reference's.
 
+use crate::drivers::axi_mem::{AxiMemConfig, AxiMemSlave, Memory};
 use crate::drivers::axil::{Axil, AxilConfig};
 use crate::drivers::axis::{AxisSink, AxisSource};
 use crate::models::roce::{icrc, ip_checksum, op, Packet};
@@ -38,7 +39,8 @@ const RETRY_TIMEOUT: u32 = 3000;
 pub struct Cmd {
     /// SQ id selector: 0 -> an SQ id without a QP, else QP (sel - 1) % qps.
     pub sq: u8,
-    /// 0 Flush, 1 Write Zeroes, 2 Read past the end, 3 an unknown opcode, 4 Write Zeroes on NSID 2.
+    /// 0 Flush, 1 Write Zeroes, 2 Read past the end, 3 an unknown opcode, 4 Write Zeroes on
+    /// NSID 2, 5 and more a Read inside the namespace (data by RDMA WRITE).
     pub kind: u8,
     pub slba: u64,
     pub nlb: u16,
@@ -72,16 +74,23 @@ pub struct Input {
     pub psn: [u32; 4],
     /// Idle / backpressure percentages: rx, tx, commands, completions.
     pub idle: [u8; 4],
+    /// Path MTU choice per QP (the code is 1 + this modulo the configured MTU's code).
+    pub mtu: [u8; 4],
+    /// Host memory stalls (percent of cycles AW/W/B held back).
+    pub mem_stall: u8,
     pub seed: u64,
 }
 
 fn hostile_kind(k: u8) -> Hostile {
-    match k % 5 {
+    match k % 8 {
         0 => Hostile::WrongQpn,
         1 => Hostile::WrongPkey,
-        2 => Hostile::Write,
+        2 => Hostile::WriteBadKey,
         3 => Hostile::OtherPort,
-        _ => Hostile::BadCapsule,
+        4 => Hostile::BadCapsule,
+        5 => Hostile::WriteOutOfWindow,
+        6 => Hostile::WriteNotRead,
+        _ => Hostile::WriteMiddle,
     }
 }
 
@@ -104,7 +113,13 @@ struct RefQp {
     nak_sent: bool,
     msn: u32,
     err: bool,
+    mtu: usize,
+    /// The RDMA WRITE message in progress: (key, next offset, bytes left).
+    wr: Option<(u32, u32, u32)>,
 }
+
+/// An outstanding command's keyed window as the engine made it: (QP, CID, opcode, length).
+type Window = (usize, u16, u8, u32);
 
 /// The reference receiver: the engine's rules (hdl-gen/src/roce/mod.rs) over the frames it
 /// was given, in order.
@@ -115,6 +130,17 @@ struct RefChip {
     acks: Vec<Vec<(u8, u32, u32)>>,
     /// Completions from accepted response capsules: (QP, CID, status, DW0).
     cpls: Vec<(usize, u16, u16, u32)>,
+    /// Keys of the capsules the engine sent, until their command completes.
+    keys: BTreeMap<u32, Window>,
+    /// Accepted WRITE payloads: (QP, CID, offset, bytes).
+    writes: Vec<(usize, u16, u32, Vec<u8>)>,
+}
+
+fn is_write(opc: u8) -> bool {
+    matches!(
+        opc,
+        op::WRITE_FIRST | op::WRITE_MIDDLE | op::WRITE_LAST | op::WRITE_ONLY
+    )
 }
 
 fn be16(f: &[u8], i: usize) -> usize {
@@ -160,13 +186,19 @@ impl RefChip {
             return Cat::Icrc;
         }
         let (opc, flags) = (f[42], f[43]);
-        if !(opc == op::SEND_ONLY || opc == op::ACKNOWLEDGE) || flags & 0xf != 0 {
+        if !(opc == op::SEND_ONLY || opc == op::ACKNOWLEDGE || is_write(opc)) || flags & 0xf != 0 {
             return Cat::Opcode;
         }
         let t_len = ip_len - 28;
         let pad = usize::from(flags >> 4 & 3);
+        let wr_hdr = if matches!(opc, op::WRITE_FIRST | op::WRITE_ONLY) {
+            32
+        } else {
+            16
+        };
         if (opc == op::ACKNOWLEDGE && (t_len != 20 || pad != 0))
             || (opc == op::SEND_ONLY && pad > t_len - 16)
+            || (is_write(opc) && (t_len < wr_hdr || pad > t_len - wr_hdr))
         {
             return Cat::Malformed;
         }
@@ -202,15 +234,70 @@ impl RefChip {
                 }
                 let psn = p.bth.psn;
                 let d = psn.wrapping_sub(x.epsn) & 0xff_ffff;
-                if d == 0 {
+                if d == 0 && is_write(p.bth.opcode) {
                     x.nak_sent = false;
-                    if p.payload.len() == 16 {
+                    let opc = p.bth.opcode;
+                    let n = p.payload.len() as u32;
+                    let mtu = x.mtu as u32;
+                    let first = matches!(opc, op::WRITE_FIRST | op::WRITE_ONLY);
+                    let seq_bad = first == x.wr.is_some();
+                    let left = x.wr.map_or(0, |w| w.2);
+                    let reth = p.reth.unwrap_or_default();
+                    let len_bad = match opc {
+                        op::WRITE_FIRST => n != mtu || p.bth.pad != 0 || reth.len <= mtu,
+                        op::WRITE_MIDDLE => n != mtu || p.bth.pad != 0 || left <= mtu,
+                        op::WRITE_LAST => n > mtu || n != left,
+                        _ => n > mtu || n != reth.len,
+                    };
+                    let key_ok = !first
+                        || self.keys.get(&reth.rkey).is_some_and(|w| {
+                            w.0 == q
+                                && w.2 == 0x02
+                                && reth.va + u64::from(reth.len) <= u64::from(w.3)
+                        });
+                    let m = x.msn;
+                    if seq_bad || len_bad {
+                        x.err = true;
+                        self.acks[q].push((0x61, psn, m));
+                    } else if !key_ok {
+                        x.err = true;
+                        self.acks[q].push((0x62, psn, m));
+                    } else {
+                        let (key, off) = if first {
+                            (reth.rkey, reth.va as u32)
+                        } else {
+                            let w = x.wr.expect("in a message");
+                            (w.0, w.1)
+                        };
+                        let total_left = if first { reth.len } else { left };
+                        x.wr = matches!(opc, op::WRITE_FIRST | op::WRITE_MIDDLE).then_some((
+                            key,
+                            off + n,
+                            total_left - n,
+                        ));
+                        x.epsn = (x.epsn + 1) & 0xff_ffff;
+                        if x.wr.is_none() {
+                            x.msn = (x.msn + 1) & 0xff_ffff;
+                        }
+                        let m = x.msn;
+                        self.acks[q].push((0x1f, psn, m));
+                        self.count("rx_writes");
+                        let w = self.keys[&key];
+                        if n > 0 {
+                            self.writes.push((q, w.1, off, p.payload.clone()));
+                        }
+                    }
+                } else if d == 0 {
+                    x.nak_sent = false;
+                    if p.payload.len() == 16 && x.wr.is_none() {
                         x.epsn = (x.epsn + 1) & 0xff_ffff;
                         x.msn = (x.msn + 1) & 0xff_ffff;
                         let c = &p.payload;
                         let dw3 = u32::from_le_bytes(c[12..16].try_into().expect("4"));
                         let dw0 = u32::from_le_bytes(c[0..4].try_into().expect("4"));
                         self.cpls.push((q, dw3 as u16, (dw3 >> 17) as u16, dw0));
+                        let cid = dw3 as u16;
+                        self.keys.retain(|_, w| !(w.0 == q && w.1 == cid));
                         let m = x.msn;
                         self.acks[q].push((0x1f, psn, m));
                     } else {
@@ -310,12 +397,14 @@ impl Component for Cmds {
 
 fn sqe_for(c: &Cmd, cid: u16) -> [u8; 64] {
     let mut s = [0u8; 64];
-    let (opc, nsid, slba, nlb) = match c.kind % 5 {
+    let (opc, nsid, slba, nlb) = match c.kind {
         0 => (0x00, 1, 0, 0),
         1 => (0x08, 1, c.slba % (BLOCKS + 4), c.nlb % 8),
         2 => (0x02, 1, BLOCKS + c.slba % 8, c.nlb % 8),
         3 => (0x7e, 1, 0, 0),
-        _ => (0x08, 2, 0, 0),
+        4 => (0x08, 2, 0, 0),
+        8 => (0x02, 1, c.slba, c.nlb),
+        _ => (0x02, 1, c.slba % (BLOCKS - 8), c.nlb % 8),
     };
     s[0] = opc;
     s[2..4].copy_from_slice(&cid.to_le_bytes());
@@ -328,7 +417,7 @@ fn sqe_for(c: &Cmd, cid: u16) -> [u8; 64] {
     s
 }
 
-fn confs(psn: &[u32; 4], qps: usize) -> Vec<QpConf> {
+fn confs(psn: &[u32; 4], qps: usize, mtu: &[usize]) -> Vec<QpConf> {
     (0..qps)
         .map(|q| QpConf {
             host_mac: [0x02, 0, 0, 0, 0x10, q as u8],
@@ -340,6 +429,7 @@ fn confs(psn: &[u32; 4], qps: usize) -> Vec<QpConf> {
             pkey: if q == 0 { 0xffff } else { 0x8001 },
             host_psn: psn[2 * q] & 0xff_ffff,
             target_psn: psn[2 * q + 1] & 0xff_ffff,
+            mtu: mtu[q],
         })
         .collect()
 }
@@ -350,6 +440,148 @@ fn reg(name: &str) -> u32 {
         .find(|r| r.0 == name)
         .unwrap_or_else(|| panic!("roce_csr has no register {name}"))
         .1
+}
+
+/// Base of the Read buffers in host memory: each command's pages follow the previous one's.
+const BASE: u64 = 0x10_0000;
+
+/// A Read's buffer: its SQ id and CID, and its pieces (address, bytes) in data order.
+struct Buf {
+    sqid: u16,
+    cid: u16,
+    pieces: Vec<(u64, usize)>,
+    /// The end of its region (buffer pages and a PRP list page).
+    end: u64,
+}
+
+/// Gives the Read `sqe` a data pointer into fresh host memory (random bytes): PRP1 (and PRP2
+/// when it crosses a page), or one SGL data block.
+fn place(
+    sqe: &mut [u8; 64],
+    bufs: &mut Vec<Buf>,
+    mem: &mut Memory,
+    rng: &mut Rng,
+    cid: u16,
+    sqid: u16,
+) {
+    let len = (usize::from(u16::from_le_bytes([sqe[48], sqe[49]])) + 1) * 512;
+    let base = bufs.last().map_or(BASE, |b| b.end);
+    let pages = len.div_ceil(4096) as u64 + 1;
+    let end = base + 4096 * (pages + 1);
+    let junk: Vec<u8> = (0..end - base).map(|_| rng.next_u64() as u8).collect();
+    mem.write(base, &junk);
+    let off = rng.below(1024) * 4;
+    let a = base + off;
+    let mut dptr = [0u8; 16];
+    dptr[0..8].copy_from_slice(&a.to_le_bytes());
+    let pieces = if rng.chance(25) {
+        dptr[8..12].copy_from_slice(&(len as u32).to_le_bytes());
+        sqe[1] = (sqe[1] & 0x3f) | 0x40;
+        vec![(a, len)]
+    } else {
+        let first = (4096 - off as usize).min(len);
+        let mut p = vec![(a, first)];
+        let mut k = first;
+        while k < len {
+            let page = base + 4096 * p.len() as u64;
+            p.push((page, (len - k).min(4096)));
+            k += 4096;
+        }
+        let prp2 = match p.len() {
+            1 => 0,
+            2 => p[1].0,
+            _ => {
+                let list = end - 4096;
+                for (i, (page, _)) in p[1..].iter().enumerate() {
+                    mem.write_u64(list + 8 * i as u64, *page);
+                }
+                list
+            }
+        };
+        dptr[8..16].copy_from_slice(&prp2.to_le_bytes());
+        sqe[1] &= 0x3f;
+        p
+    };
+    sqe[24..40].copy_from_slice(&dptr);
+    bufs.push(Buf {
+        sqid,
+        cid,
+        pieces,
+        end,
+    });
+}
+
+/// Host memory after the run, against the Reads' buffers (see the call).
+fn check_memory(
+    bufs: &[Buf],
+    before: &Memory,
+    after: &Memory,
+    target: &Target,
+    cpls: &[(u16, u16, u16, u32)],
+    reference: &RefChip,
+) -> Result<(), String> {
+    let mut inside = vec![false; (bufs.last().map_or(BASE, |b| b.end) - BASE) as usize];
+    for b in bufs {
+        let q = usize::from(b.sqid) - 1;
+        let sent = target
+            .read_data
+            .iter()
+            .find(|r| r.0 == q && r.1 == b.cid)
+            .map(|r| &r.2);
+        let ok = cpls
+            .iter()
+            .any(|c| c.0 == b.sqid && c.1 == b.cid && c.2 == 0);
+        let mut k = 0usize;
+        for &(addr, n) in &b.pieces {
+            let i0 = (addr - BASE) as usize;
+            inside[i0..i0 + n].fill(true);
+            let got = after.read_vec(addr, n);
+            let old = before.read_vec(addr, n);
+            for j in 0..n {
+                let want = sent.map(|d| d[k + j]);
+                let good = if ok {
+                    Some(got[j]) == want
+                } else {
+                    got[j] == old[j] || Some(got[j]) == want
+                };
+                if !good {
+                    return Err(format!(
+                        "SQ id {} CID {:#x}: host memory byte {} at {:#x} is {:#04x}: sent {want:x?}, was {:#04x} (completed with success: {ok})",
+                        b.sqid, b.cid, k + j, addr + j as u64, got[j], old[j]
+                    ));
+                }
+            }
+            k += n;
+        }
+    }
+    let a = before.read_vec(BASE, inside.len());
+    let b = after.read_vec(BASE, inside.len());
+    if let Some(i) = (0..inside.len()).find(|&i| !inside[i] && a[i] != b[i]) {
+        return Err(format!(
+            "host memory at {:#x}, outside every Read's buffer, changed",
+            BASE + i as u64
+        ));
+    }
+    if after.pages() != before.pages() {
+        return Err("host memory written outside the Read buffers' pages".into());
+    }
+    // Every accepted WRITE lies inside its command's data and carries the target's bytes.
+    for (q, cid, off, data) in &reference.writes {
+        let sent = target
+            .read_data
+            .iter()
+            .find(|r| r.0 == *q && r.1 == *cid)
+            .ok_or(format!(
+                "QP {q} CID {cid:#x}: WRITE accepted for no Read the target sent"
+            ))?;
+        let o = *off as usize;
+        if sent.2.get(o..o + data.len()) != Some(&data[..]) {
+            return Err(format!(
+                "QP {q} CID {cid:#x}: WRITE accepted at offset {off} that the target did not send"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// What a run measured (for `bench --suite rdma`).
@@ -365,13 +597,24 @@ pub struct Stats {
     pub completions: u64,
     /// Stream width in bytes.
     pub lanes: u64,
+    /// Host reads: RDMA WRITE payload bytes and the frame bytes (all frames) the engine took
+    /// between the end of the first WRITE frame and the end of the last, and those cycles.
+    pub rd_payload: u64,
+    pub rd_wire: u64,
+    pub rd_cycles: u64,
 }
 
-fn run(input: &Input, waves: Option<&Path>) -> Result<Stats, String> {
+fn run(input: &Input, waves: Option<&Path>, blocks: u64) -> Result<Stats, String> {
     let mut sim = Sim::<Top>::maybe_waves(waves);
     let nq = sim.signal("sq_space_o").width() as usize;
-    let confs = confs(&input.psn, nq);
-    let mut target = Target::new(&confs, BLOCKS as usize, input.seed);
+    // Path MTU per QP: any code up to the configured one (the CSR's value after reset).
+    let max_code = roce_csr::QP0_MTU_RESET as usize;
+    let codes: Vec<usize> = (0..nq)
+        .map(|q| 1 + usize::from(input.mtu[q % 4]) % max_code)
+        .collect();
+    let mtus: Vec<usize> = codes.iter().map(|c| 128 << c).collect();
+    let confs = confs(&input.psn, nq, &mtus);
+    let mut target = Target::new(&confs, blocks as usize, input.seed);
     let mut reference = RefChip {
         qps: confs
             .iter()
@@ -382,11 +625,15 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<Stats, String> {
                 nak_sent: false,
                 msn: 0,
                 err: false,
+                mtu: c.mtu,
+                wr: None,
             })
             .collect(),
         counts: BTreeMap::new(),
         acks: vec![Vec::new(); nq],
         cpls: Vec::new(),
+        keys: BTreeMap::new(),
+        writes: Vec::new(),
     };
     let src = sim.add(AxisSource::new(
         &sim,
@@ -395,6 +642,19 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<Stats, String> {
         input.idle[0],
     ));
     let sink = sim.add(AxisSink::new(&sim, "m_axis", input.seed ^ 2, input.idle[1]));
+    let mem = sim.add(AxiMemSlave::new(
+        &sim,
+        "m_axi",
+        AxiMemConfig {
+            seed: input.seed ^ 7,
+            read_latency: 1..=10,
+            write_latency: 0..=6,
+            aw_stall: input.mem_stall,
+            w_stall: input.mem_stall,
+            b_idle: input.mem_stall,
+            ..AxiMemConfig::default()
+        },
+    ));
     let s = |n: &str| sim.signal(n);
     let cmds = sim.add(Cmds {
         valid: s("io_cmd_valid_i"),
@@ -447,6 +707,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<Stats, String> {
             bus.write32(r("sq_psn"), c.host_psn);
             bus.write32(r("rq_psn"), c.target_psn);
             bus.write32(r("pkey"), u32::from(c.pkey));
+            bus.write32(r("mtu"), codes[q] as u32);
             let limit = if usize::from(input.link.blackhole) == q + 1 {
                 2
             } else {
@@ -456,6 +717,9 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<Stats, String> {
             bus.write32(r("ctrl"), 1);
         }
     }
+    // Host memory: every Read's buffer (PRP or one SGL data block) in random bytes.
+    let mut mrng = Rng::new(input.seed ^ 6);
+    let mut bufs: Vec<Buf> = Vec::new();
     // Commands: CIDs unique per SQ id.
     let mut submitted: Vec<(u16, u16, [u8; 64])> = Vec::new();
     for (i, c) in input.cmds.iter().enumerate() {
@@ -465,10 +729,21 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<Stats, String> {
             1 + u16::from(c.sq - 1) % nq as u16
         };
         let cid = 0x100 + i as u16;
-        let sqe = sqe_for(c, cid);
+        let mut sqe = sqe_for(c, cid);
+        if sqe[0] == 0x02 {
+            place(
+                &mut sqe,
+                &mut bufs,
+                &mut mem.borrow_mut().mem,
+                &mut mrng,
+                cid,
+                sqid,
+            );
+        }
         submitted.push((sqid, cid, sqe));
         cmds.borrow_mut().queue.push_back((sqid, sqe));
     }
+    let before = mem.borrow().mem.clone();
     let mut rng = Rng::new(input.seed ^ 5);
     let mut link: VecDeque<Vec<u8>> = VecDeque::new();
     let mut host_link: VecDeque<Vec<u8>> = VecDeque::new();
@@ -480,6 +755,9 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<Stats, String> {
     let mut seen_tx = 0usize;
     let mut quiet = 0u64;
     let mut tx_frames: Vec<Vec<u8>> = Vec::new();
+    let mut keyed_once = std::collections::BTreeSet::new();
+    // Frames handed to the engine: (an RDMA WRITE, payload bytes, frame bytes).
+    let mut rx_kinds: Vec<(bool, usize, usize)> = Vec::new();
     loop {
         sim.step();
         let mut moved = false;
@@ -493,6 +771,19 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<Stats, String> {
             moved = true;
             pcap.ethernet(&f);
             tx_frames.push(f.clone());
+            // A capsule's first transmission: its key is valid until its command completes.
+            if let Ok(p) = Packet::decode(&f) {
+                let q = confs.iter().position(|c| c.target_qpn == p.bth.dest_qp);
+                if let (Some(q), op::SEND_ONLY, 64) = (q, p.bth.opcode, p.payload.len()) {
+                    let c = &p.payload;
+                    let cid = u16::from_le_bytes([c[2], c[3]]);
+                    let key = u32::from_le_bytes(c[35..39].try_into().expect("4"));
+                    let len = u32::from_le_bytes([c[32], c[33], c[34], 0]);
+                    if keyed_once.insert((q, cid)) {
+                        reference.keys.insert(key, (q, cid, c[0], len));
+                    }
+                }
+            }
             let l = &input.link;
             let q = confs
                 .iter()
@@ -566,6 +857,9 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<Stats, String> {
             if let Some(f) = link.pop_front() {
                 moved = true;
                 reference.deliver(&f);
+                let write = f.len() > 42 && is_write(f[42]);
+                let pay = Packet::decode(&f).map_or(0, |p| p.payload.len());
+                rx_kinds.push((write, pay, f.len()));
                 src.borrow_mut().send(f);
             }
         }
@@ -766,7 +1060,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<Stats, String> {
         return Err(format!("CQEs accepted for no command: {from_cqe:x?}"));
     }
     // The target executed each command at most once; the namespace is what they made of it.
-    let mut ns = Target::new(&confs, BLOCKS as usize, input.seed).ns;
+    let mut ns = Target::new(&confs, blocks as usize, input.seed).ns;
     for (i, e) in target.executed.iter().enumerate() {
         if target.executed[..i]
             .iter()
@@ -790,6 +1084,17 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<Stats, String> {
     if ns != target.ns {
         return Err("the namespace differs from the executed commands' effect".into());
     }
+    // Host memory: a Read completed with success holds the target's data; any other Read's
+    // buffer holds, byte by byte, the target's data (it may have come in part before its QP
+    // ended) or what was there; nothing else changed.
+    check_memory(
+        &bufs,
+        &before,
+        &mem.borrow().mem,
+        &target,
+        &cpls,
+        &reference,
+    )?;
     // Counters.
     let c = |k: &str| reference.counts.get(k).copied().unwrap_or(0);
     let rx_bytes: u32 = src.borrow().sent.iter().map(|s| s.1 as u32).sum();
@@ -811,6 +1116,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<Stats, String> {
         ("drop_qp", c("drop_qp")),
         ("drop_psn", c("drop_psn")),
         ("tx_retransmits", n_retx),
+        ("rx_writes", c("rx_writes")),
     ];
     let mut bus = axil.mmio(&mut sim);
     for (name, w) in &want {
@@ -837,7 +1143,24 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<Stats, String> {
         )
     };
     let first_valid = cmds.borrow().first_valid.unwrap_or(0);
+    let (mut rd_payload, mut rd_wire, mut rd_cycles) = (0u64, 0u64, 0u64);
+    {
+        let sent = &src.borrow().sent;
+        let writes: Vec<usize> = (0..sent.len().min(rx_kinds.len()))
+            .filter(|&i| rx_kinds[i].0)
+            .collect();
+        if let (Some(&a), Some(&b)) = (writes.first(), writes.last()) {
+            for k in &rx_kinds[a + 1..=b] {
+                rd_payload += if k.0 { k.1 as u64 } else { 0 };
+                rd_wire += k.2 as u64;
+            }
+            rd_cycles = sent[b].0 - sent[a].0;
+        }
+    }
     Ok(Stats {
+        rd_payload,
+        rd_wire,
+        rd_cycles,
         cmd_to_wire: first.saturating_sub(first_valid),
         tx_bytes: u64::from(tx_bytes),
         tx_cycles: last.saturating_sub(first) + 1,
@@ -850,8 +1173,8 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<Stats, String> {
 /// For `testbench bench --suite rdma`: `count` Flush commands over both QPs, a lossless link,
 /// no idle cycles or backpressure, the target answering at once.
 pub fn bench(count: usize) -> Result<Stats, String> {
-    let input = Input {
-        cmds: (0..count)
+    bench_with(
+        (0..count)
             .map(|i| Cmd {
                 sq: 1 + (i % 2) as u8,
                 kind: 0,
@@ -859,6 +1182,29 @@ pub fn bench(count: usize) -> Result<Stats, String> {
                 nlb: 0,
             })
             .collect(),
+        2,
+    )
+}
+
+/// For `testbench bench --suite rdma`: `count` Reads of `bytes` each (a multiple of 512) over
+/// both QPs at path MTU `128 << code`, as [`bench`] otherwise.
+pub fn bench_reads(count: usize, bytes: usize, code: u8) -> Result<Stats, String> {
+    bench_with(
+        (0..count)
+            .map(|i| Cmd {
+                sq: 1 + (i % 2) as u8,
+                kind: 8,
+                slba: 0,
+                nlb: (bytes / 512 - 1) as u16,
+            })
+            .collect(),
+        code - 1,
+    )
+}
+
+fn bench_with(cmds: Vec<Cmd>, mtu: u8) -> Result<Stats, String> {
+    let input = Input {
+        cmds,
         link: Link {
             drop: 0,
             dup: 0,
@@ -874,9 +1220,11 @@ pub fn bench(count: usize) -> Result<Stats, String> {
         hostile: Vec::new(),
         psn: [0; 4],
         idle: [0; 4],
+        mtu: [mtu; 4],
+        mem_stall: 0,
         seed: 1,
     };
-    run(&input, None)
+    run(&input, None, 512)
 }
 
 /// The property.
@@ -886,7 +1234,7 @@ impl Property for RdmaProp {
     type Input = Input;
     const NAME: &'static str = "rdma";
     fn strategy() -> BoxedStrategy<Input> {
-        let cmd = (0u8..6, 0u8..5, 0u64..80, 0u16..8).prop_map(|(sq, kind, slba, nlb)| Cmd {
+        let cmd = (0u8..6, 0u8..8, 0u64..80, 0u16..8).prop_map(|(sq, kind, slba, nlb)| Cmd {
             sq: if sq == 5 { 0 } else { 1 + sq % 4 },
             kind,
             slba,
@@ -929,19 +1277,27 @@ impl Property for RdmaProp {
             proptest::collection::vec((0u8..40, any::<u8>(), any::<u8>()), 0..4),
             [psn.clone(), psn.clone(), psn.clone(), psn],
             [0u8..40, 0u8..40, 0u8..40, 0u8..40],
+            (
+                [0u8..8, 0u8..8, 0u8..8, 0u8..8],
+                prop_oneof![Just(0u8), 5u8..30],
+            ),
             any::<u64>(),
         )
-            .prop_map(|(cmds, link, hostile, psn, idle, seed)| Input {
-                cmds,
-                link,
-                hostile,
-                psn,
-                idle,
-                seed,
-            })
+            .prop_map(
+                |(cmds, link, hostile, psn, idle, (mtu, mem_stall), seed)| Input {
+                    mtu,
+                    mem_stall,
+                    cmds,
+                    link,
+                    hostile,
+                    psn,
+                    idle,
+                    seed,
+                },
+            )
             .boxed()
     }
     fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
-        run(input, waves).map(|_| ())
+        run(input, waves, BLOCKS).map(|_| ())
     }
 }
