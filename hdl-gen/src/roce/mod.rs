@@ -153,6 +153,7 @@
 //! `ecn_*`; `load_cmd` and `load_resend` gated by `may_send_o` of their QP and reported on
 //! `sent_*` with the frame length (ACKs and CNPs are not paced).
 
+pub mod cc;
 pub mod dcqcn;
 pub mod engine;
 
