@@ -22,6 +22,7 @@ use crate::drivers::axil::{Axil, AxilConfig};
 use crate::drivers::axis::{AxisSink, AxisSource};
 use crate::models::roce::{mark_ce, op, Packet};
 use crate::models::roce_target::Target;
+use crate::pcap::Pcap;
 use crate::prop::Property;
 use crate::rng::Rng;
 use crate::rtl::regs::roce_csr;
@@ -59,6 +60,10 @@ pub struct Input {
     pub rnr_timer: u8,
     /// The last QP's RNR retry limit is 0 (its first RNR NAK puts it in error).
     pub strict: bool,
+    /// Rates never rise again (no increase timer, no byte counter) and the pacing credit is
+    /// 0 bytes: after the first CNP, the capsules of its QP must stay within the rate read
+    /// back then (instead of the recovery check). Host frames are marked at 60% at least.
+    pub frozen: bool,
     pub psn: [u32; 4],
     /// Idle / backpressure percentages: rx, tx, commands, completions.
     pub idle: [u8; 4],
@@ -122,10 +127,13 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         bus.write32(roce_csr::DCQCN_RATE_HAI, 0x2000);
         bus.write32(roce_csr::DCQCN_RATE_MIN, 0x0800);
         bus.write32(roce_csr::DCQCN_ALPHA_PERIOD, 5);
-        bus.write32(roce_csr::DCQCN_INC_PERIOD, 10);
+        bus.write32(
+            roce_csr::DCQCN_INC_PERIOD,
+            if input.frozen { 0 } else { 10 },
+        );
         bus.write32(roce_csr::DCQCN_BYTE_THRESH, 0);
         bus.write32(roce_csr::DCQCN_FAST_STEPS, 2);
-        bus.write32(roce_csr::DCQCN_BURST, 200);
+        bus.write32(roce_csr::DCQCN_BURST, if input.frozen { 0 } else { 200 });
         for (q, c) in confs.iter().enumerate() {
             let r = |n: &str| reg(&format!("qp{q}_{n}"));
             let mac = |m: [u8; 6]| {
@@ -174,8 +182,18 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     }
     let before = mem.borrow().mem.clone();
     let mut rng = Rng::new(input.seed ^ 5);
+    let mark_host = if input.frozen {
+        input.mark_host.max(60)
+    } else {
+        input.mark_host
+    };
+    // Rates read back after CNPs (the first one; frozen: every one): (QP, the cycle after
+    // the read, Rc).
+    let mut paced: Vec<(usize, u64, u64)> = Vec::new();
     let mut link: VecDeque<Vec<u8>> = VecDeque::new();
     let mut seen_tx = 0usize;
+    // Both directions as each end sent them (before the link's marks and losses).
+    let mut pcap = Pcap::new();
     let mut quiet = 0u64;
     // Counted at the link: CE marks on host frames; CNPs, CE-marked frames and RNR NAKs
     // delivered to the host (per QP for the RNR NAKs).
@@ -198,13 +216,15 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         seen_tx += new.len();
         for mut f in new {
             moved = true;
-            if rng.chance(input.mark_host) {
+            pcap.ethernet(&f);
+            if rng.chance(mark_host) {
                 mark_ce(&mut f);
                 marked_host += 1;
             }
             target.receive(&f);
         }
         while let Some(f) = target.out.pop_front() {
+            pcap.ethernet(&f);
             if rng.chance(input.drop) {
                 continue;
             }
@@ -226,7 +246,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 }
                 if f[42] == op::CNP && !dead[q] {
                     cnp_in += 1;
-                    if probe.is_none() && !probed {
+                    if probe.is_none() && (!probed || input.frozen) {
                         probe = Some((q, sim.cycle()));
                     }
                 }
@@ -244,6 +264,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 probe = None;
                 probed = true;
                 let got = axil.mmio(&mut sim).read32(reg(&format!("qp{q}_rate")));
+                paced.push((q, sim.cycle(), u64::from(got & 0xffff)));
                 if got & 0xffff >= LINE {
                     return Err(format!(
                         "QP {q}: rate {got:#x} read back after a CNP reached it: not below the line rate"
@@ -270,6 +291,9 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 target.unacked()
             ));
         }
+    }
+    if super::capturing() {
+        super::record(&pcap);
     }
     if let Some(v) = cmds.borrow().violations.first() {
         return Err(format!("io_cpl protocol: {v}"));
@@ -419,6 +443,28 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             "{ce_in} CE-marked frames reached the host, it sent no CNP"
         ));
     }
+    if input.frozen {
+        // Pacing: Rc never rises again, the credit holds no byte, so a capsule (first
+        // transmission or again) starts only when the bytes before it since the read are
+        // covered by Rc bytes per 65536 line-rate bytes (8 per cycle), plus a beat of slack.
+        for &(q, from, rc) in &paced {
+            let mut spent = 0u64;
+            for (at, f) in frames.iter().filter(|(at, f)| {
+                *at >= from
+                    && f[42] == op::SEND_ONLY
+                    && u32::from_be_bytes([0, f[47], f[48], f[49]]) == confs[q].target_qpn
+            }) {
+                let allowed = rc * 8 * (at - from) / 65536 + 8;
+                if spent > allowed {
+                    return Err(format!(
+                        "QP {q} paced at Rc {rc:#x} from cycle {from}: a capsule starts at {at} after {spent} bytes, the rate allows {allowed}"
+                    ));
+                }
+                spent += f.len() as u64;
+            }
+        }
+        return Ok(());
+    }
     // Marking stopped: every QP is back at the line rate (within F + 16 additive steps and
     // 17 halvings of increase periods).
     drop(bus);
@@ -519,6 +565,7 @@ impl Property for RdmaCcProp {
                 prop_oneof![Just(0u8), 5u8..40],
                 1u8..5,
                 prop::bool::weighted(0.2),
+                prop::bool::weighted(0.3),
             ),
             [psn.clone(), psn.clone(), psn.clone(), psn],
             [0u8..30, 0u8..30, 0u8..30, 0u8..30],
@@ -528,7 +575,7 @@ impl Property for RdmaCcProp {
                 |(
                     cmds,
                     (mark_host, mark_target, drop),
-                    (rnr, rnr_timer, strict),
+                    (rnr, rnr_timer, strict, frozen),
                     psn,
                     idle,
                     seed,
@@ -541,6 +588,7 @@ impl Property for RdmaCcProp {
                         rnr,
                         rnr_timer,
                         strict,
+                        frozen,
                         psn,
                         idle,
                         seed,
