@@ -459,3 +459,45 @@ impl Cc {
         (waiting, give_up)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dma::DmaParams;
+
+    #[test]
+    fn the_engine_builds_with_congestion_control_at_one_to_eight_qps() {
+        let dma = DmaParams {
+            data_width: 64,
+            tag_width: 3,
+            len_width: 21,
+            max_reads: 4,
+            id_width: 4,
+        };
+        for qps in [1, 3, 8] {
+            let p = RoceParams {
+                data_width: 64,
+                qps,
+                outstanding: 2,
+                mtu: 256,
+            };
+            let m = super::super::engine::engine(&p, &dma, ResetStyle::SyncHigh)
+                .unwrap_or_else(|e| panic!("{qps} QPs: {e}"));
+            assert_eq!(m.name(), format!("roce_w64_q{qps}_d2"));
+            let map = super::super::engine::register_map(&p).expect("a valid map");
+            let last = qp_base(qps - 1) + 8;
+            assert!(map.registers().iter().any(|r| r.offset == last));
+        }
+    }
+
+    #[test]
+    fn the_rnr_table_is_the_ib_one() {
+        // IBA vol. 1, RNR NAK timer field: 1 = 0.01 ms, 14 = 1.28 ms, 31 = 491.52 ms, 0 = 655.36 ms.
+        assert_eq!(RNR_TIMER_US[1], 10);
+        assert_eq!(RNR_TIMER_US[14], 1280);
+        assert_eq!(RNR_TIMER_US[31], 491_520);
+        assert_eq!(RNR_TIMER_US[0], 655_360);
+        assert!(RNR_TIMER_US[1..].windows(2).all(|w| w[0] < w[1]));
+        assert!(RNR_TIMER_US.iter().all(|&t| t < 1 << RNR_BITS));
+    }
+}

@@ -202,8 +202,11 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     let mut rnr_in = vec![0u32; nq];
     // A QP whose RNR retry limit ran out drops every later frame (QP in error).
     let mut dead = vec![false; nq];
-    // The first CNP delivered: (QP, the cycle to read its rate back).
-    let mut probe: Option<(usize, u64)> = None;
+    // Frames handed to s_axis so far.
+    let mut handed = 0u32;
+    // The first CNP delivered (frozen: each one): (QP, frames handed up to it, the next cycle
+    // to look whether the engine checked it).
+    let mut probe: Option<(usize, u32, u64)> = None;
     let mut probed = false;
     loop {
         sim.step();
@@ -247,7 +250,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 if f[42] == op::CNP && !dead[q] {
                     cnp_in += 1;
                     if probe.is_none() && (!probed || input.frozen) {
-                        probe = Some((q, sim.cycle()));
+                        probe = Some((q, handed + 1, sim.cycle() + 20));
                     }
                 }
                 if is_rnr_nak(&f) && !dead[q] {
@@ -255,15 +258,21 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                     dead[q] = strict_q == Some(q);
                 }
                 src.borrow_mut().send(f);
+                handed += 1;
             }
         }
-        // Right after the first CNP reached the host (its frame on s_axis and checked), the
-        // QP's rate is below the line rate: the cut holds for an increase period at least.
-        if let Some((q, at)) = probe {
-            if src.borrow().pending() == 0 && sim.cycle() > at + 40 {
+        // Right after the first CNP reached the host (the engine checked as many frames as
+        // were handed to it up to the CNP), the QP's rate is below the line rate: a cut
+        // takes increase periods to undo (polled every 50 cycles, well within one).
+        if let Some((q, upto, at)) = probe.filter(|p| sim.cycle() >= p.2) {
+            let mut bus = axil.mmio(&mut sim);
+            if bus.read32(reg("rx_frames")) < upto {
+                probe = Some((q, upto, at + 50));
+            } else {
                 probe = None;
                 probed = true;
-                let got = axil.mmio(&mut sim).read32(reg(&format!("qp{q}_rate")));
+                let got = bus.read32(reg(&format!("qp{q}_rate")));
+                drop(bus);
                 paced.push((q, sim.cycle(), u64::from(got & 0xffff)));
                 if got & 0xffff >= LINE {
                     return Err(format!(
