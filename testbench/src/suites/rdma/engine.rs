@@ -186,7 +186,9 @@ impl RefChip {
             return Cat::Icrc;
         }
         let (opc, flags) = (f[42], f[43]);
-        if !(opc == op::SEND_ONLY || opc == op::ACKNOWLEDGE || is_write(opc)) || flags & 0xf != 0 {
+        let known =
+            opc == op::SEND_ONLY || opc == op::ACKNOWLEDGE || opc == op::CNP || is_write(opc);
+        if !known || flags & 0xf != 0 {
             return Cat::Opcode;
         }
         let t_len = ip_len - 28;
@@ -197,6 +199,7 @@ impl RefChip {
             16
         };
         if (opc == op::ACKNOWLEDGE && (t_len != 20 || pad != 0))
+            || (opc == op::CNP && (t_len != 32 || pad != 0))
             || (opc == op::SEND_ONLY && pad > t_len - 16)
             || (is_write(opc) && (t_len < wr_hdr || pad > t_len - wr_hdr))
         {
@@ -219,6 +222,9 @@ impl RefChip {
             Cat::Qp => self.count("drop_qp"),
             Cat::Pass(q) => {
                 let p = Packet::decode(f).expect("a frame that passes the checks decodes");
+                if p.bth.opcode == op::CNP {
+                    return; // congestion control only (property rdma_cc)
+                }
                 let x = &mut self.qps[q];
                 if p.bth.opcode == op::ACKNOWLEDGE {
                     let s = p.aeth.expect("AETH").syndrome;
