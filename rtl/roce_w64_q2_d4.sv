@@ -689,7 +689,8 @@ module roce_w64_q2_d4 (
   logic [19:0]   qp0_rnr_wait_d;
   logic [2:0]    qp0_rnr_tries_q;              // RNR NAKs since the last progress
   logic [2:0]    qp0_rnr_tries_d;
-  logic [19:0]   qp0_rnr_ticks;                // the NAK's timer field in ticks (µs), IB table
+  logic [19:0]   rnr_ticks;                    // a received RNR NAK's timer field in ticks (µs), IB table
+  logic [4:0]    rnr_timer_code;
   logic          qp0_rnr_give_up;
   logic          qp0_rnr_waiting;
   logic          qp0_all_acked;
@@ -715,7 +716,6 @@ module roce_w64_q2_d4 (
   logic [19:0]   qp1_rnr_wait_d;
   logic [2:0]    qp1_rnr_tries_q;              // RNR NAKs since the last progress
   logic [2:0]    qp1_rnr_tries_d;
-  logic [19:0]   qp1_rnr_ticks;                // the NAK's timer field in ticks (µs), IB table
   logic          qp1_rnr_give_up;
   logic          qp1_rnr_waiting;
   logic          qp1_all_acked;
@@ -1433,7 +1433,109 @@ module roce_w64_q2_d4 (
   assign qp0_ack_off = h_psn - qp0_una_q;
   assign qp0_rnr_in = rx_here0 & ev_ack & (h_syndrome[7:5] == 3'd1) & (qp0_ack_off < qp0_unacked);
   assign qp0_progress = qp0_ack_in & (qp0_ack_off < qp0_unacked);
-  assign qp0_rnr_ticks = (h_syndrome[4:0] == 5'h1f) ? 20'h78000 : ((h_syndrome[4:0] == 5'h1e) ? 20'h50000 : ((h_syndrome[4:0] == 5'h1d) ? 20'h3c000 : ((h_syndrome[4:0] == 5'h1c) ? 20'h28000 : ((h_syndrome[4:0] == 5'h1b) ? 20'h1e000 : ((h_syndrome[4:0] == 5'h1a) ? 20'h14000 : ((h_syndrome[4:0] == 5'h19) ? 20'hf000 : ((h_syndrome[4:0] == 5'h18) ? 20'ha000 : ((h_syndrome[4:0] == 5'h17) ? 20'h7800 : ((h_syndrome[4:0] == 5'h16) ? 20'h5000 : ((h_syndrome[4:0] == 5'h15) ? 20'h3c00 : ((h_syndrome[4:0] == 5'h14) ? 20'h2800 : ((h_syndrome[4:0] == 5'h13) ? 20'h1e00 : ((h_syndrome[4:0] == 5'h12) ? 20'h1400 : ((h_syndrome[4:0] == 5'h11) ? 20'hf00 : ((h_syndrome[4:0] == 5'h10) ? 20'ha00 : ((h_syndrome[4:0] == 5'hf) ? 20'h780 : ((h_syndrome[4:0] == 5'he) ? 20'h500 : ((h_syndrome[4:0] == 5'hd) ? 20'h3c0 : ((h_syndrome[4:0] == 5'hc) ? 20'h280 : ((h_syndrome[4:0] == 5'hb) ? 20'h1e0 : ((h_syndrome[4:0] == 5'ha) ? 20'h140 : ((h_syndrome[4:0] == 5'd9) ? 20'hf0 : ((h_syndrome[4:0] == 5'd8) ? 20'ha0 : ((h_syndrome[4:0] == 5'd7) ? 20'h78 : ((h_syndrome[4:0] == 5'd6) ? 20'h50 : ((h_syndrome[4:0] == 5'd5) ? 20'h3c : ((h_syndrome[4:0] == 5'd4) ? 20'h28 : ((h_syndrome[4:0] == 5'd3) ? 20'h1e : ((h_syndrome[4:0] == 5'd2) ? 20'h14 : ((h_syndrome[4:0] == 5'd1) ? 20'ha : 20'ha0000))))))))))))))))))))))))))))));
+  assign rnr_timer_code = h_syndrome[4:0];
+
+  always_comb begin
+    case (rnr_timer_code)
+      5'd1: begin
+        rnr_ticks = 20'ha;
+      end
+      5'd2: begin
+        rnr_ticks = 20'h14;
+      end
+      5'd3: begin
+        rnr_ticks = 20'h1e;
+      end
+      5'd4: begin
+        rnr_ticks = 20'h28;
+      end
+      5'd5: begin
+        rnr_ticks = 20'h3c;
+      end
+      5'd6: begin
+        rnr_ticks = 20'h50;
+      end
+      5'd7: begin
+        rnr_ticks = 20'h78;
+      end
+      5'd8: begin
+        rnr_ticks = 20'ha0;
+      end
+      5'd9: begin
+        rnr_ticks = 20'hf0;
+      end
+      5'ha: begin
+        rnr_ticks = 20'h140;
+      end
+      5'hb: begin
+        rnr_ticks = 20'h1e0;
+      end
+      5'hc: begin
+        rnr_ticks = 20'h280;
+      end
+      5'hd: begin
+        rnr_ticks = 20'h3c0;
+      end
+      5'he: begin
+        rnr_ticks = 20'h500;
+      end
+      5'hf: begin
+        rnr_ticks = 20'h780;
+      end
+      5'h10: begin
+        rnr_ticks = 20'ha00;
+      end
+      5'h11: begin
+        rnr_ticks = 20'hf00;
+      end
+      5'h12: begin
+        rnr_ticks = 20'h1400;
+      end
+      5'h13: begin
+        rnr_ticks = 20'h1e00;
+      end
+      5'h14: begin
+        rnr_ticks = 20'h2800;
+      end
+      5'h15: begin
+        rnr_ticks = 20'h3c00;
+      end
+      5'h16: begin
+        rnr_ticks = 20'h5000;
+      end
+      5'h17: begin
+        rnr_ticks = 20'h7800;
+      end
+      5'h18: begin
+        rnr_ticks = 20'ha000;
+      end
+      5'h19: begin
+        rnr_ticks = 20'hf000;
+      end
+      5'h1a: begin
+        rnr_ticks = 20'h14000;
+      end
+      5'h1b: begin
+        rnr_ticks = 20'h1e000;
+      end
+      5'h1c: begin
+        rnr_ticks = 20'h28000;
+      end
+      5'h1d: begin
+        rnr_ticks = 20'h3c000;
+      end
+      5'h1e: begin
+        rnr_ticks = 20'h50000;
+      end
+      5'h1f: begin
+        rnr_ticks = 20'h78000;
+      end
+      default: begin
+        rnr_ticks = 20'ha0000;
+      end
+    endcase
+  end
+
   assign qp0_rnr_give_up = qp0_rnr_in & (csr_qp0_rnr_limit != 3'd7) & (qp0_rnr_tries_q == csr_qp0_rnr_limit);
   assign qp0_rnr_waiting = qp0_rnr_wait_q != 20'd0;
   assign qp0_cc_go = dcqcn_may_send[0] & ~qp0_rnr_waiting;
@@ -1445,7 +1547,7 @@ module roce_w64_q2_d4 (
       qp0_rnr_wait_d = 20'd0;
       qp0_rnr_tries_d = 3'd0;
     end else if (qp0_rnr_in) begin
-      qp0_rnr_wait_d = qp0_rnr_ticks;
+      qp0_rnr_wait_d = rnr_ticks;
       if (qp0_rnr_tries_q != 3'd7) begin
         qp0_rnr_tries_d = qp0_rnr_tries_q + 3'd1;
       end
@@ -1656,7 +1758,6 @@ module roce_w64_q2_d4 (
   assign qp1_ack_off = h_psn - qp1_una_q;
   assign qp1_rnr_in = rx_here1 & ev_ack & (h_syndrome[7:5] == 3'd1) & (qp1_ack_off < qp1_unacked);
   assign qp1_progress = qp1_ack_in & (qp1_ack_off < qp1_unacked);
-  assign qp1_rnr_ticks = (h_syndrome[4:0] == 5'h1f) ? 20'h78000 : ((h_syndrome[4:0] == 5'h1e) ? 20'h50000 : ((h_syndrome[4:0] == 5'h1d) ? 20'h3c000 : ((h_syndrome[4:0] == 5'h1c) ? 20'h28000 : ((h_syndrome[4:0] == 5'h1b) ? 20'h1e000 : ((h_syndrome[4:0] == 5'h1a) ? 20'h14000 : ((h_syndrome[4:0] == 5'h19) ? 20'hf000 : ((h_syndrome[4:0] == 5'h18) ? 20'ha000 : ((h_syndrome[4:0] == 5'h17) ? 20'h7800 : ((h_syndrome[4:0] == 5'h16) ? 20'h5000 : ((h_syndrome[4:0] == 5'h15) ? 20'h3c00 : ((h_syndrome[4:0] == 5'h14) ? 20'h2800 : ((h_syndrome[4:0] == 5'h13) ? 20'h1e00 : ((h_syndrome[4:0] == 5'h12) ? 20'h1400 : ((h_syndrome[4:0] == 5'h11) ? 20'hf00 : ((h_syndrome[4:0] == 5'h10) ? 20'ha00 : ((h_syndrome[4:0] == 5'hf) ? 20'h780 : ((h_syndrome[4:0] == 5'he) ? 20'h500 : ((h_syndrome[4:0] == 5'hd) ? 20'h3c0 : ((h_syndrome[4:0] == 5'hc) ? 20'h280 : ((h_syndrome[4:0] == 5'hb) ? 20'h1e0 : ((h_syndrome[4:0] == 5'ha) ? 20'h140 : ((h_syndrome[4:0] == 5'd9) ? 20'hf0 : ((h_syndrome[4:0] == 5'd8) ? 20'ha0 : ((h_syndrome[4:0] == 5'd7) ? 20'h78 : ((h_syndrome[4:0] == 5'd6) ? 20'h50 : ((h_syndrome[4:0] == 5'd5) ? 20'h3c : ((h_syndrome[4:0] == 5'd4) ? 20'h28 : ((h_syndrome[4:0] == 5'd3) ? 20'h1e : ((h_syndrome[4:0] == 5'd2) ? 20'h14 : ((h_syndrome[4:0] == 5'd1) ? 20'ha : 20'ha0000))))))))))))))))))))))))))))));
   assign qp1_rnr_give_up = qp1_rnr_in & (csr_qp1_rnr_limit != 3'd7) & (qp1_rnr_tries_q == csr_qp1_rnr_limit);
   assign qp1_rnr_waiting = qp1_rnr_wait_q != 20'd0;
   assign qp1_cc_go = dcqcn_may_send[1] & ~qp1_rnr_waiting;
@@ -1668,7 +1769,7 @@ module roce_w64_q2_d4 (
       qp1_rnr_wait_d = 20'd0;
       qp1_rnr_tries_d = 3'd0;
     end else if (qp1_rnr_in) begin
-      qp1_rnr_wait_d = qp1_rnr_ticks;
+      qp1_rnr_wait_d = rnr_ticks;
       if (qp1_rnr_tries_q != 3'd7) begin
         qp1_rnr_tries_d = qp1_rnr_tries_q + 3'd1;
       end

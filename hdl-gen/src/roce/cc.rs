@@ -19,6 +19,7 @@ use crate::blocks::interval_timer::interval_timer;
 use hdl_builder::prelude::*;
 use hdl_builder::regs::{Access, RegBlock};
 use hdl_builder::{Errors, Inst};
+use std::cell::Cell;
 
 /// Start of the congestion-control registers in `roce_csr` (the QPs' own end at 0x280).
 pub const BASE: u32 = 0x300;
@@ -240,6 +241,9 @@ pub struct Cc {
     cnp_done: Sig,
     cnp_load: Sig,
     may_send: Sig,
+    /// The RNR timer of the received AETH in ticks, shared by the QPs (built by the first
+    /// [`Cc::rnr`]).
+    rnr_ticks: Cell<Option<Sig>>,
     csr: Inst,
     qw: u32,
 }
@@ -351,6 +355,7 @@ pub fn attach(
         tick,
         may_send,
         go,
+        rnr_ticks: Cell::new(None),
         cnp_req,
         ecn_valid,
         ecn_qp,
@@ -426,16 +431,27 @@ impl Cc {
         m.comment(wait.q, "ticks left of the RNR NAK's timer");
         let tries = m.reg(&n("tries"), 3, 0);
         m.comment(tries.q, "RNR NAKs since the last progress");
-        let mut us: Expr = lit(RNR_BITS, u128::from(RNR_TIMER_US[0]));
-        for (code, v) in RNR_TIMER_US.iter().enumerate().skip(1) {
-            us = mux(
-                syn.slice(4, 0).eq(code as u64),
-                lit(RNR_BITS, u128::from(*v)),
-                us,
-            );
-        }
-        let ticks = m.net(&n("ticks"), us);
-        m.comment(ticks, "the NAK's timer field in ticks (µs), IB table");
+        let ticks = match self.rnr_ticks.get() {
+            Some(t) => t,
+            None => {
+                let t = m.wire("rnr_ticks", RNR_BITS);
+                m.comment(
+                    t,
+                    "a received RNR NAK's timer field in ticks (µs), IB table",
+                );
+                let code = m.net("rnr_timer_code", syn.slice(4, 0));
+                m.comb(|c| {
+                    c.case(code, |k| {
+                        for (i, v) in RNR_TIMER_US.iter().enumerate().skip(1) {
+                            k.arm(lit(5, i as u128), |c| c.set(t, u64::from(*v)));
+                        }
+                        k.default(|c| c.set(t, u64::from(RNR_TIMER_US[0])));
+                    });
+                });
+                self.rnr_ticks.set(Some(t));
+                t
+            }
+        };
         let give_up = m.net(&n("give_up"), rnr_in & limit.ne(7u64) & tries.q.eq(limit));
         let waiting = m.net(&n("waiting"), wait.q.ne(0u64));
         m.bind(self.csr, &format!("qp{q}_rnr_waiting_i"), waiting);
