@@ -48,6 +48,8 @@ mutants=(
   "RoCE DCQCN averages Rc rounding down (never back at the line rate)|roce_dcqcn_q2_w64.sv|s/ + 17'd1) >> 1)/) >> 1)/|rdma|rdma_dcqcn_recovery"
   "RoCE engine lets an RDMA WRITE end one byte past its command's data|roce_w64_q2_d4.sv|s/<= {9'd0, rx_key_len});/<= ({9'd0, rx_key_len} + 33'd1));/|rdma|rdma"
   "RoCE engine writes an RDMA WRITE whose ICRC failed to host memory|roce_w64_q2_d4.sv|s/assign ev_write = rx_pass \& h_is_write;/assign ev_write = ~(~rx_pass \& ~(rx_in_chk \& (rx_drop == DROP_ICRC))) \& h_is_write;/|rdma|rdma"
+  "RoCE engine ignores a received CNP (its rate never drops)|roce_w64_q2_d4.sv|s/assign cc_cnp_rx_valid = rx_pass \& h_is_cnp;/assign cc_cnp_rx_valid = 1'b0;/|rdma|rdma_cc"
+  "RoCE engine sends again at once after an RNR NAK (its timer ignored)|roce_w64_q2_d4.sv|s/assign qp\([0-9]\)_rnr_waiting = qp\1_rnr_wait_q != 20'd0;/assign qp\1_rnr_waiting = 1'b0;/|rdma|rdma_cc"
   "DMA engine routes R beats by the wrong ID bit|dma_engine_w64_t3_l21.sv|s/assign r_to_mover = m_axi_rid_i\[[0-9]*\];/assign r_to_mover = m_axi_rid_i[0];/|dma|dma_engine"
 )
 

@@ -28,9 +28,9 @@ step "tshark checks a regression's pcap (NVMe/TCP dissection, digests, checksums
 CASES=40 bash ci/tshark_check.sh
 step "testbench regress --suite qos"
 cargo run -q --release -p testbench -- regress --suite qos --cases 200
-# Cases are shared among the suite's properties: 900 gives the engine property 300.
+# Cases are shared among the suite's four properties: 1200 gives each 300 (engine, cc, dcqcn, recovery).
 step "testbench regress --suite rdma"
-cargo run -q --release -p testbench -- regress --suite rdma --cases 900
+cargo run -q --release -p testbench -- regress --suite rdma --cases 1200
 step "tshark and scapy check a regression's pcap (RoCEv2 dissection, ICRCs)"
 CASES=40 bash ci/roce_check.sh
 step "testbench regress --suite nvme"

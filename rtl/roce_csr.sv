@@ -6,56 +6,77 @@
 // A QP's connection registers are read while ctrl.en is 0; setting en starts the QP with
 // sq_psn and rq_psn, clearing it resets the QP (its outstanding commands complete with 22h).
 //
-//   0x000 tx_frames          Frames sent
-//   0x004 tx_bytes           Bytes sent (Ethernet header to ICRC)
-//   0x008 tx_capsules        Command capsules sent (SEND Only)
-//   0x00c tx_ack             ACKs sent (re-ACKs of duplicates included)
-//   0x010 tx_nak             NAKs sent
-//   0x014 rx_frames          Frames received (dropped ones too)
-//   0x018 rx_bytes           Bytes received (dropped frames too)
-//   0x01c rx_ack             ACKs received
-//   0x020 rx_nak             NAKs (and RNR NAKs) received
-//   0x024 rx_dup             Duplicate requests (PSN behind the expected one), re-ACKed
-//   0x028 drop_other         Frames dropped: not IPv4/UDP to port 4791
-//   0x02c drop_malformed     Frames dropped: malformed Ethernet/IPv4/UDP/BTH/AETH or lengths
-//   0x030 drop_icrc          Frames dropped: ICRC wrong
-//   0x034 drop_opcode        Frames dropped: BTH version or an opcode not handled
-//   0x038 drop_qp            Frames dropped: unknown or disabled QP, P_Key, QP in error
-//   0x03c drop_psn           Requests dropped: PSN ahead of the expected one (the first one NAKed)
-//   0x040 tx_retransmits     Command capsules sent again (go-back-N after a NAK 60h or a timeout)
-//   0x044 rx_writes          RDMA WRITE packets accepted (their payload written to host memory)
-//   0x080 qp0_ctrl           QP 0 (SQ id 1) control
-//   0x084 qp0_local_qpn      Our QP number
-//   0x088 qp0_remote_qpn     The peer's QP number
-//   0x08c qp0_local_mac_hi   Our MAC address, bytes 0-1
-//   0x090 qp0_local_mac_lo   Our MAC address, bytes 2-5
-//   0x094 qp0_remote_mac_hi  The peer's MAC address, bytes 0-1
-//   0x098 qp0_remote_mac_lo  The peer's MAC address, bytes 2-5
-//   0x09c qp0_local_ip       Our IPv4 address
-//   0x0a0 qp0_remote_ip      The peer's IPv4 address
-//   0x0a4 qp0_sq_psn         Initial send PSN
-//   0x0a8 qp0_rq_psn         Initial expected receive PSN
-//   0x0ac qp0_mtu            Path MTU
-//   0x0b0 qp0_pkey           Partition key
-//   0x0b4 qp0_state          Live state
-//   0x0b8 qp0_epsn           Live receive state
-//   0x0bc qp0_retry          Retransmission
-//   0x0c0 qp1_ctrl           QP 1 (SQ id 2) control
-//   0x0c4 qp1_local_qpn      Our QP number
-//   0x0c8 qp1_remote_qpn     The peer's QP number
-//   0x0cc qp1_local_mac_hi   Our MAC address, bytes 0-1
-//   0x0d0 qp1_local_mac_lo   Our MAC address, bytes 2-5
-//   0x0d4 qp1_remote_mac_hi  The peer's MAC address, bytes 0-1
-//   0x0d8 qp1_remote_mac_lo  The peer's MAC address, bytes 2-5
-//   0x0dc qp1_local_ip       Our IPv4 address
-//   0x0e0 qp1_remote_ip      The peer's IPv4 address
-//   0x0e4 qp1_sq_psn         Initial send PSN
-//   0x0e8 qp1_rq_psn         Initial expected receive PSN
-//   0x0ec qp1_mtu            Path MTU
-//   0x0f0 qp1_pkey           Partition key
-//   0x0f4 qp1_state          Live state
-//   0x0f8 qp1_epsn           Live receive state
-//   0x0fc qp1_retry          Retransmission
+//   0x000 tx_frames           Frames sent
+//   0x004 tx_bytes            Bytes sent (Ethernet header to ICRC)
+//   0x008 tx_capsules         Command capsules sent (SEND Only)
+//   0x00c tx_ack              ACKs sent (re-ACKs of duplicates included)
+//   0x010 tx_nak              NAKs sent
+//   0x014 rx_frames           Frames received (dropped ones too)
+//   0x018 rx_bytes            Bytes received (dropped frames too)
+//   0x01c rx_ack              ACKs received
+//   0x020 rx_nak              NAKs (and RNR NAKs) received
+//   0x024 rx_dup              Duplicate requests (PSN behind the expected one), re-ACKed
+//   0x028 drop_other          Frames dropped: not IPv4/UDP to port 4791
+//   0x02c drop_malformed      Frames dropped: malformed Ethernet/IPv4/UDP/BTH/AETH or lengths
+//   0x030 drop_icrc           Frames dropped: ICRC wrong
+//   0x034 drop_opcode         Frames dropped: BTH version or an opcode not handled
+//   0x038 drop_qp             Frames dropped: unknown or disabled QP, P_Key, QP in error
+//   0x03c drop_psn            Requests dropped: PSN ahead of the expected one (the first one NAKed)
+//   0x040 tx_retransmits      Command capsules sent again (go-back-N after a NAK 60h or a timeout)
+//   0x044 rx_writes           RDMA WRITE packets accepted (their payload written to host memory)
+//   0x080 qp0_ctrl            QP 0 (SQ id 1) control
+//   0x084 qp0_local_qpn       Our QP number
+//   0x088 qp0_remote_qpn      The peer's QP number
+//   0x08c qp0_local_mac_hi    Our MAC address, bytes 0-1
+//   0x090 qp0_local_mac_lo    Our MAC address, bytes 2-5
+//   0x094 qp0_remote_mac_hi   The peer's MAC address, bytes 0-1
+//   0x098 qp0_remote_mac_lo   The peer's MAC address, bytes 2-5
+//   0x09c qp0_local_ip        Our IPv4 address
+//   0x0a0 qp0_remote_ip       The peer's IPv4 address
+//   0x0a4 qp0_sq_psn          Initial send PSN
+//   0x0a8 qp0_rq_psn          Initial expected receive PSN
+//   0x0ac qp0_mtu             Path MTU
+//   0x0b0 qp0_pkey            Partition key
+//   0x0b4 qp0_state           Live state
+//   0x0b8 qp0_epsn            Live receive state
+//   0x0bc qp0_retry           Retransmission
+//   0x0c0 qp1_ctrl            QP 1 (SQ id 2) control
+//   0x0c4 qp1_local_qpn       Our QP number
+//   0x0c8 qp1_remote_qpn      The peer's QP number
+//   0x0cc qp1_local_mac_hi    Our MAC address, bytes 0-1
+//   0x0d0 qp1_local_mac_lo    Our MAC address, bytes 2-5
+//   0x0d4 qp1_remote_mac_hi   The peer's MAC address, bytes 0-1
+//   0x0d8 qp1_remote_mac_lo   The peer's MAC address, bytes 2-5
+//   0x0dc qp1_local_ip        Our IPv4 address
+//   0x0e0 qp1_remote_ip       The peer's IPv4 address
+//   0x0e4 qp1_sq_psn          Initial send PSN
+//   0x0e8 qp1_rq_psn          Initial expected receive PSN
+//   0x0ec qp1_mtu             Path MTU
+//   0x0f0 qp1_pkey            Partition key
+//   0x0f4 qp1_state           Live state
+//   0x0f8 qp1_epsn            Live receive state
+//   0x0fc qp1_retry           Retransmission
+//   0x300 cnp_tx              CNPs sent (notification point)
+//   0x304 cnp_rx              CNPs received for an enabled QP (reaction point)
+//   0x308 ecn_rx              Frames accepted (QP check passed) with IP ECN 11 (CE)
+//   0x30c cc_tick             Congestion-control time unit (DCQCN timers, RNR waits)
+//   0x310 dcqcn_enable        1: rates follow DCQCN; 0: every QP at the line rate (CNPs are still sent)
+//   0x314 dcqcn_cnp_interval  Ticks from a CNP sent to the next one a QP may send
+//   0x318 dcqcn_g_shift       g = 2^-g_shift (alpha's gain)
+//   0x31c dcqcn_rate_ai       Additive increase, 1/65536 of the line rate
+//   0x320 dcqcn_rate_hai      Hyper increase step, 1/65536 of the line rate
+//   0x324 dcqcn_rate_min      Floor of a QP's rate, 1/65536 of the line rate
+//   0x328 dcqcn_alpha_period  Ticks between alpha decays (0: never)
+//   0x32c dcqcn_inc_period    Ticks between rate increase events (0: never)
+//   0x330 dcqcn_byte_thresh   Bytes sent between rate increase events (0: never)
+//   0x334 dcqcn_fast_steps    F: increase events of fast recovery
+//   0x338 dcqcn_burst         Pacing credit of a QP below the line rate, bytes
+//   0x340 qp0_rate            QP 0: DCQCN rates
+//   0x344 qp0_alpha           QP 0: DCQCN alpha
+//   0x348 qp0_rnr             QP 0: RNR retries
+//   0x350 qp1_rate            QP 1: DCQCN rates
+//   0x354 qp1_alpha           QP 1: DCQCN alpha
+//   0x358 qp1_rnr             QP 1: RNR retries
 //
 // One write and one read at a time. A write is accepted (awready and wready together) when
 // awvalid and wvalid are both high and no write response is pending; wstrb selects the bytes
@@ -72,7 +93,7 @@ module roce_csr (
   // AXI4-Lite slave
   input  logic        s_axil_awvalid_i,
   output logic        s_axil_awready_o,
-  input  logic [9:0]  s_axil_awaddr_i,           // byte address; bits [1:0] are ignored
+  input  logic [9:0]  s_axil_awaddr_i,            // byte address; bits [1:0] are ignored
   input  logic        s_axil_wvalid_i,
   output logic        s_axil_wready_o,
   input  logic [31:0] s_axil_wdata_i,
@@ -82,165 +103,232 @@ module roce_csr (
   output logic [1:0]  s_axil_bresp_o,
   input  logic        s_axil_arvalid_i,
   output logic        s_axil_arready_o,
-  input  logic [9:0]  s_axil_araddr_i,           // byte address; bits [1:0] are ignored
+  input  logic [9:0]  s_axil_araddr_i,            // byte address; bits [1:0] are ignored
   output logic        s_axil_rvalid_o,
   input  logic        s_axil_rready_i,
   output logic [31:0] s_axil_rdata_o,
   output logic [1:0]  s_axil_rresp_o,
 
   // tx_frames (0x000): Frames sent
-  input  logic [31:0] tx_frames_value_i,         // Frames sent
+  input  logic [31:0] tx_frames_value_i,          // Frames sent
 
   // tx_bytes (0x004): Bytes sent (Ethernet header to ICRC)
-  input  logic [31:0] tx_bytes_value_i,          // Bytes sent (Ethernet header to ICRC)
+  input  logic [31:0] tx_bytes_value_i,           // Bytes sent (Ethernet header to ICRC)
 
   // tx_capsules (0x008): Command capsules sent (SEND Only)
-  input  logic [31:0] tx_capsules_value_i,       // Command capsules sent (SEND Only)
+  input  logic [31:0] tx_capsules_value_i,        // Command capsules sent (SEND Only)
 
   // tx_ack (0x00c): ACKs sent (re-ACKs of duplicates included)
-  input  logic [31:0] tx_ack_value_i,            // ACKs sent (re-ACKs of duplicates included)
+  input  logic [31:0] tx_ack_value_i,             // ACKs sent (re-ACKs of duplicates included)
 
   // tx_nak (0x010): NAKs sent
-  input  logic [31:0] tx_nak_value_i,            // NAKs sent
+  input  logic [31:0] tx_nak_value_i,             // NAKs sent
 
   // rx_frames (0x014): Frames received (dropped ones too)
-  input  logic [31:0] rx_frames_value_i,         // Frames received (dropped ones too)
+  input  logic [31:0] rx_frames_value_i,          // Frames received (dropped ones too)
 
   // rx_bytes (0x018): Bytes received (dropped frames too)
-  input  logic [31:0] rx_bytes_value_i,          // Bytes received (dropped frames too)
+  input  logic [31:0] rx_bytes_value_i,           // Bytes received (dropped frames too)
 
   // rx_ack (0x01c): ACKs received
-  input  logic [31:0] rx_ack_value_i,            // ACKs received
+  input  logic [31:0] rx_ack_value_i,             // ACKs received
 
   // rx_nak (0x020): NAKs (and RNR NAKs) received
-  input  logic [31:0] rx_nak_value_i,            // NAKs (and RNR NAKs) received
+  input  logic [31:0] rx_nak_value_i,             // NAKs (and RNR NAKs) received
 
   // rx_dup (0x024): Duplicate requests (PSN behind the expected one), re-ACKed
-  input  logic [31:0] rx_dup_value_i,            // Duplicate requests (PSN behind the expected one), re-ACKed
+  input  logic [31:0] rx_dup_value_i,             // Duplicate requests (PSN behind the expected one), re-ACKed
 
   // drop_other (0x028): Frames dropped: not IPv4/UDP to port 4791
-  input  logic [31:0] drop_other_value_i,        // Frames dropped: not IPv4/UDP to port 4791
+  input  logic [31:0] drop_other_value_i,         // Frames dropped: not IPv4/UDP to port 4791
 
   // drop_malformed (0x02c): Frames dropped: malformed Ethernet/IPv4/UDP/BTH/AETH or lengths
-  input  logic [31:0] drop_malformed_value_i,    // Frames dropped: malformed Ethernet/IPv4/UDP/BTH/AETH or lengths
+  input  logic [31:0] drop_malformed_value_i,     // Frames dropped: malformed Ethernet/IPv4/UDP/BTH/AETH or lengths
 
   // drop_icrc (0x030): Frames dropped: ICRC wrong
-  input  logic [31:0] drop_icrc_value_i,         // Frames dropped: ICRC wrong
+  input  logic [31:0] drop_icrc_value_i,          // Frames dropped: ICRC wrong
 
   // drop_opcode (0x034): Frames dropped: BTH version or an opcode not handled
-  input  logic [31:0] drop_opcode_value_i,       // Frames dropped: BTH version or an opcode not handled
+  input  logic [31:0] drop_opcode_value_i,        // Frames dropped: BTH version or an opcode not handled
 
   // drop_qp (0x038): Frames dropped: unknown or disabled QP, P_Key, QP in error
-  input  logic [31:0] drop_qp_value_i,           // Frames dropped: unknown or disabled QP, P_Key, QP in error
+  input  logic [31:0] drop_qp_value_i,            // Frames dropped: unknown or disabled QP, P_Key, QP in error
 
   // drop_psn (0x03c): Requests dropped: PSN ahead of the expected one (the first one NAKed)
-  input  logic [31:0] drop_psn_value_i,          // Requests dropped: PSN ahead of the expected one (the first one NAKed)
+  input  logic [31:0] drop_psn_value_i,           // Requests dropped: PSN ahead of the expected one (the first one NAKed)
 
   // tx_retransmits (0x040): Command capsules sent again (go-back-N after a NAK 60h or a timeout)
-  input  logic [31:0] tx_retransmits_value_i,    // Command capsules sent again (go-back-N after a NAK 60h or a timeout)
+  input  logic [31:0] tx_retransmits_value_i,     // Command capsules sent again (go-back-N after a NAK 60h or a timeout)
 
   // rx_writes (0x044): RDMA WRITE packets accepted (their payload written to host memory)
-  input  logic [31:0] rx_writes_value_i,         // RDMA WRITE packets accepted (their payload written to host memory)
+  input  logic [31:0] rx_writes_value_i,          // RDMA WRITE packets accepted (their payload written to host memory)
 
   // qp0_ctrl (0x080): QP 0 (SQ id 1) control
-  output logic        qp0_ctrl_en_o,             // The QP runs; 0 resets it
+  output logic        qp0_ctrl_en_o,              // The QP runs; 0 resets it
 
   // qp0_local_qpn (0x084): Our QP number
-  output logic [23:0] qp0_local_qpn_value_o,     // QPN the peer sends to
+  output logic [23:0] qp0_local_qpn_value_o,      // QPN the peer sends to
 
   // qp0_remote_qpn (0x088): The peer's QP number
-  output logic [23:0] qp0_remote_qpn_value_o,    // Destination QP of our frames
+  output logic [23:0] qp0_remote_qpn_value_o,     // Destination QP of our frames
 
   // qp0_local_mac_hi (0x08c): Our MAC address, bytes 0-1
-  output logic [15:0] qp0_local_mac_hi_value_o,  // First byte on the wire in bits 15:8
+  output logic [15:0] qp0_local_mac_hi_value_o,   // First byte on the wire in bits 15:8
 
   // qp0_local_mac_lo (0x090): Our MAC address, bytes 2-5
-  output logic [31:0] qp0_local_mac_lo_value_o,  // Byte 2 in bits 31:24
+  output logic [31:0] qp0_local_mac_lo_value_o,   // Byte 2 in bits 31:24
 
   // qp0_remote_mac_hi (0x094): The peer's MAC address, bytes 0-1
-  output logic [15:0] qp0_remote_mac_hi_value_o, // First byte on the wire in bits 15:8
+  output logic [15:0] qp0_remote_mac_hi_value_o,  // First byte on the wire in bits 15:8
 
   // qp0_remote_mac_lo (0x098): The peer's MAC address, bytes 2-5
-  output logic [31:0] qp0_remote_mac_lo_value_o, // Byte 2 in bits 31:24
+  output logic [31:0] qp0_remote_mac_lo_value_o,  // Byte 2 in bits 31:24
 
   // qp0_local_ip (0x09c): Our IPv4 address
-  output logic [31:0] qp0_local_ip_value_o,      // First byte on the wire in bits 31:24
+  output logic [31:0] qp0_local_ip_value_o,       // First byte on the wire in bits 31:24
 
   // qp0_remote_ip (0x0a0): The peer's IPv4 address
-  output logic [31:0] qp0_remote_ip_value_o,     // First byte on the wire in bits 31:24
+  output logic [31:0] qp0_remote_ip_value_o,      // First byte on the wire in bits 31:24
 
   // qp0_sq_psn (0x0a4): Initial send PSN
-  output logic [23:0] qp0_sq_psn_value_o,        // PSN of the first SEND after en rises
+  output logic [23:0] qp0_sq_psn_value_o,         // PSN of the first SEND after en rises
 
   // qp0_rq_psn (0x0a8): Initial expected receive PSN
-  output logic [23:0] qp0_rq_psn_value_o,        // PSN the first request must carry
+  output logic [23:0] qp0_rq_psn_value_o,         // PSN the first request must carry
 
   // qp0_mtu (0x0ac): Path MTU
-  output logic [2:0]  qp0_mtu_code_o,            // InfiniBand MTU code: 1 = 256 ... 5 = 4096 bytes; a code outside 1 .. the configured MTU's means the configured MTU
+  output logic [2:0]  qp0_mtu_code_o,             // InfiniBand MTU code: 1 = 256 ... 5 = 4096 bytes; a code outside 1 .. the configured MTU's means the configured MTU
 
   // qp0_pkey (0x0b0): Partition key
-  output logic [15:0] qp0_pkey_value_o,          // P_Key of our frames; received ones must match
+  output logic [15:0] qp0_pkey_value_o,           // P_Key of our frames; received ones must match
 
   // qp0_state (0x0b4): Live state
-  input  logic        qp0_state_error_i,         // The QP is in error
-  input  logic [23:0] qp0_state_psn_i,           // Next send PSN
+  input  logic        qp0_state_error_i,          // The QP is in error
+  input  logic [23:0] qp0_state_psn_i,            // Next send PSN
 
   // qp0_epsn (0x0b8): Live receive state
-  input  logic [23:0] qp0_epsn_value_i,          // Expected receive PSN
+  input  logic [23:0] qp0_epsn_value_i,           // Expected receive PSN
 
   // qp0_retry (0x0bc): Retransmission
-  output logic [23:0] qp0_retry_timeout_o,       // Cycles without progress on an unacknowledged capsule before it is sent again
-  output logic [2:0]  qp0_retry_limit_o,         // Timeouts in a row before the QP goes to error; 7 = no limit
+  output logic [23:0] qp0_retry_timeout_o,        // Cycles without progress on an unacknowledged capsule before it is sent again
+  output logic [2:0]  qp0_retry_limit_o,          // Timeouts in a row before the QP goes to error; 7 = no limit
 
   // qp1_ctrl (0x0c0): QP 1 (SQ id 2) control
-  output logic        qp1_ctrl_en_o,             // The QP runs; 0 resets it
+  output logic        qp1_ctrl_en_o,              // The QP runs; 0 resets it
 
   // qp1_local_qpn (0x0c4): Our QP number
-  output logic [23:0] qp1_local_qpn_value_o,     // QPN the peer sends to
+  output logic [23:0] qp1_local_qpn_value_o,      // QPN the peer sends to
 
   // qp1_remote_qpn (0x0c8): The peer's QP number
-  output logic [23:0] qp1_remote_qpn_value_o,    // Destination QP of our frames
+  output logic [23:0] qp1_remote_qpn_value_o,     // Destination QP of our frames
 
   // qp1_local_mac_hi (0x0cc): Our MAC address, bytes 0-1
-  output logic [15:0] qp1_local_mac_hi_value_o,  // First byte on the wire in bits 15:8
+  output logic [15:0] qp1_local_mac_hi_value_o,   // First byte on the wire in bits 15:8
 
   // qp1_local_mac_lo (0x0d0): Our MAC address, bytes 2-5
-  output logic [31:0] qp1_local_mac_lo_value_o,  // Byte 2 in bits 31:24
+  output logic [31:0] qp1_local_mac_lo_value_o,   // Byte 2 in bits 31:24
 
   // qp1_remote_mac_hi (0x0d4): The peer's MAC address, bytes 0-1
-  output logic [15:0] qp1_remote_mac_hi_value_o, // First byte on the wire in bits 15:8
+  output logic [15:0] qp1_remote_mac_hi_value_o,  // First byte on the wire in bits 15:8
 
   // qp1_remote_mac_lo (0x0d8): The peer's MAC address, bytes 2-5
-  output logic [31:0] qp1_remote_mac_lo_value_o, // Byte 2 in bits 31:24
+  output logic [31:0] qp1_remote_mac_lo_value_o,  // Byte 2 in bits 31:24
 
   // qp1_local_ip (0x0dc): Our IPv4 address
-  output logic [31:0] qp1_local_ip_value_o,      // First byte on the wire in bits 31:24
+  output logic [31:0] qp1_local_ip_value_o,       // First byte on the wire in bits 31:24
 
   // qp1_remote_ip (0x0e0): The peer's IPv4 address
-  output logic [31:0] qp1_remote_ip_value_o,     // First byte on the wire in bits 31:24
+  output logic [31:0] qp1_remote_ip_value_o,      // First byte on the wire in bits 31:24
 
   // qp1_sq_psn (0x0e4): Initial send PSN
-  output logic [23:0] qp1_sq_psn_value_o,        // PSN of the first SEND after en rises
+  output logic [23:0] qp1_sq_psn_value_o,         // PSN of the first SEND after en rises
 
   // qp1_rq_psn (0x0e8): Initial expected receive PSN
-  output logic [23:0] qp1_rq_psn_value_o,        // PSN the first request must carry
+  output logic [23:0] qp1_rq_psn_value_o,         // PSN the first request must carry
 
   // qp1_mtu (0x0ec): Path MTU
-  output logic [2:0]  qp1_mtu_code_o,            // InfiniBand MTU code: 1 = 256 ... 5 = 4096 bytes; a code outside 1 .. the configured MTU's means the configured MTU
+  output logic [2:0]  qp1_mtu_code_o,             // InfiniBand MTU code: 1 = 256 ... 5 = 4096 bytes; a code outside 1 .. the configured MTU's means the configured MTU
 
   // qp1_pkey (0x0f0): Partition key
-  output logic [15:0] qp1_pkey_value_o,          // P_Key of our frames; received ones must match
+  output logic [15:0] qp1_pkey_value_o,           // P_Key of our frames; received ones must match
 
   // qp1_state (0x0f4): Live state
-  input  logic        qp1_state_error_i,         // The QP is in error
-  input  logic [23:0] qp1_state_psn_i,           // Next send PSN
+  input  logic        qp1_state_error_i,          // The QP is in error
+  input  logic [23:0] qp1_state_psn_i,            // Next send PSN
 
   // qp1_epsn (0x0f8): Live receive state
-  input  logic [23:0] qp1_epsn_value_i,          // Expected receive PSN
+  input  logic [23:0] qp1_epsn_value_i,           // Expected receive PSN
 
   // qp1_retry (0x0fc): Retransmission
-  output logic [23:0] qp1_retry_timeout_o,       // Cycles without progress on an unacknowledged capsule before it is sent again
-  output logic [2:0]  qp1_retry_limit_o          // Timeouts in a row before the QP goes to error; 7 = no limit
+  output logic [23:0] qp1_retry_timeout_o,        // Cycles without progress on an unacknowledged capsule before it is sent again
+  output logic [2:0]  qp1_retry_limit_o,          // Timeouts in a row before the QP goes to error; 7 = no limit
+
+  // cnp_tx (0x300): CNPs sent (notification point)
+  input  logic [31:0] cnp_tx_value_i,             // CNPs sent (notification point)
+
+  // cnp_rx (0x304): CNPs received for an enabled QP (reaction point)
+  input  logic [31:0] cnp_rx_value_i,             // CNPs received for an enabled QP (reaction point)
+
+  // ecn_rx (0x308): Frames accepted (QP check passed) with IP ECN 11 (CE)
+  input  logic [31:0] ecn_rx_value_i,             // Frames accepted (QP check passed) with IP ECN 11 (CE)
+
+  // cc_tick (0x30c): Congestion-control time unit (DCQCN timers, RNR waits)
+  output logic [15:0] cc_tick_cycles_o,           // Clock cycles per tick (1 µs: the clock in MHz); below 2 means 2
+
+  // dcqcn_enable (0x310): 1: rates follow DCQCN; 0: every QP at the line rate (CNPs are still sent)
+  output logic        dcqcn_enable_value_o,       // 1: rates follow DCQCN; 0: every QP at the line rate (CNPs are still sent)
+
+  // dcqcn_cnp_interval (0x314): Ticks from a CNP sent to the next one a QP may send
+  output logic [15:0] dcqcn_cnp_interval_value_o, // Ticks from a CNP sent to the next one a QP may send
+
+  // dcqcn_g_shift (0x318): g = 2^-g_shift (alpha's gain)
+  output logic [3:0]  dcqcn_g_shift_value_o,      // g = 2^-g_shift (alpha's gain)
+
+  // dcqcn_rate_ai (0x31c): Additive increase, 1/65536 of the line rate
+  output logic [15:0] dcqcn_rate_ai_value_o,      // Additive increase, 1/65536 of the line rate
+
+  // dcqcn_rate_hai (0x320): Hyper increase step, 1/65536 of the line rate
+  output logic [15:0] dcqcn_rate_hai_value_o,     // Hyper increase step, 1/65536 of the line rate
+
+  // dcqcn_rate_min (0x324): Floor of a QP's rate, 1/65536 of the line rate
+  output logic [15:0] dcqcn_rate_min_value_o,     // Floor of a QP's rate, 1/65536 of the line rate
+
+  // dcqcn_alpha_period (0x328): Ticks between alpha decays (0: never)
+  output logic [15:0] dcqcn_alpha_period_value_o, // Ticks between alpha decays (0: never)
+
+  // dcqcn_inc_period (0x32c): Ticks between rate increase events (0: never)
+  output logic [15:0] dcqcn_inc_period_value_o,   // Ticks between rate increase events (0: never)
+
+  // dcqcn_byte_thresh (0x330): Bytes sent between rate increase events (0: never)
+  output logic [23:0] dcqcn_byte_thresh_value_o,  // Bytes sent between rate increase events (0: never)
+
+  // dcqcn_fast_steps (0x334): F: increase events of fast recovery
+  output logic [7:0]  dcqcn_fast_steps_value_o,   // F: increase events of fast recovery
+
+  // dcqcn_burst (0x338): Pacing credit of a QP below the line rate, bytes
+  output logic [15:0] dcqcn_burst_value_o,        // Pacing credit of a QP below the line rate, bytes
+
+  // qp0_rate (0x340): QP 0: DCQCN rates
+  input  logic [15:0] qp0_rate_current_i,         // Rc, 1/65536 of the line rate (FFFFh: the line rate, not paced)
+  input  logic [15:0] qp0_rate_target_i,          // Rt, 1/65536 of the line rate
+
+  // qp0_alpha (0x344): QP 0: DCQCN alpha
+  input  logic [9:0]  qp0_alpha_value_i,          // alpha, 1/1024
+
+  // qp0_rnr (0x348): QP 0: RNR retries
+  output logic [2:0]  qp0_rnr_limit_o,            // RNR NAKs in a row (no progress between them) the QP waits out; one more puts it in error; 7 = no limit
+  input  logic        qp0_rnr_waiting_i,          // The QP waits out an RNR NAK's timer (it sends no capsule)
+
+  // qp1_rate (0x350): QP 1: DCQCN rates
+  input  logic [15:0] qp1_rate_current_i,         // Rc, 1/65536 of the line rate (FFFFh: the line rate, not paced)
+  input  logic [15:0] qp1_rate_target_i,          // Rt, 1/65536 of the line rate
+
+  // qp1_alpha (0x354): QP 1: DCQCN alpha
+  input  logic [9:0]  qp1_alpha_value_i,          // alpha, 1/1024
+
+  // qp1_rnr (0x358): QP 1: RNR retries
+  output logic [2:0]  qp1_rnr_limit_o,            // RNR NAKs in a row (no progress between them) the QP waits out; one more puts it in error; 7 = no limit
+  input  logic        qp1_rnr_waiting_i           // The QP waits out an RNR NAK's timer (it sends no capsule)
 );
 
   typedef enum logic [1:0] {
@@ -262,95 +350,137 @@ module roce_csr (
   resp_e       rresp_d;
   logic        qp0_ctrl_en_q;
   logic        qp0_ctrl_en_d;
-  logic        qp0_ctrl_we;               // a write to `qp0_ctrl` is accepted
+  logic        qp0_ctrl_we;                // a write to `qp0_ctrl` is accepted
   logic [23:0] qp0_local_qpn_value_q;
   logic [23:0] qp0_local_qpn_value_d;
-  logic        qp0_local_qpn_we;          // a write to `qp0_local_qpn` is accepted
+  logic        qp0_local_qpn_we;           // a write to `qp0_local_qpn` is accepted
   logic [23:0] qp0_remote_qpn_value_q;
   logic [23:0] qp0_remote_qpn_value_d;
-  logic        qp0_remote_qpn_we;         // a write to `qp0_remote_qpn` is accepted
+  logic        qp0_remote_qpn_we;          // a write to `qp0_remote_qpn` is accepted
   logic [15:0] qp0_local_mac_hi_value_q;
   logic [15:0] qp0_local_mac_hi_value_d;
-  logic        qp0_local_mac_hi_we;       // a write to `qp0_local_mac_hi` is accepted
+  logic        qp0_local_mac_hi_we;        // a write to `qp0_local_mac_hi` is accepted
   logic [31:0] qp0_local_mac_lo_value_q;
   logic [31:0] qp0_local_mac_lo_value_d;
-  logic        qp0_local_mac_lo_we;       // a write to `qp0_local_mac_lo` is accepted
+  logic        qp0_local_mac_lo_we;        // a write to `qp0_local_mac_lo` is accepted
   logic [15:0] qp0_remote_mac_hi_value_q;
   logic [15:0] qp0_remote_mac_hi_value_d;
-  logic        qp0_remote_mac_hi_we;      // a write to `qp0_remote_mac_hi` is accepted
+  logic        qp0_remote_mac_hi_we;       // a write to `qp0_remote_mac_hi` is accepted
   logic [31:0] qp0_remote_mac_lo_value_q;
   logic [31:0] qp0_remote_mac_lo_value_d;
-  logic        qp0_remote_mac_lo_we;      // a write to `qp0_remote_mac_lo` is accepted
+  logic        qp0_remote_mac_lo_we;       // a write to `qp0_remote_mac_lo` is accepted
   logic [31:0] qp0_local_ip_value_q;
   logic [31:0] qp0_local_ip_value_d;
-  logic        qp0_local_ip_we;           // a write to `qp0_local_ip` is accepted
+  logic        qp0_local_ip_we;            // a write to `qp0_local_ip` is accepted
   logic [31:0] qp0_remote_ip_value_q;
   logic [31:0] qp0_remote_ip_value_d;
-  logic        qp0_remote_ip_we;          // a write to `qp0_remote_ip` is accepted
+  logic        qp0_remote_ip_we;           // a write to `qp0_remote_ip` is accepted
   logic [23:0] qp0_sq_psn_value_q;
   logic [23:0] qp0_sq_psn_value_d;
-  logic        qp0_sq_psn_we;             // a write to `qp0_sq_psn` is accepted
+  logic        qp0_sq_psn_we;              // a write to `qp0_sq_psn` is accepted
   logic [23:0] qp0_rq_psn_value_q;
   logic [23:0] qp0_rq_psn_value_d;
-  logic        qp0_rq_psn_we;             // a write to `qp0_rq_psn` is accepted
+  logic        qp0_rq_psn_we;              // a write to `qp0_rq_psn` is accepted
   logic [2:0]  qp0_mtu_code_q;
   logic [2:0]  qp0_mtu_code_d;
-  logic        qp0_mtu_we;                // a write to `qp0_mtu` is accepted
+  logic        qp0_mtu_we;                 // a write to `qp0_mtu` is accepted
   logic [15:0] qp0_pkey_value_q;
   logic [15:0] qp0_pkey_value_d;
-  logic        qp0_pkey_we;               // a write to `qp0_pkey` is accepted
+  logic        qp0_pkey_we;                // a write to `qp0_pkey` is accepted
   logic [23:0] qp0_retry_timeout_q;
   logic [23:0] qp0_retry_timeout_d;
   logic [2:0]  qp0_retry_limit_q;
   logic [2:0]  qp0_retry_limit_d;
-  logic        qp0_retry_we;              // a write to `qp0_retry` is accepted
+  logic        qp0_retry_we;               // a write to `qp0_retry` is accepted
   logic        qp1_ctrl_en_q;
   logic        qp1_ctrl_en_d;
-  logic        qp1_ctrl_we;               // a write to `qp1_ctrl` is accepted
+  logic        qp1_ctrl_we;                // a write to `qp1_ctrl` is accepted
   logic [23:0] qp1_local_qpn_value_q;
   logic [23:0] qp1_local_qpn_value_d;
-  logic        qp1_local_qpn_we;          // a write to `qp1_local_qpn` is accepted
+  logic        qp1_local_qpn_we;           // a write to `qp1_local_qpn` is accepted
   logic [23:0] qp1_remote_qpn_value_q;
   logic [23:0] qp1_remote_qpn_value_d;
-  logic        qp1_remote_qpn_we;         // a write to `qp1_remote_qpn` is accepted
+  logic        qp1_remote_qpn_we;          // a write to `qp1_remote_qpn` is accepted
   logic [15:0] qp1_local_mac_hi_value_q;
   logic [15:0] qp1_local_mac_hi_value_d;
-  logic        qp1_local_mac_hi_we;       // a write to `qp1_local_mac_hi` is accepted
+  logic        qp1_local_mac_hi_we;        // a write to `qp1_local_mac_hi` is accepted
   logic [31:0] qp1_local_mac_lo_value_q;
   logic [31:0] qp1_local_mac_lo_value_d;
-  logic        qp1_local_mac_lo_we;       // a write to `qp1_local_mac_lo` is accepted
+  logic        qp1_local_mac_lo_we;        // a write to `qp1_local_mac_lo` is accepted
   logic [15:0] qp1_remote_mac_hi_value_q;
   logic [15:0] qp1_remote_mac_hi_value_d;
-  logic        qp1_remote_mac_hi_we;      // a write to `qp1_remote_mac_hi` is accepted
+  logic        qp1_remote_mac_hi_we;       // a write to `qp1_remote_mac_hi` is accepted
   logic [31:0] qp1_remote_mac_lo_value_q;
   logic [31:0] qp1_remote_mac_lo_value_d;
-  logic        qp1_remote_mac_lo_we;      // a write to `qp1_remote_mac_lo` is accepted
+  logic        qp1_remote_mac_lo_we;       // a write to `qp1_remote_mac_lo` is accepted
   logic [31:0] qp1_local_ip_value_q;
   logic [31:0] qp1_local_ip_value_d;
-  logic        qp1_local_ip_we;           // a write to `qp1_local_ip` is accepted
+  logic        qp1_local_ip_we;            // a write to `qp1_local_ip` is accepted
   logic [31:0] qp1_remote_ip_value_q;
   logic [31:0] qp1_remote_ip_value_d;
-  logic        qp1_remote_ip_we;          // a write to `qp1_remote_ip` is accepted
+  logic        qp1_remote_ip_we;           // a write to `qp1_remote_ip` is accepted
   logic [23:0] qp1_sq_psn_value_q;
   logic [23:0] qp1_sq_psn_value_d;
-  logic        qp1_sq_psn_we;             // a write to `qp1_sq_psn` is accepted
+  logic        qp1_sq_psn_we;              // a write to `qp1_sq_psn` is accepted
   logic [23:0] qp1_rq_psn_value_q;
   logic [23:0] qp1_rq_psn_value_d;
-  logic        qp1_rq_psn_we;             // a write to `qp1_rq_psn` is accepted
+  logic        qp1_rq_psn_we;              // a write to `qp1_rq_psn` is accepted
   logic [2:0]  qp1_mtu_code_q;
   logic [2:0]  qp1_mtu_code_d;
-  logic        qp1_mtu_we;                // a write to `qp1_mtu` is accepted
+  logic        qp1_mtu_we;                 // a write to `qp1_mtu` is accepted
   logic [15:0] qp1_pkey_value_q;
   logic [15:0] qp1_pkey_value_d;
-  logic        qp1_pkey_we;               // a write to `qp1_pkey` is accepted
+  logic        qp1_pkey_we;                // a write to `qp1_pkey` is accepted
   logic [23:0] qp1_retry_timeout_q;
   logic [23:0] qp1_retry_timeout_d;
   logic [2:0]  qp1_retry_limit_q;
   logic [2:0]  qp1_retry_limit_d;
-  logic        qp1_retry_we;              // a write to `qp1_retry` is accepted
-  logic        wr_accept;                 // address and data arrive together, no response pending
+  logic        qp1_retry_we;               // a write to `qp1_retry` is accepted
+  logic [15:0] cc_tick_cycles_q;
+  logic [15:0] cc_tick_cycles_d;
+  logic        cc_tick_we;                 // a write to `cc_tick` is accepted
+  logic        dcqcn_enable_value_q;
+  logic        dcqcn_enable_value_d;
+  logic        dcqcn_enable_we;            // a write to `dcqcn_enable` is accepted
+  logic [15:0] dcqcn_cnp_interval_value_q;
+  logic [15:0] dcqcn_cnp_interval_value_d;
+  logic        dcqcn_cnp_interval_we;      // a write to `dcqcn_cnp_interval` is accepted
+  logic [3:0]  dcqcn_g_shift_value_q;
+  logic [3:0]  dcqcn_g_shift_value_d;
+  logic        dcqcn_g_shift_we;           // a write to `dcqcn_g_shift` is accepted
+  logic [15:0] dcqcn_rate_ai_value_q;
+  logic [15:0] dcqcn_rate_ai_value_d;
+  logic        dcqcn_rate_ai_we;           // a write to `dcqcn_rate_ai` is accepted
+  logic [15:0] dcqcn_rate_hai_value_q;
+  logic [15:0] dcqcn_rate_hai_value_d;
+  logic        dcqcn_rate_hai_we;          // a write to `dcqcn_rate_hai` is accepted
+  logic [15:0] dcqcn_rate_min_value_q;
+  logic [15:0] dcqcn_rate_min_value_d;
+  logic        dcqcn_rate_min_we;          // a write to `dcqcn_rate_min` is accepted
+  logic [15:0] dcqcn_alpha_period_value_q;
+  logic [15:0] dcqcn_alpha_period_value_d;
+  logic        dcqcn_alpha_period_we;      // a write to `dcqcn_alpha_period` is accepted
+  logic [15:0] dcqcn_inc_period_value_q;
+  logic [15:0] dcqcn_inc_period_value_d;
+  logic        dcqcn_inc_period_we;        // a write to `dcqcn_inc_period` is accepted
+  logic [23:0] dcqcn_byte_thresh_value_q;
+  logic [23:0] dcqcn_byte_thresh_value_d;
+  logic        dcqcn_byte_thresh_we;       // a write to `dcqcn_byte_thresh` is accepted
+  logic [7:0]  dcqcn_fast_steps_value_q;
+  logic [7:0]  dcqcn_fast_steps_value_d;
+  logic        dcqcn_fast_steps_we;        // a write to `dcqcn_fast_steps` is accepted
+  logic [15:0] dcqcn_burst_value_q;
+  logic [15:0] dcqcn_burst_value_d;
+  logic        dcqcn_burst_we;             // a write to `dcqcn_burst` is accepted
+  logic [2:0]  qp0_rnr_limit_q;
+  logic [2:0]  qp0_rnr_limit_d;
+  logic        qp0_rnr_we;                 // a write to `qp0_rnr` is accepted
+  logic [2:0]  qp1_rnr_limit_q;
+  logic [2:0]  qp1_rnr_limit_d;
+  logic        qp1_rnr_we;                 // a write to `qp1_rnr` is accepted
+  logic        wr_accept;                  // address and data arrive together, no response pending
   logic        rd_accept;
-  logic [31:0] wr_mask;                   // write strobes, one per data bit
+  logic [31:0] wr_mask;                    // write strobes, one per data bit
   logic        unused_addr;
 
   assign wr_accept = s_axil_awvalid_i & s_axil_wvalid_i & ~bvalid_q;
@@ -394,6 +524,20 @@ module roce_csr (
   assign qp1_pkey_value_o = qp1_pkey_value_q;
   assign qp1_retry_timeout_o = qp1_retry_timeout_q;
   assign qp1_retry_limit_o = qp1_retry_limit_q;
+  assign cc_tick_cycles_o = cc_tick_cycles_q;
+  assign dcqcn_enable_value_o = dcqcn_enable_value_q;
+  assign dcqcn_cnp_interval_value_o = dcqcn_cnp_interval_value_q;
+  assign dcqcn_g_shift_value_o = dcqcn_g_shift_value_q;
+  assign dcqcn_rate_ai_value_o = dcqcn_rate_ai_value_q;
+  assign dcqcn_rate_hai_value_o = dcqcn_rate_hai_value_q;
+  assign dcqcn_rate_min_value_o = dcqcn_rate_min_value_q;
+  assign dcqcn_alpha_period_value_o = dcqcn_alpha_period_value_q;
+  assign dcqcn_inc_period_value_o = dcqcn_inc_period_value_q;
+  assign dcqcn_byte_thresh_value_o = dcqcn_byte_thresh_value_q;
+  assign dcqcn_fast_steps_value_o = dcqcn_fast_steps_value_q;
+  assign dcqcn_burst_value_o = dcqcn_burst_value_q;
+  assign qp0_rnr_limit_o = qp0_rnr_limit_q;
+  assign qp1_rnr_limit_o = qp1_rnr_limit_q;
 
   always_comb begin
     bvalid_d = bvalid_q;
@@ -426,6 +570,20 @@ module roce_csr (
     qp1_mtu_we = 1'b0;
     qp1_pkey_we = 1'b0;
     qp1_retry_we = 1'b0;
+    cc_tick_we = 1'b0;
+    dcqcn_enable_we = 1'b0;
+    dcqcn_cnp_interval_we = 1'b0;
+    dcqcn_g_shift_we = 1'b0;
+    dcqcn_rate_ai_we = 1'b0;
+    dcqcn_rate_hai_we = 1'b0;
+    dcqcn_rate_min_we = 1'b0;
+    dcqcn_alpha_period_we = 1'b0;
+    dcqcn_inc_period_we = 1'b0;
+    dcqcn_byte_thresh_we = 1'b0;
+    dcqcn_fast_steps_we = 1'b0;
+    dcqcn_burst_we = 1'b0;
+    qp0_rnr_we = 1'b0;
+    qp1_rnr_we = 1'b0;
     if (wr_accept) begin
       bvalid_d = 1'b1;
       case (s_axil_awaddr_i[9:2])
@@ -606,6 +764,83 @@ module roce_csr (
         8'h3f: begin
           bresp_d = RespOkay;
           qp1_retry_we = 1'b1;
+        end
+        8'hc0: begin
+          bresp_d = RespOkay;
+        end
+        8'hc1: begin
+          bresp_d = RespOkay;
+        end
+        8'hc2: begin
+          bresp_d = RespOkay;
+        end
+        8'hc3: begin
+          bresp_d = RespOkay;
+          cc_tick_we = 1'b1;
+        end
+        8'hc4: begin
+          bresp_d = RespOkay;
+          dcqcn_enable_we = 1'b1;
+        end
+        8'hc5: begin
+          bresp_d = RespOkay;
+          dcqcn_cnp_interval_we = 1'b1;
+        end
+        8'hc6: begin
+          bresp_d = RespOkay;
+          dcqcn_g_shift_we = 1'b1;
+        end
+        8'hc7: begin
+          bresp_d = RespOkay;
+          dcqcn_rate_ai_we = 1'b1;
+        end
+        8'hc8: begin
+          bresp_d = RespOkay;
+          dcqcn_rate_hai_we = 1'b1;
+        end
+        8'hc9: begin
+          bresp_d = RespOkay;
+          dcqcn_rate_min_we = 1'b1;
+        end
+        8'hca: begin
+          bresp_d = RespOkay;
+          dcqcn_alpha_period_we = 1'b1;
+        end
+        8'hcb: begin
+          bresp_d = RespOkay;
+          dcqcn_inc_period_we = 1'b1;
+        end
+        8'hcc: begin
+          bresp_d = RespOkay;
+          dcqcn_byte_thresh_we = 1'b1;
+        end
+        8'hcd: begin
+          bresp_d = RespOkay;
+          dcqcn_fast_steps_we = 1'b1;
+        end
+        8'hce: begin
+          bresp_d = RespOkay;
+          dcqcn_burst_we = 1'b1;
+        end
+        8'hd0: begin
+          bresp_d = RespOkay;
+        end
+        8'hd1: begin
+          bresp_d = RespOkay;
+        end
+        8'hd2: begin
+          bresp_d = RespOkay;
+          qp0_rnr_we = 1'b1;
+        end
+        8'hd4: begin
+          bresp_d = RespOkay;
+        end
+        8'hd5: begin
+          bresp_d = RespOkay;
+        end
+        8'hd6: begin
+          bresp_d = RespOkay;
+          qp1_rnr_we = 1'b1;
         end
         default: begin
           bresp_d = RespSlverr;
@@ -823,6 +1058,90 @@ module roce_csr (
           rresp_d = RespOkay;
           rdata_d = {5'd0, qp1_retry_limit_q, qp1_retry_timeout_q};
         end
+        8'hc0: begin
+          rresp_d = RespOkay;
+          rdata_d = cnp_tx_value_i;
+        end
+        8'hc1: begin
+          rresp_d = RespOkay;
+          rdata_d = cnp_rx_value_i;
+        end
+        8'hc2: begin
+          rresp_d = RespOkay;
+          rdata_d = ecn_rx_value_i;
+        end
+        8'hc3: begin
+          rresp_d = RespOkay;
+          rdata_d = {16'd0, cc_tick_cycles_q};
+        end
+        8'hc4: begin
+          rresp_d = RespOkay;
+          rdata_d = {31'd0, dcqcn_enable_value_q};
+        end
+        8'hc5: begin
+          rresp_d = RespOkay;
+          rdata_d = {16'd0, dcqcn_cnp_interval_value_q};
+        end
+        8'hc6: begin
+          rresp_d = RespOkay;
+          rdata_d = {28'd0, dcqcn_g_shift_value_q};
+        end
+        8'hc7: begin
+          rresp_d = RespOkay;
+          rdata_d = {16'd0, dcqcn_rate_ai_value_q};
+        end
+        8'hc8: begin
+          rresp_d = RespOkay;
+          rdata_d = {16'd0, dcqcn_rate_hai_value_q};
+        end
+        8'hc9: begin
+          rresp_d = RespOkay;
+          rdata_d = {16'd0, dcqcn_rate_min_value_q};
+        end
+        8'hca: begin
+          rresp_d = RespOkay;
+          rdata_d = {16'd0, dcqcn_alpha_period_value_q};
+        end
+        8'hcb: begin
+          rresp_d = RespOkay;
+          rdata_d = {16'd0, dcqcn_inc_period_value_q};
+        end
+        8'hcc: begin
+          rresp_d = RespOkay;
+          rdata_d = {8'd0, dcqcn_byte_thresh_value_q};
+        end
+        8'hcd: begin
+          rresp_d = RespOkay;
+          rdata_d = {24'd0, dcqcn_fast_steps_value_q};
+        end
+        8'hce: begin
+          rresp_d = RespOkay;
+          rdata_d = {16'd0, dcqcn_burst_value_q};
+        end
+        8'hd0: begin
+          rresp_d = RespOkay;
+          rdata_d = {qp0_rate_target_i, qp0_rate_current_i};
+        end
+        8'hd1: begin
+          rresp_d = RespOkay;
+          rdata_d = {22'd0, qp0_alpha_value_i};
+        end
+        8'hd2: begin
+          rresp_d = RespOkay;
+          rdata_d = {23'd0, qp0_rnr_waiting_i, 5'd0, qp0_rnr_limit_q};
+        end
+        8'hd4: begin
+          rresp_d = RespOkay;
+          rdata_d = {qp1_rate_target_i, qp1_rate_current_i};
+        end
+        8'hd5: begin
+          rresp_d = RespOkay;
+          rdata_d = {22'd0, qp1_alpha_value_i};
+        end
+        8'hd6: begin
+          rresp_d = RespOkay;
+          rdata_d = {23'd0, qp1_rnr_waiting_i, 5'd0, qp1_rnr_limit_q};
+        end
         default: begin
           rresp_d = RespSlverr;
           rdata_d = 32'd0;
@@ -1033,6 +1352,104 @@ module roce_csr (
     end
   end
 
+  always_comb begin
+    cc_tick_cycles_d = cc_tick_cycles_q;
+    if (cc_tick_we) begin
+      cc_tick_cycles_d = (cc_tick_cycles_q & ~wr_mask[15:0]) | (s_axil_wdata_i[15:0] & wr_mask[15:0]);
+    end
+  end
+
+  always_comb begin
+    dcqcn_enable_value_d = dcqcn_enable_value_q;
+    if (dcqcn_enable_we) begin
+      dcqcn_enable_value_d = (dcqcn_enable_value_q & ~wr_mask[0]) | (s_axil_wdata_i[0] & wr_mask[0]);
+    end
+  end
+
+  always_comb begin
+    dcqcn_cnp_interval_value_d = dcqcn_cnp_interval_value_q;
+    if (dcqcn_cnp_interval_we) begin
+      dcqcn_cnp_interval_value_d = (dcqcn_cnp_interval_value_q & ~wr_mask[15:0]) | (s_axil_wdata_i[15:0] & wr_mask[15:0]);
+    end
+  end
+
+  always_comb begin
+    dcqcn_g_shift_value_d = dcqcn_g_shift_value_q;
+    if (dcqcn_g_shift_we) begin
+      dcqcn_g_shift_value_d = (dcqcn_g_shift_value_q & ~wr_mask[3:0]) | (s_axil_wdata_i[3:0] & wr_mask[3:0]);
+    end
+  end
+
+  always_comb begin
+    dcqcn_rate_ai_value_d = dcqcn_rate_ai_value_q;
+    if (dcqcn_rate_ai_we) begin
+      dcqcn_rate_ai_value_d = (dcqcn_rate_ai_value_q & ~wr_mask[15:0]) | (s_axil_wdata_i[15:0] & wr_mask[15:0]);
+    end
+  end
+
+  always_comb begin
+    dcqcn_rate_hai_value_d = dcqcn_rate_hai_value_q;
+    if (dcqcn_rate_hai_we) begin
+      dcqcn_rate_hai_value_d = (dcqcn_rate_hai_value_q & ~wr_mask[15:0]) | (s_axil_wdata_i[15:0] & wr_mask[15:0]);
+    end
+  end
+
+  always_comb begin
+    dcqcn_rate_min_value_d = dcqcn_rate_min_value_q;
+    if (dcqcn_rate_min_we) begin
+      dcqcn_rate_min_value_d = (dcqcn_rate_min_value_q & ~wr_mask[15:0]) | (s_axil_wdata_i[15:0] & wr_mask[15:0]);
+    end
+  end
+
+  always_comb begin
+    dcqcn_alpha_period_value_d = dcqcn_alpha_period_value_q;
+    if (dcqcn_alpha_period_we) begin
+      dcqcn_alpha_period_value_d = (dcqcn_alpha_period_value_q & ~wr_mask[15:0]) | (s_axil_wdata_i[15:0] & wr_mask[15:0]);
+    end
+  end
+
+  always_comb begin
+    dcqcn_inc_period_value_d = dcqcn_inc_period_value_q;
+    if (dcqcn_inc_period_we) begin
+      dcqcn_inc_period_value_d = (dcqcn_inc_period_value_q & ~wr_mask[15:0]) | (s_axil_wdata_i[15:0] & wr_mask[15:0]);
+    end
+  end
+
+  always_comb begin
+    dcqcn_byte_thresh_value_d = dcqcn_byte_thresh_value_q;
+    if (dcqcn_byte_thresh_we) begin
+      dcqcn_byte_thresh_value_d = (dcqcn_byte_thresh_value_q & ~wr_mask[23:0]) | (s_axil_wdata_i[23:0] & wr_mask[23:0]);
+    end
+  end
+
+  always_comb begin
+    dcqcn_fast_steps_value_d = dcqcn_fast_steps_value_q;
+    if (dcqcn_fast_steps_we) begin
+      dcqcn_fast_steps_value_d = (dcqcn_fast_steps_value_q & ~wr_mask[7:0]) | (s_axil_wdata_i[7:0] & wr_mask[7:0]);
+    end
+  end
+
+  always_comb begin
+    dcqcn_burst_value_d = dcqcn_burst_value_q;
+    if (dcqcn_burst_we) begin
+      dcqcn_burst_value_d = (dcqcn_burst_value_q & ~wr_mask[15:0]) | (s_axil_wdata_i[15:0] & wr_mask[15:0]);
+    end
+  end
+
+  always_comb begin
+    qp0_rnr_limit_d = qp0_rnr_limit_q;
+    if (qp0_rnr_we) begin
+      qp0_rnr_limit_d = (qp0_rnr_limit_q & ~wr_mask[2:0]) | (s_axil_wdata_i[2:0] & wr_mask[2:0]);
+    end
+  end
+
+  always_comb begin
+    qp1_rnr_limit_d = qp1_rnr_limit_q;
+    if (qp1_rnr_we) begin
+      qp1_rnr_limit_d = (qp1_rnr_limit_q & ~wr_mask[2:0]) | (s_axil_wdata_i[2:0] & wr_mask[2:0]);
+    end
+  end
+
   assign unused_addr = ^{s_axil_awaddr_i[1:0], s_axil_araddr_i[1:0]};
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -1072,6 +1489,20 @@ module roce_csr (
       qp1_pkey_value_q <= 16'hffff;
       qp1_retry_timeout_q <= 24'h10000;
       qp1_retry_limit_q <= 3'd7;
+      cc_tick_cycles_q <= 16'hfa;
+      dcqcn_enable_value_q <= 1'b1;
+      dcqcn_cnp_interval_value_q <= 16'h32;
+      dcqcn_g_shift_value_q <= 4'd8;
+      dcqcn_rate_ai_value_q <= 16'h15;
+      dcqcn_rate_hai_value_q <= 16'ha4;
+      dcqcn_rate_min_value_q <= 16'd9;
+      dcqcn_alpha_period_value_q <= 16'h37;
+      dcqcn_inc_period_value_q <= 16'h12c;
+      dcqcn_byte_thresh_value_q <= 24'h200000;
+      dcqcn_fast_steps_value_q <= 8'd5;
+      dcqcn_burst_value_q <= 16'h1068;
+      qp0_rnr_limit_q <= 3'd7;
+      qp1_rnr_limit_q <= 3'd7;
     end else begin
       bvalid_q <= bvalid_d;
       bresp_q <= bresp_d;
@@ -1108,6 +1539,20 @@ module roce_csr (
       qp1_pkey_value_q <= qp1_pkey_value_d;
       qp1_retry_timeout_q <= qp1_retry_timeout_d;
       qp1_retry_limit_q <= qp1_retry_limit_d;
+      cc_tick_cycles_q <= cc_tick_cycles_d;
+      dcqcn_enable_value_q <= dcqcn_enable_value_d;
+      dcqcn_cnp_interval_value_q <= dcqcn_cnp_interval_value_d;
+      dcqcn_g_shift_value_q <= dcqcn_g_shift_value_d;
+      dcqcn_rate_ai_value_q <= dcqcn_rate_ai_value_d;
+      dcqcn_rate_hai_value_q <= dcqcn_rate_hai_value_d;
+      dcqcn_rate_min_value_q <= dcqcn_rate_min_value_d;
+      dcqcn_alpha_period_value_q <= dcqcn_alpha_period_value_d;
+      dcqcn_inc_period_value_q <= dcqcn_inc_period_value_d;
+      dcqcn_byte_thresh_value_q <= dcqcn_byte_thresh_value_d;
+      dcqcn_fast_steps_value_q <= dcqcn_fast_steps_value_d;
+      dcqcn_burst_value_q <= dcqcn_burst_value_d;
+      qp0_rnr_limit_q <= qp0_rnr_limit_d;
+      qp1_rnr_limit_q <= qp1_rnr_limit_d;
     end
   end
 

@@ -75,6 +75,27 @@ pub const REGISTERS: &[(&str, u32, u32)] = &[
     ("qp1_state", QP1_STATE, QP1_STATE_RESET),
     ("qp1_epsn", QP1_EPSN, QP1_EPSN_RESET),
     ("qp1_retry", QP1_RETRY, QP1_RETRY_RESET),
+    ("cnp_tx", CNP_TX, CNP_TX_RESET),
+    ("cnp_rx", CNP_RX, CNP_RX_RESET),
+    ("ecn_rx", ECN_RX, ECN_RX_RESET),
+    ("cc_tick", CC_TICK, CC_TICK_RESET),
+    ("dcqcn_enable", DCQCN_ENABLE, DCQCN_ENABLE_RESET),
+    ("dcqcn_cnp_interval", DCQCN_CNP_INTERVAL, DCQCN_CNP_INTERVAL_RESET),
+    ("dcqcn_g_shift", DCQCN_G_SHIFT, DCQCN_G_SHIFT_RESET),
+    ("dcqcn_rate_ai", DCQCN_RATE_AI, DCQCN_RATE_AI_RESET),
+    ("dcqcn_rate_hai", DCQCN_RATE_HAI, DCQCN_RATE_HAI_RESET),
+    ("dcqcn_rate_min", DCQCN_RATE_MIN, DCQCN_RATE_MIN_RESET),
+    ("dcqcn_alpha_period", DCQCN_ALPHA_PERIOD, DCQCN_ALPHA_PERIOD_RESET),
+    ("dcqcn_inc_period", DCQCN_INC_PERIOD, DCQCN_INC_PERIOD_RESET),
+    ("dcqcn_byte_thresh", DCQCN_BYTE_THRESH, DCQCN_BYTE_THRESH_RESET),
+    ("dcqcn_fast_steps", DCQCN_FAST_STEPS, DCQCN_FAST_STEPS_RESET),
+    ("dcqcn_burst", DCQCN_BURST, DCQCN_BURST_RESET),
+    ("qp0_rate", QP0_RATE, QP0_RATE_RESET),
+    ("qp0_alpha", QP0_ALPHA, QP0_ALPHA_RESET),
+    ("qp0_rnr", QP0_RNR, QP0_RNR_RESET),
+    ("qp1_rate", QP1_RATE, QP1_RATE_RESET),
+    ("qp1_alpha", QP1_ALPHA, QP1_ALPHA_RESET),
+    ("qp1_rnr", QP1_RNR, QP1_RNR_RESET),
 ];
 
 /// Offset of `tx_frames`: Frames sent
@@ -1881,4 +1902,837 @@ pub fn write_qp1_retry<B: CsrBus + ?Sized>(bus: &mut B, base: u32, value: u32) {
 pub fn modify_qp1_retry<B: CsrBus + ?Sized>(bus: &mut B, base: u32, f: impl FnOnce(u32) -> u32) {
     let value = read_qp1_retry(bus, base);
     write_qp1_retry(bus, base, f(value));
+}
+
+/// Offset of `cnp_tx`: CNPs sent (notification point)
+pub const CNP_TX: u32 = 0x300;
+/// Value of `cnp_tx` after reset.
+pub const CNP_TX_RESET: u32 = 0x0000_0000;
+
+/// `cnp_tx.value` [31:0], RO: CNPs sent (notification point)
+pub const CNP_TX_VALUE_SHIFT: u32 = 0;
+/// Bits of `cnp_tx.value` within `cnp_tx`.
+pub const CNP_TX_VALUE_MASK: u32 = 0xffff_ffff;
+/// Value of `cnp_tx.value` after reset.
+pub const CNP_TX_VALUE_RESET: u32 = 0x0;
+/// `cnp_tx.value` in a value of `cnp_tx`.
+#[inline]
+#[must_use]
+pub const fn get_cnp_tx_value(reg: u32) -> u32 {
+    reg
+}
+/// `reg`, a value of `cnp_tx`, with `cnp_tx.value` replaced by `value` (32 bits).
+#[inline]
+#[must_use]
+pub const fn set_cnp_tx_value(_reg: u32, value: u32) -> u32 {
+    value
+}
+
+/// Reads `cnp_tx` of the block at byte address `base`.
+pub fn read_cnp_tx<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(CNP_TX))
+}
+
+/// Offset of `cnp_rx`: CNPs received for an enabled QP (reaction point)
+pub const CNP_RX: u32 = 0x304;
+/// Value of `cnp_rx` after reset.
+pub const CNP_RX_RESET: u32 = 0x0000_0000;
+
+/// `cnp_rx.value` [31:0], RO: CNPs received for an enabled QP (reaction point)
+pub const CNP_RX_VALUE_SHIFT: u32 = 0;
+/// Bits of `cnp_rx.value` within `cnp_rx`.
+pub const CNP_RX_VALUE_MASK: u32 = 0xffff_ffff;
+/// Value of `cnp_rx.value` after reset.
+pub const CNP_RX_VALUE_RESET: u32 = 0x0;
+/// `cnp_rx.value` in a value of `cnp_rx`.
+#[inline]
+#[must_use]
+pub const fn get_cnp_rx_value(reg: u32) -> u32 {
+    reg
+}
+/// `reg`, a value of `cnp_rx`, with `cnp_rx.value` replaced by `value` (32 bits).
+#[inline]
+#[must_use]
+pub const fn set_cnp_rx_value(_reg: u32, value: u32) -> u32 {
+    value
+}
+
+/// Reads `cnp_rx` of the block at byte address `base`.
+pub fn read_cnp_rx<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(CNP_RX))
+}
+
+/// Offset of `ecn_rx`: Frames accepted (QP check passed) with IP ECN 11 (CE)
+pub const ECN_RX: u32 = 0x308;
+/// Value of `ecn_rx` after reset.
+pub const ECN_RX_RESET: u32 = 0x0000_0000;
+
+/// `ecn_rx.value` [31:0], RO: Frames accepted (QP check passed) with IP ECN 11 (CE)
+pub const ECN_RX_VALUE_SHIFT: u32 = 0;
+/// Bits of `ecn_rx.value` within `ecn_rx`.
+pub const ECN_RX_VALUE_MASK: u32 = 0xffff_ffff;
+/// Value of `ecn_rx.value` after reset.
+pub const ECN_RX_VALUE_RESET: u32 = 0x0;
+/// `ecn_rx.value` in a value of `ecn_rx`.
+#[inline]
+#[must_use]
+pub const fn get_ecn_rx_value(reg: u32) -> u32 {
+    reg
+}
+/// `reg`, a value of `ecn_rx`, with `ecn_rx.value` replaced by `value` (32 bits).
+#[inline]
+#[must_use]
+pub const fn set_ecn_rx_value(_reg: u32, value: u32) -> u32 {
+    value
+}
+
+/// Reads `ecn_rx` of the block at byte address `base`.
+pub fn read_ecn_rx<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(ECN_RX))
+}
+
+/// Offset of `cc_tick`: Congestion-control time unit (DCQCN timers, RNR waits)
+pub const CC_TICK: u32 = 0x30c;
+/// Value of `cc_tick` after reset.
+pub const CC_TICK_RESET: u32 = 0x0000_00fa;
+
+/// `cc_tick.cycles` [15:0], RW: Clock cycles per tick (1 µs: the clock in MHz); below 2 means 2
+pub const CC_TICK_CYCLES_SHIFT: u32 = 0;
+/// Bits of `cc_tick.cycles` within `cc_tick`.
+pub const CC_TICK_CYCLES_MASK: u32 = 0x0000_ffff;
+/// Value of `cc_tick.cycles` after reset.
+pub const CC_TICK_CYCLES_RESET: u32 = 0xfa;
+/// `cc_tick.cycles` in a value of `cc_tick`.
+#[inline]
+#[must_use]
+pub const fn get_cc_tick_cycles(reg: u32) -> u32 {
+    reg & CC_TICK_CYCLES_MASK
+}
+/// `reg`, a value of `cc_tick`, with `cc_tick.cycles` replaced by `value` (16 bits).
+#[inline]
+#[must_use]
+pub const fn set_cc_tick_cycles(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 16 == 0, "`cc_tick.cycles` is 16 bits wide");
+    (reg & !CC_TICK_CYCLES_MASK) | (value & CC_TICK_CYCLES_MASK)
+}
+
+/// Reads `cc_tick` of the block at byte address `base`.
+pub fn read_cc_tick<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(CC_TICK))
+}
+/// Writes `value` to `cc_tick` of the block at byte address `base`.
+pub fn write_cc_tick<B: CsrBus + ?Sized>(bus: &mut B, base: u32, value: u32) {
+    bus.write32(base.wrapping_add(CC_TICK), value);
+}
+/// Reads `cc_tick` of the block at byte address `base`, applies `f` and writes the result.
+pub fn modify_cc_tick<B: CsrBus + ?Sized>(bus: &mut B, base: u32, f: impl FnOnce(u32) -> u32) {
+    let value = read_cc_tick(bus, base);
+    write_cc_tick(bus, base, f(value));
+}
+
+/// Offset of `dcqcn_enable`: 1: rates follow DCQCN; 0: every QP at the line rate (CNPs are still sent)
+pub const DCQCN_ENABLE: u32 = 0x310;
+/// Value of `dcqcn_enable` after reset.
+pub const DCQCN_ENABLE_RESET: u32 = 0x0000_0001;
+
+/// `dcqcn_enable.value` [0], RW: 1: rates follow DCQCN; 0: every QP at the line rate (CNPs are still sent)
+pub const DCQCN_ENABLE_VALUE_SHIFT: u32 = 0;
+/// Bits of `dcqcn_enable.value` within `dcqcn_enable`.
+pub const DCQCN_ENABLE_VALUE_MASK: u32 = 0x0000_0001;
+/// Value of `dcqcn_enable.value` after reset.
+pub const DCQCN_ENABLE_VALUE_RESET: u32 = 0x1;
+/// `dcqcn_enable.value` in a value of `dcqcn_enable`.
+#[inline]
+#[must_use]
+pub const fn get_dcqcn_enable_value(reg: u32) -> u32 {
+    reg & DCQCN_ENABLE_VALUE_MASK
+}
+/// `reg`, a value of `dcqcn_enable`, with `dcqcn_enable.value` replaced by `value` (1 bit).
+#[inline]
+#[must_use]
+pub const fn set_dcqcn_enable_value(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 1 == 0, "`dcqcn_enable.value` is 1 bit wide");
+    (reg & !DCQCN_ENABLE_VALUE_MASK) | (value & DCQCN_ENABLE_VALUE_MASK)
+}
+
+/// Reads `dcqcn_enable` of the block at byte address `base`.
+pub fn read_dcqcn_enable<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(DCQCN_ENABLE))
+}
+/// Writes `value` to `dcqcn_enable` of the block at byte address `base`.
+pub fn write_dcqcn_enable<B: CsrBus + ?Sized>(bus: &mut B, base: u32, value: u32) {
+    bus.write32(base.wrapping_add(DCQCN_ENABLE), value);
+}
+/// Reads `dcqcn_enable` of the block at byte address `base`, applies `f` and writes the result.
+pub fn modify_dcqcn_enable<B: CsrBus + ?Sized>(bus: &mut B, base: u32, f: impl FnOnce(u32) -> u32) {
+    let value = read_dcqcn_enable(bus, base);
+    write_dcqcn_enable(bus, base, f(value));
+}
+
+/// Offset of `dcqcn_cnp_interval`: Ticks from a CNP sent to the next one a QP may send
+pub const DCQCN_CNP_INTERVAL: u32 = 0x314;
+/// Value of `dcqcn_cnp_interval` after reset.
+pub const DCQCN_CNP_INTERVAL_RESET: u32 = 0x0000_0032;
+
+/// `dcqcn_cnp_interval.value` [15:0], RW: Ticks from a CNP sent to the next one a QP may send
+pub const DCQCN_CNP_INTERVAL_VALUE_SHIFT: u32 = 0;
+/// Bits of `dcqcn_cnp_interval.value` within `dcqcn_cnp_interval`.
+pub const DCQCN_CNP_INTERVAL_VALUE_MASK: u32 = 0x0000_ffff;
+/// Value of `dcqcn_cnp_interval.value` after reset.
+pub const DCQCN_CNP_INTERVAL_VALUE_RESET: u32 = 0x32;
+/// `dcqcn_cnp_interval.value` in a value of `dcqcn_cnp_interval`.
+#[inline]
+#[must_use]
+pub const fn get_dcqcn_cnp_interval_value(reg: u32) -> u32 {
+    reg & DCQCN_CNP_INTERVAL_VALUE_MASK
+}
+/// `reg`, a value of `dcqcn_cnp_interval`, with `dcqcn_cnp_interval.value` replaced by `value` (16 bits).
+#[inline]
+#[must_use]
+pub const fn set_dcqcn_cnp_interval_value(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 16 == 0, "`dcqcn_cnp_interval.value` is 16 bits wide");
+    (reg & !DCQCN_CNP_INTERVAL_VALUE_MASK) | (value & DCQCN_CNP_INTERVAL_VALUE_MASK)
+}
+
+/// Reads `dcqcn_cnp_interval` of the block at byte address `base`.
+pub fn read_dcqcn_cnp_interval<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(DCQCN_CNP_INTERVAL))
+}
+/// Writes `value` to `dcqcn_cnp_interval` of the block at byte address `base`.
+pub fn write_dcqcn_cnp_interval<B: CsrBus + ?Sized>(bus: &mut B, base: u32, value: u32) {
+    bus.write32(base.wrapping_add(DCQCN_CNP_INTERVAL), value);
+}
+/// Reads `dcqcn_cnp_interval` of the block at byte address `base`, applies `f` and writes the result.
+pub fn modify_dcqcn_cnp_interval<B: CsrBus + ?Sized>(bus: &mut B, base: u32, f: impl FnOnce(u32) -> u32) {
+    let value = read_dcqcn_cnp_interval(bus, base);
+    write_dcqcn_cnp_interval(bus, base, f(value));
+}
+
+/// Offset of `dcqcn_g_shift`: g = 2^-g_shift (alpha's gain)
+pub const DCQCN_G_SHIFT: u32 = 0x318;
+/// Value of `dcqcn_g_shift` after reset.
+pub const DCQCN_G_SHIFT_RESET: u32 = 0x0000_0008;
+
+/// `dcqcn_g_shift.value` [3:0], RW: g = 2^-g_shift (alpha's gain)
+pub const DCQCN_G_SHIFT_VALUE_SHIFT: u32 = 0;
+/// Bits of `dcqcn_g_shift.value` within `dcqcn_g_shift`.
+pub const DCQCN_G_SHIFT_VALUE_MASK: u32 = 0x0000_000f;
+/// Value of `dcqcn_g_shift.value` after reset.
+pub const DCQCN_G_SHIFT_VALUE_RESET: u32 = 0x8;
+/// `dcqcn_g_shift.value` in a value of `dcqcn_g_shift`.
+#[inline]
+#[must_use]
+pub const fn get_dcqcn_g_shift_value(reg: u32) -> u32 {
+    reg & DCQCN_G_SHIFT_VALUE_MASK
+}
+/// `reg`, a value of `dcqcn_g_shift`, with `dcqcn_g_shift.value` replaced by `value` (4 bits).
+#[inline]
+#[must_use]
+pub const fn set_dcqcn_g_shift_value(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 4 == 0, "`dcqcn_g_shift.value` is 4 bits wide");
+    (reg & !DCQCN_G_SHIFT_VALUE_MASK) | (value & DCQCN_G_SHIFT_VALUE_MASK)
+}
+
+/// Reads `dcqcn_g_shift` of the block at byte address `base`.
+pub fn read_dcqcn_g_shift<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(DCQCN_G_SHIFT))
+}
+/// Writes `value` to `dcqcn_g_shift` of the block at byte address `base`.
+pub fn write_dcqcn_g_shift<B: CsrBus + ?Sized>(bus: &mut B, base: u32, value: u32) {
+    bus.write32(base.wrapping_add(DCQCN_G_SHIFT), value);
+}
+/// Reads `dcqcn_g_shift` of the block at byte address `base`, applies `f` and writes the result.
+pub fn modify_dcqcn_g_shift<B: CsrBus + ?Sized>(bus: &mut B, base: u32, f: impl FnOnce(u32) -> u32) {
+    let value = read_dcqcn_g_shift(bus, base);
+    write_dcqcn_g_shift(bus, base, f(value));
+}
+
+/// Offset of `dcqcn_rate_ai`: Additive increase, 1/65536 of the line rate
+pub const DCQCN_RATE_AI: u32 = 0x31c;
+/// Value of `dcqcn_rate_ai` after reset.
+pub const DCQCN_RATE_AI_RESET: u32 = 0x0000_0015;
+
+/// `dcqcn_rate_ai.value` [15:0], RW: Additive increase, 1/65536 of the line rate
+pub const DCQCN_RATE_AI_VALUE_SHIFT: u32 = 0;
+/// Bits of `dcqcn_rate_ai.value` within `dcqcn_rate_ai`.
+pub const DCQCN_RATE_AI_VALUE_MASK: u32 = 0x0000_ffff;
+/// Value of `dcqcn_rate_ai.value` after reset.
+pub const DCQCN_RATE_AI_VALUE_RESET: u32 = 0x15;
+/// `dcqcn_rate_ai.value` in a value of `dcqcn_rate_ai`.
+#[inline]
+#[must_use]
+pub const fn get_dcqcn_rate_ai_value(reg: u32) -> u32 {
+    reg & DCQCN_RATE_AI_VALUE_MASK
+}
+/// `reg`, a value of `dcqcn_rate_ai`, with `dcqcn_rate_ai.value` replaced by `value` (16 bits).
+#[inline]
+#[must_use]
+pub const fn set_dcqcn_rate_ai_value(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 16 == 0, "`dcqcn_rate_ai.value` is 16 bits wide");
+    (reg & !DCQCN_RATE_AI_VALUE_MASK) | (value & DCQCN_RATE_AI_VALUE_MASK)
+}
+
+/// Reads `dcqcn_rate_ai` of the block at byte address `base`.
+pub fn read_dcqcn_rate_ai<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(DCQCN_RATE_AI))
+}
+/// Writes `value` to `dcqcn_rate_ai` of the block at byte address `base`.
+pub fn write_dcqcn_rate_ai<B: CsrBus + ?Sized>(bus: &mut B, base: u32, value: u32) {
+    bus.write32(base.wrapping_add(DCQCN_RATE_AI), value);
+}
+/// Reads `dcqcn_rate_ai` of the block at byte address `base`, applies `f` and writes the result.
+pub fn modify_dcqcn_rate_ai<B: CsrBus + ?Sized>(bus: &mut B, base: u32, f: impl FnOnce(u32) -> u32) {
+    let value = read_dcqcn_rate_ai(bus, base);
+    write_dcqcn_rate_ai(bus, base, f(value));
+}
+
+/// Offset of `dcqcn_rate_hai`: Hyper increase step, 1/65536 of the line rate
+pub const DCQCN_RATE_HAI: u32 = 0x320;
+/// Value of `dcqcn_rate_hai` after reset.
+pub const DCQCN_RATE_HAI_RESET: u32 = 0x0000_00a4;
+
+/// `dcqcn_rate_hai.value` [15:0], RW: Hyper increase step, 1/65536 of the line rate
+pub const DCQCN_RATE_HAI_VALUE_SHIFT: u32 = 0;
+/// Bits of `dcqcn_rate_hai.value` within `dcqcn_rate_hai`.
+pub const DCQCN_RATE_HAI_VALUE_MASK: u32 = 0x0000_ffff;
+/// Value of `dcqcn_rate_hai.value` after reset.
+pub const DCQCN_RATE_HAI_VALUE_RESET: u32 = 0xa4;
+/// `dcqcn_rate_hai.value` in a value of `dcqcn_rate_hai`.
+#[inline]
+#[must_use]
+pub const fn get_dcqcn_rate_hai_value(reg: u32) -> u32 {
+    reg & DCQCN_RATE_HAI_VALUE_MASK
+}
+/// `reg`, a value of `dcqcn_rate_hai`, with `dcqcn_rate_hai.value` replaced by `value` (16 bits).
+#[inline]
+#[must_use]
+pub const fn set_dcqcn_rate_hai_value(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 16 == 0, "`dcqcn_rate_hai.value` is 16 bits wide");
+    (reg & !DCQCN_RATE_HAI_VALUE_MASK) | (value & DCQCN_RATE_HAI_VALUE_MASK)
+}
+
+/// Reads `dcqcn_rate_hai` of the block at byte address `base`.
+pub fn read_dcqcn_rate_hai<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(DCQCN_RATE_HAI))
+}
+/// Writes `value` to `dcqcn_rate_hai` of the block at byte address `base`.
+pub fn write_dcqcn_rate_hai<B: CsrBus + ?Sized>(bus: &mut B, base: u32, value: u32) {
+    bus.write32(base.wrapping_add(DCQCN_RATE_HAI), value);
+}
+/// Reads `dcqcn_rate_hai` of the block at byte address `base`, applies `f` and writes the result.
+pub fn modify_dcqcn_rate_hai<B: CsrBus + ?Sized>(bus: &mut B, base: u32, f: impl FnOnce(u32) -> u32) {
+    let value = read_dcqcn_rate_hai(bus, base);
+    write_dcqcn_rate_hai(bus, base, f(value));
+}
+
+/// Offset of `dcqcn_rate_min`: Floor of a QP's rate, 1/65536 of the line rate
+pub const DCQCN_RATE_MIN: u32 = 0x324;
+/// Value of `dcqcn_rate_min` after reset.
+pub const DCQCN_RATE_MIN_RESET: u32 = 0x0000_0009;
+
+/// `dcqcn_rate_min.value` [15:0], RW: Floor of a QP's rate, 1/65536 of the line rate
+pub const DCQCN_RATE_MIN_VALUE_SHIFT: u32 = 0;
+/// Bits of `dcqcn_rate_min.value` within `dcqcn_rate_min`.
+pub const DCQCN_RATE_MIN_VALUE_MASK: u32 = 0x0000_ffff;
+/// Value of `dcqcn_rate_min.value` after reset.
+pub const DCQCN_RATE_MIN_VALUE_RESET: u32 = 0x9;
+/// `dcqcn_rate_min.value` in a value of `dcqcn_rate_min`.
+#[inline]
+#[must_use]
+pub const fn get_dcqcn_rate_min_value(reg: u32) -> u32 {
+    reg & DCQCN_RATE_MIN_VALUE_MASK
+}
+/// `reg`, a value of `dcqcn_rate_min`, with `dcqcn_rate_min.value` replaced by `value` (16 bits).
+#[inline]
+#[must_use]
+pub const fn set_dcqcn_rate_min_value(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 16 == 0, "`dcqcn_rate_min.value` is 16 bits wide");
+    (reg & !DCQCN_RATE_MIN_VALUE_MASK) | (value & DCQCN_RATE_MIN_VALUE_MASK)
+}
+
+/// Reads `dcqcn_rate_min` of the block at byte address `base`.
+pub fn read_dcqcn_rate_min<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(DCQCN_RATE_MIN))
+}
+/// Writes `value` to `dcqcn_rate_min` of the block at byte address `base`.
+pub fn write_dcqcn_rate_min<B: CsrBus + ?Sized>(bus: &mut B, base: u32, value: u32) {
+    bus.write32(base.wrapping_add(DCQCN_RATE_MIN), value);
+}
+/// Reads `dcqcn_rate_min` of the block at byte address `base`, applies `f` and writes the result.
+pub fn modify_dcqcn_rate_min<B: CsrBus + ?Sized>(bus: &mut B, base: u32, f: impl FnOnce(u32) -> u32) {
+    let value = read_dcqcn_rate_min(bus, base);
+    write_dcqcn_rate_min(bus, base, f(value));
+}
+
+/// Offset of `dcqcn_alpha_period`: Ticks between alpha decays (0: never)
+pub const DCQCN_ALPHA_PERIOD: u32 = 0x328;
+/// Value of `dcqcn_alpha_period` after reset.
+pub const DCQCN_ALPHA_PERIOD_RESET: u32 = 0x0000_0037;
+
+/// `dcqcn_alpha_period.value` [15:0], RW: Ticks between alpha decays (0: never)
+pub const DCQCN_ALPHA_PERIOD_VALUE_SHIFT: u32 = 0;
+/// Bits of `dcqcn_alpha_period.value` within `dcqcn_alpha_period`.
+pub const DCQCN_ALPHA_PERIOD_VALUE_MASK: u32 = 0x0000_ffff;
+/// Value of `dcqcn_alpha_period.value` after reset.
+pub const DCQCN_ALPHA_PERIOD_VALUE_RESET: u32 = 0x37;
+/// `dcqcn_alpha_period.value` in a value of `dcqcn_alpha_period`.
+#[inline]
+#[must_use]
+pub const fn get_dcqcn_alpha_period_value(reg: u32) -> u32 {
+    reg & DCQCN_ALPHA_PERIOD_VALUE_MASK
+}
+/// `reg`, a value of `dcqcn_alpha_period`, with `dcqcn_alpha_period.value` replaced by `value` (16 bits).
+#[inline]
+#[must_use]
+pub const fn set_dcqcn_alpha_period_value(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 16 == 0, "`dcqcn_alpha_period.value` is 16 bits wide");
+    (reg & !DCQCN_ALPHA_PERIOD_VALUE_MASK) | (value & DCQCN_ALPHA_PERIOD_VALUE_MASK)
+}
+
+/// Reads `dcqcn_alpha_period` of the block at byte address `base`.
+pub fn read_dcqcn_alpha_period<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(DCQCN_ALPHA_PERIOD))
+}
+/// Writes `value` to `dcqcn_alpha_period` of the block at byte address `base`.
+pub fn write_dcqcn_alpha_period<B: CsrBus + ?Sized>(bus: &mut B, base: u32, value: u32) {
+    bus.write32(base.wrapping_add(DCQCN_ALPHA_PERIOD), value);
+}
+/// Reads `dcqcn_alpha_period` of the block at byte address `base`, applies `f` and writes the result.
+pub fn modify_dcqcn_alpha_period<B: CsrBus + ?Sized>(bus: &mut B, base: u32, f: impl FnOnce(u32) -> u32) {
+    let value = read_dcqcn_alpha_period(bus, base);
+    write_dcqcn_alpha_period(bus, base, f(value));
+}
+
+/// Offset of `dcqcn_inc_period`: Ticks between rate increase events (0: never)
+pub const DCQCN_INC_PERIOD: u32 = 0x32c;
+/// Value of `dcqcn_inc_period` after reset.
+pub const DCQCN_INC_PERIOD_RESET: u32 = 0x0000_012c;
+
+/// `dcqcn_inc_period.value` [15:0], RW: Ticks between rate increase events (0: never)
+pub const DCQCN_INC_PERIOD_VALUE_SHIFT: u32 = 0;
+/// Bits of `dcqcn_inc_period.value` within `dcqcn_inc_period`.
+pub const DCQCN_INC_PERIOD_VALUE_MASK: u32 = 0x0000_ffff;
+/// Value of `dcqcn_inc_period.value` after reset.
+pub const DCQCN_INC_PERIOD_VALUE_RESET: u32 = 0x12c;
+/// `dcqcn_inc_period.value` in a value of `dcqcn_inc_period`.
+#[inline]
+#[must_use]
+pub const fn get_dcqcn_inc_period_value(reg: u32) -> u32 {
+    reg & DCQCN_INC_PERIOD_VALUE_MASK
+}
+/// `reg`, a value of `dcqcn_inc_period`, with `dcqcn_inc_period.value` replaced by `value` (16 bits).
+#[inline]
+#[must_use]
+pub const fn set_dcqcn_inc_period_value(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 16 == 0, "`dcqcn_inc_period.value` is 16 bits wide");
+    (reg & !DCQCN_INC_PERIOD_VALUE_MASK) | (value & DCQCN_INC_PERIOD_VALUE_MASK)
+}
+
+/// Reads `dcqcn_inc_period` of the block at byte address `base`.
+pub fn read_dcqcn_inc_period<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(DCQCN_INC_PERIOD))
+}
+/// Writes `value` to `dcqcn_inc_period` of the block at byte address `base`.
+pub fn write_dcqcn_inc_period<B: CsrBus + ?Sized>(bus: &mut B, base: u32, value: u32) {
+    bus.write32(base.wrapping_add(DCQCN_INC_PERIOD), value);
+}
+/// Reads `dcqcn_inc_period` of the block at byte address `base`, applies `f` and writes the result.
+pub fn modify_dcqcn_inc_period<B: CsrBus + ?Sized>(bus: &mut B, base: u32, f: impl FnOnce(u32) -> u32) {
+    let value = read_dcqcn_inc_period(bus, base);
+    write_dcqcn_inc_period(bus, base, f(value));
+}
+
+/// Offset of `dcqcn_byte_thresh`: Bytes sent between rate increase events (0: never)
+pub const DCQCN_BYTE_THRESH: u32 = 0x330;
+/// Value of `dcqcn_byte_thresh` after reset.
+pub const DCQCN_BYTE_THRESH_RESET: u32 = 0x0020_0000;
+
+/// `dcqcn_byte_thresh.value` [23:0], RW: Bytes sent between rate increase events (0: never)
+pub const DCQCN_BYTE_THRESH_VALUE_SHIFT: u32 = 0;
+/// Bits of `dcqcn_byte_thresh.value` within `dcqcn_byte_thresh`.
+pub const DCQCN_BYTE_THRESH_VALUE_MASK: u32 = 0x00ff_ffff;
+/// Value of `dcqcn_byte_thresh.value` after reset.
+pub const DCQCN_BYTE_THRESH_VALUE_RESET: u32 = 0x20_0000;
+/// `dcqcn_byte_thresh.value` in a value of `dcqcn_byte_thresh`.
+#[inline]
+#[must_use]
+pub const fn get_dcqcn_byte_thresh_value(reg: u32) -> u32 {
+    reg & DCQCN_BYTE_THRESH_VALUE_MASK
+}
+/// `reg`, a value of `dcqcn_byte_thresh`, with `dcqcn_byte_thresh.value` replaced by `value` (24 bits).
+#[inline]
+#[must_use]
+pub const fn set_dcqcn_byte_thresh_value(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 24 == 0, "`dcqcn_byte_thresh.value` is 24 bits wide");
+    (reg & !DCQCN_BYTE_THRESH_VALUE_MASK) | (value & DCQCN_BYTE_THRESH_VALUE_MASK)
+}
+
+/// Reads `dcqcn_byte_thresh` of the block at byte address `base`.
+pub fn read_dcqcn_byte_thresh<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(DCQCN_BYTE_THRESH))
+}
+/// Writes `value` to `dcqcn_byte_thresh` of the block at byte address `base`.
+pub fn write_dcqcn_byte_thresh<B: CsrBus + ?Sized>(bus: &mut B, base: u32, value: u32) {
+    bus.write32(base.wrapping_add(DCQCN_BYTE_THRESH), value);
+}
+/// Reads `dcqcn_byte_thresh` of the block at byte address `base`, applies `f` and writes the result.
+pub fn modify_dcqcn_byte_thresh<B: CsrBus + ?Sized>(bus: &mut B, base: u32, f: impl FnOnce(u32) -> u32) {
+    let value = read_dcqcn_byte_thresh(bus, base);
+    write_dcqcn_byte_thresh(bus, base, f(value));
+}
+
+/// Offset of `dcqcn_fast_steps`: F: increase events of fast recovery
+pub const DCQCN_FAST_STEPS: u32 = 0x334;
+/// Value of `dcqcn_fast_steps` after reset.
+pub const DCQCN_FAST_STEPS_RESET: u32 = 0x0000_0005;
+
+/// `dcqcn_fast_steps.value` [7:0], RW: F: increase events of fast recovery
+pub const DCQCN_FAST_STEPS_VALUE_SHIFT: u32 = 0;
+/// Bits of `dcqcn_fast_steps.value` within `dcqcn_fast_steps`.
+pub const DCQCN_FAST_STEPS_VALUE_MASK: u32 = 0x0000_00ff;
+/// Value of `dcqcn_fast_steps.value` after reset.
+pub const DCQCN_FAST_STEPS_VALUE_RESET: u32 = 0x5;
+/// `dcqcn_fast_steps.value` in a value of `dcqcn_fast_steps`.
+#[inline]
+#[must_use]
+pub const fn get_dcqcn_fast_steps_value(reg: u32) -> u32 {
+    reg & DCQCN_FAST_STEPS_VALUE_MASK
+}
+/// `reg`, a value of `dcqcn_fast_steps`, with `dcqcn_fast_steps.value` replaced by `value` (8 bits).
+#[inline]
+#[must_use]
+pub const fn set_dcqcn_fast_steps_value(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 8 == 0, "`dcqcn_fast_steps.value` is 8 bits wide");
+    (reg & !DCQCN_FAST_STEPS_VALUE_MASK) | (value & DCQCN_FAST_STEPS_VALUE_MASK)
+}
+
+/// Reads `dcqcn_fast_steps` of the block at byte address `base`.
+pub fn read_dcqcn_fast_steps<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(DCQCN_FAST_STEPS))
+}
+/// Writes `value` to `dcqcn_fast_steps` of the block at byte address `base`.
+pub fn write_dcqcn_fast_steps<B: CsrBus + ?Sized>(bus: &mut B, base: u32, value: u32) {
+    bus.write32(base.wrapping_add(DCQCN_FAST_STEPS), value);
+}
+/// Reads `dcqcn_fast_steps` of the block at byte address `base`, applies `f` and writes the result.
+pub fn modify_dcqcn_fast_steps<B: CsrBus + ?Sized>(bus: &mut B, base: u32, f: impl FnOnce(u32) -> u32) {
+    let value = read_dcqcn_fast_steps(bus, base);
+    write_dcqcn_fast_steps(bus, base, f(value));
+}
+
+/// Offset of `dcqcn_burst`: Pacing credit of a QP below the line rate, bytes
+pub const DCQCN_BURST: u32 = 0x338;
+/// Value of `dcqcn_burst` after reset.
+pub const DCQCN_BURST_RESET: u32 = 0x0000_1068;
+
+/// `dcqcn_burst.value` [15:0], RW: Pacing credit of a QP below the line rate, bytes
+pub const DCQCN_BURST_VALUE_SHIFT: u32 = 0;
+/// Bits of `dcqcn_burst.value` within `dcqcn_burst`.
+pub const DCQCN_BURST_VALUE_MASK: u32 = 0x0000_ffff;
+/// Value of `dcqcn_burst.value` after reset.
+pub const DCQCN_BURST_VALUE_RESET: u32 = 0x1068;
+/// `dcqcn_burst.value` in a value of `dcqcn_burst`.
+#[inline]
+#[must_use]
+pub const fn get_dcqcn_burst_value(reg: u32) -> u32 {
+    reg & DCQCN_BURST_VALUE_MASK
+}
+/// `reg`, a value of `dcqcn_burst`, with `dcqcn_burst.value` replaced by `value` (16 bits).
+#[inline]
+#[must_use]
+pub const fn set_dcqcn_burst_value(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 16 == 0, "`dcqcn_burst.value` is 16 bits wide");
+    (reg & !DCQCN_BURST_VALUE_MASK) | (value & DCQCN_BURST_VALUE_MASK)
+}
+
+/// Reads `dcqcn_burst` of the block at byte address `base`.
+pub fn read_dcqcn_burst<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(DCQCN_BURST))
+}
+/// Writes `value` to `dcqcn_burst` of the block at byte address `base`.
+pub fn write_dcqcn_burst<B: CsrBus + ?Sized>(bus: &mut B, base: u32, value: u32) {
+    bus.write32(base.wrapping_add(DCQCN_BURST), value);
+}
+/// Reads `dcqcn_burst` of the block at byte address `base`, applies `f` and writes the result.
+pub fn modify_dcqcn_burst<B: CsrBus + ?Sized>(bus: &mut B, base: u32, f: impl FnOnce(u32) -> u32) {
+    let value = read_dcqcn_burst(bus, base);
+    write_dcqcn_burst(bus, base, f(value));
+}
+
+/// Offset of `qp0_rate`: QP 0: DCQCN rates
+pub const QP0_RATE: u32 = 0x340;
+/// Value of `qp0_rate` after reset.
+pub const QP0_RATE_RESET: u32 = 0x0000_0000;
+
+/// `qp0_rate.current` [15:0], RO: Rc, 1/65536 of the line rate (FFFFh: the line rate, not paced)
+pub const QP0_RATE_CURRENT_SHIFT: u32 = 0;
+/// Bits of `qp0_rate.current` within `qp0_rate`.
+pub const QP0_RATE_CURRENT_MASK: u32 = 0x0000_ffff;
+/// Value of `qp0_rate.current` after reset.
+pub const QP0_RATE_CURRENT_RESET: u32 = 0x0;
+/// `qp0_rate.current` in a value of `qp0_rate`.
+#[inline]
+#[must_use]
+pub const fn get_qp0_rate_current(reg: u32) -> u32 {
+    reg & QP0_RATE_CURRENT_MASK
+}
+/// `reg`, a value of `qp0_rate`, with `qp0_rate.current` replaced by `value` (16 bits).
+#[inline]
+#[must_use]
+pub const fn set_qp0_rate_current(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 16 == 0, "`qp0_rate.current` is 16 bits wide");
+    (reg & !QP0_RATE_CURRENT_MASK) | (value & QP0_RATE_CURRENT_MASK)
+}
+
+/// `qp0_rate.target` [31:16], RO: Rt, 1/65536 of the line rate
+pub const QP0_RATE_TARGET_SHIFT: u32 = 16;
+/// Bits of `qp0_rate.target` within `qp0_rate`.
+pub const QP0_RATE_TARGET_MASK: u32 = 0xffff_0000;
+/// Value of `qp0_rate.target` after reset.
+pub const QP0_RATE_TARGET_RESET: u32 = 0x0;
+/// `qp0_rate.target` in a value of `qp0_rate`.
+#[inline]
+#[must_use]
+pub const fn get_qp0_rate_target(reg: u32) -> u32 {
+    (reg & QP0_RATE_TARGET_MASK) >> QP0_RATE_TARGET_SHIFT
+}
+/// `reg`, a value of `qp0_rate`, with `qp0_rate.target` replaced by `value` (16 bits).
+#[inline]
+#[must_use]
+pub const fn set_qp0_rate_target(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 16 == 0, "`qp0_rate.target` is 16 bits wide");
+    (reg & !QP0_RATE_TARGET_MASK) | ((value << QP0_RATE_TARGET_SHIFT) & QP0_RATE_TARGET_MASK)
+}
+
+/// Reads `qp0_rate` of the block at byte address `base`.
+pub fn read_qp0_rate<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(QP0_RATE))
+}
+
+/// Offset of `qp0_alpha`: QP 0: DCQCN alpha
+pub const QP0_ALPHA: u32 = 0x344;
+/// Value of `qp0_alpha` after reset.
+pub const QP0_ALPHA_RESET: u32 = 0x0000_0000;
+
+/// `qp0_alpha.value` [9:0], RO: alpha, 1/1024
+pub const QP0_ALPHA_VALUE_SHIFT: u32 = 0;
+/// Bits of `qp0_alpha.value` within `qp0_alpha`.
+pub const QP0_ALPHA_VALUE_MASK: u32 = 0x0000_03ff;
+/// Value of `qp0_alpha.value` after reset.
+pub const QP0_ALPHA_VALUE_RESET: u32 = 0x0;
+/// `qp0_alpha.value` in a value of `qp0_alpha`.
+#[inline]
+#[must_use]
+pub const fn get_qp0_alpha_value(reg: u32) -> u32 {
+    reg & QP0_ALPHA_VALUE_MASK
+}
+/// `reg`, a value of `qp0_alpha`, with `qp0_alpha.value` replaced by `value` (10 bits).
+#[inline]
+#[must_use]
+pub const fn set_qp0_alpha_value(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 10 == 0, "`qp0_alpha.value` is 10 bits wide");
+    (reg & !QP0_ALPHA_VALUE_MASK) | (value & QP0_ALPHA_VALUE_MASK)
+}
+
+/// Reads `qp0_alpha` of the block at byte address `base`.
+pub fn read_qp0_alpha<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(QP0_ALPHA))
+}
+
+/// Offset of `qp0_rnr`: QP 0: RNR retries
+pub const QP0_RNR: u32 = 0x348;
+/// Value of `qp0_rnr` after reset.
+pub const QP0_RNR_RESET: u32 = 0x0000_0007;
+
+/// `qp0_rnr.limit` [2:0], RW: RNR NAKs in a row (no progress between them) the QP waits out; one more puts it in error; 7 = no limit
+pub const QP0_RNR_LIMIT_SHIFT: u32 = 0;
+/// Bits of `qp0_rnr.limit` within `qp0_rnr`.
+pub const QP0_RNR_LIMIT_MASK: u32 = 0x0000_0007;
+/// Value of `qp0_rnr.limit` after reset.
+pub const QP0_RNR_LIMIT_RESET: u32 = 0x7;
+/// `qp0_rnr.limit` in a value of `qp0_rnr`.
+#[inline]
+#[must_use]
+pub const fn get_qp0_rnr_limit(reg: u32) -> u32 {
+    reg & QP0_RNR_LIMIT_MASK
+}
+/// `reg`, a value of `qp0_rnr`, with `qp0_rnr.limit` replaced by `value` (3 bits).
+#[inline]
+#[must_use]
+pub const fn set_qp0_rnr_limit(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 3 == 0, "`qp0_rnr.limit` is 3 bits wide");
+    (reg & !QP0_RNR_LIMIT_MASK) | (value & QP0_RNR_LIMIT_MASK)
+}
+
+/// `qp0_rnr.waiting` [8], RO: The QP waits out an RNR NAK's timer (it sends no capsule)
+pub const QP0_RNR_WAITING_SHIFT: u32 = 8;
+/// Bits of `qp0_rnr.waiting` within `qp0_rnr`.
+pub const QP0_RNR_WAITING_MASK: u32 = 0x0000_0100;
+/// Value of `qp0_rnr.waiting` after reset.
+pub const QP0_RNR_WAITING_RESET: u32 = 0x0;
+/// `qp0_rnr.waiting` in a value of `qp0_rnr`.
+#[inline]
+#[must_use]
+pub const fn get_qp0_rnr_waiting(reg: u32) -> u32 {
+    (reg & QP0_RNR_WAITING_MASK) >> QP0_RNR_WAITING_SHIFT
+}
+/// `reg`, a value of `qp0_rnr`, with `qp0_rnr.waiting` replaced by `value` (1 bit).
+#[inline]
+#[must_use]
+pub const fn set_qp0_rnr_waiting(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 1 == 0, "`qp0_rnr.waiting` is 1 bit wide");
+    (reg & !QP0_RNR_WAITING_MASK) | ((value << QP0_RNR_WAITING_SHIFT) & QP0_RNR_WAITING_MASK)
+}
+
+/// Reads `qp0_rnr` of the block at byte address `base`.
+pub fn read_qp0_rnr<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(QP0_RNR))
+}
+/// Writes `value` to `qp0_rnr` of the block at byte address `base`.
+pub fn write_qp0_rnr<B: CsrBus + ?Sized>(bus: &mut B, base: u32, value: u32) {
+    bus.write32(base.wrapping_add(QP0_RNR), value);
+}
+/// Reads `qp0_rnr` of the block at byte address `base`, applies `f` and writes the result.
+pub fn modify_qp0_rnr<B: CsrBus + ?Sized>(bus: &mut B, base: u32, f: impl FnOnce(u32) -> u32) {
+    let value = read_qp0_rnr(bus, base);
+    write_qp0_rnr(bus, base, f(value));
+}
+
+/// Offset of `qp1_rate`: QP 1: DCQCN rates
+pub const QP1_RATE: u32 = 0x350;
+/// Value of `qp1_rate` after reset.
+pub const QP1_RATE_RESET: u32 = 0x0000_0000;
+
+/// `qp1_rate.current` [15:0], RO: Rc, 1/65536 of the line rate (FFFFh: the line rate, not paced)
+pub const QP1_RATE_CURRENT_SHIFT: u32 = 0;
+/// Bits of `qp1_rate.current` within `qp1_rate`.
+pub const QP1_RATE_CURRENT_MASK: u32 = 0x0000_ffff;
+/// Value of `qp1_rate.current` after reset.
+pub const QP1_RATE_CURRENT_RESET: u32 = 0x0;
+/// `qp1_rate.current` in a value of `qp1_rate`.
+#[inline]
+#[must_use]
+pub const fn get_qp1_rate_current(reg: u32) -> u32 {
+    reg & QP1_RATE_CURRENT_MASK
+}
+/// `reg`, a value of `qp1_rate`, with `qp1_rate.current` replaced by `value` (16 bits).
+#[inline]
+#[must_use]
+pub const fn set_qp1_rate_current(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 16 == 0, "`qp1_rate.current` is 16 bits wide");
+    (reg & !QP1_RATE_CURRENT_MASK) | (value & QP1_RATE_CURRENT_MASK)
+}
+
+/// `qp1_rate.target` [31:16], RO: Rt, 1/65536 of the line rate
+pub const QP1_RATE_TARGET_SHIFT: u32 = 16;
+/// Bits of `qp1_rate.target` within `qp1_rate`.
+pub const QP1_RATE_TARGET_MASK: u32 = 0xffff_0000;
+/// Value of `qp1_rate.target` after reset.
+pub const QP1_RATE_TARGET_RESET: u32 = 0x0;
+/// `qp1_rate.target` in a value of `qp1_rate`.
+#[inline]
+#[must_use]
+pub const fn get_qp1_rate_target(reg: u32) -> u32 {
+    (reg & QP1_RATE_TARGET_MASK) >> QP1_RATE_TARGET_SHIFT
+}
+/// `reg`, a value of `qp1_rate`, with `qp1_rate.target` replaced by `value` (16 bits).
+#[inline]
+#[must_use]
+pub const fn set_qp1_rate_target(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 16 == 0, "`qp1_rate.target` is 16 bits wide");
+    (reg & !QP1_RATE_TARGET_MASK) | ((value << QP1_RATE_TARGET_SHIFT) & QP1_RATE_TARGET_MASK)
+}
+
+/// Reads `qp1_rate` of the block at byte address `base`.
+pub fn read_qp1_rate<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(QP1_RATE))
+}
+
+/// Offset of `qp1_alpha`: QP 1: DCQCN alpha
+pub const QP1_ALPHA: u32 = 0x354;
+/// Value of `qp1_alpha` after reset.
+pub const QP1_ALPHA_RESET: u32 = 0x0000_0000;
+
+/// `qp1_alpha.value` [9:0], RO: alpha, 1/1024
+pub const QP1_ALPHA_VALUE_SHIFT: u32 = 0;
+/// Bits of `qp1_alpha.value` within `qp1_alpha`.
+pub const QP1_ALPHA_VALUE_MASK: u32 = 0x0000_03ff;
+/// Value of `qp1_alpha.value` after reset.
+pub const QP1_ALPHA_VALUE_RESET: u32 = 0x0;
+/// `qp1_alpha.value` in a value of `qp1_alpha`.
+#[inline]
+#[must_use]
+pub const fn get_qp1_alpha_value(reg: u32) -> u32 {
+    reg & QP1_ALPHA_VALUE_MASK
+}
+/// `reg`, a value of `qp1_alpha`, with `qp1_alpha.value` replaced by `value` (10 bits).
+#[inline]
+#[must_use]
+pub const fn set_qp1_alpha_value(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 10 == 0, "`qp1_alpha.value` is 10 bits wide");
+    (reg & !QP1_ALPHA_VALUE_MASK) | (value & QP1_ALPHA_VALUE_MASK)
+}
+
+/// Reads `qp1_alpha` of the block at byte address `base`.
+pub fn read_qp1_alpha<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(QP1_ALPHA))
+}
+
+/// Offset of `qp1_rnr`: QP 1: RNR retries
+pub const QP1_RNR: u32 = 0x358;
+/// Value of `qp1_rnr` after reset.
+pub const QP1_RNR_RESET: u32 = 0x0000_0007;
+
+/// `qp1_rnr.limit` [2:0], RW: RNR NAKs in a row (no progress between them) the QP waits out; one more puts it in error; 7 = no limit
+pub const QP1_RNR_LIMIT_SHIFT: u32 = 0;
+/// Bits of `qp1_rnr.limit` within `qp1_rnr`.
+pub const QP1_RNR_LIMIT_MASK: u32 = 0x0000_0007;
+/// Value of `qp1_rnr.limit` after reset.
+pub const QP1_RNR_LIMIT_RESET: u32 = 0x7;
+/// `qp1_rnr.limit` in a value of `qp1_rnr`.
+#[inline]
+#[must_use]
+pub const fn get_qp1_rnr_limit(reg: u32) -> u32 {
+    reg & QP1_RNR_LIMIT_MASK
+}
+/// `reg`, a value of `qp1_rnr`, with `qp1_rnr.limit` replaced by `value` (3 bits).
+#[inline]
+#[must_use]
+pub const fn set_qp1_rnr_limit(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 3 == 0, "`qp1_rnr.limit` is 3 bits wide");
+    (reg & !QP1_RNR_LIMIT_MASK) | (value & QP1_RNR_LIMIT_MASK)
+}
+
+/// `qp1_rnr.waiting` [8], RO: The QP waits out an RNR NAK's timer (it sends no capsule)
+pub const QP1_RNR_WAITING_SHIFT: u32 = 8;
+/// Bits of `qp1_rnr.waiting` within `qp1_rnr`.
+pub const QP1_RNR_WAITING_MASK: u32 = 0x0000_0100;
+/// Value of `qp1_rnr.waiting` after reset.
+pub const QP1_RNR_WAITING_RESET: u32 = 0x0;
+/// `qp1_rnr.waiting` in a value of `qp1_rnr`.
+#[inline]
+#[must_use]
+pub const fn get_qp1_rnr_waiting(reg: u32) -> u32 {
+    (reg & QP1_RNR_WAITING_MASK) >> QP1_RNR_WAITING_SHIFT
+}
+/// `reg`, a value of `qp1_rnr`, with `qp1_rnr.waiting` replaced by `value` (1 bit).
+#[inline]
+#[must_use]
+pub const fn set_qp1_rnr_waiting(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 1 == 0, "`qp1_rnr.waiting` is 1 bit wide");
+    (reg & !QP1_RNR_WAITING_MASK) | ((value << QP1_RNR_WAITING_SHIFT) & QP1_RNR_WAITING_MASK)
+}
+
+/// Reads `qp1_rnr` of the block at byte address `base`.
+pub fn read_qp1_rnr<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(QP1_RNR))
+}
+/// Writes `value` to `qp1_rnr` of the block at byte address `base`.
+pub fn write_qp1_rnr<B: CsrBus + ?Sized>(bus: &mut B, base: u32, value: u32) {
+    bus.write32(base.wrapping_add(QP1_RNR), value);
+}
+/// Reads `qp1_rnr` of the block at byte address `base`, applies `f` and writes the result.
+pub fn modify_qp1_rnr<B: CsrBus + ?Sized>(bus: &mut B, base: u32, f: impl FnOnce(u32) -> u32) {
+    let value = read_qp1_rnr(bus, base);
+    write_qp1_rnr(bus, base, f(value));
 }

@@ -104,6 +104,46 @@ module roce_w64_q2_d4 (
     DROP_QP        = 3'd5
   } drop_cause_e;
 
+  logic [15:0]   csr_cc_tick_cycles;
+  logic [15:0]   cc_tick_limit;                // the timer runs limit + 1 cycles and fires in the next: a period of cc_tick cycles
+  logic          cc_tick_busy;
+  logic          cc_tick_expired;
+  logic [15:0]   cc_tick_count;
+  logic          unused_cc_tick_count;
+  logic          csr_dcqcn_enable_value;
+  logic [15:0]   csr_dcqcn_cnp_interval_value;
+  logic [3:0]    csr_dcqcn_g_shift_value;
+  logic [15:0]   csr_dcqcn_rate_ai_value;
+  logic [15:0]   csr_dcqcn_rate_hai_value;
+  logic [15:0]   csr_dcqcn_rate_min_value;
+  logic [15:0]   csr_dcqcn_alpha_period_value;
+  logic [15:0]   csr_dcqcn_inc_period_value;
+  logic [23:0]   csr_dcqcn_byte_thresh_value;
+  logic [7:0]    csr_dcqcn_fast_steps_value;
+  logic [15:0]   csr_dcqcn_burst_value;
+  logic          cc_ecn_valid;
+  logic          cc_ecn_qp;
+  logic          cc_cnp_rx_valid;
+  logic          cc_cnp_rx_qp;
+  logic          cc_sent_valid;
+  logic          cc_sent_qp;
+  logic [15:0]   cc_sent_bytes;
+  logic [1:0]    cc_cnp_done;
+  logic          cc_cnp_load;                  // a CNP frame is loaded this cycle
+  logic [1:0]    dcqcn_cnp_req;
+  logic [1:0]    dcqcn_may_send;
+  logic [31:0]   dcqcn_rate;
+  logic [31:0]   dcqcn_target;
+  logic [19:0]   dcqcn_alpha;
+  logic [31:0]   dcqcn_np_cnp_count;
+  logic          unused_cc_np_count;
+  logic [31:0]   dcqcn_rp_cnp_count;
+  logic [31:0]   cnt_cnp_tx_q;
+  logic [31:0]   cnt_cnp_tx_d;
+  logic [31:0]   cnt_ecn_rx_q;
+  logic [31:0]   cnt_ecn_rx_d;
+  logic          qp0_cc_go;
+  logic          qp1_cc_go;
   logic          csr_qp0_ctrl_en;
   logic [23:0]   csr_qp0_local_qpn_value;
   logic [23:0]   csr_qp0_remote_qpn_value;
@@ -117,21 +157,21 @@ module roce_w64_q2_d4 (
   logic [23:0]   csr_qp0_rq_psn_value;
   logic [2:0]    csr_qp0_mtu_code;
   logic          qp0_mtu_code_ok;
-  logic [12:0]   qp0_mtu;                     // path MTU in bytes (the CSR's, at most the configured one)
+  logic [12:0]   qp0_mtu;                      // path MTU in bytes (the CSR's, at most the configured one)
   logic [15:0]   csr_qp0_pkey_value;
   logic [47:0]   qp0_local_mac;
   logic [47:0]   qp0_remote_mac;
-  logic          qp0_up_q;                    // en as last seen: the QP is running
+  logic          qp0_up_q;                     // en as last seen: the QP is running
   logic          qp0_up_d;
   logic          qp0_err_q;
   logic          qp0_err_d;
-  logic [23:0]   qp0_spsn_q;                  // next send PSN
+  logic [23:0]   qp0_spsn_q;                   // next send PSN
   logic [23:0]   qp0_spsn_d;
-  logic [23:0]   qp0_epsn_q;                  // expected receive PSN
+  logic [23:0]   qp0_epsn_q;                   // expected receive PSN
   logic [23:0]   qp0_epsn_d;
-  logic [23:0]   qp0_msn_q;                   // messages received and completed
+  logic [23:0]   qp0_msn_q;                    // messages received and completed
   logic [23:0]   qp0_msn_d;
-  logic          qp0_nak_sent_q;              // a NAK 60h went out for the current gap
+  logic          qp0_nak_sent_q;               // a NAK 60h went out for the current gap
   logic          qp0_nak_sent_d;
   logic          qp0_ack_pend_q;
   logic          qp0_ack_pend_d;
@@ -175,7 +215,7 @@ module roce_w64_q2_d4 (
   logic [127:0]  qp0_slot2_dptr_d;
   logic [127:0]  qp0_slot3_dptr_q;
   logic [127:0]  qp0_slot3_dptr_d;
-  logic [3:0]    qp0_slot_sgl_q;              // bit s: slot s's own data pointer is an SGL (PSDT != 0)
+  logic [3:0]    qp0_slot_sgl_q;               // bit s: slot s's own data pointer is an SGL (PSDT != 0)
   logic [3:0]    qp0_slot_sgl_d;
   logic [10:0]   qp0_slot0_dma_status_q;
   logic [10:0]   qp0_slot0_dma_status_d;
@@ -185,17 +225,17 @@ module roce_w64_q2_d4 (
   logic [10:0]   qp0_slot2_dma_status_d;
   logic [10:0]   qp0_slot3_dma_status_q;
   logic [10:0]   qp0_slot3_dma_status_d;
-  logic          qp0_wr_on_q;                 // an RDMA WRITE message is in progress (First taken, Last not yet)
+  logic          qp0_wr_on_q;                  // an RDMA WRITE message is in progress (First taken, Last not yet)
   logic          qp0_wr_on_d;
   logic [1:0]    qp0_wr_slot_q;
   logic [1:0]    qp0_wr_slot_d;
-  logic [23:0]   qp0_wr_off_q;                // the WRITE message's next byte offset in its command's data
+  logic [23:0]   qp0_wr_off_q;                 // the WRITE message's next byte offset in its command's data
   logic [23:0]   qp0_wr_off_d;
-  logic [23:0]   qp0_wr_left_q;               // the WRITE message's bytes still to come
+  logic [23:0]   qp0_wr_left_q;                // the WRITE message's bytes still to come
   logic [23:0]   qp0_wr_left_d;
-  logic [23:0]   qp0_una_q;                   // oldest capsule PSN not yet acknowledged (= spsn: none)
+  logic [23:0]   qp0_una_q;                    // oldest capsule PSN not yet acknowledged (= spsn: none)
   logic [23:0]   qp0_una_d;
-  logic [23:0]   qp0_rpsn_q;                  // next PSN to send again (= spsn: not resending)
+  logic [23:0]   qp0_rpsn_q;                   // next PSN to send again (= spsn: not resending)
   logic [23:0]   qp0_rpsn_d;
   logic [23:0]   qp0_timer_q;
   logic [23:0]   qp0_timer_d;
@@ -216,21 +256,21 @@ module roce_w64_q2_d4 (
   logic [23:0]   csr_qp1_rq_psn_value;
   logic [2:0]    csr_qp1_mtu_code;
   logic          qp1_mtu_code_ok;
-  logic [12:0]   qp1_mtu;                     // path MTU in bytes (the CSR's, at most the configured one)
+  logic [12:0]   qp1_mtu;                      // path MTU in bytes (the CSR's, at most the configured one)
   logic [15:0]   csr_qp1_pkey_value;
   logic [47:0]   qp1_local_mac;
   logic [47:0]   qp1_remote_mac;
-  logic          qp1_up_q;                    // en as last seen: the QP is running
+  logic          qp1_up_q;                     // en as last seen: the QP is running
   logic          qp1_up_d;
   logic          qp1_err_q;
   logic          qp1_err_d;
-  logic [23:0]   qp1_spsn_q;                  // next send PSN
+  logic [23:0]   qp1_spsn_q;                   // next send PSN
   logic [23:0]   qp1_spsn_d;
-  logic [23:0]   qp1_epsn_q;                  // expected receive PSN
+  logic [23:0]   qp1_epsn_q;                   // expected receive PSN
   logic [23:0]   qp1_epsn_d;
-  logic [23:0]   qp1_msn_q;                   // messages received and completed
+  logic [23:0]   qp1_msn_q;                    // messages received and completed
   logic [23:0]   qp1_msn_d;
-  logic          qp1_nak_sent_q;              // a NAK 60h went out for the current gap
+  logic          qp1_nak_sent_q;               // a NAK 60h went out for the current gap
   logic          qp1_nak_sent_d;
   logic          qp1_ack_pend_q;
   logic          qp1_ack_pend_d;
@@ -274,7 +314,7 @@ module roce_w64_q2_d4 (
   logic [127:0]  qp1_slot2_dptr_d;
   logic [127:0]  qp1_slot3_dptr_q;
   logic [127:0]  qp1_slot3_dptr_d;
-  logic [3:0]    qp1_slot_sgl_q;              // bit s: slot s's own data pointer is an SGL (PSDT != 0)
+  logic [3:0]    qp1_slot_sgl_q;               // bit s: slot s's own data pointer is an SGL (PSDT != 0)
   logic [3:0]    qp1_slot_sgl_d;
   logic [10:0]   qp1_slot0_dma_status_q;
   logic [10:0]   qp1_slot0_dma_status_d;
@@ -284,17 +324,17 @@ module roce_w64_q2_d4 (
   logic [10:0]   qp1_slot2_dma_status_d;
   logic [10:0]   qp1_slot3_dma_status_q;
   logic [10:0]   qp1_slot3_dma_status_d;
-  logic          qp1_wr_on_q;                 // an RDMA WRITE message is in progress (First taken, Last not yet)
+  logic          qp1_wr_on_q;                  // an RDMA WRITE message is in progress (First taken, Last not yet)
   logic          qp1_wr_on_d;
   logic [1:0]    qp1_wr_slot_q;
   logic [1:0]    qp1_wr_slot_d;
-  logic [23:0]   qp1_wr_off_q;                // the WRITE message's next byte offset in its command's data
+  logic [23:0]   qp1_wr_off_q;                 // the WRITE message's next byte offset in its command's data
   logic [23:0]   qp1_wr_off_d;
-  logic [23:0]   qp1_wr_left_q;               // the WRITE message's bytes still to come
+  logic [23:0]   qp1_wr_left_q;                // the WRITE message's bytes still to come
   logic [23:0]   qp1_wr_left_d;
-  logic [23:0]   qp1_una_q;                   // oldest capsule PSN not yet acknowledged (= spsn: none)
+  logic [23:0]   qp1_una_q;                    // oldest capsule PSN not yet acknowledged (= spsn: none)
   logic [23:0]   qp1_una_d;
-  logic [23:0]   qp1_rpsn_q;                  // next PSN to send again (= spsn: not resending)
+  logic [23:0]   qp1_rpsn_q;                   // next PSN to send again (= spsn: not resending)
   logic [23:0]   qp1_rpsn_d;
   logic [23:0]   qp1_timer_q;
   logic [23:0]   qp1_timer_d;
@@ -304,11 +344,11 @@ module roce_w64_q2_d4 (
   logic [2:0]    csr_qp1_retry_limit;
   logic          qp0_dead;
   logic          qp1_dead;
-  logic [1023:0] tx_buf_q;                    // the frame being sent, byte 0 in bits 7:0 (the ICRC's place is zero)
+  logic [1023:0] tx_buf_q;                     // the frame being sent, byte 0 in bits 7:0 (the ICRC's place is zero)
   logic [1023:0] tx_buf_d;
-  logic [7:0]    tx_len_q;                    // its length in bytes; 0: idle
+  logic [7:0]    tx_len_q;                     // its length in bytes; 0: idle
   logic [7:0]    tx_len_d;
-  logic [3:0]    tx_idx_q;                    // the beat on m_axis
+  logic [3:0]    tx_idx_q;                     // the beat on m_axis
   logic [3:0]    tx_idx_d;
   logic          tx_busy;
   logic          tx_fire;
@@ -317,12 +357,12 @@ module roce_w64_q2_d4 (
   logic [7:0]    tx_keep;
   logic [63:0]   tx_raw_beat;
   logic [1023:0] tx_masked;
-  logic [10:0]   tx_crc_at;                   // bit offset of the ICRC input beat: frame byte 8 * tx_idx + 14
+  logic [10:0]   tx_crc_at;                    // bit offset of the ICRC input beat: frame byte 8 * tx_idx + 14
   logic [63:0]   tx_crc_window;
-  logic [7:0]    tx_icrc_at;                  // ICRC position: where the CRC input ends
+  logic [7:0]    tx_icrc_at;                   // ICRC position: where the CRC input ends
   logic [7:0]    tx_crc_pos;
   logic [3:0]    tx_crc_count;
-  logic          tx_load;                     // a frame is loaded into the buffer this cycle
+  logic          tx_load;                      // a frame is loaded into the buffer this cycle
   logic [7:0]    tx_crc_keep;
   logic [31:0]   tx_crc_crc;
   logic [1:0]    ack_pend;
@@ -332,12 +372,14 @@ module roce_w64_q2_d4 (
   logic          qp1_resending;
   logic [3:0]    qp0_resend_hit;
   logic [3:0]    qp1_resend_hit;
-  logic [1:0]    resend_ready;                // bit q: QP q has a capsule to send again now
+  logic [1:0]    resend_ready;                 // bit q: QP q has a capsule to send again now
   logic          resend_qp;
   logic [3:0]    resend_slots;
   logic [1:0]    resend_slot;
   logic [511:0]  resend_sqe;
-  logic          load_resend;                 // a capsule is loaded again (go-back-N)
+  logic          cnp_qp;
+  logic          load_cnp;
+  logic          load_resend;                  // a capsule is loaded again (go-back-N)
   logic          cmd_qp;
   logic          cmd_known;
   logic          cmd_dead;
@@ -348,46 +390,48 @@ module roce_w64_q2_d4 (
   logic          cmd_has_free;
   logic [1:0]    cmd_slot;
   logic          cmd_resending;
-  logic          load_cmd;                    // a command capsule is loaded (and its slot taken)
+  logic          cmd_cc_go;
+  logic          load_cmd;                     // a command capsule is loaded (and its slot taken)
   logic [7:0]    cmd_opc;
   logic          cmd_has_data;
   logic [15:0]   cmd_nlb;
-  logic [23:0]   cmd_len;                     // window length: (NLB + 1) * 512 for Read, Write, Compare
-  logic [31:0]   cmd_key;                     // the window's key: {qp, slot, cid}
+  logic [23:0]   cmd_len;                      // window length: (NLB + 1) * 512 for Read, Write, Compare
+  logic [31:0]   cmd_key;                      // the window's key: {qp, slot, cid}
   logic [511:0]  capsule_sqe;
   logic          unused_sqe_dptr_psdt;
   logic          capsule_qp;
   logic [511:0]  capsule_out_sqe;
   logic [1023:0] ack_frame;
+  logic [1023:0] cnp_frame;
   logic [1023:0] capsule_frame;
   logic          ack_is_nak;
   rx_state_e     rx_state_q;
   rx_state_e     rx_state_d;
   logic          rx_in_recv;
-  logic          pay_busy;                    // the other payload bank still drains into the DMA engine
-  logic          rx_in_chk;                   // a frame is checked (once the previous WRITE's payload has left its bank)
+  logic          pay_busy;                     // the other payload bank still drains into the DMA engine
+  logic          rx_in_chk;                    // a frame is checked (once the previous WRITE's payload has left its bank)
   logic          rx_in_cpl;
   logic          rx_fire;
-  logic [10:0]   rx_beat_q;                   // beat of the frame on s_axis (saturates)
+  logic [10:0]   rx_beat_q;                    // beat of the frame on s_axis (saturates)
   logic [10:0]   rx_beat_d;
-  logic [15:0]   rx_len_q;                    // bytes of the frame so far (saturates)
+  logic [15:0]   rx_len_q;                     // bytes of the frame so far (saturates)
   logic [15:0]   rx_len_d;
-  logic [639:0]  rx_hdr_q;                    // the frame's first bytes, byte 0 in bits 7:0
+  logic [639:0]  rx_hdr_q;                     // the frame's first bytes, byte 0 in bits 7:0
   logic [639:0]  rx_hdr_d;
-  logic [15:0]   rx_prev_q;                   // masked lanes 6-7 of the previous beat (ICRC realignment)
+  logic [15:0]   rx_prev_q;                    // masked lanes 6-7 of the previous beat (ICRC realignment)
   logic [15:0]   rx_prev_d;
-  logic [31:0]   rx_icrc_q;                   // the received ICRC, least significant byte first on the wire
+  logic [31:0]   rx_icrc_q;                    // the received ICRC, least significant byte first on the wire
   logic [31:0]   rx_icrc_d;
   logic [3:0]    rx_beat_bytes;
   logic [63:0]   rx_kept;
   logic [63:0]   rx_masked;
-  logic          rx_bank_q;                   // the payload bank the frame on s_axis goes into (words 0 or pw on)
+  logic          rx_bank_q;                    // the payload bank the frame on s_axis goes into (words 0 or pw on)
   logic          rx_bank_d;
   logic          rx_pay_we;
   logic [10:0]   rx_pay_waddr;
   logic [15:0]   rx_ip_len_now;
-  logic [16:0]   rx_icrc_at;                  // frame offset of the ICRC, from the IPv4 total length
-  logic [16:0]   rx_crc_pos;                  // frame offset of the ICRC input beat fed with this beat (beats 2 on)
+  logic [16:0]   rx_icrc_at;                   // frame offset of the ICRC, from the IPv4 total length
+  logic [16:0]   rx_crc_pos;                   // frame offset of the ICRC input beat fed with this beat (beats 2 on)
   logic [3:0]    rx_crc_count;
   logic [7:0]    rx_crc_keep;
   logic [31:0]   rx_crc_crc;
@@ -447,21 +491,22 @@ module roce_w64_q2_d4 (
   logic [14:0]   h_cqe_status;
   logic          unused_h_unused;
   logic [16:0]   h_ip_len17;
-  logic [16:0]   h_transport_len;             // BTH to ICRC, bytes
+  logic [16:0]   h_transport_len;              // BTH to ICRC, bytes
   logic          h_is_send;
   logic          h_is_ack;
+  logic          h_is_cnp;
   logic          h_is_write_first;
   logic          h_is_write_middle;
   logic          h_is_write_last;
   logic          h_is_write_only;
   logic          h_is_write;
   logic          h_has_reth;
-  logic [16:0]   h_write_hdr;                 // a WRITE's BTH, RETH and ICRC bytes
-  logic [16:0]   h_write_payload;             // a WRITE's payload bytes (valid when the lengths pass)
+  logic [16:0]   h_write_hdr;                  // a WRITE's BTH, RETH and ICRC bytes
+  logic [16:0]   h_write_payload;              // a WRITE's payload bytes (valid when the lengths pass)
   logic [63:0]   h_reth_va;
   logic [31:0]   h_reth_rkey;
   logic [31:0]   h_reth_len;
-  logic [16:0]   h_send_rest;                 // a SEND's payload and pad, bytes
+  logic [16:0]   h_send_rest;                  // a SEND's payload and pad, bytes
   logic          chk_short;
   logic          chk_ether;
   logic          chk_ihl;
@@ -478,7 +523,7 @@ module roce_w64_q2_d4 (
   logic          rx_qp;
   logic          chk_qp;
   drop_cause_e   rx_drop;
-  logic          rx_pass;                     // the frame passed the header, ICRC and QP checks
+  logic          rx_pass;                      // the frame passed the header, ICRC and QP checks
   logic [23:0]   rx_epsn;
   logic [23:0]   rx_psn_diff;
   logic          rx_psn_ok;
@@ -496,24 +541,24 @@ module roce_w64_q2_d4 (
   logic [23:0]   rx_wr_off;
   logic [23:0]   rx_wr_left;
   logic [16:0]   rx_mtu17;
-  logic          rx_wr_seq_bad;               // First/Only inside a message, Middle/Last outside one
-  logic          rx_wr_len_bad;               // First/Middle exactly the MTU, Last/Only at most it, the message's DMA length kept
+  logic          rx_wr_seq_bad;                // First/Only inside a message, Middle/Last outside one
+  logic          rx_wr_len_bad;                // First/Middle exactly the MTU, Last/Only at most it, the message's DMA length kept
   logic [7:0]    rx_key_qp;
   logic [7:0]    rx_key_slot;
   logic [15:0]   rx_key_cid;
   logic [1:0]    rx_key_slot_idx;
-  logic [23:0]   rx_key_len;                  // the keyed command's data length (its capsule's SGL length)
+  logic [23:0]   rx_key_len;                   // the keyed command's data length (its capsule's SGL length)
   logic          rx_key_slot_valid;
   logic          rx_key_is_read;
-  logic          rx_key_len_fits;             // the command's data fits the DMA engine's length
+  logic          rx_key_len_fits;              // the command's data fits the DMA engine's length
   logic          rx_key_in_window;
-  logic          rx_key_ok;                   // R_Key names an outstanding Read of this QP and VA + length lie in its data
+  logic          rx_key_ok;                    // R_Key names an outstanding Read of this QP and VA + length lie in its data
   logic          ev_write;
   logic          ev_write_invalid;
-  logic          ev_write_access;             // a key or bounds violation: NAK 62h
+  logic          ev_write_access;              // a key or bounds violation: NAK 62h
   logic          ev_write_ok;
   logic          ev_write_end;
-  logic          ev_write_dma;                // an accepted WRITE with payload: to host memory
+  logic          ev_write_dma;                 // an accepted WRITE with payload: to host memory
   logic          ev_send;
   logic          ev_complete;
   logic          ev_invalid;
@@ -522,7 +567,7 @@ module roce_w64_q2_d4 (
   logic          ev_nak_seq;
   logic          ev_dup;
   logic          ev_in_order;
-  logic          ev_fatal_request;            // an in-order request the QP cannot take: NAK, QP to error
+  logic          ev_fatal_request;             // an in-order request the QP cannot take: NAK, QP to error
   logic          ev_ack;
   logic          ev_fatal_nak;
   logic          rx_new_ack;
@@ -534,7 +579,7 @@ module roce_w64_q2_d4 (
   logic [20:0]   rx_wr_dma_len;
   logic [127:0]  rx_wr_dma_dptr;
   logic          rx_wr_dma_sgl;
-  logic          dma_cmd_pending_q;           // the WRITE's DMA command waits for s_cmd
+  logic          dma_cmd_pending_q;            // the WRITE's DMA command waits for s_cmd
   logic          dma_cmd_pending_d;
   logic [2:0]    dma_cmd_tag_q;
   logic [2:0]    dma_cmd_tag_d;
@@ -548,13 +593,13 @@ module roce_w64_q2_d4 (
   logic [20:0]   dma_cmd_off_d;
   logic [20:0]   dma_cmd_win_len_q;
   logic [20:0]   dma_cmd_win_len_d;
-  logic          pay_valid_q;                 // rx_payload_rdata_q holds the next payload beat for s_data
+  logic          pay_valid_q;                  // rx_payload_rdata_q holds the next payload beat for s_data
   logic          pay_valid_d;
   logic [10:0]   pay_raddr_q;
   logic [10:0]   pay_raddr_d;
-  logic [9:0]    pay_beats_q;                 // payload beats still to go, this one included
+  logic [9:0]    pay_beats_q;                  // payload beats still to go, this one included
   logic [9:0]    pay_beats_d;
-  logic [2:0]    pay_tail_q;                  // bytes of the last beat (0: 8)
+  logic [2:0]    pay_tail_q;                   // bytes of the last beat (0: 8)
   logic [2:0]    pay_tail_d;
   logic          dma_s_cmd_ready;
   logic          dma_s_data_ready;
@@ -562,7 +607,7 @@ module roce_w64_q2_d4 (
   logic          pay_fire;
   logic          dma_cmd_fire;
   logic          rx_start_dma;
-  logic [10:0]   rx_pay_first;                // the payload's first word: a RETH's 16 bytes come before it
+  logic [10:0]   rx_pay_first;                 // the payload's first word: a RETH's 16 bytes come before it
   logic          pay_read;
   logic [10:0]   pay_read_addr;
   logic [63:0]   rx_payload_rdata_q;
@@ -571,7 +616,7 @@ module roce_w64_q2_d4 (
   logic          dma_m_done_valid;
   logic [2:0]    dma_m_done_tag;
   logic [10:0]   dma_m_done_status;
-  logic [7:0]    dma_inflight_q;              // DMA commands issued and not yet done
+  logic [7:0]    dma_inflight_q;               // DMA commands issued and not yet done
   logic [7:0]    dma_inflight_d;
   logic          dma_idle;
   logic          dma_done_qp;
@@ -603,13 +648,13 @@ module roce_w64_q2_d4 (
   logic          unused_dma_s_axil_rdata_o;
   logic [1:0]    dma_s_axil_rresp;
   logic          unused_dma_s_axil_rresp_o;
-  logic          cpl_take_rx;                 // io_cpl carries the response capsule's completion
+  logic          cpl_take_rx;                  // io_cpl carries the response capsule's completion
   logic [1:0]    rx_slot_q;
   logic [1:0]    rx_slot_d;
   logic          rx_cpl_qp_q;
   logic          rx_cpl_qp_d;
   logic [1:0]    drain_qps;
-  logic [1:0]    cpl_lock_q;                  // source held while io_cpl waits: 0 none, 1 rx, 2 drain, 3 refused command
+  logic [1:0]    cpl_lock_q;                   // source held while io_cpl waits: 0 none, 1 rx, 2 drain, 3 refused command
   logic [1:0]    cpl_lock_d;
   logic          drain_qp_held_q;
   logic          drain_qp_held_d;
@@ -626,21 +671,32 @@ module roce_w64_q2_d4 (
   logic          drain;
   logic          bounce;
   logic          cpl_fire;
-  logic [10:0]   rx_cpl_dma_status;           // a host memory error of the command's WRITEs replaces the CQE's status
+  logic [10:0]   rx_cpl_dma_status;            // a host memory error of the command's WRITEs replaces the CQE's status
   logic [15:0]   drain_cid;
   logic          rx_here0;
   logic          cmd_here0;
   logic          ack_here0;
   logic          resend_here0;
-  logic          qp0_resend_skip;             // the PSN to resend belongs to a completed command: skip it
+  logic          qp0_resend_skip;              // the PSN to resend belongs to a completed command: skip it
   logic          qp0_ack_in;
   logic          qp0_nak_seq_in;
   logic [23:0]   qp0_unacked;
   logic [23:0]   qp0_ack_off;
+  logic          qp0_rnr_in;                   // an RNR NAK for an unacknowledged capsule
+  logic          qp0_progress;
+  logic [2:0]    csr_qp0_rnr_limit;
+  logic [19:0]   qp0_rnr_wait_q;               // ticks left of the RNR NAK's timer
+  logic [19:0]   qp0_rnr_wait_d;
+  logic [2:0]    qp0_rnr_tries_q;              // RNR NAKs since the last progress
+  logic [2:0]    qp0_rnr_tries_d;
+  logic [19:0]   rnr_ticks;                    // a received RNR NAK's timer field in ticks (µs), IB table
+  logic [4:0]    rnr_timer_code;
+  logic          qp0_rnr_give_up;
+  logic          qp0_rnr_waiting;
   logic          qp0_all_acked;
   logic          qp0_expired;
   logic          qp0_limit_hit;
-  logic          qp0_give_up;                 // too many timeouts in a row: the QP goes to error
+  logic          qp0_give_up;                  // too many timeouts in a row: the QP goes to error
   logic          qp0_fatal_pend;
   logic [3:0]    qp0_alloc;
   logic [3:0]    qp0_freed;
@@ -648,15 +704,24 @@ module roce_w64_q2_d4 (
   logic          cmd_here1;
   logic          ack_here1;
   logic          resend_here1;
-  logic          qp1_resend_skip;             // the PSN to resend belongs to a completed command: skip it
+  logic          qp1_resend_skip;              // the PSN to resend belongs to a completed command: skip it
   logic          qp1_ack_in;
   logic          qp1_nak_seq_in;
   logic [23:0]   qp1_unacked;
   logic [23:0]   qp1_ack_off;
+  logic          qp1_rnr_in;                   // an RNR NAK for an unacknowledged capsule
+  logic          qp1_progress;
+  logic [2:0]    csr_qp1_rnr_limit;
+  logic [19:0]   qp1_rnr_wait_q;               // ticks left of the RNR NAK's timer
+  logic [19:0]   qp1_rnr_wait_d;
+  logic [2:0]    qp1_rnr_tries_q;              // RNR NAKs since the last progress
+  logic [2:0]    qp1_rnr_tries_d;
+  logic          qp1_rnr_give_up;
+  logic          qp1_rnr_waiting;
   logic          qp1_all_acked;
   logic          qp1_expired;
   logic          qp1_limit_hit;
-  logic          qp1_give_up;                 // too many timeouts in a row: the QP goes to error
+  logic          qp1_give_up;                  // too many timeouts in a row: the QP goes to error
   logic          qp1_fatal_pend;
   logic [3:0]    qp1_alloc;
   logic [3:0]    qp1_freed;
@@ -700,79 +765,148 @@ module roce_w64_q2_d4 (
   logic [63:0] rx_payload [1028];
 
   roce_csr u_csr (
-    .clk_i                     (clk_i),
-    .rst_ni                    (rst_ni),
-    .s_axil_awvalid_i          (s_axil_awvalid_i),
-    .s_axil_awready_o          (s_axil_awready_o),
-    .s_axil_awaddr_i           (s_axil_awaddr_i),
-    .s_axil_wvalid_i           (s_axil_wvalid_i),
-    .s_axil_wready_o           (s_axil_wready_o),
-    .s_axil_wdata_i            (s_axil_wdata_i),
-    .s_axil_wstrb_i            (s_axil_wstrb_i),
-    .s_axil_bvalid_o           (s_axil_bvalid_o),
-    .s_axil_bready_i           (s_axil_bready_i),
-    .s_axil_bresp_o            (s_axil_bresp_o),
-    .s_axil_arvalid_i          (s_axil_arvalid_i),
-    .s_axil_arready_o          (s_axil_arready_o),
-    .s_axil_araddr_i           (s_axil_araddr_i),
-    .s_axil_rvalid_o           (s_axil_rvalid_o),
-    .s_axil_rready_i           (s_axil_rready_i),
-    .s_axil_rdata_o            (s_axil_rdata_o),
-    .s_axil_rresp_o            (s_axil_rresp_o),
-    .tx_frames_value_i         (cnt_tx_frames_q),
-    .tx_bytes_value_i          (cnt_tx_bytes_q),
-    .tx_capsules_value_i       (cnt_tx_capsules_q),
-    .tx_ack_value_i            (cnt_tx_ack_q),
-    .tx_nak_value_i            (cnt_tx_nak_q),
-    .rx_frames_value_i         (cnt_rx_frames_q),
-    .rx_bytes_value_i          (cnt_rx_bytes_q),
-    .rx_ack_value_i            (cnt_rx_ack_q),
-    .rx_nak_value_i            (cnt_rx_nak_q),
-    .rx_dup_value_i            (cnt_rx_dup_q),
-    .drop_other_value_i        (cnt_drop_other_q),
-    .drop_malformed_value_i    (cnt_drop_malformed_q),
-    .drop_icrc_value_i         (cnt_drop_icrc_q),
-    .drop_opcode_value_i       (cnt_drop_opcode_q),
-    .drop_qp_value_i           (cnt_drop_qp_q),
-    .drop_psn_value_i          (cnt_drop_psn_q),
-    .tx_retransmits_value_i    (cnt_tx_retransmits_q),
-    .rx_writes_value_i         (cnt_rx_writes_q),
-    .qp0_ctrl_en_o             (csr_qp0_ctrl_en),
-    .qp0_local_qpn_value_o     (csr_qp0_local_qpn_value),
-    .qp0_remote_qpn_value_o    (csr_qp0_remote_qpn_value),
-    .qp0_local_mac_hi_value_o  (csr_qp0_local_mac_hi_value),
-    .qp0_local_mac_lo_value_o  (csr_qp0_local_mac_lo_value),
-    .qp0_remote_mac_hi_value_o (csr_qp0_remote_mac_hi_value),
-    .qp0_remote_mac_lo_value_o (csr_qp0_remote_mac_lo_value),
-    .qp0_local_ip_value_o      (csr_qp0_local_ip_value),
-    .qp0_remote_ip_value_o     (csr_qp0_remote_ip_value),
-    .qp0_sq_psn_value_o        (csr_qp0_sq_psn_value),
-    .qp0_rq_psn_value_o        (csr_qp0_rq_psn_value),
-    .qp0_mtu_code_o            (csr_qp0_mtu_code),
-    .qp0_pkey_value_o          (csr_qp0_pkey_value),
-    .qp0_state_error_i         (qp0_err_q),
-    .qp0_state_psn_i           (qp0_spsn_q),
-    .qp0_epsn_value_i          (qp0_epsn_q),
-    .qp0_retry_timeout_o       (csr_qp0_retry_timeout),
-    .qp0_retry_limit_o         (csr_qp0_retry_limit),
-    .qp1_ctrl_en_o             (csr_qp1_ctrl_en),
-    .qp1_local_qpn_value_o     (csr_qp1_local_qpn_value),
-    .qp1_remote_qpn_value_o    (csr_qp1_remote_qpn_value),
-    .qp1_local_mac_hi_value_o  (csr_qp1_local_mac_hi_value),
-    .qp1_local_mac_lo_value_o  (csr_qp1_local_mac_lo_value),
-    .qp1_remote_mac_hi_value_o (csr_qp1_remote_mac_hi_value),
-    .qp1_remote_mac_lo_value_o (csr_qp1_remote_mac_lo_value),
-    .qp1_local_ip_value_o      (csr_qp1_local_ip_value),
-    .qp1_remote_ip_value_o     (csr_qp1_remote_ip_value),
-    .qp1_sq_psn_value_o        (csr_qp1_sq_psn_value),
-    .qp1_rq_psn_value_o        (csr_qp1_rq_psn_value),
-    .qp1_mtu_code_o            (csr_qp1_mtu_code),
-    .qp1_pkey_value_o          (csr_qp1_pkey_value),
-    .qp1_state_error_i         (qp1_err_q),
-    .qp1_state_psn_i           (qp1_spsn_q),
-    .qp1_epsn_value_i          (qp1_epsn_q),
-    .qp1_retry_timeout_o       (csr_qp1_retry_timeout),
-    .qp1_retry_limit_o         (csr_qp1_retry_limit)
+    .clk_i                      (clk_i),
+    .rst_ni                     (rst_ni),
+    .s_axil_awvalid_i           (s_axil_awvalid_i),
+    .s_axil_awready_o           (s_axil_awready_o),
+    .s_axil_awaddr_i            (s_axil_awaddr_i),
+    .s_axil_wvalid_i            (s_axil_wvalid_i),
+    .s_axil_wready_o            (s_axil_wready_o),
+    .s_axil_wdata_i             (s_axil_wdata_i),
+    .s_axil_wstrb_i             (s_axil_wstrb_i),
+    .s_axil_bvalid_o            (s_axil_bvalid_o),
+    .s_axil_bready_i            (s_axil_bready_i),
+    .s_axil_bresp_o             (s_axil_bresp_o),
+    .s_axil_arvalid_i           (s_axil_arvalid_i),
+    .s_axil_arready_o           (s_axil_arready_o),
+    .s_axil_araddr_i            (s_axil_araddr_i),
+    .s_axil_rvalid_o            (s_axil_rvalid_o),
+    .s_axil_rready_i            (s_axil_rready_i),
+    .s_axil_rdata_o             (s_axil_rdata_o),
+    .s_axil_rresp_o             (s_axil_rresp_o),
+    .tx_frames_value_i          (cnt_tx_frames_q),
+    .tx_bytes_value_i           (cnt_tx_bytes_q),
+    .tx_capsules_value_i        (cnt_tx_capsules_q),
+    .tx_ack_value_i             (cnt_tx_ack_q),
+    .tx_nak_value_i             (cnt_tx_nak_q),
+    .rx_frames_value_i          (cnt_rx_frames_q),
+    .rx_bytes_value_i           (cnt_rx_bytes_q),
+    .rx_ack_value_i             (cnt_rx_ack_q),
+    .rx_nak_value_i             (cnt_rx_nak_q),
+    .rx_dup_value_i             (cnt_rx_dup_q),
+    .drop_other_value_i         (cnt_drop_other_q),
+    .drop_malformed_value_i     (cnt_drop_malformed_q),
+    .drop_icrc_value_i          (cnt_drop_icrc_q),
+    .drop_opcode_value_i        (cnt_drop_opcode_q),
+    .drop_qp_value_i            (cnt_drop_qp_q),
+    .drop_psn_value_i           (cnt_drop_psn_q),
+    .tx_retransmits_value_i     (cnt_tx_retransmits_q),
+    .rx_writes_value_i          (cnt_rx_writes_q),
+    .qp0_ctrl_en_o              (csr_qp0_ctrl_en),
+    .qp0_local_qpn_value_o      (csr_qp0_local_qpn_value),
+    .qp0_remote_qpn_value_o     (csr_qp0_remote_qpn_value),
+    .qp0_local_mac_hi_value_o   (csr_qp0_local_mac_hi_value),
+    .qp0_local_mac_lo_value_o   (csr_qp0_local_mac_lo_value),
+    .qp0_remote_mac_hi_value_o  (csr_qp0_remote_mac_hi_value),
+    .qp0_remote_mac_lo_value_o  (csr_qp0_remote_mac_lo_value),
+    .qp0_local_ip_value_o       (csr_qp0_local_ip_value),
+    .qp0_remote_ip_value_o      (csr_qp0_remote_ip_value),
+    .qp0_sq_psn_value_o         (csr_qp0_sq_psn_value),
+    .qp0_rq_psn_value_o         (csr_qp0_rq_psn_value),
+    .qp0_mtu_code_o             (csr_qp0_mtu_code),
+    .qp0_pkey_value_o           (csr_qp0_pkey_value),
+    .qp0_state_error_i          (qp0_err_q),
+    .qp0_state_psn_i            (qp0_spsn_q),
+    .qp0_epsn_value_i           (qp0_epsn_q),
+    .qp0_retry_timeout_o        (csr_qp0_retry_timeout),
+    .qp0_retry_limit_o          (csr_qp0_retry_limit),
+    .qp1_ctrl_en_o              (csr_qp1_ctrl_en),
+    .qp1_local_qpn_value_o      (csr_qp1_local_qpn_value),
+    .qp1_remote_qpn_value_o     (csr_qp1_remote_qpn_value),
+    .qp1_local_mac_hi_value_o   (csr_qp1_local_mac_hi_value),
+    .qp1_local_mac_lo_value_o   (csr_qp1_local_mac_lo_value),
+    .qp1_remote_mac_hi_value_o  (csr_qp1_remote_mac_hi_value),
+    .qp1_remote_mac_lo_value_o  (csr_qp1_remote_mac_lo_value),
+    .qp1_local_ip_value_o       (csr_qp1_local_ip_value),
+    .qp1_remote_ip_value_o      (csr_qp1_remote_ip_value),
+    .qp1_sq_psn_value_o         (csr_qp1_sq_psn_value),
+    .qp1_rq_psn_value_o         (csr_qp1_rq_psn_value),
+    .qp1_mtu_code_o             (csr_qp1_mtu_code),
+    .qp1_pkey_value_o           (csr_qp1_pkey_value),
+    .qp1_state_error_i          (qp1_err_q),
+    .qp1_state_psn_i            (qp1_spsn_q),
+    .qp1_epsn_value_i           (qp1_epsn_q),
+    .qp1_retry_timeout_o        (csr_qp1_retry_timeout),
+    .qp1_retry_limit_o          (csr_qp1_retry_limit),
+    .cnp_tx_value_i             (cnt_cnp_tx_q),
+    .cnp_rx_value_i             (dcqcn_rp_cnp_count),
+    .ecn_rx_value_i             (cnt_ecn_rx_q),
+    .cc_tick_cycles_o           (csr_cc_tick_cycles),
+    .dcqcn_enable_value_o       (csr_dcqcn_enable_value),
+    .dcqcn_cnp_interval_value_o (csr_dcqcn_cnp_interval_value),
+    .dcqcn_g_shift_value_o      (csr_dcqcn_g_shift_value),
+    .dcqcn_rate_ai_value_o      (csr_dcqcn_rate_ai_value),
+    .dcqcn_rate_hai_value_o     (csr_dcqcn_rate_hai_value),
+    .dcqcn_rate_min_value_o     (csr_dcqcn_rate_min_value),
+    .dcqcn_alpha_period_value_o (csr_dcqcn_alpha_period_value),
+    .dcqcn_inc_period_value_o   (csr_dcqcn_inc_period_value),
+    .dcqcn_byte_thresh_value_o  (csr_dcqcn_byte_thresh_value),
+    .dcqcn_fast_steps_value_o   (csr_dcqcn_fast_steps_value),
+    .dcqcn_burst_value_o        (csr_dcqcn_burst_value),
+    .qp0_rate_current_i         (dcqcn_rate[15:0]),
+    .qp0_rate_target_i          (dcqcn_target[15:0]),
+    .qp0_alpha_value_i          (dcqcn_alpha[9:0]),
+    .qp0_rnr_limit_o            (csr_qp0_rnr_limit),
+    .qp0_rnr_waiting_i          (qp0_rnr_waiting),
+    .qp1_rate_current_i         (dcqcn_rate[31:16]),
+    .qp1_rate_target_i          (dcqcn_target[31:16]),
+    .qp1_alpha_value_i          (dcqcn_alpha[19:10]),
+    .qp1_rnr_limit_o            (csr_qp1_rnr_limit),
+    .qp1_rnr_waiting_i          (qp1_rnr_waiting)
+  );
+
+  interval_timer_w16 u_cc_tick (
+    .clk_i     (clk_i),
+    .rst_ni    (rst_ni),
+    .start_i   (~cc_tick_busy),
+    .stop_i    (1'b0),
+    .tick_i    (1'b1),
+    .limit_i   (cc_tick_limit),
+    .busy_o    (cc_tick_busy),
+    .expired_o (cc_tick_expired),
+    .count_o   (cc_tick_count)
+  );
+
+  roce_dcqcn_q2_w64 u_dcqcn (
+    .clk_i          (clk_i),
+    .rst_ni         (rst_ni),
+    .enable_i       (csr_dcqcn_enable_value),
+    .cnp_interval_i (csr_dcqcn_cnp_interval_value),
+    .g_shift_i      (csr_dcqcn_g_shift_value),
+    .rate_ai_i      (csr_dcqcn_rate_ai_value),
+    .rate_hai_i     (csr_dcqcn_rate_hai_value),
+    .rate_min_i     (csr_dcqcn_rate_min_value),
+    .alpha_period_i (csr_dcqcn_alpha_period_value),
+    .inc_period_i   (csr_dcqcn_inc_period_value),
+    .byte_thresh_i  (csr_dcqcn_byte_thresh_value),
+    .fast_steps_i   (csr_dcqcn_fast_steps_value),
+    .burst_i        (csr_dcqcn_burst_value),
+    .tick_i         (cc_tick_expired),
+    .ecn_valid_i    (cc_ecn_valid),
+    .ecn_qp_i       (cc_ecn_qp),
+    .cnp_req_o      (dcqcn_cnp_req),
+    .cnp_done_i     (cc_cnp_done),
+    .cnp_rx_valid_i (cc_cnp_rx_valid),
+    .cnp_rx_qp_i    (cc_cnp_rx_qp),
+    .sent_valid_i   (cc_sent_valid),
+    .sent_qp_i      (cc_sent_qp),
+    .sent_bytes_i   (cc_sent_bytes),
+    .may_send_o     (dcqcn_may_send),
+    .rate_o         (dcqcn_rate),
+    .target_o       (dcqcn_target),
+    .alpha_o        (dcqcn_alpha),
+    .np_cnp_count_o (dcqcn_np_cnp_count),
+    .rp_cnp_count_o (dcqcn_rp_cnp_count)
   );
 
   crc32_d64 u_tx_crc (
@@ -872,6 +1006,11 @@ module roce_w64_q2_d4 (
     .s_axil_rresp_o   (dma_s_axil_rresp)
   );
 
+  assign cc_tick_limit = (csr_cc_tick_cycles < 16'd2) ? 16'd0 : (csr_cc_tick_cycles - 16'd2);
+  assign unused_cc_tick_count = ^cc_tick_count;
+  assign unused_cc_np_count = ^dcqcn_np_cnp_count;
+  assign cnt_cnp_tx_d = cnt_cnp_tx_q + {31'd0, cc_cnp_load};
+  assign cnt_ecn_rx_d = cnt_ecn_rx_q + {31'd0, cc_ecn_valid};
   assign qp0_mtu_code_ok = (csr_qp0_mtu_code != 3'd0) & (csr_qp0_mtu_code <= 3'd5);
   assign qp0_mtu = 13'h80 << (qp0_mtu_code_ok ? csr_qp0_mtu_code : 3'd5);
   assign qp0_local_mac = {csr_qp0_local_mac_hi_value, csr_qp0_local_mac_lo_value};
@@ -906,12 +1045,14 @@ module roce_w64_q2_d4 (
   assign qp1_resending = (qp1_rpsn_q != qp1_spsn_q) & ~qp1_dead;
   assign qp0_resend_hit = {qp0_slot_valid_q[3] & (qp0_slot3_psn_q == qp0_rpsn_q), qp0_slot_valid_q[2] & (qp0_slot2_psn_q == qp0_rpsn_q), qp0_slot_valid_q[1] & (qp0_slot1_psn_q == qp0_rpsn_q), qp0_slot_valid_q[0] & (qp0_slot0_psn_q == qp0_rpsn_q)};
   assign qp1_resend_hit = {qp1_slot_valid_q[3] & (qp1_slot3_psn_q == qp1_rpsn_q), qp1_slot_valid_q[2] & (qp1_slot2_psn_q == qp1_rpsn_q), qp1_slot_valid_q[1] & (qp1_slot1_psn_q == qp1_rpsn_q), qp1_slot_valid_q[0] & (qp1_slot0_psn_q == qp1_rpsn_q)};
-  assign resend_ready = {qp1_resending & (|qp1_resend_hit), qp0_resending & (|qp0_resend_hit)};
+  assign resend_ready = {qp1_resending & (|qp1_resend_hit) & qp1_cc_go, qp0_resending & (|qp0_resend_hit) & qp0_cc_go};
   assign resend_qp = resend_ready[0] ? 1'b0 : (resend_ready[1] ? 1'b1 : 1'b0);
   assign resend_slots = (resend_qp == 1'b1) ? qp1_resend_hit : qp0_resend_hit;
   assign resend_slot = resend_slots[0] ? 2'd0 : (resend_slots[1] ? 2'd1 : (resend_slots[2] ? 2'd2 : (resend_slots[3] ? 2'd3 : 2'd0)));
   assign resend_sqe = ((resend_qp == 1'b1) & (resend_slot == 2'd3)) ? qp1_slot3_sqe_q : (((resend_qp == 1'b1) & (resend_slot == 2'd2)) ? qp1_slot2_sqe_q : (((resend_qp == 1'b1) & (resend_slot == 2'd1)) ? qp1_slot1_sqe_q : (((resend_qp == 1'b1) & (resend_slot == 2'd0)) ? qp1_slot0_sqe_q : (((resend_qp == 1'b0) & (resend_slot == 2'd3)) ? qp0_slot3_sqe_q : (((resend_qp == 1'b0) & (resend_slot == 2'd2)) ? qp0_slot2_sqe_q : (((resend_qp == 1'b0) & (resend_slot == 2'd1)) ? qp0_slot1_sqe_q : (((resend_qp == 1'b0) & (resend_slot == 2'd0)) ? qp0_slot0_sqe_q : 512'd0)))))));
-  assign load_resend = ~tx_busy & ~|ack_pend & (|resend_ready);
+  assign cnp_qp = dcqcn_cnp_req[0] ? 1'b0 : (dcqcn_cnp_req[1] ? 1'b1 : 1'b0);
+  assign load_cnp = ~tx_busy & ~|ack_pend & (|dcqcn_cnp_req);
+  assign load_resend = ~tx_busy & ~|ack_pend & ~|dcqcn_cnp_req & (|resend_ready);
   assign cmd_qp = 1'(io_cmd_sqid_i - 16'd1);
   assign cmd_known = (io_cmd_sqid_i != 16'd0) & (io_cmd_sqid_i <= 16'd2);
   assign cmd_dead = (cmd_qp == 1'b1) ? (~qp1_up_q | qp1_err_q) : (~qp0_up_q | qp0_err_q);
@@ -922,8 +1063,9 @@ module roce_w64_q2_d4 (
   assign cmd_has_free = (cmd_qp == 1'b1) ? (|qp1_slot_free) : (|qp0_slot_free);
   assign cmd_slot = (cmd_qp == 1'b1) ? qp1_free_idx : qp0_free_idx;
   assign cmd_resending = (cmd_qp == 1'b1) ? qp1_resending : qp0_resending;
-  assign load_cmd = io_cmd_valid_i & cmd_known & ~cmd_dead & cmd_has_free & ~cmd_resending & ~tx_busy & ~|ack_pend & ~|resend_ready;
-  assign tx_load = load_ack | load_cmd | load_resend;
+  assign cmd_cc_go = (cmd_qp == 1'b1) ? qp1_cc_go : qp0_cc_go;
+  assign load_cmd = io_cmd_valid_i & cmd_known & ~cmd_dead & cmd_has_free & ~cmd_resending & ~tx_busy & ~|ack_pend & ~|resend_ready & ~|dcqcn_cnp_req & cmd_cc_go;
+  assign tx_load = load_ack | load_cnp | load_cmd | load_resend;
   assign cmd_opc = io_cmd_sqe_i[7:0];
   assign cmd_has_data = (cmd_opc == 8'd1) | (cmd_opc == 8'd2) | (cmd_opc == 8'd5);
   assign cmd_nlb = io_cmd_sqe_i[399:384];
@@ -933,7 +1075,13 @@ module roce_w64_q2_d4 (
   assign unused_sqe_dptr_psdt = ^{io_cmd_sqe_i[319:192], io_cmd_sqe_i[15:14]};
   assign capsule_qp = load_resend ? resend_qp : cmd_qp;
   assign capsule_out_sqe = load_resend ? resend_sqe : capsule_sqe;
+  assign cc_sent_valid = load_cmd | load_resend;
+  assign cc_sent_qp = capsule_qp;
+  assign cc_sent_bytes = 16'h7a;
+  assign cc_cnp_done = load_cnp ? (2'd1 << cnp_qp) : 2'd0;
+  assign cc_cnp_load = load_cnp;
   assign ack_frame = (ack_qp == 1'b1) ? {528'd0, {8'd0, 8'd0, 8'd0, 8'd0, qp1_ack_msn_q[7:0], qp1_ack_msn_q[15:8], qp1_ack_msn_q[23:16], qp1_ack_syn_q, qp1_ack_psn_q[7:0], qp1_ack_psn_q[15:8], qp1_ack_psn_q[23:16], 8'd0, csr_qp1_remote_qpn_value[7:0], csr_qp1_remote_qpn_value[15:8], csr_qp1_remote_qpn_value[23:16], 8'd0, csr_qp1_pkey_value[7:0], csr_qp1_pkey_value[15:8], 8'd0, 8'h11, 8'(16'd0), 8'(16'd0 >> 8), 8'(16'h1c), 8'(16'h1c >> 8), 8'(16'h12b7), 8'(16'h12b7 >> 8), 8'(16'hc001), 8'(16'hc001 >> 8), csr_qp1_remote_ip_value[7:0], csr_qp1_remote_ip_value[15:8], csr_qp1_remote_ip_value[23:16], csr_qp1_remote_ip_value[31:24], csr_qp1_local_ip_value[7:0], csr_qp1_local_ip_value[15:8], csr_qp1_local_ip_value[23:16], csr_qp1_local_ip_value[31:24], 8'(~(16'({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h30} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h30} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]}) >> 16)}) + {15'd0, 1'(({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h30} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h30} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]}) >> 16)}) >> 16)})), 8'(~(16'({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h30} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h30} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]}) >> 16)}) + {15'd0, 1'(({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h30} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h30} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]}) >> 16)}) >> 16)}) >> 8), 8'h11, 8'h40, 8'(16'h4000), 8'(16'h4000 >> 8), 8'(16'd0), 8'(16'd0 >> 8), 8'(16'h30), 8'(16'h30 >> 8), 8'(16'h4500), 8'(16'h4500 >> 8), 8'(16'h800), 8'(16'h800 >> 8), qp1_local_mac[7:0], qp1_local_mac[15:8], qp1_local_mac[23:16], qp1_local_mac[31:24], qp1_local_mac[39:32], qp1_local_mac[47:40], qp1_remote_mac[7:0], qp1_remote_mac[15:8], qp1_remote_mac[23:16], qp1_remote_mac[31:24], qp1_remote_mac[39:32], qp1_remote_mac[47:40]}} : {528'd0, {8'd0, 8'd0, 8'd0, 8'd0, qp0_ack_msn_q[7:0], qp0_ack_msn_q[15:8], qp0_ack_msn_q[23:16], qp0_ack_syn_q, qp0_ack_psn_q[7:0], qp0_ack_psn_q[15:8], qp0_ack_psn_q[23:16], 8'd0, csr_qp0_remote_qpn_value[7:0], csr_qp0_remote_qpn_value[15:8], csr_qp0_remote_qpn_value[23:16], 8'd0, csr_qp0_pkey_value[7:0], csr_qp0_pkey_value[15:8], 8'd0, 8'h11, 8'(16'd0), 8'(16'd0 >> 8), 8'(16'h1c), 8'(16'h1c >> 8), 8'(16'h12b7), 8'(16'h12b7 >> 8), 8'(16'hc000), 8'(16'hc000 >> 8), csr_qp0_remote_ip_value[7:0], csr_qp0_remote_ip_value[15:8], csr_qp0_remote_ip_value[23:16], csr_qp0_remote_ip_value[31:24], csr_qp0_local_ip_value[7:0], csr_qp0_local_ip_value[15:8], csr_qp0_local_ip_value[23:16], csr_qp0_local_ip_value[31:24], 8'(~(16'({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h30} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h30} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]}) >> 16)}) + {15'd0, 1'(({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h30} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h30} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]}) >> 16)}) >> 16)})), 8'(~(16'({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h30} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h30} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]}) >> 16)}) + {15'd0, 1'(({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h30} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h30} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]}) >> 16)}) >> 16)}) >> 8), 8'h11, 8'h40, 8'(16'h4000), 8'(16'h4000 >> 8), 8'(16'd0), 8'(16'd0 >> 8), 8'(16'h30), 8'(16'h30 >> 8), 8'(16'h4500), 8'(16'h4500 >> 8), 8'(16'h800), 8'(16'h800 >> 8), qp0_local_mac[7:0], qp0_local_mac[15:8], qp0_local_mac[23:16], qp0_local_mac[31:24], qp0_local_mac[39:32], qp0_local_mac[47:40], qp0_remote_mac[7:0], qp0_remote_mac[15:8], qp0_remote_mac[23:16], qp0_remote_mac[31:24], qp0_remote_mac[39:32], qp0_remote_mac[47:40]}};
+  assign cnp_frame = (cnp_qp == 1'b1) ? {432'd0, {8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'(24'd0), 8'(24'd0 >> 8), 8'(24'd0 >> 16), 8'd0, csr_qp1_remote_qpn_value[7:0], csr_qp1_remote_qpn_value[15:8], csr_qp1_remote_qpn_value[23:16], 8'h40, csr_qp1_pkey_value[7:0], csr_qp1_pkey_value[15:8], 8'd0, 8'h81, 8'(16'd0), 8'(16'd0 >> 8), 8'(16'h28), 8'(16'h28 >> 8), 8'(16'h12b7), 8'(16'h12b7 >> 8), 8'(16'hc001), 8'(16'hc001 >> 8), csr_qp1_remote_ip_value[7:0], csr_qp1_remote_ip_value[15:8], csr_qp1_remote_ip_value[23:16], csr_qp1_remote_ip_value[31:24], csr_qp1_local_ip_value[7:0], csr_qp1_local_ip_value[15:8], csr_qp1_local_ip_value[23:16], csr_qp1_local_ip_value[31:24], 8'(~(16'({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h3c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h3c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]}) >> 16)}) + {15'd0, 1'(({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h3c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h3c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]}) >> 16)}) >> 16)})), 8'(~(16'({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h3c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h3c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]}) >> 16)}) + {15'd0, 1'(({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h3c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h3c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]}) >> 16)}) >> 16)}) >> 8), 8'h11, 8'h40, 8'(16'h4000), 8'(16'h4000 >> 8), 8'(16'd0), 8'(16'd0 >> 8), 8'(16'h3c), 8'(16'h3c >> 8), 8'(16'h4500), 8'(16'h4500 >> 8), 8'(16'h800), 8'(16'h800 >> 8), qp1_local_mac[7:0], qp1_local_mac[15:8], qp1_local_mac[23:16], qp1_local_mac[31:24], qp1_local_mac[39:32], qp1_local_mac[47:40], qp1_remote_mac[7:0], qp1_remote_mac[15:8], qp1_remote_mac[23:16], qp1_remote_mac[31:24], qp1_remote_mac[39:32], qp1_remote_mac[47:40]}} : {432'd0, {8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'(24'd0), 8'(24'd0 >> 8), 8'(24'd0 >> 16), 8'd0, csr_qp0_remote_qpn_value[7:0], csr_qp0_remote_qpn_value[15:8], csr_qp0_remote_qpn_value[23:16], 8'h40, csr_qp0_pkey_value[7:0], csr_qp0_pkey_value[15:8], 8'd0, 8'h81, 8'(16'd0), 8'(16'd0 >> 8), 8'(16'h28), 8'(16'h28 >> 8), 8'(16'h12b7), 8'(16'h12b7 >> 8), 8'(16'hc000), 8'(16'hc000 >> 8), csr_qp0_remote_ip_value[7:0], csr_qp0_remote_ip_value[15:8], csr_qp0_remote_ip_value[23:16], csr_qp0_remote_ip_value[31:24], csr_qp0_local_ip_value[7:0], csr_qp0_local_ip_value[15:8], csr_qp0_local_ip_value[23:16], csr_qp0_local_ip_value[31:24], 8'(~(16'({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h3c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h3c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]}) >> 16)}) + {15'd0, 1'(({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h3c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h3c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]}) >> 16)}) >> 16)})), 8'(~(16'({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h3c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h3c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]}) >> 16)}) + {15'd0, 1'(({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h3c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h3c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]}) >> 16)}) >> 16)}) >> 8), 8'h11, 8'h40, 8'(16'h4000), 8'(16'h4000 >> 8), 8'(16'd0), 8'(16'd0 >> 8), 8'(16'h3c), 8'(16'h3c >> 8), 8'(16'h4500), 8'(16'h4500 >> 8), 8'(16'h800), 8'(16'h800 >> 8), qp0_local_mac[7:0], qp0_local_mac[15:8], qp0_local_mac[23:16], qp0_local_mac[31:24], qp0_local_mac[39:32], qp0_local_mac[47:40], qp0_remote_mac[7:0], qp0_remote_mac[15:8], qp0_remote_mac[23:16], qp0_remote_mac[31:24], qp0_remote_mac[39:32], qp0_remote_mac[47:40]}};
   assign capsule_frame = (capsule_qp == 1'b1) ? {48'd0, {8'd0, 8'd0, 8'd0, 8'd0, capsule_out_sqe[511:504], capsule_out_sqe[503:496], capsule_out_sqe[495:488], capsule_out_sqe[487:480], capsule_out_sqe[479:472], capsule_out_sqe[471:464], capsule_out_sqe[463:456], capsule_out_sqe[455:448], capsule_out_sqe[447:440], capsule_out_sqe[439:432], capsule_out_sqe[431:424], capsule_out_sqe[423:416], capsule_out_sqe[415:408], capsule_out_sqe[407:400], capsule_out_sqe[399:392], capsule_out_sqe[391:384], capsule_out_sqe[383:376], capsule_out_sqe[375:368], capsule_out_sqe[367:360], capsule_out_sqe[359:352], capsule_out_sqe[351:344], capsule_out_sqe[343:336], capsule_out_sqe[335:328], capsule_out_sqe[327:320], capsule_out_sqe[319:312], capsule_out_sqe[311:304], capsule_out_sqe[303:296], capsule_out_sqe[295:288], capsule_out_sqe[287:280], capsule_out_sqe[279:272], capsule_out_sqe[271:264], capsule_out_sqe[263:256], capsule_out_sqe[255:248], capsule_out_sqe[247:240], capsule_out_sqe[239:232], capsule_out_sqe[231:224], capsule_out_sqe[223:216], capsule_out_sqe[215:208], capsule_out_sqe[207:200], capsule_out_sqe[199:192], capsule_out_sqe[191:184], capsule_out_sqe[183:176], capsule_out_sqe[175:168], capsule_out_sqe[167:160], capsule_out_sqe[159:152], capsule_out_sqe[151:144], capsule_out_sqe[143:136], capsule_out_sqe[135:128], capsule_out_sqe[127:120], capsule_out_sqe[119:112], capsule_out_sqe[111:104], capsule_out_sqe[103:96], capsule_out_sqe[95:88], capsule_out_sqe[87:80], capsule_out_sqe[79:72], capsule_out_sqe[71:64], capsule_out_sqe[63:56], capsule_out_sqe[55:48], capsule_out_sqe[47:40], capsule_out_sqe[39:32], capsule_out_sqe[31:24], capsule_out_sqe[23:16], capsule_out_sqe[15:8], capsule_out_sqe[7:0], 8'(load_resend ? qp1_rpsn_q : qp1_spsn_q), 8'((load_resend ? qp1_rpsn_q : qp1_spsn_q) >> 8), 8'((load_resend ? qp1_rpsn_q : qp1_spsn_q) >> 16), 8'h80, csr_qp1_remote_qpn_value[7:0], csr_qp1_remote_qpn_value[15:8], csr_qp1_remote_qpn_value[23:16], 8'd0, csr_qp1_pkey_value[7:0], csr_qp1_pkey_value[15:8], 8'd0, 8'd4, 8'(16'd0), 8'(16'd0 >> 8), 8'(16'h58), 8'(16'h58 >> 8), 8'(16'h12b7), 8'(16'h12b7 >> 8), 8'(16'hc001), 8'(16'hc001 >> 8), csr_qp1_remote_ip_value[7:0], csr_qp1_remote_ip_value[15:8], csr_qp1_remote_ip_value[23:16], csr_qp1_remote_ip_value[31:24], csr_qp1_local_ip_value[7:0], csr_qp1_local_ip_value[15:8], csr_qp1_local_ip_value[23:16], csr_qp1_local_ip_value[31:24], 8'(~(16'({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]}) >> 16)}) + {15'd0, 1'(({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]}) >> 16)}) >> 16)})), 8'(~(16'({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]}) >> 16)}) + {15'd0, 1'(({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp1_local_ip_value[31:16]} + {4'd0, csr_qp1_local_ip_value[15:0]} + {4'd0, csr_qp1_remote_ip_value[31:16]} + {4'd0, csr_qp1_remote_ip_value[15:0]}) >> 16)}) >> 16)}) >> 8), 8'h11, 8'h40, 8'(16'h4000), 8'(16'h4000 >> 8), 8'(16'd0), 8'(16'd0 >> 8), 8'(16'h6c), 8'(16'h6c >> 8), 8'(16'h4500), 8'(16'h4500 >> 8), 8'(16'h800), 8'(16'h800 >> 8), qp1_local_mac[7:0], qp1_local_mac[15:8], qp1_local_mac[23:16], qp1_local_mac[31:24], qp1_local_mac[39:32], qp1_local_mac[47:40], qp1_remote_mac[7:0], qp1_remote_mac[15:8], qp1_remote_mac[23:16], qp1_remote_mac[31:24], qp1_remote_mac[39:32], qp1_remote_mac[47:40]}} : {48'd0, {8'd0, 8'd0, 8'd0, 8'd0, capsule_out_sqe[511:504], capsule_out_sqe[503:496], capsule_out_sqe[495:488], capsule_out_sqe[487:480], capsule_out_sqe[479:472], capsule_out_sqe[471:464], capsule_out_sqe[463:456], capsule_out_sqe[455:448], capsule_out_sqe[447:440], capsule_out_sqe[439:432], capsule_out_sqe[431:424], capsule_out_sqe[423:416], capsule_out_sqe[415:408], capsule_out_sqe[407:400], capsule_out_sqe[399:392], capsule_out_sqe[391:384], capsule_out_sqe[383:376], capsule_out_sqe[375:368], capsule_out_sqe[367:360], capsule_out_sqe[359:352], capsule_out_sqe[351:344], capsule_out_sqe[343:336], capsule_out_sqe[335:328], capsule_out_sqe[327:320], capsule_out_sqe[319:312], capsule_out_sqe[311:304], capsule_out_sqe[303:296], capsule_out_sqe[295:288], capsule_out_sqe[287:280], capsule_out_sqe[279:272], capsule_out_sqe[271:264], capsule_out_sqe[263:256], capsule_out_sqe[255:248], capsule_out_sqe[247:240], capsule_out_sqe[239:232], capsule_out_sqe[231:224], capsule_out_sqe[223:216], capsule_out_sqe[215:208], capsule_out_sqe[207:200], capsule_out_sqe[199:192], capsule_out_sqe[191:184], capsule_out_sqe[183:176], capsule_out_sqe[175:168], capsule_out_sqe[167:160], capsule_out_sqe[159:152], capsule_out_sqe[151:144], capsule_out_sqe[143:136], capsule_out_sqe[135:128], capsule_out_sqe[127:120], capsule_out_sqe[119:112], capsule_out_sqe[111:104], capsule_out_sqe[103:96], capsule_out_sqe[95:88], capsule_out_sqe[87:80], capsule_out_sqe[79:72], capsule_out_sqe[71:64], capsule_out_sqe[63:56], capsule_out_sqe[55:48], capsule_out_sqe[47:40], capsule_out_sqe[39:32], capsule_out_sqe[31:24], capsule_out_sqe[23:16], capsule_out_sqe[15:8], capsule_out_sqe[7:0], 8'(load_resend ? qp0_rpsn_q : qp0_spsn_q), 8'((load_resend ? qp0_rpsn_q : qp0_spsn_q) >> 8), 8'((load_resend ? qp0_rpsn_q : qp0_spsn_q) >> 16), 8'h80, csr_qp0_remote_qpn_value[7:0], csr_qp0_remote_qpn_value[15:8], csr_qp0_remote_qpn_value[23:16], 8'd0, csr_qp0_pkey_value[7:0], csr_qp0_pkey_value[15:8], 8'd0, 8'd4, 8'(16'd0), 8'(16'd0 >> 8), 8'(16'h58), 8'(16'h58 >> 8), 8'(16'h12b7), 8'(16'h12b7 >> 8), 8'(16'hc000), 8'(16'hc000 >> 8), csr_qp0_remote_ip_value[7:0], csr_qp0_remote_ip_value[15:8], csr_qp0_remote_ip_value[23:16], csr_qp0_remote_ip_value[31:24], csr_qp0_local_ip_value[7:0], csr_qp0_local_ip_value[15:8], csr_qp0_local_ip_value[23:16], csr_qp0_local_ip_value[31:24], 8'(~(16'({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]}) >> 16)}) + {15'd0, 1'(({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]}) >> 16)}) >> 16)})), 8'(~(16'({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]}) >> 16)}) + {15'd0, 1'(({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, 16'h6c} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, csr_qp0_local_ip_value[31:16]} + {4'd0, csr_qp0_local_ip_value[15:0]} + {4'd0, csr_qp0_remote_ip_value[31:16]} + {4'd0, csr_qp0_remote_ip_value[15:0]}) >> 16)}) >> 16)}) >> 8), 8'h11, 8'h40, 8'(16'h4000), 8'(16'h4000 >> 8), 8'(16'd0), 8'(16'd0 >> 8), 8'(16'h6c), 8'(16'h6c >> 8), 8'(16'h4500), 8'(16'h4500 >> 8), 8'(16'h800), 8'(16'h800 >> 8), qp0_local_mac[7:0], qp0_local_mac[15:8], qp0_local_mac[23:16], qp0_local_mac[31:24], qp0_local_mac[39:32], qp0_local_mac[47:40], qp0_remote_mac[7:0], qp0_remote_mac[15:8], qp0_remote_mac[23:16], qp0_remote_mac[31:24], qp0_remote_mac[39:32], qp0_remote_mac[47:40]}};
   assign ack_is_nak = (ack_qp == 1'b1) ? (qp1_ack_syn_q[7:5] != 3'd0) : (qp0_ack_syn_q[7:5] != 3'd0);
 
@@ -944,6 +1092,10 @@ module roce_w64_q2_d4 (
     if (load_ack) begin
       tx_buf_d = ack_frame;
       tx_len_d = 8'h3e;
+      tx_idx_d = 4'd0;
+    end else if (load_cnp) begin
+      tx_buf_d = cnp_frame;
+      tx_len_d = 8'h4a;
       tx_idx_d = 4'd0;
     end else if (load_cmd | load_resend) begin
       tx_buf_d = capsule_frame;
@@ -1031,6 +1183,7 @@ module roce_w64_q2_d4 (
   assign h_transport_len = h_ip_len17 - 17'h1c;
   assign h_is_send = h_opcode == 8'd4;
   assign h_is_ack = h_opcode == 8'h11;
+  assign h_is_cnp = h_opcode == 8'h81;
   assign h_is_write_first = h_opcode == 8'd6;
   assign h_is_write_middle = h_opcode == 8'd7;
   assign h_is_write_last = h_opcode == 8'd8;
@@ -1053,8 +1206,8 @@ module roce_w64_q2_d4 (
   assign chk_udp_len = h_udp_len != (h_ip_len - 16'h14);
   assign chk_transport_short = h_transport_len < 17'h10;
   assign chk_icrc = rx_icrc_q != rx_crc_crc;
-  assign chk_opcode = ~(h_is_send | h_is_ack | h_is_write) | (h_bth_flags[3:0] != 4'd0);
-  assign chk_length = (h_is_ack & ((h_transport_len != 17'h14) | (h_pad != 2'd0))) | (h_is_send & ({15'd0, h_pad} > h_send_rest)) | (h_is_write & ((h_transport_len < h_write_hdr) | ({15'd0, h_pad} > (h_transport_len - h_write_hdr))));
+  assign chk_opcode = ~(h_is_send | h_is_ack | h_is_write | h_is_cnp) | (h_bth_flags[3:0] != 4'd0);
+  assign chk_length = (h_is_ack & ((h_transport_len != 17'h14) | (h_pad != 2'd0))) | (h_is_cnp & ((h_transport_len != 17'h20) | (h_pad != 2'd0))) | (h_is_send & ({15'd0, h_pad} > h_send_rest)) | (h_is_write & ((h_transport_len < h_write_hdr) | ({15'd0, h_pad} > (h_transport_len - h_write_hdr))));
   assign rx_qp_hit = {qp1_up_q & (csr_qp1_local_qpn_value == h_dest_qp), qp0_up_q & (csr_qp0_local_qpn_value == h_dest_qp)};
   assign rx_qp = rx_qp_hit[0] ? 1'b0 : (rx_qp_hit[1] ? 1'b1 : 1'b0);
   assign chk_qp = ~|rx_qp_hit | ((rx_qp == 1'b1) ? ((csr_qp1_pkey_value != h_pkey) | qp1_err_q) : ((csr_qp0_pkey_value != h_pkey) | qp0_err_q));
@@ -1087,6 +1240,10 @@ module roce_w64_q2_d4 (
   end
 
   assign rx_pass = rx_in_chk & (rx_drop == DROP_NONE);
+  assign cc_ecn_valid = rx_pass & (2'(rx_hdr_q[127:120]) == 2'd3);
+  assign cc_ecn_qp = rx_qp;
+  assign cc_cnp_rx_valid = rx_pass & h_is_cnp;
+  assign cc_cnp_rx_qp = rx_qp;
   assign rx_epsn = (rx_qp == 1'b1) ? qp1_epsn_q : qp0_epsn_q;
   assign rx_psn_diff = h_psn - rx_epsn;
   assign rx_psn_ok = rx_psn_diff == 24'd0;
@@ -1274,6 +1431,136 @@ module roce_w64_q2_d4 (
   assign qp0_nak_seq_in = rx_here0 & ev_ack & (h_syndrome == 8'h60);
   assign qp0_unacked = qp0_spsn_q - qp0_una_q;
   assign qp0_ack_off = h_psn - qp0_una_q;
+  assign qp0_rnr_in = rx_here0 & ev_ack & (h_syndrome[7:5] == 3'd1) & (qp0_ack_off < qp0_unacked);
+  assign qp0_progress = qp0_ack_in & (qp0_ack_off < qp0_unacked);
+  assign rnr_timer_code = h_syndrome[4:0];
+
+  always_comb begin
+    case (rnr_timer_code)
+      5'd1: begin
+        rnr_ticks = 20'ha;
+      end
+      5'd2: begin
+        rnr_ticks = 20'h14;
+      end
+      5'd3: begin
+        rnr_ticks = 20'h1e;
+      end
+      5'd4: begin
+        rnr_ticks = 20'h28;
+      end
+      5'd5: begin
+        rnr_ticks = 20'h3c;
+      end
+      5'd6: begin
+        rnr_ticks = 20'h50;
+      end
+      5'd7: begin
+        rnr_ticks = 20'h78;
+      end
+      5'd8: begin
+        rnr_ticks = 20'ha0;
+      end
+      5'd9: begin
+        rnr_ticks = 20'hf0;
+      end
+      5'ha: begin
+        rnr_ticks = 20'h140;
+      end
+      5'hb: begin
+        rnr_ticks = 20'h1e0;
+      end
+      5'hc: begin
+        rnr_ticks = 20'h280;
+      end
+      5'hd: begin
+        rnr_ticks = 20'h3c0;
+      end
+      5'he: begin
+        rnr_ticks = 20'h500;
+      end
+      5'hf: begin
+        rnr_ticks = 20'h780;
+      end
+      5'h10: begin
+        rnr_ticks = 20'ha00;
+      end
+      5'h11: begin
+        rnr_ticks = 20'hf00;
+      end
+      5'h12: begin
+        rnr_ticks = 20'h1400;
+      end
+      5'h13: begin
+        rnr_ticks = 20'h1e00;
+      end
+      5'h14: begin
+        rnr_ticks = 20'h2800;
+      end
+      5'h15: begin
+        rnr_ticks = 20'h3c00;
+      end
+      5'h16: begin
+        rnr_ticks = 20'h5000;
+      end
+      5'h17: begin
+        rnr_ticks = 20'h7800;
+      end
+      5'h18: begin
+        rnr_ticks = 20'ha000;
+      end
+      5'h19: begin
+        rnr_ticks = 20'hf000;
+      end
+      5'h1a: begin
+        rnr_ticks = 20'h14000;
+      end
+      5'h1b: begin
+        rnr_ticks = 20'h1e000;
+      end
+      5'h1c: begin
+        rnr_ticks = 20'h28000;
+      end
+      5'h1d: begin
+        rnr_ticks = 20'h3c000;
+      end
+      5'h1e: begin
+        rnr_ticks = 20'h50000;
+      end
+      5'h1f: begin
+        rnr_ticks = 20'h78000;
+      end
+      default: begin
+        rnr_ticks = 20'ha0000;
+      end
+    endcase
+  end
+
+  assign qp0_rnr_give_up = qp0_rnr_in & (csr_qp0_rnr_limit != 3'd7) & (qp0_rnr_tries_q == csr_qp0_rnr_limit);
+  assign qp0_rnr_waiting = qp0_rnr_wait_q != 20'd0;
+  assign qp0_cc_go = dcqcn_may_send[0] & ~qp0_rnr_waiting;
+
+  always_comb begin
+    qp0_rnr_wait_d = qp0_rnr_wait_q;
+    qp0_rnr_tries_d = qp0_rnr_tries_q;
+    if (~qp0_up_q) begin
+      qp0_rnr_wait_d = 20'd0;
+      qp0_rnr_tries_d = 3'd0;
+    end else if (qp0_rnr_in) begin
+      qp0_rnr_wait_d = rnr_ticks;
+      if (qp0_rnr_tries_q != 3'd7) begin
+        qp0_rnr_tries_d = qp0_rnr_tries_q + 3'd1;
+      end
+    end else begin
+      if (qp0_progress) begin
+        qp0_rnr_tries_d = 3'd0;
+      end
+      if (cc_tick_expired & qp0_rnr_waiting) begin
+        qp0_rnr_wait_d = qp0_rnr_wait_q - 20'd1;
+      end
+    end
+  end
+
   assign qp0_all_acked = qp0_una_q == qp0_spsn_q;
   assign qp0_expired = qp0_timer_q >= csr_qp0_retry_timeout;
   assign qp0_limit_hit = (csr_qp0_retry_limit != 3'd7) & (qp0_retries_q == csr_qp0_retry_limit);
@@ -1319,7 +1606,7 @@ module roce_w64_q2_d4 (
       end else if (resend_here0 | qp0_resend_skip) begin
         qp0_rpsn_d = qp0_rpsn_q + 24'd1;
       end
-      if (qp0_all_acked) begin
+      if (qp0_all_acked | qp0_rnr_waiting) begin
         qp0_timer_d = 24'd0;
         qp0_retries_d = 3'd0;
       end else if (qp0_expired) begin
@@ -1336,7 +1623,7 @@ module roce_w64_q2_d4 (
         qp0_timer_d = 24'd0;
         qp0_retries_d = 3'd0;
       end
-      if (qp0_nak_seq_in & (qp0_ack_off <= qp0_unacked)) begin
+      if ((qp0_nak_seq_in & (qp0_ack_off <= qp0_unacked)) | qp0_rnr_in) begin
         qp0_una_d = h_psn;
         qp0_rpsn_d = h_psn;
         qp0_timer_d = 24'd0;
@@ -1448,7 +1735,7 @@ module roce_w64_q2_d4 (
           qp0_wr_slot_d = rx_key_slot_idx;
         end
       end
-      if ((rx_here0 & (ev_fatal_request | ev_fatal_nak)) | qp0_give_up) begin
+      if ((rx_here0 & (ev_fatal_request | ev_fatal_nak)) | qp0_give_up | qp0_rnr_give_up) begin
         qp0_err_d = 1'b1;
       end
       if (rx_here0 & rx_new_ack & ~qp0_fatal_pend) begin
@@ -1469,6 +1756,33 @@ module roce_w64_q2_d4 (
   assign qp1_nak_seq_in = rx_here1 & ev_ack & (h_syndrome == 8'h60);
   assign qp1_unacked = qp1_spsn_q - qp1_una_q;
   assign qp1_ack_off = h_psn - qp1_una_q;
+  assign qp1_rnr_in = rx_here1 & ev_ack & (h_syndrome[7:5] == 3'd1) & (qp1_ack_off < qp1_unacked);
+  assign qp1_progress = qp1_ack_in & (qp1_ack_off < qp1_unacked);
+  assign qp1_rnr_give_up = qp1_rnr_in & (csr_qp1_rnr_limit != 3'd7) & (qp1_rnr_tries_q == csr_qp1_rnr_limit);
+  assign qp1_rnr_waiting = qp1_rnr_wait_q != 20'd0;
+  assign qp1_cc_go = dcqcn_may_send[1] & ~qp1_rnr_waiting;
+
+  always_comb begin
+    qp1_rnr_wait_d = qp1_rnr_wait_q;
+    qp1_rnr_tries_d = qp1_rnr_tries_q;
+    if (~qp1_up_q) begin
+      qp1_rnr_wait_d = 20'd0;
+      qp1_rnr_tries_d = 3'd0;
+    end else if (qp1_rnr_in) begin
+      qp1_rnr_wait_d = rnr_ticks;
+      if (qp1_rnr_tries_q != 3'd7) begin
+        qp1_rnr_tries_d = qp1_rnr_tries_q + 3'd1;
+      end
+    end else begin
+      if (qp1_progress) begin
+        qp1_rnr_tries_d = 3'd0;
+      end
+      if (cc_tick_expired & qp1_rnr_waiting) begin
+        qp1_rnr_wait_d = qp1_rnr_wait_q - 20'd1;
+      end
+    end
+  end
+
   assign qp1_all_acked = qp1_una_q == qp1_spsn_q;
   assign qp1_expired = qp1_timer_q >= csr_qp1_retry_timeout;
   assign qp1_limit_hit = (csr_qp1_retry_limit != 3'd7) & (qp1_retries_q == csr_qp1_retry_limit);
@@ -1514,7 +1828,7 @@ module roce_w64_q2_d4 (
       end else if (resend_here1 | qp1_resend_skip) begin
         qp1_rpsn_d = qp1_rpsn_q + 24'd1;
       end
-      if (qp1_all_acked) begin
+      if (qp1_all_acked | qp1_rnr_waiting) begin
         qp1_timer_d = 24'd0;
         qp1_retries_d = 3'd0;
       end else if (qp1_expired) begin
@@ -1531,7 +1845,7 @@ module roce_w64_q2_d4 (
         qp1_timer_d = 24'd0;
         qp1_retries_d = 3'd0;
       end
-      if (qp1_nak_seq_in & (qp1_ack_off <= qp1_unacked)) begin
+      if ((qp1_nak_seq_in & (qp1_ack_off <= qp1_unacked)) | qp1_rnr_in) begin
         qp1_una_d = h_psn;
         qp1_rpsn_d = h_psn;
         qp1_timer_d = 24'd0;
@@ -1643,7 +1957,7 @@ module roce_w64_q2_d4 (
           qp1_wr_slot_d = rx_key_slot_idx;
         end
       end
-      if ((rx_here1 & (ev_fatal_request | ev_fatal_nak)) | qp1_give_up) begin
+      if ((rx_here1 & (ev_fatal_request | ev_fatal_nak)) | qp1_give_up | qp1_rnr_give_up) begin
         qp1_err_d = 1'b1;
       end
       if (rx_here1 & rx_new_ack & ~qp1_fatal_pend) begin
@@ -1677,6 +1991,8 @@ module roce_w64_q2_d4 (
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
+      cnt_cnp_tx_q <= 32'd0;
+      cnt_ecn_rx_q <= 32'd0;
       qp0_up_q <= 1'b0;
       qp0_err_q <= 1'b0;
       qp0_spsn_q <= 24'd0;
@@ -1784,6 +2100,10 @@ module roce_w64_q2_d4 (
       cpl_lock_q <= 2'd0;
       drain_qp_held_q <= 1'b0;
       drain_slot_held_q <= 2'd0;
+      qp0_rnr_wait_q <= 20'd0;
+      qp0_rnr_tries_q <= 3'd0;
+      qp1_rnr_wait_q <= 20'd0;
+      qp1_rnr_tries_q <= 3'd0;
       cnt_tx_frames_q <= 32'd0;
       cnt_tx_bytes_q <= 32'd0;
       cnt_tx_capsules_q <= 32'd0;
@@ -1803,6 +2123,8 @@ module roce_w64_q2_d4 (
       cnt_tx_retransmits_q <= 32'd0;
       cnt_rx_writes_q <= 32'd0;
     end else begin
+      cnt_cnp_tx_q <= cnt_cnp_tx_d;
+      cnt_ecn_rx_q <= cnt_ecn_rx_d;
       qp0_up_q <= qp0_up_d;
       qp0_err_q <= qp0_err_d;
       qp0_spsn_q <= qp0_spsn_d;
@@ -1910,6 +2232,10 @@ module roce_w64_q2_d4 (
       cpl_lock_q <= cpl_lock_d;
       drain_qp_held_q <= drain_qp_held_d;
       drain_slot_held_q <= drain_slot_held_d;
+      qp0_rnr_wait_q <= qp0_rnr_wait_d;
+      qp0_rnr_tries_q <= qp0_rnr_tries_d;
+      qp1_rnr_wait_q <= qp1_rnr_wait_d;
+      qp1_rnr_tries_q <= qp1_rnr_tries_d;
       cnt_tx_frames_q <= cnt_tx_frames_d;
       cnt_tx_bytes_q <= cnt_tx_bytes_d;
       cnt_tx_capsules_q <= cnt_tx_capsules_d;

@@ -222,6 +222,7 @@ pub fn register_map(p: &RoceParams) -> Result<RegMap, Errors> {
             "Expected receive PSN",
         );
     }
+    super::cc::registers(&mut b, p);
     b.finish()
 }
 
@@ -387,6 +388,7 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
     let rx_ready = m.output("s_axis_tready_o", 1);
 
     let u_csr = m.instance("u_csr", &csr);
+    let cc = super::cc::attach(&mut m, u_csr, p, reset)?;
     let csr_out = |m: &mut ModuleBuilder, q: u32, reg: &str, field: &str| -> Sig {
         m.bind_out(u_csr, &format!("qp{q}_{reg}_{field}_o"))
     };
@@ -748,7 +750,7 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         "resend_ready",
         cat((0..nq as usize)
             .rev()
-            .map(|q| (resending[q] & rs_hit[q].any()).ex())),
+            .map(|q| (resending[q] & rs_hit[q].any() & cc.go[q]).ex())),
     );
     m.comment(resend_v, "bit q: QP q has a capsule to send again now");
     let rs_q = pick_lowest(&mut m, "resend_qp", resend_v.ex(), nq, qw);
@@ -769,7 +771,13 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         }
         e
     });
-    let load_resend = m.net("load_resend", !t_busy & !ack_pend_v.any() & resend_v.any());
+    // A CNP (lowest QP that owes one) comes after the ACKs, before capsules.
+    let cnp_q = pick_lowest(&mut m, "cnp_qp", cc.cnp_req.ex(), nq, qw);
+    let load_cnp = m.net("load_cnp", !t_busy & !ack_pend_v.any() & cc.cnp_req.any());
+    let load_resend = m.net(
+        "load_resend",
+        !t_busy & !ack_pend_v.any() & !cc.cnp_req.any() & resend_v.any(),
+    );
     m.comment(load_resend, "a capsule is loaded again (go-back-N)");
 
     let sqid = cmd.field("sqid");
@@ -808,6 +816,7 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         }
         e
     });
+    let cmd_go = cc.go_of(&mut m, "cmd_cc_go", cmd_q);
     let load_cmd = m.net(
         "load_cmd",
         cmd.valid
@@ -817,10 +826,12 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
             & !cmd_resending
             & !t_busy
             & !ack_pend_v.any()
-            & !resend_v.any(),
+            & !resend_v.any()
+            & !cc.cnp_req.any()
+            & cmd_go,
     );
     m.comment(load_cmd, "a command capsule is loaded (and its slot taken)");
-    m.assign(load, load_ack | load_cmd | load_resend);
+    m.assign(load, load_ack | load_cnp | load_cmd | load_resend);
 
     // The capsule's SQE: PSDT 01b, DPTR one keyed SGL data block over the command's window.
     let opc = m.net("cmd_opc", sqe.slice(7, 0));
@@ -865,6 +876,14 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
     );
     let cap_q = m.net("capsule_qp", mux(load_resend, rs_q, cmd_q));
     let cap_sqe = m.net("capsule_out_sqe", mux(load_resend, rs_sqe, new_sqe));
+    cc.on_transmit(
+        &mut m,
+        (load_cmd | load_resend).ex(),
+        cap_q,
+        122,
+        load_cnp,
+        cnp_q,
+    );
     let cap_frame: Expr = {
         let mut e: Option<Expr> = None;
         for (q, x) in qps.iter().enumerate() {
@@ -902,6 +921,23 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         e.expect("one QP at least")
     };
     let ack_frame = m.net("ack_frame", ack_frame);
+    // CNP: BTH opcode 81h, BECN set, PSN 0, then 16 reserved bytes (RoCEv2 annex A17.9.3).
+    let cnp_frame: Expr = {
+        let mut e: Option<Expr> = None;
+        for (q, x) in qps.iter().enumerate() {
+            let mut b = net_bytes(x, q as u32, u64::from(super::cc::CNP_BYTES) - 14);
+            b.extend(bth_bytes(x, 0x81, false, lit(24, 0)));
+            b[46] = lit(8, 0x40);
+            b.extend((0..20).map(|_| lit(8, 0)));
+            let f = pack(&b, TX_BYTES * 8);
+            e = Some(match e {
+                None => f,
+                Some(prev) => mux(cnp_q.eq(q as u64), f, prev),
+            });
+        }
+        e.expect("one QP at least")
+    };
+    let cnp_frame = m.net("cnp_frame", cnp_frame);
     let cap_frame = m.net("capsule_frame", cap_frame);
     let ack_is_nak = m.net(
         "ack_is_nak",
@@ -914,6 +950,11 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         c.if_(load_ack, |c| {
             c.set(tbuf.d, ack_frame);
             c.set(tlen.d, 62u64);
+            c.set(tidx.d, 0u64);
+        })
+        .else_if(load_cnp, |c| {
+            c.set(tbuf.d, cnp_frame);
+            c.set(tlen.d, u64::from(super::cc::CNP_BYTES));
             c.set(tidx.d, 0u64);
         })
         .else_if(load_cmd | load_resend, |c| {
@@ -1126,6 +1167,7 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
     m.comment(t_len, "BTH to ICRC, bytes");
     let is_send = m.net("h_is_send", opcode.eq(0x04u64));
     let is_ack = m.net("h_is_ack", opcode.eq(0x11u64));
+    let is_cnp = m.net("h_is_cnp", opcode.eq(0x81u64));
     let is_wf = m.net("h_is_write_first", opcode.eq(0x06u64));
     let is_wm = m.net("h_is_write_middle", opcode.eq(0x07u64));
     let is_wl = m.net("h_is_write_last", opcode.eq(0x08u64));
@@ -1163,11 +1205,12 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
     let c_icrc = m.net("chk_icrc", ricrc.q.ne(rcrc));
     let c_opc = m.net(
         "chk_opcode",
-        !(is_send | is_ack | is_wr) | bflags.slice(3, 0).ne(0u64),
+        !(is_send | is_ack | is_wr | is_cnp) | bflags.slice(3, 0).ne(0u64),
     );
     let c_len = m.net(
         "chk_length",
         (is_ack & (t_len.ne(20u64) | pad.ne(0u64)))
+            | (is_cnp & (t_len.ne(32u64) | pad.ne(0u64)))
             | (is_send & pad.zext(17).gt(send_rest))
             | (is_wr & (t_len.lt(wr_hdr) | pad.zext(17).gt(t_len - wr_hdr))),
     );
@@ -1213,6 +1256,7 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
     });
     let pass = m.net("rx_pass", in_chk & why.eq(cause.item("DROP_NONE")));
     m.comment(pass, "the frame passed the header, ICRC and QP checks");
+    cc.on_receive(&mut m, pass, is_cnp, hb(15), rq);
     // PSN against the QP's expected PSN.
     let epsn = m.net("rx_epsn", sel_q(rq, &|x| x.epsn.q.ex()));
     let diff = m.net("rx_psn_diff", psn - epsn);
@@ -1678,6 +1722,13 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         );
         let outstanding = m.net(&format!("qp{q}_unacked"), x.spsn.q - x.una.q);
         let ack_off = m.net(&format!("qp{q}_ack_off"), psn - x.una.q);
+        let rnr_in = m.net(
+            &format!("qp{q}_rnr_in"),
+            here & ev_ack & syn.slice(7, 5).eq(1u64) & ack_off.lt(outstanding),
+        );
+        m.comment(rnr_in, "an RNR NAK for an unacknowledged capsule");
+        let progress = m.net(&format!("qp{q}_progress"), ack_in & ack_off.lt(outstanding));
+        let (rnr_wait, rnr_give_up) = cc.rnr(&mut m, q as u32, rnr_in, syn, progress, x.up.q);
         let idle_q = m.net(&format!("qp{q}_all_acked"), x.una.q.eq(x.spsn.q));
         let expired = m.net(&format!("qp{q}_expired"), x.timer.q.ge(x.timeout));
         let limit_hit = m.net(
@@ -1711,7 +1762,7 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
             .else_(|c| {
                 c.if_(cmd_here, |c| c.set(x.rpsn.d, x.spsn.q + 1u64))
                     .else_if(rs_here | skip, |c| c.set(x.rpsn.d, x.rpsn.q + 1u64));
-                c.if_(idle_q, |c| {
+                c.if_(idle_q | rnr_wait, |c| {
                     c.set(x.timer.d, 0u64);
                     c.set(x.retries.d, 0u64);
                 })
@@ -1728,7 +1779,7 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
                     c.set(x.timer.d, 0u64);
                     c.set(x.retries.d, 0u64);
                 });
-                c.if_(nak_seq_in & ack_off.le(outstanding), |c| {
+                c.if_((nak_seq_in & ack_off.le(outstanding)) | rnr_in, |c| {
                     c.set(x.una.d, psn);
                     c.set(x.rpsn.d, psn);
                     c.set(x.timer.d, 0u64);
@@ -1822,9 +1873,10 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
                     );
                     c.if_(has_reth, |c| c.set(x.wr_slot.d, kslot));
                 });
-                c.if_((here & (ev_bad | ev_fatal_nak)) | give_up, |c| {
-                    c.set(x.err.d, 1u64)
-                });
+                c.if_(
+                    (here & (ev_bad | ev_fatal_nak)) | give_up | rnr_give_up,
+                    |c| c.set(x.err.d, 1u64),
+                );
                 c.if_(here & new_ack & !fatal_pend, |c| {
                     c.set(x.ack_pend.d, 1u64);
                     c.set(x.ack_syn.d, new_syn);

@@ -11,6 +11,7 @@
 //!                                       |        v
 //!                                       +-- [RDMA WRITE: key, bounds] --> [dma_engine_win] --> m_axi
 //!                   QP state and counters: roce_csr (AXI4-Lite)
+//!   ECN 11 in -> [roce_dcqcn: CNP requests, rates, pacing] -> CNP out, capsules paced
 //! ```
 //!
 //! # The engine: `roce_w<bits>_q<qps>_d<outstanding>`
@@ -30,7 +31,9 @@
 //!   and CC.MPS for its PRP walks.
 //! - `s_axil_*`: the CSRs (`roce_csr`, rtl/roce_csr.md): per QP the connection (local and
 //!   remote QPN, MAC, IPv4 address, initial send and receive PSNs, MTU, P_Key, enable) and its
-//!   live state (next send PSN, expected receive PSN, error); the counters.
+//!   live state (next send PSN, expected receive PSN, error); the counters; from 0x300 the
+//!   congestion-control registers (`cc.rs`: CNP and ECN counters, the tick, the DCQCN
+//!   parameters, per QP the rates and alpha read back and the RNR retry limit).
 //!
 //! # Transmit
 //!
@@ -38,9 +41,12 @@
 //! 01b and DPTR rewritten to one keyed SGL data block (identifier 40h): address 0, length
 //! `(NLB + 1) * 512` for Read, Write and Compare (0 otherwise), key `{qp[7:0], slot[7:0],
 //! cid[15:0]}`, the window the target's RDMA READ/WRITE will be checked against. Its PSN is the
-//! QP's next send PSN. ACKs (opcode 11h, AETH) answer received requests. Each frame is built
-//! whole in a buffer register in the cycle its source is chosen (ACKs first), then streamed;
-//! the IPv4 header checksum is computed in that cycle, and the ICRC while the frame streams out,
+//! QP's next send PSN. ACKs (opcode 11h, AETH) answer received requests. Frame sources in
+//! priority order: an ACK/NAK, a CNP (below), a capsule sent again, a new capsule; the two
+//! capsule sources only for a QP that DCQCN's pacing lets send and that is not waiting out an
+//! RNR NAK. Each frame is built whole in a buffer register in the cycle its source is chosen,
+//! then streamed; the IPv4 header checksum is computed in that cycle, and the ICRC while the
+//! frame streams out,
 //! by the stdlib CRC-32 block (a beat per cycle, no added cycle: the CRC runs one beat ahead of
 //! the output over the masked pseudo-header, so the ICRC is ready when its beat goes out).
 //! IPv4: TOS 0, identification 0, DF, TTL 64; UDP source port C000h + QP index, checksum 0.
@@ -58,15 +64,19 @@
 //!    than 16 transport bytes (malformed).
 //! 2. `drop_icrc`: the ICRC.
 //! 3. `drop_opcode`: BTH version not 0, or an opcode other than SEND Only (04h), RDMA WRITE
-//!    First/Middle/Last/Only (06h-08h, 0Ah) and Acknowledge (11h): the other RC opcodes (RDMA
-//!    READ requests, WRITE with immediate, multi-packet SENDs) are not handled yet.
-//! 4. `drop_malformed`: an ACK with a pad or a payload, a SEND whose pad exceeds its payload, a
+//!    First/Middle/Last/Only (06h-08h, 0Ah), Acknowledge (11h) and CNP (81h): the other RC
+//!    opcodes (RDMA READ requests, WRITE with immediate, multi-packet SENDs) are not handled yet.
+//! 4. `drop_malformed`: an ACK with a pad or a payload, a CNP with a pad or other than 16
+//!    bytes after its BTH, a SEND whose pad exceeds its payload, a
 //!    WRITE shorter than its headers (BTH, RETH on First/Only, ICRC) or whose pad exceeds its
 //!    payload.
 //! 5. `drop_qp`: no enabled QP has the destination QPN, the P_Key differs from the QP's, or the
 //!    QP is in error.
 //!
-//! Then per QP (the responder's expected PSN, 24-bit arithmetic):
+//! A frame that passed these checks with IPv4 ECN 11 (Congestion Experienced, any opcode) is
+//! counted in `ecn_rx` and may ask for a CNP; a CNP is counted in `cnp_rx` and goes to the
+//! reaction point; neither touches the PSNs. Then per QP (the responder's expected PSN, 24-bit
+//! arithmetic):
 //!
 //! - SEND Only, PSN expected: the payload must be one 16-byte CQE (pad allowed) whose CID is
 //!   outstanding on the QP: it completes that command (`io_cpl`), the expected PSN and MSN step
@@ -81,7 +91,7 @@
 //! - Acknowledge: counted in `rx_ack` (syndrome 000xxxxx) or `rx_nak` (any other). An ACK
 //!   whose PSN is among the unacknowledged capsules acknowledges it and all before it; a NAK
 //!   60h rewinds the QP to its PSN (go-back-N, below); a NAK 61h, 62h or 63h puts the QP in
-//!   error; an RNR NAK is only counted (the timer sends again).
+//!   error; an RNR NAK waits (below).
 //!
 //! # RDMA WRITE (host reads)
 //!
@@ -126,33 +136,55 @@
 //! `retry.timeout` (CSR, cycles) rewinds `rpsn` to `una`; `retry.limit` timeouts in a row
 //! (7: no limit) put the QP in error. An acknowledgement that moves `una` restarts both.
 //!
+//! # RNR
+//!
+//! An RNR NAK (AETH syndrome 001xxxxx) whose PSN is among the QP's unacknowledged capsules
+//! acknowledges every capsule before it and sets `una` and `rpsn` to its PSN, as a NAK 60h
+//! does, but the QP then sends no capsule (neither again nor new) until the NAK's timer ran
+//! out: the syndrome's bits 4:0 are the InfiniBand RNR timer code (vol. 1, "RNR NAK Timer
+//! Field Encodings": 1 = 0.01 ms ... 31 = 491.52 ms, 0 = 655.36 ms), counted in ticks of
+//! `cc_tick` cycles (1 µs when it holds the clock in MHz; `cc::RNR_TIMER_US`). Its retransmit
+//! timer is held at 0 meanwhile. A new RNR NAK restarts the wait. `qpN_rnr.limit` (7: no
+//! limit) is the number of RNR NAKs in a row (no acknowledgement moving `una` between them)
+//! the QP waits out: one more puts it in error. `qpN_rnr.waiting` reads the wait. RNR NAKs
+//! are counted in `rx_nak`.
+//!
 //! A QP holds one pending ACK: a newer ACK or NAK replaces it, except that a pending NAK 61h or
 //! 62h (fatal) stays. A QP in error (or disabled) completes its outstanding commands with 22h;
 //! clearing `ctrl.en` resets it, and while it is clear the QP's PSNs follow the CSRs.
 //!
 //! Not in this block yet (issue 7): RDMA READ requests (host Writes: READ responses streamed
-//! from host memory, segmented at the MTU), WRITE with immediate, in-capsule data, RNR timers,
-//! ECN marks and CNPs on the wire (the congestion-control block below exists and is verified
-//! on its own, but the engine does not instantiate it yet). A response capsule holds the
+//! from host memory, segmented at the MTU), WRITE with immediate, in-capsule data; the
+//! engine's own frames carry ECN 00 (Not-ECT: a switch should not mark them; the test link
+//! marks them anyway). A response capsule holds the
 //! receiver until every DMA write in flight is answered (a per-slot completion record would let
 //! later frames pass it).
 //!
 //! # Congestion control
 //!
-//! `roce_dcqcn_q<Q>_w<W>` (`dcqcn.rs`, exact rules there) is DCQCN (Zhu et al., SIGCOMM 2015)
-//! for the engine's QPs. Notification point: a received frame with IP ECN 11 (`ecn_valid_i`,
-//! `ecn_qp_i`) raises `cnp_req_o[q]` until the engine sends the CNP (`cnp_done_i[q]`), at most
-//! once per `cnp_interval_i` ticks per QP. Reaction point: a received CNP (`cnp_rx_*`) cuts
-//! the QP's rate by alpha/2; the alpha and increase timers (`tick_i`, a 1 µs interval timer)
-//! and the bytes sent (`sent_*`) raise it back (fast recovery, additive, hyper increase);
-//! `may_send_o[q]` paces each QP at its rate with a byte credit. Parameters are inputs for
-//! `roce_csr` (defaults: `dcqcn::DcqcnDefaults`); `rate_o`, `target_o`, `alpha_o` and the CNP
-//! counters are read back. The hooks the engine needs: a CNP as a fourth frame source after the
-//! ACKs (BTH opcode 81h, destination QP, 16 reserved bytes, ICRC) taking `cnp_req_o`; a received
-//! CNP (opcode 81h, after the QP check) on `cnp_rx_*`; the IPv4 ECN bits of an accepted frame on
-//! `ecn_*`; `load_cmd` and `load_resend` gated by `may_send_o` of their QP and reported on
-//! `sent_*` with the frame length (ACKs and CNPs are not paced).
+//! The engine instantiates `roce_dcqcn_q<Q>_w<W>` (`dcqcn.rs`, exact rules there): DCQCN (Zhu
+//! et al., SIGCOMM 2015) for its QPs, both ends; `cc.rs` wires it in. Time is `tick_i`, one
+//! cycle every `cc_tick` cycles (the stdlib interval timer; reset 250: 1 µs at 250 MHz, write
+//! the clock in MHz).
+//!
+//! - Notification point: a frame accepted for QP q (it passed every check above, the QP check
+//!   included) with IPv4 ECN 11 raises QP q's CNP request unless one is pending or its
+//!   interval (`dcqcn_cnp_interval` ticks from the last CNP sent) runs. A CNP is a frame
+//!   source after the ACKs: Ethernet/IPv4 (TOS 0: ECN 00, not CE)/UDP (source port C000h + q)
+//!   /BTH (opcode 81h, BECN set, P_Key the QP's, destination QP the remote QPN, AckReq 0,
+//!   PSN 0)/16 reserved zero bytes/ICRC, 74 bytes (RoCEv2 annex A17.9.3; scapy's
+//!   `scapy.contrib.roce.cnp` builds the same BTH). Counted in `cnp_tx`.
+//! - Reaction point: a CNP accepted for QP q (the QP check passed) cuts its rate by alpha/2;
+//!   the alpha and increase timers and the bytes sent raise it back (fast recovery, additive,
+//!   hyper increase). A capsule (new or sent again) starts only while `may_send_o[q]` (the
+//!   QP's byte credit at its rate `Rc`) allows, and is reported to the block with its 122
+//!   bytes in the cycle it is loaded; ACKs, NAKs and CNPs are not paced. A QP at the line rate
+//!   is never held.
+//! - CSRs: `dcqcn_*` (global; reset values `cc::defaults`: `DcqcnDefaults` for a line of 64 bits
+//!   at 250 MHz, 16 Gb/s), `qpN_rate` (Rc, Rt) and `qpN_alpha` read back, counters `cnp_tx`,
+//!   `cnp_rx` (CNPs received for an enabled QP), `ecn_rx` (CE-marked frames accepted).
 
+pub mod cc;
 pub mod dcqcn;
 pub mod engine;
 

@@ -211,6 +211,20 @@ pub fn icrc(frame: &[u8]) -> u32 {
     crc.value() as u32
 }
 
+/// Marks a frame Congestion Experienced as a switch does: IPv4 ECN 11, the header checksum
+/// recomputed (the ICRC does not cover the TOS byte). Frames too short for an IPv4 header are
+/// left alone.
+pub fn mark_ce(frame: &mut [u8]) {
+    if frame.len() < 34 {
+        return;
+    }
+    frame[15] |= 3;
+    frame[24] = 0;
+    frame[25] = 0;
+    let sum = ip_checksum(&frame[14..34]);
+    frame[24..26].copy_from_slice(&sum.to_be_bytes());
+}
+
 fn put24(out: &mut Vec<u8>, v: u32) {
     out.extend_from_slice(&v.to_be_bytes()[1..]);
 }

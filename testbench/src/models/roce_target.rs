@@ -137,6 +137,26 @@ pub struct Target {
     pub retransmits: u64,
     /// Host frames that did not decode (damaged on the link).
     pub dropped: u64,
+    /// Congestion control, notification point: CE-marked host frames per QP.
+    pub ce_rx: Vec<u64>,
+    /// CNPs sent to the host per QP (one per CE-marked frame, at most one per QP per
+    /// `cnp_gap` of `now`).
+    pub cnp_tx: Vec<u64>,
+    /// The harness's clock (any unit: the target only compares it) and the least gap between
+    /// two CNPs of a QP; `None`: the target sends no CNP.
+    pub now: u64,
+    pub cnp_gap: Option<u64>,
+    last_cnp: Vec<Option<u64>>,
+    /// Reaction point: CNPs received from the host per QP.
+    pub cnp_rx: Vec<u64>,
+    /// Percent of in-order capsules answered with an RNR NAK (timer field `rnr_timer`)
+    /// instead of being executed; a PSN is refused once, its retransmission is taken.
+    pub rnr_percent: u8,
+    pub rnr_timer: u8,
+    rnr_rng: u64,
+    rnr_psn: Vec<Option<u32>>,
+    /// RNR NAKs sent: (QP, PSN, `now`).
+    pub rnr_sent: Vec<(usize, u32, u64)>,
 }
 
 impl Target {
@@ -175,7 +195,51 @@ impl Target {
             naks: Vec::new(),
             retransmits: 0,
             dropped: 0,
+            ce_rx: vec![0; qps.len()],
+            cnp_tx: vec![0; qps.len()],
+            now: 0,
+            cnp_gap: None,
+            last_cnp: vec![None; qps.len()],
+            cnp_rx: vec![0; qps.len()],
+            rnr_percent: 0,
+            rnr_timer: 1,
+            rnr_rng: fill | 1,
+            rnr_psn: vec![None; qps.len()],
+            rnr_sent: Vec::new(),
         }
+    }
+
+    /// A CE-marked host frame on QP `q`: counted, and a CNP back unless one went out less
+    /// than `cnp_gap` ago.
+    fn congestion(&mut self, q: usize) {
+        self.ce_rx[q] += 1;
+        let Some(gap) = self.cnp_gap else { return };
+        if self.last_cnp[q].is_some_and(|t| self.now < t + gap) {
+            return;
+        }
+        self.last_cnp[q] = Some(self.now);
+        self.cnp_tx[q] += 1;
+        let mut p = Target::packet(&self.qps[q].conf, op::CNP, 0, false);
+        p.bth.becn = true;
+        p.payload = vec![0; 16];
+        self.out.push_back(p.encode());
+    }
+
+    /// Whether the in-order capsule `psn` of QP `q` is refused with an RNR NAK (sent here).
+    fn rnr(&mut self, q: usize, psn: u32) -> bool {
+        let mut x = self.rnr_rng;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.rnr_rng = x;
+        if self.rnr_psn[q] == Some(psn) || x % 100 >= u64::from(self.rnr_percent) {
+            return false;
+        }
+        self.rnr_psn[q] = Some(psn);
+        self.qps[q].nak_sent = true;
+        self.rnr_sent.push((q, psn, self.now));
+        self.ack(q, 0x20 | (self.rnr_timer & 0x1f), psn);
+        true
     }
 
     /// Blocks in the namespace.
@@ -306,7 +370,7 @@ impl Target {
             src_ip: c.host_ip,
             dst_ip: c.target_ip,
             dscp: 0,
-            ecn: 0,
+            ecn: if p.net.ecn == 3 { 3 } else { 0 }, // CE: a switch's mark
             ip_id: 0,
             ttl: 64,
             src_port: 0xc000 + q as u16,
@@ -317,8 +381,24 @@ impl Target {
                 p.net
             ));
         }
-        if p.bth.pkey != c.pkey || p.bth.se || p.bth.mig || p.bth.fecn || p.bth.becn {
+        if p.bth.pkey != c.pkey
+            || p.bth.se
+            || p.bth.mig
+            || p.bth.fecn
+            || p.bth.becn != (p.bth.opcode == op::CNP)
+        {
             self.errors.push(format!("QP {q}: BTH {:?}", p.bth));
+        }
+        if p.net.ecn == 3 {
+            self.congestion(q);
+        }
+        if p.bth.opcode == op::CNP {
+            if p.bth.ack_req || p.bth.psn != 0 || p.bth.pad != 0 || p.payload != [0; 16] {
+                self.errors
+                    .push(format!("QP {q}: CNP {:?} {:02x?}", p.bth, p.payload));
+            }
+            self.cnp_rx[q] += 1;
+            return;
         }
         if self.qps[q].dead {
             return;
@@ -332,6 +412,9 @@ impl Target {
                         p.bth.pad,
                         p.payload.len()
                     ));
+                    return;
+                }
+                if diff24(p.bth.psn, self.qps[q].epsn) == 0 && self.rnr(q, p.bth.psn) {
                     return;
                 }
                 let x = &mut self.qps[q];

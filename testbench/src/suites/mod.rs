@@ -89,6 +89,7 @@ pub fn all() -> Vec<Suite> {
         name: "rdma",
         properties: vec![
             entry::<rdma::engine::RdmaProp>(),
+            entry::<rdma::cc::RdmaCcProp>(),
             entry::<rdma::dcqcn::DcqcnProp>(),
             entry::<rdma::dcqcn::DcqcnRecoveryProp>(),
         ],

@@ -1,5 +1,5 @@
 //! Properties of the RoCEv2 congestion-control block `roce_dcqcn_*` (hdl-gen
-//! `roce::dcqcn`), on its own (the engine does not instantiate it yet).
+//! `roce::dcqcn`), on its own (its top of its own; in the engine: `rdma/cc.rs`).
 //!
 //! - `rdma_dcqcn`: lockstep against `models::roce_dcqcn` (stepped per cycle: time is what the
 //!   block computes). Random phases of random CSR values (extremes included: g shift 0 and 15,

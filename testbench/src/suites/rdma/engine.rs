@@ -30,7 +30,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 
 /// Namespace size of the target, blocks.
-const BLOCKS: u64 = 64;
+pub(super) const BLOCKS: u64 = 64;
 /// The engine's retransmit timeout in the property, cycles.
 const RETRY_TIMEOUT: u32 = 3000;
 
@@ -186,7 +186,9 @@ impl RefChip {
             return Cat::Icrc;
         }
         let (opc, flags) = (f[42], f[43]);
-        if !(opc == op::SEND_ONLY || opc == op::ACKNOWLEDGE || is_write(opc)) || flags & 0xf != 0 {
+        let known =
+            opc == op::SEND_ONLY || opc == op::ACKNOWLEDGE || opc == op::CNP || is_write(opc);
+        if !known || flags & 0xf != 0 {
             return Cat::Opcode;
         }
         let t_len = ip_len - 28;
@@ -197,6 +199,7 @@ impl RefChip {
             16
         };
         if (opc == op::ACKNOWLEDGE && (t_len != 20 || pad != 0))
+            || (opc == op::CNP && (t_len != 32 || pad != 0))
             || (opc == op::SEND_ONLY && pad > t_len - 16)
             || (is_write(opc) && (t_len < wr_hdr || pad > t_len - wr_hdr))
         {
@@ -219,6 +222,9 @@ impl RefChip {
             Cat::Qp => self.count("drop_qp"),
             Cat::Pass(q) => {
                 let p = Packet::decode(f).expect("a frame that passes the checks decodes");
+                if p.bth.opcode == op::CNP {
+                    return; // congestion control only (property rdma_cc)
+                }
                 let x = &mut self.qps[q];
                 if p.bth.opcode == op::ACKNOWLEDGE {
                     let s = p.aeth.expect("AETH").syndrome;
@@ -323,7 +329,7 @@ impl RefChip {
 }
 
 /// Drives `io_cmd` and takes `io_cpl`.
-struct Cmds {
+pub(super) struct Cmds {
     valid: Signal,
     ready: Signal,
     sqid: Signal,
@@ -334,15 +340,43 @@ struct Cmds {
     c_cid: Signal,
     c_status: Signal,
     c_dw0: Signal,
-    queue: VecDeque<(u16, [u8; 64])>,
+    pub(super) queue: VecDeque<(u16, [u8; 64])>,
     on: bool,
     rng: Rng,
     idle: (u8, u8),
-    cpls: Vec<(u16, u16, u16, u32)>,
-    violations: Vec<String>,
+    pub(super) cpls: Vec<(u16, u16, u16, u32)>,
+    pub(super) violations: Vec<String>,
     held: Option<(u64, u64, u64, u64)>,
     /// The cycle the first command was presented.
     first_valid: Option<u64>,
+}
+
+impl Cmds {
+    /// The `io_cmd` / `io_cpl` driver of `sim`, idle percentages `idle` (commands,
+    /// completions).
+    pub(super) fn new(sim: &Sim<Top>, seed: u64, idle: (u8, u8)) -> Cmds {
+        let s = |n: &str| sim.signal(n);
+        Cmds {
+            valid: s("io_cmd_valid_i"),
+            ready: s("io_cmd_ready_o"),
+            sqid: s("io_cmd_sqid_i"),
+            sqe: s("io_cmd_sqe_i"),
+            cv: s("io_cpl_valid_o"),
+            cr: s("io_cpl_ready_i"),
+            c_sqid: s("io_cpl_sqid_o"),
+            c_cid: s("io_cpl_cid_o"),
+            c_status: s("io_cpl_status_o"),
+            c_dw0: s("io_cpl_dw0_o"),
+            queue: VecDeque::new(),
+            on: false,
+            rng: Rng::new(seed),
+            idle,
+            cpls: Vec::new(),
+            violations: Vec::new(),
+            held: None,
+            first_valid: None,
+        }
+    }
 }
 
 impl Component for Cmds {
@@ -395,7 +429,7 @@ impl Component for Cmds {
     }
 }
 
-fn sqe_for(c: &Cmd, cid: u16) -> [u8; 64] {
+pub(super) fn sqe_for(c: &Cmd, cid: u16) -> [u8; 64] {
     let mut s = [0u8; 64];
     let (opc, nsid, slba, nlb) = match c.kind {
         0 => (0x00, 1, 0, 0),
@@ -417,7 +451,7 @@ fn sqe_for(c: &Cmd, cid: u16) -> [u8; 64] {
     s
 }
 
-fn confs(psn: &[u32; 4], qps: usize, mtu: &[usize]) -> Vec<QpConf> {
+pub(super) fn confs(psn: &[u32; 4], qps: usize, mtu: &[usize]) -> Vec<QpConf> {
     (0..qps)
         .map(|q| QpConf {
             host_mac: [0x02, 0, 0, 0, 0x10, q as u8],
@@ -434,7 +468,7 @@ fn confs(psn: &[u32; 4], qps: usize, mtu: &[usize]) -> Vec<QpConf> {
         .collect()
 }
 
-fn reg(name: &str) -> u32 {
+pub(super) fn reg(name: &str) -> u32 {
     roce_csr::REGISTERS
         .iter()
         .find(|r| r.0 == name)
@@ -443,20 +477,20 @@ fn reg(name: &str) -> u32 {
 }
 
 /// Base of the Read buffers in host memory: each command's pages follow the previous one's.
-const BASE: u64 = 0x10_0000;
+pub(super) const BASE: u64 = 0x10_0000;
 
 /// A Read's buffer: its SQ id and CID, and its pieces (address, bytes) in data order.
-struct Buf {
-    sqid: u16,
-    cid: u16,
-    pieces: Vec<(u64, usize)>,
+pub(super) struct Buf {
+    pub(super) sqid: u16,
+    pub(super) cid: u16,
+    pub(super) pieces: Vec<(u64, usize)>,
     /// The end of its region (buffer pages and a PRP list page).
-    end: u64,
+    pub(super) end: u64,
 }
 
 /// Gives the Read `sqe` a data pointer into fresh host memory (random bytes): PRP1 (and PRP2
 /// when it crosses a page), or one SGL data block.
-fn place(
+pub(super) fn place(
     sqe: &mut [u8; 64],
     bufs: &mut Vec<Buf>,
     mem: &mut Memory,

@@ -8,6 +8,7 @@
 //! (before the link's faults) into one capture; `ci/roce_check.sh` dissects it with tshark and
 //! checks every ICRC with scapy.
 
+pub mod cc;
 pub mod dcqcn;
 pub mod engine;
 
