@@ -155,6 +155,7 @@
 
 pub mod dcqcn;
 pub mod engine;
+mod records;
 
 /// The engine's parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
