@@ -48,6 +48,8 @@ mutants=(
   "RoCE DCQCN averages Rc rounding down (never back at the line rate)|roce_dcqcn_q2_w64.sv|s/ + 17'd1) >> 1)/) >> 1)/|rdma|rdma_dcqcn_recovery"
   "RoCE engine lets an RDMA WRITE end one byte past its command's data|roce_w64_q2_d4.sv|s/<= {9'd0, rx_key_len});/<= ({9'd0, rx_key_len} + 33'd1));/|rdma|rdma"
   "RoCE engine writes an RDMA WRITE whose ICRC failed to host memory|roce_w64_q2_d4.sv|s/assign ev_write = rx_pass \& h_is_write;/assign ev_write = ~(~rx_pass \& ~(rx_in_chk \& (rx_drop == DROP_ICRC))) \& h_is_write;/|rdma|rdma"
+  "RoCE engine lets a Read's completion record leave before its DMA writes are answered|roce_w64_q2_d4.sv|/assign rec_ready = /s/ \& (qp[0-9]_slot[0-9]_dma_writes_q == 8'd0)//g|rdma|rdma"
+  "DMA walker's windowed skip segment leaves out PRP1's bytes|dma_walker_w64_t3_l21.sv|s/assign skip_len = prp1_len + /assign skip_len = /|dma|dma_walker"
   "DMA engine routes R beats by the wrong ID bit|dma_engine_w64_t3_l21.sv|s/assign r_to_mover = m_axi_rid_i\[[0-9]*\];/assign r_to_mover = m_axi_rid_i[0];/|dma|dma_engine"
 )
 

@@ -39,6 +39,17 @@
 //! list page (qword aligned, else 13h; it too may start mid-page). Only the entries needed are
 //! fetched.
 //!
+//! Walking from a window (`s_cmd_from`, the first byte the caller needs; 0 walks everything):
+//! when PRP2 is a well-formed list pointer (the rest does not fit in one page, PRP2 qword
+//! aligned) and `from` is at or past PRP1's bytes, PRP1's segment and the first `k` list entries'
+//! pages are replaced by one *skip segment* (`addr` 0, `bucket` 1, `last` 0, `len` = PRP1's
+//! bytes + `k * P`), and the list is read from entry `k`: `k = (from - PRP1's bytes) / P`, at
+//! most the last data entry of the first list page (a chain pointer is never skipped, so a
+//! chained list is walked from there on). The entries left out are neither read nor checked;
+//! PRP1's alignment still is. The window stage (`window.rs`) drops the skip segment (it lies
+//! wholly before the window), so the mover never sees it. SGLs are walked whole (`from` is
+//! ignored): a descriptor's length is only known once it is read.
+//!
 //! SGL (`dptr` is one descriptor; descriptors are 16 bytes; type = byte 15 bits 7:4):
 //! - Data Block (0), and Bit Bucket (1) in the write direction only (a bucket segment, `addr` =
 //!   the descriptor's address): longer than the bytes left -> 0Fh; the *final* descriptor (the

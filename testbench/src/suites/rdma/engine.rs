@@ -11,7 +11,9 @@
 //! every ACK/NAK is one the reference receiver asked for, in order; every command completes
 //! exactly once, with the target's status and DW0 when its response capsule was accepted, else
 //! with 22h and only on a QP that went to error or an SQ id without a QP; the target executed
-//! each command at most once and found nothing wrong; every counter equals the reference's.
+//! each command at most once and found nothing wrong; every counter equals the reference's;
+//! when a Read's successful completion leaves `io_cpl`, host memory already holds its data and
+//! the memory slave owes no write response for its buffer (a completion never overtakes it).
 
 use crate::drivers::axi_mem::{AxiMemConfig, AxiMemSlave, Memory};
 use crate::drivers::axil::{Axil, AxilConfig};
