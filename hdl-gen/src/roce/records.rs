@@ -7,7 +7,8 @@
 //! DMA commands issued and not yet done (counted from the cycle a WRITE's DMA command is
 //! decided, so one still waiting for `s_cmd` counts too). A slot is ready when `done` and
 //! `writes` is 0; the lowest ready slot (QP-major) is offered, and held while `io_cpl` waits.
-//! The DMA engine answers commands in order, so a slot's count only falls.
+//! A recorded slot takes no further WRITE (its key is no longer valid), so once ready it stays
+//! ready until it leaves.
 
 use hdl_builder::prelude::*;
 
