@@ -94,6 +94,7 @@ module dma_engine_w64_t3_l21 (
   output logic [1:0]   s_axil_rresp_o
 );
 
+  logic        walker_s_cmd_ready;
   logic        seg_valid;
   logic        seg_ready;
   logic [2:0]  seg_tag;
@@ -162,12 +163,13 @@ module dma_engine_w64_t3_l21 (
     .rst_ni          (rst_ni),
     .mps_i           (mps_i),
     .s_cmd_valid_i   (s_cmd_valid_i),
-    .s_cmd_ready_o   (s_cmd_ready_o),
+    .s_cmd_ready_o   (walker_s_cmd_ready),
     .s_cmd_tag_i     (s_cmd_tag_i),
     .s_cmd_write_i   (s_cmd_write_i),
     .s_cmd_sgl_i     (s_cmd_sgl_i),
     .s_cmd_dptr_i    (s_cmd_dptr_i),
     .s_cmd_len_i     (s_cmd_len_i),
+    .s_cmd_from_i    (21'd0),
     .m_seg_valid_o   (seg_valid),
     .m_seg_ready_i   (seg_ready),
     .m_seg_tag_o     (seg_tag),
@@ -292,6 +294,7 @@ module dma_engine_w64_t3_l21 (
     .err_other_value_i         (err_other_q)
   );
 
+  assign s_cmd_ready_o = walker_s_cmd_ready;
   assign m_axi_awid_o = {1'b1, mover_m_axi_awid};
   assign unused_bid_source = ^m_axi_bid_i[4];
   assign unused_ar_gnt_index = ^ar_arbiter_gnt_idx;

@@ -186,6 +186,7 @@ module dma_engine_win_w64_t3_l21 (
     .s_cmd_sgl_i     (s_cmd_sgl_i),
     .s_cmd_dptr_i    (s_cmd_dptr_i),
     .s_cmd_len_i     (s_cmd_len_i),
+    .s_cmd_from_i    (s_cmd_win_off_i),
     .m_seg_valid_o   (walk_seg_valid),
     .m_seg_ready_i   (walk_seg_ready),
     .m_seg_tag_o     (walk_seg_tag),

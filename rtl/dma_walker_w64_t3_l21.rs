@@ -17,6 +17,7 @@ pub struct DmaWalkerW64T3L21Ports {
     pub s_cmd_sgl_i: *mut u8,
     pub s_cmd_dptr_i: *mut u32,
     pub s_cmd_len_i: *mut u32,
+    pub s_cmd_from_i: *mut u32,
     pub m_seg_valid_o: *mut u8,
     pub m_seg_ready_i: *mut u8,
     pub m_seg_tag_o: *mut u8,
@@ -72,6 +73,7 @@ impl DmaWalkerW64T3L21 {
         ("s_cmd_sgl_i", 1, true),
         ("s_cmd_dptr_i", 128, true),
         ("s_cmd_len_i", 21, true),
+        ("s_cmd_from_i", 21, true),
         ("m_seg_valid_o", 1, false),
         ("m_seg_ready_i", 1, true),
         ("m_seg_tag_o", 3, false),
@@ -151,6 +153,7 @@ impl DmaWalkerW64T3L21 {
             "s_cmd_sgl_i" => Some((self.ports.s_cmd_sgl_i as *mut u8, 1)),
             "s_cmd_dptr_i" => Some((self.ports.s_cmd_dptr_i as *mut u8, 128)),
             "s_cmd_len_i" => Some((self.ports.s_cmd_len_i as *mut u8, 21)),
+            "s_cmd_from_i" => Some((self.ports.s_cmd_from_i as *mut u8, 21)),
             "m_seg_valid_o" => Some((self.ports.m_seg_valid_o as *mut u8, 1)),
             "m_seg_ready_i" => Some((self.ports.m_seg_ready_i as *mut u8, 1)),
             "m_seg_tag_o" => Some((self.ports.m_seg_tag_o as *mut u8, 3)),
@@ -312,6 +315,20 @@ impl DmaWalkerW64T3L21 {
     pub fn s_cmd_len_i(&self) -> u32 {
         // SAFETY: the pointer addresses this port's field in the live model.
         unsafe { *self.ports.s_cmd_len_i }
+    }
+
+    /// Drives input `s_cmd_from_i` (21 bits); bits above the width are dropped.
+    #[inline]
+    pub fn set_s_cmd_from_i(&self, v: u32) {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.s_cmd_from_i = v & 0x1fffff }
+    }
+
+    /// Reads input `s_cmd_from_i` (21 bits).
+    #[inline]
+    pub fn s_cmd_from_i(&self) -> u32 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.s_cmd_from_i }
     }
 
     /// Reads output `m_seg_valid_o` (1 bits).

@@ -22,6 +22,7 @@ module dma_walker_w64_t3_l21 (
   input  logic         s_cmd_sgl_i,
   input  logic [127:0] s_cmd_dptr_i,
   input  logic [20:0]  s_cmd_len_i,
+  input  logic [20:0]  s_cmd_from_i,
 
   // segments
   output logic         m_seg_valid_o,
@@ -95,6 +96,12 @@ module dma_walker_w64_t3_l21 (
   logic        seg_is_last_d;
   logic [10:0] status_q;
   logic [10:0] status_d;
+  logic [20:0] from_q;                     // the first byte the caller needs (a window's offset)
+  logic [20:0] from_d;
+  logic [31:0] skip_entries_q;             // PRP list entries left out before the window
+  logic [31:0] skip_entries_d;
+  logic        skipped_q;                  // PRP1's segment was replaced by a skip (bit bucket) segment: PRP2 is a list
+  logic        skipped_d;
   logic [63:0] fetch_addr_q;
   logic [63:0] fetch_addr_d;
   logic [31:0] fetch_left_q;               // words of the current run not yet requested
@@ -164,6 +171,14 @@ module dma_walker_w64_t3_l21 (
   logic [31:0] list_slots_prp2;
   logic [31:0] list_slots_ptr;
   logic        is_list_ptr;
+  logic [20:0] prp1_rest;
+  logic [63:0] prp1_rest64;
+  logic [31:0] skip_entries_needed;
+  logic [31:0] skip_entries_want;
+  logic [31:0] skip_entries_max;           // a chain pointer is never skipped: the walk reaches it
+  logic [31:0] skip_k;
+  logic        can_skip;                   // PRP2 is a well-formed list pointer and the window starts past PRP1's bytes
+  logic [20:0] skip_len;
   logic [31:0] desc_len_k;
   logic [31:0] rem_k;
   logic        out_free;
@@ -252,6 +267,14 @@ module dma_walker_w64_t3_l21 (
   assign list_slots_prp2 = 32'((page - (prp2_q & page_mask)) >> 3);
   assign list_slots_ptr = 32'((page - (word & page_mask)) >> 3);
   assign is_list_ptr = (list_left_q == 32'd1) & (entries_q > 32'd1);
+  assign prp1_rest = rem_q - prp1_len;
+  assign prp1_rest64 = {43'd0, prp1_rest};
+  assign skip_entries_needed = 32'((prp1_rest64 + page_mask) >> ({1'b0, mps_q} + 5'hc));
+  assign skip_entries_want = 32'({43'd0, from_q - prp1_len} >> ({1'b0, mps_q} + 5'hc));
+  assign skip_entries_max = (skip_entries_needed <= list_slots_prp2) ? (skip_entries_needed - 32'd1) : ((list_slots_prp2 >= 32'd2) ? (list_slots_prp2 - 32'd2) : 32'd0);
+  assign skip_k = (skip_entries_want <= skip_entries_max) ? skip_entries_want : skip_entries_max;
+  assign can_skip = (from_q >= prp1_len) & (prp1_rest64 > page) & (prp2_q[2:0] == 3'd0);
+  assign skip_len = prp1_len + 21'({32'd0, skip_k} << ({1'b0, mps_q} + 5'hc));
   assign desc_len_k = desc_len_q;
   assign rem_k = {11'd0, rem_q};
   assign out_free = ~seg_valid_q | m_seg_ready_i;
@@ -272,6 +295,9 @@ module dma_walker_w64_t3_l21 (
     seg_count_d = seg_count_q;
     seg_is_last_d = seg_is_last_q;
     status_d = status_q;
+    from_d = from_q;
+    skip_entries_d = skip_entries_q;
+    skipped_d = skipped_q;
     state_d = state_q;
     word_pop = 1'b0;
     ar_valid_d = ar_valid_q & ~m_axi_arready_i;
@@ -309,6 +335,8 @@ module dma_walker_w64_t3_l21 (
           ptr_ok_d = 1'b1;
           seg_is_last_d = 1'b0;
           status_d = 11'd0;
+          from_d = s_cmd_from_i;
+          skipped_d = 1'b0;
           if (s_cmd_sgl_i) begin
             state_d = StSglDesc;
           end else if (s_cmd_len_i == 21'd0) begin
@@ -324,6 +352,19 @@ module dma_walker_w64_t3_l21 (
             status_d = 11'h13;
             state_d = StStatus;
             fetch_left_d = 32'd0;
+          end else if (can_skip) begin
+            seg_valid_d = 1'b1;
+            seg_tag_d = tag_q;
+            seg_write_d = write_q;
+            seg_addr_d = 64'd0;
+            seg_len_d = skip_len;
+            seg_bucket_d = 1'b1;
+            seg_last_d = 1'b0;
+            seg_status_d = 11'd0;
+            rem_d = rem_q - skip_len;
+            skip_entries_d = skip_k;
+            skipped_d = 1'b1;
+            state_d = StPrp2;
           end else begin
             seg_valid_d = 1'b1;
             seg_tag_d = tag_q;
@@ -334,6 +375,7 @@ module dma_walker_w64_t3_l21 (
             seg_last_d = prp1_len == rem_q;
             seg_status_d = 11'd0;
             rem_d = rem_q - prp1_len;
+            skip_entries_d = 32'd0;
             if (prp1_len == rem_q) begin
               state_d = StDrain;
             end else begin
@@ -344,7 +386,7 @@ module dma_walker_w64_t3_l21 (
       end
       StPrp2: begin
         if (out_free) begin
-          if (rest_fits) begin
+          if (rest_fits & ~skipped_q) begin
             if ((prp2_q & page_mask) != 64'd0) begin
               status_d = 11'h13;
               state_d = StStatus;
@@ -367,9 +409,9 @@ module dma_walker_w64_t3_l21 (
             fetch_left_d = 32'd0;
           end else begin
             entries_d = entries_needed;
-            list_left_d = list_slots_prp2;
-            fetch_addr_d = prp2_q;
-            fetch_left_d = (entries_needed <= list_slots_prp2) ? entries_needed : list_slots_prp2;
+            list_left_d = list_slots_prp2 - skip_entries_q;
+            fetch_addr_d = prp2_q + {29'd0, skip_entries_q, 3'd0};
+            fetch_left_d = (entries_needed <= (list_slots_prp2 - skip_entries_q)) ? entries_needed : (list_slots_prp2 - skip_entries_q);
             state_d = StList;
           end
         end
@@ -546,6 +588,9 @@ module dma_walker_w64_t3_l21 (
       seg_count_q <= 32'd0;
       seg_is_last_q <= 1'b0;
       status_q <= 11'd0;
+      from_q <= 21'd0;
+      skip_entries_q <= 32'd0;
+      skipped_q <= 1'b0;
       fetch_addr_q <= 64'd0;
       fetch_left_q <= 32'd0;
       ar_valid_q <= 1'b0;
@@ -579,6 +624,9 @@ module dma_walker_w64_t3_l21 (
       seg_count_q <= seg_count_d;
       seg_is_last_q <= seg_is_last_d;
       status_q <= status_d;
+      from_q <= from_d;
+      skip_entries_q <= skip_entries_d;
+      skipped_q <= skipped_d;
       fetch_addr_q <= fetch_addr_d;
       fetch_left_q <= fetch_left_d;
       ar_valid_q <= ar_valid_d;

@@ -41,6 +41,7 @@ struct dma_walker_w64_t3_l21_ports {
   CData* s_cmd_sgl_i;
   EData* s_cmd_dptr_i;
   IData* s_cmd_len_i;
+  IData* s_cmd_from_i;
   CData* m_seg_valid_o;
   CData* m_seg_ready_i;
   CData* m_seg_tag_o;
@@ -79,6 +80,7 @@ void dma_walker_w64_t3_l21_ports(void* model, dma_walker_w64_t3_l21_ports* p) {
   p->s_cmd_sgl_i = &t->s_cmd_sgl_i;
   p->s_cmd_dptr_i = t->s_cmd_dptr_i.data();
   p->s_cmd_len_i = &t->s_cmd_len_i;
+  p->s_cmd_from_i = &t->s_cmd_from_i;
   p->m_seg_valid_o = &t->m_seg_valid_o;
   p->m_seg_ready_i = &t->m_seg_ready_i;
   p->m_seg_tag_o = &t->m_seg_tag_o;

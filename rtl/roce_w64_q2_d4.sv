@@ -89,10 +89,9 @@ module roce_w64_q2_d4 (
   output logic [1:0]   s_axil_rresp_o
 );
 
-  typedef enum logic [1:0] {
-    RX_RECV = 2'd0,
-    RX_CHK  = 2'd1,
-    RX_CPL  = 2'd2
+  typedef enum logic {
+    RX_RECV = 1'b0,
+    RX_CHK  = 1'b1
   } rx_state_e;
 
   typedef enum logic [2:0] {
@@ -344,6 +343,60 @@ module roce_w64_q2_d4 (
   logic [2:0]    csr_qp1_retry_limit;
   logic          qp0_dead;
   logic          qp1_dead;
+  logic [3:0]    qp0_slot_done_q;              // bit s: slot s's CQE is recorded, waiting for its DMA writes or io_cpl
+  logic [3:0]    qp0_slot_done_d;
+  logic [14:0]   qp0_slot0_cqe_status_q;
+  logic [14:0]   qp0_slot0_cqe_status_d;
+  logic [14:0]   qp0_slot1_cqe_status_q;
+  logic [14:0]   qp0_slot1_cqe_status_d;
+  logic [14:0]   qp0_slot2_cqe_status_q;
+  logic [14:0]   qp0_slot2_cqe_status_d;
+  logic [14:0]   qp0_slot3_cqe_status_q;
+  logic [14:0]   qp0_slot3_cqe_status_d;
+  logic [31:0]   qp0_slot0_cqe_dw0_q;
+  logic [31:0]   qp0_slot0_cqe_dw0_d;
+  logic [31:0]   qp0_slot1_cqe_dw0_q;
+  logic [31:0]   qp0_slot1_cqe_dw0_d;
+  logic [31:0]   qp0_slot2_cqe_dw0_q;
+  logic [31:0]   qp0_slot2_cqe_dw0_d;
+  logic [31:0]   qp0_slot3_cqe_dw0_q;
+  logic [31:0]   qp0_slot3_cqe_dw0_d;
+  logic [7:0]    qp0_slot0_dma_writes_q;
+  logic [7:0]    qp0_slot0_dma_writes_d;
+  logic [7:0]    qp0_slot1_dma_writes_q;
+  logic [7:0]    qp0_slot1_dma_writes_d;
+  logic [7:0]    qp0_slot2_dma_writes_q;
+  logic [7:0]    qp0_slot2_dma_writes_d;
+  logic [7:0]    qp0_slot3_dma_writes_q;
+  logic [7:0]    qp0_slot3_dma_writes_d;
+  logic [3:0]    qp1_slot_done_q;              // bit s: slot s's CQE is recorded, waiting for its DMA writes or io_cpl
+  logic [3:0]    qp1_slot_done_d;
+  logic [14:0]   qp1_slot0_cqe_status_q;
+  logic [14:0]   qp1_slot0_cqe_status_d;
+  logic [14:0]   qp1_slot1_cqe_status_q;
+  logic [14:0]   qp1_slot1_cqe_status_d;
+  logic [14:0]   qp1_slot2_cqe_status_q;
+  logic [14:0]   qp1_slot2_cqe_status_d;
+  logic [14:0]   qp1_slot3_cqe_status_q;
+  logic [14:0]   qp1_slot3_cqe_status_d;
+  logic [31:0]   qp1_slot0_cqe_dw0_q;
+  logic [31:0]   qp1_slot0_cqe_dw0_d;
+  logic [31:0]   qp1_slot1_cqe_dw0_q;
+  logic [31:0]   qp1_slot1_cqe_dw0_d;
+  logic [31:0]   qp1_slot2_cqe_dw0_q;
+  logic [31:0]   qp1_slot2_cqe_dw0_d;
+  logic [31:0]   qp1_slot3_cqe_dw0_q;
+  logic [31:0]   qp1_slot3_cqe_dw0_d;
+  logic [7:0]    qp1_slot0_dma_writes_q;
+  logic [7:0]    qp1_slot0_dma_writes_d;
+  logic [7:0]    qp1_slot1_dma_writes_q;
+  logic [7:0]    qp1_slot1_dma_writes_d;
+  logic [7:0]    qp1_slot2_dma_writes_q;
+  logic [7:0]    qp1_slot2_dma_writes_d;
+  logic [7:0]    qp1_slot3_dma_writes_q;
+  logic [7:0]    qp1_slot3_dma_writes_d;
+  logic [3:0]    qp0_slot_live;
+  logic [3:0]    qp1_slot_live;
   logic [1023:0] tx_buf_q;                     // the frame being sent, byte 0 in bits 7:0 (the ICRC's place is zero)
   logic [1023:0] tx_buf_d;
   logic [7:0]    tx_len_q;                     // its length in bytes; 0: idle
@@ -407,10 +460,10 @@ module roce_w64_q2_d4 (
   logic          ack_is_nak;
   rx_state_e     rx_state_q;
   rx_state_e     rx_state_d;
+  logic          pay_hold;                     // the bank the next frame goes into still drains: wait
   logic          rx_in_recv;
-  logic          pay_busy;                     // the other payload bank still drains into the DMA engine
-  logic          rx_in_chk;                    // a frame is checked (once the previous WRITE's payload has left its bank)
-  logic          rx_in_cpl;
+  logic          pay_busy;                     // an RDMA WRITE waits: a DMA command or a queued bank drain is pending
+  logic          rx_in_chk;                    // a frame is checked (a WRITE once the previous WRITE's DMA command is taken)
   logic          rx_fire;
   logic [10:0]   rx_beat_q;                    // beat of the frame on s_axis (saturates)
   logic [10:0]   rx_beat_d;
@@ -608,9 +661,24 @@ module roce_w64_q2_d4 (
   logic          dma_cmd_fire;
   logic          rx_start_dma;
   logic [10:0]   rx_pay_first;                 // the payload's first word: a RETH's 16 bytes come before it
+  logic          pay_queued_q;                 // a checked WRITE's bank waits to drain after the current one
+  logic          pay_queued_d;
+  logic [10:0]   pay_queued_first_q;
+  logic [10:0]   pay_queued_first_d;
+  logic [9:0]    pay_queued_beats_q;
+  logic [9:0]    pay_queued_beats_d;
+  logic [2:0]    pay_queued_tail_q;
+  logic [2:0]    pay_queued_tail_d;
+  logic          pay_bank_q;                   // the bank that drains now
+  logic          pay_bank_d;
+  logic          pay_end;
+  logic          pay_start_now;
+  logic          pay_start_queued;
+  logic          pay_from_queue;
   logic          pay_read;
   logic [10:0]   pay_read_addr;
   logic [63:0]   rx_payload_rdata_q;
+  logic [9:0]    rx_wr_beats;
   logic [7:0]    pay_tail_keep;
   logic [7:0]    pay_keep;
   logic          dma_m_done_valid;
@@ -649,13 +717,25 @@ module roce_w64_q2_d4 (
   logic [1:0]    dma_s_axil_rresp;
   logic          unused_dma_s_axil_rresp_o;
   logic          cpl_take_rx;                  // io_cpl carries the response capsule's completion
-  logic [1:0]    rx_slot_q;
-  logic [1:0]    rx_slot_d;
-  logic          rx_cpl_qp_q;
-  logic          rx_cpl_qp_d;
   logic [1:0]    drain_qps;
   logic [1:0]    cpl_lock_q;                   // source held while io_cpl waits: 0 none, 1 rx, 2 drain, 3 refused command
   logic [1:0]    cpl_lock_d;
+  logic          rec_take;
+  logic          rec_hold;
+  logic          rec_qp_held_q;
+  logic          rec_qp_held_d;
+  logic [1:0]    rec_slot_held_q;
+  logic [1:0]    rec_slot_held_d;
+  logic [7:0]    rec_ready;                    // bit q*D+s: slot s of QP q may complete (CQE in, writes answered)
+  logic          rec_qp;
+  logic [1:0]    rec_slot;
+  logic          rec_any;
+  logic [14:0]   rec_status;
+  logic [31:0]   rec_dw0;
+  logic [3:0]    qp0_slot_done_set;
+  logic [3:0]    qp0_slot_done_clr;
+  logic [3:0]    qp1_slot_done_set;
+  logic [3:0]    qp1_slot_done_clr;
   logic          drain_qp_held_q;
   logic          drain_qp_held_d;
   logic [1:0]    drain_slot_held_q;
@@ -672,6 +752,7 @@ module roce_w64_q2_d4 (
   logic          bounce;
   logic          cpl_fire;
   logic [10:0]   rx_cpl_dma_status;            // a host memory error of the command's WRITEs replaces the CQE's status
+  logic [15:0]   rec_cid;
   logic [15:0]   drain_cid;
   logic          rx_here0;
   logic          cmd_here0;
@@ -1021,6 +1102,8 @@ module roce_w64_q2_d4 (
   assign qp1_remote_mac = {csr_qp1_remote_mac_hi_value, csr_qp1_remote_mac_lo_value};
   assign qp0_dead = ~qp0_up_q | qp0_err_q;
   assign qp1_dead = ~qp1_up_q | qp1_err_q;
+  assign qp0_slot_live = qp0_slot_valid_q & ~qp0_slot_done_q;
+  assign qp1_slot_live = qp1_slot_valid_q & ~qp1_slot_done_q;
   assign tx_busy = tx_len_q != 8'd0;
   assign tx_fire = tx_busy & m_axis_tready_i;
   assign tx_left = tx_len_q - {1'b0, {tx_idx_q, 3'd0}};
@@ -1043,8 +1126,8 @@ module roce_w64_q2_d4 (
   assign load_ack = ~tx_busy & (|ack_pend);
   assign qp0_resending = (qp0_rpsn_q != qp0_spsn_q) & ~qp0_dead;
   assign qp1_resending = (qp1_rpsn_q != qp1_spsn_q) & ~qp1_dead;
-  assign qp0_resend_hit = {qp0_slot_valid_q[3] & (qp0_slot3_psn_q == qp0_rpsn_q), qp0_slot_valid_q[2] & (qp0_slot2_psn_q == qp0_rpsn_q), qp0_slot_valid_q[1] & (qp0_slot1_psn_q == qp0_rpsn_q), qp0_slot_valid_q[0] & (qp0_slot0_psn_q == qp0_rpsn_q)};
-  assign qp1_resend_hit = {qp1_slot_valid_q[3] & (qp1_slot3_psn_q == qp1_rpsn_q), qp1_slot_valid_q[2] & (qp1_slot2_psn_q == qp1_rpsn_q), qp1_slot_valid_q[1] & (qp1_slot1_psn_q == qp1_rpsn_q), qp1_slot_valid_q[0] & (qp1_slot0_psn_q == qp1_rpsn_q)};
+  assign qp0_resend_hit = {qp0_slot_live[3] & (qp0_slot3_psn_q == qp0_rpsn_q), qp0_slot_live[2] & (qp0_slot2_psn_q == qp0_rpsn_q), qp0_slot_live[1] & (qp0_slot1_psn_q == qp0_rpsn_q), qp0_slot_live[0] & (qp0_slot0_psn_q == qp0_rpsn_q)};
+  assign qp1_resend_hit = {qp1_slot_live[3] & (qp1_slot3_psn_q == qp1_rpsn_q), qp1_slot_live[2] & (qp1_slot2_psn_q == qp1_rpsn_q), qp1_slot_live[1] & (qp1_slot1_psn_q == qp1_rpsn_q), qp1_slot_live[0] & (qp1_slot0_psn_q == qp1_rpsn_q)};
   assign resend_ready = {qp1_resending & (|qp1_resend_hit) & qp1_cc_go, qp0_resending & (|qp0_resend_hit) & qp0_cc_go};
   assign resend_qp = resend_ready[0] ? 1'b0 : (resend_ready[1] ? 1'b1 : 1'b0);
   assign resend_slots = (resend_qp == 1'b1) ? qp1_resend_hit : qp0_resend_hit;
@@ -1109,9 +1192,8 @@ module roce_w64_q2_d4 (
     end
   end
 
-  assign rx_in_recv = rx_state_q == RX_RECV;
+  assign rx_in_recv = (rx_state_q == RX_RECV) & ~pay_hold;
   assign rx_in_chk = (rx_state_q == RX_CHK) & ~pay_busy;
-  assign rx_in_cpl = rx_state_q == RX_CPL;
   assign s_axis_tready_o = rx_in_recv;
   assign rx_fire = s_axis_tvalid_i & rx_in_recv;
   assign rx_beat_bytes = 4'd0 + {3'd0, s_axis_tkeep_i[0]} + {3'd0, s_axis_tkeep_i[1]} + {3'd0, s_axis_tkeep_i[2]} + {3'd0, s_axis_tkeep_i[3]} + {3'd0, s_axis_tkeep_i[4]} + {3'd0, s_axis_tkeep_i[5]} + {3'd0, s_axis_tkeep_i[6]} + {3'd0, s_axis_tkeep_i[7]};
@@ -1251,7 +1333,7 @@ module roce_w64_q2_d4 (
   assign rx_psn_dup = rx_psn_diff[23];
   assign rx_nak_sent = (rx_qp == 1'b1) ? qp1_nak_sent_q : qp0_nak_sent_q;
   assign rx_msn = (rx_qp == 1'b1) ? qp1_msn_q : qp0_msn_q;
-  assign rx_slots = (rx_qp == 1'b1) ? qp1_slot_valid_q : qp0_slot_valid_q;
+  assign rx_slots = (rx_qp == 1'b1) ? qp1_slot_live : qp0_slot_live;
   assign rx_cid_hit = {rx_slots[3] & (((rx_qp == 1'b1) ? qp1_slot3_cid_q : qp0_slot3_cid_q) == h_cqe_cid), rx_slots[2] & (((rx_qp == 1'b1) ? qp1_slot2_cid_q : qp0_slot2_cid_q) == h_cqe_cid), rx_slots[1] & (((rx_qp == 1'b1) ? qp1_slot1_cid_q : qp0_slot1_cid_q) == h_cqe_cid), rx_slots[0] & (((rx_qp == 1'b1) ? qp1_slot0_cid_q : qp0_slot0_cid_q) == h_cqe_cid)};
   assign rx_hit_slot = rx_cid_hit[0] ? 2'd0 : (rx_cid_hit[1] ? 2'd1 : (rx_cid_hit[2] ? 2'd2 : (rx_cid_hit[3] ? 2'd3 : 2'd0)));
   assign rx_good_cqe = ((h_send_rest - {15'd0, h_pad}) == 17'h10) & (|rx_cid_hit);
@@ -1268,7 +1350,7 @@ module roce_w64_q2_d4 (
   assign rx_key_cid = h_reth_rkey[15:0];
   assign rx_key_slot_idx = rx_key_slot[1:0];
   assign rx_key_len = (rx_qp == 1'b1) ? ((rx_key_slot_idx == 2'd3) ? qp1_slot3_sqe_q[279:256] : ((rx_key_slot_idx == 2'd2) ? qp1_slot2_sqe_q[279:256] : ((rx_key_slot_idx == 2'd1) ? qp1_slot1_sqe_q[279:256] : qp1_slot0_sqe_q[279:256]))) : ((rx_key_slot_idx == 2'd3) ? qp0_slot3_sqe_q[279:256] : ((rx_key_slot_idx == 2'd2) ? qp0_slot2_sqe_q[279:256] : ((rx_key_slot_idx == 2'd1) ? qp0_slot1_sqe_q[279:256] : qp0_slot0_sqe_q[279:256])));
-  assign rx_key_slot_valid = (rx_key_slot < 8'd4) & ((rx_qp == 1'b1) ? ((rx_key_slot_idx == 2'd3) ? qp1_slot_valid_q[3] : ((rx_key_slot_idx == 2'd2) ? qp1_slot_valid_q[2] : ((rx_key_slot_idx == 2'd1) ? qp1_slot_valid_q[1] : qp1_slot_valid_q[0]))) : ((rx_key_slot_idx == 2'd3) ? qp0_slot_valid_q[3] : ((rx_key_slot_idx == 2'd2) ? qp0_slot_valid_q[2] : ((rx_key_slot_idx == 2'd1) ? qp0_slot_valid_q[1] : qp0_slot_valid_q[0])))) & (((rx_qp == 1'b1) ? ((rx_key_slot_idx == 2'd3) ? qp1_slot3_cid_q : ((rx_key_slot_idx == 2'd2) ? qp1_slot2_cid_q : ((rx_key_slot_idx == 2'd1) ? qp1_slot1_cid_q : qp1_slot0_cid_q))) : ((rx_key_slot_idx == 2'd3) ? qp0_slot3_cid_q : ((rx_key_slot_idx == 2'd2) ? qp0_slot2_cid_q : ((rx_key_slot_idx == 2'd1) ? qp0_slot1_cid_q : qp0_slot0_cid_q)))) == rx_key_cid);
+  assign rx_key_slot_valid = (rx_key_slot < 8'd4) & ((rx_key_slot_idx == 2'd3) ? rx_slots[3] : ((rx_key_slot_idx == 2'd2) ? rx_slots[2] : ((rx_key_slot_idx == 2'd1) ? rx_slots[1] : rx_slots[0]))) & (((rx_qp == 1'b1) ? ((rx_key_slot_idx == 2'd3) ? qp1_slot3_cid_q : ((rx_key_slot_idx == 2'd2) ? qp1_slot2_cid_q : ((rx_key_slot_idx == 2'd1) ? qp1_slot1_cid_q : qp1_slot0_cid_q))) : ((rx_key_slot_idx == 2'd3) ? qp0_slot3_cid_q : ((rx_key_slot_idx == 2'd2) ? qp0_slot2_cid_q : ((rx_key_slot_idx == 2'd1) ? qp0_slot1_cid_q : qp0_slot0_cid_q)))) == rx_key_cid);
   assign rx_key_is_read = ((rx_qp == 1'b1) ? ((rx_key_slot_idx == 2'd3) ? qp1_slot3_sqe_q[7:0] : ((rx_key_slot_idx == 2'd2) ? qp1_slot2_sqe_q[7:0] : ((rx_key_slot_idx == 2'd1) ? qp1_slot1_sqe_q[7:0] : qp1_slot0_sqe_q[7:0]))) : ((rx_key_slot_idx == 2'd3) ? qp0_slot3_sqe_q[7:0] : ((rx_key_slot_idx == 2'd2) ? qp0_slot2_sqe_q[7:0] : ((rx_key_slot_idx == 2'd1) ? qp0_slot1_sqe_q[7:0] : qp0_slot0_sqe_q[7:0])))) == 8'd2;
   assign rx_key_len_fits = rx_key_len[23:21] == 3'd0;
   assign rx_key_in_window = (h_reth_va[63:24] == 40'd0) & (({9'd0, h_reth_va[23:0]} + {1'b0, h_reth_len}) <= {9'd0, rx_key_len});
@@ -1304,10 +1386,16 @@ module roce_w64_q2_d4 (
   assign dma_cmd_fire = dma_cmd_pending_q & dma_s_cmd_ready;
   assign rx_start_dma = rx_in_chk & ev_write_dma;
   assign rx_pay_first = (rx_bank_q ? 11'h202 : 11'd0) + (h_has_reth ? 11'd2 : 11'd0);
-  assign pay_busy = pay_valid_q | dma_cmd_pending_q;
+  assign pay_end = pay_fire & pay_last;
+  assign pay_start_now = rx_start_dma & (~pay_valid_q | pay_end);
+  assign pay_start_queued = rx_start_dma & pay_valid_q & ~pay_end;
+  assign pay_from_queue = pay_end & pay_queued_q;
+  assign pay_busy = (pay_queued_q | dma_cmd_pending_q) & h_is_write;
+  assign pay_hold = pay_valid_q & (pay_bank_q == rx_bank_q);
   assign rx_bank_d = rx_bank_q ^ rx_start_dma;
-  assign pay_read = rx_start_dma | (pay_fire & ~pay_last);
-  assign pay_read_addr = rx_start_dma ? rx_pay_first : (pay_raddr_q + 11'd1);
+  assign pay_read = pay_start_now | pay_from_queue | (pay_fire & ~pay_last);
+  assign pay_read_addr = pay_start_now ? rx_pay_first : (pay_from_queue ? pay_queued_first_q : (pay_raddr_q + 11'd1));
+  assign rx_wr_beats = 10'((h_write_payload + 17'd7) >> 3);
 
   always_comb begin
     dma_cmd_pending_d = dma_cmd_pending_q & ~dma_s_cmd_ready;
@@ -1321,6 +1409,11 @@ module roce_w64_q2_d4 (
     pay_raddr_d = pay_raddr_q;
     pay_beats_d = pay_beats_q;
     pay_tail_d = pay_tail_q;
+    pay_queued_d = pay_queued_q;
+    pay_queued_first_d = pay_queued_first_q;
+    pay_queued_beats_d = pay_queued_beats_q;
+    pay_queued_tail_d = pay_queued_tail_q;
+    pay_bank_d = pay_bank_q;
     if (rx_start_dma) begin
       dma_cmd_pending_d = 1'b1;
       dma_cmd_tag_d = {rx_qp, rx_wr_dma_slot};
@@ -1329,16 +1422,31 @@ module roce_w64_q2_d4 (
       dma_cmd_len_d = rx_wr_dma_len;
       dma_cmd_off_d = rx_wr_dma_off[20:0];
       dma_cmd_win_len_d = {4'd0, h_write_payload};
+    end
+    if (pay_start_now) begin
       pay_valid_d = 1'b1;
       pay_raddr_d = rx_pay_first;
-      pay_beats_d = 10'((h_write_payload + 17'd7) >> 3);
+      pay_beats_d = rx_wr_beats;
       pay_tail_d = h_write_payload[2:0];
+      pay_bank_d = rx_bank_q;
+    end else if (pay_from_queue) begin
+      pay_raddr_d = pay_queued_first_q;
+      pay_beats_d = pay_queued_beats_q;
+      pay_tail_d = pay_queued_tail_q;
+      pay_bank_d = ~pay_bank_q;
+      pay_queued_d = 1'b0;
     end else if (pay_fire) begin
       pay_raddr_d = pay_raddr_q + 11'd1;
       pay_beats_d = pay_beats_q - 10'd1;
       if (pay_last) begin
         pay_valid_d = 1'b0;
       end
+    end
+    if (pay_start_queued) begin
+      pay_queued_d = 1'b1;
+      pay_queued_first_d = rx_pay_first;
+      pay_queued_beats_d = rx_wr_beats;
+      pay_queued_tail_d = h_write_payload[2:0];
     end
   end
 
@@ -1370,8 +1478,6 @@ module roce_w64_q2_d4 (
     rx_hdr_d = rx_hdr_q;
     rx_prev_d = rx_prev_q;
     rx_icrc_d = rx_icrc_q;
-    rx_slot_d = rx_slot_q;
-    rx_cpl_qp_d = rx_cpl_qp_q;
     if (rx_fire) begin
       rx_prev_d = rx_masked[63:48];
       rx_len_d = rx_len_next[16] ? 16'hffff : rx_len_next[15:0];
@@ -1388,38 +1494,74 @@ module roce_w64_q2_d4 (
     end
     if (rx_in_chk) begin
       rx_beat_d = 11'd0;
-      rx_slot_d = rx_hit_slot;
-      rx_cpl_qp_d = rx_qp;
-      rx_state_d = ev_complete ? RX_CPL : RX_RECV;
-    end
-    if (cpl_take_rx & io_cpl_ready_i) begin
       rx_state_d = RX_RECV;
     end
   end
 
-  assign drain_qps = {qp1_dead & (|qp1_slot_valid_q), qp0_dead & (|qp0_slot_valid_q)};
+  assign drain_qps = {qp1_dead & (|qp1_slot_live), qp0_dead & (|qp0_slot_live)};
+  assign rec_take = cpl_take_rx & io_cpl_ready_i;
+  assign rec_hold = cpl_lock_q == 2'd1;
+  assign rec_ready = {qp1_slot_done_q[3] & (qp1_slot3_dma_writes_q == 8'd0), qp1_slot_done_q[2] & (qp1_slot2_dma_writes_q == 8'd0), qp1_slot_done_q[1] & (qp1_slot1_dma_writes_q == 8'd0), qp1_slot_done_q[0] & (qp1_slot0_dma_writes_q == 8'd0), qp0_slot_done_q[3] & (qp0_slot3_dma_writes_q == 8'd0), qp0_slot_done_q[2] & (qp0_slot2_dma_writes_q == 8'd0), qp0_slot_done_q[1] & (qp0_slot1_dma_writes_q == 8'd0), qp0_slot_done_q[0] & (qp0_slot0_dma_writes_q == 8'd0)};
+  assign rec_qp = rec_hold ? rec_qp_held_q : (rec_ready[0] ? 1'b0 : (rec_ready[1] ? 1'b0 : (rec_ready[2] ? 1'b0 : (rec_ready[3] ? 1'b0 : (rec_ready[4] ? 1'b1 : (rec_ready[5] ? 1'b1 : (rec_ready[6] ? 1'b1 : (rec_ready[7] ? 1'b1 : 1'b0))))))));
+  assign rec_slot = rec_hold ? rec_slot_held_q : (rec_ready[0] ? 2'd0 : (rec_ready[1] ? 2'd1 : (rec_ready[2] ? 2'd2 : (rec_ready[3] ? 2'd3 : (rec_ready[4] ? 2'd0 : (rec_ready[5] ? 2'd1 : (rec_ready[6] ? 2'd2 : (rec_ready[7] ? 2'd3 : 2'd0))))))));
+  assign rec_qp_held_d = rec_qp;
+  assign rec_slot_held_d = rec_slot;
+  assign rec_any = rec_hold | (|rec_ready);
+  assign rec_status = ((rec_qp == 1'b1) & (rec_slot == 2'd3)) ? qp1_slot3_cqe_status_q : (((rec_qp == 1'b1) & (rec_slot == 2'd2)) ? qp1_slot2_cqe_status_q : (((rec_qp == 1'b1) & (rec_slot == 2'd1)) ? qp1_slot1_cqe_status_q : (((rec_qp == 1'b1) & (rec_slot == 2'd0)) ? qp1_slot0_cqe_status_q : (((rec_qp == 1'b0) & (rec_slot == 2'd3)) ? qp0_slot3_cqe_status_q : (((rec_qp == 1'b0) & (rec_slot == 2'd2)) ? qp0_slot2_cqe_status_q : (((rec_qp == 1'b0) & (rec_slot == 2'd1)) ? qp0_slot1_cqe_status_q : (((rec_qp == 1'b0) & (rec_slot == 2'd0)) ? qp0_slot0_cqe_status_q : 15'd0)))))));
+  assign rec_dw0 = ((rec_qp == 1'b1) & (rec_slot == 2'd3)) ? qp1_slot3_cqe_dw0_q : (((rec_qp == 1'b1) & (rec_slot == 2'd2)) ? qp1_slot2_cqe_dw0_q : (((rec_qp == 1'b1) & (rec_slot == 2'd1)) ? qp1_slot1_cqe_dw0_q : (((rec_qp == 1'b1) & (rec_slot == 2'd0)) ? qp1_slot0_cqe_dw0_q : (((rec_qp == 1'b0) & (rec_slot == 2'd3)) ? qp0_slot3_cqe_dw0_q : (((rec_qp == 1'b0) & (rec_slot == 2'd2)) ? qp0_slot2_cqe_dw0_q : (((rec_qp == 1'b0) & (rec_slot == 2'd1)) ? qp0_slot1_cqe_dw0_q : (((rec_qp == 1'b0) & (rec_slot == 2'd0)) ? qp0_slot0_cqe_dw0_q : 32'd0)))))));
+  assign qp0_slot0_cqe_status_d = (ev_complete & (rx_qp == 1'b0) & (rx_hit_slot == 2'd0)) ? h_cqe_status : qp0_slot0_cqe_status_q;
+  assign qp0_slot0_cqe_dw0_d = (ev_complete & (rx_qp == 1'b0) & (rx_hit_slot == 2'd0)) ? h_cqe_dw0 : qp0_slot0_cqe_dw0_q;
+  assign qp0_slot0_dma_writes_d = (qp0_slot0_dma_writes_q + {7'd0, rx_start_dma & (rx_qp == 1'b0) & (rx_wr_dma_slot == 2'd0)}) - {7'd0, dma_m_done_valid & (dma_done_qp == 1'b0) & (dma_done_slot == 2'd0)};
+  assign qp0_slot1_cqe_status_d = (ev_complete & (rx_qp == 1'b0) & (rx_hit_slot == 2'd1)) ? h_cqe_status : qp0_slot1_cqe_status_q;
+  assign qp0_slot1_cqe_dw0_d = (ev_complete & (rx_qp == 1'b0) & (rx_hit_slot == 2'd1)) ? h_cqe_dw0 : qp0_slot1_cqe_dw0_q;
+  assign qp0_slot1_dma_writes_d = (qp0_slot1_dma_writes_q + {7'd0, rx_start_dma & (rx_qp == 1'b0) & (rx_wr_dma_slot == 2'd1)}) - {7'd0, dma_m_done_valid & (dma_done_qp == 1'b0) & (dma_done_slot == 2'd1)};
+  assign qp0_slot2_cqe_status_d = (ev_complete & (rx_qp == 1'b0) & (rx_hit_slot == 2'd2)) ? h_cqe_status : qp0_slot2_cqe_status_q;
+  assign qp0_slot2_cqe_dw0_d = (ev_complete & (rx_qp == 1'b0) & (rx_hit_slot == 2'd2)) ? h_cqe_dw0 : qp0_slot2_cqe_dw0_q;
+  assign qp0_slot2_dma_writes_d = (qp0_slot2_dma_writes_q + {7'd0, rx_start_dma & (rx_qp == 1'b0) & (rx_wr_dma_slot == 2'd2)}) - {7'd0, dma_m_done_valid & (dma_done_qp == 1'b0) & (dma_done_slot == 2'd2)};
+  assign qp0_slot3_cqe_status_d = (ev_complete & (rx_qp == 1'b0) & (rx_hit_slot == 2'd3)) ? h_cqe_status : qp0_slot3_cqe_status_q;
+  assign qp0_slot3_cqe_dw0_d = (ev_complete & (rx_qp == 1'b0) & (rx_hit_slot == 2'd3)) ? h_cqe_dw0 : qp0_slot3_cqe_dw0_q;
+  assign qp0_slot3_dma_writes_d = (qp0_slot3_dma_writes_q + {7'd0, rx_start_dma & (rx_qp == 1'b0) & (rx_wr_dma_slot == 2'd3)}) - {7'd0, dma_m_done_valid & (dma_done_qp == 1'b0) & (dma_done_slot == 2'd3)};
+  assign qp0_slot_done_set = {ev_complete & (rx_qp == 1'b0) & (rx_hit_slot == 2'd3), ev_complete & (rx_qp == 1'b0) & (rx_hit_slot == 2'd2), ev_complete & (rx_qp == 1'b0) & (rx_hit_slot == 2'd1), ev_complete & (rx_qp == 1'b0) & (rx_hit_slot == 2'd0)};
+  assign qp0_slot_done_clr = {rec_take & (rec_qp == 1'b0) & (rec_slot == 2'd3), rec_take & (rec_qp == 1'b0) & (rec_slot == 2'd2), rec_take & (rec_qp == 1'b0) & (rec_slot == 2'd1), rec_take & (rec_qp == 1'b0) & (rec_slot == 2'd0)};
+  assign qp0_slot_done_d = (qp0_slot_done_q | qp0_slot_done_set) & ~qp0_slot_done_clr;
+  assign qp1_slot0_cqe_status_d = (ev_complete & (rx_qp == 1'b1) & (rx_hit_slot == 2'd0)) ? h_cqe_status : qp1_slot0_cqe_status_q;
+  assign qp1_slot0_cqe_dw0_d = (ev_complete & (rx_qp == 1'b1) & (rx_hit_slot == 2'd0)) ? h_cqe_dw0 : qp1_slot0_cqe_dw0_q;
+  assign qp1_slot0_dma_writes_d = (qp1_slot0_dma_writes_q + {7'd0, rx_start_dma & (rx_qp == 1'b1) & (rx_wr_dma_slot == 2'd0)}) - {7'd0, dma_m_done_valid & (dma_done_qp == 1'b1) & (dma_done_slot == 2'd0)};
+  assign qp1_slot1_cqe_status_d = (ev_complete & (rx_qp == 1'b1) & (rx_hit_slot == 2'd1)) ? h_cqe_status : qp1_slot1_cqe_status_q;
+  assign qp1_slot1_cqe_dw0_d = (ev_complete & (rx_qp == 1'b1) & (rx_hit_slot == 2'd1)) ? h_cqe_dw0 : qp1_slot1_cqe_dw0_q;
+  assign qp1_slot1_dma_writes_d = (qp1_slot1_dma_writes_q + {7'd0, rx_start_dma & (rx_qp == 1'b1) & (rx_wr_dma_slot == 2'd1)}) - {7'd0, dma_m_done_valid & (dma_done_qp == 1'b1) & (dma_done_slot == 2'd1)};
+  assign qp1_slot2_cqe_status_d = (ev_complete & (rx_qp == 1'b1) & (rx_hit_slot == 2'd2)) ? h_cqe_status : qp1_slot2_cqe_status_q;
+  assign qp1_slot2_cqe_dw0_d = (ev_complete & (rx_qp == 1'b1) & (rx_hit_slot == 2'd2)) ? h_cqe_dw0 : qp1_slot2_cqe_dw0_q;
+  assign qp1_slot2_dma_writes_d = (qp1_slot2_dma_writes_q + {7'd0, rx_start_dma & (rx_qp == 1'b1) & (rx_wr_dma_slot == 2'd2)}) - {7'd0, dma_m_done_valid & (dma_done_qp == 1'b1) & (dma_done_slot == 2'd2)};
+  assign qp1_slot3_cqe_status_d = (ev_complete & (rx_qp == 1'b1) & (rx_hit_slot == 2'd3)) ? h_cqe_status : qp1_slot3_cqe_status_q;
+  assign qp1_slot3_cqe_dw0_d = (ev_complete & (rx_qp == 1'b1) & (rx_hit_slot == 2'd3)) ? h_cqe_dw0 : qp1_slot3_cqe_dw0_q;
+  assign qp1_slot3_dma_writes_d = (qp1_slot3_dma_writes_q + {7'd0, rx_start_dma & (rx_qp == 1'b1) & (rx_wr_dma_slot == 2'd3)}) - {7'd0, dma_m_done_valid & (dma_done_qp == 1'b1) & (dma_done_slot == 2'd3)};
+  assign qp1_slot_done_set = {ev_complete & (rx_qp == 1'b1) & (rx_hit_slot == 2'd3), ev_complete & (rx_qp == 1'b1) & (rx_hit_slot == 2'd2), ev_complete & (rx_qp == 1'b1) & (rx_hit_slot == 2'd1), ev_complete & (rx_qp == 1'b1) & (rx_hit_slot == 2'd0)};
+  assign qp1_slot_done_clr = {rec_take & (rec_qp == 1'b1) & (rec_slot == 2'd3), rec_take & (rec_qp == 1'b1) & (rec_slot == 2'd2), rec_take & (rec_qp == 1'b1) & (rec_slot == 2'd1), rec_take & (rec_qp == 1'b1) & (rec_slot == 2'd0)};
+  assign qp1_slot_done_d = (qp1_slot_done_q | qp1_slot_done_set) & ~qp1_slot_done_clr;
   assign drain_any = |drain_qps;
   assign drain_qp_now = drain_qps[0] ? 1'b0 : (drain_qps[1] ? 1'b1 : 1'b0);
-  assign drain_slots = (drain_qp_now == 1'b1) ? qp1_slot_valid_q : qp0_slot_valid_q;
+  assign drain_slots = (drain_qp_now == 1'b1) ? qp1_slot_live : qp0_slot_live;
   assign drain_slot_now = drain_slots[0] ? 2'd0 : (drain_slots[1] ? 2'd1 : (drain_slots[2] ? 2'd2 : (drain_slots[3] ? 2'd3 : 2'd0)));
   assign cpl_held_drain = cpl_lock_q == 2'd2;
   assign cpl_free = cpl_lock_q == 2'd0;
   assign drain_qp = cpl_held_drain ? drain_qp_held_q : drain_qp_now;
   assign drain_slot = cpl_held_drain ? drain_slot_held_q : drain_slot_now;
-  assign cpl_take_rx = rx_in_cpl & dma_idle & (cpl_free | (cpl_lock_q == 2'd1));
-  assign drain = cpl_held_drain | (cpl_free & ~rx_in_cpl & drain_any & dma_idle);
-  assign bounce = (cpl_lock_q == 2'd3) | (cpl_free & ~rx_in_cpl & ~drain_any & io_cmd_valid_i & (~cmd_known | cmd_dead));
+  assign cpl_take_rx = rec_any & (cpl_free | (cpl_lock_q == 2'd1));
+  assign drain = cpl_held_drain | (cpl_free & ~rec_any & drain_any & dma_idle);
+  assign bounce = (cpl_lock_q == 2'd3) | (cpl_free & ~rec_any & ~drain_any & io_cmd_valid_i & (~cmd_known | cmd_dead));
   assign io_cpl_valid_o = cpl_take_rx | drain | bounce;
   assign cpl_lock_d = (io_cpl_valid_o & ~io_cpl_ready_i) ? (cpl_take_rx ? 2'd1 : (drain ? 2'd2 : 2'd3)) : 2'd0;
   assign drain_qp_held_d = drain_qp;
   assign drain_slot_held_d = drain_slot;
   assign cpl_fire = io_cpl_valid_o & io_cpl_ready_i;
-  assign rx_cpl_dma_status = ((rx_cpl_qp_q == 1'b1) & (rx_slot_q == 2'd3)) ? qp1_slot3_dma_status_q : (((rx_cpl_qp_q == 1'b1) & (rx_slot_q == 2'd2)) ? qp1_slot2_dma_status_q : (((rx_cpl_qp_q == 1'b1) & (rx_slot_q == 2'd1)) ? qp1_slot1_dma_status_q : (((rx_cpl_qp_q == 1'b1) & (rx_slot_q == 2'd0)) ? qp1_slot0_dma_status_q : (((rx_cpl_qp_q == 1'b0) & (rx_slot_q == 2'd3)) ? qp0_slot3_dma_status_q : (((rx_cpl_qp_q == 1'b0) & (rx_slot_q == 2'd2)) ? qp0_slot2_dma_status_q : (((rx_cpl_qp_q == 1'b0) & (rx_slot_q == 2'd1)) ? qp0_slot1_dma_status_q : (((rx_cpl_qp_q == 1'b0) & (rx_slot_q == 2'd0)) ? qp0_slot0_dma_status_q : 11'd0)))))));
+  assign rx_cpl_dma_status = ((rec_qp == 1'b1) & (rec_slot == 2'd3)) ? qp1_slot3_dma_status_q : (((rec_qp == 1'b1) & (rec_slot == 2'd2)) ? qp1_slot2_dma_status_q : (((rec_qp == 1'b1) & (rec_slot == 2'd1)) ? qp1_slot1_dma_status_q : (((rec_qp == 1'b1) & (rec_slot == 2'd0)) ? qp1_slot0_dma_status_q : (((rec_qp == 1'b0) & (rec_slot == 2'd3)) ? qp0_slot3_dma_status_q : (((rec_qp == 1'b0) & (rec_slot == 2'd2)) ? qp0_slot2_dma_status_q : (((rec_qp == 1'b0) & (rec_slot == 2'd1)) ? qp0_slot1_dma_status_q : (((rec_qp == 1'b0) & (rec_slot == 2'd0)) ? qp0_slot0_dma_status_q : 11'd0)))))));
+  assign rec_cid = ((rec_qp == 1'b1) & (rec_slot == 2'd3)) ? qp1_slot3_cid_q : (((rec_qp == 1'b1) & (rec_slot == 2'd2)) ? qp1_slot2_cid_q : (((rec_qp == 1'b1) & (rec_slot == 2'd1)) ? qp1_slot1_cid_q : (((rec_qp == 1'b1) & (rec_slot == 2'd0)) ? qp1_slot0_cid_q : (((rec_qp == 1'b0) & (rec_slot == 2'd3)) ? qp0_slot3_cid_q : (((rec_qp == 1'b0) & (rec_slot == 2'd2)) ? qp0_slot2_cid_q : (((rec_qp == 1'b0) & (rec_slot == 2'd1)) ? qp0_slot1_cid_q : (((rec_qp == 1'b0) & (rec_slot == 2'd0)) ? qp0_slot0_cid_q : 16'd0)))))));
   assign drain_cid = ((drain_qp == 1'b1) & (drain_slot == 2'd3)) ? qp1_slot3_cid_q : (((drain_qp == 1'b1) & (drain_slot == 2'd2)) ? qp1_slot2_cid_q : (((drain_qp == 1'b1) & (drain_slot == 2'd1)) ? qp1_slot1_cid_q : (((drain_qp == 1'b1) & (drain_slot == 2'd0)) ? qp1_slot0_cid_q : (((drain_qp == 1'b0) & (drain_slot == 2'd3)) ? qp0_slot3_cid_q : (((drain_qp == 1'b0) & (drain_slot == 2'd2)) ? qp0_slot2_cid_q : (((drain_qp == 1'b0) & (drain_slot == 2'd1)) ? qp0_slot1_cid_q : (((drain_qp == 1'b0) & (drain_slot == 2'd0)) ? qp0_slot0_cid_q : 16'd0)))))));
-  assign io_cpl_sqid_o = cpl_take_rx ? ({15'd0, rx_cpl_qp_q} + 16'd1) : (drain ? ({15'd0, drain_qp} + 16'd1) : io_cmd_sqid_i);
-  assign io_cpl_cid_o = cpl_take_rx ? h_cqe_cid : (drain ? drain_cid : io_cmd_sqe_i[31:16]);
-  assign io_cpl_status_o = cpl_take_rx ? ((rx_cpl_dma_status != 11'd0) ? {4'd0, rx_cpl_dma_status} : h_cqe_status) : 15'h22;
-  assign io_cpl_dw0_o = cpl_take_rx ? h_cqe_dw0 : 32'd0;
+  assign io_cpl_sqid_o = cpl_take_rx ? ({15'd0, rec_qp} + 16'd1) : (drain ? ({15'd0, drain_qp} + 16'd1) : io_cmd_sqid_i);
+  assign io_cpl_cid_o = cpl_take_rx ? rec_cid : (drain ? drain_cid : io_cmd_sqe_i[31:16]);
+  assign io_cpl_status_o = cpl_take_rx ? ((rx_cpl_dma_status != 11'd0) ? {4'd0, rx_cpl_dma_status} : rec_status) : 15'h22;
+  assign io_cpl_dw0_o = cpl_take_rx ? rec_dw0 : 32'd0;
   assign io_cmd_ready_o = load_cmd | (bounce & io_cpl_ready_i);
   assign sq_space_o = {qp1_dead | (|~qp1_slot_valid_q), qp0_dead | (|~qp0_slot_valid_q)};
   assign rx_here0 = rx_qp == 1'b0;
@@ -1633,7 +1775,7 @@ module roce_w64_q2_d4 (
 
   assign qp0_fatal_pend = qp0_ack_pend_q & ((qp0_ack_syn_q == 8'h61) | (qp0_ack_syn_q == 8'h62));
   assign qp0_alloc = cmd_here0 ? (4'd1 << cmd_slot) : 4'd0;
-  assign qp0_freed = (cpl_fire & cpl_take_rx & (rx_cpl_qp_q == 1'b0)) ? (4'd1 << rx_slot_q) : ((cpl_fire & drain & (drain_qp == 1'b0)) ? (4'd1 << drain_slot) : 4'd0);
+  assign qp0_freed = (cpl_fire & cpl_take_rx & (rec_qp == 1'b0)) ? (4'd1 << rec_slot) : ((cpl_fire & drain & (drain_qp == 1'b0)) ? (4'd1 << drain_slot) : 4'd0);
 
   always_comb begin
     qp0_up_d = csr_qp0_ctrl_en;
@@ -1855,7 +1997,7 @@ module roce_w64_q2_d4 (
 
   assign qp1_fatal_pend = qp1_ack_pend_q & ((qp1_ack_syn_q == 8'h61) | (qp1_ack_syn_q == 8'h62));
   assign qp1_alloc = cmd_here1 ? (4'd1 << cmd_slot) : 4'd0;
-  assign qp1_freed = (cpl_fire & cpl_take_rx & (rx_cpl_qp_q == 1'b1)) ? (4'd1 << rx_slot_q) : ((cpl_fire & drain & (drain_qp == 1'b1)) ? (4'd1 << drain_slot) : 4'd0);
+  assign qp1_freed = (cpl_fire & cpl_take_rx & (rec_qp == 1'b1)) ? (4'd1 << rec_slot) : ((cpl_fire & drain & (drain_qp == 1'b1)) ? (4'd1 << drain_slot) : 4'd0);
 
   always_comb begin
     qp1_up_d = csr_qp1_ctrl_en;
@@ -2073,6 +2215,32 @@ module roce_w64_q2_d4 (
       qp1_rpsn_q <= 24'd0;
       qp1_timer_q <= 24'd0;
       qp1_retries_q <= 3'd0;
+      qp0_slot_done_q <= 4'd0;
+      qp0_slot0_cqe_status_q <= 15'd0;
+      qp0_slot1_cqe_status_q <= 15'd0;
+      qp0_slot2_cqe_status_q <= 15'd0;
+      qp0_slot3_cqe_status_q <= 15'd0;
+      qp0_slot0_cqe_dw0_q <= 32'd0;
+      qp0_slot1_cqe_dw0_q <= 32'd0;
+      qp0_slot2_cqe_dw0_q <= 32'd0;
+      qp0_slot3_cqe_dw0_q <= 32'd0;
+      qp0_slot0_dma_writes_q <= 8'd0;
+      qp0_slot1_dma_writes_q <= 8'd0;
+      qp0_slot2_dma_writes_q <= 8'd0;
+      qp0_slot3_dma_writes_q <= 8'd0;
+      qp1_slot_done_q <= 4'd0;
+      qp1_slot0_cqe_status_q <= 15'd0;
+      qp1_slot1_cqe_status_q <= 15'd0;
+      qp1_slot2_cqe_status_q <= 15'd0;
+      qp1_slot3_cqe_status_q <= 15'd0;
+      qp1_slot0_cqe_dw0_q <= 32'd0;
+      qp1_slot1_cqe_dw0_q <= 32'd0;
+      qp1_slot2_cqe_dw0_q <= 32'd0;
+      qp1_slot3_cqe_dw0_q <= 32'd0;
+      qp1_slot0_dma_writes_q <= 8'd0;
+      qp1_slot1_dma_writes_q <= 8'd0;
+      qp1_slot2_dma_writes_q <= 8'd0;
+      qp1_slot3_dma_writes_q <= 8'd0;
       tx_buf_q <= 1024'd0;
       tx_len_q <= 8'd0;
       tx_idx_q <= 4'd0;
@@ -2094,10 +2262,15 @@ module roce_w64_q2_d4 (
       pay_raddr_q <= 11'd0;
       pay_beats_q <= 10'd0;
       pay_tail_q <= 3'd0;
+      pay_queued_q <= 1'b0;
+      pay_queued_first_q <= 11'd0;
+      pay_queued_beats_q <= 10'd0;
+      pay_queued_tail_q <= 3'd0;
+      pay_bank_q <= 1'b0;
       dma_inflight_q <= 8'd0;
-      rx_slot_q <= 2'd0;
-      rx_cpl_qp_q <= 1'b0;
       cpl_lock_q <= 2'd0;
+      rec_qp_held_q <= 1'b0;
+      rec_slot_held_q <= 2'd0;
       drain_qp_held_q <= 1'b0;
       drain_slot_held_q <= 2'd0;
       qp0_rnr_wait_q <= 20'd0;
@@ -2205,6 +2378,32 @@ module roce_w64_q2_d4 (
       qp1_rpsn_q <= qp1_rpsn_d;
       qp1_timer_q <= qp1_timer_d;
       qp1_retries_q <= qp1_retries_d;
+      qp0_slot_done_q <= qp0_slot_done_d;
+      qp0_slot0_cqe_status_q <= qp0_slot0_cqe_status_d;
+      qp0_slot1_cqe_status_q <= qp0_slot1_cqe_status_d;
+      qp0_slot2_cqe_status_q <= qp0_slot2_cqe_status_d;
+      qp0_slot3_cqe_status_q <= qp0_slot3_cqe_status_d;
+      qp0_slot0_cqe_dw0_q <= qp0_slot0_cqe_dw0_d;
+      qp0_slot1_cqe_dw0_q <= qp0_slot1_cqe_dw0_d;
+      qp0_slot2_cqe_dw0_q <= qp0_slot2_cqe_dw0_d;
+      qp0_slot3_cqe_dw0_q <= qp0_slot3_cqe_dw0_d;
+      qp0_slot0_dma_writes_q <= qp0_slot0_dma_writes_d;
+      qp0_slot1_dma_writes_q <= qp0_slot1_dma_writes_d;
+      qp0_slot2_dma_writes_q <= qp0_slot2_dma_writes_d;
+      qp0_slot3_dma_writes_q <= qp0_slot3_dma_writes_d;
+      qp1_slot_done_q <= qp1_slot_done_d;
+      qp1_slot0_cqe_status_q <= qp1_slot0_cqe_status_d;
+      qp1_slot1_cqe_status_q <= qp1_slot1_cqe_status_d;
+      qp1_slot2_cqe_status_q <= qp1_slot2_cqe_status_d;
+      qp1_slot3_cqe_status_q <= qp1_slot3_cqe_status_d;
+      qp1_slot0_cqe_dw0_q <= qp1_slot0_cqe_dw0_d;
+      qp1_slot1_cqe_dw0_q <= qp1_slot1_cqe_dw0_d;
+      qp1_slot2_cqe_dw0_q <= qp1_slot2_cqe_dw0_d;
+      qp1_slot3_cqe_dw0_q <= qp1_slot3_cqe_dw0_d;
+      qp1_slot0_dma_writes_q <= qp1_slot0_dma_writes_d;
+      qp1_slot1_dma_writes_q <= qp1_slot1_dma_writes_d;
+      qp1_slot2_dma_writes_q <= qp1_slot2_dma_writes_d;
+      qp1_slot3_dma_writes_q <= qp1_slot3_dma_writes_d;
       tx_buf_q <= tx_buf_d;
       tx_len_q <= tx_len_d;
       tx_idx_q <= tx_idx_d;
@@ -2226,10 +2425,15 @@ module roce_w64_q2_d4 (
       pay_raddr_q <= pay_raddr_d;
       pay_beats_q <= pay_beats_d;
       pay_tail_q <= pay_tail_d;
+      pay_queued_q <= pay_queued_d;
+      pay_queued_first_q <= pay_queued_first_d;
+      pay_queued_beats_q <= pay_queued_beats_d;
+      pay_queued_tail_q <= pay_queued_tail_d;
+      pay_bank_q <= pay_bank_d;
       dma_inflight_q <= dma_inflight_d;
-      rx_slot_q <= rx_slot_d;
-      rx_cpl_qp_q <= rx_cpl_qp_d;
       cpl_lock_q <= cpl_lock_d;
+      rec_qp_held_q <= rec_qp_held_d;
+      rec_slot_held_q <= rec_slot_held_d;
       drain_qp_held_q <= drain_qp_held_d;
       drain_slot_held_q <= drain_slot_held_d;
       qp0_rnr_wait_q <= qp0_rnr_wait_d;

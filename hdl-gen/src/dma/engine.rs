@@ -170,9 +170,17 @@ fn build(p: &DmaParams, reset: ResetStyle, windowed: bool) -> Result<Rc<Module>,
         for f in ["tag", "write", "sgl", "dptr", "len"] {
             m.bind(u_walk, &format!("s_cmd_{f}_i"), cmd.field(f));
         }
+        // The walk may start at the window (whole PRP list pages before it are skipped).
+        m.bind(u_walk, "s_cmd_from_i", cmd.field("win_off"));
         Some(u)
     } else {
-        m.bind_stream(u_walk, "s_cmd", &cmd);
+        m.bind(u_walk, "s_cmd_valid_i", cmd.valid);
+        let ready = m.bind_out(u_walk, "s_cmd_ready_o");
+        m.assign(cmd.ready, ready);
+        for f in ["tag", "write", "sgl", "dptr", "len"] {
+            m.bind(u_walk, &format!("s_cmd_{f}_i"), cmd.field(f));
+        }
+        m.bind(u_walk, "s_cmd_from_i", lit(l, 0));
         None
     };
     m.group("data, host memory to stream");

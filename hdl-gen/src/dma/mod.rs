@@ -15,7 +15,9 @@
 //! for a host Read; 0: host memory -> stream, for a host Write), `sgl` [1] (PSDT != 0), `dptr`
 //! [128] (SQE DW6-9 as one little-endian value: PRP1 = dptr[63:0], PRP2 = dptr[127:64]; or one SGL
 //! descriptor: address [63:0], length [95:64], identifier byte [127:120]), `len` [L] (bytes; 0
-//! allowed). Input `mps_i` [4]: CC.MPS, the memory page size is `4096 << mps`.
+//! allowed); the walker's own `s_cmd` also has `from` [L] (the first byte needed; `dma_engine`
+//! ties it to 0, `dma_engine_win` to `win_off`). Input `mps_i` [4]: CC.MPS, the memory page
+//! size is `4096 << mps`.
 //!
 //! Segment stream `seg` from the walker to the mover: `tag` [T], `write` [1], `addr` [64], `len`
 //! [L] (bytes, at least 1 unless `status` is set), `bucket` [1] (an SGL bit bucket: write direction
@@ -32,10 +34,14 @@
 //! and the mover always consumes exactly `len` bytes of a write-direction transfer.
 //!
 //! Windowed variant (`dma_engine_win_*`, see `window.rs`): `s_cmd` also carries `win_off` and
-//! `win_len` [L]; the walker walks and checks the whole pointer (`len` bytes) and the window
-//! stage passes on only the segments' bytes `win_off .. win_off + win_len`, so a transport can
-//! write one piece of a command's data (an NVMe/TCP C2HData at DATAO) through the command's own
-//! PRP list or SGL. The data streams carry `win_len` bytes.
+//! `win_len` [L]; the walker walks the pointer (`len` bytes) from the window on (`win_off` is
+//! its `from`: a PRP walk replaces PRP1 and the whole list pages before the window by one
+//! skip segment and reads the PRP list from the entry the window needs, see `walker.rs`; an
+//! SGL is walked whole) and the window stage passes on only the segments' bytes `win_off ..
+//! win_off + win_len`, so a transport can write one piece of a command's data (an NVMe/TCP
+//! C2HData at DATAO, an RDMA WRITE packet) through the command's own PRP list or SGL without
+//! reading the list from its start each time. The data streams carry `win_len` bytes. PRP
+//! entries before the window are not checked (an error there is not reported for this piece).
 //!
 //! Completion stream `m_done`: `tag` [T], `status` [11], one per command, in command order, after
 //! the transfer's data has moved (write direction: after its write responses).

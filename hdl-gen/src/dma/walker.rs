@@ -39,6 +39,17 @@
 //! list page (qword aligned, else 13h; it too may start mid-page). Only the entries needed are
 //! fetched.
 //!
+//! Walking from a window (`s_cmd_from`, the first byte the caller needs; 0 walks everything):
+//! when PRP2 is a well-formed list pointer (the rest does not fit in one page, PRP2 qword
+//! aligned) and `from` is at or past PRP1's bytes, PRP1's segment and the first `k` list entries'
+//! pages are replaced by one *skip segment* (`addr` 0, `bucket` 1, `last` 0, `len` = PRP1's
+//! bytes + `k * P`), and the list is read from entry `k`: `k = (from - PRP1's bytes) / P`, at
+//! most the last data entry of the first list page (a chain pointer is never skipped, so a
+//! chained list is walked from there on). The entries left out are neither read nor checked;
+//! PRP1's alignment still is. The window stage (`window.rs`) drops the skip segment (it lies
+//! wholly before the window), so the mover never sees it. SGLs are walked whole (`from` is
+//! ignored): a descriptor's length is only known once it is read.
+//!
 //! SGL (`dptr` is one descriptor; descriptors are 16 bytes; type = byte 15 bits 7:4):
 //! - Data Block (0), and Bit Bucket (1) in the write direction only (a bucket segment, `addr` =
 //!   the descriptor's address): longer than the bytes left -> 0Fh; the *final* descriptor (the
@@ -142,7 +153,8 @@ pub fn walker(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             .field("write", 1)
             .field("sgl", 1)
             .field("dptr", 128)
-            .field("len", l),
+            .field("len", l)
+            .field("from", l),
     );
     m.group("segments");
     let seg = m.stream_out(
@@ -216,6 +228,18 @@ pub fn walker(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.comment(seg_count.q, "descriptors left in the current SGL segment");
     let seg_is_last = m.reg("seg_is_last", 1, 0);
     let status = m.reg("status", 11, 0);
+    let from = m.reg("from", l, 0);
+    m.comment(
+        from.q,
+        "the first byte the caller needs (a window's offset)",
+    );
+    let skip_k = m.reg("skip_entries", 32, 0);
+    m.comment(skip_k.q, "PRP list entries left out before the window");
+    let skipped = m.reg("skipped", 1, 0);
+    m.comment(
+        skipped.q,
+        "PRP1's segment was replaced by a skip (bit bucket) segment: PRP2 is a list",
+    );
     // fetch engine
     let faddr = m.reg("fetch_addr", 64, 0);
     let fleft = m.reg("fetch_left", 32, 0);
@@ -391,6 +415,52 @@ pub fn walker(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         ((page - (word & pmask)) >> 3).slice(31, 0),
     );
     let is_ptr = m.net("is_list_ptr", list_left.q.eq(1) & entries.q.gt(1));
+    // Skipping to the window (PRP with a list, `from` past PRP1's bytes): entry k of the first
+    // list page is read first, k = (from - PRP1's bytes) / P, at most the page's last data entry.
+    let after1 = m.net("prp1_rest", rem.q - first);
+    let after1_64 = m.net("prp1_rest64", after1.zext(64));
+    let need1 = m.net(
+        "skip_entries_needed",
+        (after1_64 + pmask)
+            .shr_by(mps_r.q.zext(5) + 12u64)
+            .slice(31, 0),
+    );
+    let k_want = m.net(
+        "skip_entries_want",
+        (from.q - first)
+            .zext(64)
+            .shr_by(mps_r.q.zext(5) + 12u64)
+            .slice(31, 0),
+    );
+    let k_max = m.net(
+        "skip_entries_max",
+        mux(
+            need1.le(slots_prp2),
+            need1 - 1u64,
+            mux(slots_prp2.ge(2), slots_prp2 - 2u64, lit(32, 0)),
+        ),
+    );
+    m.comment(
+        k_max,
+        "a chain pointer is never skipped: the walk reaches it",
+    );
+    let k_skip = m.net("skip_k", mux(k_want.le(k_max), k_want, k_max));
+    let can_skip = m.net(
+        "can_skip",
+        from.q.ge(first) & after1_64.gt(page) & prp2.q.slice(2, 0).eq(0),
+    );
+    m.comment(
+        can_skip,
+        "PRP2 is a well-formed list pointer and the window starts past PRP1's bytes",
+    );
+    let skip_len = m.net(
+        "skip_len",
+        first
+            + k_skip
+                .zext(64)
+                .shl_by(mps_r.q.zext(5) + 12u64)
+                .slice(l - 1, 0),
+    );
     let dlen_k = m.net("desc_len_k", dlen.q.zext(k));
     let rem_k = m.net("rem_k", rem.q.zext(k));
 
@@ -420,6 +490,9 @@ pub fn walker(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             seg_count,
             seg_is_last,
             status,
+            from,
+            skip_k,
+            skipped,
         ] {
             c.set(r.d, r.q);
         }
@@ -473,6 +546,8 @@ pub fn walker(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                     c.set(ptr_ok.d, lit(1, 1));
                     c.set(seg_is_last.d, lit(1, 0));
                     c.set(status.d, lit(11, 0));
+                    c.set(from.d, cmd.field("from"));
+                    c.set(skipped.d, lit(1, 0));
                     c.if_(s_sgl, |c| c.set(state.d, sx("StSglDesc")))
                         .else_if(s_len.eq(0), |c| c.set(state.d, sx("StStatus")))
                         .else_(|c| c.set(state.d, sx("StPrp1")));
@@ -482,6 +557,21 @@ pub fn walker(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                 c.if_(out_free, |c| {
                     c.if_(daddr.q.slice(1, 0).ne(0), |c| {
                         fail(c, sc::PRP_OFFSET_INVALID)
+                    })
+                    .else_if(can_skip, |c| {
+                        // The bytes before the window as one bit bucket segment.
+                        emit(
+                            c,
+                            lit(64, 0),
+                            skip_len.ex(),
+                            lit(1, 1),
+                            lit(1, 0),
+                            lit(11, 0),
+                        );
+                        c.set(rem.d, rem.q - skip_len);
+                        c.set(skip_k.d, k_skip);
+                        c.set(skipped.d, lit(1, 1));
+                        c.set(state.d, sx("StPrp2"));
                     })
                     .else_(|c| {
                         let done = first.eq(rem.q);
@@ -494,6 +584,7 @@ pub fn walker(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                             lit(11, 0),
                         );
                         c.set(rem.d, rem.q - first);
+                        c.set(skip_k.d, lit(32, 0));
                         c.if_(done, |c| c.set(state.d, sx("StDrain")))
                             .else_(|c| c.set(state.d, sx("StPrp2")));
                     });
@@ -501,7 +592,7 @@ pub fn walker(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             });
             k.arm(sx("StPrp2"), |c| {
                 c.if_(out_free, |c| {
-                    c.if_(rest_fits, |c| {
+                    c.if_(rest_fits & !skipped.q, |c| {
                         c.if_((prp2.q & pmask).ne(0), |c| fail(c, sc::PRP_OFFSET_INVALID))
                             .else_(|c| {
                                 emit(c, prp2.q.ex(), rem.q.ex(), lit(1, 0), lit(1, 1), lit(11, 0));
@@ -513,10 +604,11 @@ pub fn walker(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                         fail(c, sc::PRP_OFFSET_INVALID)
                     })
                     .else_(|c| {
+                        let slots = slots_prp2 - skip_k.q;
                         c.set(entries.d, need);
-                        c.set(list_left.d, slots_prp2);
-                        c.set(faddr.d, prp2.q);
-                        c.set(fleft.d, mux(need.le(slots_prp2), need, slots_prp2));
+                        c.set(list_left.d, slots.clone());
+                        c.set(faddr.d, prp2.q + cat([zeros(29), skip_k.q.ex(), zeros(3)]));
+                        c.set(fleft.d, mux(need.le(slots.clone()), need, slots));
                         c.set(state.d, sx("StList"));
                     });
                 });

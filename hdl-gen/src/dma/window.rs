@@ -8,8 +8,9 @@
 //!  s_seg --> [window] --> m_seg      (combinational: no register, no bubble)
 //! ```
 //!
-//! The walker walks the whole pointer (its length and its checks are the command's); the window
-//! passes on only bytes `off .. off + len` of it:
+//! The walker walks the pointer (its length and its checks are the command's; a PRP walk starts
+//! at the window's page with one skip segment before it, see `walker.rs`); the window passes on
+//! only bytes `off .. off + len` of it:
 //! - a data or bucket segment is cut to its overlap with the window (address moved on by the
 //!   bytes cut from its front); a segment without overlap is dropped; the segment that reaches
 //!   the window's end is marked `last`, and every later segment of the transfer is dropped;

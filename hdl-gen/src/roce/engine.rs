@@ -2,6 +2,7 @@
 //! checks, command slots and completions. The interface and the rules are documented in
 //! `mod.rs`.
 
+use super::records::{Events, Records};
 use super::RoceParams;
 use crate::blocks::crc::{crc, CRC32};
 use crate::dma::engine::engine_windowed;
@@ -573,6 +574,13 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         .enumerate()
         .map(|(q, x)| m.net(&format!("qp{q}_dead"), !x.up.q | x.err.q))
         .collect();
+    // Completion records (records.rs): a slot whose CQE came in is no longer live.
+    let recs = Records::new(&mut m, nq, d);
+    let live: Vec<Sig> = qps
+        .iter()
+        .enumerate()
+        .map(|(q, x)| m.net(&format!("qp{q}_slot_live"), recs.live(q, x.slot_valid.q)))
+        .collect();
     let pick_lowest = |m: &mut ModuleBuilder, name: &str, v: Expr, n: u32, w: u32| -> Sig {
         let mut e: Expr = lit(w, 0);
         for i in (0..n).rev() {
@@ -742,7 +750,7 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
                 &format!("qp{q}_resend_hit"),
                 cat((0..d)
                     .rev()
-                    .map(|s| (x.slot_valid.q.bit(s) & x.slot_psn[s as usize].q.eq(x.rpsn.q)).ex())),
+                    .map(|s| (live[q].bit(s) & x.slot_psn[s as usize].q.eq(x.rpsn.q)).ex())),
             )
         })
         .collect();
@@ -969,20 +977,24 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
     });
 
     // ------------------------------------------------------------ receive
-    let rx_st = m.enum_type("rx_state", &["RX_RECV", "RX_CHK", "RX_CPL"]);
+    let rx_st = m.enum_type("rx_state", &["RX_RECV", "RX_CHK"]);
     let rst = m.reg_enum("rx_state", &rx_st, rx_st.item("RX_RECV"));
-    let in_recv = m.net("rx_in_recv", rst.q.eq(rx_st.item("RX_RECV")));
+    let pay_hold = m.wire("pay_hold", 1);
+    m.comment(
+        pay_hold,
+        "the bank the next frame goes into still drains: wait",
+    );
+    let in_recv = m.net("rx_in_recv", rst.q.eq(rx_st.item("RX_RECV")) & !pay_hold);
     let pay_busy = m.wire("pay_busy", 1);
     m.comment(
         pay_busy,
-        "the other payload bank still drains into the DMA engine",
+        "an RDMA WRITE waits: a DMA command or a queued bank drain is pending",
     );
     let in_chk = m.net("rx_in_chk", rst.q.eq(rx_st.item("RX_CHK")) & !pay_busy);
     m.comment(
         in_chk,
-        "a frame is checked (once the previous WRITE's payload has left its bank)",
+        "a frame is checked (a WRITE once the previous WRITE's DMA command is taken)",
     );
-    let in_cpl = m.net("rx_in_cpl", rst.q.eq(rx_st.item("RX_CPL")));
     m.assign(rx_ready, in_recv);
     let rfire = m.net("rx_fire", rx_valid & in_recv);
     let rbeat = m.reg("rx_beat", 11, 0);
@@ -1265,7 +1277,13 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
     let p_dup = m.net("rx_psn_dup", diff.bit(23));
     let q_nak_sent = m.net("rx_nak_sent", sel_q(rq, &|x| x.nak_sent.q.ex()));
     let q_msn = m.net("rx_msn", sel_q(rq, &|x| x.msn.q.ex()));
-    let q_slots = m.net("rx_slots", sel_q(rq, &|x| x.slot_valid.q.ex()));
+    let q_slots = m.net("rx_slots", {
+        let mut e = live[0].ex();
+        for (q, v) in live.iter().enumerate().skip(1) {
+            e = mux(rq.eq(q as u64), *v, e);
+        }
+        e
+    });
     let cid_hit = m.net(
         "rx_cid_hit",
         cat((0..d)
@@ -1329,7 +1347,9 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
     let k_valid = m.net(
         "rx_key_slot_valid",
         key_slot.lt(u64::from(d))
-            & slot_f(&|x, s| x.slot_valid.q.bit(s as u32), kslot)
+            & (1..d).fold(q_slots.bit(0), |e, s| {
+                mux(kslot.eq(u64::from(s)), q_slots.bit(s), e)
+            })
             & slot_f(&|x, s| x.slot_cid[s].q.ex(), kslot).eq(key_cid),
     );
     let k_read = m.net(
@@ -1469,11 +1489,36 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         pay_first,
         "the payload's first word: a RETH's 16 bytes come before it",
     );
-    m.assign(pay_busy, pay_v.q | dc_v.q);
+    // A WRITE checked while the other bank drains queues its drain (its DMA command goes out
+    // at once, so the walk overlaps the drain); the next frame waits for its bank to be free.
+    let pq_v = m.reg("pay_queued", 1, 0);
+    m.comment(
+        pq_v.q,
+        "a checked WRITE's bank waits to drain after the current one",
+    );
+    let pq_first = m.reg("pay_queued_first", paw, 0);
+    let pq_left = m.reg("pay_queued_beats", 10, 0);
+    let pq_tail = m.reg("pay_queued_tail", 3, 0);
+    let pay_bank = m.reg("pay_bank", 1, 0);
+    m.comment(pay_bank.q, "the bank that drains now");
+    let pay_end = m.net("pay_end", pay_fire & pay_last);
+    let start_now = m.net("pay_start_now", start_dma & (!pay_v.q | pay_end));
+    let start_q = m.net("pay_start_queued", start_dma & pay_v.q & !pay_end);
+    let from_q = m.net("pay_from_queue", pay_end & pq_v.q);
+    m.assign(pay_busy, (pq_v.q | dc_v.q) & is_wr);
+    m.assign(pay_hold, pay_v.q & pay_bank.q.eq(bank.q));
     m.assign(bank.d, bank.q ^ start_dma);
-    let pay_rd = m.net("pay_read", start_dma | (pay_fire & !pay_last));
-    let pay_rd_at = m.net("pay_read_addr", mux(start_dma, pay_first, pay_ra.q + 1u64));
+    let pay_rd = m.net("pay_read", start_now | from_q | (pay_fire & !pay_last));
+    let pay_rd_at = m.net(
+        "pay_read_addr",
+        mux(
+            start_now,
+            pay_first,
+            mux(from_q, pq_first.q, pay_ra.q + 1u64),
+        ),
+    );
     let pay_data = m.mem_read(pay, pay_rd, pay_rd_at);
+    let w_beats = m.net("rx_wr_beats", (wr_pay + 7u64).slice(12, 3).resize(10));
     m.comb(|c| {
         c.set(dc_v.d, dc_v.q & !s_cmd_ready);
         c.set(dc_tag.d, dc_tag.q);
@@ -1486,6 +1531,11 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         c.set(pay_ra.d, pay_ra.q);
         c.set(pay_left.d, pay_left.q);
         c.set(pay_tail.d, pay_tail.q);
+        c.set(pq_v.d, pq_v.q);
+        c.set(pq_first.d, pq_first.q);
+        c.set(pq_left.d, pq_left.q);
+        c.set(pq_tail.d, pq_tail.q);
+        c.set(pay_bank.d, pay_bank.q);
         c.if_(start_dma, |c| {
             c.set(dc_v.d, 1u64);
             c.set(dc_tag.d, cat([rq.ex(), w_slot.ex()]));
@@ -1494,15 +1544,31 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
             c.set(dc_len.d, w_len);
             c.set(dc_off.d, w_off.slice(l - 1, 0));
             c.set(dc_wlen.d, wr_pay.resize(l));
+        });
+        c.if_(start_now, |c| {
             c.set(pay_v.d, 1u64);
             c.set(pay_ra.d, pay_first);
-            c.set(pay_left.d, (wr_pay + 7u64).slice(12, 3).resize(10));
+            c.set(pay_left.d, w_beats);
             c.set(pay_tail.d, wr_pay.slice(2, 0));
+            c.set(pay_bank.d, bank.q);
+        })
+        .else_if(from_q, |c| {
+            c.set(pay_ra.d, pq_first.q);
+            c.set(pay_left.d, pq_left.q);
+            c.set(pay_tail.d, pq_tail.q);
+            c.set(pay_bank.d, !pay_bank.q);
+            c.set(pq_v.d, 0u64);
         })
         .else_if(pay_fire, |c| {
             c.set(pay_ra.d, pay_ra.q + 1u64);
             c.set(pay_left.d, pay_left.q - 1u64);
             c.if_(pay_last, |c| c.set(pay_v.d, 0u64));
+        });
+        c.if_(start_q, |c| {
+            c.set(pq_v.d, 1u64);
+            c.set(pq_first.d, pay_first);
+            c.set(pq_left.d, w_beats);
+            c.set(pq_tail.d, wr_pay.slice(2, 0));
         });
     });
     m.bind(u_dma, "s_cmd_valid_i", dc_v.q);
@@ -1558,8 +1624,6 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
     }
     let sel_rx = m.wire("cpl_take_rx", 1);
     m.comment(sel_rx, "io_cpl carries the response capsule's completion");
-    let rslot = m.reg("rx_slot", sw, 0);
-    let rqp = m.reg("rx_cpl_qp", qw, 0);
     m.comb(|c| {
         c.set(rst.d, rst.q);
         c.set(rbeat.d, rbeat.q);
@@ -1567,8 +1631,6 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         c.set(rhdr.d, rhdr.q);
         c.set(rprev.d, rprev.q);
         c.set(ricrc.d, ricrc.q);
-        c.set(rslot.d, rslot.q);
-        c.set(rqp.d, rqp.q);
         c.if_(rfire, |c| {
             c.set(rprev.d, rmasked.slice(63, 48));
             c.set(
@@ -1584,14 +1646,8 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         });
         c.if_(in_chk, |c| {
             c.set(rbeat.d, 0u64);
-            c.set(rslot.d, hit_slot);
-            c.set(rqp.d, rq);
-            c.set(
-                rst.d,
-                mux(ev_complete, rx_st.item("RX_CPL"), rx_st.item("RX_RECV")),
-            );
+            c.set(rst.d, rx_st.item("RX_RECV"));
         });
-        c.if_(sel_rx & cpl.ready, |c| c.set(rst.d, rx_st.item("RX_RECV")));
     });
 
     // ------------------------------------------------------------ completions
@@ -1601,7 +1657,7 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
             .iter()
             .enumerate()
             .rev()
-            .map(|(q, x)| (dead[q] & x.slot_valid.q.any()).ex())),
+            .map(|(q, _)| (dead[q] & live[q].any()).ex())),
     );
     // A completion on io_cpl stays until taken: its source is held meanwhile.
     let lock = m.reg("cpl_lock", 2, 0);
@@ -1609,24 +1665,52 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         lock.q,
         "source held while io_cpl waits: 0 none, 1 rx, 2 drain, 3 refused command",
     );
+    let rec_take = m.net("rec_take", sel_rx & cpl.ready);
+    let rec_hold = m.net("rec_hold", lock.q.eq(1u64));
+    let rec = recs.logic(
+        &mut m,
+        &Events {
+            rec: ev_complete,
+            rec_qp: rq,
+            rec_slot: hit_slot,
+            status: cqe_status,
+            dw0: cqe_dw0,
+            issue: start_dma,
+            issue_qp: rq,
+            issue_slot: w_slot,
+            answer: md_v,
+            answer_qp: md_qp,
+            answer_slot: md_slot,
+            take: rec_take,
+            hold: rec_hold,
+        },
+        qw,
+        sw,
+    );
     let dq_lk = m.reg("drain_qp_held", qw, 0);
     let ds_lk = m.reg("drain_slot_held", sw, 0);
     let drain_any = m.net("drain_any", drain_v.any());
     let drain_q_now = pick_lowest(&mut m, "drain_qp_now", drain_v.ex(), nq, qw);
-    let drain_slots = m.net("drain_slots", sel_q(drain_q_now, &|x| x.slot_valid.q.ex()));
+    let drain_slots = m.net("drain_slots", {
+        let mut e = live[0].ex();
+        for (q, v) in live.iter().enumerate().skip(1) {
+            e = mux(drain_q_now.eq(q as u64), *v, e);
+        }
+        e
+    });
     let drain_slot_now = pick_lowest(&mut m, "drain_slot_now", drain_slots.ex(), d, sw);
     let held_drain = m.net("cpl_held_drain", lock.q.eq(2u64));
     let free_src = m.net("cpl_free", lock.q.eq(0u64));
     let drain_q = m.net("drain_qp", mux(held_drain, dq_lk.q, drain_q_now));
     let drain_slot = m.net("drain_slot", mux(held_drain, ds_lk.q, drain_slot_now));
-    m.assign(sel_rx, in_cpl & dma_idle & (free_src | lock.q.eq(1u64)));
+    m.assign(sel_rx, rec.any & (free_src | lock.q.eq(1u64)));
     let drain = m.net(
         "drain",
-        held_drain | (free_src & !in_cpl & drain_any & dma_idle),
+        held_drain | (free_src & !rec.any & drain_any & dma_idle),
     );
     let bounce = m.net(
         "bounce",
-        lock.q.eq(3u64) | (free_src & !in_cpl & !drain_any & cmd.valid & (!known | cmd_dead)),
+        lock.q.eq(3u64) | (free_src & !rec.any & !drain_any & cmd.valid & (!known | cmd_dead)),
     );
     m.assign(cpl.valid, sel_rx | drain | bounce);
     m.assign(
@@ -1644,7 +1728,7 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         let mut e = lit(11, 0);
         for (q, x) in qps.iter().enumerate() {
             for (s, r) in x.slot_derr.iter().enumerate() {
-                e = mux(rqp.q.eq(q as u64) & rslot.q.eq(s as u64), r.q, e);
+                e = mux(rec.qp.eq(q as u64) & rec.slot.eq(s as u64), r.q, e);
             }
         }
         e
@@ -1653,6 +1737,15 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         rx_derr,
         "a host memory error of the command's WRITEs replaces the CQE's status",
     );
+    let rec_cid = m.net("rec_cid", {
+        let mut e = lit(16, 0);
+        for (q, x) in qps.iter().enumerate() {
+            for (s, r) in x.slot_cid.iter().enumerate() {
+                e = mux(rec.qp.eq(q as u64) & rec.slot.eq(s as u64), r.q, e);
+            }
+        }
+        e
+    });
     let drain_cid = m.net("drain_cid", {
         let mut e = lit(16, 0);
         for (q, x) in qps.iter().enumerate() {
@@ -1666,7 +1759,7 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         cpl.field("sqid"),
         mux(
             sel_rx,
-            rqp.q.zext(16) + 1u64,
+            rec.qp.zext(16) + 1u64,
             mux(drain, drain_q.zext(16) + 1u64, sqid.ex()),
         ),
     );
@@ -1674,7 +1767,7 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         cpl.field("cid"),
         mux(
             sel_rx,
-            cqe_cid.ex(),
+            rec_cid.ex(),
             mux(drain, drain_cid.ex(), sqe.slice(31, 16)),
         ),
     );
@@ -1682,11 +1775,11 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         cpl.field("status"),
         mux(
             sel_rx,
-            mux(rx_derr.ne(0u64), rx_derr.zext(15), cqe_status.ex()),
+            mux(rx_derr.ne(0u64), rx_derr.zext(15), rec.status.ex()),
             lit(15, 0x22),
         ),
     );
-    m.assign(cpl.field("dw0"), mux(sel_rx, cqe_dw0.ex(), lit(32, 0)));
+    m.assign(cpl.field("dw0"), mux(sel_rx, rec.dw0.ex(), lit(32, 0)));
     m.assign(cmd.ready, load_cmd | (bounce & cpl.ready));
     m.assign(
         space,
@@ -1797,8 +1890,8 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         let freed = m.net(
             &format!("qp{q}_freed"),
             mux(
-                cpl_fire & sel_rx & rqp.q.eq(qi),
-                lit(d, 1).shl_by(rslot.q),
+                cpl_fire & sel_rx & rec.qp.eq(qi),
+                lit(d, 1).shl_by(rec.slot),
                 mux(
                     cpl_fire & drain & drain_q.eq(qi),
                     lit(d, 1).shl_by(drain_slot),

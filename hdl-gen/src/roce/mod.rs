@@ -22,8 +22,9 @@
 //!   `sq_space_o` [Q]: bit q, a command of SQ id q+1 is taken without waiting for a completion
 //!   (a command slot is free, or it would be refused).
 //! - `io_cpl`: `sqid` [16], `cid` [16], `status` [15], `dw0` [32]. Sources, in priority order:
-//!   a response capsule just received, the outstanding commands of a QP in error or disabled
-//!   (22h), a refused command (22h).
+//!   a completion record (a received response capsule whose command's DMA writes are all
+//!   answered; lowest QP, then slot, first), the outstanding commands of a QP in error or
+//!   disabled (22h), a refused command (22h).
 //! - `m_axis` (transmit) and `s_axis` (receive): AXI4-Stream Ethernet frames without FCS,
 //!   `tdata` [W], `tkeep` [W/8], `tlast`; bytes packed from lane 0, only the last beat short.
 //! - `m_axi_*`, `mps_i` [4]: host memory, the AXI4 master of the embedded windowed DMA engine
@@ -101,8 +102,7 @@
 //! at 1024, 514 at 4096; two banks, one memory with registered reads): store and forward, so
 //! no byte of a frame reaches host memory before its ICRC and every check below passed. An
 //! accepted WRITE's bank drains into the DMA engine while the next frame streams into the
-//! other bank; a frame's checks wait until the previous drain is done. An in-order WRITE
-//! packet, in this order:
+//! other bank (pipelining below). An in-order WRITE packet, in this order:
 //!
 //! 1. Sequence (NAK 61h, QP to error): First/Only only outside a message, Middle/Last only
 //!    inside one.
@@ -120,9 +120,23 @@
 //! coalesces), the expected PSN steps (the MSN too on Last/Only) and its payload goes to host
 //! memory: one windowed DMA command (write direction, the command's own PRP or SGL from its
 //! SQE, `len` its data length, `win_off` the byte offset, `win_len` the payload bytes), then the
-//! payload beats from its bank. A response capsule completes its command only when no DMA command is in flight (all
-//! earlier WRITEs' host memory writes answered), and so does the drain of a QP in error; a DMA
-//! error status (a bad PRP or SGL) of one of the command's WRITEs replaces the CQE's status.
+//! payload beats from its bank. The DMA engine's walker starts a PRP walk at the window (it
+//! reads only the list entries from the window's page on, see `dma/walker.rs`), so a WRITE
+//! deep into a 128 KiB command costs no more than the first.
+//!
+//! Pipelining: a frame that is not a WRITE is checked at once; a WRITE is checked once the
+//! previous WRITE's DMA command has been taken by the DMA engine. If the other bank still
+//! drains then, the checked WRITE's drain is queued behind it (its DMA command already goes
+//! out, so its walk overlaps the drain) and the next frame waits until its bank is free. Per
+//! frame the receiver spends one cycle on the checks, the wire-format limit otherwise.
+//!
+//! Completion records (`records.rs`): a response capsule's CQE (status, DW0) is kept in its
+//! command's slot and the receiver moves on; the slot no longer takes a CQE or a WRITE (NAK 61h,
+//! 62h) and is not sent again. Each slot counts its DMA commands in flight (from the WRITE's
+//! check to the DMA engine's `m_done`); the completion leaves on `io_cpl` only when that count
+//! is 0, so it never overtakes its data. A DMA error status (a bad PRP or SGL) of one of the
+//! command's WRITEs replaces the CQE's status. The drain of a QP in error waits for every DMA
+//! command in flight; a slot whose CQE came in completes with the CQE, not 22h.
 //! A WRITE that fails a check writes nothing; its QP goes to error and its outstanding
 //! commands complete with 22h (Transient Transport Error) as for any QP error.
 //!
@@ -156,9 +170,7 @@
 //! Not in this block yet (issue 7): RDMA READ requests (host Writes: READ responses streamed
 //! from host memory, segmented at the MTU), WRITE with immediate, in-capsule data; the
 //! engine's own frames carry ECN 00 (Not-ECT: a switch should not mark them; the test link
-//! marks them anyway). A response capsule holds the
-//! receiver until every DMA write in flight is answered (a per-slot completion record would let
-//! later frames pass it).
+//! marks them anyway).
 //!
 //! # Congestion control
 //!
@@ -187,6 +199,7 @@
 pub mod cc;
 pub mod dcqcn;
 pub mod engine;
+mod records;
 
 /// The engine's parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

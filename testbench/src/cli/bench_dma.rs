@@ -155,6 +155,7 @@ fn measure_engine(
             sgl: false,
             dptr: u128::from(addr) | u128::from(prp2) << 64,
             len: len as u32,
+            from: 0,
         };
         cmd.borrow_mut().queue.push_back((c, 0));
         if write {

@@ -677,6 +677,16 @@ impl AxiMemSlave {
         (lo as usize, hi as usize)
     }
 
+    /// The bytes `[lo, hi)` of every write burst whose address was accepted and whose
+    /// response has not been taken yet (its data may not be in memory, or not answered).
+    pub fn unanswered_writes(&self) -> Vec<(u64, u64)> {
+        self.aws
+            .iter()
+            .map(|(r, _)| r.span())
+            .chain(self.bq.iter().map(|b| b.req.span()))
+            .collect()
+    }
+
     /// Pairs accepted write addresses with their W beats; commits whole bursts.
     fn match_writes(&mut self, cycle: u64) {
         while let Some(&(req, accepted)) = self.aws.front() {

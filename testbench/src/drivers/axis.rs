@@ -94,6 +94,10 @@ pub struct AxisSource {
     idle_percent: u8,
     /// Every frame the model accepted (its last beat's cycle, its length), in order.
     pub sent: Vec<(u64, usize)>,
+    /// The cycle of each accepted frame's first beat, in the order of `sent`.
+    pub starts: Vec<u64>,
+    /// The front frame's first beat's cycle, once accepted.
+    start: Option<u64>,
     /// Beats accepted.
     pub beats: u64,
     /// Resets seen; a frame cut by a reset is sent again whole.
@@ -113,6 +117,8 @@ impl AxisSource {
             rng: Rng::new(seed),
             idle_percent,
             sent: Vec::new(),
+            starts: Vec::new(),
+            start: None,
             beats: 0,
             resets: 0,
         };
@@ -190,10 +196,13 @@ impl Component for AxisSource {
         if self.beat.is_some() && self.bus.tready.is_high() {
             let (_, _, last, _) = self.beat.take().unwrap();
             self.beats += 1;
+            let start = *self.start.get_or_insert(cycle);
             if last {
                 let (frame, _) = self.frames.pop_front().unwrap();
                 self.offset = 0;
                 self.sent.push((cycle, frame.len()));
+                self.starts.push(start);
+                self.start = None;
             }
         }
     }
@@ -221,6 +230,7 @@ impl Component for AxisSource {
     fn reset(&mut self) {
         self.beat = None;
         self.offset = 0;
+        self.start = None;
         self.bus.tvalid.set(0);
         self.resets += 1;
     }

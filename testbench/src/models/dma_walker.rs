@@ -38,6 +38,12 @@ pub struct Command {
     pub dptr: u128,
     /// Bytes.
     pub len: u32,
+    /// The first byte the caller needs (a window's offset; 0: all of them). A PRP walk with a
+    /// list and `from` past PRP1's bytes replaces PRP1's segment and the whole list pages
+    /// before `from` by one bit bucket segment (address 0) and reads the list from the first
+    /// entry it needs (at most the last data entry of the first list page: a chain pointer is
+    /// never skipped). The entries it leaves out are not read, so not checked.
+    pub from: u32,
 }
 
 /// A segment on `m_seg`.
@@ -195,7 +201,22 @@ fn walk_prp<F: FnMut(u64, u32) -> Result<Vec<u8>, ()>>(
     }
     let mut entries = (*rem as u64).div_ceil(page);
     let mut slots = (page - prp2 % page) / 8;
-    f.start(prp2, entries.min(slots), &mut w.fetches);
+    let mut skip = 0u64;
+    if cmd.from >= first {
+        let max = if entries <= slots {
+            entries - 1
+        } else {
+            slots.saturating_sub(2)
+        };
+        skip = (u64::from(cmd.from - first) / page).min(max);
+        let bytes = first + (skip * page) as u32;
+        w.segments.pop();
+        w.segments.push(seg(0, bytes, true, false, 0));
+        *rem -= (skip * page) as u32;
+        entries -= skip;
+        slots -= skip;
+    }
+    f.start(prp2 + 8 * skip, entries.min(slots), &mut w.fetches);
     loop {
         let e = f.next().map_err(|()| sc::DATA_TRANSFER_ERROR)?;
         if slots == 1 && entries > 1 {
@@ -288,6 +309,7 @@ mod tests {
             sgl: false,
             dptr: p1 as u128 | (p2 as u128) << 64,
             len,
+            from: 0,
         }
     }
 
@@ -298,6 +320,7 @@ mod tests {
             sgl: true,
             dptr: d,
             len,
+            from: 0,
         }
     }
 
@@ -389,6 +412,50 @@ mod tests {
             segs(&w),
             [(0x1000_0000, 4096, false, 0), (0, 8192, true, 0x13)]
         );
+    }
+
+    #[test]
+    fn prp_walk_from_a_window() {
+        let mut m = Memory::new();
+        let list = 0x5000_0000u64;
+        for k in 0..8u64 {
+            m.write_u64(list + 8 * k, 0xa000_0000 + 0x1000 * k);
+        }
+        // PRP1 has 0x800 bytes; from 0x2900 skips it and two list pages (entries 0, 1).
+        let mut c = prp(0x1000_0800, list, 6 * 4096);
+        c.from = 0x2900;
+        let w = run(&c, 0, &m, None);
+        assert_eq!(
+            segs(&w),
+            [
+                (0, 0x800 + 2 * 4096, false, 0),
+                (0xa000_2000, 4096, false, 0),
+                (0xa000_3000, 4096, false, 0),
+                (0xa000_4000, 4096, false, 0),
+                (0xa000_5000, 0x800, true, 0)
+            ]
+        );
+        assert!(w.segments[0].bucket);
+        assert_eq!(w.fetches, [(list + 16, 32)]);
+        // Before PRP1's end nothing is skipped; an entry before the window is not checked.
+        c.from = 0x7ff;
+        assert_eq!(run(&c, 0, &m, None).segments.len(), 7);
+        m.write_u64(list, 0xa000_0004);
+        c.from = 0x1800;
+        assert_eq!(run(&c, 0, &m, None).status(), 0);
+        c.from = 0x17ff;
+        assert_eq!(run(&c, 0, &m, None).status(), 0x13);
+        // A list whose first page ends in a chain pointer: the walk stops before it.
+        let list = 0x6000_0ff0u64;
+        m.write_u64(list, 0xb000_0000);
+        m.write_u64(list + 8, 0x7000_0000);
+        m.write_u64(0x7000_0000, 0xc000_0000);
+        m.write_u64(0x7000_0008, 0xd000_0000);
+        let mut c = prp(0x1000_0000, list, 4 * 4096);
+        c.from = 3 * 4096;
+        let w = run(&c, 0, &m, None);
+        assert_eq!(segs(&w)[0], (0, 4096, false, 0));
+        assert_eq!(segs(&w).len(), 4);
     }
 
     #[test]

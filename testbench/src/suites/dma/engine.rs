@@ -81,6 +81,7 @@ fn xfer() -> impl Strategy<Value = Xfer> {
             len,
             fault,
             seed,
+            from: 0,
         })
 }
 

@@ -28,6 +28,8 @@ pub struct Xfer {
     /// 0: none; otherwise a fault of the layout's kind (see `build_prp` / `build_sgl`).
     pub(crate) fault: u8,
     pub(crate) seed: u64,
+    /// The command's `from` (a window's offset), modulo `len + 1`; 0 half the time.
+    pub(crate) from: u32,
 }
 
 /// Generated stimulus.
@@ -61,14 +63,16 @@ fn xfer() -> impl Strategy<Value = Xfer> {
         len,
         prop_oneof![3 => Just(0u8), 2 => 1u8..=6],
         any::<u64>(),
+        prop_oneof![Just(0u32), any::<u32>()],
     )
-        .prop_map(|(sgl, write, mps, len, fault, seed)| Xfer {
+        .prop_map(|(sgl, write, mps, len, fault, seed, from)| Xfer {
             sgl,
             write,
             mps,
             len,
             fault,
             seed,
+            from,
         })
 }
 
@@ -204,6 +208,7 @@ pub(crate) fn build_prp(x: &Xfer, base: u64, mem: &mut Memory, tag: u64) -> Buil
             sgl: false,
             dptr: prp1 as u128 | (prp2 as u128) << 64,
             len: x.len,
+            from: x.from % (x.len + 1),
         },
         mps: x.mps,
         errors,
@@ -292,6 +297,7 @@ pub(crate) fn build_sgl(x: &Xfer, base: u64, mem: &mut Memory, tag: u64) -> Buil
             sgl: true,
             dptr,
             len,
+            from: x.from % (len + 1),
         },
         mps: x.mps,
         errors,
@@ -307,6 +313,8 @@ pub(crate) struct CmdSource {
     sgl: Signal,
     dptr: Signal,
     len: Signal,
+    /// `s_cmd_from_i` (the walker's; the engines set it themselves).
+    from: Option<Signal>,
     mps: Signal,
     pub(crate) queue: VecDeque<(Command, u8)>,
     current: Option<(Command, u8)>,
@@ -326,6 +334,7 @@ impl CmdSource {
             sgl: sim.signal("s_cmd_sgl_i"),
             dptr: sim.signal("s_cmd_dptr_i"),
             len: sim.signal("s_cmd_len_i"),
+            from: sim.find("s_cmd_from_i"),
             mps: sim.signal("mps_i"),
             queue: VecDeque::new(),
             current: None,
@@ -361,6 +370,9 @@ impl Component for CmdSource {
                     (d >> 96) as u32,
                 ]);
                 self.len.set(c.len as u64);
+                if let Some(f) = &self.from {
+                    f.set(u64::from(c.from));
+                }
                 self.mps.set(*mps as u64);
             }
             None => self.valid.set(0),

@@ -11,7 +11,9 @@
 //! every ACK/NAK is one the reference receiver asked for, in order; every command completes
 //! exactly once, with the target's status and DW0 when its response capsule was accepted, else
 //! with 22h and only on a QP that went to error or an SQ id without a QP; the target executed
-//! each command at most once and found nothing wrong; every counter equals the reference's.
+//! each command at most once and found nothing wrong; every counter equals the reference's;
+//! when a Read's successful completion leaves `io_cpl`, host memory already holds its data and
+//! the memory slave owes no write response for its buffer (a completion never overtakes it).
 
 use crate::drivers::axi_mem::{AxiMemConfig, AxiMemSlave, Memory};
 use crate::drivers::axil::{Axil, AxilConfig};
@@ -632,10 +634,14 @@ pub struct Stats {
     /// Stream width in bytes.
     pub lanes: u64,
     /// Host reads: RDMA WRITE payload bytes and the frame bytes (all frames) the engine took
-    /// between the end of the first WRITE frame and the end of the last, and those cycles.
+    /// from the first beat of the first WRITE frame to the last beat of the last, and those
+    /// cycles (both ends included).
     pub rd_payload: u64,
     pub rd_wire: u64,
     pub rd_cycles: u64,
+    /// The frames in that span: RDMA WRITEs, and all of them.
+    pub rd_write_frames: u64,
+    pub rd_frames: u64,
 }
 
 fn run(input: &Input, waves: Option<&Path>, blocks: u64) -> Result<Stats, String> {
@@ -792,8 +798,38 @@ fn run(input: &Input, waves: Option<&Path>, blocks: u64) -> Result<Stats, String
     let mut keyed_once = std::collections::BTreeSet::new();
     // Frames handed to the engine: (an RDMA WRITE, payload bytes, frame bytes).
     let mut rx_kinds: Vec<(bool, usize, usize)> = Vec::new();
+    let mut cpls_checked = 0usize;
     loop {
         sim.step();
+        // A Read's successful completion never overtakes its data: when it leaves, host
+        // memory holds the target's bytes and no write burst into its buffer is unanswered.
+        while cpls_checked < cmds.borrow().cpls.len() {
+            let (sqid, cid, status, _) = cmds.borrow().cpls[cpls_checked];
+            cpls_checked += 1;
+            let b = bufs.iter().find(|b| b.sqid == sqid && b.cid == cid);
+            let sent = target
+                .read_data
+                .iter()
+                .find(|r| usize::from(sqid) == r.0 + 1 && r.1 == cid);
+            if let (0, Some(b), Some((_, _, data))) = (status, b, sent) {
+                let mem = mem.borrow();
+                let mut k = 0usize;
+                for &(addr, n) in &b.pieces {
+                    let busy = mem
+                        .unanswered_writes()
+                        .into_iter()
+                        .find(|&(lo, hi)| lo < addr + n as u64 && addr < hi);
+                    if mem.mem.read_vec(addr, n) != data[k..k + n] || busy.is_some() {
+                        return Err(format!(
+                            "SQ id {sqid} CID {cid:#x}: io_cpl (success) at cycle {} overtook its data: bytes {k}..{} at {addr:#x} not yet in host memory (unanswered write {busy:x?})",
+                            sim.cycle(),
+                            k + n
+                        ));
+                    }
+                    k += n;
+                }
+            }
+        }
         let mut moved = false;
         // Host frames: to the target (duplicated sometimes).
         let new: Vec<Vec<u8>> = sink.borrow().frames[seen_tx..]
@@ -1178,23 +1214,28 @@ fn run(input: &Input, waves: Option<&Path>, blocks: u64) -> Result<Stats, String
     };
     let first_valid = cmds.borrow().first_valid.unwrap_or(0);
     let (mut rd_payload, mut rd_wire, mut rd_cycles) = (0u64, 0u64, 0u64);
+    let (mut rd_write_frames, mut rd_frames) = (0u64, 0u64);
     {
         let sent = &src.borrow().sent;
         let writes: Vec<usize> = (0..sent.len().min(rx_kinds.len()))
             .filter(|&i| rx_kinds[i].0)
             .collect();
         if let (Some(&a), Some(&b)) = (writes.first(), writes.last()) {
-            for k in &rx_kinds[a + 1..=b] {
+            for k in &rx_kinds[a..=b] {
                 rd_payload += if k.0 { k.1 as u64 } else { 0 };
                 rd_wire += k.2 as u64;
+                rd_write_frames += u64::from(k.0);
+                rd_frames += 1;
             }
-            rd_cycles = sent[b].0 - sent[a].0;
+            rd_cycles = sent[b].0 + 1 - src.borrow().starts[a];
         }
     }
     Ok(Stats {
         rd_payload,
         rd_wire,
         rd_cycles,
+        rd_write_frames,
+        rd_frames,
         cmd_to_wire: first.saturating_sub(first_valid),
         tx_bytes: u64::from(tx_bytes),
         tx_cycles: last.saturating_sub(first) + 1,
