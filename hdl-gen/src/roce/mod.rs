@@ -155,6 +155,7 @@
 
 pub mod dcqcn;
 pub mod engine;
+pub mod read;
 
 /// The engine's parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

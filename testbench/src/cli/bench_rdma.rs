@@ -8,11 +8,15 @@
 //!   by RDMA WRITE. Goodput is the WRITE payload over the receive stream's raw rate (8 bytes a
 //!   cycle), and over the wire-format limit: the payload's share of the frame bytes that went
 //!   by (Ethernet, IPv4, UDP, BTH, RETH, ICRC of the WRITEs, and the response capsules).
-//! - Host writes (RDMA READ responses) are not built yet: not measured.
+//! - Host writes: 4 KiB and 128 KiB Writes at path MTU 1024 and 4096, the target fetching the
+//!   data by RDMA READ (each Write's window in one to three READs) and the engine streaming
+//!   READ responses from host memory. Goodput is the READ response payload over the transmit
+//!   stream's raw rate, and over the wire-format limit: the payload's share of the frame bytes
+//!   the engine sent meanwhile (READ response headers, AETH, pad, ICRC, capsules and ACKs).
 //!
 //! A benchmark to read, not a timed test.
 
-use crate::suites::rdma::engine::{bench, bench_reads};
+use crate::suites::rdma::engine::{bench, bench_reads, bench_writes, Stats};
 
 /// Runs the benchmark; returns the exit code.
 pub fn run() -> i32 {
@@ -65,6 +69,36 @@ pub fn run() -> i32 {
             }
         }
     }
-    println!("  host writes (RDMA READ responses): not measured (not built yet)");
+    writes()
+}
+
+/// The host write rows: READ responses streamed from host memory.
+fn writes() -> i32 {
+    println!(
+        "host writes (RDMA READ responses from host memory through the DMA engine), over two QPs:"
+    );
+    for (bytes, count) in [(4096usize, 64usize), (128 * 1024, 8)] {
+        for (mtu, code) in [(1024, 3u8), (4096, 5)] {
+            match bench_writes(count, bytes, code) {
+                Ok(r) => write_row(bytes, count, mtu, &r),
+                Err(e) => {
+                    eprintln!("testbench: {} KiB writes at MTU {mtu}: {e}", bytes / 1024);
+                    return 1;
+                }
+            }
+        }
+    }
     0
+}
+
+fn write_row(bytes: usize, count: usize, mtu: usize, r: &Stats) {
+    let raw = r.wr_payload as f64 / (r.wr_cycles * r.lanes) as f64;
+    let limit = r.wr_payload as f64 / r.wr_wire as f64;
+    println!(
+        "  {:>3} KiB writes x{count:<2} MTU {mtu}: goodput {raw:.3} of the stream, wire-format limit {limit:.3}, {:.3} of the limit ({} payload bytes in {} cycles)",
+        bytes / 1024,
+        raw / limit,
+        r.wr_payload,
+        r.wr_cycles
+    );
 }
