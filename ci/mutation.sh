@@ -48,6 +48,8 @@ mutants=(
   "RoCE DCQCN averages Rc rounding down (never back at the line rate)|roce_dcqcn_q2_w64.sv|s/ + 17'd1) >> 1)/) >> 1)/|rdma|rdma_dcqcn_recovery"
   "RoCE engine lets an RDMA WRITE end one byte past its command's data|roce_w64_q2_d4.sv|s/<= {9'd0, rx_key_len});/<= ({9'd0, rx_key_len} + 33'd1));/|rdma|rdma"
   "RoCE engine writes an RDMA WRITE whose ICRC failed to host memory|roce_w64_q2_d4.sv|s/assign ev_write = rx_pass \& h_is_write;/assign ev_write = ~(~rx_pass \& ~(rx_in_chk \& (rx_drop == DROP_ICRC))) \& h_is_write;/|rdma|rdma"
+  "RoCE READ responder lets an ACK overtake a READ response before it|roce_w64_q2_d4.sv|s/assign rr_ack_hold = .*;/assign rr_ack_hold = 2'b00;/|rdma|rdma"
+  "RoCE engine steps the expected PSN by one for any READ (not ceil(len / MTU))|roce_w64_q2_d4.sv|s/assign rr_span = (rr_span_raw == 24'd0) ? 24'd1 : rr_span_raw;/assign rr_span = 24'd1;/|rdma|rdma"
   "DMA engine routes R beats by the wrong ID bit|dma_engine_w64_t3_l21.sv|s/assign r_to_mover = m_axi_rid_i\[[0-9]*\];/assign r_to_mover = m_axi_rid_i[0];/|dma|dma_engine"
 )
 

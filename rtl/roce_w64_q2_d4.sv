@@ -685,6 +685,7 @@ module roce_w64_q2_d4 (
   logic [12:0]   rr_beat_at;
   logic [3:0]    rr_crc_count;
   logic          rr_crc_start;
+  logic [7:0]    rr_crc_keep;
   logic [31:0]   rr_crc_crc;
   logic [9:0]    rr_out_beat;
   logic [12:0]   rr_icrc_at;
@@ -1008,7 +1009,7 @@ module roce_w64_q2_d4 (
     .start_i (rr_crc_start),
     .valid_i (rr_step & (rr_a_q != 10'd0)),
     .data_i  (rr_crc_start ? 64'hffffffffffffffff : {rr_a_beat[63:56], rr_a_beat[55:48], rr_a_beat[47:40], rr_a_beat[39:32], (rr_a_q == 10'd5) ? 8'hff : ((rr_a_q == 10'd3) ? 8'hff : rr_a_beat[31:24]), (rr_a_q == 10'd5) ? 8'hff : ((rr_a_q == 10'd3) ? 8'hff : rr_a_beat[23:16]), (rr_a_q == 10'd2) ? 8'hff : rr_a_beat[15:8], (rr_a_q == 10'd6) ? 8'hff : ((rr_a_q == 10'd3) ? 8'hff : rr_a_beat[7:0])}),
-    .keep_i  (rr_crc_start ? 8'hff : 8'((9'd1 << rr_crc_count) - 9'd1)),
+    .keep_i  (rr_crc_start ? 8'hff : rr_crc_keep),
     .crc_o   (rr_crc_crc)
   );
 
@@ -1394,6 +1395,7 @@ module roce_w64_q2_d4 (
   assign rr_beat_at = {rr_a_q, 3'd0};
   assign rr_crc_count = (rr_crc_end > rr_beat_at) ? (((rr_crc_end - rr_beat_at) > 13'd8) ? 4'd8 : 4'(rr_crc_end - rr_beat_at)) : 4'd0;
   assign rr_crc_start = rr_step & (rr_a_q == 10'd1);
+  assign rr_crc_keep = 8'((9'd1 << rr_crc_count) - 9'd1);
   assign rr_out_beat = rr_a_q - 10'd2;
   assign rr_icrc_at = rr_flen_q - 13'd4;
   assign rr_out_at = {rr_out_beat, 3'd0};

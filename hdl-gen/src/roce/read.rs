@@ -386,7 +386,10 @@ pub fn responder(
         "data_i",
         mux(first_crc, ones(64), cat(masked.into_iter().rev())),
     );
-    let keep_n = (lit(9, 1).shl_by(crc_n.ex()) - 1u64).slice(7, 0);
+    let keep_n = m.net(
+        "rr_crc_keep",
+        (lit(9, 1).shl_by(crc_n.ex()) - 1u64).slice(7, 0),
+    );
     m.bind(u_crc, "keep_i", mux(first_crc, ones(8), keep_n));
     let crc_o = m.bind_out(u_crc, "crc_o");
 

@@ -96,8 +96,9 @@ pub enum Hostile {
     WriteMiddle,
     /// An RDMA READ request with an R_Key no command has: NAK 62h, no READ response.
     ReadBadKey,
-    /// An RDMA READ request with the key of the QP's latest Read (a key that is not a
-    /// Write's): NAK 62h.
+    /// The QP's next Read inside the namespace is answered, in sequence (a PSN of its own,
+    /// resent until ACKed), by an RDMA READ request of 16 bytes with its key (a key that is
+    /// not a Write's) instead of its data: NAK 62h, no READ response.
     ReadNotWrite,
     /// The QP's next Write inside the namespace asks, in sequence, for one byte beyond its
     /// window (VA 1, its whole length): NAK 62h.
@@ -152,7 +153,6 @@ struct PendingWrite {
     start: usize,
     data: Vec<u8>,
     reads_left: usize,
-    done: bool,
 }
 
 struct TQp {
@@ -165,10 +165,10 @@ struct TQp {
     writes: Vec<PendingWrite>,
     /// The response PSN a READ was last re-issued for (once per missing PSN).
     reissued: Option<u32>,
-    /// The latest Read's keyed SGL.
-    last_read: Option<Keyed>,
     /// The next Write asks one byte beyond its window (`Hostile::ReadOutOfWindow`).
     oob_read_next: bool,
+    /// The next Read is answered by a READ request with its key (`Hostile::ReadNotWrite`).
+    read_key_next: bool,
     dead: bool,
     /// Timeouts in a row without an ACK.
     retries: u32,
@@ -237,8 +237,8 @@ impl Target {
                     oob_next: false,
                     writes: Vec::new(),
                     reissued: None,
-                    last_read: None,
                     oob_read_next: false,
+                    read_key_next: false,
                 })
                 .collect(),
             ns,
@@ -493,7 +493,6 @@ impl Target {
     /// A Write's data all came: into the namespace, then the response capsule.
     fn finish_write(&mut self, q: usize, wi: usize) {
         let w = &mut self.qps[q].writes[wi];
-        w.done = true;
         let (cid, opcode, start) = (w.cid, w.opcode, w.start);
         let data = std::mem::take(&mut w.data);
         self.ns[start..start + data.len()].copy_from_slice(&data);
@@ -682,9 +681,6 @@ impl Target {
         if len == 0 {
             self.qps[q].last_other = Some(keyed);
         }
-        if opcode == 0x02 {
-            self.qps[q].last_read = Some(keyed);
-        }
         let in_range = slba.checked_add(nlb).is_some_and(|e| e <= self.blocks());
         let status: u16 = match opcode {
             0x00 => 0,
@@ -705,6 +701,16 @@ impl Target {
                 self.send(q, op::WRITE_ONLY, reth, vec![0x44; 16], true);
                 return;
             }
+            0x02 if in_range && self.qps[q].read_key_next => {
+                self.qps[q].read_key_next = false;
+                let reth = Some(Reth {
+                    va: addr,
+                    rkey: key,
+                    len: 16,
+                });
+                self.send(q, op::READ_REQUEST, reth, Vec::new(), true);
+                return;
+            }
             0x02 if in_range => {
                 let s = slba as usize * BLOCK;
                 let data = self.ns[s..s + nlb as usize * BLOCK].to_vec();
@@ -721,7 +727,6 @@ impl Target {
                     start: 0,
                     data: vec![0; sgl_len as usize],
                     reads_left: 1,
-                    done: false,
                 });
                 self.rdma_read(q, key, addr + 1, sgl_len, wi, 0);
                 return;
@@ -742,7 +747,6 @@ impl Target {
                     start: slba as usize * BLOCK,
                     data: vec![0; n],
                     reads_left: cuts.len() - 1,
-                    done: false,
                 });
                 for c in cuts.windows(2) {
                     let len = (c[1] - c[0]) as u32;
@@ -830,11 +834,12 @@ impl Target {
                 self.qps[q].oob_read_next = true;
                 return;
             }
-            Hostile::ReadBadKey | Hostile::ReadNotWrite => {
-                let key = match (h, self.qps[q].last_read) {
-                    (Hostile::ReadNotWrite, Some(k)) => k.key,
-                    _ => (q as u32) << 24 | 0xbeef,
-                };
+            Hostile::ReadNotWrite => {
+                self.qps[q].read_key_next = true;
+                return;
+            }
+            Hostile::ReadBadKey => {
+                let key = (q as u32) << 24 | 0xbeef;
                 p.bth.opcode = op::READ_REQUEST;
                 p.payload = Vec::new();
                 p.reth = Some(Reth {

@@ -3,12 +3,17 @@
 //! at chosen rates, and drops, duplicates, reorders and corrupts the engine's (which it sends
 //! again, go-back-N, on a NAK 60h or its retransmit timer; one QP may lose every frame, so the
 //! engine must give up after its retry limit), with hostile frames mixed in (wrong QPN, wrong P_Key, an RDMA WRITE, another UDP port, a
-//! truncated frame, a malformed response capsule that ends its QP), random PSNs near the 24-bit
-//! wrap, random idle cycles and backpressure on every stream.
+//! truncated frame, a malformed response capsule that ends its QP, RDMA READs with a bad key,
+//! a Read's key or one byte out of window), random PSNs near the 24-bit wrap, random idle
+//! cycles and backpressure on every stream. Writes move their data by RDMA READ (the target
+//! splits each into one to three READs and re-issues lost ones), some through an SGL of a
+//! reserved descriptor type (the DMA engine's 11h: zeros go out, the command completes 11h).
 //!
 //! Checked: every frame the engine sends decodes (IPv4 checksum, ICRC) with the QP's
 //! addresses, QPNs and P_Key; capsules carry consecutive PSNs and the SQE with its keyed SGL;
-//! every ACK/NAK is one the reference receiver asked for, in order; every command completes
+//! every ACK/NAK is one the reference receiver asked for, in order, and none overtakes a READ
+//! response before it; every READ response is a packet of a READ the reference accepted with
+//! the host buffer's bytes (nothing outside a Write's data leaves); every command completes
 //! exactly once, with the target's status and DW0 when its response capsule was accepted, else
 //! with 22h and only on a QP that went to error or an SQ id without a QP; the target executed
 //! each command at most once and found nothing wrong; every counter equals the reference's.
