@@ -18,7 +18,8 @@
 //!   MTU (Only, or First / Middle... / Last; RETH on First and Only, AckReq on the last
 //!   packet), then the response capsule. A Write inside the namespace fetches its data with
 //!   RDMA READ requests (its window split into one to three READs of random sizes, each
-//!   taking ceil(len / MTU) PSNs), as an RC requester: READ responses are taken in PSN order
+//!   taking ceil(len / MTU) PSNs, sometimes followed by a zero-length READ at its end), as an
+//!   RC requester: READ responses are taken in PSN order
 //!   (opcode sequence and lengths checked); a response PSN ahead of the expected one, an ACK
 //!   or NAK 60h beyond an unfinished READ, or a timeout re-issues the READ from its first
 //!   missing PSN (VA and length adjusted), once per missing PSN unless the link goes quiet.
@@ -751,6 +752,11 @@ impl Target {
                 for c in cuts.windows(2) {
                     let len = (c[1] - c[0]) as u32;
                     self.rdma_read(q, key, addr + c[0] as u64, len, wi, c[0]);
+                }
+                if self.rand(8) == 0 {
+                    // A zero-length READ (one PSN, an Only response without payload).
+                    self.qps[q].writes[wi].reads_left += 1;
+                    self.rdma_read(q, key, addr + n as u64, 0, wi, n);
                 }
                 return;
             }
