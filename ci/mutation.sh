@@ -50,8 +50,10 @@ mutants=(
   "RoCE engine writes an RDMA WRITE whose ICRC failed to host memory|roce_w64_q2_d4.sv|s/assign ev_write = rx_pass \& h_is_write;/assign ev_write = ~(~rx_pass \& ~(rx_in_chk \& (rx_drop == DROP_ICRC))) \& h_is_write;/|rdma|rdma"
   "RoCE engine ignores a received CNP (its rate never drops)|roce_w64_q2_d4.sv|s/assign cc_cnp_rx_valid = rx_pass \& h_is_cnp;/assign cc_cnp_rx_valid = 1'b0;/|rdma|rdma_cc"
   "RoCE engine sends again at once after an RNR NAK (its timer ignored)|roce_w64_q2_d4.sv|s/assign qp\([0-9]\)_rnr_waiting = qp\1_rnr_wait_q != 20'd0;/assign qp\1_rnr_waiting = 1'b0;/|rdma|rdma_cc"
-  "RoCE engine lets a Read's completion record leave before its DMA writes are answered|roce_w64_q2_d4.sv|/assign rec_ready = /s/ \& (qp[0-9]_slot[0-9]_dma_writes_q == 8'd0)//g|rdma|rdma"
+  "RoCE engine lets a Read's completion record leave before its DMA writes are answered|roce_w64_q2_d4.sv|/assign rec_ready = /s/ \& (qp[0-9]_slot[0-9]_dma_open_q == 8'd0)//g|rdma|rdma"
   "DMA walker's windowed skip segment leaves out PRP1's bytes|dma_walker_w64_t3_l21.sv|s/assign skip_len = prp1_len + /assign skip_len = /|dma|dma_walker"
+  "RoCE READ responder lets an ACK overtake a READ response before it|roce_w64_q2_d4.sv|s/assign rr_ack_hold = .*;/assign rr_ack_hold = 2'b00;/|rdma|rdma"
+  "RoCE engine steps the expected PSN by one for any READ (not ceil(len / MTU))|roce_w64_q2_d4.sv|s/assign rr_span = (rr_span_raw == 24'd0) ? 24'd1 : rr_span_raw;/assign rr_span = 24'd1;/|rdma|rdma"
   "DMA engine routes R beats by the wrong ID bit|dma_engine_w64_t3_l21.sv|s/assign r_to_mover = m_axi_rid_i\[[0-9]*\];/assign r_to_mover = m_axi_rid_i[0];/|dma|dma_engine"
 )
 

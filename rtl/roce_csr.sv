@@ -24,6 +24,8 @@
 //   0x03c drop_psn            Requests dropped: PSN ahead of the expected one (the first one NAKed)
 //   0x040 tx_retransmits      Command capsules sent again (go-back-N after a NAK 60h or a timeout)
 //   0x044 rx_writes           RDMA WRITE packets accepted (their payload written to host memory)
+//   0x048 rx_reads            RDMA READ requests answered (in order, and duplicates replayed)
+//   0x04c tx_read_resp        RDMA READ response frames sent
 //   0x080 qp0_ctrl            QP 0 (SQ id 1) control
 //   0x084 qp0_local_qpn       Our QP number
 //   0x088 qp0_remote_qpn      The peer's QP number
@@ -162,6 +164,12 @@ module roce_csr (
 
   // rx_writes (0x044): RDMA WRITE packets accepted (their payload written to host memory)
   input  logic [31:0] rx_writes_value_i,          // RDMA WRITE packets accepted (their payload written to host memory)
+
+  // rx_reads (0x048): RDMA READ requests answered (in order, and duplicates replayed)
+  input  logic [31:0] rx_reads_value_i,           // RDMA READ requests answered (in order, and duplicates replayed)
+
+  // tx_read_resp (0x04c): RDMA READ response frames sent
+  input  logic [31:0] tx_read_resp_value_i,       // RDMA READ response frames sent
 
   // qp0_ctrl (0x080): QP 0 (SQ id 1) control
   output logic        qp0_ctrl_en_o,              // The QP runs; 0 resets it
@@ -641,6 +649,12 @@ module roce_csr (
         8'h11: begin
           bresp_d = RespOkay;
         end
+        8'h12: begin
+          bresp_d = RespOkay;
+        end
+        8'h13: begin
+          bresp_d = RespOkay;
+        end
         8'h20: begin
           bresp_d = RespOkay;
           qp0_ctrl_we = 1'b1;
@@ -929,6 +943,14 @@ module roce_csr (
         8'h11: begin
           rresp_d = RespOkay;
           rdata_d = rx_writes_value_i;
+        end
+        8'h12: begin
+          rresp_d = RespOkay;
+          rdata_d = rx_reads_value_i;
+        end
+        8'h13: begin
+          rresp_d = RespOkay;
+          rdata_d = tx_read_resp_value_i;
         end
         8'h20: begin
           rresp_d = RespOkay;

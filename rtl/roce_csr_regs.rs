@@ -43,6 +43,8 @@ pub const REGISTERS: &[(&str, u32, u32)] = &[
     ("drop_psn", DROP_PSN, DROP_PSN_RESET),
     ("tx_retransmits", TX_RETRANSMITS, TX_RETRANSMITS_RESET),
     ("rx_writes", RX_WRITES, RX_WRITES_RESET),
+    ("rx_reads", RX_READS, RX_READS_RESET),
+    ("tx_read_resp", TX_READ_RESP, TX_READ_RESP_RESET),
     ("qp0_ctrl", QP0_CTRL, QP0_CTRL_RESET),
     ("qp0_local_qpn", QP0_LOCAL_QPN, QP0_LOCAL_QPN_RESET),
     ("qp0_remote_qpn", QP0_REMOTE_QPN, QP0_REMOTE_QPN_RESET),
@@ -618,6 +620,64 @@ pub const fn set_rx_writes_value(_reg: u32, value: u32) -> u32 {
 /// Reads `rx_writes` of the block at byte address `base`.
 pub fn read_rx_writes<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(RX_WRITES))
+}
+
+/// Offset of `rx_reads`: RDMA READ requests answered (in order, and duplicates replayed)
+pub const RX_READS: u32 = 0x048;
+/// Value of `rx_reads` after reset.
+pub const RX_READS_RESET: u32 = 0x0000_0000;
+
+/// `rx_reads.value` [31:0], RO: RDMA READ requests answered (in order, and duplicates replayed)
+pub const RX_READS_VALUE_SHIFT: u32 = 0;
+/// Bits of `rx_reads.value` within `rx_reads`.
+pub const RX_READS_VALUE_MASK: u32 = 0xffff_ffff;
+/// Value of `rx_reads.value` after reset.
+pub const RX_READS_VALUE_RESET: u32 = 0x0;
+/// `rx_reads.value` in a value of `rx_reads`.
+#[inline]
+#[must_use]
+pub const fn get_rx_reads_value(reg: u32) -> u32 {
+    reg
+}
+/// `reg`, a value of `rx_reads`, with `rx_reads.value` replaced by `value` (32 bits).
+#[inline]
+#[must_use]
+pub const fn set_rx_reads_value(_reg: u32, value: u32) -> u32 {
+    value
+}
+
+/// Reads `rx_reads` of the block at byte address `base`.
+pub fn read_rx_reads<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(RX_READS))
+}
+
+/// Offset of `tx_read_resp`: RDMA READ response frames sent
+pub const TX_READ_RESP: u32 = 0x04c;
+/// Value of `tx_read_resp` after reset.
+pub const TX_READ_RESP_RESET: u32 = 0x0000_0000;
+
+/// `tx_read_resp.value` [31:0], RO: RDMA READ response frames sent
+pub const TX_READ_RESP_VALUE_SHIFT: u32 = 0;
+/// Bits of `tx_read_resp.value` within `tx_read_resp`.
+pub const TX_READ_RESP_VALUE_MASK: u32 = 0xffff_ffff;
+/// Value of `tx_read_resp.value` after reset.
+pub const TX_READ_RESP_VALUE_RESET: u32 = 0x0;
+/// `tx_read_resp.value` in a value of `tx_read_resp`.
+#[inline]
+#[must_use]
+pub const fn get_tx_read_resp_value(reg: u32) -> u32 {
+    reg
+}
+/// `reg`, a value of `tx_read_resp`, with `tx_read_resp.value` replaced by `value` (32 bits).
+#[inline]
+#[must_use]
+pub const fn set_tx_read_resp_value(_reg: u32, value: u32) -> u32 {
+    value
+}
+
+/// Reads `tx_read_resp` of the block at byte address `base`.
+pub fn read_tx_read_resp<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(TX_READ_RESP))
 }
 
 /// Offset of `qp0_ctrl`: QP 0 (SQ id 1) control

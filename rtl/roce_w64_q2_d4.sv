@@ -343,7 +343,7 @@ module roce_w64_q2_d4 (
   logic [2:0]    csr_qp1_retry_limit;
   logic          qp0_dead;
   logic          qp1_dead;
-  logic [3:0]    qp0_slot_done_q;              // bit s: slot s's CQE is recorded, waiting for its DMA writes or io_cpl
+  logic [3:0]    qp0_slot_done_q;              // bit s: slot s's CQE is recorded, waiting for its DMA commands or io_cpl
   logic [3:0]    qp0_slot_done_d;
   logic [14:0]   qp0_slot0_cqe_status_q;
   logic [14:0]   qp0_slot0_cqe_status_d;
@@ -361,15 +361,15 @@ module roce_w64_q2_d4 (
   logic [31:0]   qp0_slot2_cqe_dw0_d;
   logic [31:0]   qp0_slot3_cqe_dw0_q;
   logic [31:0]   qp0_slot3_cqe_dw0_d;
-  logic [7:0]    qp0_slot0_dma_writes_q;
-  logic [7:0]    qp0_slot0_dma_writes_d;
-  logic [7:0]    qp0_slot1_dma_writes_q;
-  logic [7:0]    qp0_slot1_dma_writes_d;
-  logic [7:0]    qp0_slot2_dma_writes_q;
-  logic [7:0]    qp0_slot2_dma_writes_d;
-  logic [7:0]    qp0_slot3_dma_writes_q;
-  logic [7:0]    qp0_slot3_dma_writes_d;
-  logic [3:0]    qp1_slot_done_q;              // bit s: slot s's CQE is recorded, waiting for its DMA writes or io_cpl
+  logic [7:0]    qp0_slot0_dma_open_q;
+  logic [7:0]    qp0_slot0_dma_open_d;
+  logic [7:0]    qp0_slot1_dma_open_q;
+  logic [7:0]    qp0_slot1_dma_open_d;
+  logic [7:0]    qp0_slot2_dma_open_q;
+  logic [7:0]    qp0_slot2_dma_open_d;
+  logic [7:0]    qp0_slot3_dma_open_q;
+  logic [7:0]    qp0_slot3_dma_open_d;
+  logic [3:0]    qp1_slot_done_q;              // bit s: slot s's CQE is recorded, waiting for its DMA commands or io_cpl
   logic [3:0]    qp1_slot_done_d;
   logic [14:0]   qp1_slot0_cqe_status_q;
   logic [14:0]   qp1_slot0_cqe_status_d;
@@ -387,14 +387,14 @@ module roce_w64_q2_d4 (
   logic [31:0]   qp1_slot2_cqe_dw0_d;
   logic [31:0]   qp1_slot3_cqe_dw0_q;
   logic [31:0]   qp1_slot3_cqe_dw0_d;
-  logic [7:0]    qp1_slot0_dma_writes_q;
-  logic [7:0]    qp1_slot0_dma_writes_d;
-  logic [7:0]    qp1_slot1_dma_writes_q;
-  logic [7:0]    qp1_slot1_dma_writes_d;
-  logic [7:0]    qp1_slot2_dma_writes_q;
-  logic [7:0]    qp1_slot2_dma_writes_d;
-  logic [7:0]    qp1_slot3_dma_writes_q;
-  logic [7:0]    qp1_slot3_dma_writes_d;
+  logic [7:0]    qp1_slot0_dma_open_q;
+  logic [7:0]    qp1_slot0_dma_open_d;
+  logic [7:0]    qp1_slot1_dma_open_q;
+  logic [7:0]    qp1_slot1_dma_open_d;
+  logic [7:0]    qp1_slot2_dma_open_q;
+  logic [7:0]    qp1_slot2_dma_open_d;
+  logic [7:0]    qp1_slot3_dma_open_q;
+  logic [7:0]    qp1_slot3_dma_open_d;
   logic [3:0]    qp0_slot_live;
   logic [3:0]    qp1_slot_live;
   logic [1023:0] tx_buf_q;                     // the frame being sent, byte 0 in bits 7:0 (the ICRC's place is zero)
@@ -418,6 +418,12 @@ module roce_w64_q2_d4 (
   logic          tx_load;                      // a frame is loaded into the buffer this cycle
   logic [7:0]    tx_crc_keep;
   logic [31:0]   tx_crc_crc;
+  logic          rr_valid;
+  logic [63:0]   rr_data;
+  logic [7:0]    rr_keep;
+  logic          rr_last;
+  logic [1:0]    rr_hold;
+  logic          rr_tx_busy;                   // the READ responder loads or streams a frame
   logic [1:0]    ack_pend;
   logic          ack_qp;
   logic          load_ack;
@@ -463,6 +469,7 @@ module roce_w64_q2_d4 (
   logic          pay_hold;                     // the bank the next frame goes into still drains: wait
   logic          rx_in_recv;
   logic          pay_busy;                     // an RDMA WRITE waits: a DMA command or a queued bank drain is pending
+  logic          rr_wait;                      // a READ request waits for room in the READ responder
   logic          rx_in_chk;                    // a frame is checked (a WRITE once the previous WRITE's DMA command is taken)
   logic          rx_fire;
   logic [10:0]   rx_beat_q;                    // beat of the frame on s_axis (saturates)
@@ -553,6 +560,7 @@ module roce_w64_q2_d4 (
   logic          h_is_write_last;
   logic          h_is_write_only;
   logic          h_is_write;
+  logic          h_is_read;
   logic          h_has_reth;
   logic [16:0]   h_write_hdr;                  // a WRITE's BTH, RETH and ICRC bytes
   logic [16:0]   h_write_payload;              // a WRITE's payload bytes (valid when the lengths pass)
@@ -602,10 +610,20 @@ module roce_w64_q2_d4 (
   logic [1:0]    rx_key_slot_idx;
   logic [23:0]   rx_key_len;                   // the keyed command's data length (its capsule's SGL length)
   logic          rx_key_slot_valid;
+  logic [20:0]   rx_key_len_dma;
   logic          rx_key_is_read;
   logic          rx_key_len_fits;              // the command's data fits the DMA engine's length
   logic          rx_key_in_window;
   logic          rx_key_ok;                    // R_Key names an outstanding Read of this QP and VA + length lie in its data
+  logic [7:0]    rx_key_opcode;
+  logic          rx_read_key_ok;
+  logic          ev_read;
+  logic          ev_read_invalid;
+  logic          ev_read_access;
+  logic          ev_read_ok;
+  logic          ev_read_job;                  // a READ to answer: in order, or a duplicate replayed (its key still valid)
+  logic [23:0]   rr_span_raw;
+  logic [23:0]   rr_span;
   logic          ev_write;
   logic          ev_write_invalid;
   logic          ev_write_access;              // a key or bounds violation: NAK 62h
@@ -679,6 +697,123 @@ module roce_w64_q2_d4 (
   logic [10:0]   pay_read_addr;
   logic [63:0]   rx_payload_rdata_q;
   logic [9:0]    rx_wr_beats;
+  logic          dma_m_data_valid;
+  logic [63:0]   dma_m_data_data;
+  logic [7:0]    dma_m_data_keep;
+  logic          dma_m_data_last;
+  logic [2:0]    dma_m_data_tag;
+  logic          unused_dma_m_data_tag;
+  logic          rr_cmd_ready;
+  logic [20:0]   rx_read_va;
+  logic [20:0]   rx_read_len;
+  logic [127:0]  rx_read_dptr;
+  logic          rx_read_sgl;
+  logic          ack_any;
+  logic          rr_cur_valid_q;               // the READ job being answered
+  logic          rr_cur_valid_d;
+  logic          rr_cur_qp_q;
+  logic          rr_cur_qp_d;
+  logic [23:0]   rr_cur_psn0_q;
+  logic [23:0]   rr_cur_psn0_d;
+  logic [23:0]   rr_cur_psn_q;
+  logic [23:0]   rr_cur_psn_d;
+  logic [23:0]   rr_cur_left_q;
+  logic [23:0]   rr_cur_left_d;
+  logic          rr_cur_first_q;
+  logic          rr_cur_first_d;
+  logic          rr_next_valid_q;              // the READ job after it (its DMA command already issued)
+  logic          rr_next_valid_d;
+  logic          rr_next_qp_q;
+  logic          rr_next_qp_d;
+  logic [23:0]   rr_next_psn0_q;
+  logic [23:0]   rr_next_psn0_d;
+  logic [23:0]   rr_next_psn_q;
+  logic [23:0]   rr_next_psn_d;
+  logic [23:0]   rr_next_left_q;
+  logic [23:0]   rr_next_left_d;
+  logic          rr_next_first_q;
+  logic          rr_next_first_d;
+  logic          rr_cmd_pending_q;             // a READ job's DMA command waits for s_cmd
+  logic          rr_cmd_pending_d;
+  logic [2:0]    rr_cmd_tag_q;
+  logic [2:0]    rr_cmd_tag_d;
+  logic          rr_cmd_sgl_q;
+  logic          rr_cmd_sgl_d;
+  logic [127:0]  rr_cmd_dptr_q;
+  logic [127:0]  rr_cmd_dptr_d;
+  logic [20:0]   rr_cmd_len_q;
+  logic [20:0]   rr_cmd_len_d;
+  logic [20:0]   rr_cmd_off_q;
+  logic [20:0]   rr_cmd_off_d;
+  logic [20:0]   rr_cmd_win_len_q;
+  logic [20:0]   rr_cmd_win_len_d;
+  logic          rr_full;
+  logic          rr_cmd_fire;
+  logic [1:0]    rr_ack_hold;
+  logic          rr_on_q;                      // a READ response frame is loaded and streams
+  logic          rr_on_d;
+  logic [511:0]  rr_hdr_q;                     // its header bytes (Ethernet to AETH), byte 0 in bits 7:0
+  logic [511:0]  rr_hdr_d;
+  logic          rr_aeth_q;
+  logic          rr_aeth_d;
+  logic [12:0]   rr_plen_q;                    // its payload bytes
+  logic [12:0]   rr_plen_d;
+  logic [12:0]   rr_flen_q;                    // its length in bytes (Ethernet header to ICRC)
+  logic [12:0]   rr_flen_d;
+  logic [9:0]    rr_a_q;                       // next beat A(a) to make: frame bytes 8a-2 .. 8a+5 (the output shows beat a-2)
+  logic [9:0]    rr_a_d;
+  logic [63:0]   rr_b_q;
+  logic [63:0]   rr_b_d;
+  logic [63:0]   rr_c_q;
+  logic [63:0]   rr_c_d;
+  logic [31:0]   rr_carry_q;                   // lanes 4-7 of the last payload beat taken (AETH frames)
+  logic [31:0]   rr_carry_d;
+  logic          rr_out_valid_q;
+  logic          rr_out_valid_d;
+  logic [12:0]   rr_mtu;
+  logic          rr_last_packet;
+  logic [12:0]   rr_next_plen;
+  logic          rr_next_aeth;
+  logic [7:0]    rr_next_opcode;
+  logic [1:0]    rr_next_pad;
+  logic [12:0]   rr_next_flen;
+  logic [15:0]   rr_next_ip_len;
+  logic [15:0]   rr_next_udp_len;
+  logic [31:0]   rr_lip;
+  logic [31:0]   rr_rip;
+  logic [15:0]   rr_ip_sum;
+  logic [511:0]  rr_next_hdr;
+  logic          rr_load;                      // the next READ response frame of the current job is loaded
+  logic [12:0]   rr_hdr_end;                   // frame offset + 2 of the payload's first byte
+  logic [12:0]   rr_pay_end;
+  logic [9:0]    rr_pay_beats;
+  logic [9:0]    rr_frame_beats;
+  logic [9:0]    rr_pay_index;
+  logic          rr_need_data;                 // A(a) takes a payload beat from m_data
+  logic          rr_a_ready;
+  logic          rr_step;
+  logic [63:0]   rr_hdr_beat;
+  logic [63:0]   rr_a_beat;
+  logic [12:0]   rr_crc_end;                   // frame offset + 2 of the ICRC
+  logic [12:0]   rr_beat_at;
+  logic [3:0]    rr_crc_count;
+  logic          rr_crc_start;
+  logic [7:0]    rr_crc_keep;
+  logic [31:0]   rr_crc_crc;
+  logic [9:0]    rr_out_beat;
+  logic [12:0]   rr_icrc_at;
+  logic [12:0]   rr_out_at;
+  logic [12:0]   rr_out_left;
+  logic          rr_out_last;
+  logic [7:0]    rr_out_keep;
+  logic          rr_fire;
+  logic          rr_frame_done;
+  logic [3:0]    rr_beat_bytes;
+  logic          rr_job_done;                  // the job's last frame left
+  logic          unused_rr_md_tail;
+  logic          rr_tx;
+  logic          rr_md_ready;
+  logic [63:0]   rr_out_data;
   logic [7:0]    pay_tail_keep;
   logic [7:0]    pay_keep;
   logic          dma_m_done_valid;
@@ -690,16 +825,6 @@ module roce_w64_q2_d4 (
   logic          dma_done_qp;
   logic [1:0]    dma_done_slot;
   logic          dma_done_error;
-  logic          dma_m_data_valid;
-  logic          unused_dma_m_data_valid;
-  logic [63:0]   dma_m_data_data;
-  logic          unused_dma_m_data_data;
-  logic [7:0]    dma_m_data_keep;
-  logic          unused_dma_m_data_keep;
-  logic          dma_m_data_last;
-  logic          unused_dma_m_data_last;
-  logic [2:0]    dma_m_data_tag;
-  logic          unused_dma_m_data_tag;
   logic          dma_s_axil_awready;
   logic          unused_dma_s_axil_awready_o;
   logic          dma_s_axil_wready;
@@ -722,11 +847,13 @@ module roce_w64_q2_d4 (
   logic [1:0]    cpl_lock_d;
   logic          rec_take;
   logic          rec_hold;
+  logic          rec_dma_issue;
+  logic [1:0]    rec_dma_slot;
   logic          rec_qp_held_q;
   logic          rec_qp_held_d;
   logic [1:0]    rec_slot_held_q;
   logic [1:0]    rec_slot_held_d;
-  logic [7:0]    rec_ready;                    // bit q*D+s: slot s of QP q may complete (CQE in, writes answered)
+  logic [7:0]    rec_ready;                    // bit q*D+s: slot s of QP q may complete (CQE in, DMA commands answered)
   logic          rec_qp;
   logic [1:0]    rec_slot;
   logic          rec_any;
@@ -843,6 +970,10 @@ module roce_w64_q2_d4 (
   logic [31:0]   cnt_tx_retransmits_d;
   logic [31:0]   cnt_rx_writes_q;
   logic [31:0]   cnt_rx_writes_d;
+  logic [31:0]   cnt_rx_reads_q;
+  logic [31:0]   cnt_rx_reads_d;
+  logic [31:0]   cnt_tx_read_resp_q;
+  logic [31:0]   cnt_tx_read_resp_d;
   logic [63:0] rx_payload [1028];
 
   roce_csr u_csr (
@@ -883,6 +1014,8 @@ module roce_w64_q2_d4 (
     .drop_psn_value_i           (cnt_drop_psn_q),
     .tx_retransmits_value_i     (cnt_tx_retransmits_q),
     .rx_writes_value_i          (cnt_rx_writes_q),
+    .rx_reads_value_i           (cnt_rx_reads_q),
+    .tx_read_resp_value_i       (cnt_tx_read_resp_q),
     .qp0_ctrl_en_o              (csr_qp0_ctrl_en),
     .qp0_local_qpn_value_o      (csr_qp0_local_qpn_value),
     .qp0_remote_qpn_value_o     (csr_qp0_remote_qpn_value),
@@ -1014,17 +1147,17 @@ module roce_w64_q2_d4 (
     .clk_i            (clk_i),
     .rst_ni           (rst_ni),
     .mps_i            (mps_i),
-    .s_cmd_valid_i    (dma_cmd_pending_q),
+    .s_cmd_valid_i    (dma_cmd_pending_q | rr_cmd_pending_q),
     .s_cmd_ready_o    (dma_s_cmd_ready),
-    .s_cmd_tag_i      (dma_cmd_tag_q),
-    .s_cmd_write_i    (1'b1),
-    .s_cmd_sgl_i      (dma_cmd_sgl_q),
-    .s_cmd_dptr_i     (dma_cmd_dptr_q),
-    .s_cmd_len_i      (dma_cmd_len_q),
-    .s_cmd_win_off_i  (dma_cmd_off_q),
-    .s_cmd_win_len_i  (dma_cmd_win_len_q),
+    .s_cmd_tag_i      (dma_cmd_pending_q ? dma_cmd_tag_q : rr_cmd_tag_q),
+    .s_cmd_write_i    (dma_cmd_pending_q),
+    .s_cmd_sgl_i      (dma_cmd_pending_q ? dma_cmd_sgl_q : rr_cmd_sgl_q),
+    .s_cmd_dptr_i     (dma_cmd_pending_q ? dma_cmd_dptr_q : rr_cmd_dptr_q),
+    .s_cmd_len_i      (dma_cmd_pending_q ? dma_cmd_len_q : rr_cmd_len_q),
+    .s_cmd_win_off_i  (dma_cmd_pending_q ? dma_cmd_off_q : rr_cmd_off_q),
+    .s_cmd_win_len_i  (dma_cmd_pending_q ? dma_cmd_win_len_q : rr_cmd_win_len_q),
     .m_data_valid_o   (dma_m_data_valid),
-    .m_data_ready_i   (1'b0),
+    .m_data_ready_i   (rr_md_ready),
     .m_data_data_o    (dma_m_data_data),
     .m_data_keep_o    (dma_m_data_keep),
     .m_data_last_o    (dma_m_data_last),
@@ -1087,6 +1220,16 @@ module roce_w64_q2_d4 (
     .s_axil_rresp_o   (dma_s_axil_rresp)
   );
 
+  crc32_d64 u_rr_crc (
+    .clk_i   (clk_i),
+    .rst_ni  (rst_ni),
+    .start_i (rr_crc_start),
+    .valid_i (rr_step & (rr_a_q != 10'd0)),
+    .data_i  (rr_crc_start ? 64'hffffffffffffffff : {rr_a_beat[63:56], rr_a_beat[55:48], rr_a_beat[47:40], rr_a_beat[39:32], (rr_a_q == 10'd5) ? 8'hff : ((rr_a_q == 10'd3) ? 8'hff : rr_a_beat[31:24]), (rr_a_q == 10'd5) ? 8'hff : ((rr_a_q == 10'd3) ? 8'hff : rr_a_beat[23:16]), (rr_a_q == 10'd2) ? 8'hff : rr_a_beat[15:8], (rr_a_q == 10'd6) ? 8'hff : ((rr_a_q == 10'd3) ? 8'hff : rr_a_beat[7:0])}),
+    .keep_i  (rr_crc_start ? 8'hff : rr_crc_keep),
+    .crc_o   (rr_crc_crc)
+  );
+
   assign cc_tick_limit = (csr_cc_tick_cycles < 16'd2) ? 16'd0 : (csr_cc_tick_cycles - 16'd2);
   assign unused_cc_tick_count = ^cc_tick_count;
   assign unused_cc_np_count = ^dcqcn_np_cnp_count;
@@ -1117,13 +1260,13 @@ module roce_w64_q2_d4 (
   assign tx_crc_pos = {1'b0, {tx_idx_q, 3'd0}} + 8'he;
   assign tx_crc_count = (tx_icrc_at > tx_crc_pos) ? (((tx_icrc_at - tx_crc_pos) > 8'd8) ? 4'd8 : 4'(tx_icrc_at - tx_crc_pos)) : 4'd0;
   assign tx_crc_keep = 8'((9'd1 << tx_crc_count) - 9'd1);
-  assign m_axis_tvalid_o = tx_busy;
-  assign m_axis_tdata_o = {(({1'b0, {tx_idx_q, 3'd0}} + 8'd7) >= tx_icrc_at) ? ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd7) - tx_icrc_at) == 2'd0) ? tx_crc_crc[7:0] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd7) - tx_icrc_at) == 2'd1) ? tx_crc_crc[15:8] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd7) - tx_icrc_at) == 2'd2) ? tx_crc_crc[23:16] : tx_crc_crc[31:24]))) : tx_raw_beat[63:56], (({1'b0, {tx_idx_q, 3'd0}} + 8'd6) >= tx_icrc_at) ? ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd6) - tx_icrc_at) == 2'd0) ? tx_crc_crc[7:0] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd6) - tx_icrc_at) == 2'd1) ? tx_crc_crc[15:8] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd6) - tx_icrc_at) == 2'd2) ? tx_crc_crc[23:16] : tx_crc_crc[31:24]))) : tx_raw_beat[55:48], (({1'b0, {tx_idx_q, 3'd0}} + 8'd5) >= tx_icrc_at) ? ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd5) - tx_icrc_at) == 2'd0) ? tx_crc_crc[7:0] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd5) - tx_icrc_at) == 2'd1) ? tx_crc_crc[15:8] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd5) - tx_icrc_at) == 2'd2) ? tx_crc_crc[23:16] : tx_crc_crc[31:24]))) : tx_raw_beat[47:40], (({1'b0, {tx_idx_q, 3'd0}} + 8'd4) >= tx_icrc_at) ? ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd4) - tx_icrc_at) == 2'd0) ? tx_crc_crc[7:0] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd4) - tx_icrc_at) == 2'd1) ? tx_crc_crc[15:8] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd4) - tx_icrc_at) == 2'd2) ? tx_crc_crc[23:16] : tx_crc_crc[31:24]))) : tx_raw_beat[39:32], (({1'b0, {tx_idx_q, 3'd0}} + 8'd3) >= tx_icrc_at) ? ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd3) - tx_icrc_at) == 2'd0) ? tx_crc_crc[7:0] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd3) - tx_icrc_at) == 2'd1) ? tx_crc_crc[15:8] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd3) - tx_icrc_at) == 2'd2) ? tx_crc_crc[23:16] : tx_crc_crc[31:24]))) : tx_raw_beat[31:24], (({1'b0, {tx_idx_q, 3'd0}} + 8'd2) >= tx_icrc_at) ? ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd2) - tx_icrc_at) == 2'd0) ? tx_crc_crc[7:0] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd2) - tx_icrc_at) == 2'd1) ? tx_crc_crc[15:8] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd2) - tx_icrc_at) == 2'd2) ? tx_crc_crc[23:16] : tx_crc_crc[31:24]))) : tx_raw_beat[23:16], (({1'b0, {tx_idx_q, 3'd0}} + 8'd1) >= tx_icrc_at) ? ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd1) - tx_icrc_at) == 2'd0) ? tx_crc_crc[7:0] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd1) - tx_icrc_at) == 2'd1) ? tx_crc_crc[15:8] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd1) - tx_icrc_at) == 2'd2) ? tx_crc_crc[23:16] : tx_crc_crc[31:24]))) : tx_raw_beat[15:8], (({1'b0, {tx_idx_q, 3'd0}} + 8'd0) >= tx_icrc_at) ? ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd0) - tx_icrc_at) == 2'd0) ? tx_crc_crc[7:0] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd0) - tx_icrc_at) == 2'd1) ? tx_crc_crc[15:8] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd0) - tx_icrc_at) == 2'd2) ? tx_crc_crc[23:16] : tx_crc_crc[31:24]))) : tx_raw_beat[7:0]};
-  assign m_axis_tkeep_o = tx_keep;
-  assign m_axis_tlast_o = tx_last_beat;
-  assign ack_pend = {qp1_ack_pend_q, qp0_ack_pend_q};
+  assign m_axis_tvalid_o = tx_busy | rr_valid;
+  assign m_axis_tdata_o = tx_busy ? {(({1'b0, {tx_idx_q, 3'd0}} + 8'd7) >= tx_icrc_at) ? ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd7) - tx_icrc_at) == 2'd0) ? tx_crc_crc[7:0] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd7) - tx_icrc_at) == 2'd1) ? tx_crc_crc[15:8] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd7) - tx_icrc_at) == 2'd2) ? tx_crc_crc[23:16] : tx_crc_crc[31:24]))) : tx_raw_beat[63:56], (({1'b0, {tx_idx_q, 3'd0}} + 8'd6) >= tx_icrc_at) ? ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd6) - tx_icrc_at) == 2'd0) ? tx_crc_crc[7:0] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd6) - tx_icrc_at) == 2'd1) ? tx_crc_crc[15:8] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd6) - tx_icrc_at) == 2'd2) ? tx_crc_crc[23:16] : tx_crc_crc[31:24]))) : tx_raw_beat[55:48], (({1'b0, {tx_idx_q, 3'd0}} + 8'd5) >= tx_icrc_at) ? ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd5) - tx_icrc_at) == 2'd0) ? tx_crc_crc[7:0] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd5) - tx_icrc_at) == 2'd1) ? tx_crc_crc[15:8] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd5) - tx_icrc_at) == 2'd2) ? tx_crc_crc[23:16] : tx_crc_crc[31:24]))) : tx_raw_beat[47:40], (({1'b0, {tx_idx_q, 3'd0}} + 8'd4) >= tx_icrc_at) ? ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd4) - tx_icrc_at) == 2'd0) ? tx_crc_crc[7:0] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd4) - tx_icrc_at) == 2'd1) ? tx_crc_crc[15:8] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd4) - tx_icrc_at) == 2'd2) ? tx_crc_crc[23:16] : tx_crc_crc[31:24]))) : tx_raw_beat[39:32], (({1'b0, {tx_idx_q, 3'd0}} + 8'd3) >= tx_icrc_at) ? ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd3) - tx_icrc_at) == 2'd0) ? tx_crc_crc[7:0] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd3) - tx_icrc_at) == 2'd1) ? tx_crc_crc[15:8] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd3) - tx_icrc_at) == 2'd2) ? tx_crc_crc[23:16] : tx_crc_crc[31:24]))) : tx_raw_beat[31:24], (({1'b0, {tx_idx_q, 3'd0}} + 8'd2) >= tx_icrc_at) ? ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd2) - tx_icrc_at) == 2'd0) ? tx_crc_crc[7:0] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd2) - tx_icrc_at) == 2'd1) ? tx_crc_crc[15:8] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd2) - tx_icrc_at) == 2'd2) ? tx_crc_crc[23:16] : tx_crc_crc[31:24]))) : tx_raw_beat[23:16], (({1'b0, {tx_idx_q, 3'd0}} + 8'd1) >= tx_icrc_at) ? ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd1) - tx_icrc_at) == 2'd0) ? tx_crc_crc[7:0] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd1) - tx_icrc_at) == 2'd1) ? tx_crc_crc[15:8] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd1) - tx_icrc_at) == 2'd2) ? tx_crc_crc[23:16] : tx_crc_crc[31:24]))) : tx_raw_beat[15:8], (({1'b0, {tx_idx_q, 3'd0}} + 8'd0) >= tx_icrc_at) ? ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd0) - tx_icrc_at) == 2'd0) ? tx_crc_crc[7:0] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd0) - tx_icrc_at) == 2'd1) ? tx_crc_crc[15:8] : ((2'(({1'b0, {tx_idx_q, 3'd0}} + 8'd0) - tx_icrc_at) == 2'd2) ? tx_crc_crc[23:16] : tx_crc_crc[31:24]))) : tx_raw_beat[7:0]} : rr_data;
+  assign m_axis_tkeep_o = tx_busy ? tx_keep : rr_keep;
+  assign m_axis_tlast_o = tx_busy ? tx_last_beat : rr_last;
+  assign ack_pend = {qp1_ack_pend_q, qp0_ack_pend_q} & ~rr_hold;
   assign ack_qp = ack_pend[0] ? 1'b0 : (ack_pend[1] ? 1'b1 : 1'b0);
-  assign load_ack = ~tx_busy & (|ack_pend);
+  assign load_ack = ~tx_busy & ~rr_tx_busy & (|ack_pend);
   assign qp0_resending = (qp0_rpsn_q != qp0_spsn_q) & ~qp0_dead;
   assign qp1_resending = (qp1_rpsn_q != qp1_spsn_q) & ~qp1_dead;
   assign qp0_resend_hit = {qp0_slot_live[3] & (qp0_slot3_psn_q == qp0_rpsn_q), qp0_slot_live[2] & (qp0_slot2_psn_q == qp0_rpsn_q), qp0_slot_live[1] & (qp0_slot1_psn_q == qp0_rpsn_q), qp0_slot_live[0] & (qp0_slot0_psn_q == qp0_rpsn_q)};
@@ -1134,8 +1277,8 @@ module roce_w64_q2_d4 (
   assign resend_slot = resend_slots[0] ? 2'd0 : (resend_slots[1] ? 2'd1 : (resend_slots[2] ? 2'd2 : (resend_slots[3] ? 2'd3 : 2'd0)));
   assign resend_sqe = ((resend_qp == 1'b1) & (resend_slot == 2'd3)) ? qp1_slot3_sqe_q : (((resend_qp == 1'b1) & (resend_slot == 2'd2)) ? qp1_slot2_sqe_q : (((resend_qp == 1'b1) & (resend_slot == 2'd1)) ? qp1_slot1_sqe_q : (((resend_qp == 1'b1) & (resend_slot == 2'd0)) ? qp1_slot0_sqe_q : (((resend_qp == 1'b0) & (resend_slot == 2'd3)) ? qp0_slot3_sqe_q : (((resend_qp == 1'b0) & (resend_slot == 2'd2)) ? qp0_slot2_sqe_q : (((resend_qp == 1'b0) & (resend_slot == 2'd1)) ? qp0_slot1_sqe_q : (((resend_qp == 1'b0) & (resend_slot == 2'd0)) ? qp0_slot0_sqe_q : 512'd0)))))));
   assign cnp_qp = dcqcn_cnp_req[0] ? 1'b0 : (dcqcn_cnp_req[1] ? 1'b1 : 1'b0);
-  assign load_cnp = ~tx_busy & ~|ack_pend & (|dcqcn_cnp_req);
-  assign load_resend = ~tx_busy & ~|ack_pend & ~|dcqcn_cnp_req & (|resend_ready);
+  assign load_cnp = ~tx_busy & ~rr_tx_busy & ~|ack_pend & (|dcqcn_cnp_req);
+  assign load_resend = ~tx_busy & ~rr_tx_busy & ~|ack_pend & ~|dcqcn_cnp_req & (|resend_ready);
   assign cmd_qp = 1'(io_cmd_sqid_i - 16'd1);
   assign cmd_known = (io_cmd_sqid_i != 16'd0) & (io_cmd_sqid_i <= 16'd2);
   assign cmd_dead = (cmd_qp == 1'b1) ? (~qp1_up_q | qp1_err_q) : (~qp0_up_q | qp0_err_q);
@@ -1147,7 +1290,7 @@ module roce_w64_q2_d4 (
   assign cmd_slot = (cmd_qp == 1'b1) ? qp1_free_idx : qp0_free_idx;
   assign cmd_resending = (cmd_qp == 1'b1) ? qp1_resending : qp0_resending;
   assign cmd_cc_go = (cmd_qp == 1'b1) ? qp1_cc_go : qp0_cc_go;
-  assign load_cmd = io_cmd_valid_i & cmd_known & ~cmd_dead & cmd_has_free & ~cmd_resending & ~tx_busy & ~|ack_pend & ~|resend_ready & ~|dcqcn_cnp_req & cmd_cc_go;
+  assign load_cmd = io_cmd_valid_i & cmd_known & ~cmd_dead & cmd_has_free & ~cmd_resending & ~tx_busy & ~rr_tx_busy & ~|ack_pend & ~|resend_ready & ~|dcqcn_cnp_req & cmd_cc_go;
   assign tx_load = load_ack | load_cnp | load_cmd | load_resend;
   assign cmd_opc = io_cmd_sqe_i[7:0];
   assign cmd_has_data = (cmd_opc == 8'd1) | (cmd_opc == 8'd2) | (cmd_opc == 8'd5);
@@ -1193,7 +1336,7 @@ module roce_w64_q2_d4 (
   end
 
   assign rx_in_recv = (rx_state_q == RX_RECV) & ~pay_hold;
-  assign rx_in_chk = (rx_state_q == RX_CHK) & ~pay_busy;
+  assign rx_in_chk = (rx_state_q == RX_CHK) & ~pay_busy & ~rr_wait;
   assign s_axis_tready_o = rx_in_recv;
   assign rx_fire = s_axis_tvalid_i & rx_in_recv;
   assign rx_beat_bytes = 4'd0 + {3'd0, s_axis_tkeep_i[0]} + {3'd0, s_axis_tkeep_i[1]} + {3'd0, s_axis_tkeep_i[2]} + {3'd0, s_axis_tkeep_i[3]} + {3'd0, s_axis_tkeep_i[4]} + {3'd0, s_axis_tkeep_i[5]} + {3'd0, s_axis_tkeep_i[6]} + {3'd0, s_axis_tkeep_i[7]};
@@ -1271,6 +1414,7 @@ module roce_w64_q2_d4 (
   assign h_is_write_last = h_opcode == 8'd8;
   assign h_is_write_only = h_opcode == 8'ha;
   assign h_is_write = h_is_write_first | h_is_write_middle | h_is_write_last | h_is_write_only;
+  assign h_is_read = h_opcode == 8'hc;
   assign h_has_reth = h_is_write_first | h_is_write_only;
   assign h_write_hdr = h_has_reth ? 17'h20 : 17'h10;
   assign h_write_payload = (h_transport_len - h_write_hdr) - {15'd0, h_pad};
@@ -1288,8 +1432,8 @@ module roce_w64_q2_d4 (
   assign chk_udp_len = h_udp_len != (h_ip_len - 16'h14);
   assign chk_transport_short = h_transport_len < 17'h10;
   assign chk_icrc = rx_icrc_q != rx_crc_crc;
-  assign chk_opcode = ~(h_is_send | h_is_ack | h_is_write | h_is_cnp) | (h_bth_flags[3:0] != 4'd0);
-  assign chk_length = (h_is_ack & ((h_transport_len != 17'h14) | (h_pad != 2'd0))) | (h_is_cnp & ((h_transport_len != 17'h20) | (h_pad != 2'd0))) | (h_is_send & ({15'd0, h_pad} > h_send_rest)) | (h_is_write & ((h_transport_len < h_write_hdr) | ({15'd0, h_pad} > (h_transport_len - h_write_hdr))));
+  assign chk_opcode = ~(h_is_send | h_is_ack | h_is_write | h_is_read | h_is_cnp) | (h_bth_flags[3:0] != 4'd0);
+  assign chk_length = (h_is_ack & ((h_transport_len != 17'h14) | (h_pad != 2'd0))) | (h_is_cnp & ((h_transport_len != 17'h20) | (h_pad != 2'd0))) | (h_is_send & ({15'd0, h_pad} > h_send_rest)) | (h_is_write & ((h_transport_len < h_write_hdr) | ({15'd0, h_pad} > (h_transport_len - h_write_hdr)))) | (h_is_read & ((h_transport_len != 17'h20) | (h_pad != 2'd0)));
   assign rx_qp_hit = {qp1_up_q & (csr_qp1_local_qpn_value == h_dest_qp), qp0_up_q & (csr_qp0_local_qpn_value == h_dest_qp)};
   assign rx_qp = rx_qp_hit[0] ? 1'b0 : (rx_qp_hit[1] ? 1'b1 : 1'b0);
   assign chk_qp = ~|rx_qp_hit | ((rx_qp == 1'b1) ? ((csr_qp1_pkey_value != h_pkey) | qp1_err_q) : ((csr_qp0_pkey_value != h_pkey) | qp0_err_q));
@@ -1351,10 +1495,20 @@ module roce_w64_q2_d4 (
   assign rx_key_slot_idx = rx_key_slot[1:0];
   assign rx_key_len = (rx_qp == 1'b1) ? ((rx_key_slot_idx == 2'd3) ? qp1_slot3_sqe_q[279:256] : ((rx_key_slot_idx == 2'd2) ? qp1_slot2_sqe_q[279:256] : ((rx_key_slot_idx == 2'd1) ? qp1_slot1_sqe_q[279:256] : qp1_slot0_sqe_q[279:256]))) : ((rx_key_slot_idx == 2'd3) ? qp0_slot3_sqe_q[279:256] : ((rx_key_slot_idx == 2'd2) ? qp0_slot2_sqe_q[279:256] : ((rx_key_slot_idx == 2'd1) ? qp0_slot1_sqe_q[279:256] : qp0_slot0_sqe_q[279:256])));
   assign rx_key_slot_valid = (rx_key_slot < 8'd4) & ((rx_key_slot_idx == 2'd3) ? rx_slots[3] : ((rx_key_slot_idx == 2'd2) ? rx_slots[2] : ((rx_key_slot_idx == 2'd1) ? rx_slots[1] : rx_slots[0]))) & (((rx_qp == 1'b1) ? ((rx_key_slot_idx == 2'd3) ? qp1_slot3_cid_q : ((rx_key_slot_idx == 2'd2) ? qp1_slot2_cid_q : ((rx_key_slot_idx == 2'd1) ? qp1_slot1_cid_q : qp1_slot0_cid_q))) : ((rx_key_slot_idx == 2'd3) ? qp0_slot3_cid_q : ((rx_key_slot_idx == 2'd2) ? qp0_slot2_cid_q : ((rx_key_slot_idx == 2'd1) ? qp0_slot1_cid_q : qp0_slot0_cid_q)))) == rx_key_cid);
+  assign rx_key_len_dma = rx_key_len[20:0];
   assign rx_key_is_read = ((rx_qp == 1'b1) ? ((rx_key_slot_idx == 2'd3) ? qp1_slot3_sqe_q[7:0] : ((rx_key_slot_idx == 2'd2) ? qp1_slot2_sqe_q[7:0] : ((rx_key_slot_idx == 2'd1) ? qp1_slot1_sqe_q[7:0] : qp1_slot0_sqe_q[7:0]))) : ((rx_key_slot_idx == 2'd3) ? qp0_slot3_sqe_q[7:0] : ((rx_key_slot_idx == 2'd2) ? qp0_slot2_sqe_q[7:0] : ((rx_key_slot_idx == 2'd1) ? qp0_slot1_sqe_q[7:0] : qp0_slot0_sqe_q[7:0])))) == 8'd2;
   assign rx_key_len_fits = rx_key_len[23:21] == 3'd0;
   assign rx_key_in_window = (h_reth_va[63:24] == 40'd0) & (({9'd0, h_reth_va[23:0]} + {1'b0, h_reth_len}) <= {9'd0, rx_key_len});
   assign rx_key_ok = (rx_key_qp == {7'd0, rx_qp}) & rx_key_slot_valid & rx_key_is_read & rx_key_len_fits & rx_key_in_window;
+  assign rx_key_opcode = (rx_qp == 1'b1) ? ((rx_key_slot_idx == 2'd3) ? qp1_slot3_sqe_q[7:0] : ((rx_key_slot_idx == 2'd2) ? qp1_slot2_sqe_q[7:0] : ((rx_key_slot_idx == 2'd1) ? qp1_slot1_sqe_q[7:0] : qp1_slot0_sqe_q[7:0]))) : ((rx_key_slot_idx == 2'd3) ? qp0_slot3_sqe_q[7:0] : ((rx_key_slot_idx == 2'd2) ? qp0_slot2_sqe_q[7:0] : ((rx_key_slot_idx == 2'd1) ? qp0_slot1_sqe_q[7:0] : qp0_slot0_sqe_q[7:0])));
+  assign rx_read_key_ok = (rx_key_qp == {7'd0, rx_qp}) & rx_key_slot_valid & ((rx_key_opcode == 8'd1) | (rx_key_opcode == 8'd5)) & rx_key_len_fits & rx_key_in_window;
+  assign ev_read = rx_pass & h_is_read;
+  assign ev_read_invalid = ev_read & rx_psn_ok & rx_wr_on;
+  assign ev_read_access = ev_read & rx_psn_ok & ~rx_wr_on & ~rx_read_key_ok;
+  assign ev_read_ok = ev_read & rx_psn_ok & ~rx_wr_on & rx_read_key_ok;
+  assign ev_read_job = ev_read_ok | (ev_read & rx_psn_dup & rx_read_key_ok);
+  assign rr_span_raw = (rx_mtu == 13'h1000) ? {11'd0, 13'(({1'b0, h_reth_len[23:0]} + 25'hfff) >> 12)} : ((rx_mtu == 13'h800) ? {10'd0, 14'(({1'b0, h_reth_len[23:0]} + 25'h7ff) >> 11)} : ((rx_mtu == 13'h400) ? {9'd0, 15'(({1'b0, h_reth_len[23:0]} + 25'h3ff) >> 10)} : ((rx_mtu == 13'h200) ? {8'd0, 16'(({1'b0, h_reth_len[23:0]} + 25'h1ff) >> 9)} : ((rx_mtu == 13'h100) ? {7'd0, 17'(({1'b0, h_reth_len[23:0]} + 25'hff) >> 8)} : 24'd1))));
+  assign rr_span = (rr_span_raw == 24'd0) ? 24'd1 : rr_span_raw;
   assign ev_write = rx_pass & h_is_write;
   assign ev_write_invalid = ev_write & rx_psn_ok & (rx_wr_seq_bad | rx_wr_len_bad);
   assign ev_write_access = ev_write & rx_psn_ok & ~rx_wr_seq_bad & ~rx_wr_len_bad & h_has_reth & ~rx_key_ok;
@@ -1364,16 +1518,16 @@ module roce_w64_q2_d4 (
   assign ev_send = rx_pass & h_is_send;
   assign ev_complete = ev_send & rx_psn_ok & rx_good_cqe & ~rx_wr_on;
   assign ev_invalid = ev_send & rx_psn_ok & (~rx_good_cqe | rx_wr_on);
-  assign ev_request = ev_send | ev_write;
+  assign ev_request = ev_send | ev_write | ev_read;
   assign ev_ahead = ev_request & rx_psn_ahead;
   assign ev_nak_seq = ev_ahead & ~rx_nak_sent;
   assign ev_dup = ev_request & rx_psn_dup;
-  assign ev_in_order = ev_complete | ev_invalid | ev_write_ok | ev_write_invalid | ev_write_access;
-  assign ev_fatal_request = ev_invalid | ev_write_invalid | ev_write_access;
+  assign ev_in_order = ev_complete | ev_invalid | ev_write_ok | ev_write_invalid | ev_write_access | ev_read_invalid | ev_read_access;
+  assign ev_fatal_request = ev_invalid | ev_write_invalid | ev_write_access | ev_read_invalid | ev_read_access;
   assign ev_ack = rx_pass & h_is_ack;
   assign ev_fatal_nak = ev_ack & ((h_syndrome == 8'h61) | (h_syndrome == 8'h62) | (h_syndrome == 8'h63));
-  assign rx_new_ack = ev_in_order | ev_nak_seq | ev_dup;
-  assign rx_new_syn = (ev_complete | ev_dup | ev_write_ok) ? 8'h1f : ((ev_invalid | ev_write_invalid) ? 8'h61 : (ev_write_access ? 8'h62 : 8'h60));
+  assign rx_new_ack = ev_in_order | ev_nak_seq | (ev_dup & ~h_is_read);
+  assign rx_new_syn = (ev_complete | ev_dup | ev_write_ok) ? 8'h1f : ((ev_invalid | ev_write_invalid | ev_read_invalid) ? 8'h61 : ((ev_write_access | ev_read_access) ? 8'h62 : 8'h60));
   assign rx_new_psn = ev_in_order ? h_psn : (ev_dup ? (rx_epsn - 24'd1) : rx_epsn);
   assign rx_new_msn = (ev_complete | ev_write_end) ? (rx_msn + 24'd1) : rx_msn;
   assign rx_wr_dma_slot = h_has_reth ? rx_key_slot_idx : rx_wr_slot;
@@ -1450,18 +1604,175 @@ module roce_w64_q2_d4 (
     end
   end
 
+  assign unused_dma_m_data_tag = ^dma_m_data_tag;
+  assign rr_cmd_ready = dma_s_cmd_ready & ~dma_cmd_pending_q;
+  assign rx_read_va = h_reth_va[20:0];
+  assign rx_read_len = h_reth_len[20:0];
+  assign rx_read_dptr = (rx_qp == 1'b1) ? ((rx_key_slot_idx == 2'd3) ? qp1_slot3_dptr_q : ((rx_key_slot_idx == 2'd2) ? qp1_slot2_dptr_q : ((rx_key_slot_idx == 2'd1) ? qp1_slot1_dptr_q : qp1_slot0_dptr_q))) : ((rx_key_slot_idx == 2'd3) ? qp0_slot3_dptr_q : ((rx_key_slot_idx == 2'd2) ? qp0_slot2_dptr_q : ((rx_key_slot_idx == 2'd1) ? qp0_slot1_dptr_q : qp0_slot0_dptr_q)));
+  assign rx_read_sgl = (rx_qp == 1'b1) ? ((rx_key_slot_idx == 2'd3) ? qp1_slot_sgl_q[3] : ((rx_key_slot_idx == 2'd2) ? qp1_slot_sgl_q[2] : ((rx_key_slot_idx == 2'd1) ? qp1_slot_sgl_q[1] : qp1_slot_sgl_q[0]))) : ((rx_key_slot_idx == 2'd3) ? qp0_slot_sgl_q[3] : ((rx_key_slot_idx == 2'd2) ? qp0_slot_sgl_q[2] : ((rx_key_slot_idx == 2'd1) ? qp0_slot_sgl_q[1] : qp0_slot_sgl_q[0])));
+  assign ack_any = |ack_pend;
+  assign rr_full = (rr_cur_valid_q & rr_next_valid_q) | rr_cmd_pending_q;
+  assign rr_cmd_fire = rr_cmd_pending_q & rr_cmd_ready;
+
+  always_comb begin
+    rr_cmd_pending_d = rr_cmd_pending_q & ~rr_cmd_ready;
+    rr_cmd_tag_d = rr_cmd_tag_q;
+    rr_cmd_sgl_d = rr_cmd_sgl_q;
+    rr_cmd_dptr_d = rr_cmd_dptr_q;
+    rr_cmd_len_d = rr_cmd_len_q;
+    rr_cmd_off_d = rr_cmd_off_q;
+    rr_cmd_win_len_d = rr_cmd_win_len_q;
+    if (ev_read_job & (rx_read_len != 21'd0)) begin
+      rr_cmd_pending_d = 1'b1;
+      rr_cmd_tag_d = {rx_qp, rx_key_slot_idx};
+      rr_cmd_sgl_d = rx_read_sgl;
+      rr_cmd_dptr_d = rx_read_dptr;
+      rr_cmd_len_d = rx_key_len_dma;
+      rr_cmd_off_d = rx_read_va;
+      rr_cmd_win_len_d = rx_read_len;
+    end
+  end
+
+  assign rr_ack_hold = {qp1_ack_pend_q & ((rr_cur_valid_q & (rr_cur_qp_q == 1'b1) & ((qp1_ack_psn_q - rr_cur_psn0_q) < 24'h800000)) | (rr_next_valid_q & (rr_next_qp_q == 1'b1) & ((qp1_ack_psn_q - rr_next_psn0_q) < 24'h800000))), qp0_ack_pend_q & ((rr_cur_valid_q & (rr_cur_qp_q == 1'b0) & ((qp0_ack_psn_q - rr_cur_psn0_q) < 24'h800000)) | (rr_next_valid_q & (rr_next_qp_q == 1'b0) & ((qp0_ack_psn_q - rr_next_psn0_q) < 24'h800000)))};
+  assign rr_mtu = (rr_cur_qp_q == 1'b1) ? qp1_mtu : qp0_mtu;
+  assign rr_last_packet = rr_cur_left_q <= {11'd0, rr_mtu};
+  assign rr_next_plen = rr_last_packet ? rr_cur_left_q[12:0] : rr_mtu;
+  assign rr_next_aeth = rr_cur_first_q | rr_last_packet;
+  assign rr_next_opcode = (rr_cur_first_q & rr_last_packet) ? 8'h10 : (rr_cur_first_q ? 8'hd : (rr_last_packet ? 8'hf : 8'he));
+  assign rr_next_pad = 2'd0 - rr_next_plen[1:0];
+  assign rr_next_flen = rr_next_plen + {11'd0, rr_next_pad} + (rr_next_aeth ? 13'h3e : 13'h3a);
+  assign rr_next_ip_len = {3'd0, rr_next_flen - 13'he};
+  assign rr_next_udp_len = {3'd0, rr_next_flen - 13'h22};
+  assign rr_lip = (rr_cur_qp_q == 1'b1) ? csr_qp1_local_ip_value : csr_qp0_local_ip_value;
+  assign rr_rip = (rr_cur_qp_q == 1'b1) ? csr_qp1_remote_ip_value : csr_qp0_remote_ip_value;
+  assign rr_ip_sum = ~(16'({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, rr_next_ip_len} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, rr_lip[31:16]} + {4'd0, rr_lip[15:0]} + {4'd0, rr_rip[31:16]} + {4'd0, rr_rip[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, rr_next_ip_len} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, rr_lip[31:16]} + {4'd0, rr_lip[15:0]} + {4'd0, rr_rip[31:16]} + {4'd0, rr_rip[15:0]}) >> 16)}) + {15'd0, 1'(({1'b0, 16'(20'd0 + {4'd0, 16'h4500} + {4'd0, rr_next_ip_len} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, rr_lip[31:16]} + {4'd0, rr_lip[15:0]} + {4'd0, rr_rip[31:16]} + {4'd0, rr_rip[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, 16'h4500} + {4'd0, rr_next_ip_len} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, rr_lip[31:16]} + {4'd0, rr_lip[15:0]} + {4'd0, rr_rip[31:16]} + {4'd0, rr_rip[15:0]}) >> 16)}) >> 16)});
+  assign rr_next_hdr = {48'd0, {8'((rr_cur_qp_q == 1'b1) ? qp1_msn_q : qp0_msn_q), 8'(((rr_cur_qp_q == 1'b1) ? qp1_msn_q : qp0_msn_q) >> 8), 8'(((rr_cur_qp_q == 1'b1) ? qp1_msn_q : qp0_msn_q) >> 16), 8'h1f, rr_cur_psn_q[7:0], rr_cur_psn_q[15:8], rr_cur_psn_q[23:16], 8'd0, 8'((rr_cur_qp_q == 1'b1) ? csr_qp1_remote_qpn_value : csr_qp0_remote_qpn_value), 8'(((rr_cur_qp_q == 1'b1) ? csr_qp1_remote_qpn_value : csr_qp0_remote_qpn_value) >> 8), 8'(((rr_cur_qp_q == 1'b1) ? csr_qp1_remote_qpn_value : csr_qp0_remote_qpn_value) >> 16), 8'd0, 8'((rr_cur_qp_q == 1'b1) ? csr_qp1_pkey_value : csr_qp0_pkey_value), 8'(((rr_cur_qp_q == 1'b1) ? csr_qp1_pkey_value : csr_qp0_pkey_value) >> 8), {2'd0, rr_next_pad, 4'd0}, rr_next_opcode, 8'(16'd0), 8'(16'd0 >> 8), rr_next_udp_len[7:0], rr_next_udp_len[15:8], 8'(16'h12b7), 8'(16'h12b7 >> 8), 8'(16'hc000 + {15'd0, rr_cur_qp_q}), 8'((16'hc000 + {15'd0, rr_cur_qp_q}) >> 8), rr_rip[7:0], rr_rip[15:8], rr_rip[23:16], rr_rip[31:24], rr_lip[7:0], rr_lip[15:8], rr_lip[23:16], rr_lip[31:24], rr_ip_sum[7:0], rr_ip_sum[15:8], 8'h11, 8'h40, 8'(16'h4000), 8'(16'h4000 >> 8), 8'(16'd0), 8'(16'd0 >> 8), rr_next_ip_len[7:0], rr_next_ip_len[15:8], 8'(16'h4500), 8'(16'h4500 >> 8), 8'(16'h800), 8'(16'h800 >> 8), 8'((rr_cur_qp_q == 1'b1) ? qp1_local_mac : qp0_local_mac), 8'(((rr_cur_qp_q == 1'b1) ? qp1_local_mac : qp0_local_mac) >> 8), 8'(((rr_cur_qp_q == 1'b1) ? qp1_local_mac : qp0_local_mac) >> 16), 8'(((rr_cur_qp_q == 1'b1) ? qp1_local_mac : qp0_local_mac) >> 24), 8'(((rr_cur_qp_q == 1'b1) ? qp1_local_mac : qp0_local_mac) >> 32), 8'(((rr_cur_qp_q == 1'b1) ? qp1_local_mac : qp0_local_mac) >> 40), 8'((rr_cur_qp_q == 1'b1) ? qp1_remote_mac : qp0_remote_mac), 8'(((rr_cur_qp_q == 1'b1) ? qp1_remote_mac : qp0_remote_mac) >> 8), 8'(((rr_cur_qp_q == 1'b1) ? qp1_remote_mac : qp0_remote_mac) >> 16), 8'(((rr_cur_qp_q == 1'b1) ? qp1_remote_mac : qp0_remote_mac) >> 24), 8'(((rr_cur_qp_q == 1'b1) ? qp1_remote_mac : qp0_remote_mac) >> 32), 8'(((rr_cur_qp_q == 1'b1) ? qp1_remote_mac : qp0_remote_mac) >> 40)}};
+  assign rr_load = rr_cur_valid_q & ~rr_on_q & ~tx_busy & ~ack_any;
+  assign rr_hdr_end = rr_aeth_q ? 13'h3c : 13'h38;
+  assign rr_pay_end = rr_hdr_end + rr_plen_q;
+  assign rr_pay_beats = 10'((rr_plen_q + 13'd7) >> 3);
+  assign rr_frame_beats = 10'((rr_flen_q + 13'd7) >> 3);
+  assign rr_pay_index = rr_a_q - 10'd7;
+  assign rr_need_data = (rr_a_q >= 10'd7) & (rr_pay_index < rr_pay_beats);
+  assign rr_a_ready = ~rr_need_data | dma_m_data_valid;
+  assign rr_step = rr_on_q & (rr_a_q <= rr_frame_beats) & (~rr_out_valid_q | m_axis_tready_i) & rr_a_ready;
+  assign rr_hdr_beat = 64'({rr_hdr_q, 16'd0} >> {rr_a_q, 6'd0});
+  assign rr_a_beat = {({rr_a_q, 3'd7} < rr_hdr_end) ? rr_hdr_beat[63:56] : (({rr_a_q, 3'd7} < rr_pay_end) ? (rr_aeth_q ? dma_m_data_data[31:24] : dma_m_data_data[63:56]) : 8'd0), ({rr_a_q, 3'd6} < rr_hdr_end) ? rr_hdr_beat[55:48] : (({rr_a_q, 3'd6} < rr_pay_end) ? (rr_aeth_q ? dma_m_data_data[23:16] : dma_m_data_data[55:48]) : 8'd0), ({rr_a_q, 3'd5} < rr_hdr_end) ? rr_hdr_beat[47:40] : (({rr_a_q, 3'd5} < rr_pay_end) ? (rr_aeth_q ? dma_m_data_data[15:8] : dma_m_data_data[47:40]) : 8'd0), ({rr_a_q, 3'd4} < rr_hdr_end) ? rr_hdr_beat[39:32] : (({rr_a_q, 3'd4} < rr_pay_end) ? (rr_aeth_q ? dma_m_data_data[7:0] : dma_m_data_data[39:32]) : 8'd0), ({rr_a_q, 3'd3} < rr_hdr_end) ? rr_hdr_beat[31:24] : (({rr_a_q, 3'd3} < rr_pay_end) ? (rr_aeth_q ? rr_carry_q[31:24] : dma_m_data_data[31:24]) : 8'd0), ({rr_a_q, 3'd2} < rr_hdr_end) ? rr_hdr_beat[23:16] : (({rr_a_q, 3'd2} < rr_pay_end) ? (rr_aeth_q ? rr_carry_q[23:16] : dma_m_data_data[23:16]) : 8'd0), ({rr_a_q, 3'd1} < rr_hdr_end) ? rr_hdr_beat[15:8] : (({rr_a_q, 3'd1} < rr_pay_end) ? (rr_aeth_q ? rr_carry_q[15:8] : dma_m_data_data[15:8]) : 8'd0), ({rr_a_q, 3'd0} < rr_hdr_end) ? rr_hdr_beat[7:0] : (({rr_a_q, 3'd0} < rr_pay_end) ? (rr_aeth_q ? rr_carry_q[7:0] : dma_m_data_data[7:0]) : 8'd0)};
+  assign rr_crc_end = rr_flen_q - 13'd2;
+  assign rr_beat_at = {rr_a_q, 3'd0};
+  assign rr_crc_count = (rr_crc_end > rr_beat_at) ? (((rr_crc_end - rr_beat_at) > 13'd8) ? 4'd8 : 4'(rr_crc_end - rr_beat_at)) : 4'd0;
+  assign rr_crc_start = rr_step & (rr_a_q == 10'd1);
+  assign rr_crc_keep = 8'((9'd1 << rr_crc_count) - 9'd1);
+  assign rr_out_beat = rr_a_q - 10'd2;
+  assign rr_icrc_at = rr_flen_q - 13'd4;
+  assign rr_out_at = {rr_out_beat, 3'd0};
+  assign rr_out_left = rr_flen_q - rr_out_at;
+  assign rr_out_last = rr_out_left <= 13'd8;
+  assign rr_out_keep = rr_out_last ? 8'((9'd1 << rr_out_left[3:0]) - 9'd1) : 8'hff;
+  assign rr_fire = rr_out_valid_q & m_axis_tready_i;
+  assign rr_frame_done = rr_fire & rr_out_last;
+  assign rr_beat_bytes = rr_fire ? (rr_out_last ? rr_out_left[3:0] : 4'd8) : 4'd0;
+  assign rr_job_done = rr_frame_done & rr_last_packet;
+
+  always_comb begin
+    rr_on_d = rr_on_q;
+    rr_hdr_d = rr_hdr_q;
+    rr_aeth_d = rr_aeth_q;
+    rr_plen_d = rr_plen_q;
+    rr_flen_d = rr_flen_q;
+    rr_a_d = rr_a_q;
+    rr_b_d = rr_b_q;
+    rr_c_d = rr_c_q;
+    rr_carry_d = rr_carry_q;
+    rr_out_valid_d = rr_out_valid_q & ~rr_fire;
+    if (rr_load) begin
+      rr_on_d = 1'b1;
+      rr_hdr_d = rr_next_hdr;
+      rr_aeth_d = rr_next_aeth;
+      rr_plen_d = rr_next_plen;
+      rr_flen_d = rr_next_flen;
+      rr_a_d = 10'd1;
+      rr_b_d = {rr_next_hdr[47:0], 16'd0};
+      rr_out_valid_d = 1'b0;
+    end
+    if (rr_step) begin
+      rr_a_d = rr_a_q + 10'd1;
+      rr_b_d = rr_a_beat;
+      rr_c_d = rr_b_q;
+      rr_out_valid_d = rr_a_q >= 10'd1;
+      if (rr_need_data) begin
+        rr_carry_d = dma_m_data_data[63:32];
+      end
+    end
+    if (rr_frame_done) begin
+      rr_on_d = 1'b0;
+    end
+  end
+
+  assign unused_rr_md_tail = ^{dma_m_data_keep, dma_m_data_last};
+
+  always_comb begin
+    rr_cur_valid_d = rr_cur_valid_q;
+    rr_cur_qp_d = rr_cur_qp_q;
+    rr_cur_psn0_d = rr_cur_psn0_q;
+    rr_cur_psn_d = rr_cur_psn_q;
+    rr_cur_left_d = rr_cur_left_q;
+    rr_cur_first_d = rr_cur_first_q;
+    rr_next_valid_d = rr_next_valid_q;
+    rr_next_qp_d = rr_next_qp_q;
+    rr_next_psn0_d = rr_next_psn0_q;
+    rr_next_psn_d = rr_next_psn_q;
+    rr_next_left_d = rr_next_left_q;
+    rr_next_first_d = rr_next_first_q;
+    if (rr_frame_done) begin
+      rr_cur_psn_d = rr_cur_psn_q + 24'd1;
+      rr_cur_left_d = rr_cur_left_q - {11'd0, rr_plen_q};
+      rr_cur_first_d = 1'b0;
+    end
+    if (rr_job_done) begin
+      rr_cur_valid_d = rr_next_valid_q;
+      rr_cur_qp_d = rr_next_qp_q;
+      rr_cur_psn0_d = rr_next_psn0_q;
+      rr_cur_psn_d = rr_next_psn_q;
+      rr_cur_left_d = rr_next_left_q;
+      rr_cur_first_d = rr_next_first_q;
+      rr_next_valid_d = 1'b0;
+    end
+    if (ev_read_job & (~rr_cur_valid_q | (rr_job_done & ~rr_next_valid_q))) begin
+      rr_cur_valid_d = 1'b1;
+      rr_cur_qp_d = rx_qp;
+      rr_cur_psn0_d = h_psn;
+      rr_cur_psn_d = h_psn;
+      rr_cur_left_d = {3'd0, rx_read_len};
+      rr_cur_first_d = 1'b1;
+    end
+    if (ev_read_job & ~(~rr_cur_valid_q | (rr_job_done & ~rr_next_valid_q))) begin
+      rr_next_valid_d = 1'b1;
+      rr_next_qp_d = rx_qp;
+      rr_next_psn0_d = h_psn;
+      rr_next_psn_d = h_psn;
+      rr_next_left_d = {3'd0, rx_read_len};
+      rr_next_first_d = 1'b1;
+    end
+  end
+
+  assign rr_tx = rr_on_q | rr_load;
+  assign rr_md_ready = rr_step & rr_need_data;
+  assign rr_out_data = {({rr_out_beat, 3'd7} >= rr_icrc_at) ? ((2'({rr_out_beat, 3'd7} - rr_icrc_at) == 2'd0) ? rr_crc_crc[7:0] : ((2'({rr_out_beat, 3'd7} - rr_icrc_at) == 2'd1) ? rr_crc_crc[15:8] : ((2'({rr_out_beat, 3'd7} - rr_icrc_at) == 2'd2) ? rr_crc_crc[23:16] : rr_crc_crc[31:24]))) : rr_b_q[15:8], ({rr_out_beat, 3'd6} >= rr_icrc_at) ? ((2'({rr_out_beat, 3'd6} - rr_icrc_at) == 2'd0) ? rr_crc_crc[7:0] : ((2'({rr_out_beat, 3'd6} - rr_icrc_at) == 2'd1) ? rr_crc_crc[15:8] : ((2'({rr_out_beat, 3'd6} - rr_icrc_at) == 2'd2) ? rr_crc_crc[23:16] : rr_crc_crc[31:24]))) : rr_b_q[7:0], ({rr_out_beat, 3'd5} >= rr_icrc_at) ? ((2'({rr_out_beat, 3'd5} - rr_icrc_at) == 2'd0) ? rr_crc_crc[7:0] : ((2'({rr_out_beat, 3'd5} - rr_icrc_at) == 2'd1) ? rr_crc_crc[15:8] : ((2'({rr_out_beat, 3'd5} - rr_icrc_at) == 2'd2) ? rr_crc_crc[23:16] : rr_crc_crc[31:24]))) : rr_c_q[63:56], ({rr_out_beat, 3'd4} >= rr_icrc_at) ? ((2'({rr_out_beat, 3'd4} - rr_icrc_at) == 2'd0) ? rr_crc_crc[7:0] : ((2'({rr_out_beat, 3'd4} - rr_icrc_at) == 2'd1) ? rr_crc_crc[15:8] : ((2'({rr_out_beat, 3'd4} - rr_icrc_at) == 2'd2) ? rr_crc_crc[23:16] : rr_crc_crc[31:24]))) : rr_c_q[55:48], ({rr_out_beat, 3'd3} >= rr_icrc_at) ? ((2'({rr_out_beat, 3'd3} - rr_icrc_at) == 2'd0) ? rr_crc_crc[7:0] : ((2'({rr_out_beat, 3'd3} - rr_icrc_at) == 2'd1) ? rr_crc_crc[15:8] : ((2'({rr_out_beat, 3'd3} - rr_icrc_at) == 2'd2) ? rr_crc_crc[23:16] : rr_crc_crc[31:24]))) : rr_c_q[47:40], ({rr_out_beat, 3'd2} >= rr_icrc_at) ? ((2'({rr_out_beat, 3'd2} - rr_icrc_at) == 2'd0) ? rr_crc_crc[7:0] : ((2'({rr_out_beat, 3'd2} - rr_icrc_at) == 2'd1) ? rr_crc_crc[15:8] : ((2'({rr_out_beat, 3'd2} - rr_icrc_at) == 2'd2) ? rr_crc_crc[23:16] : rr_crc_crc[31:24]))) : rr_c_q[39:32], ({rr_out_beat, 3'd1} >= rr_icrc_at) ? ((2'({rr_out_beat, 3'd1} - rr_icrc_at) == 2'd0) ? rr_crc_crc[7:0] : ((2'({rr_out_beat, 3'd1} - rr_icrc_at) == 2'd1) ? rr_crc_crc[15:8] : ((2'({rr_out_beat, 3'd1} - rr_icrc_at) == 2'd2) ? rr_crc_crc[23:16] : rr_crc_crc[31:24]))) : rr_c_q[31:24], ({rr_out_beat, 3'd0} >= rr_icrc_at) ? ((2'({rr_out_beat, 3'd0} - rr_icrc_at) == 2'd0) ? rr_crc_crc[7:0] : ((2'({rr_out_beat, 3'd0} - rr_icrc_at) == 2'd1) ? rr_crc_crc[15:8] : ((2'({rr_out_beat, 3'd0} - rr_icrc_at) == 2'd2) ? rr_crc_crc[23:16] : rr_crc_crc[31:24]))) : rr_c_q[23:16]};
+  assign rr_hold = rr_ack_hold;
+  assign rr_tx_busy = rr_tx;
+  assign rr_valid = rr_out_valid_q;
+  assign rr_data = rr_out_data;
+  assign rr_keep = rr_out_keep;
+  assign rr_last = rr_out_last;
+  assign rr_wait = h_is_read & rr_full;
   assign pay_tail_keep = 8'((9'd1 << {1'b0, pay_tail_q}) - 9'd1);
   assign pay_keep = (pay_last & (pay_tail_q != 3'd0)) ? pay_tail_keep : 8'hff;
-  assign dma_inflight_d = (dma_inflight_q + {7'd0, dma_cmd_fire}) - {7'd0, dma_m_done_valid};
-  assign dma_idle = (dma_inflight_q == 8'd0) & ~dma_cmd_pending_q;
+  assign dma_inflight_d = (dma_inflight_q + {7'd0, dma_cmd_fire} + {7'd0, rr_cmd_fire}) - {7'd0, dma_m_done_valid};
+  assign dma_idle = (dma_inflight_q == 8'd0) & ~dma_cmd_pending_q & ~rr_cmd_pending_q;
   assign dma_done_qp = dma_m_done_tag[2];
   assign dma_done_slot = dma_m_done_tag[1:0];
   assign dma_done_error = dma_m_done_valid & (dma_m_done_status != 11'd0);
-  assign unused_dma_m_data_valid = ^dma_m_data_valid;
-  assign unused_dma_m_data_data = ^dma_m_data_data;
-  assign unused_dma_m_data_keep = ^dma_m_data_keep;
-  assign unused_dma_m_data_last = ^dma_m_data_last;
-  assign unused_dma_m_data_tag = ^dma_m_data_tag;
   assign unused_dma_s_axil_awready_o = ^dma_s_axil_awready;
   assign unused_dma_s_axil_wready_o = ^dma_s_axil_wready;
   assign unused_dma_s_axil_bvalid_o = ^dma_s_axil_bvalid;
@@ -1501,7 +1812,9 @@ module roce_w64_q2_d4 (
   assign drain_qps = {qp1_dead & (|qp1_slot_live), qp0_dead & (|qp0_slot_live)};
   assign rec_take = cpl_take_rx & io_cpl_ready_i;
   assign rec_hold = cpl_lock_q == 2'd1;
-  assign rec_ready = {qp1_slot_done_q[3] & (qp1_slot3_dma_writes_q == 8'd0), qp1_slot_done_q[2] & (qp1_slot2_dma_writes_q == 8'd0), qp1_slot_done_q[1] & (qp1_slot1_dma_writes_q == 8'd0), qp1_slot_done_q[0] & (qp1_slot0_dma_writes_q == 8'd0), qp0_slot_done_q[3] & (qp0_slot3_dma_writes_q == 8'd0), qp0_slot_done_q[2] & (qp0_slot2_dma_writes_q == 8'd0), qp0_slot_done_q[1] & (qp0_slot1_dma_writes_q == 8'd0), qp0_slot_done_q[0] & (qp0_slot0_dma_writes_q == 8'd0)};
+  assign rec_dma_issue = rx_start_dma | (ev_read_job & (rx_read_len != 21'd0));
+  assign rec_dma_slot = ev_read_job ? rx_key_slot_idx : rx_wr_dma_slot;
+  assign rec_ready = {qp1_slot_done_q[3] & (qp1_slot3_dma_open_q == 8'd0), qp1_slot_done_q[2] & (qp1_slot2_dma_open_q == 8'd0), qp1_slot_done_q[1] & (qp1_slot1_dma_open_q == 8'd0), qp1_slot_done_q[0] & (qp1_slot0_dma_open_q == 8'd0), qp0_slot_done_q[3] & (qp0_slot3_dma_open_q == 8'd0), qp0_slot_done_q[2] & (qp0_slot2_dma_open_q == 8'd0), qp0_slot_done_q[1] & (qp0_slot1_dma_open_q == 8'd0), qp0_slot_done_q[0] & (qp0_slot0_dma_open_q == 8'd0)};
   assign rec_qp = rec_hold ? rec_qp_held_q : (rec_ready[0] ? 1'b0 : (rec_ready[1] ? 1'b0 : (rec_ready[2] ? 1'b0 : (rec_ready[3] ? 1'b0 : (rec_ready[4] ? 1'b1 : (rec_ready[5] ? 1'b1 : (rec_ready[6] ? 1'b1 : (rec_ready[7] ? 1'b1 : 1'b0))))))));
   assign rec_slot = rec_hold ? rec_slot_held_q : (rec_ready[0] ? 2'd0 : (rec_ready[1] ? 2'd1 : (rec_ready[2] ? 2'd2 : (rec_ready[3] ? 2'd3 : (rec_ready[4] ? 2'd0 : (rec_ready[5] ? 2'd1 : (rec_ready[6] ? 2'd2 : (rec_ready[7] ? 2'd3 : 2'd0))))))));
   assign rec_qp_held_d = rec_qp;
@@ -1511,31 +1824,31 @@ module roce_w64_q2_d4 (
   assign rec_dw0 = ((rec_qp == 1'b1) & (rec_slot == 2'd3)) ? qp1_slot3_cqe_dw0_q : (((rec_qp == 1'b1) & (rec_slot == 2'd2)) ? qp1_slot2_cqe_dw0_q : (((rec_qp == 1'b1) & (rec_slot == 2'd1)) ? qp1_slot1_cqe_dw0_q : (((rec_qp == 1'b1) & (rec_slot == 2'd0)) ? qp1_slot0_cqe_dw0_q : (((rec_qp == 1'b0) & (rec_slot == 2'd3)) ? qp0_slot3_cqe_dw0_q : (((rec_qp == 1'b0) & (rec_slot == 2'd2)) ? qp0_slot2_cqe_dw0_q : (((rec_qp == 1'b0) & (rec_slot == 2'd1)) ? qp0_slot1_cqe_dw0_q : (((rec_qp == 1'b0) & (rec_slot == 2'd0)) ? qp0_slot0_cqe_dw0_q : 32'd0)))))));
   assign qp0_slot0_cqe_status_d = (ev_complete & (rx_qp == 1'b0) & (rx_hit_slot == 2'd0)) ? h_cqe_status : qp0_slot0_cqe_status_q;
   assign qp0_slot0_cqe_dw0_d = (ev_complete & (rx_qp == 1'b0) & (rx_hit_slot == 2'd0)) ? h_cqe_dw0 : qp0_slot0_cqe_dw0_q;
-  assign qp0_slot0_dma_writes_d = (qp0_slot0_dma_writes_q + {7'd0, rx_start_dma & (rx_qp == 1'b0) & (rx_wr_dma_slot == 2'd0)}) - {7'd0, dma_m_done_valid & (dma_done_qp == 1'b0) & (dma_done_slot == 2'd0)};
+  assign qp0_slot0_dma_open_d = (qp0_slot0_dma_open_q + {7'd0, rec_dma_issue & (rx_qp == 1'b0) & (rec_dma_slot == 2'd0)}) - {7'd0, dma_m_done_valid & (dma_done_qp == 1'b0) & (dma_done_slot == 2'd0)};
   assign qp0_slot1_cqe_status_d = (ev_complete & (rx_qp == 1'b0) & (rx_hit_slot == 2'd1)) ? h_cqe_status : qp0_slot1_cqe_status_q;
   assign qp0_slot1_cqe_dw0_d = (ev_complete & (rx_qp == 1'b0) & (rx_hit_slot == 2'd1)) ? h_cqe_dw0 : qp0_slot1_cqe_dw0_q;
-  assign qp0_slot1_dma_writes_d = (qp0_slot1_dma_writes_q + {7'd0, rx_start_dma & (rx_qp == 1'b0) & (rx_wr_dma_slot == 2'd1)}) - {7'd0, dma_m_done_valid & (dma_done_qp == 1'b0) & (dma_done_slot == 2'd1)};
+  assign qp0_slot1_dma_open_d = (qp0_slot1_dma_open_q + {7'd0, rec_dma_issue & (rx_qp == 1'b0) & (rec_dma_slot == 2'd1)}) - {7'd0, dma_m_done_valid & (dma_done_qp == 1'b0) & (dma_done_slot == 2'd1)};
   assign qp0_slot2_cqe_status_d = (ev_complete & (rx_qp == 1'b0) & (rx_hit_slot == 2'd2)) ? h_cqe_status : qp0_slot2_cqe_status_q;
   assign qp0_slot2_cqe_dw0_d = (ev_complete & (rx_qp == 1'b0) & (rx_hit_slot == 2'd2)) ? h_cqe_dw0 : qp0_slot2_cqe_dw0_q;
-  assign qp0_slot2_dma_writes_d = (qp0_slot2_dma_writes_q + {7'd0, rx_start_dma & (rx_qp == 1'b0) & (rx_wr_dma_slot == 2'd2)}) - {7'd0, dma_m_done_valid & (dma_done_qp == 1'b0) & (dma_done_slot == 2'd2)};
+  assign qp0_slot2_dma_open_d = (qp0_slot2_dma_open_q + {7'd0, rec_dma_issue & (rx_qp == 1'b0) & (rec_dma_slot == 2'd2)}) - {7'd0, dma_m_done_valid & (dma_done_qp == 1'b0) & (dma_done_slot == 2'd2)};
   assign qp0_slot3_cqe_status_d = (ev_complete & (rx_qp == 1'b0) & (rx_hit_slot == 2'd3)) ? h_cqe_status : qp0_slot3_cqe_status_q;
   assign qp0_slot3_cqe_dw0_d = (ev_complete & (rx_qp == 1'b0) & (rx_hit_slot == 2'd3)) ? h_cqe_dw0 : qp0_slot3_cqe_dw0_q;
-  assign qp0_slot3_dma_writes_d = (qp0_slot3_dma_writes_q + {7'd0, rx_start_dma & (rx_qp == 1'b0) & (rx_wr_dma_slot == 2'd3)}) - {7'd0, dma_m_done_valid & (dma_done_qp == 1'b0) & (dma_done_slot == 2'd3)};
+  assign qp0_slot3_dma_open_d = (qp0_slot3_dma_open_q + {7'd0, rec_dma_issue & (rx_qp == 1'b0) & (rec_dma_slot == 2'd3)}) - {7'd0, dma_m_done_valid & (dma_done_qp == 1'b0) & (dma_done_slot == 2'd3)};
   assign qp0_slot_done_set = {ev_complete & (rx_qp == 1'b0) & (rx_hit_slot == 2'd3), ev_complete & (rx_qp == 1'b0) & (rx_hit_slot == 2'd2), ev_complete & (rx_qp == 1'b0) & (rx_hit_slot == 2'd1), ev_complete & (rx_qp == 1'b0) & (rx_hit_slot == 2'd0)};
   assign qp0_slot_done_clr = {rec_take & (rec_qp == 1'b0) & (rec_slot == 2'd3), rec_take & (rec_qp == 1'b0) & (rec_slot == 2'd2), rec_take & (rec_qp == 1'b0) & (rec_slot == 2'd1), rec_take & (rec_qp == 1'b0) & (rec_slot == 2'd0)};
   assign qp0_slot_done_d = (qp0_slot_done_q | qp0_slot_done_set) & ~qp0_slot_done_clr;
   assign qp1_slot0_cqe_status_d = (ev_complete & (rx_qp == 1'b1) & (rx_hit_slot == 2'd0)) ? h_cqe_status : qp1_slot0_cqe_status_q;
   assign qp1_slot0_cqe_dw0_d = (ev_complete & (rx_qp == 1'b1) & (rx_hit_slot == 2'd0)) ? h_cqe_dw0 : qp1_slot0_cqe_dw0_q;
-  assign qp1_slot0_dma_writes_d = (qp1_slot0_dma_writes_q + {7'd0, rx_start_dma & (rx_qp == 1'b1) & (rx_wr_dma_slot == 2'd0)}) - {7'd0, dma_m_done_valid & (dma_done_qp == 1'b1) & (dma_done_slot == 2'd0)};
+  assign qp1_slot0_dma_open_d = (qp1_slot0_dma_open_q + {7'd0, rec_dma_issue & (rx_qp == 1'b1) & (rec_dma_slot == 2'd0)}) - {7'd0, dma_m_done_valid & (dma_done_qp == 1'b1) & (dma_done_slot == 2'd0)};
   assign qp1_slot1_cqe_status_d = (ev_complete & (rx_qp == 1'b1) & (rx_hit_slot == 2'd1)) ? h_cqe_status : qp1_slot1_cqe_status_q;
   assign qp1_slot1_cqe_dw0_d = (ev_complete & (rx_qp == 1'b1) & (rx_hit_slot == 2'd1)) ? h_cqe_dw0 : qp1_slot1_cqe_dw0_q;
-  assign qp1_slot1_dma_writes_d = (qp1_slot1_dma_writes_q + {7'd0, rx_start_dma & (rx_qp == 1'b1) & (rx_wr_dma_slot == 2'd1)}) - {7'd0, dma_m_done_valid & (dma_done_qp == 1'b1) & (dma_done_slot == 2'd1)};
+  assign qp1_slot1_dma_open_d = (qp1_slot1_dma_open_q + {7'd0, rec_dma_issue & (rx_qp == 1'b1) & (rec_dma_slot == 2'd1)}) - {7'd0, dma_m_done_valid & (dma_done_qp == 1'b1) & (dma_done_slot == 2'd1)};
   assign qp1_slot2_cqe_status_d = (ev_complete & (rx_qp == 1'b1) & (rx_hit_slot == 2'd2)) ? h_cqe_status : qp1_slot2_cqe_status_q;
   assign qp1_slot2_cqe_dw0_d = (ev_complete & (rx_qp == 1'b1) & (rx_hit_slot == 2'd2)) ? h_cqe_dw0 : qp1_slot2_cqe_dw0_q;
-  assign qp1_slot2_dma_writes_d = (qp1_slot2_dma_writes_q + {7'd0, rx_start_dma & (rx_qp == 1'b1) & (rx_wr_dma_slot == 2'd2)}) - {7'd0, dma_m_done_valid & (dma_done_qp == 1'b1) & (dma_done_slot == 2'd2)};
+  assign qp1_slot2_dma_open_d = (qp1_slot2_dma_open_q + {7'd0, rec_dma_issue & (rx_qp == 1'b1) & (rec_dma_slot == 2'd2)}) - {7'd0, dma_m_done_valid & (dma_done_qp == 1'b1) & (dma_done_slot == 2'd2)};
   assign qp1_slot3_cqe_status_d = (ev_complete & (rx_qp == 1'b1) & (rx_hit_slot == 2'd3)) ? h_cqe_status : qp1_slot3_cqe_status_q;
   assign qp1_slot3_cqe_dw0_d = (ev_complete & (rx_qp == 1'b1) & (rx_hit_slot == 2'd3)) ? h_cqe_dw0 : qp1_slot3_cqe_dw0_q;
-  assign qp1_slot3_dma_writes_d = (qp1_slot3_dma_writes_q + {7'd0, rx_start_dma & (rx_qp == 1'b1) & (rx_wr_dma_slot == 2'd3)}) - {7'd0, dma_m_done_valid & (dma_done_qp == 1'b1) & (dma_done_slot == 2'd3)};
+  assign qp1_slot3_dma_open_d = (qp1_slot3_dma_open_q + {7'd0, rec_dma_issue & (rx_qp == 1'b1) & (rec_dma_slot == 2'd3)}) - {7'd0, dma_m_done_valid & (dma_done_qp == 1'b1) & (dma_done_slot == 2'd3)};
   assign qp1_slot_done_set = {ev_complete & (rx_qp == 1'b1) & (rx_hit_slot == 2'd3), ev_complete & (rx_qp == 1'b1) & (rx_hit_slot == 2'd2), ev_complete & (rx_qp == 1'b1) & (rx_hit_slot == 2'd1), ev_complete & (rx_qp == 1'b1) & (rx_hit_slot == 2'd0)};
   assign qp1_slot_done_clr = {rec_take & (rec_qp == 1'b1) & (rec_slot == 2'd3), rec_take & (rec_qp == 1'b1) & (rec_slot == 2'd2), rec_take & (rec_qp == 1'b1) & (rec_slot == 2'd1), rec_take & (rec_qp == 1'b1) & (rec_slot == 2'd0)};
   assign qp1_slot_done_d = (qp1_slot_done_q | qp1_slot_done_set) & ~qp1_slot_done_clr;
@@ -1857,7 +2170,7 @@ module roce_w64_q2_d4 (
       if (ack_here0) begin
         qp0_ack_pend_d = 1'b0;
       end
-      if (rx_here0 & ev_in_order) begin
+      if (rx_here0 & (ev_in_order | ev_read_ok)) begin
         qp0_nak_sent_d = 1'b0;
       end
       if (rx_here0 & ev_nak_seq) begin
@@ -1866,8 +2179,11 @@ module roce_w64_q2_d4 (
       if (rx_here0 & (ev_complete | ev_write_ok)) begin
         qp0_epsn_d = qp0_epsn_q + 24'd1;
       end
-      if (rx_here0 & (ev_complete | ev_write_end)) begin
+      if (rx_here0 & (ev_complete | ev_write_end | ev_read_ok)) begin
         qp0_msn_d = qp0_msn_q + 24'd1;
+      end
+      if (rx_here0 & ev_read_ok) begin
+        qp0_epsn_d = qp0_epsn_q + rr_span;
       end
       if (rx_here0 & ev_write_ok) begin
         qp0_wr_on_d = h_is_write_first | h_is_write_middle;
@@ -2079,7 +2395,7 @@ module roce_w64_q2_d4 (
       if (ack_here1) begin
         qp1_ack_pend_d = 1'b0;
       end
-      if (rx_here1 & ev_in_order) begin
+      if (rx_here1 & (ev_in_order | ev_read_ok)) begin
         qp1_nak_sent_d = 1'b0;
       end
       if (rx_here1 & ev_nak_seq) begin
@@ -2088,8 +2404,11 @@ module roce_w64_q2_d4 (
       if (rx_here1 & (ev_complete | ev_write_ok)) begin
         qp1_epsn_d = qp1_epsn_q + 24'd1;
       end
-      if (rx_here1 & (ev_complete | ev_write_end)) begin
+      if (rx_here1 & (ev_complete | ev_write_end | ev_read_ok)) begin
         qp1_msn_d = qp1_msn_q + 24'd1;
+      end
+      if (rx_here1 & ev_read_ok) begin
+        qp1_epsn_d = qp1_epsn_q + rr_span;
       end
       if (rx_here1 & ev_write_ok) begin
         qp1_wr_on_d = h_is_write_first | h_is_write_middle;
@@ -2112,8 +2431,8 @@ module roce_w64_q2_d4 (
   end
 
   assign tx_beat_bytes = 4'd0 + {3'd0, tx_keep[0]} + {3'd0, tx_keep[1]} + {3'd0, tx_keep[2]} + {3'd0, tx_keep[3]} + {3'd0, tx_keep[4]} + {3'd0, tx_keep[5]} + {3'd0, tx_keep[6]} + {3'd0, tx_keep[7]};
-  assign cnt_tx_frames_d = cnt_tx_frames_q + {31'd0, tx_fire & tx_last_beat};
-  assign cnt_tx_bytes_d = cnt_tx_bytes_q + (tx_fire ? {28'd0, tx_beat_bytes} : 32'd0);
+  assign cnt_tx_frames_d = cnt_tx_frames_q + {31'd0, (tx_fire & tx_last_beat) | rr_frame_done};
+  assign cnt_tx_bytes_d = cnt_tx_bytes_q + (tx_fire ? {28'd0, tx_beat_bytes} : {28'd0, rr_beat_bytes});
   assign cnt_tx_capsules_d = cnt_tx_capsules_q + {31'd0, load_cmd};
   assign cnt_tx_ack_d = cnt_tx_ack_q + {31'd0, load_ack & ~ack_is_nak};
   assign cnt_tx_nak_d = cnt_tx_nak_q + {31'd0, load_ack & ack_is_nak};
@@ -2130,6 +2449,8 @@ module roce_w64_q2_d4 (
   assign cnt_drop_psn_d = cnt_drop_psn_q + {31'd0, ev_ahead};
   assign cnt_tx_retransmits_d = cnt_tx_retransmits_q + {31'd0, load_resend};
   assign cnt_rx_writes_d = cnt_rx_writes_q + {31'd0, ev_write_ok};
+  assign cnt_rx_reads_d = cnt_rx_reads_q + {31'd0, ev_read_job};
+  assign cnt_tx_read_resp_d = cnt_tx_read_resp_q + {31'd0, rr_frame_done};
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -2224,10 +2545,10 @@ module roce_w64_q2_d4 (
       qp0_slot1_cqe_dw0_q <= 32'd0;
       qp0_slot2_cqe_dw0_q <= 32'd0;
       qp0_slot3_cqe_dw0_q <= 32'd0;
-      qp0_slot0_dma_writes_q <= 8'd0;
-      qp0_slot1_dma_writes_q <= 8'd0;
-      qp0_slot2_dma_writes_q <= 8'd0;
-      qp0_slot3_dma_writes_q <= 8'd0;
+      qp0_slot0_dma_open_q <= 8'd0;
+      qp0_slot1_dma_open_q <= 8'd0;
+      qp0_slot2_dma_open_q <= 8'd0;
+      qp0_slot3_dma_open_q <= 8'd0;
       qp1_slot_done_q <= 4'd0;
       qp1_slot0_cqe_status_q <= 15'd0;
       qp1_slot1_cqe_status_q <= 15'd0;
@@ -2237,10 +2558,10 @@ module roce_w64_q2_d4 (
       qp1_slot1_cqe_dw0_q <= 32'd0;
       qp1_slot2_cqe_dw0_q <= 32'd0;
       qp1_slot3_cqe_dw0_q <= 32'd0;
-      qp1_slot0_dma_writes_q <= 8'd0;
-      qp1_slot1_dma_writes_q <= 8'd0;
-      qp1_slot2_dma_writes_q <= 8'd0;
-      qp1_slot3_dma_writes_q <= 8'd0;
+      qp1_slot0_dma_open_q <= 8'd0;
+      qp1_slot1_dma_open_q <= 8'd0;
+      qp1_slot2_dma_open_q <= 8'd0;
+      qp1_slot3_dma_open_q <= 8'd0;
       tx_buf_q <= 1024'd0;
       tx_len_q <= 8'd0;
       tx_idx_q <= 4'd0;
@@ -2267,6 +2588,35 @@ module roce_w64_q2_d4 (
       pay_queued_beats_q <= 10'd0;
       pay_queued_tail_q <= 3'd0;
       pay_bank_q <= 1'b0;
+      rr_cur_valid_q <= 1'b0;
+      rr_cur_qp_q <= 1'b0;
+      rr_cur_psn0_q <= 24'd0;
+      rr_cur_psn_q <= 24'd0;
+      rr_cur_left_q <= 24'd0;
+      rr_cur_first_q <= 1'b0;
+      rr_next_valid_q <= 1'b0;
+      rr_next_qp_q <= 1'b0;
+      rr_next_psn0_q <= 24'd0;
+      rr_next_psn_q <= 24'd0;
+      rr_next_left_q <= 24'd0;
+      rr_next_first_q <= 1'b0;
+      rr_cmd_pending_q <= 1'b0;
+      rr_cmd_tag_q <= 3'd0;
+      rr_cmd_sgl_q <= 1'b0;
+      rr_cmd_dptr_q <= 128'd0;
+      rr_cmd_len_q <= 21'd0;
+      rr_cmd_off_q <= 21'd0;
+      rr_cmd_win_len_q <= 21'd0;
+      rr_on_q <= 1'b0;
+      rr_hdr_q <= 512'd0;
+      rr_aeth_q <= 1'b0;
+      rr_plen_q <= 13'd0;
+      rr_flen_q <= 13'd0;
+      rr_a_q <= 10'd0;
+      rr_b_q <= 64'd0;
+      rr_c_q <= 64'd0;
+      rr_carry_q <= 32'd0;
+      rr_out_valid_q <= 1'b0;
       dma_inflight_q <= 8'd0;
       cpl_lock_q <= 2'd0;
       rec_qp_held_q <= 1'b0;
@@ -2295,6 +2645,8 @@ module roce_w64_q2_d4 (
       cnt_drop_psn_q <= 32'd0;
       cnt_tx_retransmits_q <= 32'd0;
       cnt_rx_writes_q <= 32'd0;
+      cnt_rx_reads_q <= 32'd0;
+      cnt_tx_read_resp_q <= 32'd0;
     end else begin
       cnt_cnp_tx_q <= cnt_cnp_tx_d;
       cnt_ecn_rx_q <= cnt_ecn_rx_d;
@@ -2387,10 +2739,10 @@ module roce_w64_q2_d4 (
       qp0_slot1_cqe_dw0_q <= qp0_slot1_cqe_dw0_d;
       qp0_slot2_cqe_dw0_q <= qp0_slot2_cqe_dw0_d;
       qp0_slot3_cqe_dw0_q <= qp0_slot3_cqe_dw0_d;
-      qp0_slot0_dma_writes_q <= qp0_slot0_dma_writes_d;
-      qp0_slot1_dma_writes_q <= qp0_slot1_dma_writes_d;
-      qp0_slot2_dma_writes_q <= qp0_slot2_dma_writes_d;
-      qp0_slot3_dma_writes_q <= qp0_slot3_dma_writes_d;
+      qp0_slot0_dma_open_q <= qp0_slot0_dma_open_d;
+      qp0_slot1_dma_open_q <= qp0_slot1_dma_open_d;
+      qp0_slot2_dma_open_q <= qp0_slot2_dma_open_d;
+      qp0_slot3_dma_open_q <= qp0_slot3_dma_open_d;
       qp1_slot_done_q <= qp1_slot_done_d;
       qp1_slot0_cqe_status_q <= qp1_slot0_cqe_status_d;
       qp1_slot1_cqe_status_q <= qp1_slot1_cqe_status_d;
@@ -2400,10 +2752,10 @@ module roce_w64_q2_d4 (
       qp1_slot1_cqe_dw0_q <= qp1_slot1_cqe_dw0_d;
       qp1_slot2_cqe_dw0_q <= qp1_slot2_cqe_dw0_d;
       qp1_slot3_cqe_dw0_q <= qp1_slot3_cqe_dw0_d;
-      qp1_slot0_dma_writes_q <= qp1_slot0_dma_writes_d;
-      qp1_slot1_dma_writes_q <= qp1_slot1_dma_writes_d;
-      qp1_slot2_dma_writes_q <= qp1_slot2_dma_writes_d;
-      qp1_slot3_dma_writes_q <= qp1_slot3_dma_writes_d;
+      qp1_slot0_dma_open_q <= qp1_slot0_dma_open_d;
+      qp1_slot1_dma_open_q <= qp1_slot1_dma_open_d;
+      qp1_slot2_dma_open_q <= qp1_slot2_dma_open_d;
+      qp1_slot3_dma_open_q <= qp1_slot3_dma_open_d;
       tx_buf_q <= tx_buf_d;
       tx_len_q <= tx_len_d;
       tx_idx_q <= tx_idx_d;
@@ -2430,6 +2782,35 @@ module roce_w64_q2_d4 (
       pay_queued_beats_q <= pay_queued_beats_d;
       pay_queued_tail_q <= pay_queued_tail_d;
       pay_bank_q <= pay_bank_d;
+      rr_cur_valid_q <= rr_cur_valid_d;
+      rr_cur_qp_q <= rr_cur_qp_d;
+      rr_cur_psn0_q <= rr_cur_psn0_d;
+      rr_cur_psn_q <= rr_cur_psn_d;
+      rr_cur_left_q <= rr_cur_left_d;
+      rr_cur_first_q <= rr_cur_first_d;
+      rr_next_valid_q <= rr_next_valid_d;
+      rr_next_qp_q <= rr_next_qp_d;
+      rr_next_psn0_q <= rr_next_psn0_d;
+      rr_next_psn_q <= rr_next_psn_d;
+      rr_next_left_q <= rr_next_left_d;
+      rr_next_first_q <= rr_next_first_d;
+      rr_cmd_pending_q <= rr_cmd_pending_d;
+      rr_cmd_tag_q <= rr_cmd_tag_d;
+      rr_cmd_sgl_q <= rr_cmd_sgl_d;
+      rr_cmd_dptr_q <= rr_cmd_dptr_d;
+      rr_cmd_len_q <= rr_cmd_len_d;
+      rr_cmd_off_q <= rr_cmd_off_d;
+      rr_cmd_win_len_q <= rr_cmd_win_len_d;
+      rr_on_q <= rr_on_d;
+      rr_hdr_q <= rr_hdr_d;
+      rr_aeth_q <= rr_aeth_d;
+      rr_plen_q <= rr_plen_d;
+      rr_flen_q <= rr_flen_d;
+      rr_a_q <= rr_a_d;
+      rr_b_q <= rr_b_d;
+      rr_c_q <= rr_c_d;
+      rr_carry_q <= rr_carry_d;
+      rr_out_valid_q <= rr_out_valid_d;
       dma_inflight_q <= dma_inflight_d;
       cpl_lock_q <= cpl_lock_d;
       rec_qp_held_q <= rec_qp_held_d;
@@ -2458,6 +2839,8 @@ module roce_w64_q2_d4 (
       cnt_drop_psn_q <= cnt_drop_psn_d;
       cnt_tx_retransmits_q <= cnt_tx_retransmits_d;
       cnt_rx_writes_q <= cnt_rx_writes_d;
+      cnt_rx_reads_q <= cnt_rx_reads_d;
+      cnt_tx_read_resp_q <= cnt_tx_read_resp_d;
     end
   end
 

@@ -2,6 +2,7 @@
 //! checks, command slots and completions. The interface and the rules are documented in
 //! `mod.rs`.
 
+use super::read::{psn_span, responder, RespIn, RespQp};
 use super::records::{Events, Records};
 use super::RoceParams;
 use crate::blocks::crc::{crc, CRC32};
@@ -19,7 +20,7 @@ pub fn module_name(p: &RoceParams) -> String {
 }
 
 /// The counters, by register name and what they count (32 bits, wrapping).
-pub const COUNTERS: [(&str, &str); 18] = [
+pub const COUNTERS: [(&str, &str); 20] = [
     ("tx_frames", "Frames sent"),
     ("tx_bytes", "Bytes sent (Ethernet header to ICRC)"),
     ("tx_capsules", "Command capsules sent (SEND Only)"),
@@ -59,6 +60,11 @@ pub const COUNTERS: [(&str, &str); 18] = [
         "rx_writes",
         "RDMA WRITE packets accepted (their payload written to host memory)",
     ),
+    (
+        "rx_reads",
+        "RDMA READ requests answered (in order, and duplicates replayed)",
+    ),
+    ("tx_read_resp", "RDMA READ response frames sent"),
 ];
 
 /// Base address of QP `q`'s registers.
@@ -720,15 +726,26 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
             mux(b.ge(t_end), icrc_byte, byte(raw_beat, l))
         })
         .collect();
-    m.assign(tx_valid, t_busy);
-    m.assign(tx_data, pack(&out_bytes, dw));
-    m.assign(tx_keep, out_keep);
-    m.assign(tx_last, t_lastb);
+    let rr_valid = m.wire("rr_valid", 1);
+    let rr_data = m.wire("rr_data", dw);
+    let rr_keep = m.wire("rr_keep", lanes);
+    let rr_last = m.wire("rr_last", 1);
+    m.assign(tx_valid, t_busy | rr_valid);
+    m.assign(tx_data, mux(t_busy, pack(&out_bytes, dw), rr_data.ex()));
+    m.assign(tx_keep, mux(t_busy, out_keep.ex(), rr_keep.ex()));
+    m.assign(tx_last, mux(t_busy, t_lastb.ex(), rr_last.ex()));
 
-    // Sources: an ACK (lowest QP with one pending), else a command capsule.
-    let ack_pend_v = m.net("ack_pend", cat(qps.iter().rev().map(|x| x.ack_pend.q.ex())));
+    // Sources: an ACK (lowest QP with one pending), else a READ response (read.rs), else a
+    // command capsule. An ACK waits behind a READ response before it (rr_ack_hold).
+    let rr_hold = m.wire("rr_hold", nq);
+    let rr_tx = m.wire("rr_tx_busy", 1);
+    m.comment(rr_tx, "the READ responder loads or streams a frame");
+    let ack_pend_v = m.net(
+        "ack_pend",
+        cat(qps.iter().rev().map(|x| x.ack_pend.q.ex())) & !rr_hold,
+    );
     let ack_q = pick_lowest(&mut m, "ack_qp", ack_pend_v.ex(), nq, qw);
-    let load_ack = m.net("load_ack", !t_busy & ack_pend_v.any());
+    let load_ack = m.net("load_ack", !t_busy & !rr_tx & ack_pend_v.any());
 
     // Go-back-N: a QP sends its capsules again from rpsn while rpsn != spsn (its new commands
     // wait meanwhile); a PSN whose command already completed is skipped.
@@ -781,10 +798,13 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
     });
     // A CNP (lowest QP that owes one) comes after the ACKs, before capsules.
     let cnp_q = pick_lowest(&mut m, "cnp_qp", cc.cnp_req.ex(), nq, qw);
-    let load_cnp = m.net("load_cnp", !t_busy & !ack_pend_v.any() & cc.cnp_req.any());
+    let load_cnp = m.net(
+        "load_cnp",
+        !t_busy & !rr_tx & !ack_pend_v.any() & cc.cnp_req.any(),
+    );
     let load_resend = m.net(
         "load_resend",
-        !t_busy & !ack_pend_v.any() & !cc.cnp_req.any() & resend_v.any(),
+        !t_busy & !rr_tx & !ack_pend_v.any() & !cc.cnp_req.any() & resend_v.any(),
     );
     m.comment(load_resend, "a capsule is loaded again (go-back-N)");
 
@@ -833,6 +853,7 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
             & has_free
             & !cmd_resending
             & !t_busy
+            & !rr_tx
             & !ack_pend_v.any()
             & !resend_v.any()
             & !cc.cnp_req.any()
@@ -990,7 +1011,15 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         pay_busy,
         "an RDMA WRITE waits: a DMA command or a queued bank drain is pending",
     );
-    let in_chk = m.net("rx_in_chk", rst.q.eq(rx_st.item("RX_CHK")) & !pay_busy);
+    let rr_wait = m.wire("rr_wait", 1);
+    m.comment(
+        rr_wait,
+        "a READ request waits for room in the READ responder",
+    );
+    let in_chk = m.net(
+        "rx_in_chk",
+        rst.q.eq(rx_st.item("RX_CHK")) & !pay_busy & !rr_wait,
+    );
     m.comment(
         in_chk,
         "a frame is checked (a WRITE once the previous WRITE's DMA command is taken)",
@@ -1185,6 +1214,7 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
     let is_wl = m.net("h_is_write_last", opcode.eq(0x08u64));
     let is_wo = m.net("h_is_write_only", opcode.eq(0x0au64));
     let is_wr = m.net("h_is_write", is_wf | is_wm | is_wl | is_wo);
+    let is_rd = m.net("h_is_read", opcode.eq(0x0cu64));
     let has_reth = m.net("h_has_reth", is_wf | is_wo);
     let wr_hdr = m.net("h_write_hdr", mux(has_reth, lit(17, 32), lit(17, 16)));
     m.comment(wr_hdr, "a WRITE's BTH, RETH and ICRC bytes");
@@ -1217,14 +1247,15 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
     let c_icrc = m.net("chk_icrc", ricrc.q.ne(rcrc));
     let c_opc = m.net(
         "chk_opcode",
-        !(is_send | is_ack | is_wr | is_cnp) | bflags.slice(3, 0).ne(0u64),
+        !(is_send | is_ack | is_wr | is_rd | is_cnp) | bflags.slice(3, 0).ne(0u64),
     );
     let c_len = m.net(
         "chk_length",
         (is_ack & (t_len.ne(20u64) | pad.ne(0u64)))
             | (is_cnp & (t_len.ne(32u64) | pad.ne(0u64)))
             | (is_send & pad.zext(17).gt(send_rest))
-            | (is_wr & (t_len.lt(wr_hdr) | pad.zext(17).gt(t_len - wr_hdr))),
+            | (is_wr & (t_len.lt(wr_hdr) | pad.zext(17).gt(t_len - wr_hdr)))
+            | (is_rd & (t_len.ne(32u64) | pad.ne(0u64))),
     );
     // QP match.
     let qhit = m.net(
@@ -1352,6 +1383,7 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
             })
             & slot_f(&|x, s| x.slot_cid[s].q.ex(), kslot).eq(key_cid),
     );
+    let k_dlen_l = m.net("rx_key_len_dma", k_dlen.slice(l - 1, 0));
     let k_read = m.net(
         "rx_key_is_read",
         slot_f(&|x, s| x.slot_sqe[s].q.slice(7, 0), kslot).eq(0x02u64),
@@ -1375,6 +1407,29 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         key_ok,
         "R_Key names an outstanding Read of this QP and VA + length lie in its data",
     );
+    // RDMA READ request: the same key, naming a command that moves host data (Write, Compare).
+    let k_opc = m.net(
+        "rx_key_opcode",
+        slot_f(&|x, s| x.slot_sqe[s].q.slice(7, 0), kslot),
+    );
+    let key_rd_ok = m.net(
+        "rx_read_key_ok",
+        key_qp.eq(rq.zext(8))
+            & k_valid
+            & (k_opc.eq(0x01u64) | k_opc.eq(0x05u64))
+            & k_fits
+            & k_bounds,
+    );
+    let ev_read = m.net("ev_read", pass & is_rd);
+    let ev_rd_inv = m.net("ev_read_invalid", ev_read & p_ok & q_wr_on);
+    let ev_rd_acc = m.net("ev_read_access", ev_read & p_ok & !q_wr_on & !key_rd_ok);
+    let ev_rd_ok = m.net("ev_read_ok", ev_read & p_ok & !q_wr_on & key_rd_ok);
+    let rd_accept = m.net("ev_read_job", ev_rd_ok | (ev_read & p_dup & key_rd_ok));
+    m.comment(
+        rd_accept,
+        "a READ to answer: in order, or a duplicate replayed (its key still valid)",
+    );
+    let rd_span = psn_span(&mut m, p, reth_len.slice(23, 0).ex(), q_mtu);
     let ev_write = m.net("ev_write", pass & is_wr);
     let ev_wr_inv = m.net(
         "ev_write_invalid",
@@ -1395,15 +1450,18 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
     let ev_send = m.net("ev_send", pass & is_send);
     let ev_complete = m.net("ev_complete", ev_send & p_ok & good_cqe & !q_wr_on);
     let ev_invalid = m.net("ev_invalid", ev_send & p_ok & (!good_cqe | q_wr_on));
-    let ev_req = m.net("ev_request", ev_send | ev_write);
+    let ev_req = m.net("ev_request", ev_send | ev_write | ev_read);
     let ev_ahead = m.net("ev_ahead", ev_req & p_ahead);
     let ev_nak_seq = m.net("ev_nak_seq", ev_ahead & !q_nak_sent);
     let ev_dup = m.net("ev_dup", ev_req & p_dup);
     let ev_inorder = m.net(
         "ev_in_order",
-        ev_complete | ev_invalid | ev_wr_ok | ev_wr_inv | ev_wr_acc,
+        ev_complete | ev_invalid | ev_wr_ok | ev_wr_inv | ev_wr_acc | ev_rd_inv | ev_rd_acc,
     );
-    let ev_bad = m.net("ev_fatal_request", ev_invalid | ev_wr_inv | ev_wr_acc);
+    let ev_bad = m.net(
+        "ev_fatal_request",
+        ev_invalid | ev_wr_inv | ev_wr_acc | ev_rd_inv | ev_rd_acc,
+    );
     m.comment(
         ev_bad,
         "an in-order request the QP cannot take: NAK, QP to error",
@@ -1414,16 +1472,16 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         ev_ack & (syn.eq(0x61u64) | syn.eq(0x62u64) | syn.eq(0x63u64)),
     );
     // The ACK this frame asks for (syndrome, PSN, MSN).
-    let new_ack = m.net("rx_new_ack", ev_inorder | ev_nak_seq | ev_dup);
+    let new_ack = m.net("rx_new_ack", ev_inorder | ev_nak_seq | (ev_dup & !is_rd));
     let new_syn = m.net(
         "rx_new_syn",
         mux(
             ev_complete | ev_dup | ev_wr_ok,
             lit(8, 0x1f),
             mux(
-                ev_invalid | ev_wr_inv,
+                ev_invalid | ev_wr_inv | ev_rd_inv,
                 lit(8, 0x61),
-                mux(ev_wr_acc, lit(8, 0x62), lit(8, 0x60)),
+                mux(ev_wr_acc | ev_rd_acc, lit(8, 0x62), lit(8, 0x60)),
             ),
         ),
     );
@@ -1571,14 +1629,72 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
             c.set(pq_tail.d, wr_pay.slice(2, 0));
         });
     });
-    m.bind(u_dma, "s_cmd_valid_i", dc_v.q);
-    m.bind(u_dma, "s_cmd_tag_i", dc_tag.q);
-    m.bind(u_dma, "s_cmd_write_i", lit(1, 1));
-    m.bind(u_dma, "s_cmd_sgl_i", dc_sgl.q);
-    m.bind(u_dma, "s_cmd_dptr_i", dc_dptr.q);
-    m.bind(u_dma, "s_cmd_len_i", dc_len.q);
-    m.bind(u_dma, "s_cmd_win_off_i", dc_off.q);
-    m.bind(u_dma, "s_cmd_win_len_i", dc_wlen.q);
+    // The READ responder (read.rs): its DMA commands (read direction) after the WRITEs'.
+    let md_valid = m.bind_out(u_dma, "m_data_valid_o");
+    let md_data = m.bind_out(u_dma, "m_data_data_o");
+    let md_keep = m.bind_out(u_dma, "m_data_keep_o");
+    let md_last = m.bind_out(u_dma, "m_data_last_o");
+    let md_dtag = m.bind_out(u_dma, "m_data_tag_o");
+    m.unused("dma_m_data_tag", md_dtag);
+    let rd_ready = m.net("rr_cmd_ready", s_cmd_ready & !dc_v.q);
+    let rr_in = RespIn {
+        qps: qps
+            .iter()
+            .map(|x| RespQp {
+                lmac: x.lmac,
+                rmac: x.rmac,
+                lip: x.lip,
+                rip: x.rip,
+                pkey: x.pkey,
+                rqpn: x.rqpn,
+                mtu: x.mtu,
+                msn: x.msn.q,
+                ack_pend: x.ack_pend.q,
+                ack_psn: x.ack_psn.q,
+            })
+            .collect(),
+        accept: rd_accept,
+        qp: rq,
+        slot: kslot,
+        psn,
+        va: m.net("rx_read_va", reth_va.slice(l - 1, 0)),
+        len: m.net("rx_read_len", reth_len.slice(l - 1, 0)),
+        dptr: m.net("rx_read_dptr", slot_f(&|x, s| x.slot_dptr[s].q.ex(), kslot)),
+        sgl: m.net(
+            "rx_read_sgl",
+            slot_f(&|x, s| x.slot_sgl.q.bit(s as u32), kslot),
+        ),
+        dlen: k_dlen_l,
+        tbuf_busy: t_busy,
+        ack_any: m.net("ack_any", ack_pend_v.any()),
+        axis_ready: tx_ready,
+        cmd_ready: rd_ready,
+        md_valid,
+        md_data,
+        md_keep,
+        md_last,
+    };
+    let rr = responder(&mut m, p, &rr_in, sw, l, reset)?;
+    m.assign(rr_hold, rr.ack_hold);
+    m.assign(rr_tx, rr.tx);
+    m.assign(rr_valid, rr.valid);
+    m.assign(rr_data, rr.data);
+    m.assign(rr_keep, rr.keep);
+    m.assign(rr_last, rr.last);
+    m.assign(rr_wait, is_rd & rr.full);
+    m.bind(u_dma, "m_data_ready_i", rr.md_ready);
+    m.bind(u_dma, "s_cmd_valid_i", dc_v.q | rr.cmd_valid);
+    m.bind(u_dma, "s_cmd_tag_i", mux(dc_v.q, dc_tag.q, rr.cmd_tag));
+    m.bind(u_dma, "s_cmd_write_i", dc_v.q);
+    m.bind(u_dma, "s_cmd_sgl_i", mux(dc_v.q, dc_sgl.q, rr.cmd_sgl));
+    m.bind(u_dma, "s_cmd_dptr_i", mux(dc_v.q, dc_dptr.q, rr.cmd_dptr));
+    m.bind(u_dma, "s_cmd_len_i", mux(dc_v.q, dc_len.q, rr.cmd_len));
+    m.bind(u_dma, "s_cmd_win_off_i", mux(dc_v.q, dc_off.q, rr.cmd_off));
+    m.bind(
+        u_dma,
+        "s_cmd_win_len_i",
+        mux(dc_v.q, dc_wlen.q, rr.cmd_wlen),
+    );
     m.bind(u_dma, "s_data_valid_i", pay_v.q);
     m.bind(u_dma, "s_data_data_i", pay_data);
     let tail_keep = m.net("pay_tail_keep", ones_mask(pay_tail.q.zext(4), lanes));
@@ -1597,17 +1713,14 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
     m.bind(u_dma, "m_done_ready_i", lit(1, 1));
     let inflight = m.reg("dma_inflight", 8, 0);
     m.comment(inflight.q, "DMA commands issued and not yet done");
-    m.assign(inflight.d, inflight.q + dc_fire.zext(8) - md_v.zext(8));
-    let dma_idle = m.net("dma_idle", inflight.q.eq(0u64) & !dc_v.q);
+    m.assign(
+        inflight.d,
+        inflight.q + dc_fire.zext(8) + rr.cmd_fire.zext(8) - md_v.zext(8),
+    );
+    let dma_idle = m.net("dma_idle", inflight.q.eq(0u64) & !dc_v.q & !rr.cmd_valid);
     let md_qp = m.net("dma_done_qp", md_tag.slice(dp.tag_width - 1, sw));
     let md_slot = m.net("dma_done_slot", md_tag.slice(sw - 1, 0));
     let md_err = m.net("dma_done_error", md_v & md_st.ne(0u64));
-    // The read direction (READ responses) is not built yet.
-    m.bind(u_dma, "m_data_ready_i", lit(1, 0));
-    for f in ["valid", "data", "keep", "last", "tag"] {
-        let o = m.bind_out(u_dma, &format!("m_data_{f}_o"));
-        m.unused(&format!("dma_m_data_{f}"), o);
-    }
     let mps = m.input("mps_i", 4);
     m.comment(mps, "CC.MPS: the memory page size is 4096 << mps_i");
     m.bind(u_dma, "mps_i", mps);
@@ -1667,6 +1780,13 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
     );
     let rec_take = m.net("rec_take", sel_rx & cpl.ready);
     let rec_hold = m.net("rec_hold", lock.q.eq(1u64));
+    // A slot's DMA commands: a WRITE's payload, or a READ job with data (a frame is one or the
+    // other).
+    let rec_issue = m.net(
+        "rec_dma_issue",
+        start_dma | (rd_accept & rr_in.len.ne(0u64)),
+    );
+    let rec_issue_slot = m.net("rec_dma_slot", mux(rd_accept, kslot, w_slot));
     let rec = recs.logic(
         &mut m,
         &Events {
@@ -1675,9 +1795,9 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
             rec_slot: hit_slot,
             status: cqe_status,
             dw0: cqe_dw0,
-            issue: start_dma,
+            issue: rec_issue,
             issue_qp: rq,
-            issue_slot: w_slot,
+            issue_slot: rec_issue_slot,
             answer: md_v,
             answer_qp: md_qp,
             answer_slot: md_slot,
@@ -1949,14 +2069,17 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
             .else_(|c| {
                 c.if_(cmd_here, |c| c.set(x.spsn.d, x.spsn.q + 1u64));
                 c.if_(ack_here, |c| c.set(x.ack_pend.d, 0u64));
-                c.if_(here & ev_inorder, |c| c.set(x.nak_sent.d, 0u64));
+                c.if_(here & (ev_inorder | ev_rd_ok), |c| {
+                    c.set(x.nak_sent.d, 0u64)
+                });
                 c.if_(here & ev_nak_seq, |c| c.set(x.nak_sent.d, 1u64));
                 c.if_(here & (ev_complete | ev_wr_ok), |c| {
                     c.set(x.epsn.d, x.epsn.q + 1u64)
                 });
-                c.if_(here & (ev_complete | ev_wr_end), |c| {
+                c.if_(here & (ev_complete | ev_wr_end | ev_rd_ok), |c| {
                     c.set(x.msn.d, x.msn.q + 1u64)
                 });
+                c.if_(here & ev_rd_ok, |c| c.set(x.epsn.d, x.epsn.q + rd_span));
                 c.if_(here & ev_wr_ok, |c| {
                     c.set(x.wr_on.d, is_wf | is_wm);
                     c.set(x.wr_off.d, w_off + wr_pay.resize(24));
@@ -1988,8 +2111,11 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
     );
     let drop_is = |k: &str| (in_chk & why.eq(cause.item(k))).ex();
     let incs: Vec<(&str, Expr)> = vec![
-        ("tx_frames", ev((tx_fire & t_lastb).ex())),
-        ("tx_bytes", mux(tx_fire, tx_beat_bytes.zext(32), lit(32, 0))),
+        ("tx_frames", ev(((tx_fire & t_lastb) | rr.frame_done).ex())),
+        (
+            "tx_bytes",
+            mux(tx_fire, tx_beat_bytes.zext(32), rr.beat_bytes.zext(32)),
+        ),
         ("tx_capsules", ev(load_cmd.ex())),
         ("tx_ack", ev((load_ack & !ack_is_nak).ex())),
         ("tx_nak", ev((load_ack & ack_is_nak).ex())),
@@ -2006,6 +2132,8 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         ("drop_psn", ev(ev_ahead.ex())),
         ("tx_retransmits", ev(load_resend.ex())),
         ("rx_writes", ev(ev_wr_ok.ex())),
+        ("rx_reads", ev(rd_accept.ex())),
+        ("tx_read_resp", ev(rr.frame_done.ex())),
     ];
     for (name, inc) in incs {
         let c = m.reg(&format!("cnt_{name}"), 32, 0);

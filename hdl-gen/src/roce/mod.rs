@@ -10,6 +10,8 @@
 //!                                       |        | payload buffer (store and forward)
 //!                                       |        v
 //!                                       +-- [RDMA WRITE: key, bounds] --> [dma_engine_win] --> m_axi
+//!                                       +-- [RDMA READ: key, bounds] --> READ jobs -->  ^   |
+//!         m_axis <-- [READ responses + ICRC, read.rs] <-- DMA read data (m_data) <------+---+
 //!                   QP state and counters: roce_csr (AXI4-Lite)
 //!   ECN 11 in -> [roce_dcqcn: CNP requests, rates, pacing] -> CNP out, capsules paced
 //! ```
@@ -42,12 +44,14 @@
 //! 01b and DPTR rewritten to one keyed SGL data block (identifier 40h): address 0, length
 //! `(NLB + 1) * 512` for Read, Write and Compare (0 otherwise), key `{qp[7:0], slot[7:0],
 //! cid[15:0]}`, the window the target's RDMA READ/WRITE will be checked against. Its PSN is the
-//! QP's next send PSN. ACKs (opcode 11h, AETH) answer received requests. Frame sources in
-//! priority order: an ACK/NAK, a CNP (below), a capsule sent again, a new capsule; the two
-//! capsule sources only for a QP that DCQCN's pacing lets send and that is not waiting out an
-//! RNR NAK. Each frame is built whole in a buffer register in the cycle its source is chosen,
-//! then streamed; the IPv4 header checksum is computed in that cycle, and the ICRC while the
-//! frame streams out,
+//! QP's next send PSN. ACKs (opcode 11h, AETH) answer received requests; READ responses
+//! (below) answer RDMA READ requests. Frame sources in priority order: an ACK/NAK (one held
+//! behind an earlier READ response), a READ response, a CNP (below), a capsule sent again, a
+//! new capsule;
+//! the two capsule sources only for a QP that DCQCN's pacing lets send and that is not waiting
+//! out an RNR NAK. Each frame is built whole in a buffer register in the cycle its source is
+//! chosen, then streamed; the IPv4 header checksum is computed in that cycle, and the ICRC
+//! while the frame streams out,
 //! by the stdlib CRC-32 block (a beat per cycle, no added cycle: the CRC runs one beat ahead of
 //! the output over the masked pseudo-header, so the ICRC is ready when its beat goes out).
 //! IPv4: TOS 0, identification 0, DF, TTL 64; UDP source port C000h + QP index, checksum 0.
@@ -65,12 +69,13 @@
 //!    than 16 transport bytes (malformed).
 //! 2. `drop_icrc`: the ICRC.
 //! 3. `drop_opcode`: BTH version not 0, or an opcode other than SEND Only (04h), RDMA WRITE
-//!    First/Middle/Last/Only (06h-08h, 0Ah), Acknowledge (11h) and CNP (81h): the other RC
-//!    opcodes (RDMA READ requests, WRITE with immediate, multi-packet SENDs) are not handled yet.
+//!    First/Middle/Last/Only (06h-08h, 0Ah), RDMA READ Request (0Ch), Acknowledge (11h) and
+//!    CNP (81h): the other RC opcodes (WRITE with immediate, multi-packet SENDs) are not
+//!    handled yet.
 //! 4. `drop_malformed`: an ACK with a pad or a payload, a CNP with a pad or other than 16
 //!    bytes after its BTH, a SEND whose pad exceeds its payload, a
 //!    WRITE shorter than its headers (BTH, RETH on First/Only, ICRC) or whose pad exceeds its
-//!    payload.
+//!    payload, a READ request that is not exactly BTH, RETH and ICRC (32 bytes, pad 0).
 //! 5. `drop_qp`: no enabled QP has the destination QPN, the P_Key differs from the QP's, or the
 //!    QP is in error.
 //!
@@ -85,10 +90,14 @@
 //!   and the QP goes to error.
 //! - RDMA WRITE, PSN expected: see below. A SEND Only inside a WRITE message (First taken, Last
 //!   not yet) is an invalid request (NAK 61h, QP to error).
-//! - SEND Only or WRITE, PSN ahead: the first time, NAK 60h (PSN sequence error, the expected PSN); the
-//!   frame is dropped (`drop_psn`), and so is every frame until the expected PSN arrives.
+//! - RDMA READ request, PSN expected: see "RDMA READ" below.
+//! - SEND Only, WRITE or READ, PSN ahead: the first time, NAK 60h (PSN sequence error, the
+//!   expected PSN); the frame is dropped (`drop_psn`), and so is every frame until the
+//!   expected PSN arrives.
 //! - SEND Only or WRITE, PSN behind (a duplicate): re-ACK (the expected PSN - 1), counted in
-//!   `rx_dup`; nothing is written again.
+//!   `rx_dup`; nothing is written again. A READ request behind (counted in `rx_dup`) is
+//!   answered again from host memory if its key and bounds pass as below (its command is still
+//!   outstanding), else dropped: no ACK, no NAK, the QP stays up.
 //! - Acknowledge: counted in `rx_ack` (syndrome 000xxxxx) or `rx_nak` (any other). An ACK
 //!   whose PSN is among the unacknowledged capsules acknowledges it and all before it; a NAK
 //!   60h rewinds the QP to its PSN (go-back-N, below); a NAK 61h, 62h or 63h puts the QP in
@@ -140,6 +149,43 @@
 //! A WRITE that fails a check writes nothing; its QP goes to error and its outstanding
 //! commands complete with 22h (Transient Transport Error) as for any QP error.
 //!
+//! # RDMA READ (host writes), `read.rs`
+//!
+//! The target fetches a Write's (or Compare's) data with RDMA READ against the capsule's keyed
+//! SGL. An in-order READ request, in this order: inside a WRITE message (First taken, Last not
+//! yet): NAK 61h, QP to error; the R_Key `{qp, slot, cid}` must name this QP, an outstanding
+//! slot with that CID whose command is a Write (01h) or Compare (05h) whose data fits the DMA
+//! engine's length, and `VA + length` must lie in `0 ..` its data length (VA below 2^24), else
+//! NAK 62h, QP to error (nothing is read from host memory). A READ that passes takes
+//! ceil(length / MTU) PSNs (at least 1) of the expected PSN, steps the MSN, sends no ACK (its
+//! responses acknowledge it) and becomes a job (`rx_reads` counts jobs, replays included).
+//!
+//! Jobs: two (the one being answered and the next); a READ request waits in the receiver while
+//! both are taken or the last job's DMA command has not gone yet. Each job issues one windowed
+//! DMA command at once (read direction, tag `{qp, slot}`, the command's own PRP or SGL, `len`
+//! its data length, `win_off` the VA, `win_len` the length; none for length 0), so the DMA
+//! engine fetches the next job's data while the current one streams. The responses are a
+//! frame source after the ACKs, before capsules (resent or new): First (0Dh, AETH) / Middle (0Eh) /
+//! Last (0Fh, AETH), or Only (10h, AETH) when the length fits one MTU (length 0 included),
+//! First and Middle carrying exactly the QP's MTU, PSNs from the request's on, AETH syndrome
+//! 1Fh with the QP's MSN, pad to 4 bytes, AckReq 0. A frame is loaded in one cycle (its header
+//! with the IPv4 checksum) and then streams a beat per cycle: the header beats, the payload
+//! beats from `m_data` (realigned by 6 or 2 lanes), pad and ICRC; the ICRC is computed as the
+//! beats are made, two beats ahead of the output (see `read.rs`), so it adds no cycle. If
+//! `m_data` has no beat ready the frame stalls (`m_axis_tvalid` low mid-frame).
+//!
+//! Responder order: a QP's pending ACK (or NAK) whose PSN is at or after the first PSN of a
+//! job of that QP waits until that job's last response left (`rr_ack_hold`), so an ACK never
+//! overtakes a READ response before it; an ACK for an earlier PSN goes first.
+//!
+//! DMA read error (a bad PRP or SGL: the DMA engine's status, e.g. 11h SGL Descriptor Type
+//! Invalid, 04h Data Transfer Error): the DMA engine still delivers the window's length, zeros
+//! from the error on, so the responses go out with zeros in place of the bytes it could not
+//! read (no host byte outside the window is ever read), and the status is kept in the slot: the
+//! command completes with it in place of the response capsule's status (as for a WRITE's DMA
+//! error). A QP that goes to error while a job is queued still sends that job's responses (its
+//! DMA command is out; the QP's drain waits for it).
+//!
 //! # Retransmission (go-back-N)
 //!
 //! Each command slot keeps its capsule's SQE and PSN. Per QP, `una` is the oldest capsule PSN
@@ -167,10 +213,9 @@
 //! 62h (fatal) stays. A QP in error (or disabled) completes its outstanding commands with 22h;
 //! clearing `ctrl.en` resets it, and while it is clear the QP's PSNs follow the CSRs.
 //!
-//! Not in this block yet (issue 7): RDMA READ requests (host Writes: READ responses streamed
-//! from host memory, segmented at the MTU), WRITE with immediate, in-capsule data; the
-//! engine's own frames carry ECN 00 (Not-ECT: a switch should not mark them; the test link
-//! marks them anyway).
+//! Not in this block yet (issue 7): WRITE with immediate, in-capsule data; the engine's own
+//! frames carry ECN 00 (Not-ECT: a switch should not mark them; the test link marks them
+//! anyway).
 //!
 //! # Congestion control
 //!
@@ -199,6 +244,7 @@
 pub mod cc;
 pub mod dcqcn;
 pub mod engine;
+pub mod read;
 mod records;
 
 /// The engine's parameters.

@@ -1,12 +1,14 @@
 //! Per-slot completion records of the RoCEv2 engine: a response capsule's CQE is kept in its
 //! command slot, so the receiver moves on at once; the completion leaves on `io_cpl` only when
-//! every DMA write of that command (the payloads of its RDMA WRITEs) has been answered by host
-//! memory. The completion never overtakes its data, and later frames never wait for it.
+//! every DMA command of that command has been answered by host memory: the payloads of its
+//! RDMA WRITEs (a Read's data), and the fetches of its READ responses (a Write's data, whose
+//! read errors replace the CQE's status). The completion never overtakes its data, and later
+//! frames never wait for it.
 //!
-//! Per slot: `done` (the CQE is recorded), the CQE's status and DW0, and `writes`, the slot's
-//! DMA commands issued and not yet done (counted from the cycle a WRITE's DMA command is
-//! decided, so one still waiting for `s_cmd` counts too). A slot is ready when `done` and
-//! `writes` is 0; the lowest ready slot (QP-major) is offered, and held while `io_cpl` waits.
+//! Per slot: `done` (the CQE is recorded), the CQE's status and DW0, and `open`, the slot's
+//! DMA commands issued and not yet done (counted from the cycle a WRITE's DMA command or a
+//! READ request's job is decided, so one still waiting for `s_cmd` counts too). A slot is ready when `done` and
+//! `open` is 0; the lowest ready slot (QP-major) is offered, and held while `io_cpl` waits.
 //! A recorded slot takes no further WRITE (its key is no longer valid), so once ready it stays
 //! ready until it leaves.
 
@@ -14,11 +16,11 @@ use hdl_builder::prelude::*;
 
 /// The records' registers, made before the logic that reads `done`.
 pub(super) struct Records {
-    /// Per QP, bit s: slot s holds a received CQE waiting for its DMA writes (or `io_cpl`).
+    /// Per QP, bit s: slot s holds a received CQE waiting for its DMA commands (or `io_cpl`).
     pub done: Vec<Reg>,
     status: Vec<Vec<Reg>>,
     dw0: Vec<Vec<Reg>>,
-    writes: Vec<Vec<Reg>>,
+    open: Vec<Vec<Reg>>,
 }
 
 /// What changes the records, in the engine's terms.
@@ -29,7 +31,8 @@ pub(super) struct Events {
     pub rec_slot: Sig,
     pub status: Sig,
     pub dw0: Sig,
-    /// A WRITE's DMA command is decided for slot `issue_slot` of QP `issue_qp`.
+    /// A DMA command (a WRITE's payload, or a READ job with data) is decided for slot
+    /// `issue_slot` of QP `issue_qp`.
     pub issue: Sig,
     pub issue_qp: Sig,
     pub issue_slot: Sig,
@@ -53,7 +56,7 @@ pub(super) struct Offer {
 }
 
 /// Width of a slot's count of DMA commands in flight (as the engine's total count).
-const WRITES_W: u32 = 8;
+const OPEN_W: u32 = 8;
 
 impl Records {
     /// The registers for `nq` QPs of `d` slots.
@@ -62,13 +65,13 @@ impl Records {
             done: Vec::new(),
             status: Vec::new(),
             dw0: Vec::new(),
-            writes: Vec::new(),
+            open: Vec::new(),
         };
         for q in 0..nq {
             let done = m.reg(&format!("qp{q}_slot_done"), d, 0);
             m.comment(
                 done.q,
-                "bit s: slot s's CQE is recorded, waiting for its DMA writes or io_cpl",
+                "bit s: slot s's CQE is recorded, waiting for its DMA commands or io_cpl",
             );
             r.done.push(done);
             r.status.push(
@@ -81,9 +84,9 @@ impl Records {
                     .map(|s| m.reg(&format!("qp{q}_slot{s}_cqe_dw0"), 32, 0))
                     .collect(),
             );
-            r.writes.push(
+            r.open.push(
                 (0..d)
-                    .map(|s| m.reg(&format!("qp{q}_slot{s}_dma_writes"), WRITES_W, 0))
+                    .map(|s| m.reg(&format!("qp{q}_slot{s}_dma_open"), OPEN_W, 0))
                     .collect(),
             );
         }
@@ -106,13 +109,13 @@ impl Records {
         let mut ready_bits = Vec::new();
         for q in 0..nq {
             for s in 0..d {
-                ready_bits.push(self.done[q].q.bit(s as u32) & self.writes[q][s].q.eq(0u64));
+                ready_bits.push(self.done[q].q.bit(s as u32) & self.open[q][s].q.eq(0u64));
             }
         }
         let ready = m.net("rec_ready", cat(ready_bits.into_iter().rev()));
         m.comment(
             ready,
-            "bit q*D+s: slot s of QP q may complete (CQE in, writes answered)",
+            "bit q*D+s: slot s of QP q may complete (CQE in, DMA commands answered)",
         );
         let n = (nq * d) as u32;
         let mut pq: Expr = lit(qw, 0);
@@ -141,13 +144,13 @@ impl Records {
             let qi = q as u64;
             let here = |v: Sig, vq: Sig, vs: Sig, s: usize| v & vq.eq(qi) & vs.eq(s as u64);
             for s in 0..d {
-                let (st, d0, wr) = (&self.status[q][s], &self.dw0[q][s], &self.writes[q][s]);
+                let (st, d0, wr) = (&self.status[q][s], &self.dw0[q][s], &self.open[q][s]);
                 let rec = here(ev.rec, ev.rec_qp, ev.rec_slot, s);
                 m.assign(st.d, mux(rec.clone(), ev.status, st.q));
                 m.assign(d0.d, mux(rec, ev.dw0, d0.q));
                 let up = here(ev.issue, ev.issue_qp, ev.issue_slot, s);
                 let down = here(ev.answer, ev.answer_qp, ev.answer_slot, s);
-                m.assign(wr.d, wr.q + up.zext(WRITES_W) - down.zext(WRITES_W));
+                m.assign(wr.d, wr.q + up.zext(OPEN_W) - down.zext(OPEN_W));
             }
             let set = m.net(
                 &format!("qp{q}_slot_done_set"),

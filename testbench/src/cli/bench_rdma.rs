@@ -13,11 +13,17 @@
 //!   response capsules and any other frame between them), that is the goodput of a stream
 //!   that carries those frames back to back with no idle beat. The fraction of the limit is
 //!   the receive stream's busy share.
-//! - Host writes (RDMA READ responses) are not built yet: not measured.
+//! - Host writes: 4 KiB and 128 KiB Writes at path MTU 1024 and 4096, the target fetching the
+//!   data by RDMA READ (each Write's window in one to three READs) and the engine streaming
+//!   READ responses from host memory. Counted from the first beat of the first READ response
+//!   frame to the last beat of the last (the total must be `count * bytes`). Goodput is the READ
+//!   response payload over the transmit stream's raw rate, and over the wire-format limit: the
+//!   payload's share of the frame bytes the engine sent meanwhile (READ response headers, AETH,
+//!   pad, ICRC, capsules and ACKs).
 //!
 //! A benchmark to read, not a timed test.
 
-use crate::suites::rdma::engine::{bench, bench_reads};
+use crate::suites::rdma::engine::{bench, bench_reads, bench_writes, Stats};
 
 /// Runs the benchmark; returns the exit code.
 pub fn run() -> i32 {
@@ -58,7 +64,25 @@ pub fn run() -> i32 {
             }
         }
     }
-    println!("  host writes (RDMA READ responses): not measured (not built yet)");
+    writes()
+}
+
+/// The host write rows: READ responses streamed from host memory.
+fn writes() -> i32 {
+    println!(
+        "host writes (RDMA READ responses from host memory through the DMA engine), over two QPs:"
+    );
+    for (bytes, count) in [(4096usize, 64usize), (128 * 1024, 8)] {
+        for (mtu, code) in [(1024, 3u8), (4096, 5)] {
+            match bench_writes(count, bytes, code).and_then(|r| write_row(bytes, count, mtu, &r)) {
+                Ok(()) => {}
+                Err(e) => {
+                    eprintln!("testbench: {} KiB writes at MTU {mtu}: {e}", bytes / 1024);
+                    return 1;
+                }
+            }
+        }
+    }
     0
 }
 
@@ -87,6 +111,28 @@ fn read_row(bytes: usize, count: usize, mtu: usize, code: u8) -> Result<(), Stri
         r.rd_frames - r.rd_write_frames,
         r.rd_cycles,
         r.cmd_to_wire
+    );
+    Ok(())
+}
+
+/// One host-write row: `count` Writes of `bytes` at path MTU `mtu`, measured in `r`.
+fn write_row(bytes: usize, count: usize, mtu: usize, r: &Stats) -> Result<(), String> {
+    let total = (bytes * count) as u64;
+    if r.wr_payload != total {
+        return Err(format!(
+            "READ response payload {} bytes, the Writes asked for {total}",
+            r.wr_payload
+        ));
+    }
+    let raw = r.wr_payload as f64 / (r.wr_cycles * r.lanes) as f64;
+    let limit = r.wr_payload as f64 / r.wr_wire as f64;
+    println!(
+        "  {:>3} KiB writes x{count:<2} MTU {mtu}: goodput {raw:.3} of the stream, wire-format limit {limit:.3}, {:.3} of the limit ({} payload bytes in {} frame bytes in {} cycles)",
+        bytes / 1024,
+        raw / limit,
+        r.wr_payload,
+        r.wr_wire,
+        r.wr_cycles
     );
     Ok(())
 }

@@ -16,8 +16,15 @@
 //!   the namespace moves its data as a real NVMe/RDMA target does: RDMA WRITE of the blocks to
 //!   the capsule's keyed SGL (VA = its address, R_Key = its key), segmented at the QP's path
 //!   MTU (Only, or First / Middle... / Last; RETH on First and Only, AckReq on the last
-//!   packet), then the response capsule. A Write inside the namespace needs RDMA READ, which
-//!   the host engine does not answer yet: the target records it as an error.
+//!   packet), then the response capsule. A Write inside the namespace fetches its data with
+//!   RDMA READ requests (its window split into one to three READs of random sizes, each
+//!   taking ceil(len / MTU) PSNs, sometimes followed by a zero-length READ at its end), as an
+//!   RC requester: READ responses are taken in PSN order
+//!   (opcode sequence and lengths checked); a response PSN ahead of the expected one, an ACK
+//!   or NAK 60h beyond an unfinished READ, or a timeout re-issues the READ from its first
+//!   missing PSN (VA and length adjusted), once per missing PSN unless the link goes quiet.
+//!   When every READ of the Write is answered, the data goes into the namespace and the
+//!   response capsule follows.
 //! - Everything the host sends is checked (addresses, QPN, P_Key, AckReq, the capsule's keyed
 //!   SGL descriptor); a fault goes into [`Target::errors`]. A frame that does not decode was
 //!   damaged on the link: it is dropped silently (the testbench checks the host's frames
@@ -88,6 +95,15 @@ pub enum Hostile {
     WriteNotRead,
     /// An RDMA WRITE Middle outside a message: NAK 61h.
     WriteMiddle,
+    /// An RDMA READ request with an R_Key no command has: NAK 62h, no READ response.
+    ReadBadKey,
+    /// The QP's next Read inside the namespace is answered, in sequence (a PSN of its own,
+    /// resent until ACKed), by an RDMA READ request of 16 bytes with its key (a key that is
+    /// not a Write's) instead of its data: NAK 62h, no READ response.
+    ReadNotWrite,
+    /// The QP's next Write inside the namespace asks, in sequence, for one byte beyond its
+    /// window (VA 1, its whole length): NAK 62h.
+    ReadOutOfWindow,
     /// A UDP frame to another port.
     OtherPort,
     /// A response capsule of 20 bytes at the expected PSN: NAK 61h, the QP ends.
@@ -98,13 +114,62 @@ fn diff24(a: u32, b: u32) -> u32 {
     a.wrapping_sub(b) & 0xff_ffff
 }
 
+/// An RDMA READ the target issued: first PSN, VA, length, bytes received so far (whole
+/// MTUs until the last), and the Write it fetches for (its index in `TQp::writes`, the
+/// offset of this READ's bytes in the Write's data).
+#[derive(Clone, Debug)]
+struct ReadOp {
+    psn: u32,
+    key: u32,
+    va: u64,
+    len: u32,
+    got: u32,
+    write: usize,
+    at: usize,
+    /// `got` at each re-issue: the re-issued request's responses start there (First/Only).
+    restarts: Vec<u32>,
+}
+
+/// A request of the target kept until acknowledged: a frame (SEND, RDMA WRITE) or a READ.
+#[derive(Clone, Debug)]
+enum Req {
+    Frame(u32, Vec<u8>),
+    Read(ReadOp),
+}
+
+impl Req {
+    fn psn(&self) -> u32 {
+        match self {
+            Req::Frame(p, _) => *p,
+            Req::Read(r) => r.psn,
+        }
+    }
+}
+
+/// A Write waiting for its data: CID, first byte in the namespace, its data, READs to go.
+#[derive(Clone, Debug)]
+struct PendingWrite {
+    cid: u16,
+    opcode: u8,
+    start: usize,
+    data: Vec<u8>,
+    reads_left: usize,
+}
+
 struct TQp {
     conf: QpConf,
     epsn: u32,
     nak_sent: bool,
     msn: u32,
     spsn: u32,
-    unacked: VecDeque<(u32, Vec<u8>)>,
+    unacked: VecDeque<Req>,
+    writes: Vec<PendingWrite>,
+    /// The response PSN a READ was last re-issued for (once per missing PSN).
+    reissued: Option<u32>,
+    /// The next Write asks one byte beyond its window (`Hostile::ReadOutOfWindow`).
+    oob_read_next: bool,
+    /// The next Read is answered by a READ request with its key (`Hostile::ReadNotWrite`).
+    read_key_next: bool,
     dead: bool,
     /// Timeouts in a row without an ACK.
     retries: u32,
@@ -129,6 +194,12 @@ pub struct Target {
     pub executed: Vec<Executed>,
     /// The data each Read sent by RDMA WRITE: (QP, CID, bytes).
     pub read_data: Vec<(usize, u16, Vec<u8>)>,
+    /// The data each Write fetched by RDMA READ: (QP, CID, bytes).
+    pub write_data: Vec<(usize, u16, Vec<u8>)>,
+    /// READ requests sent (re-issues included) and READ response packets taken.
+    pub reads_sent: u64,
+    pub read_responses: u64,
+    rng: u64,
     /// What the host did wrong.
     pub errors: Vec<String>,
     /// NAKs received: (QP, syndrome).
@@ -185,12 +256,20 @@ impl Target {
                     retries: 0,
                     last_other: None,
                     oob_next: false,
+                    writes: Vec::new(),
+                    reissued: None,
+                    oob_read_next: false,
+                    read_key_next: false,
                 })
                 .collect(),
             ns,
             out: VecDeque::new(),
             executed: Vec::new(),
             read_data: Vec::new(),
+            write_data: Vec::new(),
+            reads_sent: 0,
+            read_responses: 0,
+            rng: fill ^ 0x9e37_79b9_7f4a_7c15 | 1,
             errors: Vec::new(),
             naks: Vec::new(),
             retransmits: 0,
@@ -317,8 +396,173 @@ impl Target {
         p.reth = reth;
         p.payload = payload;
         let f = p.encode();
-        x.unacked.push_back((psn, f.clone()));
+        x.unacked.push_back(Req::Frame(psn, f.clone()));
         self.out.push_back(f);
+    }
+
+    fn rand(&mut self, n: u64) -> u64 {
+        let x = &mut self.rng;
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        *x % n.max(1)
+    }
+
+    /// The READ request frame for the part of `r` not received yet.
+    fn read_frame(c: &QpConf, r: &ReadOp) -> Vec<u8> {
+        let mtu = c.mtu as u32;
+        let mut p = Target::packet(c, op::READ_REQUEST, (r.psn + r.got / mtu) & 0xff_ffff, true);
+        p.reth = Some(Reth {
+            va: r.va + u64::from(r.got),
+            rkey: r.key,
+            len: r.len - r.got,
+        });
+        p.encode()
+    }
+
+    /// Issues an RDMA READ of `len` bytes at `va` of window `key` for Write `write` (its
+    /// bytes from `at`), taking ceil(len / MTU) PSNs (at least 1).
+    fn rdma_read(&mut self, q: usize, key: u32, va: u64, len: u32, write: usize, at: usize) {
+        let x = &mut self.qps[q];
+        let r = ReadOp {
+            psn: x.spsn,
+            key,
+            va,
+            len,
+            got: 0,
+            write,
+            at,
+            restarts: Vec::new(),
+        };
+        let n = len.div_ceil(x.conf.mtu as u32).max(1);
+        x.spsn = (x.spsn + n) & 0xff_ffff;
+        let f = Target::read_frame(&x.conf, &r);
+        x.unacked.push_back(Req::Read(r));
+        self.reads_sent += 1;
+        self.out.push_back(f);
+    }
+
+    /// Sends again every unacknowledged request of QP `q` from the first (READs from their
+    /// first missing PSN).
+    fn resend_all(&mut self, q: usize) {
+        for r in self.qps[q].unacked.iter_mut() {
+            if let Req::Read(r) = r {
+                r.restarts.push(r.got);
+            }
+        }
+        let x = &self.qps[q];
+        let again: Vec<Vec<u8>> = x
+            .unacked
+            .iter()
+            .map(|r| match r {
+                Req::Frame(_, f) => f.clone(),
+                Req::Read(r) => Target::read_frame(&x.conf, r),
+            })
+            .collect();
+        let reads = x
+            .unacked
+            .iter()
+            .filter(|r| matches!(r, Req::Read(_)))
+            .count();
+        self.reads_sent += reads as u64;
+        self.retransmits += again.len() as u64;
+        self.out.extend(again);
+    }
+
+    /// The host went past an unfinished READ at the front of QP `q` (its responses were
+    /// lost): go back to it, once per missing PSN.
+    fn reissue_front(&mut self, q: usize) {
+        let x = &mut self.qps[q];
+        if let Some(Req::Read(r)) = x.unacked.front() {
+            let missing = (r.psn + r.got / x.conf.mtu as u32) & 0xff_ffff;
+            if x.reissued != Some(missing) {
+                x.reissued = Some(missing);
+                self.resend_all(q);
+            }
+        }
+    }
+
+    /// A READ response packet on QP `q`.
+    fn read_response(&mut self, q: usize, p: &Packet) {
+        let r = p.bth.psn;
+        let x = &mut self.qps[q];
+        // A response acknowledges the requests before it.
+        while x.unacked.front().is_some_and(|e| {
+            matches!(e, Req::Frame(..)) && diff24(r, e.psn()).wrapping_sub(1) < 0x7f_ffff
+        }) {
+            x.unacked.pop_front();
+            x.retries = 0;
+        }
+        let mtu = x.conf.mtu as u32;
+        let Some(Req::Read(rd)) = x.unacked.front_mut() else {
+            return; // a late copy of a READ already answered
+        };
+        let want = (rd.psn + rd.got / mtu) & 0xff_ffff;
+        let d = diff24(r, want);
+        if d != 0 {
+            if d < 0x80_0000 && diff24(r, rd.psn) < rd.len.div_ceil(mtu).max(1) {
+                // A response of this READ ahead of the expected one: one went missing.
+                self.reissue_front(q);
+            }
+            return;
+        }
+        let left = rd.len - rd.got;
+        let first = rd.got == 0;
+        let last = left <= mtu;
+        let opc = |first: bool| match (first, last) {
+            (true, true) => op::READ_RESPONSE_ONLY,
+            (true, false) => op::READ_RESPONSE_FIRST,
+            (false, true) => op::READ_RESPONSE_LAST,
+            (false, false) => op::READ_RESPONSE_MIDDLE,
+        };
+        // The original request's sequence, or that of a re-issue starting here.
+        let restarted = rd.restarts.contains(&rd.got);
+        let opc_ok = p.bth.opcode == opc(first) || (restarted && p.bth.opcode == opc(true));
+        let opc = opc(first);
+        let n = left.min(mtu) as usize;
+        if !opc_ok || p.payload.len() != n || p.bth.ack_req {
+            self.errors.push(format!(
+                "QP {q}: READ response PSN {r:#x} opcode {:#04x} with {} bytes, expected {opc:#04x} with {n}",
+                p.bth.opcode,
+                p.payload.len()
+            ));
+            return;
+        }
+        let aeth_ok = match p.aeth {
+            Some(a) => a.syndrome >> 5 == 0,
+            None => opc == op::READ_RESPONSE_MIDDLE,
+        };
+        if !aeth_ok {
+            self.errors.push(format!(
+                "QP {q}: READ response PSN {r:#x} AETH {:?}",
+                p.aeth
+            ));
+        }
+        self.read_responses += 1;
+        let w = &mut x.writes[rd.write];
+        let at = rd.at + rd.got as usize;
+        w.data[at..at + n].copy_from_slice(&p.payload);
+        rd.got += n as u32;
+        x.retries = 0;
+        x.reissued = None;
+        if rd.got == rd.len {
+            let wi = rd.write;
+            x.unacked.pop_front();
+            x.writes[wi].reads_left -= 1;
+            if x.writes[wi].reads_left == 0 {
+                self.finish_write(q, wi);
+            }
+        }
+    }
+
+    /// A Write's data all came: into the namespace, then the response capsule.
+    fn finish_write(&mut self, q: usize, wi: usize) {
+        let w = &mut self.qps[q].writes[wi];
+        let (cid, opcode, start) = (w.cid, w.opcode, w.start);
+        let data = std::mem::take(&mut w.data);
+        self.ns[start..start + data.len()].copy_from_slice(&data);
+        self.write_data.push((q, cid, data));
+        self.respond(q, cid, opcode, 0);
     }
 
     /// RDMA WRITE of `data` to the host's keyed window `key` at `va`, segmented at the MTU.
@@ -443,27 +687,28 @@ impl Target {
                 match a.syndrome >> 5 {
                     0 => {
                         x.retries = 0;
-                        while x
-                            .unacked
-                            .front()
-                            .is_some_and(|(s, _)| diff24(p.bth.psn, *s) < 0x80_0000)
-                        {
+                        while x.unacked.front().is_some_and(|e| {
+                            matches!(e, Req::Frame(..)) && diff24(p.bth.psn, e.psn()) < 0x80_0000
+                        }) {
                             x.unacked.pop_front();
+                        }
+                        // An ACK at or beyond an unfinished READ: its responses were lost
+                        // (the host sends no ACK ahead of a READ response before it).
+                        if x.unacked.front().is_some_and(|e| {
+                            matches!(e, Req::Read(_)) && diff24(p.bth.psn, e.psn()) < 0x80_0000
+                        }) {
+                            self.reissue_front(q);
                         }
                     }
                     3 if a.syndrome == 0x60 => {
                         self.naks.push((q, a.syndrome));
-                        while x
-                            .unacked
-                            .front()
-                            .is_some_and(|(s, _)| diff24(p.bth.psn, *s).wrapping_sub(1) < 0x7f_ffff)
-                        {
+                        while x.unacked.front().is_some_and(|e| {
+                            matches!(e, Req::Frame(..))
+                                && diff24(p.bth.psn, e.psn()).wrapping_sub(1) < 0x7f_ffff
+                        }) {
                             x.unacked.pop_front();
                         }
-                        let again: Vec<Vec<u8>> =
-                            x.unacked.iter().map(|(_, f)| f.clone()).collect();
-                        self.retransmits += again.len() as u64;
-                        self.out.extend(again);
+                        self.resend_all(q);
                     }
                     _ => {
                         self.naks.push((q, a.syndrome));
@@ -472,6 +717,10 @@ impl Target {
                     }
                 }
             }
+            op::READ_RESPONSE_FIRST
+            | op::READ_RESPONSE_MIDDLE
+            | op::READ_RESPONSE_LAST
+            | op::READ_RESPONSE_ONLY => self.read_response(q, &p),
             o => self
                 .errors
                 .push(format!("QP {q}: host sent opcode {o:#04x}")),
@@ -536,6 +785,16 @@ impl Target {
                 self.send(q, op::WRITE_ONLY, reth, vec![0x44; 16], true);
                 return;
             }
+            0x02 if in_range && self.qps[q].read_key_next => {
+                self.qps[q].read_key_next = false;
+                let reth = Some(Reth {
+                    va: addr,
+                    rkey: key,
+                    len: 16,
+                });
+                self.send(q, op::READ_REQUEST, reth, Vec::new(), true);
+                return;
+            }
             0x02 if in_range => {
                 let s = slba as usize * BLOCK;
                 let data = self.ns[s..s + nlb as usize * BLOCK].to_vec();
@@ -543,15 +802,55 @@ impl Target {
                 self.read_data.push((q, cid, data));
                 0
             }
+            0x01 if in_range && self.qps[q].oob_read_next => {
+                self.qps[q].oob_read_next = false;
+                let wi = self.qps[q].writes.len();
+                self.qps[q].writes.push(PendingWrite {
+                    cid,
+                    opcode,
+                    start: 0,
+                    data: vec![0; sgl_len as usize],
+                    reads_left: 1,
+                });
+                self.rdma_read(q, key, addr + 1, sgl_len, wi, 0);
+                return;
+            }
             0x01 if in_range => {
-                self.errors.push(format!(
-                    "QP {q} CID {cid:#x}: a Write inside the namespace needs RDMA READ responses"
-                ));
-                0x06
+                // Its data by RDMA READ, in one to three pieces; executed when they are in.
+                let n = sgl_len as usize;
+                let mut cuts = vec![0, n];
+                for _ in 0..self.rand(3) {
+                    cuts.push(1 + self.rand(n as u64 - 1) as usize);
+                }
+                cuts.sort_unstable();
+                cuts.dedup();
+                let wi = self.qps[q].writes.len();
+                self.qps[q].writes.push(PendingWrite {
+                    cid,
+                    opcode,
+                    start: slba as usize * BLOCK,
+                    data: vec![0; n],
+                    reads_left: cuts.len() - 1,
+                });
+                for c in cuts.windows(2) {
+                    let len = (c[1] - c[0]) as u32;
+                    self.rdma_read(q, key, addr + c[0] as u64, len, wi, c[0]);
+                }
+                if self.rand(8) == 0 {
+                    // A zero-length READ (one PSN, an Only response without payload).
+                    self.qps[q].writes[wi].reads_left += 1;
+                    self.rdma_read(q, key, addr + n as u64, 0, wi, n);
+                }
+                return;
             }
             0x01 | 0x02 | 0x08 => 0x80,
             _ => 0x01,
         };
+        self.respond(q, cid, opcode, status);
+    }
+
+    /// The command is executed: recorded, and its response capsule sent.
+    fn respond(&mut self, q: usize, cid: u16, opcode: u8, status: u16) {
         let dw0 = u32::from(cid) << 8 ^ 0x5a00_0000 ^ q as u32;
         self.executed.push(Executed {
             qp: q,
@@ -582,8 +881,13 @@ impl Target {
                 x.unacked.clear();
                 continue;
             }
-            self.retransmits += x.unacked.len() as u64;
-            self.out.extend(x.unacked.iter().map(|(_, f)| f.clone()));
+        }
+        let live: Vec<usize> = (0..self.qps.len())
+            .filter(|&q| !self.qps[q].dead && !self.qps[q].unacked.is_empty())
+            .collect();
+        for q in live {
+            self.qps[q].reissued = None;
+            self.resend_all(q);
         }
     }
 
@@ -611,6 +915,24 @@ impl Target {
                 p.bth.opcode = op::WRITE_ONLY;
                 p.reth = Some(Reth {
                     va,
+                    rkey: key,
+                    len: 16,
+                });
+            }
+            Hostile::ReadOutOfWindow => {
+                self.qps[q].oob_read_next = true;
+                return;
+            }
+            Hostile::ReadNotWrite => {
+                self.qps[q].read_key_next = true;
+                return;
+            }
+            Hostile::ReadBadKey => {
+                let key = (q as u32) << 24 | 0xbeef;
+                p.bth.opcode = op::READ_REQUEST;
+                p.payload = Vec::new();
+                p.reth = Some(Reth {
+                    va: 0,
                     rkey: key,
                     len: 16,
                 });

@@ -3,12 +3,17 @@
 //! at chosen rates, and drops, duplicates, reorders and corrupts the engine's (which it sends
 //! again, go-back-N, on a NAK 60h or its retransmit timer; one QP may lose every frame, so the
 //! engine must give up after its retry limit), with hostile frames mixed in (wrong QPN, wrong P_Key, an RDMA WRITE, another UDP port, a
-//! truncated frame, a malformed response capsule that ends its QP), random PSNs near the 24-bit
-//! wrap, random idle cycles and backpressure on every stream.
+//! truncated frame, a malformed response capsule that ends its QP, RDMA READs with a bad key,
+//! a Read's key or one byte out of window), random PSNs near the 24-bit wrap, random idle
+//! cycles and backpressure on every stream. Writes move their data by RDMA READ (the target
+//! splits each into one to three READs and re-issues lost ones), some through an SGL of a
+//! reserved descriptor type (the DMA engine's 11h: zeros go out, the command completes 11h).
 //!
 //! Checked: every frame the engine sends decodes (IPv4 checksum, ICRC) with the QP's
 //! addresses, QPNs and P_Key; capsules carry consecutive PSNs and the SQE with its keyed SGL;
-//! every ACK/NAK is one the reference receiver asked for, in order; every command completes
+//! every ACK/NAK is one the reference receiver asked for, in order, and none overtakes a READ
+//! response before it; every READ response is a packet of a READ the reference accepted with
+//! the host buffer's bytes (nothing outside a Write's data leaves); every command completes
 //! exactly once, with the target's status and DW0 when its response capsule was accepted, else
 //! with 22h and only on a QP that went to error or an SQ id without a QP; the target executed
 //! each command at most once and found nothing wrong; every counter equals the reference's;
@@ -42,7 +47,9 @@ pub struct Cmd {
     /// SQ id selector: 0 -> an SQ id without a QP, else QP (sel - 1) % qps.
     pub sq: u8,
     /// 0 Flush, 1 Write Zeroes, 2 Read past the end, 3 an unknown opcode, 4 Write Zeroes on
-    /// NSID 2, 5 and more a Read inside the namespace (data by RDMA WRITE).
+    /// NSID 2, 5 a Write inside the namespace (data by RDMA READ), 6 and more a Read inside
+    /// the namespace (data by RDMA WRITE); 8 and 9 (benches) a Read or a Write of `nlb` + 1
+    /// blocks at `slba`.
     pub kind: u8,
     pub slba: u64,
     pub nlb: u16,
@@ -84,7 +91,10 @@ pub struct Input {
 }
 
 fn hostile_kind(k: u8) -> Hostile {
-    match k % 8 {
+    match k % 11 {
+        8 => Hostile::ReadBadKey,
+        9 => Hostile::ReadNotWrite,
+        10 => Hostile::ReadOutOfWindow,
         0 => Hostile::WrongQpn,
         1 => Hostile::WrongPkey,
         2 => Hostile::WriteBadKey,
@@ -136,6 +146,12 @@ struct RefChip {
     keys: BTreeMap<u32, Window>,
     /// Accepted WRITE payloads: (QP, CID, offset, bytes).
     writes: Vec<(usize, u16, u32, Vec<u8>)>,
+    /// Every key the engine sent (kept after completion).
+    windows: BTreeMap<u32, Window>,
+    /// READ requests the engine must answer (in order or replayed): (QP, PSN, key, VA, length).
+    reads: Vec<(usize, u32, u32, u64, u32)>,
+    /// For each of `reads`, the number of ACK requests of its QP before it.
+    read_at: Vec<usize>,
 }
 
 fn is_write(opc: u8) -> bool {
@@ -188,8 +204,11 @@ impl RefChip {
             return Cat::Icrc;
         }
         let (opc, flags) = (f[42], f[43]);
-        let known =
-            opc == op::SEND_ONLY || opc == op::ACKNOWLEDGE || opc == op::CNP || is_write(opc);
+        let known = opc == op::SEND_ONLY
+            || opc == op::ACKNOWLEDGE
+            || opc == op::CNP
+            || opc == op::READ_REQUEST
+            || is_write(opc);
         if !known || flags & 0xf != 0 {
             return Cat::Opcode;
         }
@@ -204,6 +223,7 @@ impl RefChip {
             || (opc == op::CNP && (t_len != 32 || pad != 0))
             || (opc == op::SEND_ONLY && pad > t_len - 16)
             || (is_write(opc) && (t_len < wr_hdr || pad > t_len - wr_hdr))
+            || (opc == op::READ_REQUEST && (t_len != 32 || pad != 0))
         {
             return Cat::Malformed;
         }
@@ -242,6 +262,48 @@ impl RefChip {
                 }
                 let psn = p.bth.psn;
                 let d = psn.wrapping_sub(x.epsn) & 0xff_ffff;
+                if p.bth.opcode == op::READ_REQUEST {
+                    let reth = p.reth.expect("RETH");
+                    let key_ok = self.keys.get(&reth.rkey).is_some_and(|w| {
+                        w.0 == q
+                            && matches!(w.2, 0x01 | 0x05)
+                            && reth.va + u64::from(reth.len) <= u64::from(w.3)
+                    });
+                    let x = &mut self.qps[q];
+                    let m = x.msn;
+                    if d == 0 {
+                        x.nak_sent = false;
+                        if x.wr.is_some() {
+                            x.err = true;
+                            self.acks[q].push((0x61, psn, m));
+                        } else if !key_ok {
+                            x.err = true;
+                            self.acks[q].push((0x62, psn, m));
+                        } else {
+                            let span = reth.len.div_ceil(x.mtu as u32).max(1);
+                            x.epsn = (x.epsn + span) & 0xff_ffff;
+                            x.msn = (x.msn + 1) & 0xff_ffff;
+                            *self.counts.entry("rx_reads").or_default() += 1;
+                            self.reads.push((q, psn, reth.rkey, reth.va, reth.len));
+                            self.read_at.push(self.acks[q].len());
+                        }
+                    } else if d < 0x80_0000 {
+                        *self.counts.entry("drop_psn").or_default() += 1;
+                        if !x.nak_sent {
+                            x.nak_sent = true;
+                            let e = x.epsn;
+                            self.acks[q].push((0x60, e, m));
+                        }
+                    } else {
+                        *self.counts.entry("rx_dup").or_default() += 1;
+                        if key_ok {
+                            *self.counts.entry("rx_reads").or_default() += 1;
+                            self.reads.push((q, psn, reth.rkey, reth.va, reth.len));
+                            self.read_at.push(self.acks[q].len());
+                        }
+                    }
+                    return;
+                }
                 if d == 0 && is_write(p.bth.opcode) {
                     x.nak_sent = false;
                     let opc = p.bth.opcode;
@@ -439,7 +501,9 @@ pub(super) fn sqe_for(c: &Cmd, cid: u16) -> [u8; 64] {
         2 => (0x02, 1, BLOCKS + c.slba % 8, c.nlb % 8),
         3 => (0x7e, 1, 0, 0),
         4 => (0x08, 2, 0, 0),
+        5 => (0x01, 1, c.slba % (BLOCKS - 8), c.nlb % 8),
         8 => (0x02, 1, c.slba, c.nlb),
+        9 => (0x01, 1, c.slba, c.nlb),
         _ => (0x02, 1, c.slba % (BLOCKS - 8), c.nlb % 8),
     };
     s[0] = opc;
@@ -481,10 +545,17 @@ pub(super) fn reg(name: &str) -> u32 {
 /// Base of the Read buffers in host memory: each command's pages follow the previous one's.
 pub(super) const BASE: u64 = 0x10_0000;
 
-/// A Read's buffer: its SQ id and CID, and its pieces (address, bytes) in data order.
+/// A Read's or a Write's buffer: its SQ id and CID, and its pieces (address, bytes) in data
+/// order.
 pub(super) struct Buf {
     pub(super) sqid: u16,
     pub(super) cid: u16,
+    /// A Write's (host memory must not change).
+    pub(super) write: bool,
+    /// A Write whose SGL descriptor has a reserved type: the DMA engine answers 11h (SGL
+    /// Descriptor Type Invalid) and zeros; the engine's READ responses carry the zeros and the
+    /// command completes with 11h whatever its CQE says.
+    pub(super) bad: bool,
     pub(super) pieces: Vec<(u64, usize)>,
     /// The end of its region (buffer pages and a PRP list page).
     pub(super) end: u64,
@@ -510,8 +581,13 @@ pub(super) fn place(
     let a = base + off;
     let mut dptr = [0u8; 16];
     dptr[0..8].copy_from_slice(&a.to_le_bytes());
+    let mut bad = false;
     let pieces = if rng.chance(25) {
         dptr[8..12].copy_from_slice(&(len as u32).to_le_bytes());
+        if sqe[0] == 0x01 && rng.chance(20) {
+            bad = true;
+            dptr[15] = 0x50;
+        }
         sqe[1] = (sqe[1] & 0x3f) | 0x40;
         vec![(a, len)]
     } else {
@@ -542,6 +618,8 @@ pub(super) fn place(
     bufs.push(Buf {
         sqid,
         cid,
+        write: sqe[0] == 0x01,
+        bad,
         pieces,
         end,
     });
@@ -567,6 +645,19 @@ fn check_memory(
         let ok = cpls
             .iter()
             .any(|c| c.0 == b.sqid && c.1 == b.cid && c.2 == 0);
+        if b.write {
+            for &(addr, n) in &b.pieces {
+                let i0 = (addr - BASE) as usize;
+                inside[i0..i0 + n].fill(true);
+                if after.read_vec(addr, n) != before.read_vec(addr, n) {
+                    return Err(format!(
+                        "SQ id {} CID {:#x}: a Write's buffer at {addr:#x} changed",
+                        b.sqid, b.cid
+                    ));
+                }
+            }
+            continue;
+        }
         let mut k = 0usize;
         for &(addr, n) in &b.pieces {
             let i0 = (addr - BASE) as usize;
@@ -620,6 +711,81 @@ fn check_memory(
     Ok(())
 }
 
+/// A buffer's bytes in data order, from `mem` (zeros for a bad SGL: what the DMA engine gives).
+fn buf_bytes(b: &Buf, mem: &Memory) -> Vec<u8> {
+    if b.bad {
+        return vec![0; b.pieces.iter().map(|p| p.1).sum()];
+    }
+    b.pieces
+        .iter()
+        .flat_map(|&(a, n)| mem.read_vec(a, n))
+        .collect()
+}
+
+/// A READ response the engine sent on QP `q` must be one packet of a READ request the
+/// reference says it answers, with that packet's opcode, length and the host buffer's bytes:
+/// nothing outside the command's data ever leaves.
+fn check_read_response(
+    q: usize,
+    p: &Packet,
+    mtu: u32,
+    reference: &RefChip,
+    bufs: &[Buf],
+    before: &Memory,
+) -> Result<(), String> {
+    let r = p.bth.psn;
+    let aeth_ok = match p.aeth {
+        Some(a) => a.syndrome == 0x1f,
+        None => p.bth.opcode == op::READ_RESPONSE_MIDDLE,
+    };
+    let pad_ok = usize::from(p.bth.pad) == (4 - p.payload.len() % 4) % 4;
+    if !aeth_ok || !pad_ok || p.bth.ack_req {
+        return Err(format!(
+            "QP {q}: READ response PSN {r:#x}: {:?} {:?}",
+            p.bth, p.aeth
+        ));
+    }
+    let fits = |&(rq, psn0, key, va, len): &(usize, u32, u32, u64, u32)| -> bool {
+        let i = r.wrapping_sub(psn0) & 0xff_ffff;
+        if rq != q || i >= len.div_ceil(mtu).max(1) {
+            return false;
+        }
+        let off = i * mtu;
+        let left = len - off;
+        let opc = match (off == 0, left <= mtu) {
+            (true, true) => op::READ_RESPONSE_ONLY,
+            (true, false) => op::READ_RESPONSE_FIRST,
+            (false, true) => op::READ_RESPONSE_LAST,
+            (false, false) => op::READ_RESPONSE_MIDDLE,
+        };
+        let n = left.min(mtu) as usize;
+        if p.bth.opcode != opc || p.payload.len() != n {
+            return false;
+        }
+        let Some(w) = reference.windows.get(&key) else {
+            return false;
+        };
+        let Some(b) = bufs
+            .iter()
+            .find(|b| usize::from(b.sqid) == w.0 + 1 && b.cid == w.1 && b.write)
+        else {
+            return false;
+        };
+        let data = buf_bytes(b, before);
+        let at = (va + u64::from(off)) as usize;
+        data.get(at..at + n) == Some(&p.payload[..])
+    };
+    if reference.reads.iter().any(fits) {
+        Ok(())
+    } else {
+        Err(format!(
+            "QP {q}: READ response {:#04x} PSN {r:#x} ({} bytes) is no packet of a READ the engine had to answer, or carries other bytes",
+            p.bth.opcode,
+            p.payload.len()
+        ))
+    }
+}
+
 /// What a run measured (for `bench --suite rdma`).
 #[derive(Clone, Debug)]
 pub struct Stats {
@@ -642,6 +808,12 @@ pub struct Stats {
     /// The frames in that span: RDMA WRITEs, and all of them.
     pub rd_write_frames: u64,
     pub rd_frames: u64,
+    /// Host writes: READ response payload bytes and the frame bytes (all frames) the engine
+    /// sent from the first beat of the first READ response frame to the last beat of the
+    /// last, and those cycles.
+    pub wr_payload: u64,
+    pub wr_wire: u64,
+    pub wr_cycles: u64,
 }
 
 fn run(input: &Input, waves: Option<&Path>, blocks: u64) -> Result<Stats, String> {
@@ -674,6 +846,9 @@ fn run(input: &Input, waves: Option<&Path>, blocks: u64) -> Result<Stats, String
         cpls: Vec::new(),
         keys: BTreeMap::new(),
         writes: Vec::new(),
+        windows: BTreeMap::new(),
+        reads: Vec::new(),
+        read_at: Vec::new(),
     };
     let src = sim.add(AxisSource::new(
         &sim,
@@ -770,7 +945,7 @@ fn run(input: &Input, waves: Option<&Path>, blocks: u64) -> Result<Stats, String
         };
         let cid = 0x100 + i as u16;
         let mut sqe = sqe_for(c, cid);
-        if sqe[0] == 0x02 {
+        if matches!(sqe[0], 0x01 | 0x02) {
             place(
                 &mut sqe,
                 &mut bufs,
@@ -851,6 +1026,7 @@ fn run(input: &Input, waves: Option<&Path>, blocks: u64) -> Result<Stats, String
                     let len = u32::from_le_bytes([c[32], c[33], c[34], 0]);
                     if keyed_once.insert((q, cid)) {
                         reference.keys.insert(key, (q, cid, c[0], len));
+                        reference.windows.insert(key, (q, cid, c[0], len));
                     }
                 }
             }
@@ -948,10 +1124,11 @@ fn run(input: &Input, waves: Option<&Path>, blocks: u64) -> Result<Stats, String
         }
         if sim.cycle() > 200_000 + 20_000 * input.cmds.len() as u64 {
             return Err(format!(
-                "hang: {} of {} commands completed, target has {} unacknowledged",
+                "hang: {} of {} commands completed, target has {} unacknowledged (target: {:?})",
                 cmds.borrow().cpls.len(),
                 submitted.len(),
-                target.unacked()
+                target.unacked(),
+                target.errors.first()
             ));
         }
     }
@@ -990,6 +1167,8 @@ fn run(input: &Input, waves: Option<&Path>, blocks: u64) -> Result<Stats, String
     let mut sent_cids: Vec<Vec<u16>> = vec![Vec::new(); nq];
     let mut by_psn: Vec<BTreeMap<u32, &Vec<u8>>> = vec![BTreeMap::new(); nq];
     let mut n_retx = 0u32;
+    let mut n_rresp = 0u32;
+    let mut resp_sent: std::collections::BTreeSet<(usize, u32)> = Default::default();
     for f in &tx_frames {
         tx_bytes += f.len() as u32;
         let p =
@@ -1048,13 +1227,40 @@ fn run(input: &Input, waves: Option<&Path>, blocks: u64) -> Result<Stats, String
                 let ev = (a.syndrome, p.bth.psn, a.msn);
                 let list = &reference.acks[q];
                 match list[acks_seen[q]..].iter().position(|e| *e == ev) {
-                    Some(i) => acks_seen[q] += i + 1,
+                    Some(i) => {
+                        acks_seen[q] += i + 1;
+                        // Responder order: a READ accepted before this ACK was asked for, at a
+                        // PSN before it, has had its last response sent.
+                        let at = acks_seen[q] - 1;
+                        for (k, r) in reference.reads.iter().enumerate() {
+                            let n = r.4.div_ceil(mtus[q] as u32).max(1);
+                            let last = (r.1 + n - 1) & 0xff_ffff;
+                            let before = (p.bth.psn.wrapping_sub(r.1) & 0xff_ffff) < 0x80_0000;
+                            if r.0 == q
+                                && reference.read_at[k] <= at
+                                && before
+                                && !resp_sent.contains(&(q, last))
+                            {
+                                return Err(format!(
+                                    "QP {q}: ACK {ev:x?} overtook the READ response PSN {last:#x}"
+                                ));
+                            }
+                        }
+                    }
                     None => {
                         return Err(format!(
                             "QP {q}: ACK {ev:x?} not asked for (in order) by the reference, which asked {list:x?}"
                         ))
                     }
                 }
+            }
+            op::READ_RESPONSE_FIRST
+            | op::READ_RESPONSE_MIDDLE
+            | op::READ_RESPONSE_LAST
+            | op::READ_RESPONSE_ONLY => {
+                n_rresp += 1;
+                resp_sent.insert((q, p.bth.psn));
+                check_read_response(q, &p, mtus[q] as u32, &reference, &bufs, &before)?;
             }
             o => return Err(format!("engine sent opcode {o:#x}")),
         }
@@ -1102,9 +1308,13 @@ fn run(input: &Input, waves: Option<&Path>, blocks: u64) -> Result<Stats, String
         }
         if let Some(i) = from_cqe.iter().position(|c| c.0 == q && c.1 == *cid) {
             let (_, _, st, d0) = from_cqe.remove(i);
-            if (status, dw0) != (st, d0) {
+            let bad = bufs
+                .iter()
+                .any(|b| b.bad && b.sqid == *sqid && b.cid == *cid);
+            let want = if bad { 0x11 } else { st };
+            if (status, dw0) != (want, d0) {
                 return Err(format!(
-                    "QP {q} CID {cid:#x}: completion status {status:#x} DW0 {dw0:#x}, the accepted CQE said {st:#x} {d0:#x}"
+                    "QP {q} CID {cid:#x}: completion status {status:#x} DW0 {dw0:#x}, expected {want:#x} {d0:#x} (the accepted CQE said {st:#x}, bad SGL: {bad})"
                 ));
             }
             let ex = target
@@ -1140,6 +1350,31 @@ fn run(input: &Input, waves: Option<&Path>, blocks: u64) -> Result<Stats, String
                 "target executed QP {} CID {:#x} twice",
                 e.qp, e.cid
             ));
+        }
+        if e.opcode == 0x01 && e.status == 0 {
+            // A Write: the target's namespace got the host buffer's bytes.
+            let b = bufs
+                .iter()
+                .find(|b| usize::from(b.sqid) == e.qp + 1 && b.cid == e.cid)
+                .expect("a Write has a buffer");
+            let want = buf_bytes(b, &before);
+            let got = target
+                .write_data
+                .iter()
+                .find(|w| w.0 == e.qp && w.1 == e.cid)
+                .map(|w| &w.2);
+            if got != Some(&want) {
+                return Err(format!(
+                    "QP {} CID {:#x}: the target's Write data differs from the host buffer",
+                    e.qp, e.cid
+                ));
+            }
+            let (_, _, sqe) = submitted
+                .iter()
+                .find(|(s, c, _)| usize::from(*s) == e.qp + 1 && *c == e.cid)
+                .expect("submitted");
+            let slba = u64::from_le_bytes(sqe[40..48].try_into().expect("8")) as usize;
+            ns[slba * 512..slba * 512 + want.len()].copy_from_slice(&want);
         }
         if e.opcode == 0x08 && e.status == 0 {
             let (_, _, sqe) = submitted
@@ -1187,6 +1422,8 @@ fn run(input: &Input, waves: Option<&Path>, blocks: u64) -> Result<Stats, String
         ("drop_psn", c("drop_psn")),
         ("tx_retransmits", n_retx),
         ("rx_writes", c("rx_writes")),
+        ("rx_reads", c("rx_reads")),
+        ("tx_read_resp", n_rresp),
     ];
     let mut bus = axil.mmio(&mut sim);
     for (name, w) in &want {
@@ -1230,7 +1467,29 @@ fn run(input: &Input, waves: Option<&Path>, blocks: u64) -> Result<Stats, String
             rd_cycles = sent[b].0 + 1 - src.borrow().starts[a];
         }
     }
+    let (mut wr_payload, mut wr_wire, mut wr_cycles) = (0u64, 0u64, 0u64);
+    {
+        let sk = sink.borrow();
+        let resp = |f: &[u8]| {
+            f.len() > 42 && (op::READ_RESPONSE_FIRST..=op::READ_RESPONSE_ONLY).contains(&f[42])
+        };
+        let idx: Vec<usize> = (0..sk.frames.len())
+            .filter(|&i| resp(&sk.frames[i].data))
+            .collect();
+        if let (Some(&a), Some(&b)) = (idx.first(), idx.last()) {
+            for f in &sk.frames[a..=b] {
+                if resp(&f.data) {
+                    wr_payload += Packet::decode(&f.data).map_or(0, |p| p.payload.len() as u64);
+                }
+                wr_wire += f.data.len() as u64;
+            }
+            wr_cycles = sk.frames[b].last + 1 - sk.frames[a].first;
+        }
+    }
     Ok(Stats {
+        wr_payload,
+        wr_wire,
+        wr_cycles,
         rd_payload,
         rd_wire,
         rd_cycles,
@@ -1269,6 +1528,23 @@ pub fn bench_reads(count: usize, bytes: usize, code: u8) -> Result<Stats, String
             .map(|i| Cmd {
                 sq: 1 + (i % 2) as u8,
                 kind: 8,
+                slba: 0,
+                nlb: (bytes / 512 - 1) as u16,
+            })
+            .collect(),
+        code - 1,
+    )
+}
+
+/// For `testbench bench --suite rdma`: `count` Writes of `bytes` each (a multiple of 512)
+/// over both QPs at path MTU `128 << code` (the target fetches each by RDMA READ), as
+/// [`bench`] otherwise.
+pub fn bench_writes(count: usize, bytes: usize, code: u8) -> Result<Stats, String> {
+    bench_with(
+        (0..count)
+            .map(|i| Cmd {
+                sq: 1 + (i % 2) as u8,
+                kind: 9,
                 slba: 0,
                 nlb: (bytes / 512 - 1) as u16,
             })
