@@ -16,7 +16,7 @@
 //! right after the first CNP reached the host, that QP's rate read back is below the line rate,
 //! and once marking stops every QP is back at the line rate.
 
-use super::engine::{confs, place, reg, sqe_for, Buf, Cmd, Cmds, BASE, BLOCKS};
+use super::engine::{confs, place, program_qp, reg, sqe_for, Buf, Cmd, Cmds, BASE, BLOCKS};
 use crate::drivers::axi_mem::{AxiMemConfig, AxiMemSlave, Memory};
 use crate::drivers::axil::{Axil, AxilConfig};
 use crate::drivers::axis::{AxisSink, AxisSource};
@@ -136,25 +136,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         bus.write32(roce_csr::DCQCN_BURST, if input.frozen { 0 } else { 200 });
         for (q, c) in confs.iter().enumerate() {
             let r = |n: &str| reg(&format!("qp{q}_{n}"));
-            let mac = |m: [u8; 6]| {
-                (
-                    u32::from(m[0]) << 8 | u32::from(m[1]),
-                    u32::from_be_bytes([m[2], m[3], m[4], m[5]]),
-                )
-            };
-            bus.write32(r("local_qpn"), c.host_qpn);
-            bus.write32(r("remote_qpn"), c.target_qpn);
-            bus.write32(r("local_mac_hi"), mac(c.host_mac).0);
-            bus.write32(r("local_mac_lo"), mac(c.host_mac).1);
-            bus.write32(r("remote_mac_hi"), mac(c.target_mac).0);
-            bus.write32(r("remote_mac_lo"), mac(c.target_mac).1);
-            bus.write32(r("local_ip"), u32::from_be_bytes(c.host_ip));
-            bus.write32(r("remote_ip"), u32::from_be_bytes(c.target_ip));
-            bus.write32(r("sq_psn"), c.host_psn);
-            bus.write32(r("rq_psn"), c.target_psn);
-            bus.write32(r("pkey"), u32::from(c.pkey));
-            bus.write32(r("mtu"), 3);
-            bus.write32(r("retry"), 7 << 24 | RETRY_TIMEOUT);
+            program_qp(&mut bus, q, c, 3, 7 << 24 | RETRY_TIMEOUT);
             let limit = if strict_q == Some(q) { 0 } else { 7 };
             bus.write32(r("rnr"), limit);
             bus.write32(r("ctrl"), 1);

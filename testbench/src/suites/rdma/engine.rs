@@ -21,8 +21,9 @@
 //! the memory slave owes no write response for its buffer (a completion never overtakes it).
 
 use crate::drivers::axi_mem::{AxiMemConfig, AxiMemSlave, Memory};
-use crate::drivers::axil::{Axil, AxilConfig};
+use crate::drivers::axil::{Axil, AxilConfig, Mmio};
 use crate::drivers::axis::{AxisSink, AxisSource};
+use crate::drivers::Clocked;
 use crate::models::roce::{icrc, ip_checksum, op, Packet};
 use crate::models::roce_target::{Hostile, QpConf, Target};
 use crate::pcap::Pcap;
@@ -542,6 +543,37 @@ pub(super) fn reg(name: &str) -> u32 {
         .1
 }
 
+/// Firmware's set-up of QP `q` from `c`: addresses, QPNs, PSNs, P_Key, MTU code `mtu`, the
+/// `retry` CSR (limit << 24 | timeout); `ctrl` (enable) is left to the caller.
+pub(super) fn program_qp<C: Clocked + ?Sized>(
+    bus: &mut Mmio<C>,
+    q: usize,
+    c: &QpConf,
+    mtu: u32,
+    retry: u32,
+) {
+    let r = |n: &str| reg(&format!("qp{q}_{n}"));
+    let mac = |m: [u8; 6]| {
+        (
+            u32::from(m[0]) << 8 | u32::from(m[1]),
+            u32::from_be_bytes([m[2], m[3], m[4], m[5]]),
+        )
+    };
+    bus.write32(r("local_qpn"), c.host_qpn);
+    bus.write32(r("remote_qpn"), c.target_qpn);
+    bus.write32(r("local_mac_hi"), mac(c.host_mac).0);
+    bus.write32(r("local_mac_lo"), mac(c.host_mac).1);
+    bus.write32(r("remote_mac_hi"), mac(c.target_mac).0);
+    bus.write32(r("remote_mac_lo"), mac(c.target_mac).1);
+    bus.write32(r("local_ip"), u32::from_be_bytes(c.host_ip));
+    bus.write32(r("remote_ip"), u32::from_be_bytes(c.target_ip));
+    bus.write32(r("sq_psn"), c.host_psn);
+    bus.write32(r("rq_psn"), c.target_psn);
+    bus.write32(r("pkey"), u32::from(c.pkey));
+    bus.write32(r("mtu"), mtu);
+    bus.write32(r("retry"), retry);
+}
+
 /// Base of the Read buffers in host memory: each command's pages follow the previous one's.
 pub(super) const BASE: u64 = 0x10_0000;
 
@@ -870,27 +902,11 @@ fn run(input: &Input, waves: Option<&Path>, blocks: u64) -> Result<Stats, String
             ..AxiMemConfig::default()
         },
     ));
-    let s = |n: &str| sim.signal(n);
-    let cmds = sim.add(Cmds {
-        valid: s("io_cmd_valid_i"),
-        ready: s("io_cmd_ready_o"),
-        sqid: s("io_cmd_sqid_i"),
-        sqe: s("io_cmd_sqe_i"),
-        cv: s("io_cpl_valid_o"),
-        cr: s("io_cpl_ready_i"),
-        c_sqid: s("io_cpl_sqid_o"),
-        c_cid: s("io_cpl_cid_o"),
-        c_status: s("io_cpl_status_o"),
-        c_dw0: s("io_cpl_dw0_o"),
-        queue: VecDeque::new(),
-        on: false,
-        rng: Rng::new(input.seed ^ 3),
-        idle: (input.idle[2], input.idle[3]),
-        cpls: Vec::new(),
-        violations: Vec::new(),
-        held: None,
-        first_valid: None,
-    });
+    let cmds = sim.add(Cmds::new(
+        &sim,
+        input.seed ^ 3,
+        (input.idle[2], input.idle[3]),
+    ));
     let axil = Axil::attach(
         &mut sim,
         "s_axil",
@@ -904,32 +920,13 @@ fn run(input: &Input, waves: Option<&Path>, blocks: u64) -> Result<Stats, String
     {
         let mut bus = axil.mmio(&mut sim);
         for (q, c) in confs.iter().enumerate() {
-            let r = |n: &str| reg(&format!("qp{q}_{n}"));
-            let mac = |m: [u8; 6]| {
-                (
-                    u32::from(m[0]) << 8 | u32::from(m[1]),
-                    u32::from_be_bytes([m[2], m[3], m[4], m[5]]),
-                )
-            };
-            bus.write32(r("local_qpn"), c.host_qpn);
-            bus.write32(r("remote_qpn"), c.target_qpn);
-            bus.write32(r("local_mac_hi"), mac(c.host_mac).0);
-            bus.write32(r("local_mac_lo"), mac(c.host_mac).1);
-            bus.write32(r("remote_mac_hi"), mac(c.target_mac).0);
-            bus.write32(r("remote_mac_lo"), mac(c.target_mac).1);
-            bus.write32(r("local_ip"), u32::from_be_bytes(c.host_ip));
-            bus.write32(r("remote_ip"), u32::from_be_bytes(c.target_ip));
-            bus.write32(r("sq_psn"), c.host_psn);
-            bus.write32(r("rq_psn"), c.target_psn);
-            bus.write32(r("pkey"), u32::from(c.pkey));
-            bus.write32(r("mtu"), codes[q] as u32);
             let limit = if usize::from(input.link.blackhole) == q + 1 {
                 2
             } else {
                 7
             };
-            bus.write32(r("retry"), limit << 24 | RETRY_TIMEOUT);
-            bus.write32(r("ctrl"), 1);
+            program_qp(&mut bus, q, c, codes[q] as u32, limit << 24 | RETRY_TIMEOUT);
+            bus.write32(reg(&format!("qp{q}_ctrl")), 1);
         }
     }
     // Host memory: every Read's buffer (PRP or one SGL data block) in random bytes.
