@@ -25,8 +25,18 @@
 //!   missing PSN (VA and length adjusted), once per missing PSN unless the link goes quiet.
 //!   When every READ of the Write is answered, the data goes into the namespace and the
 //!   response capsule follows.
+//! - In-capsule data: a capsule (SEND Only) may carry data after its 64-byte SQE. A command
+//!   whose DPTR is an SGL Data Block descriptor with subtype Offset (identifier 01h; address =
+//!   offset into the capsule's data, length) takes its data from there, as NVMe-oF allows for
+//!   host-to-controller data only: a Write (01h) so described is executed at once from the
+//!   capsule (its data also goes into [`Target::write_data`]); offset + length beyond the
+//!   capsule's data: 16h (SGL Offset Invalid, as Linux nvmet-rdma answers), a length other
+//!   than the command's data length: 0Fh (Data SGL Length Invalid), any other opcode so
+//!   described: 02h (Invalid Field in Command); nothing is written then.
+//!   [`Target::icd_max`] is the host's rule being checked: a Write of `n` bytes goes in the
+//!   capsule if and only if `n <= icd_max` and `64 + n` fits the QP's MTU (one SEND Only).
 //! - Everything the host sends is checked (addresses, QPN, P_Key, AckReq, the capsule's keyed
-//!   SGL descriptor); a fault goes into [`Target::errors`]. A frame that does not decode was
+//!   or offset SGL descriptor, the in-capsule rule); a fault goes into [`Target::errors`]. A frame that does not decode was
 //!   damaged on the link: it is dropped silently (the testbench checks the host's frames
 //!   before the link).
 //!
@@ -37,6 +47,28 @@ use std::collections::VecDeque;
 
 /// Namespace block size.
 pub const BLOCK: usize = 512;
+
+/// NVMe statuses for a bad in-capsule data descriptor (Generic Command Status).
+pub mod status {
+    /// Invalid Field in Command: an offset (in-capsule) descriptor on a command that moves no
+    /// data to the controller.
+    pub const INVALID_FIELD: u16 = 0x02;
+    /// Data SGL Length Invalid: the descriptor's length is not the command's data length.
+    pub const SGL_LENGTH_INVALID: u16 = 0x0f;
+    /// SGL Offset Invalid: the descriptor's offset and length go beyond the capsule's data.
+    pub const SGL_OFFSET_INVALID: u16 = 0x16;
+}
+
+/// SGL identifier of a keyed data block (type 4h, subtype Address).
+pub const SGL_KEYED: u8 = 0x40;
+/// SGL identifier of a data block with subtype Offset (type 0h, subtype 1h): in-capsule data.
+pub const SGL_IN_CAPSULE: u8 = 0x01;
+
+/// The host's in-capsule rule: a Write of `len` bytes goes in its capsule when `len` is at
+/// most `icd_max` and the capsule (64-byte SQE + data) fits one SEND Only at the path MTU.
+pub fn in_capsule(len: usize, icd_max: usize, mtu: usize) -> bool {
+    len <= icd_max && 64 + len <= mtu
+}
 
 /// One connection as both ends know it.
 #[derive(Clone, Debug)]
@@ -101,8 +133,8 @@ pub enum Hostile {
     /// resent until ACKed), by an RDMA READ request of 16 bytes with its key (a key that is
     /// not a Write's) instead of its data: NAK 62h, no READ response.
     ReadNotWrite,
-    /// The QP's next Write inside the namespace asks, in sequence, for one byte beyond its
-    /// window (VA 1, its whole length): NAK 62h.
+    /// The QP's next Write inside the namespace with a keyed SGL (not in-capsule data) asks,
+    /// in sequence, for one byte beyond its window (VA 1, its whole length): NAK 62h.
     ReadOutOfWindow,
     /// A UDP frame to another port.
     OtherPort,
@@ -228,6 +260,11 @@ pub struct Target {
     rnr_psn: Vec<Option<u32>>,
     /// RNR NAKs sent: (QP, PSN, `now`).
     pub rnr_sent: Vec<(usize, u32, u64)>,
+    /// The host's in-capsule data limit (`roce.in_capsule_bytes`): which Writes must come in
+    /// their capsule ([`in_capsule`]). 0: none.
+    pub icd_max: usize,
+    /// Writes executed from in-capsule data.
+    pub icd_writes: u64,
 }
 
 impl Target {
@@ -285,6 +322,8 @@ impl Target {
             rnr_rng: fill | 1,
             rnr_psn: vec![None; qps.len()],
             rnr_sent: Vec::new(),
+            icd_max: 0,
+            icd_writes: 0,
         }
     }
 
@@ -649,7 +688,7 @@ impl Target {
         }
         match p.bth.opcode {
             op::SEND_ONLY => {
-                if !p.bth.ack_req || p.bth.pad != 0 || p.payload.len() != 64 {
+                if !p.bth.ack_req || p.bth.pad != 0 || p.payload.len() < 64 {
                     self.errors.push(format!(
                         "QP {q}: capsule with AckReq {}, pad {}, {} bytes",
                         p.bth.ack_req,
@@ -668,8 +707,8 @@ impl Target {
                     x.msn = (x.msn + 1) & 0xff_ffff;
                     x.nak_sent = false;
                     self.ack(q, 0x1f, p.bth.psn);
-                    let sqe: [u8; 64] = p.payload[..].try_into().expect("64 bytes");
-                    self.execute(q, &sqe);
+                    let sqe: [u8; 64] = p.payload[..64].try_into().expect("64 bytes");
+                    self.execute(q, &sqe, &p.payload[64..]);
                 } else if d < 0x80_0000 {
                     if !x.nak_sent {
                         x.nak_sent = true;
@@ -727,7 +766,8 @@ impl Target {
         }
     }
 
-    fn execute(&mut self, q: usize, sqe: &[u8; 64]) {
+    /// Executes the command `sqe` that came with the in-capsule data `icd`.
+    fn execute(&mut self, q: usize, sqe: &[u8; 64], icd: &[u8]) {
         let le32 = |i: usize| u32::from_le_bytes(sqe[i..i + 4].try_into().expect("4 bytes"));
         let opcode = sqe[0];
         let cid = u16::from_le_bytes([sqe[2], sqe[3]]);
@@ -741,6 +781,22 @@ impl Target {
             0
         };
         let addr = u64::from_le_bytes(sqe[24..32].try_into().expect("8 bytes"));
+        if sqe[39] == SGL_IN_CAPSULE {
+            self.execute_in_capsule(q, sqe, addr, len, icd);
+            return;
+        }
+        if opcode == 0x01 && in_capsule(len as usize, self.icd_max, self.qps[q].conf.mtu) {
+            self.errors.push(format!(
+                "QP {q} CID {cid:#x}: a Write of {len} bytes not in its capsule (limit {}, MTU {})",
+                self.icd_max, self.qps[q].conf.mtu
+            ));
+        }
+        if !icd.is_empty() {
+            self.errors.push(format!(
+                "QP {q} CID {cid:#x}: {} in-capsule bytes with a keyed SGL",
+                icd.len()
+            ));
+        }
         let sgl_len = u32::from_le_bytes([sqe[32], sqe[33], sqe[34], 0]);
         let key = le32(35);
         if sqe[1] >> 6 != 1
@@ -845,6 +901,60 @@ impl Target {
             }
             0x01 | 0x02 | 0x08 => 0x80,
             _ => 0x01,
+        };
+        self.respond(q, cid, opcode, status);
+    }
+
+    /// A command whose DPTR is an SGL Data Block with subtype Offset (`addr` the offset into
+    /// the capsule's data `icd`); `len` is the command's data length.
+    fn execute_in_capsule(&mut self, q: usize, sqe: &[u8; 64], addr: u64, len: u64, icd: &[u8]) {
+        let opcode = sqe[0];
+        let cid = u16::from_le_bytes([sqe[2], sqe[3]]);
+        let nsid = u32::from_le_bytes(sqe[4..8].try_into().expect("4 bytes"));
+        let slba = u64::from_le_bytes(sqe[40..48].try_into().expect("8 bytes"));
+        let nlb = u64::from(u16::from_le_bytes([sqe[48], sqe[49]])) + 1;
+        // Offset descriptor: address (8), length (4), 3 reserved bytes, identifier.
+        let sgl_len = u32::from_le_bytes(sqe[32..36].try_into().expect("4 bytes"));
+        // What the host must send: PSDT 01b, offset 0, length the command's, exactly that
+        // much data, only for a Write that the rule puts in its capsule.
+        if sqe[1] >> 6 != 1
+            || sqe[36..39] != [0; 3]
+            || addr != 0
+            || u64::from(sgl_len) != len
+            || icd.len() as u64 != len
+            || opcode != 0x01
+            || !in_capsule(len as usize, self.icd_max, self.qps[q].conf.mtu)
+        {
+            self.errors.push(format!(
+                "QP {q} CID {cid:#x}: opcode {opcode:#04x}, in-capsule PSDT {}, SGL {:02x?}, {} bytes (limit {}, MTU {})",
+                sqe[1] >> 6,
+                &sqe[24..40],
+                icd.len(),
+                self.icd_max,
+                self.qps[q].conf.mtu
+            ));
+        }
+        let in_range = slba.checked_add(nlb).is_some_and(|e| e <= self.blocks());
+        let fits = addr
+            .checked_add(u64::from(sgl_len))
+            .is_some_and(|e| e <= icd.len() as u64);
+        let status = if opcode != 0x01 {
+            status::INVALID_FIELD
+        } else if !fits {
+            status::SGL_OFFSET_INVALID
+        } else if u64::from(sgl_len) != len {
+            status::SGL_LENGTH_INVALID
+        } else if nsid != 1 {
+            0x0b
+        } else if !in_range {
+            0x80
+        } else {
+            let data = icd[addr as usize..addr as usize + sgl_len as usize].to_vec();
+            let s = slba as usize * BLOCK;
+            self.ns[s..s + data.len()].copy_from_slice(&data);
+            self.write_data.push((q, cid, data));
+            self.icd_writes += 1;
+            0
         };
         self.respond(q, cid, opcode, status);
     }
@@ -954,5 +1064,170 @@ impl Target {
             }
         }
         self.out.push_back(p.encode());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conf(mtu: usize) -> QpConf {
+        QpConf {
+            host_mac: [0x02, 0, 0, 0, 0x10, 0],
+            target_mac: [0x02, 0, 0, 0, 0x20, 0],
+            host_ip: [10, 0, 0, 1],
+            target_ip: [10, 0, 1, 1],
+            host_qpn: 0x11,
+            target_qpn: 0x2000,
+            pkey: 0xffff,
+            host_psn: 100,
+            target_psn: 500,
+            mtu,
+        }
+    }
+
+    /// The host's capsule: SEND Only (AckReq) of `sqe` and `data` at PSN `psn`.
+    fn capsule(c: &QpConf, psn: u32, sqe: &[u8; 64], data: &[u8]) -> Vec<u8> {
+        let mut payload = sqe.to_vec();
+        payload.extend_from_slice(data);
+        Packet {
+            net: Net {
+                dst_mac: c.target_mac,
+                src_mac: c.host_mac,
+                src_ip: c.host_ip,
+                dst_ip: c.target_ip,
+                dscp: 0,
+                ecn: 0,
+                ip_id: 0,
+                ttl: 64,
+                src_port: 0xc000,
+            },
+            bth: Bth {
+                opcode: op::SEND_ONLY,
+                pkey: c.pkey,
+                dest_qp: c.target_qpn,
+                ack_req: true,
+                psn,
+                ..Bth::default()
+            },
+            reth: None,
+            aeth: None,
+            imm: None,
+            payload,
+        }
+        .encode()
+    }
+
+    /// A Write of `blocks` blocks at LBA `slba`, CID `cid`, DPTR an offset data block.
+    fn write_sqe(cid: u16, slba: u64, blocks: u16, off: u64, len: u32) -> [u8; 64] {
+        let mut s = [0u8; 64];
+        s[0] = 0x01;
+        s[1] = 0x40; // PSDT 01b
+        s[2..4].copy_from_slice(&cid.to_le_bytes());
+        s[4..8].copy_from_slice(&1u32.to_le_bytes());
+        s[24..32].copy_from_slice(&off.to_le_bytes());
+        s[32..36].copy_from_slice(&len.to_le_bytes());
+        s[39] = SGL_IN_CAPSULE;
+        s[40..48].copy_from_slice(&slba.to_le_bytes());
+        s[48..50].copy_from_slice(&(blocks - 1).to_le_bytes());
+        s
+    }
+
+    /// The status of the response capsule among the target's frames.
+    fn response_status(t: &Target) -> Vec<u16> {
+        t.out
+            .iter()
+            .map(|f| Packet::decode(f).expect("decodes"))
+            .filter(|p| p.bth.opcode == op::SEND_ONLY)
+            .map(|p| (u32::from_le_bytes(p.payload[12..16].try_into().unwrap()) >> 17) as u16)
+            .collect()
+    }
+
+    #[test]
+    fn in_capsule_write_is_written_and_answered() {
+        let c = conf(1024);
+        let mut t = Target::new(std::slice::from_ref(&c), 8, 7);
+        t.icd_max = 512;
+        let before = t.ns.clone();
+        let data: Vec<u8> = (0..512).map(|i| (i * 7 + 3) as u8).collect();
+        t.receive(&capsule(&c, 100, &write_sqe(9, 3, 1, 0, 512), &data));
+        assert!(t.errors.is_empty(), "{:?}", t.errors);
+        assert_eq!(t.ns[3 * BLOCK..4 * BLOCK], data[..]);
+        assert_eq!(t.ns[..3 * BLOCK], before[..3 * BLOCK]);
+        assert_eq!(t.ns[4 * BLOCK..], before[4 * BLOCK..]);
+        assert_eq!(t.write_data, vec![(0, 9, data)]);
+        assert_eq!(t.icd_writes, 1);
+        assert_eq!(t.reads_sent, 0, "no RDMA READ for in-capsule data");
+        assert_eq!(response_status(&t), vec![0]);
+    }
+
+    #[test]
+    fn offset_descriptor_beyond_the_data_is_refused() {
+        let c = conf(1024);
+        // (offset, SGL length, bytes in the capsule, status)
+        let cases = [
+            (1, 512, 512, status::SGL_OFFSET_INVALID),
+            (0, 512, 256, status::SGL_OFFSET_INVALID),
+            (u64::MAX, 512, 512, status::SGL_OFFSET_INVALID),
+            (0, 256, 512, status::SGL_LENGTH_INVALID),
+        ];
+        for (off, len, n, st) in cases {
+            let mut t = Target::new(std::slice::from_ref(&c), 8, 7);
+            t.icd_max = 512;
+            let before = t.ns.clone();
+            t.receive(&capsule(
+                &c,
+                100,
+                &write_sqe(4, 2, 1, off, len),
+                &vec![0x5a; n],
+            ));
+            assert_eq!(
+                response_status(&t),
+                vec![st],
+                "offset {off} length {len}, {n} bytes"
+            );
+            assert_eq!(t.ns, before, "nothing written");
+            assert!(t.write_data.is_empty());
+            assert!(!t.errors.is_empty(), "the host's descriptor is reported");
+        }
+    }
+
+    #[test]
+    fn offset_descriptor_on_a_read_is_an_invalid_field() {
+        let c = conf(1024);
+        let mut t = Target::new(std::slice::from_ref(&c), 8, 7);
+        t.icd_max = 512;
+        let mut s = write_sqe(5, 0, 1, 0, 0);
+        s[0] = 0x02;
+        t.receive(&capsule(&c, 100, &s, &[]));
+        assert_eq!(response_status(&t), vec![status::INVALID_FIELD]);
+        assert!(t.read_data.is_empty());
+    }
+
+    #[test]
+    fn the_in_capsule_rule_is_checked() {
+        assert!(in_capsule(512, 1024, 1024));
+        assert!(!in_capsule(1024, 1024, 1024), "SQE + data beyond one MTU");
+        assert!(in_capsule(3584, 4096, 4096));
+        assert!(!in_capsule(512, 0, 4096));
+        let c = conf(1024);
+        // A Write the rule puts in its capsule but sent with a keyed SGL: a host fault.
+        let mut t = Target::new(std::slice::from_ref(&c), 8, 7);
+        t.icd_max = 512;
+        let mut s = write_sqe(6, 0, 1, 0, 512);
+        s[35..39].copy_from_slice(&(6u32).to_le_bytes());
+        s[39] = SGL_KEYED;
+        t.receive(&capsule(&c, 100, &s, &[]));
+        assert!(
+            t.errors.iter().any(|e| e.contains("not in its capsule")),
+            "{:?}",
+            t.errors
+        );
+        // In its capsule although above the limit: a host fault too (the data is taken).
+        let mut t = Target::new(std::slice::from_ref(&c), 8, 7);
+        t.icd_max = 0;
+        t.receive(&capsule(&c, 100, &write_sqe(7, 0, 1, 0, 512), &[1; 512]));
+        assert!(!t.errors.is_empty());
+        assert_eq!(response_status(&t), vec![0]);
     }
 }
