@@ -2,6 +2,7 @@
 //! checks, command slots and completions. The interface and the rules are documented in
 //! `mod.rs`.
 
+use super::frame::{self, be, byte, checksum, icrc_byte, ip_checksum, NetFields, ICRC_MASKED};
 use super::read::{psn_span, responder, RespIn, RespQp};
 use super::records::{Events, Records};
 use super::RoceParams;
@@ -233,18 +234,6 @@ pub fn register_map(p: &RoceParams) -> Result<RegMap, Errors> {
     b.finish()
 }
 
-/// Byte `i` of `v` (byte 0 in bits 7:0).
-fn byte(v: Sig, i: u32) -> Expr {
-    v.slice(8 * i + 7, 8 * i)
-}
-
-/// The bytes of a big-endian field, first byte on the wire first.
-fn be(v: &Expr, n: u32) -> Vec<Expr> {
-    (0..n)
-        .map(|i| v.slice(8 * (n - 1 - i) + 7, 8 * (n - 1 - i)))
-        .collect()
-}
-
 /// `n` ones from bit 0 in a `lanes`-bit mask (n <= lanes), from a count signal.
 fn ones_mask(count: Expr, lanes: u32) -> Expr {
     (lit(lanes + 1, 1).shl_by(count) - 1u64).slice(lanes - 1, 0)
@@ -261,17 +250,6 @@ fn pack(bytes: &[Expr], width: u32) -> Expr {
     }
 }
 
-/// One's complement sum of 16-bit words, folded, inverted: the IPv4 header checksum.
-fn checksum(words: &[Expr]) -> Expr {
-    let s = words.iter().fold(lit(20, 0), |acc, w| acc + w.zext(20));
-    let f1 = s.slice(15, 0).zext(17) + s.slice(19, 16).zext(17);
-    let f2 = f1.slice(15, 0) + f1.bit(16).zext(16);
-    !f2
-}
-
-/// Frame bytes whose ICRC input is forced to FFh: IPv4 TOS, TTL, header checksum, UDP
-/// checksum, BTH FECN/BECN/reserved.
-const ICRC_MASKED: [u32; 7] = [15, 22, 24, 25, 40, 41, 46];
 /// Bytes of the transmit buffer (the largest frame: a capsule, 122 bytes).
 const TX_BYTES: u32 = 128;
 /// Bytes of a received frame kept for the checks.
@@ -605,36 +583,16 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
     // ------------------------------------------------------------ frame fields
     // Ethernet, IPv4 and UDP for QP fields `x`, the IPv4 total length `ip_len` [16].
     let net_bytes = |x: &Qp, q: u32, ip_len: u64| -> Vec<Expr> {
-        let mut b = Vec::new();
-        b.extend(be(&x.rmac.ex(), 6));
-        b.extend(be(&x.lmac.ex(), 6));
-        b.extend(be(&lit(16, 0x0800), 2));
-        let words = [
-            lit(16, 0x4500),
-            lit(16, u128::from(ip_len)),
-            lit(16, 0),
-            lit(16, 0x4000),
-            lit(16, 0x4011),
-            x.lip.slice(31, 16),
-            x.lip.slice(15, 0),
-            x.rip.slice(31, 16),
-            x.rip.slice(15, 0),
-        ];
-        let sum = checksum(&words);
-        b.extend(be(&lit(16, 0x4500), 2));
-        b.extend(be(&lit(16, u128::from(ip_len)), 2));
-        b.extend(be(&lit(16, 0), 2));
-        b.extend(be(&lit(16, 0x4000), 2));
-        b.push(lit(8, 64));
-        b.push(lit(8, 17));
-        b.extend(be(&sum, 2));
-        b.extend(be(&x.lip.ex(), 4));
-        b.extend(be(&x.rip.ex(), 4));
-        b.extend(be(&lit(16, 0xc000 + u128::from(q)), 2));
-        b.extend(be(&lit(16, 4791), 2));
-        b.extend(be(&lit(16, u128::from(ip_len - 20)), 2));
-        b.extend(be(&lit(16, 0), 2));
-        b
+        let f = NetFields {
+            rmac: x.rmac.ex(),
+            lmac: x.lmac.ex(),
+            lip: x.lip.ex(),
+            rip: x.rip.ex(),
+            ip_len: lit(16, u128::from(ip_len)),
+            udp_len: lit(16, u128::from(ip_len - 20)),
+            sport: lit(16, 0xc000 + u128::from(q)),
+        };
+        frame::net_bytes(&f, &ip_checksum(&f))
     };
     // BTH.
     let bth_bytes = |x: &Qp, opcode: u64, ack_req: bool, psn: Expr| -> Vec<Expr> {
@@ -675,7 +633,7 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
             if ICRC_MASKED.contains(&i) {
                 ones(8)
             } else {
-                byte(tbuf.q, i)
+                byte(&tbuf.q.ex(), i)
             }
         })
         .collect();
@@ -710,20 +668,8 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         .map(|l| {
             let b = cat([tidx.q.ex(), zeros(3)]).zext(8) + u64::from(l);
             let off = b.clone() - t_end;
-            let icrc_byte = mux(
-                off.slice(1, 0).eq(0u64),
-                tcrc.slice(7, 0),
-                mux(
-                    off.slice(1, 0).eq(1u64),
-                    tcrc.slice(15, 8),
-                    mux(
-                        off.slice(1, 0).eq(2u64),
-                        tcrc.slice(23, 16),
-                        tcrc.slice(31, 24),
-                    ),
-                ),
-            );
-            mux(b.ge(t_end), icrc_byte, byte(raw_beat, l))
+            let icrc_byte = icrc_byte(&tcrc.ex(), &off.slice(1, 0));
+            mux(b.ge(t_end), icrc_byte, byte(&raw_beat.ex(), l))
         })
         .collect();
     let rr_valid = m.wire("rr_valid", 1);
@@ -919,7 +865,7 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
             let mut b = net_bytes(x, q as u32, 20 + 8 + 12 + 64 + 4);
             let psn = mux(load_resend, x.rpsn.q, x.spsn.q);
             b.extend(bth_bytes(x, 0x04, true, psn));
-            b.extend((0..64).map(|i| byte(cap_sqe, i)));
+            b.extend((0..64).map(|i| byte(&cap_sqe.ex(), i)));
             b.extend((0..4).map(|_| lit(8, 0)));
             let f = pack(&b, TX_BYTES * 8);
             e = Some(match e {
@@ -1050,7 +996,7 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         "rx_kept",
         cat((0..lanes)
             .rev()
-            .map(|i| byte(rx_data, i) & rx_keep.bit(i).repeat(8))),
+            .map(|i| byte(&rx_data.ex(), i) & rx_keep.bit(i).repeat(8))),
     );
     let beat_is = |k: u64| rbeat.q.eq(k);
     let masked_in: Vec<Expr> = (0..lanes)
@@ -1060,7 +1006,7 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
                 .filter(|&&b| b % lanes == l)
                 .map(|&b| b / lanes)
                 .collect();
-            let mut e = byte(kept, l);
+            let mut e = byte(&kept.ex(), l);
             for k in hits {
                 e = mux(beat_is(u64::from(k)), ones(8), e);
             }
@@ -1092,8 +1038,8 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         "rx_ip_len_now",
         mux(
             beat_is(2),
-            cat([byte(kept, 0), byte(kept, 1)]),
-            cat([byte(rhdr.q, 16), byte(rhdr.q, 17)]),
+            cat([byte(&kept.ex(), 0), byte(&kept.ex(), 1)]),
+            cat([byte(&rhdr.q.ex(), 16), byte(&rhdr.q.ex(), 17)]),
         ),
     );
     let r_end = m.net("rx_icrc_at", ip_len_now.zext(17) + 10u64);
@@ -1155,14 +1101,14 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         cat((0..4usize).rev().map(|j| {
             let mut e = ricrc.q.slice(8 * j as u32 + 7, 8 * j as u32);
             for (l, hits) in icrc_hit.iter().enumerate() {
-                e = mux(hits[j], byte(rx_data, l as u32), e);
+                e = mux(hits[j], byte(&rx_data.ex(), l as u32), e);
             }
             e
         })),
     );
 
     // Fields of the kept header (valid in RX_CHK).
-    let hb = |i: u32| byte(rhdr.q, i);
+    let hb = |i: u32| byte(&rhdr.q.ex(), i);
     let ethertype = m.net("h_ethertype", cat([hb(12), hb(13)]));
     let ver_ihl = m.net("h_ver_ihl", hb(14));
     let ip_len = m.net("h_ip_len", cat([hb(16), hb(17)]));

@@ -244,6 +244,7 @@
 pub mod cc;
 pub mod dcqcn;
 pub mod engine;
+mod frame;
 pub mod read;
 mod records;
 

@@ -13,6 +13,7 @@
 //! lanes 4-7 of this beat and 0-3 of the previous one, kept in `carry`): one beat in, one beat
 //! out, a cycle per frame to load its header.
 
+use super::frame::{be, byte, icrc_byte, ip_checksum, net_bytes, NetFields, ICRC_MASKED};
 use super::RoceParams;
 use crate::blocks::crc::{crc, CRC32};
 use hdl_builder::prelude::*;
@@ -106,20 +107,6 @@ pub fn psn_span(m: &mut ModuleBuilder, p: &RoceParams, len: Expr, mtu: Sig) -> S
     m.net("rr_span", mux(e.eq(0u64), lit(24, 1), e.ex()))
 }
 
-/// Byte `i` of `v` (byte 0 in bits 7:0).
-fn byte(v: &Expr, i: u32) -> Expr {
-    v.slice(8 * i + 7, 8 * i)
-}
-
-/// The bytes of a big-endian field, first byte on the wire first.
-fn be(v: &Expr, n: u32) -> Vec<Expr> {
-    (0..n)
-        .map(|i| v.slice(8 * (n - 1 - i) + 7, 8 * (n - 1 - i)))
-        .collect()
-}
-
-/// Frame bytes whose ICRC input is forced to FFh (as the engine's `ICRC_MASKED`).
-const ICRC_MASKED: [u32; 7] = [15, 22, 24, 25, 40, 41, 46];
 /// Header bytes kept: Ethernet to AETH (58), rounded up to whole beats.
 const HDR: u32 = 64;
 
@@ -261,38 +248,19 @@ pub fn responder(
     let cq_e = cur.qp.q.ex();
     let lip = m.net("rr_lip", sel(&cq_e, &|r| r.lip.ex()));
     let rip = m.net("rr_rip", sel(&cq_e, &|r| r.rip.ex()));
-    let words = [
-        lit(16, 0x4500),
-        ip_len.ex(),
-        lit(16, 0),
-        lit(16, 0x4000),
-        lit(16, 0x4011),
-        lip.slice(31, 16),
-        lip.slice(15, 0),
-        rip.slice(31, 16),
-        rip.slice(15, 0),
-    ];
-    let s = words.iter().fold(lit(20, 0), |acc, w| acc + w.zext(20));
-    let f1 = s.slice(15, 0).zext(17) + s.slice(19, 16).zext(17);
-    let f2 = f1.slice(15, 0) + f1.bit(16).zext(16);
-    let sum = m.net("rr_ip_sum", !f2);
-    let mut b: Vec<Expr> = Vec::new();
-    b.extend(be(&sel(&cq_e, &|r| r.rmac.ex()), 6));
-    b.extend(be(&sel(&cq_e, &|r| r.lmac.ex()), 6));
-    b.extend(be(&lit(16, 0x0800), 2));
-    b.extend(be(&lit(16, 0x4500), 2));
-    b.extend(be(&ip_len.ex(), 2));
-    b.extend(be(&lit(16, 0), 2));
-    b.extend(be(&lit(16, 0x4000), 2));
-    b.push(lit(8, 64));
-    b.push(lit(8, 17));
-    b.extend(be(&sum.ex(), 2));
-    b.extend(be(&lip.ex(), 4));
-    b.extend(be(&rip.ex(), 4));
-    b.extend(be(&(lit(16, 0xc000) + cur.qp.q.zext(16)), 2));
-    b.extend(be(&lit(16, 4791), 2));
-    b.extend(be(&udp_len.ex(), 2));
-    b.extend(be(&lit(16, 0), 2));
+    let f = NetFields {
+        rmac: sel(&cq_e, &|r| r.rmac.ex()),
+        lmac: sel(&cq_e, &|r| r.lmac.ex()),
+        lip: lip.ex(),
+        rip: rip.ex(),
+        ip_len: ip_len.ex(),
+        udp_len: udp_len.ex(),
+        sport: lit(16, 0xc000) + cur.qp.q.zext(16),
+    };
+    let sum = m.net("rr_ip_sum", ip_checksum(&f));
+    let msn = m.net("rr_msn", sel(&cq_e, &|r| r.msn.ex()));
+    m.comment(msn, "the current job's QP's MSN (its AETH)");
+    let mut b: Vec<Expr> = net_bytes(&f, &sum.ex());
     b.push(n_opc.ex());
     b.push(cat([lit(2, 0), n_pad.ex(), lit(4, 0)]));
     b.extend(be(&sel(&cq_e, &|r| r.pkey.ex()), 2));
@@ -303,7 +271,7 @@ pub fn responder(
     // AETH (ACK, the QP's MSN); a Middle's payload starts here instead, so these bytes are
     // only taken when the frame has an AETH (see `is_hdr` below).
     b.push(lit(8, 0x1f));
-    b.extend(be(&sel(&cq_e, &|r| r.msn.ex()), 3));
+    b.extend(be(&msn.ex(), 3));
     let new_hdr = m.net(
         "rr_next_hdr",
         cat([zeros(HDR * 8 - 58 * 8), cat(b.into_iter().rev())]),
@@ -405,15 +373,7 @@ pub fn responder(
             };
             let o = cat([k.ex(), lit(3, u128::from(l))]).zext(13);
             let off = (o.clone() - icrc_at).slice(1, 0);
-            let ib = mux(
-                off.eq(0u64),
-                crc_o.slice(7, 0),
-                mux(
-                    off.eq(1u64),
-                    crc_o.slice(15, 8),
-                    mux(off.eq(2u64), crc_o.slice(23, 16), crc_o.slice(31, 24)),
-                ),
-            );
+            let ib = icrc_byte(&crc_o.ex(), &off);
             mux(o.ge(icrc_at), ib, raw)
         })
         .collect();
