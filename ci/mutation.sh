@@ -54,6 +54,8 @@ mutants=(
   "DMA walker's windowed skip segment leaves out PRP1's bytes|dma_walker_w64_t3_l21.sv|s/assign skip_len = prp1_len + /assign skip_len = /|dma|dma_walker"
   "RoCE READ responder lets an ACK overtake a READ response before it|roce_w64_q2_d4.sv|s/assign rr_ack_hold = .*;/assign rr_ack_hold = 2'b00;/|rdma|rdma"
   "RoCE engine steps the expected PSN by one for any READ (not ceil(len / MTU))|roce_w64_q2_d4.sv|s/assign rr_span = (rr_span_raw == 24'd0) ? 24'd1 : rr_span_raw;/assign rr_span = 24'd1;/|rdma|rdma"
+  "RoCE engine answers a READ naming an in-capsule Write (its capsule gave no key; caught in about 5 of 100 cases)|roce_w64_q2_d4.sv|s/ \\& rx_key_keyed \\&/ \\&/|rdma|rdma"
+  "RoCE engine puts a Write's data in its capsule when SQE + data exceed the QP's MTU|roce_w64_q2_d4.sv|s/(cmd_len <= {11.d0, cmd_mtu - 13.h40})/(cmd_len <= {11'd0, cmd_mtu})/|rdma|rdma"
   "DMA engine routes R beats by the wrong ID bit|dma_engine_w64_t3_l21.sv|s/assign r_to_mover = m_axi_rid_i\[[0-9]*\];/assign r_to_mover = m_axi_rid_i[0];/|dma|dma_engine"
 )
 

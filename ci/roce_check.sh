@@ -24,8 +24,11 @@ opts=(-o ip.check_checksum:TRUE)
 total=$(tshark -r "$pcap" "${opts[@]}" | wc -l)
 roce=$(tshark -r "$pcap" "${opts[@]}" -Y 'infiniband && udp.dstport == 4791' | wc -l)
 bad=$(tshark -r "$pcap" "${opts[@]}" -Y '_ws.malformed || _ws.expert.severity == "Error" || ip.checksum.status == "Bad"' | wc -l)
-echo "roce_check: $frames frames recorded, tshark read $total, $roce dissected as RoCEv2 (InfiniBand over UDP 4791), $bad malformed or error frames ($pcap)"
+# Command capsules with in-capsule data: SEND Only longer than the 122 bytes of an SQE alone.
+icd=$(tshark -r "$pcap" "${opts[@]}" -Y 'infiniband.bth.opcode == 4 && frame.len > 122' | wc -l)
+echo "roce_check: $frames frames recorded, tshark read $total, $roce dissected as RoCEv2 (InfiniBand over UDP 4791), $bad malformed or error frames, $icd capsules with in-capsule data ($pcap)"
 fail=0
+[ "$icd" -gt 0 ] || { echo "roce_check: no capsule with in-capsule data was recorded (raise CASES)" >&2; fail=1; }
 [ "$total" -eq "$frames" ] && [ "$roce" -eq "$frames" ] || { echo "roce_check: not every frame was dissected as RoCEv2" >&2; fail=1; }
 [ "$bad" -eq 0 ] || { tshark -r "$pcap" "${opts[@]}" -Y '_ws.malformed || _ws.expert.severity == "Error"' | head >&2; fail=1; }
 "$venv/bin/python" ci/roce_icrc.py "$pcap" || fail=1

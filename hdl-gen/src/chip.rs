@@ -118,6 +118,7 @@ pub fn roce_params(cfg: &Config) -> crate::roce::RoceParams {
         qps: r.qps,
         outstanding: r.outstanding,
         mtu: r.mtu,
+        in_capsule_bytes: r.in_capsule_bytes,
     }
 }
 

@@ -167,6 +167,10 @@ pub struct Roce {
     /// Path MTU after reset, and the largest a QP's CSR may select, in bytes: 256, 512, 1024,
     /// 2048 or 4096. It sizes the RDMA WRITE payload buffer.
     pub mtu: u32,
+    /// In-capsule data: a Write of at most this many bytes whose capsule (64-byte SQE and the
+    /// data) fits one SEND Only at its QP's MTU carries its data in the capsule; 0: never.
+    /// At most the target's IOCCSZ * 16 - 64; a multiple of 16, up to 65536.
+    pub in_capsule_bytes: u32,
 }
 
 /// `[qos]`: the QoS arbiter and namespace isolation block.
@@ -490,6 +494,16 @@ impl Config {
                 message: format!(
                     "{} is not allowed; use 256, 512, 1024, 2048 or 4096 (the InfiniBand path MTUs)",
                     r.mtu
+                ),
+            });
+        }
+        if r.in_capsule_bytes > 65536 || !r.in_capsule_bytes.is_multiple_of(16) {
+            return Err(ConfigError {
+                file: file.to_path_buf(),
+                key: "roce.in_capsule_bytes".into(),
+                message: format!(
+                    "{} is not allowed; use a multiple of 16 from 0 to 65536 (the target's IOCCSZ * 16 - 64 at most)",
+                    r.in_capsule_bytes
                 ),
             });
         }

@@ -8,12 +8,13 @@ use hdl_gen::roce::{engine::engine, RoceParams};
 
 #[test]
 fn engine_is_clean_at_the_extremes() {
-    for (qps, outstanding, mtu) in [(1, 1, 256), (8, 16, 4096)] {
+    for (qps, outstanding, mtu, in_capsule_bytes) in [(1, 1, 256, 0), (8, 16, 4096, 65536)] {
         let p = RoceParams {
             data_width: 64,
             qps,
             outstanding,
             mtu,
+            in_capsule_bytes,
         };
         let mut d = Design::new("roce");
         let dma = DmaParams {

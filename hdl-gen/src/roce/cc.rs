@@ -397,14 +397,14 @@ impl Cc {
         m: &mut ModuleBuilder,
         capsule: Expr,
         cap_qp: Sig,
-        bytes: u32,
+        bytes: Expr,
         cnp: Sig,
         cnp_qp: Sig,
     ) {
         let nq = self.go.len() as u32;
         m.assign(self.sent_valid, capsule);
         m.assign(self.sent_qp, cap_qp.resize(self.qw));
-        m.assign(self.sent_bytes, lit(dcqcn::FRAME_BITS, u128::from(bytes)));
+        m.assign(self.sent_bytes, bytes.resize(dcqcn::FRAME_BITS));
         m.assign(
             self.cnp_done,
             mux(cnp, lit(nq, 1).shl_by(cnp_qp), lit(nq, 0)),
@@ -496,6 +496,7 @@ mod tests {
                 qps,
                 outstanding: 2,
                 mtu: 256,
+                in_capsule_bytes: 0,
             };
             let m = super::super::engine::engine(&p, &dma, ResetStyle::SyncHigh)
                 .unwrap_or_else(|e| panic!("{qps} QPs: {e}"));

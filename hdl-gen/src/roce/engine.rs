@@ -85,6 +85,19 @@ pub fn register_map(p: &RoceParams) -> Result<RegMap, Errors> {
         b.reg(name, 4 * i as u32, doc)
             .field("value", 0, 32, Access::Ro, 0, doc);
     }
+    b.reg(
+        "in_capsule",
+        0x7c,
+        "In-capsule data limit (roce.in_capsule_bytes)",
+    )
+    .field(
+        "bytes",
+        0,
+        17,
+        Access::Ro,
+        0,
+        "A Write of at most this many bytes whose capsule fits one SEND Only carries its data in the capsule",
+    );
     for q in 0..p.qps {
         let base = qp_base(q);
         let r = |n: &str| format!("qp{q}_{n}");
@@ -373,6 +386,11 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
     let rx_ready = m.output("s_axis_tready_o", 1);
 
     let u_csr = m.instance("u_csr", &csr);
+    m.bind(
+        u_csr,
+        "in_capsule_bytes_i",
+        lit(17, u128::from(p.in_capsule_bytes)),
+    );
     let cc = super::cc::attach(&mut m, u_csr, p, reset)?;
     let csr_out = |m: &mut ModuleBuilder, q: u32, reg: &str, field: &str| -> Sig {
         m.bind_out(u_csr, &format!("qp{q}_{reg}_{field}_o"))
@@ -742,15 +760,30 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         }
         e
     });
+    // A capsule with in-capsule data (its SGL an offset descriptor, 01h) is a job of the READ
+    // responder, which reads its data from host memory.
+    let rs_icd = m.net("resend_in_capsule", rs_sqe.slice(319, 312).eq(0x01u64));
     // A CNP (lowest QP that owes one) comes after the ACKs, before capsules.
     let cnp_q = pick_lowest(&mut m, "cnp_qp", cc.cnp_req.ex(), nq, qw);
     let load_cnp = m.net(
         "load_cnp",
         !t_busy & !rr_tx & !ack_pend_v.any() & cc.cnp_req.any(),
     );
+    // The READ responder's frames go before capsules, so a capsule never overtakes a capsule
+    // job queued before it.
+    let tx_cap_free = m.net(
+        "tx_capsule_free",
+        !t_busy & !rr_tx & !ack_pend_v.any() & !cc.cnp_req.any(),
+    );
+    m.comment(tx_cap_free, "the frame buffer may take a capsule");
+    let job_free = m.wire("rr_job_free", 1);
+    m.comment(
+        job_free,
+        "the READ responder takes a capsule job (not full, no READ request taken now)",
+    );
     let load_resend = m.net(
         "load_resend",
-        !t_busy & !rr_tx & !ack_pend_v.any() & !cc.cnp_req.any() & resend_v.any(),
+        resend_v.any() & mux(rs_icd, job_free, tx_cap_free),
     );
     m.comment(load_resend, "a capsule is loaded again (go-back-N)");
 
@@ -791,6 +824,7 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         e
     });
     let cmd_go = cc.go_of(&mut m, "cmd_cc_go", cmd_q);
+    let cmd_icd = m.wire("cmd_in_capsule", 1);
     let load_cmd = m.net(
         "load_cmd",
         cmd.valid
@@ -798,17 +832,18 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
             & !cmd_dead
             & has_free
             & !cmd_resending
-            & !t_busy
-            & !rr_tx
-            & !ack_pend_v.any()
             & !resend_v.any()
-            & !cc.cnp_req.any()
-            & cmd_go,
+            & cmd_go
+            & mux(cmd_icd, job_free, tx_cap_free),
     );
     m.comment(load_cmd, "a command capsule is loaded (and its slot taken)");
-    m.assign(load, load_ack | load_cnp | load_cmd | load_resend);
+    let cap_job = m.net("capsule_job", (load_cmd & cmd_icd) | (load_resend & rs_icd));
+    m.comment(cap_job, "a capsule with data goes to the READ responder");
+    let tbuf_cap = m.net("capsule_to_buffer", (load_cmd | load_resend) & !cap_job);
+    m.assign(load, load_ack | load_cnp | tbuf_cap);
 
-    // The capsule's SQE: PSDT 01b, DPTR one keyed SGL data block over the command's window.
+    // The capsule's SQE: PSDT 01b, DPTR one keyed SGL data block over the command's window,
+    // or (in-capsule data) an SGL data block with subtype Offset: offset 0, the data length.
     let opc = m.net("cmd_opc", sqe.slice(7, 0));
     let has_data = m.net(
         "cmd_has_data",
@@ -832,14 +867,34 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         cat([cmd_q.zext(8), cmd_slot.zext(8), sqe.slice(31, 16)]),
     );
     m.comment(key, "the window's key: {qp, slot, cid}");
+    let cmd_mtu = m.net("cmd_mtu", sel_q(cmd_q, &|x| x.mtu.ex()));
+    m.assign(
+        cmd_icd,
+        opc.eq(0x01u64)
+            & dlen.le(u64::from(p.in_capsule_bytes.min(0xff_ffff)))
+            & dlen.le((cmd_mtu - 64u64).zext(24)),
+    );
+    m.comment(
+        cmd_icd,
+        "a Write of at most roce.in_capsule_bytes whose capsule fits one SEND Only",
+    );
+    let dptr_out = m.net(
+        "capsule_dptr",
+        mux(
+            cmd_icd,
+            cat([lit(8, 0x01), zeros(24), dlen.zext(32), zeros(64)]),
+            cat([lit(8, 0x40), key.ex(), dlen.ex(), zeros(64)]),
+        ),
+    );
+    m.comment(
+        dptr_out,
+        "keyed SGL data block (40h), address 0: offsets within the window; or data block, offset 0 (01h)",
+    );
     let new_sqe = m.net(
         "capsule_sqe",
         cat([
             sqe.slice(511, 320), // CDW10-15
-            lit(8, 0x40),        // keyed SGL data block, address subtype
-            key.ex(),
-            dlen.ex(),
-            zeros(64),          // address 0: offsets within the window
+            dptr_out.ex(),
             sqe.slice(191, 16), // CID .. MPTR
             lit(2, 1),          // PSDT 01b
             sqe.slice(13, 0),
@@ -851,11 +906,16 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
     );
     let cap_q = m.net("capsule_qp", mux(load_resend, rs_q, cmd_q));
     let cap_sqe = m.net("capsule_out_sqe", mux(load_resend, rs_sqe, new_sqe));
+    let cap_dlen = m.net("capsule_data_len", cap_sqe.slice(271, 256));
+    m.comment(
+        cap_dlen,
+        "the capsule's SGL length (low bits): its in-capsule bytes on a job (< MTU)",
+    );
     cc.on_transmit(
         &mut m,
         (load_cmd | load_resend).ex(),
         cap_q,
-        122,
+        mux(cap_job, cap_dlen + 122u64, lit(16, 122)),
         load_cnp,
         cnp_q,
     );
@@ -932,7 +992,7 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
             c.set(tlen.d, u64::from(super::cc::CNP_BYTES));
             c.set(tidx.d, 0u64);
         })
-        .else_if(load_cmd | load_resend, |c| {
+        .else_if(tbuf_cap, |c| {
             c.set(tbuf.d, cap_frame);
             c.set(tlen.d, 122u64);
             c.set(tidx.d, 0u64);
@@ -1358,10 +1418,19 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         "rx_key_opcode",
         slot_f(&|x, s| x.slot_sqe[s].q.slice(7, 0), kslot),
     );
+    let k_keyed = m.net(
+        "rx_key_keyed",
+        slot_f(&|x, s| x.slot_sqe[s].q.slice(319, 312), kslot).eq(0x40u64),
+    );
+    m.comment(
+        k_keyed,
+        "the keyed command's capsule gave a key (its data not in the capsule)",
+    );
     let key_rd_ok = m.net(
         "rx_read_key_ok",
         key_qp.eq(rq.zext(8))
             & k_valid
+            & k_keyed
             & (k_opc.eq(0x01u64) | k_opc.eq(0x05u64))
             & k_fits
             & k_bounds,
@@ -1583,6 +1652,11 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
     let md_dtag = m.bind_out(u_dma, "m_data_tag_o");
     m.unused("dma_m_data_tag", md_dtag);
     let rd_ready = m.net("rr_cmd_ready", s_cmd_ready & !dc_v.q);
+    let rr_cap_sqe = m.wire("rr_capsule_sqe", 512);
+    m.comment(
+        rr_cap_sqe,
+        "the SQE of the READ responder's current job's slot",
+    );
     let rr_in = RespIn {
         qps: qps
             .iter()
@@ -1611,6 +1685,39 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
             slot_f(&|x, s| x.slot_sgl.q.bit(s as u32), kslot),
         ),
         dlen: k_dlen_l,
+        cap_accept: cap_job,
+        cap_qp: cap_q,
+        cap_slot: m.net("capsule_job_slot", mux(load_resend, rs_slot, cmd_slot)),
+        cap_psn: m.net(
+            "capsule_job_psn",
+            sel_q(cap_q, &|x| mux(load_resend, x.rpsn.q, x.spsn.q)),
+        ),
+        cap_len: m.net("capsule_job_len", cap_dlen.resize(l)),
+        cap_dptr: m.net(
+            "capsule_job_dptr",
+            mux(
+                load_resend,
+                {
+                    let mut e = lit(128, 0);
+                    for (q, x) in qps.iter().enumerate() {
+                        for (s, r) in x.slot_dptr.iter().enumerate() {
+                            e = mux(rs_q.eq(q as u64) & rs_slot.eq(s as u64), r.q, e);
+                        }
+                    }
+                    e
+                },
+                sqe.slice(319, 192),
+            ),
+        ),
+        cap_sgl: m.net(
+            "capsule_job_sgl",
+            mux(
+                load_resend,
+                sel_q(rs_q, &|x| x.slot_sgl.q.ex().shr_by(rs_slot).bit(0)),
+                sqe.slice(15, 14).ne(0u64),
+            ),
+        ),
+        cap_sqe: rr_cap_sqe,
         tbuf_busy: t_busy,
         ack_any: m.net("ack_any", ack_pend_v.any()),
         axis_ready: tx_ready,
@@ -1621,6 +1728,16 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         md_last,
     };
     let rr = responder(&mut m, p, &rr_in, sw, l, reset)?;
+    m.assign(rr_cap_sqe, {
+        let mut e = lit(512, 0);
+        for (q, x) in qps.iter().enumerate() {
+            for (s, r) in x.slot_sqe.iter().enumerate() {
+                e = mux(rr.cur_qp.eq(q as u64) & rr.cur_slot.eq(s as u64), r.q, e);
+            }
+        }
+        e
+    });
+    m.assign(job_free, !rr.full & !rd_accept);
     m.assign(rr_hold, rr.ack_hold);
     m.assign(rr_tx, rr.tx);
     m.assign(rr_valid, rr.valid);
@@ -1744,6 +1861,9 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
             issue: rec_issue,
             issue_qp: rq,
             issue_slot: rec_issue_slot,
+            issue2: cap_job,
+            issue2_qp: cap_q,
+            issue2_slot: rr_in.cap_slot,
             answer: md_v,
             answer_qp: md_qp,
             answer_slot: md_slot,
@@ -2079,7 +2199,7 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         ("tx_retransmits", ev(load_resend.ex())),
         ("rx_writes", ev(ev_wr_ok.ex())),
         ("rx_reads", ev(rd_accept.ex())),
-        ("tx_read_resp", ev(rr.frame_done.ex())),
+        ("tx_read_resp", ev(rr.resp_done.ex())),
     ];
     for (name, inc) in incs {
         let c = m.reg(&format!("cnt_{name}"), 32, 0);

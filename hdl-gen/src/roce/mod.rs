@@ -43,7 +43,8 @@
 //! A command capsule is one SEND Only (opcode 04h, AckReq set) of the 64-byte SQE with PSDT
 //! 01b and DPTR rewritten to one keyed SGL data block (identifier 40h): address 0, length
 //! `(NLB + 1) * 512` for Read, Write and Compare (0 otherwise), key `{qp[7:0], slot[7:0],
-//! cid[15:0]}`, the window the target's RDMA READ/WRITE will be checked against. Its PSN is the
+//! cid[15:0]}`, the window the target's RDMA READ/WRITE will be checked against, or, for a Write
+//! with in-capsule data (below), one SGL data block with subtype Offset. Its PSN is the
 //! QP's next send PSN. ACKs (opcode 11h, AETH) answer received requests; READ responses
 //! (below) answer RDMA READ requests. Frame sources in priority order: an ACK/NAK (one held
 //! behind an earlier READ response), a READ response, a CNP (below), a capsule sent again, a
@@ -186,6 +187,28 @@
 //! error). A QP that goes to error while a job is queued still sends that job's responses (its
 //! DMA command is out; the QP's drain waits for it).
 //!
+//! # In-capsule data
+//!
+//! A Write (01h) of `n = (NLB + 1) * 512` bytes with `n <= roce.in_capsule_bytes` and `64 + n`
+//! at most its QP's MTU (one SEND Only; at MTU 4096 up to 3584 bytes, at 1024 up to 512)
+//! carries its data in its capsule: DPTR is an SGL data block with subtype Offset (identifier
+//! 01h, offset 0, length `n`), the SQE is followed by the `n` bytes read from host memory, and
+//! the target needs no RDMA READ. `roce.in_capsule_bytes` must not exceed what the target
+//! accepts (IOCCSZ * 16 - 64); larger Writes keep the keyed SGL.
+//!
+//! The capsule is a job of the READ responder (`read.rs`): in the cycle the command is taken
+//! (or sent again) the job is queued with its QP, slot and PSN, and one windowed DMA command
+//! (read direction, tag `{qp, slot}`, the command's own PRP or SGL, window `0 .. n`) is
+//! issued, counted in the slot's record as a READ fetch is; the frame (SEND Only, AckReq,
+//! 122 + n bytes) goes out when its turn in the responder comes, the ICRC computed as it
+//! streams. A capsule with data waits while the responder holds two jobs (or its last job's
+//! DMA command) or a READ request is taken that cycle. The responder's frames go before the
+//! frame buffer's capsules, so capsules leave in PSN order. Sent again (go-back-N,
+//! timeout, RNR), it is read from host memory again. DCQCN counts its 122 + n bytes. A DMA
+//! read error sends zeros in place of the bytes not read and completes the command with the
+//! DMA status, as for a READ response. A READ request naming a slot whose capsule carried its
+//! data (no key was given) is a remote access error (NAK 62h).
+//!
 //! # Retransmission (go-back-N)
 //!
 //! Each command slot keeps its capsule's SQE and PSN. Per QP, `una` is the oldest capsule PSN
@@ -213,7 +236,8 @@
 //! 62h (fatal) stays. A QP in error (or disabled) completes its outstanding commands with 22h;
 //! clearing `ctrl.en` resets it, and while it is clear the QP's PSNs follow the CSRs.
 //!
-//! Not in this block yet (issue 7): WRITE with immediate, in-capsule data; the engine's own
+//! Not in this block yet (issue 7): WRITE with immediate, multi-packet SENDs (in-capsule data
+//! larger than one MTU); the engine's own
 //! frames carry ECN 00 (Not-ECT: a switch should not mark them; the test link marks them
 //! anyway).
 //!
@@ -235,7 +259,7 @@
 //!   the alpha and increase timers and the bytes sent raise it back (fast recovery, additive,
 //!   hyper increase). A capsule (new or sent again) starts only while `may_send_o[q]` (the
 //!   QP's byte credit at its rate `Rc`) allows, and is reported to the block with its 122
-//!   bytes in the cycle it is loaded; ACKs, NAKs and CNPs are not paced. A QP at the line rate
+//!   bytes (122 + n with in-capsule data) in the cycle it is loaded; ACKs, NAKs and CNPs are not paced. A QP at the line rate
 //!   is never held.
 //! - CSRs: `dcqcn_*` (global; reset values `cc::defaults`: `DcqcnDefaults` for a line of 64 bits
 //!   at 250 MHz, 16 Gb/s), `qpN_rate` (Rc, Rt) and `qpN_alpha` read back, counters `cnp_tx`,
@@ -260,6 +284,9 @@ pub struct RoceParams {
     /// Path MTU a QP's `mtu` CSR holds after reset and the largest it may select, in bytes
     /// (256 to 4096, a power of two); it sizes the payload buffer.
     pub mtu: u32,
+    /// A Write of at most this many bytes whose capsule fits one SEND Only at its QP's MTU
+    /// carries its data in the capsule (0: never).
+    pub in_capsule_bytes: u32,
 }
 
 impl RoceParams {

@@ -4,14 +4,19 @@
 //! or Only), segmented at the QP's MTU, with the ICRC computed as the frame streams. Rules in
 //! `mod.rs` ("RDMA READ").
 //!
+//! A command capsule with in-capsule data (`mod.rs`, "In-capsule data") is a job of the same
+//! queue: its data is read by one DMA command and sent as one SEND Only of the 64-byte SQE
+//! followed by the data. Sharing the queue keeps `m_data` in the order of the DMA commands.
+//!
 //! Streaming: the frame is produced in beats `A(a)` of frame bytes `8a - 2 .. 8a + 6` (so
 //! `A(a)`, `a >= 2`, is exactly the ICRC input beat at frame byte `14 + 8(a - 2)`); the CRC
 //! takes `A(a)` as it enters register `B` (the older one moves to `C`), and the output beat
 //! `a - 2` is `C` lanes 2-7 followed by `B` lanes 0-1, so every byte before the ICRC has gone
 //! through the CRC when the ICRC's beat leaves. The payload (DMA `m_data`, packed from lane 0)
-//! starts at frame byte 54 (Middle: `A` lanes 0-7 of one `m_data` beat) or 58 (with an AETH:
-//! lanes 4-7 of this beat and 0-3 of the previous one, kept in `carry`): one beat in, one beat
-//! out, a cycle per frame to load its header.
+//! starts at frame byte 54 (Middle: `A` lanes 0-7 of one `m_data` beat), 58 (with an AETH:
+//! lanes 4-7 of this beat and 0-3 of the previous one, kept in `carry`) or 118 (a capsule: the
+//! BTH and the SQE before it, lanes 0-7 again): one beat in, one beat out, a cycle per frame to
+//! load its header.
 
 use super::frame::{be, byte, icrc_byte, ip_checksum, net_bytes, NetFields, ICRC_MASKED};
 use super::RoceParams;
@@ -52,6 +57,18 @@ pub struct RespIn {
     pub dptr: Sig,
     pub sgl: Sig,
     pub dlen: Sig,
+    /// A command capsule with in-capsule data becomes a job this cycle (never with `accept`):
+    /// its QP, slot, PSN, data length (DMA length width, at most the QP's MTU - 64), its
+    /// command's own data pointer and PSDT bit.
+    pub cap_accept: Sig,
+    pub cap_qp: Sig,
+    pub cap_slot: Sig,
+    pub cap_psn: Sig,
+    pub cap_len: Sig,
+    pub cap_dptr: Sig,
+    pub cap_sgl: Sig,
+    /// The capsule SQE (as sent) of slot `RespOut::cur_slot` of QP `RespOut::cur_qp`.
+    pub cap_sqe: Sig,
     /// The frame buffer path is sending.
     pub tbuf_busy: Sig,
     /// An ACK not held back wants the transmitter.
@@ -67,8 +84,12 @@ pub struct RespIn {
 
 /// The signals the responder gives back.
 pub struct RespOut {
-    /// A READ request cannot be taken now (both jobs taken or a DMA command waiting).
+    /// A READ request or a capsule job cannot be taken now (both jobs taken or a DMA command
+    /// waiting).
     pub full: Sig,
+    /// The current job's QP and slot (its capsule SQE comes back as `RespIn::cap_sqe`).
+    pub cur_qp: Sig,
+    pub cur_slot: Sig,
     /// Bit q: QP q's pending ACK waits for a READ response before it.
     pub ack_hold: Sig,
     /// The responder holds the transmitter (loading or streaming a frame).
@@ -88,8 +109,10 @@ pub struct RespOut {
     pub last: Sig,
     /// Bytes of the beat leaving now (0 when none).
     pub beat_bytes: Sig,
-    /// A READ response frame's last beat leaves.
+    /// A frame's last beat leaves (a READ response or a capsule).
     pub frame_done: Sig,
+    /// A READ response frame's last beat leaves.
+    pub resp_done: Sig,
 }
 
 /// PSNs a READ of `len` [24] bytes takes at path MTU `mtu` [13] (a power of two up to
@@ -107,8 +130,9 @@ pub fn psn_span(m: &mut ModuleBuilder, p: &RoceParams, len: Expr, mtu: Sig) -> S
     m.net("rr_span", mux(e.eq(0u64), lit(24, 1), e.ex()))
 }
 
-/// Header bytes kept: Ethernet to AETH (58), rounded up to whole beats.
-const HDR: u32 = 64;
+/// Header bytes kept: Ethernet to the end of a capsule's SQE (118), up to the beat `A(15)`
+/// where its data starts.
+const HDR: u32 = 120;
 
 /// Builds the responder into `m`. `tag_qp_bits` and `sw` size the DMA tag `{qp, slot}`; `l` is
 /// the DMA length width.
@@ -138,6 +162,8 @@ pub fn responder(
         psn: Reg,
         left: Reg,
         first: Reg,
+        cap: Reg,
+        slot: Reg,
     }
     let job = |m: &mut ModuleBuilder, n: &str| Job {
         v: m.reg(&format!("rr_{n}_valid"), 1, 0),
@@ -146,16 +172,18 @@ pub fn responder(
         psn: m.reg(&format!("rr_{n}_psn"), 24, 0),
         left: m.reg(&format!("rr_{n}_left"), 24, 0),
         first: m.reg(&format!("rr_{n}_first"), 1, 0),
+        cap: m.reg(&format!("rr_{n}_capsule"), 1, 0),
+        slot: m.reg(&format!("rr_{n}_slot"), sw, 0),
     };
     let cur = job(m, "cur");
-    m.comment(cur.v.q, "the READ job being answered");
-    let nxt = job(m, "next");
     m.comment(
-        nxt.v.q,
-        "the READ job after it (its DMA command already issued)",
+        cur.v.q,
+        "the job being sent (a READ's responses or a capsule with data)",
     );
+    let nxt = job(m, "next");
+    m.comment(nxt.v.q, "the job after it (its DMA command already issued)");
     let rc_v = m.reg("rr_cmd_pending", 1, 0);
-    m.comment(rc_v.q, "a READ job's DMA command waits for s_cmd");
+    m.comment(rc_v.q, "a job's DMA command waits for s_cmd");
     let tw = x.qp.width() + sw;
     let rc_tag = m.reg("rr_cmd_tag", tw, 0);
     let rc_sgl = m.reg("rr_cmd_sgl", 1, 0);
@@ -179,14 +207,24 @@ pub fn responder(
             c.set(rc_off.d, x.va);
             c.set(rc_wlen.d, x.len);
         });
+        c.if_(x.cap_accept, |c| {
+            c.set(rc_v.d, 1u64);
+            c.set(rc_tag.d, cat([x.cap_qp.ex(), x.cap_slot.ex()]));
+            c.set(rc_sgl.d, x.cap_sgl);
+            c.set(rc_dptr.d, x.cap_dptr);
+            c.set(rc_len.d, x.cap_len);
+            c.set(rc_off.d, 0u64);
+            c.set(rc_wlen.d, x.cap_len);
+        });
     });
     // Hold a QP's ACK while a job of that QP at or before its PSN is due.
     let mut bits = Vec::new();
     for q in 0..nq {
         let r = x.qps[q as usize];
         // 24-bit serial order: the ACK's PSN is the job's first PSN or after it.
-        let after =
-            |j: &Job| j.v.q & j.qp.eq(u64::from(q)) & (r.ack_psn - j.psn0.q).lt(0x80_0000u64);
+        let after = |j: &Job| {
+            j.v.q & !j.cap.q & j.qp.eq(u64::from(q)) & (r.ack_psn - j.psn0.q).lt(0x80_0000u64)
+        };
         let b = after(&cur) | after(&nxt);
         bits.push(r.ack_pend & b);
     }
@@ -201,6 +239,8 @@ pub fn responder(
         "its header bytes (Ethernet to AETH), byte 0 in bits 7:0",
     );
     let aeth = m.reg("rr_aeth", 1, 0);
+    let capf = m.reg("rr_capsule", 1, 0);
+    m.comment(capf.q, "the frame is a capsule (SEND Only, SQE and data)");
     let plen = m.reg("rr_plen", 13, 0);
     m.comment(plen.q, "its payload bytes");
     let flen = m.reg("rr_flen", 13, 0);
@@ -225,23 +265,33 @@ pub fn responder(
         "rr_next_plen",
         mux(last_pkt, cur.left.q.slice(12, 0), q_mtu.ex()),
     );
-    let n_aeth = m.net("rr_next_aeth", cur.first.q | last_pkt);
+    let n_aeth = m.net("rr_next_aeth", !cur.cap.q & (cur.first.q | last_pkt));
     let n_opc = m.net(
         "rr_next_opcode",
         mux(
-            cur.first.q & last_pkt,
-            lit(8, 0x10),
+            cur.cap.q,
+            lit(8, 0x04),
             mux(
-                cur.first.q,
-                lit(8, 0x0d),
-                mux(last_pkt, lit(8, 0x0f), lit(8, 0x0e)),
+                cur.first.q & last_pkt,
+                lit(8, 0x10),
+                mux(
+                    cur.first.q,
+                    lit(8, 0x0d),
+                    mux(last_pkt, lit(8, 0x0f), lit(8, 0x0e)),
+                ),
             ),
         ),
     );
     let n_pad = m.net("rr_next_pad", (lit(2, 0) - n_pay.slice(1, 0)).ex());
     let n_flen = m.net(
         "rr_next_flen",
-        n_pay + n_pad.zext(13) + mux(n_aeth, lit(13, 62), lit(13, 58)),
+        n_pay
+            + n_pad.zext(13)
+            + mux(
+                cur.cap.q,
+                lit(13, 122),
+                mux(n_aeth, lit(13, 62), lit(13, 58)),
+            ),
     );
     let ip_len = m.net("rr_next_ip_len", (n_flen - 14u64).zext(16));
     let udp_len = m.net("rr_next_udp_len", (n_flen - 34u64).zext(16));
@@ -266,15 +316,25 @@ pub fn responder(
     b.extend(be(&sel(&cq_e, &|r| r.pkey.ex()), 2));
     b.push(lit(8, 0));
     b.extend(be(&sel(&cq_e, &|r| r.rqpn.ex()), 3));
-    b.push(lit(8, 0));
+    // AckReq on a capsule.
+    b.push(cat([cur.cap.q.ex(), zeros(7)]));
     b.extend(be(&cur.psn.q.ex(), 3));
-    // AETH (ACK, the QP's MSN); a Middle's payload starts here instead, so these bytes are
-    // only taken when the frame has an AETH (see `is_hdr` below).
-    b.push(lit(8, 0x1f));
-    b.extend(be(&msn.ex(), 3));
+    // A capsule's SQE; else the AETH (ACK, the QP's MSN), where a Middle's payload starts
+    // instead: the bytes after the header (`rr_hdr_end`) are not taken.
+    let sqe = x.cap_sqe.ex();
+    let aeth_b = [
+        lit(8, 0x1f),
+        byte(&msn.ex(), 2),
+        byte(&msn.ex(), 1),
+        byte(&msn.ex(), 0),
+    ];
+    for (i, a) in aeth_b.into_iter().enumerate() {
+        b.push(mux(cur.cap.q, byte(&sqe, i as u32), a));
+    }
+    b.extend((4..64).map(|i| byte(&sqe, i)));
     let new_hdr = m.net(
         "rr_next_hdr",
-        cat([zeros(HDR * 8 - 58 * 8), cat(b.into_iter().rev())]),
+        cat([zeros(HDR * 8 - 118 * 8), cat(b.into_iter().rev())]),
     );
     let load = m.net("rr_load", cur.v.q & !on.q & !x.tbuf_busy & !x.ack_any);
     m.comment(
@@ -283,13 +343,18 @@ pub fn responder(
     );
 
     // ---- the beat A(a)
-    let h_end = m.net("rr_hdr_end", mux(aeth.q, lit(13, 60), lit(13, 56)));
+    let h_end = m.net(
+        "rr_hdr_end",
+        mux(capf.q, lit(13, 120), mux(aeth.q, lit(13, 60), lit(13, 56))),
+    );
     m.comment(h_end, "frame offset + 2 of the payload's first byte");
     let p_end = m.net("rr_pay_end", h_end + plen.q);
     let n_d = m.net("rr_pay_beats", (plen.q + 7u64).slice(12, 3).zext(10));
     let n_out = m.net("rr_frame_beats", (flen.q + 7u64).slice(12, 3).zext(10));
-    let ai = m.net("rr_pay_index", a.q - 7u64);
-    let need_d = m.net("rr_need_data", a.q.ge(7u64) & ai.lt(n_d));
+    let a0 = m.net("rr_pay_a0", mux(capf.q, lit(10, 15), lit(10, 7)));
+    m.comment(a0, "the beat A(a) that takes the first payload beat");
+    let ai = m.net("rr_pay_index", a.q - a0);
+    let need_d = m.net("rr_need_data", a.q.ge(a0) & ai.lt(n_d));
     m.comment(need_d, "A(a) takes a payload beat from m_data");
     let a_avail = m.net("rr_a_ready", !need_d | x.md_valid);
     let step = m.net(
@@ -405,6 +470,7 @@ pub fn responder(
         c.set(on.d, on.q);
         c.set(hdr.d, hdr.q);
         c.set(aeth.d, aeth.q);
+        c.set(capf.d, capf.q);
         c.set(plen.d, plen.q);
         c.set(flen.d, flen.q);
         c.set(a.d, a.q);
@@ -416,6 +482,7 @@ pub fn responder(
             c.set(on.d, 1u64);
             c.set(hdr.d, new_hdr);
             c.set(aeth.d, n_aeth);
+            c.set(capf.d, cur.cap.q);
             c.set(plen.d, n_pay);
             c.set(flen.d, n_flen);
             c.set(a.d, 1u64);
@@ -442,6 +509,8 @@ pub fn responder(
             c.set(j.psn.d, j.psn.q);
             c.set(j.left.d, j.left.q);
             c.set(j.first.d, j.first.q);
+            c.set(j.cap.d, j.cap.q);
+            c.set(j.slot.d, j.slot.q);
         }
         c.if_(done, |c| {
             c.set(cur.psn.d, cur.psn.q + 1u64);
@@ -455,17 +524,31 @@ pub fn responder(
             c.set(cur.psn.d, nxt.psn.q);
             c.set(cur.left.d, nxt.left.q);
             c.set(cur.first.d, nxt.first.q);
+            c.set(cur.cap.d, nxt.cap.q);
+            c.set(cur.slot.d, nxt.slot.q);
             c.set(nxt.v.d, 0u64);
         });
         let into_cur = (!cur.v.q | (fin & !nxt.v.q)).ex();
         for (j, cond) in [(&cur, into_cur.clone()), (&nxt, !into_cur)] {
-            c.if_(x.accept & cond, |c| {
+            c.if_(x.accept & cond.clone(), |c| {
                 c.set(j.v.d, 1u64);
                 c.set(j.qp.d, x.qp);
                 c.set(j.psn0.d, x.psn);
                 c.set(j.psn.d, x.psn);
                 c.set(j.left.d, x.len.zext(24));
                 c.set(j.first.d, 1u64);
+                c.set(j.cap.d, 0u64);
+                c.set(j.slot.d, x.slot);
+            });
+            c.if_(x.cap_accept & cond, |c| {
+                c.set(j.v.d, 1u64);
+                c.set(j.qp.d, x.cap_qp);
+                c.set(j.psn0.d, x.cap_psn);
+                c.set(j.psn.d, x.cap_psn);
+                c.set(j.left.d, x.cap_len.zext(24));
+                c.set(j.first.d, 1u64);
+                c.set(j.cap.d, 1u64);
+                c.set(j.slot.d, x.cap_slot);
             });
         }
     });
@@ -473,6 +556,8 @@ pub fn responder(
     let tx = m.net("rr_tx", on.q | load);
     Ok(RespOut {
         full,
+        cur_qp: cur.qp.q,
+        cur_slot: cur.slot.q,
         ack_hold: hold,
         tx,
         cmd_valid: rc_v.q,
@@ -490,5 +575,6 @@ pub fn responder(
         last: out_last,
         beat_bytes,
         frame_done: done,
+        resp_done: m.net("rr_resp_done", done & !capf.q),
     })
 }

@@ -1,8 +1,8 @@
 //! Per-slot completion records of the RoCEv2 engine: a response capsule's CQE is kept in its
 //! command slot, so the receiver moves on at once; the completion leaves on `io_cpl` only when
 //! every DMA command of that command has been answered by host memory: the payloads of its
-//! RDMA WRITEs (a Read's data), and the fetches of its READ responses (a Write's data, whose
-//! read errors replace the CQE's status). The completion never overtakes its data, and later
+//! RDMA WRITEs (a Read's data), and the fetches of its READ responses or of its in-capsule data
+//! (a Write's data, whose read errors replace the CQE's status). The completion never overtakes its data, and later
 //! frames never wait for it.
 //!
 //! Per slot: `done` (the CQE is recorded), the CQE's status and DW0, and `open`, the slot's
@@ -36,6 +36,11 @@ pub(super) struct Events {
     pub issue: Sig,
     pub issue_qp: Sig,
     pub issue_slot: Sig,
+    /// A capsule job's DMA command (its in-capsule data) is decided, in the same cycle as
+    /// `issue` or not.
+    pub issue2: Sig,
+    pub issue2_qp: Sig,
+    pub issue2_slot: Sig,
     /// The DMA engine answers a command of that QP and slot (`m_done`).
     pub answer: Sig,
     pub answer_qp: Sig,
@@ -149,8 +154,12 @@ impl Records {
                 m.assign(st.d, mux(rec.clone(), ev.status, st.q));
                 m.assign(d0.d, mux(rec, ev.dw0, d0.q));
                 let up = here(ev.issue, ev.issue_qp, ev.issue_slot, s);
+                let up2 = here(ev.issue2, ev.issue2_qp, ev.issue2_slot, s);
                 let down = here(ev.answer, ev.answer_qp, ev.answer_slot, s);
-                m.assign(wr.d, wr.q + up.zext(OPEN_W) - down.zext(OPEN_W));
+                m.assign(
+                    wr.d,
+                    wr.q + up.zext(OPEN_W) + up2.zext(OPEN_W) - down.zext(OPEN_W),
+                );
             }
             let set = m.net(
                 &format!("qp{q}_slot_done_set"),

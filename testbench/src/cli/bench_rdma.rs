@@ -20,6 +20,13 @@
 //!   response payload over the transmit stream's raw rate, and over the wire-format limit: the
 //!   payload's share of the frame bytes the engine sent meanwhile (READ response headers, AETH,
 //!   pad, ICRC, capsules and ACKs).
+//! - In-capsule data: Writes of 512 bytes, 2 KiB and 3.5 KiB at path MTU 4096 (each capsule
+//!   carries its data: `roce.in_capsule_bytes` permitting, see the `in-capsule` count), side by
+//!   side with the same Writes at MTU 2048 or 1024 where they do not fit one SEND Only and the
+//!   target fetches them by RDMA READ. Measured as the host writes (the data after the SQE is
+//!   the payload, the capsule's other 122 bytes overhead), plus Writes per 1000 cycles over
+//!   that span, and the latency of one Write alone (io_cmd valid to its io_cpl, through the
+//!   harness's link and a target answering at once: the RDMA READ round trip saved).
 //!
 //! A benchmark to read, not a timed test.
 
@@ -72,12 +79,27 @@ fn writes() -> i32 {
     println!(
         "host writes (RDMA READ responses from host memory through the DMA engine), over two QPs:"
     );
-    for (bytes, count) in [(4096usize, 64usize), (128 * 1024, 8)] {
-        for (mtu, code) in [(1024, 3u8), (4096, 5)] {
-            match bench_writes(count, bytes, code).and_then(|r| write_row(bytes, count, mtu, &r)) {
-                Ok(()) => {}
+    let sizes = [(4096usize, 64usize, 3u8), (128 * 1024, 8, 3)];
+    let small = [(512usize, 128usize, 2u8), (2048, 128, 4), (3584, 64, 4)];
+    for (i, &(bytes, count, low)) in sizes.iter().chain(&small).enumerate() {
+        if i == sizes.len() {
+            println!("in-capsule data: small Writes at MTU 4096 (in the capsule) beside a smaller MTU (fetched by RDMA READ):");
+        }
+        for code in [low, 5] {
+            let mtu = 128usize << code;
+            let alone = if i < sizes.len() {
+                Ok(None)
+            } else {
+                bench_writes(1, bytes, code).map(|r| Some(r.cmd_to_cpl))
+            };
+            match bench_writes(count, bytes, code)
+                .and_then(|r| write_row(bytes, count, mtu, &r))
+                .and(alone)
+            {
+                Ok(None) => {}
+                Ok(Some(c)) => println!("      one Write alone: io_cmd valid to io_cpl {c} cycles"),
                 Err(e) => {
-                    eprintln!("testbench: {} KiB writes at MTU {mtu}: {e}", bytes / 1024);
+                    eprintln!("testbench: {bytes}-byte writes at MTU {mtu}: {e}");
                     return 1;
                 }
             }
@@ -126,10 +148,16 @@ fn write_row(bytes: usize, count: usize, mtu: usize, r: &Stats) -> Result<(), St
     }
     let raw = r.wr_payload as f64 / (r.wr_cycles * r.lanes) as f64;
     let limit = r.wr_payload as f64 / r.wr_wire as f64;
+    let size = if bytes.is_multiple_of(1024) {
+        format!("{:>3} KiB", bytes / 1024)
+    } else {
+        format!("{bytes} B")
+    };
     println!(
-        "  {:>3} KiB writes x{count:<2} MTU {mtu}: goodput {raw:.3} of the stream, wire-format limit {limit:.3}, {:.3} of the limit ({} payload bytes in {} frame bytes in {} cycles)",
-        bytes / 1024,
+        "  {size} writes x{count:<3} MTU {mtu}: goodput {raw:.3} of the stream, wire-format limit {limit:.3}, {:.3} of the limit; {:.2} writes per 1000 cycles, {} in-capsule ({} payload bytes in {} frame bytes in {} cycles)",
         raw / limit,
+        1000.0 * count as f64 / r.wr_cycles as f64,
+        r.icd_capsules,
         r.wr_payload,
         r.wr_wire,
         r.wr_cycles

@@ -43,7 +43,7 @@
 //! Hostile frames for the receiver's checks are made by [`Target::hostile`].
 
 use super::roce::{op, Aeth, Bth, Net, Packet, Reth};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 /// Namespace block size.
 pub const BLOCK: usize = 512;
@@ -136,6 +136,12 @@ pub enum Hostile {
     /// The QP's next Write inside the namespace with a keyed SGL (not in-capsule data) asks,
     /// in sequence, for one byte beyond its window (VA 1, its whole length): NAK 62h.
     ReadOutOfWindow,
+    /// Every QP's next Write inside the namespace with in-capsule data (in-capsule Writes are
+    /// few, so all QPs wait for one; the harness arms it before the first command) is
+    /// answered, in sequence, by an RDMA READ request of 16 bytes with the key it would most
+    /// likely have had (`{qp, slot, cid}`, the lowest slot no unanswered keyed capsule names)
+    /// instead of a response: its capsule gave no key, so NAK 62h.
+    ReadInCapsule,
     /// A UDP frame to another port.
     OtherPort,
     /// A response capsule of 20 bytes at the expected PSN: NAK 61h, the QP ends.
@@ -202,6 +208,11 @@ struct TQp {
     oob_read_next: bool,
     /// The next Read is answered by a READ request with its key (`Hostile::ReadNotWrite`).
     read_key_next: bool,
+    /// The next in-capsule Write is answered by a READ request (`Hostile::ReadInCapsule`).
+    icd_key_next: bool,
+    /// Command slots of the keyed capsules not yet answered (their keys name them): an
+    /// in-capsule Write most likely holds the lowest other one.
+    keyed_slots: BTreeMap<u16, u8>,
     dead: bool,
     /// Timeouts in a row without an ACK.
     retries: u32,
@@ -297,6 +308,8 @@ impl Target {
                     reissued: None,
                     oob_read_next: false,
                     read_key_next: false,
+                    icd_key_next: false,
+                    keyed_slots: BTreeMap::new(),
                 })
                 .collect(),
             ns,
@@ -818,6 +831,7 @@ impl Target {
             key,
             len: sgl_len,
         };
+        self.qps[q].keyed_slots.insert(cid, (key >> 16) as u8);
         if len == 0 {
             self.qps[q].last_other = Some(keyed);
         }
@@ -938,6 +952,18 @@ impl Target {
         let fits = addr
             .checked_add(u64::from(sgl_len))
             .is_some_and(|e| e <= icd.len() as u64);
+        if opcode == 0x01 && in_range && fits && self.qps[q].icd_key_next {
+            self.qps[q].icd_key_next = false;
+            let held: Vec<u8> = self.qps[q].keyed_slots.values().copied().collect();
+            let slot = (0u8..).find(|s| !held.contains(s)).expect("a slot");
+            let reth = Some(Reth {
+                va: 0,
+                rkey: (q as u32) << 24 | u32::from(slot) << 16 | u32::from(cid),
+                len: 16,
+            });
+            self.send(q, op::READ_REQUEST, reth, Vec::new(), true);
+            return;
+        }
         let status = if opcode != 0x01 {
             status::INVALID_FIELD
         } else if !fits {
@@ -961,6 +987,7 @@ impl Target {
 
     /// The command is executed: recorded, and its response capsule sent.
     fn respond(&mut self, q: usize, cid: u16, opcode: u8, status: u16) {
+        self.qps[q].keyed_slots.remove(&cid);
         let dw0 = u32::from(cid) << 8 ^ 0x5a00_0000 ^ q as u32;
         self.executed.push(Executed {
             qp: q,
@@ -1035,6 +1062,12 @@ impl Target {
             }
             Hostile::ReadNotWrite => {
                 self.qps[q].read_key_next = true;
+                return;
+            }
+            Hostile::ReadInCapsule => {
+                for x in &mut self.qps {
+                    x.icd_key_next = true;
+                }
                 return;
             }
             Hostile::ReadBadKey => {

@@ -92,7 +92,9 @@ pub struct Input {
 }
 
 fn hostile_kind(k: u8) -> Hostile {
-    match k % 11 {
+    // ReadInCapsule three times as often: it needs an in-capsule Write in slot 0 to matter.
+    match k % 14 {
+        11..=13 => Hostile::ReadInCapsule,
         8 => Hostile::ReadBadKey,
         9 => Hostile::ReadNotWrite,
         10 => Hostile::ReadOutOfWindow,
@@ -412,8 +414,9 @@ pub(super) struct Cmds {
     pub(super) cpls: Vec<(u16, u16, u16, u32)>,
     pub(super) violations: Vec<String>,
     held: Option<(u64, u64, u64, u64)>,
-    /// The cycle the first command was presented.
+    /// The cycle the first command was presented, and the cycle of the last completion.
     first_valid: Option<u64>,
+    last_cpl: u64,
 }
 
 impl Cmds {
@@ -440,12 +443,13 @@ impl Cmds {
             violations: Vec::new(),
             held: None,
             first_valid: None,
+            last_cpl: 0,
         }
     }
 }
 
 impl Component for Cmds {
-    fn sample(&mut self, _cycle: u64) {
+    fn sample(&mut self, cycle: u64) {
         if self.on && self.ready.is_high() {
             self.queue.pop_front();
             self.on = false;
@@ -466,6 +470,7 @@ impl Component for Cmds {
             if self.cr.is_high() {
                 self.cpls
                     .push((now.0 as u16, now.1 as u16, now.2 as u16, now.3 as u32));
+                self.last_cpl = cycle;
                 self.held = None;
             } else {
                 self.held = Some(now);
@@ -505,6 +510,7 @@ pub(super) fn sqe_for(c: &Cmd, cid: u16) -> [u8; 64] {
         5 => (0x01, 1, c.slba % (BLOCKS - 8), c.nlb % 8),
         8 => (0x02, 1, c.slba, c.nlb),
         9 => (0x01, 1, c.slba, c.nlb),
+        10 => (0x01, 1, c.slba % (BLOCKS - 8), c.nlb % 2),
         _ => (0x02, 1, c.slba % (BLOCKS - 8), c.nlb % 8),
     };
     s[0] = opc;
@@ -821,8 +827,10 @@ fn check_read_response(
 /// What a run measured (for `bench --suite rdma`).
 #[derive(Clone, Debug)]
 pub struct Stats {
-    /// Cycles from the first `io_cmd` valid to the first beat of its frame on `m_axis`.
+    /// Cycles from the first `io_cmd` valid to the first beat of its frame on `m_axis`, and
+    /// to the last completion on `io_cpl`.
     pub cmd_to_wire: u64,
+    pub cmd_to_cpl: u64,
     /// Bytes the engine sent, and the cycles from its first beat to its last.
     pub tx_bytes: u64,
     pub tx_cycles: u64,
@@ -840,12 +848,14 @@ pub struct Stats {
     /// The frames in that span: RDMA WRITEs, and all of them.
     pub rd_write_frames: u64,
     pub rd_frames: u64,
-    /// Host writes: READ response payload bytes and the frame bytes (all frames) the engine
-    /// sent from the first beat of the first READ response frame to the last beat of the
-    /// last, and those cycles.
+    /// Host writes: READ response payload and in-capsule data bytes, and the frame bytes (all
+    /// frames) the engine sent from the first beat of the first frame carrying either to the
+    /// last beat of the last, and those cycles.
     pub wr_payload: u64,
     pub wr_wire: u64,
     pub wr_cycles: u64,
+    /// Capsules sent with in-capsule data (first transmissions).
+    pub icd_capsules: u64,
 }
 
 fn run(input: &Input, waves: Option<&Path>, blocks: u64) -> Result<Stats, String> {
@@ -928,6 +938,8 @@ fn run(input: &Input, waves: Option<&Path>, blocks: u64) -> Result<Stats, String
             program_qp(&mut bus, q, c, codes[q] as u32, limit << 24 | RETRY_TIMEOUT);
             bus.write32(reg(&format!("qp{q}_ctrl")), 1);
         }
+        // The host's in-capsule rule, as the engine reports it: the target checks it.
+        target.icd_max = bus.read32(roce_csr::IN_CAPSULE) as usize;
     }
     // Host memory: every Read's buffer (PRP or one SGL data block) in random bytes.
     let mut mrng = Rng::new(input.seed ^ 6);
@@ -961,6 +973,14 @@ fn run(input: &Input, waves: Option<&Path>, blocks: u64) -> Result<Stats, String
     let mut host_link: VecDeque<Vec<u8>> = VecDeque::new();
     let mut pcap = Pcap::new();
     let mut hostile = input.hostile.clone();
+    // A READ naming an in-capsule Write is armed from the start (such Writes are few).
+    hostile.retain(|h| {
+        let early = matches!(hostile_kind(h.2), Hostile::ReadInCapsule);
+        if early {
+            target.hostile(0, Hostile::ReadInCapsule);
+        }
+        !early
+    });
     hostile.sort();
     let mut hostile: VecDeque<_> = hostile.into();
     let mut target_frames = 0u32;
@@ -1016,7 +1036,10 @@ fn run(input: &Input, waves: Option<&Path>, blocks: u64) -> Result<Stats, String
             // A capsule's first transmission: its key is valid until its command completes.
             if let Ok(p) = Packet::decode(&f) {
                 let q = confs.iter().position(|c| c.target_qpn == p.bth.dest_qp);
-                if let (Some(q), op::SEND_ONLY, 64) = (q, p.bth.opcode, p.payload.len()) {
+                let keyed = p.payload.get(39) == Some(&0x40);
+                if let (Some(q), op::SEND_ONLY, 64, true) =
+                    (q, p.bth.opcode, p.payload.len(), keyed)
+                {
                     let c = &p.payload;
                     let cid = u16::from_le_bytes([c[2], c[3]]);
                     let key = u32::from_le_bytes(c[35..39].try_into().expect("4"));
@@ -1165,6 +1188,7 @@ fn run(input: &Input, waves: Option<&Path>, blocks: u64) -> Result<Stats, String
     let mut by_psn: Vec<BTreeMap<u32, &Vec<u8>>> = vec![BTreeMap::new(); nq];
     let mut n_retx = 0u32;
     let mut n_rresp = 0u32;
+    let mut n_icd = 0u32;
     let mut resp_sent: std::collections::BTreeSet<(usize, u32)> = Default::default();
     for f in &tx_frames {
         tx_bytes += f.len() as u32;
@@ -1203,11 +1227,27 @@ fn run(input: &Input, waves: Option<&Path>, blocks: u64) -> Result<Stats, String
                 let mut want = *sqe;
                 want[1] = want[1] & 0x3f | 0x40;
                 want[24..40].copy_from_slice(&p.payload[24..40]);
-                if p.payload[..] != want[..] {
+                if p.payload.len() < 64 || p.payload[..64] != want[..] {
                     return Err(format!(
                         "QP {q} CID {cid:#x}: capsule SQE {:02x?}, submitted {:02x?}",
                         p.payload, sqe
                     ));
+                }
+                // In-capsule data (the target checked the rule and the descriptor): the host
+                // buffer's bytes, read when the capsule was sent.
+                if p.payload.len() > 64 {
+                    let b = bufs
+                        .iter()
+                        .find(|b| usize::from(b.sqid) == q + 1 && b.cid == cid)
+                        .ok_or(format!(
+                            "QP {q} CID {cid:#x}: in-capsule data without a buffer"
+                        ))?;
+                    if p.payload[64..] != buf_bytes(b, &before)[..] {
+                        return Err(format!(
+                            "QP {q} CID {cid:#x}: in-capsule data differs from the host buffer"
+                        ));
+                    }
+                    n_icd += 1;
                 }
                 if sent_cids[q].contains(&cid) {
                     return Err(format!("QP {q}: CID {cid:#x} sent twice"));
@@ -1447,6 +1487,7 @@ fn run(input: &Input, waves: Option<&Path>, blocks: u64) -> Result<Stats, String
         )
     };
     let first_valid = cmds.borrow().first_valid.unwrap_or(0);
+    let last_cpl = cmds.borrow().last_cpl;
     let (mut rd_payload, mut rd_wire, mut rd_cycles) = (0u64, 0u64, 0u64);
     let (mut rd_write_frames, mut rd_frames) = (0u64, 0u64);
     {
@@ -1467,17 +1508,29 @@ fn run(input: &Input, waves: Option<&Path>, blocks: u64) -> Result<Stats, String
     let (mut wr_payload, mut wr_wire, mut wr_cycles) = (0u64, 0u64, 0u64);
     {
         let sk = sink.borrow();
+        // Write data leaves in READ responses or after a capsule's SQE (in-capsule data).
+        let data_bytes = |f: &[u8]| -> u64 {
+            match f.get(42) {
+                Some(o) if (op::READ_RESPONSE_FIRST..=op::READ_RESPONSE_ONLY).contains(o) => {
+                    Packet::decode(f).map_or(0, |p| p.payload.len() as u64)
+                }
+                Some(&op::SEND_ONLY) => {
+                    Packet::decode(f).map_or(0, |p| p.payload.len().saturating_sub(64) as u64)
+                }
+                _ => 0,
+            }
+        };
         let resp = |f: &[u8]| {
-            f.len() > 42 && (op::READ_RESPONSE_FIRST..=op::READ_RESPONSE_ONLY).contains(&f[42])
+            f.len() > 42
+                && ((op::READ_RESPONSE_FIRST..=op::READ_RESPONSE_ONLY).contains(&f[42])
+                    || data_bytes(f) > 0)
         };
         let idx: Vec<usize> = (0..sk.frames.len())
             .filter(|&i| resp(&sk.frames[i].data))
             .collect();
         if let (Some(&a), Some(&b)) = (idx.first(), idx.last()) {
             for f in &sk.frames[a..=b] {
-                if resp(&f.data) {
-                    wr_payload += Packet::decode(&f.data).map_or(0, |p| p.payload.len() as u64);
-                }
+                wr_payload += data_bytes(&f.data);
                 wr_wire += f.data.len() as u64;
             }
             wr_cycles = sk.frames[b].last + 1 - sk.frames[a].first;
@@ -1493,9 +1546,11 @@ fn run(input: &Input, waves: Option<&Path>, blocks: u64) -> Result<Stats, String
         rd_write_frames,
         rd_frames,
         cmd_to_wire: first.saturating_sub(first_valid),
+        cmd_to_cpl: last_cpl.saturating_sub(first_valid),
         tx_bytes: u64::from(tx_bytes),
         tx_cycles: last.saturating_sub(first) + 1,
         capsules: u64::from(n_cap),
+        icd_capsules: u64::from(n_icd),
         completions: cpls.len() as u64,
         lanes: u64::from(sim.signal("m_axis_tdata_o").width() / 8),
     })
@@ -1582,9 +1637,10 @@ impl Property for RdmaProp {
     type Input = Input;
     const NAME: &'static str = "rdma";
     fn strategy() -> BoxedStrategy<Input> {
-        let cmd = (0u8..6, 0u8..8, 0u64..80, 0u16..8).prop_map(|(sq, kind, slba, nlb)| Cmd {
+        // Kinds 0-7 as `sqe_for`, 8 a small Write (10: its data in the capsule at most MTUs).
+        let cmd = (0u8..6, 0u8..9, 0u64..80, 0u16..8).prop_map(|(sq, kind, slba, nlb)| Cmd {
             sq: if sq == 5 { 0 } else { 1 + sq % 4 },
-            kind,
+            kind: if kind == 8 { 10 } else { kind },
             slba,
             nlb,
         });
