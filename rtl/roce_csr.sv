@@ -26,6 +26,7 @@
 //   0x044 rx_writes           RDMA WRITE packets accepted (their payload written to host memory)
 //   0x048 rx_reads            RDMA READ requests answered (in order, and duplicates replayed)
 //   0x04c tx_read_resp        RDMA READ response frames sent
+//   0x078 tx_tos              IPv4 TOS of the frames sent
 //   0x07c in_capsule          In-capsule data limit (roce.in_capsule_bytes)
 //   0x080 qp0_ctrl            QP 0 (SQ id 1) control
 //   0x084 qp0_local_qpn       Our QP number
@@ -171,6 +172,11 @@ module roce_csr (
 
   // tx_read_resp (0x04c): RDMA READ response frames sent
   input  logic [31:0] tx_read_resp_value_i,       // RDMA READ response frames sent
+
+  // tx_tos (0x078): IPv4 TOS of the frames sent
+  output logic [1:0]  tx_tos_data_ecn_o,          // ECN of capsules, ACKs/NAKs and READ responses (10b ECT(0): switches mark congestion instead of dropping)
+  output logic [5:0]  tx_tos_data_dscp_o,         // DSCP of capsules, ACKs/NAKs and READ responses
+  output logic [5:0]  tx_tos_cnp_dscp_o,          // DSCP of CNPs (their ECN is 00, Not-ECT)
 
   // in_capsule (0x07c): In-capsule data limit (roce.in_capsule_bytes)
   input  logic [16:0] in_capsule_bytes_i,         // A Write of at most this many bytes whose capsule fits one SEND Only carries its data in the capsule
@@ -360,6 +366,13 @@ module roce_csr (
   logic [31:0] rdata_d;
   resp_e       rresp_q;
   resp_e       rresp_d;
+  logic [1:0]  tx_tos_data_ecn_q;
+  logic [1:0]  tx_tos_data_ecn_d;
+  logic [5:0]  tx_tos_data_dscp_q;
+  logic [5:0]  tx_tos_data_dscp_d;
+  logic [5:0]  tx_tos_cnp_dscp_q;
+  logic [5:0]  tx_tos_cnp_dscp_d;
+  logic        tx_tos_we;                  // a write to `tx_tos` is accepted
   logic        qp0_ctrl_en_q;
   logic        qp0_ctrl_en_d;
   logic        qp0_ctrl_we;                // a write to `qp0_ctrl` is accepted
@@ -506,6 +519,9 @@ module roce_csr (
   assign s_axil_rdata_o = rdata_q;
   assign s_axil_rresp_o = rresp_q;
   assign wr_mask = {{8{s_axil_wstrb_i[3]}}, {8{s_axil_wstrb_i[2]}}, {8{s_axil_wstrb_i[1]}}, {8{s_axil_wstrb_i[0]}}};
+  assign tx_tos_data_ecn_o = tx_tos_data_ecn_q;
+  assign tx_tos_data_dscp_o = tx_tos_data_dscp_q;
+  assign tx_tos_cnp_dscp_o = tx_tos_cnp_dscp_q;
   assign qp0_ctrl_en_o = qp0_ctrl_en_q;
   assign qp0_local_qpn_value_o = qp0_local_qpn_value_q;
   assign qp0_remote_qpn_value_o = qp0_remote_qpn_value_q;
@@ -554,6 +570,7 @@ module roce_csr (
   always_comb begin
     bvalid_d = bvalid_q;
     bresp_d = bresp_q;
+    tx_tos_we = 1'b0;
     qp0_ctrl_we = 1'b0;
     qp0_local_qpn_we = 1'b0;
     qp0_remote_qpn_we = 1'b0;
@@ -658,6 +675,10 @@ module roce_csr (
         end
         8'h13: begin
           bresp_d = RespOkay;
+        end
+        8'h1e: begin
+          bresp_d = RespOkay;
+          tx_tos_we = 1'b1;
         end
         8'h1f: begin
           bresp_d = RespOkay;
@@ -959,6 +980,10 @@ module roce_csr (
           rresp_d = RespOkay;
           rdata_d = tx_read_resp_value_i;
         end
+        8'h1e: begin
+          rresp_d = RespOkay;
+          rdata_d = {18'd0, tx_tos_cnp_dscp_q, tx_tos_data_dscp_q, tx_tos_data_ecn_q};
+        end
         8'h1f: begin
           rresp_d = RespOkay;
           rdata_d = {15'd0, in_capsule_bytes_i};
@@ -1182,6 +1207,17 @@ module roce_csr (
       endcase
     end else if (s_axil_rready_i) begin
       rvalid_d = 1'b0;
+    end
+  end
+
+  always_comb begin
+    tx_tos_data_ecn_d = tx_tos_data_ecn_q;
+    tx_tos_data_dscp_d = tx_tos_data_dscp_q;
+    tx_tos_cnp_dscp_d = tx_tos_cnp_dscp_q;
+    if (tx_tos_we) begin
+      tx_tos_data_ecn_d = (tx_tos_data_ecn_q & ~wr_mask[1:0]) | (s_axil_wdata_i[1:0] & wr_mask[1:0]);
+      tx_tos_data_dscp_d = (tx_tos_data_dscp_q & ~wr_mask[7:2]) | (s_axil_wdata_i[7:2] & wr_mask[7:2]);
+      tx_tos_cnp_dscp_d = (tx_tos_cnp_dscp_q & ~wr_mask[13:8]) | (s_axil_wdata_i[13:8] & wr_mask[13:8]);
     end
   end
 
@@ -1492,6 +1528,9 @@ module roce_csr (
       rvalid_q <= 1'b0;
       rdata_q <= 32'd0;
       rresp_q <= RespOkay;
+      tx_tos_data_ecn_q <= 2'd2;
+      tx_tos_data_dscp_q <= 6'd0;
+      tx_tos_cnp_dscp_q <= 6'd0;
       qp0_ctrl_en_q <= 1'b0;
       qp0_local_qpn_value_q <= 24'd0;
       qp0_remote_qpn_value_q <= 24'd0;
@@ -1542,6 +1581,9 @@ module roce_csr (
       rvalid_q <= rvalid_d;
       rdata_q <= rdata_d;
       rresp_q <= rresp_d;
+      tx_tos_data_ecn_q <= tx_tos_data_ecn_d;
+      tx_tos_data_dscp_q <= tx_tos_data_dscp_d;
+      tx_tos_cnp_dscp_q <= tx_tos_cnp_dscp_d;
       qp0_ctrl_en_q <= qp0_ctrl_en_d;
       qp0_local_qpn_value_q <= qp0_local_qpn_value_d;
       qp0_remote_qpn_value_q <= qp0_remote_qpn_value_d;

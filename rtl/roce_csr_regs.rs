@@ -45,6 +45,7 @@ pub const REGISTERS: &[(&str, u32, u32)] = &[
     ("rx_writes", RX_WRITES, RX_WRITES_RESET),
     ("rx_reads", RX_READS, RX_READS_RESET),
     ("tx_read_resp", TX_READ_RESP, TX_READ_RESP_RESET),
+    ("tx_tos", TX_TOS, TX_TOS_RESET),
     ("in_capsule", IN_CAPSULE, IN_CAPSULE_RESET),
     ("qp0_ctrl", QP0_CTRL, QP0_CTRL_RESET),
     ("qp0_local_qpn", QP0_LOCAL_QPN, QP0_LOCAL_QPN_RESET),
@@ -679,6 +680,85 @@ pub const fn set_tx_read_resp_value(_reg: u32, value: u32) -> u32 {
 /// Reads `tx_read_resp` of the block at byte address `base`.
 pub fn read_tx_read_resp<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(TX_READ_RESP))
+}
+
+/// Offset of `tx_tos`: IPv4 TOS of the frames sent
+pub const TX_TOS: u32 = 0x078;
+/// Value of `tx_tos` after reset.
+pub const TX_TOS_RESET: u32 = 0x0000_0002;
+
+/// `tx_tos.data_ecn` [1:0], RW: ECN of capsules, ACKs/NAKs and READ responses (10b ECT(0): switches mark congestion instead of dropping)
+pub const TX_TOS_DATA_ECN_SHIFT: u32 = 0;
+/// Bits of `tx_tos.data_ecn` within `tx_tos`.
+pub const TX_TOS_DATA_ECN_MASK: u32 = 0x0000_0003;
+/// Value of `tx_tos.data_ecn` after reset.
+pub const TX_TOS_DATA_ECN_RESET: u32 = 0x2;
+/// `tx_tos.data_ecn` in a value of `tx_tos`.
+#[inline]
+#[must_use]
+pub const fn get_tx_tos_data_ecn(reg: u32) -> u32 {
+    reg & TX_TOS_DATA_ECN_MASK
+}
+/// `reg`, a value of `tx_tos`, with `tx_tos.data_ecn` replaced by `value` (2 bits).
+#[inline]
+#[must_use]
+pub const fn set_tx_tos_data_ecn(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 2 == 0, "`tx_tos.data_ecn` is 2 bits wide");
+    (reg & !TX_TOS_DATA_ECN_MASK) | (value & TX_TOS_DATA_ECN_MASK)
+}
+
+/// `tx_tos.data_dscp` [7:2], RW: DSCP of capsules, ACKs/NAKs and READ responses
+pub const TX_TOS_DATA_DSCP_SHIFT: u32 = 2;
+/// Bits of `tx_tos.data_dscp` within `tx_tos`.
+pub const TX_TOS_DATA_DSCP_MASK: u32 = 0x0000_00fc;
+/// Value of `tx_tos.data_dscp` after reset.
+pub const TX_TOS_DATA_DSCP_RESET: u32 = 0x0;
+/// `tx_tos.data_dscp` in a value of `tx_tos`.
+#[inline]
+#[must_use]
+pub const fn get_tx_tos_data_dscp(reg: u32) -> u32 {
+    (reg & TX_TOS_DATA_DSCP_MASK) >> TX_TOS_DATA_DSCP_SHIFT
+}
+/// `reg`, a value of `tx_tos`, with `tx_tos.data_dscp` replaced by `value` (6 bits).
+#[inline]
+#[must_use]
+pub const fn set_tx_tos_data_dscp(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 6 == 0, "`tx_tos.data_dscp` is 6 bits wide");
+    (reg & !TX_TOS_DATA_DSCP_MASK) | ((value << TX_TOS_DATA_DSCP_SHIFT) & TX_TOS_DATA_DSCP_MASK)
+}
+
+/// `tx_tos.cnp_dscp` [13:8], RW: DSCP of CNPs (their ECN is 00, Not-ECT)
+pub const TX_TOS_CNP_DSCP_SHIFT: u32 = 8;
+/// Bits of `tx_tos.cnp_dscp` within `tx_tos`.
+pub const TX_TOS_CNP_DSCP_MASK: u32 = 0x0000_3f00;
+/// Value of `tx_tos.cnp_dscp` after reset.
+pub const TX_TOS_CNP_DSCP_RESET: u32 = 0x0;
+/// `tx_tos.cnp_dscp` in a value of `tx_tos`.
+#[inline]
+#[must_use]
+pub const fn get_tx_tos_cnp_dscp(reg: u32) -> u32 {
+    (reg & TX_TOS_CNP_DSCP_MASK) >> TX_TOS_CNP_DSCP_SHIFT
+}
+/// `reg`, a value of `tx_tos`, with `tx_tos.cnp_dscp` replaced by `value` (6 bits).
+#[inline]
+#[must_use]
+pub const fn set_tx_tos_cnp_dscp(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 6 == 0, "`tx_tos.cnp_dscp` is 6 bits wide");
+    (reg & !TX_TOS_CNP_DSCP_MASK) | ((value << TX_TOS_CNP_DSCP_SHIFT) & TX_TOS_CNP_DSCP_MASK)
+}
+
+/// Reads `tx_tos` of the block at byte address `base`.
+pub fn read_tx_tos<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(TX_TOS))
+}
+/// Writes `value` to `tx_tos` of the block at byte address `base`.
+pub fn write_tx_tos<B: CsrBus + ?Sized>(bus: &mut B, base: u32, value: u32) {
+    bus.write32(base.wrapping_add(TX_TOS), value);
+}
+/// Reads `tx_tos` of the block at byte address `base`, applies `f` and writes the result.
+pub fn modify_tx_tos<B: CsrBus + ?Sized>(bus: &mut B, base: u32, f: impl FnOnce(u32) -> u32) {
+    let value = read_tx_tos(bus, base);
+    write_tx_tos(bus, base, f(value));
 }
 
 /// Offset of `in_capsule`: In-capsule data limit (roce.in_capsule_bytes)

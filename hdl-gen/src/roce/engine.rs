@@ -85,6 +85,31 @@ pub fn register_map(p: &RoceParams) -> Result<RegMap, Errors> {
         b.reg(name, 4 * i as u32, doc)
             .field("value", 0, 32, Access::Ro, 0, doc);
     }
+    b.reg("tx_tos", 0x78, "IPv4 TOS of the frames sent")
+        .field(
+            "data_ecn",
+            0,
+            2,
+            Access::Rw,
+            2,
+            "ECN of capsules, ACKs/NAKs and READ responses (10b ECT(0): switches mark congestion instead of dropping)",
+        )
+        .field(
+            "data_dscp",
+            2,
+            6,
+            Access::Rw,
+            0,
+            "DSCP of capsules, ACKs/NAKs and READ responses",
+        )
+        .field(
+            "cnp_dscp",
+            8,
+            6,
+            Access::Rw,
+            0,
+            "DSCP of CNPs (their ECN is 00, Not-ECT)",
+        );
     b.reg(
         "in_capsule",
         0x7c,
@@ -386,6 +411,15 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
     let rx_ready = m.output("s_axis_tready_o", 1);
 
     let u_csr = m.instance("u_csr", &csr);
+    let d_ecn = m.bind_out(u_csr, "tx_tos_data_ecn_o");
+    let d_dscp = m.bind_out(u_csr, "tx_tos_data_dscp_o");
+    let c_dscp = m.bind_out(u_csr, "tx_tos_cnp_dscp_o");
+    let data_tos = m.net("tx_data_tos", cat([d_dscp.ex(), d_ecn.ex()]));
+    m.comment(
+        data_tos,
+        "IPv4 TOS of capsules, ACKs and READ responses (CSR tx_tos)",
+    );
+    let cnp_tos = m.net("tx_cnp_tos", cat([c_dscp.ex(), lit(2, 0)]));
     m.bind(
         u_csr,
         "in_capsule_bytes_i",
@@ -600,8 +634,9 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
 
     // ------------------------------------------------------------ frame fields
     // Ethernet, IPv4 and UDP for QP fields `x`, the IPv4 total length `ip_len` [16].
-    let net_bytes = |x: &Qp, q: u32, ip_len: u64| -> Vec<Expr> {
+    let net_bytes = |x: &Qp, q: u32, ip_len: u64, tos: Sig| -> Vec<Expr> {
         let f = NetFields {
+            tos: tos.ex(),
             rmac: x.rmac.ex(),
             lmac: x.lmac.ex(),
             lip: x.lip.ex(),
@@ -922,7 +957,7 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
     let cap_frame: Expr = {
         let mut e: Option<Expr> = None;
         for (q, x) in qps.iter().enumerate() {
-            let mut b = net_bytes(x, q as u32, 20 + 8 + 12 + 64 + 4);
+            let mut b = net_bytes(x, q as u32, 20 + 8 + 12 + 64 + 4, data_tos);
             let psn = mux(load_resend, x.rpsn.q, x.spsn.q);
             b.extend(bth_bytes(x, 0x04, true, psn));
             b.extend((0..64).map(|i| byte(&cap_sqe.ex(), i)));
@@ -942,7 +977,7 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
     let ack_frame: Expr = {
         let mut e: Option<Expr> = None;
         for (q, x) in qps.iter().enumerate() {
-            let mut b = net_bytes(x, q as u32, 20 + 8 + 12 + 4 + 4);
+            let mut b = net_bytes(x, q as u32, 20 + 8 + 12 + 4 + 4, data_tos);
             b.extend(bth_bytes(x, 0x11, false, x.ack_psn.q.ex()));
             b.push(x.ack_syn.q.ex());
             b.extend(be(&x.ack_msn.q.ex(), 3));
@@ -960,7 +995,7 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
     let cnp_frame: Expr = {
         let mut e: Option<Expr> = None;
         for (q, x) in qps.iter().enumerate() {
-            let mut b = net_bytes(x, q as u32, u64::from(super::cc::CNP_BYTES) - 14);
+            let mut b = net_bytes(x, q as u32, u64::from(super::cc::CNP_BYTES) - 14, cnp_tos);
             b.extend(bth_bytes(x, 0x81, false, lit(24, 0)));
             b[46] = lit(8, 0x40);
             b.extend((0..20).map(|_| lit(8, 0)));
@@ -1718,6 +1753,7 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
             ),
         ),
         cap_sqe: rr_cap_sqe,
+        tos: data_tos,
         tbuf_busy: t_busy,
         ack_any: m.net("ack_any", ack_pend_v.any()),
         axis_ready: tx_ready,

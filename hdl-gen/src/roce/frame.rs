@@ -52,12 +52,14 @@ pub(super) struct NetFields {
     pub udp_len: Expr,
     /// UDP source port [16].
     pub sport: Expr,
+    /// IPv4 TOS [8]: DSCP and ECN.
+    pub tos: Expr,
 }
 
 /// The IPv4 header checksum of a frame with fields `f`.
 pub(super) fn ip_checksum(f: &NetFields) -> Expr {
     checksum(&[
-        lit(16, 0x4500),
+        cat([lit(8, 0x45), f.tos.clone()]),
         f.ip_len.clone(),
         lit(16, 0),
         lit(16, 0x4000),
@@ -70,13 +72,14 @@ pub(super) fn ip_checksum(f: &NetFields) -> Expr {
 }
 
 /// The 42 Ethernet, IPv4 and UDP header bytes in wire order, `sum` the IPv4 header checksum
-/// (`ip_checksum`): IPv4 TOS 0, identification 0, DF, TTL 64; UDP to 4791, checksum 0.
+/// (`ip_checksum`): IPv4 TOS `f.tos`, identification 0, DF, TTL 64; UDP to 4791, checksum 0.
 pub(super) fn net_bytes(f: &NetFields, sum: &Expr) -> Vec<Expr> {
     let mut b = Vec::new();
     b.extend(be(&f.rmac, 6));
     b.extend(be(&f.lmac, 6));
     b.extend(be(&lit(16, 0x0800), 2));
-    b.extend(be(&lit(16, 0x4500), 2));
+    b.push(lit(8, 0x45));
+    b.push(f.tos.clone());
     b.extend(be(&f.ip_len, 2));
     b.extend(be(&lit(16, 0), 2));
     b.extend(be(&lit(16, 0x4000), 2));

@@ -55,7 +55,10 @@
 //! while the frame streams out,
 //! by the stdlib CRC-32 block (a beat per cycle, no added cycle: the CRC runs one beat ahead of
 //! the output over the masked pseudo-header, so the ICRC is ready when its beat goes out).
-//! IPv4: TOS 0, identification 0, DF, TTL 64; UDP source port C000h + QP index, checksum 0.
+//! IPv4: TOS from the `tx_tos` CSR (capsules, ACKs/NAKs and READ responses: `data_dscp` and
+//! `data_ecn`, reset ECT(0), so that a congested switch marks them CE rather than dropping
+//! them; CNPs: `cnp_dscp` and ECN 00), identification 0, DF, TTL 64; UDP source port C000h +
+//! QP index, checksum 0.
 //!
 //! # Receive
 //!
@@ -237,9 +240,7 @@
 //! clearing `ctrl.en` resets it, and while it is clear the QP's PSNs follow the CSRs.
 //!
 //! Not in this block yet (issue 7): WRITE with immediate, multi-packet SENDs (in-capsule data
-//! larger than one MTU); the engine's own
-//! frames carry ECN 00 (Not-ECT: a switch should not mark them; the test link marks them
-//! anyway).
+//! larger than one MTU).
 //!
 //! # Congestion control
 //!
@@ -251,7 +252,7 @@
 //! - Notification point: a frame accepted for QP q (it passed every check above, the QP check
 //!   included) with IPv4 ECN 11 raises QP q's CNP request unless one is pending or its
 //!   interval (`dcqcn_cnp_interval` ticks from the last CNP sent) runs. A CNP is a frame
-//!   source after the ACKs: Ethernet/IPv4 (TOS 0: ECN 00, not CE)/UDP (source port C000h + q)
+//!   source after the ACKs: Ethernet/IPv4 (DSCP `tx_tos.cnp_dscp`, ECN 00)/UDP (source port C000h + q)
 //!   /BTH (opcode 81h, BECN set, P_Key the QP's, destination QP the remote QPN, AckReq 0,
 //!   PSN 0)/16 reserved zero bytes/ICRC, 74 bytes (RoCEv2 annex A17.9.3; scapy's
 //!   `scapy.contrib.roce.cnp` builds the same BTH). Counted in `cnp_tx`.

@@ -69,6 +69,8 @@ pub struct RespIn {
     pub cap_sgl: Sig,
     /// The capsule SQE (as sent) of slot `RespOut::cur_slot` of QP `RespOut::cur_qp`.
     pub cap_sqe: Sig,
+    /// IPv4 TOS of the frames [8].
+    pub tos: Sig,
     /// The frame buffer path is sending.
     pub tbuf_busy: Sig,
     /// An ACK not held back wants the transmitter.
@@ -306,6 +308,7 @@ pub fn responder(
         ip_len: ip_len.ex(),
         udp_len: udp_len.ex(),
         sport: lit(16, 0xc000) + cur.qp.q.zext(16),
+        tos: x.tos.ex(),
     };
     let sum = m.net("rr_ip_sum", ip_checksum(&f));
     let msn = m.net("rr_msn", sel(&cq_e, &|r| r.msn.ex()));

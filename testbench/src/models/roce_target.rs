@@ -276,6 +276,28 @@ pub struct Target {
     pub icd_max: usize,
     /// Writes executed from in-capsule data.
     pub icd_writes: u64,
+    /// The IPv4 TOS the host's frames must carry (its `tx_tos` CSR).
+    pub host_tos: HostTos,
+}
+
+/// The IPv4 TOS of the host's frames: DSCP and ECN of its capsules, ACKs and READ responses,
+/// DSCP of its CNPs (whose ECN is 00). A CE mark (ECN 11) on the way is always accepted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostTos {
+    pub data_dscp: u8,
+    pub data_ecn: u8,
+    pub cnp_dscp: u8,
+}
+
+impl Default for HostTos {
+    /// The engine's reset values: ECT(0), DSCP 0.
+    fn default() -> HostTos {
+        HostTos {
+            data_dscp: 0,
+            data_ecn: 2,
+            cnp_dscp: 0,
+        }
+    }
 }
 
 impl Target {
@@ -336,6 +358,7 @@ impl Target {
             rnr_psn: vec![None; qps.len()],
             rnr_sent: Vec::new(),
             icd_max: 0,
+            host_tos: HostTos::default(),
             icd_writes: 0,
         }
     }
@@ -660,13 +683,19 @@ impl Target {
             return;
         };
         let c = self.qps[q].conf.clone();
+        let t = self.host_tos;
+        let (dscp, ecn) = if p.bth.opcode == op::CNP {
+            (t.cnp_dscp, 0)
+        } else {
+            (t.data_dscp, t.data_ecn)
+        };
         let want = Net {
             dst_mac: c.target_mac,
             src_mac: c.host_mac,
             src_ip: c.host_ip,
             dst_ip: c.target_ip,
-            dscp: 0,
-            ecn: if p.net.ecn == 3 { 3 } else { 0 }, // CE: a switch's mark
+            dscp,
+            ecn: if p.net.ecn == 3 { 3 } else { ecn }, // CE: a switch's mark
             ip_id: 0,
             ttl: 64,
             src_port: 0xc000 + q as u16,

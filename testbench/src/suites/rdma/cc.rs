@@ -16,7 +16,9 @@
 //! right after the first CNP reached the host, that QP's rate read back is below the line rate,
 //! and once marking stops every QP is back at the line rate.
 
-use super::engine::{confs, place, program_qp, reg, sqe_for, Buf, Cmd, Cmds, BASE, BLOCKS};
+use super::engine::{
+    confs, place, program_qp, program_tos, reg, sqe_for, Buf, Cmd, Cmds, BASE, BLOCKS,
+};
 use crate::drivers::axi_mem::{AxiMemConfig, AxiMemSlave, Memory};
 use crate::drivers::axil::{Axil, AxilConfig};
 use crate::drivers::axis::{AxisSink, AxisSource};
@@ -134,6 +136,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         bus.write32(roce_csr::DCQCN_BYTE_THRESH, 0);
         bus.write32(roce_csr::DCQCN_FAST_STEPS, 2);
         bus.write32(roce_csr::DCQCN_BURST, if input.frozen { 0 } else { 200 });
+        target.host_tos = program_tos(&mut bus, input.seed);
         for (q, c) in confs.iter().enumerate() {
             let r = |n: &str| reg(&format!("qp{q}_{n}"));
             program_qp(&mut bus, q, c, 3, 7 << 24 | RETRY_TIMEOUT);

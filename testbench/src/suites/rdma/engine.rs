@@ -25,7 +25,7 @@ use crate::drivers::axil::{Axil, AxilConfig, Mmio};
 use crate::drivers::axis::{AxisSink, AxisSource};
 use crate::drivers::Clocked;
 use crate::models::roce::{icrc, ip_checksum, op, Packet};
-use crate::models::roce_target::{Hostile, QpConf, Target};
+use crate::models::roce_target::{HostTos, Hostile, QpConf, Target};
 use crate::pcap::Pcap;
 use crate::prop::Property;
 use crate::rng::Rng;
@@ -580,6 +580,25 @@ pub(super) fn program_qp<C: Clocked + ?Sized>(
     bus.write32(r("retry"), retry);
 }
 
+/// Firmware's choice of the frames' IPv4 TOS (`tx_tos`), drawn from `seed`: the reset value
+/// (ECT(0), DSCP 0) one time in four, else any DSCPs and a data ECN of 00, 01 or 10. Returns
+/// what the target must see.
+pub(super) fn program_tos<C: Clocked + ?Sized>(bus: &mut Mmio<C>, seed: u64) -> HostTos {
+    if seed.is_multiple_of(4) {
+        return HostTos::default();
+    }
+    let t = HostTos {
+        data_dscp: (seed >> 8) as u8 & 63,
+        data_ecn: (seed >> 16) as u8 % 3,
+        cnp_dscp: (seed >> 24) as u8 & 63,
+    };
+    bus.write32(
+        roce_csr::TX_TOS,
+        u32::from(t.cnp_dscp) << 8 | u32::from(t.data_dscp) << 2 | u32::from(t.data_ecn),
+    );
+    t
+}
+
 /// Base of the Read buffers in host memory: each command's pages follow the previous one's.
 pub(super) const BASE: u64 = 0x10_0000;
 
@@ -940,6 +959,7 @@ fn run(input: &Input, waves: Option<&Path>, blocks: u64) -> Result<Stats, String
         }
         // The host's in-capsule rule, as the engine reports it: the target checks it.
         target.icd_max = bus.read32(roce_csr::IN_CAPSULE) as usize;
+        target.host_tos = program_tos(&mut bus, input.seed);
     }
     // Host memory: every Read's buffer (PRP or one SGL data block) in random bytes.
     let mut mrng = Rng::new(input.seed ^ 6);
