@@ -1159,7 +1159,7 @@ mod tests {
                 src_ip: c.host_ip,
                 dst_ip: c.target_ip,
                 dscp: 0,
-                ecn: 0,
+                ecn: 2, // ECT(0), the engine's reset TOS
                 ip_id: 0,
                 ttl: 64,
                 src_port: 0xc000,
