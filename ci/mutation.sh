@@ -57,6 +57,8 @@ mutants=(
   "RoCE engine answers a READ naming an in-capsule Write (its capsule gave no key; caught in about 5 of 100 cases)|roce_w64_q2_d4.sv|s/ \\& rx_key_keyed \\&/ \\&/|rdma|rdma"
   "RoCE engine puts a Write's data in its capsule when SQE + data exceed the QP's MTU|roce_w64_q2_d4.sv|s/(cmd_len <= {11.d0, cmd_mtu - 13.h40})/(cmd_len <= {11'd0, cmd_mtu})/|rdma|rdma"
   "RoCE engine sends Not-ECT frames whatever tx_tos.data_ecn says|roce_w64_q2_d4.sv|s/assign tx_data_tos = {csr_tx_tos_data_dscp, csr_tx_tos_data_ecn};/assign tx_data_tos = {csr_tx_tos_data_dscp, 2'd0};/|rdma|rdma"
+  "RoCE READ responder starts a frame before its payload is in (tvalid falls mid-frame)|roce_w64_q2_d4.sv|s/ \\& (rr_fifo_count >= {1.b0, rr_next_beats});/;/|rdma|rdma"
+  "RoCE engine lets a capsule overtake a capsule job still waiting for its data|roce_w64_q2_d4.sv|s/ \\& ~rr_capsule_waits;/;/|rdma|rdma"
   "DMA engine routes R beats by the wrong ID bit|dma_engine_w64_t3_l21.sv|s/assign r_to_mover = m_axi_rid_i\[[0-9]*\];/assign r_to_mover = m_axi_rid_i[0];/|dma|dma_engine"
 )
 

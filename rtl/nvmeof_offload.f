@@ -41,6 +41,7 @@ qos_bucket_c1_t8_f24.sv
 qos_arbiter_q8_n4_g8_d4.sv
 roce_csr.sv
 roce_dcqcn_q2_w64.sv
+fifo_fwft_w64_d1024.sv
 roce_w64_q2_d4.sv
 nvme_csr.sv
 fifo_fwft_w7_d66.sv

@@ -429,6 +429,7 @@ module roce_w64_q2_d4 (
   logic          rr_last;
   logic [1:0]    rr_hold;
   logic          rr_tx_busy;                   // the READ responder loads or streams a frame
+  logic          rr_streaming;                 // the READ responder streams a frame
   logic [1:0]    ack_pend;
   logic          ack_qp;
   logic          load_ack;
@@ -444,6 +445,7 @@ module roce_w64_q2_d4 (
   logic          resend_in_capsule;
   logic          cnp_qp;
   logic          load_cnp;
+  logic          rr_capsule_waits;             // a capsule job is queued in the READ responder
   logic          tx_capsule_free;              // the frame buffer may take a capsule
   logic          rr_job_free;                  // the READ responder takes a capsule job (not full, no READ request taken now)
   logic          load_resend;                  // a capsule is loaded again (go-back-N)
@@ -459,7 +461,9 @@ module roce_w64_q2_d4 (
   logic          cmd_resending;
   logic          cmd_cc_go;
   logic          cmd_in_capsule;               // a Write of at most roce.in_capsule_bytes whose capsule fits one SEND Only
+  logic          cmd_wants;                    // a new command's capsule may go
   logic          load_cmd;                     // a command capsule is loaded (and its slot taken)
+  logic          rr_others_first;              // a CNP or a frame-buffer capsule waits: the READ responder lets it go first
   logic          capsule_job;                  // a capsule with data goes to the READ responder
   logic          capsule_to_buffer;
   logic [7:0]    cmd_opc;
@@ -730,6 +734,10 @@ module roce_w64_q2_d4 (
   logic [127:0]  capsule_job_dptr;
   logic          capsule_job_sgl;
   logic          ack_any;
+  logic          rr_fifo_s_ready;
+  logic          rr_fifo_m_valid;
+  logic [63:0]   rr_fifo_m_data;
+  logic [10:0]   rr_fifo_count;                // payload beats in the FIFO (two frames' worth at most)
   logic          rr_cur_valid_q;               // the job being sent (a READ's responses or a capsule with data)
   logic          rr_cur_valid_d;
   logic          rr_cur_qp_q;
@@ -746,22 +754,54 @@ module roce_w64_q2_d4 (
   logic          rr_cur_capsule_d;
   logic [1:0]    rr_cur_slot_q;
   logic [1:0]    rr_cur_slot_d;
-  logic          rr_next_valid_q;              // the job after it (its DMA command already issued)
-  logic          rr_next_valid_d;
-  logic          rr_next_qp_q;
-  logic          rr_next_qp_d;
-  logic [23:0]   rr_next_psn0_q;
-  logic [23:0]   rr_next_psn0_d;
-  logic [23:0]   rr_next_psn_q;
-  logic [23:0]   rr_next_psn_d;
-  logic [23:0]   rr_next_left_q;
-  logic [23:0]   rr_next_left_d;
-  logic          rr_next_first_q;
-  logic          rr_next_first_d;
-  logic          rr_next_capsule_q;
-  logic          rr_next_capsule_d;
-  logic [1:0]    rr_next_slot_q;
-  logic [1:0]    rr_next_slot_d;
+  logic          rr_next1_valid_q;             // a job queued behind it, in order (its DMA command already issued)
+  logic          rr_next1_valid_d;
+  logic          rr_next1_qp_q;
+  logic          rr_next1_qp_d;
+  logic [23:0]   rr_next1_psn0_q;
+  logic [23:0]   rr_next1_psn0_d;
+  logic [23:0]   rr_next1_psn_q;
+  logic [23:0]   rr_next1_psn_d;
+  logic [23:0]   rr_next1_left_q;
+  logic [23:0]   rr_next1_left_d;
+  logic          rr_next1_first_q;
+  logic          rr_next1_first_d;
+  logic          rr_next1_capsule_q;
+  logic          rr_next1_capsule_d;
+  logic [1:0]    rr_next1_slot_q;
+  logic [1:0]    rr_next1_slot_d;
+  logic          rr_next2_valid_q;             // a job queued behind it, in order (its DMA command already issued)
+  logic          rr_next2_valid_d;
+  logic          rr_next2_qp_q;
+  logic          rr_next2_qp_d;
+  logic [23:0]   rr_next2_psn0_q;
+  logic [23:0]   rr_next2_psn0_d;
+  logic [23:0]   rr_next2_psn_q;
+  logic [23:0]   rr_next2_psn_d;
+  logic [23:0]   rr_next2_left_q;
+  logic [23:0]   rr_next2_left_d;
+  logic          rr_next2_first_q;
+  logic          rr_next2_first_d;
+  logic          rr_next2_capsule_q;
+  logic          rr_next2_capsule_d;
+  logic [1:0]    rr_next2_slot_q;
+  logic [1:0]    rr_next2_slot_d;
+  logic          rr_next3_valid_q;             // a job queued behind it, in order (its DMA command already issued)
+  logic          rr_next3_valid_d;
+  logic          rr_next3_qp_q;
+  logic          rr_next3_qp_d;
+  logic [23:0]   rr_next3_psn0_q;
+  logic [23:0]   rr_next3_psn0_d;
+  logic [23:0]   rr_next3_psn_q;
+  logic [23:0]   rr_next3_psn_d;
+  logic [23:0]   rr_next3_left_q;
+  logic [23:0]   rr_next3_left_d;
+  logic          rr_next3_first_q;
+  logic          rr_next3_first_d;
+  logic          rr_next3_capsule_q;
+  logic          rr_next3_capsule_d;
+  logic [1:0]    rr_next3_slot_q;
+  logic [1:0]    rr_next3_slot_d;
   logic          rr_cmd_pending_q;             // a job's DMA command waits for s_cmd
   logic          rr_cmd_pending_d;
   logic [2:0]    rr_cmd_tag_q;
@@ -815,7 +855,8 @@ module roce_w64_q2_d4 (
   logic [15:0]   rr_ip_sum;
   logic [23:0]   rr_msn;                       // the current job's QP's MSN (its AETH)
   logic [959:0]  rr_next_hdr;
-  logic          rr_load;                      // the next READ response frame of the current job is loaded
+  logic [9:0]    rr_next_beats;
+  logic          rr_load;                      // the current job's next frame is loaded (its whole payload is in the FIFO)
   logic [12:0]   rr_hdr_end;                   // frame offset + 2 of the payload's first byte
   logic [12:0]   rr_pay_end;
   logic [9:0]    rr_pay_beats;
@@ -845,7 +886,7 @@ module roce_w64_q2_d4 (
   logic          rr_job_done;                  // the job's last frame left
   logic          unused_rr_md_tail;
   logic          rr_tx;
-  logic          rr_md_ready;
+  logic          rr_capsule_queued;
   logic [63:0]   rr_out_data;
   logic          rr_resp_done;
   logic [7:0]    pay_tail_keep;
@@ -1195,7 +1236,7 @@ module roce_w64_q2_d4 (
     .s_cmd_win_off_i  (dma_cmd_pending_q ? dma_cmd_off_q : rr_cmd_off_q),
     .s_cmd_win_len_i  (dma_cmd_pending_q ? dma_cmd_win_len_q : rr_cmd_win_len_q),
     .m_data_valid_o   (dma_m_data_valid),
-    .m_data_ready_i   (rr_md_ready),
+    .m_data_ready_i   (rr_fifo_s_ready),
     .m_data_data_o    (dma_m_data_data),
     .m_data_keep_o    (dma_m_data_keep),
     .m_data_last_o    (dma_m_data_last),
@@ -1258,6 +1299,18 @@ module roce_w64_q2_d4 (
     .s_axil_rresp_o   (dma_s_axil_rresp)
   );
 
+  fifo_fwft_w64_d1024 u_rr_fifo (
+    .clk_i     (clk_i),
+    .rst_ni    (rst_ni),
+    .s_valid_i (dma_m_data_valid),
+    .s_ready_o (rr_fifo_s_ready),
+    .s_data_i  (dma_m_data_data),
+    .m_valid_o (rr_fifo_m_valid),
+    .m_ready_i (rr_step & rr_need_data),
+    .m_data_o  (rr_fifo_m_data),
+    .count_o   (rr_fifo_count)
+  );
+
   crc32_d64 u_rr_crc (
     .clk_i   (clk_i),
     .rst_ni  (rst_ni),
@@ -1318,8 +1371,8 @@ module roce_w64_q2_d4 (
   assign resend_sqe = ((resend_qp == 1'b1) & (resend_slot == 2'd3)) ? qp1_slot3_sqe_q : (((resend_qp == 1'b1) & (resend_slot == 2'd2)) ? qp1_slot2_sqe_q : (((resend_qp == 1'b1) & (resend_slot == 2'd1)) ? qp1_slot1_sqe_q : (((resend_qp == 1'b1) & (resend_slot == 2'd0)) ? qp1_slot0_sqe_q : (((resend_qp == 1'b0) & (resend_slot == 2'd3)) ? qp0_slot3_sqe_q : (((resend_qp == 1'b0) & (resend_slot == 2'd2)) ? qp0_slot2_sqe_q : (((resend_qp == 1'b0) & (resend_slot == 2'd1)) ? qp0_slot1_sqe_q : (((resend_qp == 1'b0) & (resend_slot == 2'd0)) ? qp0_slot0_sqe_q : 512'd0)))))));
   assign resend_in_capsule = resend_sqe[319:312] == 8'd1;
   assign cnp_qp = dcqcn_cnp_req[0] ? 1'b0 : (dcqcn_cnp_req[1] ? 1'b1 : 1'b0);
-  assign load_cnp = ~tx_busy & ~rr_tx_busy & ~|ack_pend & (|dcqcn_cnp_req);
-  assign tx_capsule_free = ~tx_busy & ~rr_tx_busy & ~|ack_pend & ~|dcqcn_cnp_req;
+  assign load_cnp = ~tx_busy & ~rr_streaming & ~|ack_pend & (|dcqcn_cnp_req);
+  assign tx_capsule_free = ~tx_busy & ~rr_streaming & ~|ack_pend & ~|dcqcn_cnp_req & ~rr_capsule_waits;
   assign load_resend = (|resend_ready) & (resend_in_capsule ? rr_job_free : tx_capsule_free);
   assign cmd_qp = 1'(io_cmd_sqid_i - 16'd1);
   assign cmd_known = (io_cmd_sqid_i != 16'd0) & (io_cmd_sqid_i <= 16'd2);
@@ -1332,7 +1385,9 @@ module roce_w64_q2_d4 (
   assign cmd_slot = (cmd_qp == 1'b1) ? qp1_free_idx : qp0_free_idx;
   assign cmd_resending = (cmd_qp == 1'b1) ? qp1_resending : qp0_resending;
   assign cmd_cc_go = (cmd_qp == 1'b1) ? qp1_cc_go : qp0_cc_go;
-  assign load_cmd = io_cmd_valid_i & cmd_known & ~cmd_dead & cmd_has_free & ~cmd_resending & ~|resend_ready & cmd_cc_go & (cmd_in_capsule ? rr_job_free : tx_capsule_free);
+  assign cmd_wants = io_cmd_valid_i & cmd_known & ~cmd_dead & cmd_has_free & ~cmd_resending & ~|resend_ready & cmd_cc_go;
+  assign load_cmd = cmd_wants & (cmd_in_capsule ? rr_job_free : tx_capsule_free);
+  assign rr_others_first = (|dcqcn_cnp_req) | (~rr_capsule_waits & (((|resend_ready) & ~resend_in_capsule) | (cmd_wants & ~cmd_in_capsule)));
   assign capsule_job = (load_cmd & cmd_in_capsule) | (load_resend & resend_in_capsule);
   assign capsule_to_buffer = (load_cmd | load_resend) & ~capsule_job;
   assign tx_load = load_ack | load_cnp | capsule_to_buffer;
@@ -1665,7 +1720,7 @@ module roce_w64_q2_d4 (
   assign capsule_job_dptr = load_resend ? (((resend_qp == 1'b1) & (resend_slot == 2'd3)) ? qp1_slot3_dptr_q : (((resend_qp == 1'b1) & (resend_slot == 2'd2)) ? qp1_slot2_dptr_q : (((resend_qp == 1'b1) & (resend_slot == 2'd1)) ? qp1_slot1_dptr_q : (((resend_qp == 1'b1) & (resend_slot == 2'd0)) ? qp1_slot0_dptr_q : (((resend_qp == 1'b0) & (resend_slot == 2'd3)) ? qp0_slot3_dptr_q : (((resend_qp == 1'b0) & (resend_slot == 2'd2)) ? qp0_slot2_dptr_q : (((resend_qp == 1'b0) & (resend_slot == 2'd1)) ? qp0_slot1_dptr_q : (((resend_qp == 1'b0) & (resend_slot == 2'd0)) ? qp0_slot0_dptr_q : 128'd0)))))))) : io_cmd_sqe_i[319:192];
   assign capsule_job_sgl = load_resend ? ((resend_qp == 1'b1) ? 1'(qp1_slot_sgl_q >> resend_slot) : 1'(qp0_slot_sgl_q >> resend_slot)) : (io_cmd_sqe_i[15:14] != 2'd0);
   assign ack_any = |ack_pend;
-  assign rr_full = (rr_cur_valid_q & rr_next_valid_q) | rr_cmd_pending_q;
+  assign rr_full = rr_next3_valid_q | rr_cmd_pending_q;
   assign rr_cmd_fire = rr_cmd_pending_q & rr_cmd_ready;
 
   always_comb begin
@@ -1696,7 +1751,7 @@ module roce_w64_q2_d4 (
     end
   end
 
-  assign rr_ack_hold = {qp1_ack_pend_q & ((rr_cur_valid_q & ~rr_cur_capsule_q & (rr_cur_qp_q == 1'b1) & ((qp1_ack_psn_q - rr_cur_psn0_q) < 24'h800000)) | (rr_next_valid_q & ~rr_next_capsule_q & (rr_next_qp_q == 1'b1) & ((qp1_ack_psn_q - rr_next_psn0_q) < 24'h800000))), qp0_ack_pend_q & ((rr_cur_valid_q & ~rr_cur_capsule_q & (rr_cur_qp_q == 1'b0) & ((qp0_ack_psn_q - rr_cur_psn0_q) < 24'h800000)) | (rr_next_valid_q & ~rr_next_capsule_q & (rr_next_qp_q == 1'b0) & ((qp0_ack_psn_q - rr_next_psn0_q) < 24'h800000)))};
+  assign rr_ack_hold = {qp1_ack_pend_q & (1'b0 | (rr_cur_valid_q & ~rr_cur_capsule_q & (rr_cur_qp_q == 1'b1) & ((qp1_ack_psn_q - rr_cur_psn0_q) < 24'h800000)) | (rr_next1_valid_q & ~rr_next1_capsule_q & (rr_next1_qp_q == 1'b1) & ((qp1_ack_psn_q - rr_next1_psn0_q) < 24'h800000)) | (rr_next2_valid_q & ~rr_next2_capsule_q & (rr_next2_qp_q == 1'b1) & ((qp1_ack_psn_q - rr_next2_psn0_q) < 24'h800000)) | (rr_next3_valid_q & ~rr_next3_capsule_q & (rr_next3_qp_q == 1'b1) & ((qp1_ack_psn_q - rr_next3_psn0_q) < 24'h800000))), qp0_ack_pend_q & (1'b0 | (rr_cur_valid_q & ~rr_cur_capsule_q & (rr_cur_qp_q == 1'b0) & ((qp0_ack_psn_q - rr_cur_psn0_q) < 24'h800000)) | (rr_next1_valid_q & ~rr_next1_capsule_q & (rr_next1_qp_q == 1'b0) & ((qp0_ack_psn_q - rr_next1_psn0_q) < 24'h800000)) | (rr_next2_valid_q & ~rr_next2_capsule_q & (rr_next2_qp_q == 1'b0) & ((qp0_ack_psn_q - rr_next2_psn0_q) < 24'h800000)) | (rr_next3_valid_q & ~rr_next3_capsule_q & (rr_next3_qp_q == 1'b0) & ((qp0_ack_psn_q - rr_next3_psn0_q) < 24'h800000)))};
   assign rr_mtu = (rr_cur_qp_q == 1'b1) ? qp1_mtu : qp0_mtu;
   assign rr_last_packet = rr_cur_left_q <= {11'd0, rr_mtu};
   assign rr_next_plen = rr_last_packet ? rr_cur_left_q[12:0] : rr_mtu;
@@ -1711,7 +1766,8 @@ module roce_w64_q2_d4 (
   assign rr_ip_sum = ~(16'({1'b0, 16'(20'd0 + {4'd0, {8'h45, tx_data_tos}} + {4'd0, rr_next_ip_len} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, rr_lip[31:16]} + {4'd0, rr_lip[15:0]} + {4'd0, rr_rip[31:16]} + {4'd0, rr_rip[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, {8'h45, tx_data_tos}} + {4'd0, rr_next_ip_len} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, rr_lip[31:16]} + {4'd0, rr_lip[15:0]} + {4'd0, rr_rip[31:16]} + {4'd0, rr_rip[15:0]}) >> 16)}) + {15'd0, 1'(({1'b0, 16'(20'd0 + {4'd0, {8'h45, tx_data_tos}} + {4'd0, rr_next_ip_len} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, rr_lip[31:16]} + {4'd0, rr_lip[15:0]} + {4'd0, rr_rip[31:16]} + {4'd0, rr_rip[15:0]})} + {13'd0, 4'((20'd0 + {4'd0, {8'h45, tx_data_tos}} + {4'd0, rr_next_ip_len} + {4'd0, 16'd0} + {4'd0, 16'h4000} + {4'd0, 16'h4011} + {4'd0, rr_lip[31:16]} + {4'd0, rr_lip[15:0]} + {4'd0, rr_rip[31:16]} + {4'd0, rr_rip[15:0]}) >> 16)}) >> 16)});
   assign rr_msn = (rr_cur_qp_q == 1'b1) ? qp1_msn_q : qp0_msn_q;
   assign rr_next_hdr = {16'd0, {rr_capsule_sqe[511:504], rr_capsule_sqe[503:496], rr_capsule_sqe[495:488], rr_capsule_sqe[487:480], rr_capsule_sqe[479:472], rr_capsule_sqe[471:464], rr_capsule_sqe[463:456], rr_capsule_sqe[455:448], rr_capsule_sqe[447:440], rr_capsule_sqe[439:432], rr_capsule_sqe[431:424], rr_capsule_sqe[423:416], rr_capsule_sqe[415:408], rr_capsule_sqe[407:400], rr_capsule_sqe[399:392], rr_capsule_sqe[391:384], rr_capsule_sqe[383:376], rr_capsule_sqe[375:368], rr_capsule_sqe[367:360], rr_capsule_sqe[359:352], rr_capsule_sqe[351:344], rr_capsule_sqe[343:336], rr_capsule_sqe[335:328], rr_capsule_sqe[327:320], rr_capsule_sqe[319:312], rr_capsule_sqe[311:304], rr_capsule_sqe[303:296], rr_capsule_sqe[295:288], rr_capsule_sqe[287:280], rr_capsule_sqe[279:272], rr_capsule_sqe[271:264], rr_capsule_sqe[263:256], rr_capsule_sqe[255:248], rr_capsule_sqe[247:240], rr_capsule_sqe[239:232], rr_capsule_sqe[231:224], rr_capsule_sqe[223:216], rr_capsule_sqe[215:208], rr_capsule_sqe[207:200], rr_capsule_sqe[199:192], rr_capsule_sqe[191:184], rr_capsule_sqe[183:176], rr_capsule_sqe[175:168], rr_capsule_sqe[167:160], rr_capsule_sqe[159:152], rr_capsule_sqe[151:144], rr_capsule_sqe[143:136], rr_capsule_sqe[135:128], rr_capsule_sqe[127:120], rr_capsule_sqe[119:112], rr_capsule_sqe[111:104], rr_capsule_sqe[103:96], rr_capsule_sqe[95:88], rr_capsule_sqe[87:80], rr_capsule_sqe[79:72], rr_capsule_sqe[71:64], rr_capsule_sqe[63:56], rr_capsule_sqe[55:48], rr_capsule_sqe[47:40], rr_capsule_sqe[39:32], rr_cur_capsule_q ? rr_capsule_sqe[31:24] : rr_msn[7:0], rr_cur_capsule_q ? rr_capsule_sqe[23:16] : rr_msn[15:8], rr_cur_capsule_q ? rr_capsule_sqe[15:8] : rr_msn[23:16], rr_cur_capsule_q ? rr_capsule_sqe[7:0] : 8'h1f, rr_cur_psn_q[7:0], rr_cur_psn_q[15:8], rr_cur_psn_q[23:16], {rr_cur_capsule_q, 7'd0}, 8'((rr_cur_qp_q == 1'b1) ? csr_qp1_remote_qpn_value : csr_qp0_remote_qpn_value), 8'(((rr_cur_qp_q == 1'b1) ? csr_qp1_remote_qpn_value : csr_qp0_remote_qpn_value) >> 8), 8'(((rr_cur_qp_q == 1'b1) ? csr_qp1_remote_qpn_value : csr_qp0_remote_qpn_value) >> 16), 8'd0, 8'((rr_cur_qp_q == 1'b1) ? csr_qp1_pkey_value : csr_qp0_pkey_value), 8'(((rr_cur_qp_q == 1'b1) ? csr_qp1_pkey_value : csr_qp0_pkey_value) >> 8), {2'd0, rr_next_pad, 4'd0}, rr_next_opcode, 8'(16'd0), 8'(16'd0 >> 8), rr_next_udp_len[7:0], rr_next_udp_len[15:8], 8'(16'h12b7), 8'(16'h12b7 >> 8), 8'(16'hc000 + {15'd0, rr_cur_qp_q}), 8'((16'hc000 + {15'd0, rr_cur_qp_q}) >> 8), rr_rip[7:0], rr_rip[15:8], rr_rip[23:16], rr_rip[31:24], rr_lip[7:0], rr_lip[15:8], rr_lip[23:16], rr_lip[31:24], rr_ip_sum[7:0], rr_ip_sum[15:8], 8'h11, 8'h40, 8'(16'h4000), 8'(16'h4000 >> 8), 8'(16'd0), 8'(16'd0 >> 8), rr_next_ip_len[7:0], rr_next_ip_len[15:8], tx_data_tos, 8'h45, 8'(16'h800), 8'(16'h800 >> 8), 8'((rr_cur_qp_q == 1'b1) ? qp1_local_mac : qp0_local_mac), 8'(((rr_cur_qp_q == 1'b1) ? qp1_local_mac : qp0_local_mac) >> 8), 8'(((rr_cur_qp_q == 1'b1) ? qp1_local_mac : qp0_local_mac) >> 16), 8'(((rr_cur_qp_q == 1'b1) ? qp1_local_mac : qp0_local_mac) >> 24), 8'(((rr_cur_qp_q == 1'b1) ? qp1_local_mac : qp0_local_mac) >> 32), 8'(((rr_cur_qp_q == 1'b1) ? qp1_local_mac : qp0_local_mac) >> 40), 8'((rr_cur_qp_q == 1'b1) ? qp1_remote_mac : qp0_remote_mac), 8'(((rr_cur_qp_q == 1'b1) ? qp1_remote_mac : qp0_remote_mac) >> 8), 8'(((rr_cur_qp_q == 1'b1) ? qp1_remote_mac : qp0_remote_mac) >> 16), 8'(((rr_cur_qp_q == 1'b1) ? qp1_remote_mac : qp0_remote_mac) >> 24), 8'(((rr_cur_qp_q == 1'b1) ? qp1_remote_mac : qp0_remote_mac) >> 32), 8'(((rr_cur_qp_q == 1'b1) ? qp1_remote_mac : qp0_remote_mac) >> 40)}};
-  assign rr_load = rr_cur_valid_q & ~rr_on_q & ~tx_busy & ~ack_any;
+  assign rr_next_beats = 10'((rr_next_plen + 13'd7) >> 3);
+  assign rr_load = rr_cur_valid_q & ~rr_on_q & ~tx_busy & ~ack_any & ~rr_others_first & (rr_fifo_count >= {1'b0, rr_next_beats});
   assign rr_hdr_end = rr_capsule_q ? 13'h78 : (rr_aeth_q ? 13'h3c : 13'h38);
   assign rr_pay_end = rr_hdr_end + rr_plen_q;
   assign rr_pay_beats = 10'((rr_plen_q + 13'd7) >> 3);
@@ -1719,10 +1775,10 @@ module roce_w64_q2_d4 (
   assign rr_pay_a0 = rr_capsule_q ? 10'hf : 10'd7;
   assign rr_pay_index = rr_a_q - rr_pay_a0;
   assign rr_need_data = (rr_a_q >= rr_pay_a0) & (rr_pay_index < rr_pay_beats);
-  assign rr_a_ready = ~rr_need_data | dma_m_data_valid;
+  assign rr_a_ready = ~rr_need_data | rr_fifo_m_valid;
   assign rr_step = rr_on_q & (rr_a_q <= rr_frame_beats) & (~rr_out_valid_q | m_axis_tready_i) & rr_a_ready;
   assign rr_hdr_beat = 64'({rr_hdr_q, 16'd0} >> {rr_a_q, 6'd0});
-  assign rr_a_beat = {({rr_a_q, 3'd7} < rr_hdr_end) ? rr_hdr_beat[63:56] : (({rr_a_q, 3'd7} < rr_pay_end) ? (rr_aeth_q ? dma_m_data_data[31:24] : dma_m_data_data[63:56]) : 8'd0), ({rr_a_q, 3'd6} < rr_hdr_end) ? rr_hdr_beat[55:48] : (({rr_a_q, 3'd6} < rr_pay_end) ? (rr_aeth_q ? dma_m_data_data[23:16] : dma_m_data_data[55:48]) : 8'd0), ({rr_a_q, 3'd5} < rr_hdr_end) ? rr_hdr_beat[47:40] : (({rr_a_q, 3'd5} < rr_pay_end) ? (rr_aeth_q ? dma_m_data_data[15:8] : dma_m_data_data[47:40]) : 8'd0), ({rr_a_q, 3'd4} < rr_hdr_end) ? rr_hdr_beat[39:32] : (({rr_a_q, 3'd4} < rr_pay_end) ? (rr_aeth_q ? dma_m_data_data[7:0] : dma_m_data_data[39:32]) : 8'd0), ({rr_a_q, 3'd3} < rr_hdr_end) ? rr_hdr_beat[31:24] : (({rr_a_q, 3'd3} < rr_pay_end) ? (rr_aeth_q ? rr_carry_q[31:24] : dma_m_data_data[31:24]) : 8'd0), ({rr_a_q, 3'd2} < rr_hdr_end) ? rr_hdr_beat[23:16] : (({rr_a_q, 3'd2} < rr_pay_end) ? (rr_aeth_q ? rr_carry_q[23:16] : dma_m_data_data[23:16]) : 8'd0), ({rr_a_q, 3'd1} < rr_hdr_end) ? rr_hdr_beat[15:8] : (({rr_a_q, 3'd1} < rr_pay_end) ? (rr_aeth_q ? rr_carry_q[15:8] : dma_m_data_data[15:8]) : 8'd0), ({rr_a_q, 3'd0} < rr_hdr_end) ? rr_hdr_beat[7:0] : (({rr_a_q, 3'd0} < rr_pay_end) ? (rr_aeth_q ? rr_carry_q[7:0] : dma_m_data_data[7:0]) : 8'd0)};
+  assign rr_a_beat = {({rr_a_q, 3'd7} < rr_hdr_end) ? rr_hdr_beat[63:56] : (({rr_a_q, 3'd7} < rr_pay_end) ? (rr_aeth_q ? rr_fifo_m_data[31:24] : rr_fifo_m_data[63:56]) : 8'd0), ({rr_a_q, 3'd6} < rr_hdr_end) ? rr_hdr_beat[55:48] : (({rr_a_q, 3'd6} < rr_pay_end) ? (rr_aeth_q ? rr_fifo_m_data[23:16] : rr_fifo_m_data[55:48]) : 8'd0), ({rr_a_q, 3'd5} < rr_hdr_end) ? rr_hdr_beat[47:40] : (({rr_a_q, 3'd5} < rr_pay_end) ? (rr_aeth_q ? rr_fifo_m_data[15:8] : rr_fifo_m_data[47:40]) : 8'd0), ({rr_a_q, 3'd4} < rr_hdr_end) ? rr_hdr_beat[39:32] : (({rr_a_q, 3'd4} < rr_pay_end) ? (rr_aeth_q ? rr_fifo_m_data[7:0] : rr_fifo_m_data[39:32]) : 8'd0), ({rr_a_q, 3'd3} < rr_hdr_end) ? rr_hdr_beat[31:24] : (({rr_a_q, 3'd3} < rr_pay_end) ? (rr_aeth_q ? rr_carry_q[31:24] : rr_fifo_m_data[31:24]) : 8'd0), ({rr_a_q, 3'd2} < rr_hdr_end) ? rr_hdr_beat[23:16] : (({rr_a_q, 3'd2} < rr_pay_end) ? (rr_aeth_q ? rr_carry_q[23:16] : rr_fifo_m_data[23:16]) : 8'd0), ({rr_a_q, 3'd1} < rr_hdr_end) ? rr_hdr_beat[15:8] : (({rr_a_q, 3'd1} < rr_pay_end) ? (rr_aeth_q ? rr_carry_q[15:8] : rr_fifo_m_data[15:8]) : 8'd0), ({rr_a_q, 3'd0} < rr_hdr_end) ? rr_hdr_beat[7:0] : (({rr_a_q, 3'd0} < rr_pay_end) ? (rr_aeth_q ? rr_carry_q[7:0] : rr_fifo_m_data[7:0]) : 8'd0)};
   assign rr_crc_end = rr_flen_q - 13'd2;
   assign rr_beat_at = {rr_a_q, 3'd0};
   assign rr_crc_count = (rr_crc_end > rr_beat_at) ? (((rr_crc_end - rr_beat_at) > 13'd8) ? 4'd8 : 4'(rr_crc_end - rr_beat_at)) : 4'd0;
@@ -1768,7 +1824,7 @@ module roce_w64_q2_d4 (
       rr_c_d = rr_b_q;
       rr_out_valid_d = rr_a_q >= 10'd1;
       if (rr_need_data) begin
-        rr_carry_d = dma_m_data_data[63:32];
+        rr_carry_d = rr_fifo_m_data[63:32];
       end
     end
     if (rr_frame_done) begin
@@ -1787,31 +1843,63 @@ module roce_w64_q2_d4 (
     rr_cur_first_d = rr_cur_first_q;
     rr_cur_capsule_d = rr_cur_capsule_q;
     rr_cur_slot_d = rr_cur_slot_q;
-    rr_next_valid_d = rr_next_valid_q;
-    rr_next_qp_d = rr_next_qp_q;
-    rr_next_psn0_d = rr_next_psn0_q;
-    rr_next_psn_d = rr_next_psn_q;
-    rr_next_left_d = rr_next_left_q;
-    rr_next_first_d = rr_next_first_q;
-    rr_next_capsule_d = rr_next_capsule_q;
-    rr_next_slot_d = rr_next_slot_q;
+    rr_next1_valid_d = rr_next1_valid_q;
+    rr_next1_qp_d = rr_next1_qp_q;
+    rr_next1_psn0_d = rr_next1_psn0_q;
+    rr_next1_psn_d = rr_next1_psn_q;
+    rr_next1_left_d = rr_next1_left_q;
+    rr_next1_first_d = rr_next1_first_q;
+    rr_next1_capsule_d = rr_next1_capsule_q;
+    rr_next1_slot_d = rr_next1_slot_q;
+    rr_next2_valid_d = rr_next2_valid_q;
+    rr_next2_qp_d = rr_next2_qp_q;
+    rr_next2_psn0_d = rr_next2_psn0_q;
+    rr_next2_psn_d = rr_next2_psn_q;
+    rr_next2_left_d = rr_next2_left_q;
+    rr_next2_first_d = rr_next2_first_q;
+    rr_next2_capsule_d = rr_next2_capsule_q;
+    rr_next2_slot_d = rr_next2_slot_q;
+    rr_next3_valid_d = rr_next3_valid_q;
+    rr_next3_qp_d = rr_next3_qp_q;
+    rr_next3_psn0_d = rr_next3_psn0_q;
+    rr_next3_psn_d = rr_next3_psn_q;
+    rr_next3_left_d = rr_next3_left_q;
+    rr_next3_first_d = rr_next3_first_q;
+    rr_next3_capsule_d = rr_next3_capsule_q;
+    rr_next3_slot_d = rr_next3_slot_q;
     if (rr_frame_done) begin
       rr_cur_psn_d = rr_cur_psn_q + 24'd1;
       rr_cur_left_d = rr_cur_left_q - {11'd0, rr_plen_q};
       rr_cur_first_d = 1'b0;
     end
     if (rr_job_done) begin
-      rr_cur_valid_d = rr_next_valid_q;
-      rr_cur_qp_d = rr_next_qp_q;
-      rr_cur_psn0_d = rr_next_psn0_q;
-      rr_cur_psn_d = rr_next_psn_q;
-      rr_cur_left_d = rr_next_left_q;
-      rr_cur_first_d = rr_next_first_q;
-      rr_cur_capsule_d = rr_next_capsule_q;
-      rr_cur_slot_d = rr_next_slot_q;
-      rr_next_valid_d = 1'b0;
+      rr_cur_valid_d = rr_next1_valid_q;
+      rr_cur_qp_d = rr_next1_qp_q;
+      rr_cur_psn0_d = rr_next1_psn0_q;
+      rr_cur_psn_d = rr_next1_psn_q;
+      rr_cur_left_d = rr_next1_left_q;
+      rr_cur_first_d = rr_next1_first_q;
+      rr_cur_capsule_d = rr_next1_capsule_q;
+      rr_cur_slot_d = rr_next1_slot_q;
+      rr_next1_valid_d = rr_next2_valid_q;
+      rr_next1_qp_d = rr_next2_qp_q;
+      rr_next1_psn0_d = rr_next2_psn0_q;
+      rr_next1_psn_d = rr_next2_psn_q;
+      rr_next1_left_d = rr_next2_left_q;
+      rr_next1_first_d = rr_next2_first_q;
+      rr_next1_capsule_d = rr_next2_capsule_q;
+      rr_next1_slot_d = rr_next2_slot_q;
+      rr_next2_valid_d = rr_next3_valid_q;
+      rr_next2_qp_d = rr_next3_qp_q;
+      rr_next2_psn0_d = rr_next3_psn0_q;
+      rr_next2_psn_d = rr_next3_psn_q;
+      rr_next2_left_d = rr_next3_left_q;
+      rr_next2_first_d = rr_next3_first_q;
+      rr_next2_capsule_d = rr_next3_capsule_q;
+      rr_next2_slot_d = rr_next3_slot_q;
+      rr_next3_valid_d = 1'b0;
     end
-    if (ev_read_job & (~rr_cur_valid_q | (rr_job_done & ~rr_next_valid_q))) begin
+    if (ev_read_job & (rr_job_done ? (~rr_next1_valid_q & 1'b1) : (~rr_cur_valid_q & 1'b1))) begin
       rr_cur_valid_d = 1'b1;
       rr_cur_qp_d = rx_qp;
       rr_cur_psn0_d = h_psn;
@@ -1821,7 +1909,7 @@ module roce_w64_q2_d4 (
       rr_cur_capsule_d = 1'b0;
       rr_cur_slot_d = rx_key_slot_idx;
     end
-    if (capsule_job & (~rr_cur_valid_q | (rr_job_done & ~rr_next_valid_q))) begin
+    if (capsule_job & (rr_job_done ? (~rr_next1_valid_q & 1'b1) : (~rr_cur_valid_q & 1'b1))) begin
       rr_cur_valid_d = 1'b1;
       rr_cur_qp_d = capsule_qp;
       rr_cur_psn0_d = capsule_job_psn;
@@ -1831,36 +1919,78 @@ module roce_w64_q2_d4 (
       rr_cur_capsule_d = 1'b1;
       rr_cur_slot_d = capsule_job_slot;
     end
-    if (ev_read_job & ~(~rr_cur_valid_q | (rr_job_done & ~rr_next_valid_q))) begin
-      rr_next_valid_d = 1'b1;
-      rr_next_qp_d = rx_qp;
-      rr_next_psn0_d = h_psn;
-      rr_next_psn_d = h_psn;
-      rr_next_left_d = {3'd0, rx_read_len};
-      rr_next_first_d = 1'b1;
-      rr_next_capsule_d = 1'b0;
-      rr_next_slot_d = rx_key_slot_idx;
+    if (ev_read_job & (rr_job_done ? (~rr_next2_valid_q & rr_next1_valid_q) : (~rr_next1_valid_q & rr_cur_valid_q))) begin
+      rr_next1_valid_d = 1'b1;
+      rr_next1_qp_d = rx_qp;
+      rr_next1_psn0_d = h_psn;
+      rr_next1_psn_d = h_psn;
+      rr_next1_left_d = {3'd0, rx_read_len};
+      rr_next1_first_d = 1'b1;
+      rr_next1_capsule_d = 1'b0;
+      rr_next1_slot_d = rx_key_slot_idx;
     end
-    if (capsule_job & ~(~rr_cur_valid_q | (rr_job_done & ~rr_next_valid_q))) begin
-      rr_next_valid_d = 1'b1;
-      rr_next_qp_d = capsule_qp;
-      rr_next_psn0_d = capsule_job_psn;
-      rr_next_psn_d = capsule_job_psn;
-      rr_next_left_d = {3'd0, capsule_job_len};
-      rr_next_first_d = 1'b1;
-      rr_next_capsule_d = 1'b1;
-      rr_next_slot_d = capsule_job_slot;
+    if (capsule_job & (rr_job_done ? (~rr_next2_valid_q & rr_next1_valid_q) : (~rr_next1_valid_q & rr_cur_valid_q))) begin
+      rr_next1_valid_d = 1'b1;
+      rr_next1_qp_d = capsule_qp;
+      rr_next1_psn0_d = capsule_job_psn;
+      rr_next1_psn_d = capsule_job_psn;
+      rr_next1_left_d = {3'd0, capsule_job_len};
+      rr_next1_first_d = 1'b1;
+      rr_next1_capsule_d = 1'b1;
+      rr_next1_slot_d = capsule_job_slot;
+    end
+    if (ev_read_job & (rr_job_done ? (~rr_next3_valid_q & rr_next2_valid_q) : (~rr_next2_valid_q & rr_next1_valid_q))) begin
+      rr_next2_valid_d = 1'b1;
+      rr_next2_qp_d = rx_qp;
+      rr_next2_psn0_d = h_psn;
+      rr_next2_psn_d = h_psn;
+      rr_next2_left_d = {3'd0, rx_read_len};
+      rr_next2_first_d = 1'b1;
+      rr_next2_capsule_d = 1'b0;
+      rr_next2_slot_d = rx_key_slot_idx;
+    end
+    if (capsule_job & (rr_job_done ? (~rr_next3_valid_q & rr_next2_valid_q) : (~rr_next2_valid_q & rr_next1_valid_q))) begin
+      rr_next2_valid_d = 1'b1;
+      rr_next2_qp_d = capsule_qp;
+      rr_next2_psn0_d = capsule_job_psn;
+      rr_next2_psn_d = capsule_job_psn;
+      rr_next2_left_d = {3'd0, capsule_job_len};
+      rr_next2_first_d = 1'b1;
+      rr_next2_capsule_d = 1'b1;
+      rr_next2_slot_d = capsule_job_slot;
+    end
+    if (ev_read_job & (rr_job_done ? (~1'b0 & rr_next3_valid_q) : (~rr_next3_valid_q & rr_next2_valid_q))) begin
+      rr_next3_valid_d = 1'b1;
+      rr_next3_qp_d = rx_qp;
+      rr_next3_psn0_d = h_psn;
+      rr_next3_psn_d = h_psn;
+      rr_next3_left_d = {3'd0, rx_read_len};
+      rr_next3_first_d = 1'b1;
+      rr_next3_capsule_d = 1'b0;
+      rr_next3_slot_d = rx_key_slot_idx;
+    end
+    if (capsule_job & (rr_job_done ? (~1'b0 & rr_next3_valid_q) : (~rr_next3_valid_q & rr_next2_valid_q))) begin
+      rr_next3_valid_d = 1'b1;
+      rr_next3_qp_d = capsule_qp;
+      rr_next3_psn0_d = capsule_job_psn;
+      rr_next3_psn_d = capsule_job_psn;
+      rr_next3_left_d = {3'd0, capsule_job_len};
+      rr_next3_first_d = 1'b1;
+      rr_next3_capsule_d = 1'b1;
+      rr_next3_slot_d = capsule_job_slot;
     end
   end
 
   assign rr_tx = rr_on_q | rr_load;
-  assign rr_md_ready = rr_step & rr_need_data;
+  assign rr_capsule_queued = 1'b0 | (rr_cur_valid_q & rr_cur_capsule_q) | (rr_next1_valid_q & rr_next1_capsule_q) | (rr_next2_valid_q & rr_next2_capsule_q) | (rr_next3_valid_q & rr_next3_capsule_q);
   assign rr_out_data = {({rr_out_beat, 3'd7} >= rr_icrc_at) ? ((2'({rr_out_beat, 3'd7} - rr_icrc_at) == 2'd0) ? rr_crc_crc[7:0] : ((2'({rr_out_beat, 3'd7} - rr_icrc_at) == 2'd1) ? rr_crc_crc[15:8] : ((2'({rr_out_beat, 3'd7} - rr_icrc_at) == 2'd2) ? rr_crc_crc[23:16] : rr_crc_crc[31:24]))) : rr_b_q[15:8], ({rr_out_beat, 3'd6} >= rr_icrc_at) ? ((2'({rr_out_beat, 3'd6} - rr_icrc_at) == 2'd0) ? rr_crc_crc[7:0] : ((2'({rr_out_beat, 3'd6} - rr_icrc_at) == 2'd1) ? rr_crc_crc[15:8] : ((2'({rr_out_beat, 3'd6} - rr_icrc_at) == 2'd2) ? rr_crc_crc[23:16] : rr_crc_crc[31:24]))) : rr_b_q[7:0], ({rr_out_beat, 3'd5} >= rr_icrc_at) ? ((2'({rr_out_beat, 3'd5} - rr_icrc_at) == 2'd0) ? rr_crc_crc[7:0] : ((2'({rr_out_beat, 3'd5} - rr_icrc_at) == 2'd1) ? rr_crc_crc[15:8] : ((2'({rr_out_beat, 3'd5} - rr_icrc_at) == 2'd2) ? rr_crc_crc[23:16] : rr_crc_crc[31:24]))) : rr_c_q[63:56], ({rr_out_beat, 3'd4} >= rr_icrc_at) ? ((2'({rr_out_beat, 3'd4} - rr_icrc_at) == 2'd0) ? rr_crc_crc[7:0] : ((2'({rr_out_beat, 3'd4} - rr_icrc_at) == 2'd1) ? rr_crc_crc[15:8] : ((2'({rr_out_beat, 3'd4} - rr_icrc_at) == 2'd2) ? rr_crc_crc[23:16] : rr_crc_crc[31:24]))) : rr_c_q[55:48], ({rr_out_beat, 3'd3} >= rr_icrc_at) ? ((2'({rr_out_beat, 3'd3} - rr_icrc_at) == 2'd0) ? rr_crc_crc[7:0] : ((2'({rr_out_beat, 3'd3} - rr_icrc_at) == 2'd1) ? rr_crc_crc[15:8] : ((2'({rr_out_beat, 3'd3} - rr_icrc_at) == 2'd2) ? rr_crc_crc[23:16] : rr_crc_crc[31:24]))) : rr_c_q[47:40], ({rr_out_beat, 3'd2} >= rr_icrc_at) ? ((2'({rr_out_beat, 3'd2} - rr_icrc_at) == 2'd0) ? rr_crc_crc[7:0] : ((2'({rr_out_beat, 3'd2} - rr_icrc_at) == 2'd1) ? rr_crc_crc[15:8] : ((2'({rr_out_beat, 3'd2} - rr_icrc_at) == 2'd2) ? rr_crc_crc[23:16] : rr_crc_crc[31:24]))) : rr_c_q[39:32], ({rr_out_beat, 3'd1} >= rr_icrc_at) ? ((2'({rr_out_beat, 3'd1} - rr_icrc_at) == 2'd0) ? rr_crc_crc[7:0] : ((2'({rr_out_beat, 3'd1} - rr_icrc_at) == 2'd1) ? rr_crc_crc[15:8] : ((2'({rr_out_beat, 3'd1} - rr_icrc_at) == 2'd2) ? rr_crc_crc[23:16] : rr_crc_crc[31:24]))) : rr_c_q[31:24], ({rr_out_beat, 3'd0} >= rr_icrc_at) ? ((2'({rr_out_beat, 3'd0} - rr_icrc_at) == 2'd0) ? rr_crc_crc[7:0] : ((2'({rr_out_beat, 3'd0} - rr_icrc_at) == 2'd1) ? rr_crc_crc[15:8] : ((2'({rr_out_beat, 3'd0} - rr_icrc_at) == 2'd2) ? rr_crc_crc[23:16] : rr_crc_crc[31:24]))) : rr_c_q[23:16]};
   assign rr_resp_done = rr_frame_done & ~rr_capsule_q;
   assign rr_capsule_sqe = ((rr_cur_qp_q == 1'b1) & (rr_cur_slot_q == 2'd3)) ? qp1_slot3_sqe_q : (((rr_cur_qp_q == 1'b1) & (rr_cur_slot_q == 2'd2)) ? qp1_slot2_sqe_q : (((rr_cur_qp_q == 1'b1) & (rr_cur_slot_q == 2'd1)) ? qp1_slot1_sqe_q : (((rr_cur_qp_q == 1'b1) & (rr_cur_slot_q == 2'd0)) ? qp1_slot0_sqe_q : (((rr_cur_qp_q == 1'b0) & (rr_cur_slot_q == 2'd3)) ? qp0_slot3_sqe_q : (((rr_cur_qp_q == 1'b0) & (rr_cur_slot_q == 2'd2)) ? qp0_slot2_sqe_q : (((rr_cur_qp_q == 1'b0) & (rr_cur_slot_q == 2'd1)) ? qp0_slot1_sqe_q : (((rr_cur_qp_q == 1'b0) & (rr_cur_slot_q == 2'd0)) ? qp0_slot0_sqe_q : 512'd0)))))));
   assign rr_job_free = ~rr_full & ~ev_read_job;
+  assign rr_capsule_waits = rr_capsule_queued;
   assign rr_hold = rr_ack_hold;
   assign rr_tx_busy = rr_tx;
+  assign rr_streaming = rr_on_q;
   assign rr_valid = rr_out_valid_q;
   assign rr_data = rr_out_data;
   assign rr_keep = rr_out_keep;
@@ -2696,14 +2826,30 @@ module roce_w64_q2_d4 (
       rr_cur_first_q <= 1'b0;
       rr_cur_capsule_q <= 1'b0;
       rr_cur_slot_q <= 2'd0;
-      rr_next_valid_q <= 1'b0;
-      rr_next_qp_q <= 1'b0;
-      rr_next_psn0_q <= 24'd0;
-      rr_next_psn_q <= 24'd0;
-      rr_next_left_q <= 24'd0;
-      rr_next_first_q <= 1'b0;
-      rr_next_capsule_q <= 1'b0;
-      rr_next_slot_q <= 2'd0;
+      rr_next1_valid_q <= 1'b0;
+      rr_next1_qp_q <= 1'b0;
+      rr_next1_psn0_q <= 24'd0;
+      rr_next1_psn_q <= 24'd0;
+      rr_next1_left_q <= 24'd0;
+      rr_next1_first_q <= 1'b0;
+      rr_next1_capsule_q <= 1'b0;
+      rr_next1_slot_q <= 2'd0;
+      rr_next2_valid_q <= 1'b0;
+      rr_next2_qp_q <= 1'b0;
+      rr_next2_psn0_q <= 24'd0;
+      rr_next2_psn_q <= 24'd0;
+      rr_next2_left_q <= 24'd0;
+      rr_next2_first_q <= 1'b0;
+      rr_next2_capsule_q <= 1'b0;
+      rr_next2_slot_q <= 2'd0;
+      rr_next3_valid_q <= 1'b0;
+      rr_next3_qp_q <= 1'b0;
+      rr_next3_psn0_q <= 24'd0;
+      rr_next3_psn_q <= 24'd0;
+      rr_next3_left_q <= 24'd0;
+      rr_next3_first_q <= 1'b0;
+      rr_next3_capsule_q <= 1'b0;
+      rr_next3_slot_q <= 2'd0;
       rr_cmd_pending_q <= 1'b0;
       rr_cmd_tag_q <= 3'd0;
       rr_cmd_sgl_q <= 1'b0;
@@ -2895,14 +3041,30 @@ module roce_w64_q2_d4 (
       rr_cur_first_q <= rr_cur_first_d;
       rr_cur_capsule_q <= rr_cur_capsule_d;
       rr_cur_slot_q <= rr_cur_slot_d;
-      rr_next_valid_q <= rr_next_valid_d;
-      rr_next_qp_q <= rr_next_qp_d;
-      rr_next_psn0_q <= rr_next_psn0_d;
-      rr_next_psn_q <= rr_next_psn_d;
-      rr_next_left_q <= rr_next_left_d;
-      rr_next_first_q <= rr_next_first_d;
-      rr_next_capsule_q <= rr_next_capsule_d;
-      rr_next_slot_q <= rr_next_slot_d;
+      rr_next1_valid_q <= rr_next1_valid_d;
+      rr_next1_qp_q <= rr_next1_qp_d;
+      rr_next1_psn0_q <= rr_next1_psn0_d;
+      rr_next1_psn_q <= rr_next1_psn_d;
+      rr_next1_left_q <= rr_next1_left_d;
+      rr_next1_first_q <= rr_next1_first_d;
+      rr_next1_capsule_q <= rr_next1_capsule_d;
+      rr_next1_slot_q <= rr_next1_slot_d;
+      rr_next2_valid_q <= rr_next2_valid_d;
+      rr_next2_qp_q <= rr_next2_qp_d;
+      rr_next2_psn0_q <= rr_next2_psn0_d;
+      rr_next2_psn_q <= rr_next2_psn_d;
+      rr_next2_left_q <= rr_next2_left_d;
+      rr_next2_first_q <= rr_next2_first_d;
+      rr_next2_capsule_q <= rr_next2_capsule_d;
+      rr_next2_slot_q <= rr_next2_slot_d;
+      rr_next3_valid_q <= rr_next3_valid_d;
+      rr_next3_qp_q <= rr_next3_qp_d;
+      rr_next3_psn0_q <= rr_next3_psn0_d;
+      rr_next3_psn_q <= rr_next3_psn_d;
+      rr_next3_left_q <= rr_next3_left_d;
+      rr_next3_first_q <= rr_next3_first_d;
+      rr_next3_capsule_q <= rr_next3_capsule_d;
+      rr_next3_slot_q <= rr_next3_slot_d;
       rr_cmd_pending_q <= rr_cmd_pending_d;
       rr_cmd_tag_q <= rr_cmd_tag_d;
       rr_cmd_sgl_q <= rr_cmd_sgl_d;

@@ -739,6 +739,8 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
     let rr_hold = m.wire("rr_hold", nq);
     let rr_tx = m.wire("rr_tx_busy", 1);
     m.comment(rr_tx, "the READ responder loads or streams a frame");
+    let rr_on = m.wire("rr_streaming", 1);
+    m.comment(rr_on, "the READ responder streams a frame");
     let ack_pend_v = m.net(
         "ack_pend",
         cat(qps.iter().rev().map(|x| x.ack_pend.q.ex())) & !rr_hold,
@@ -798,17 +800,20 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
     // A capsule with in-capsule data (its SGL an offset descriptor, 01h) is a job of the READ
     // responder, which reads its data from host memory.
     let rs_icd = m.net("resend_in_capsule", rs_sqe.slice(319, 312).eq(0x01u64));
-    // A CNP (lowest QP that owes one) comes after the ACKs, before capsules.
+    // A CNP (lowest QP that owes one) comes after the ACKs, before capsules and the READ
+    // responder's next frame.
     let cnp_q = pick_lowest(&mut m, "cnp_qp", cc.cnp_req.ex(), nq, qw);
     let load_cnp = m.net(
         "load_cnp",
-        !t_busy & !rr_tx & !ack_pend_v.any() & cc.cnp_req.any(),
+        !t_busy & !rr_on & !ack_pend_v.any() & cc.cnp_req.any(),
     );
-    // The READ responder's frames go before capsules, so a capsule never overtakes a capsule
-    // job queued before it.
+    // A capsule job waits in the READ responder until its data is in: capsules of the frame
+    // buffer wait behind it (PSN order).
+    let rr_capq = m.wire("rr_capsule_waits", 1);
+    m.comment(rr_capq, "a capsule job is queued in the READ responder");
     let tx_cap_free = m.net(
         "tx_capsule_free",
-        !t_busy & !rr_tx & !ack_pend_v.any() & !cc.cnp_req.any(),
+        !t_busy & !rr_on & !ack_pend_v.any() & !cc.cnp_req.any() & !rr_capq,
     );
     m.comment(tx_cap_free, "the frame buffer may take a capsule");
     let job_free = m.wire("rr_job_free", 1);
@@ -860,16 +865,21 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
     });
     let cmd_go = cc.go_of(&mut m, "cmd_cc_go", cmd_q);
     let cmd_icd = m.wire("cmd_in_capsule", 1);
-    let load_cmd = m.net(
-        "load_cmd",
-        cmd.valid
-            & known
-            & !cmd_dead
-            & has_free
-            & !cmd_resending
-            & !resend_v.any()
-            & cmd_go
-            & mux(cmd_icd, job_free, tx_cap_free),
+    let cmd_wants = m.net(
+        "cmd_wants",
+        cmd.valid & known & !cmd_dead & has_free & !cmd_resending & !resend_v.any() & cmd_go,
+    );
+    m.comment(cmd_wants, "a new command's capsule may go");
+    let load_cmd = m.net("load_cmd", cmd_wants & mux(cmd_icd, job_free, tx_cap_free));
+    // The frame buffer's CNPs and capsules go before the READ responder's next frame (a
+    // capsule is short; a new one lets the target ask for more data meanwhile).
+    let others_first = m.net(
+        "rr_others_first",
+        cc.cnp_req.any() | (!rr_capq & ((resend_v.any() & !rs_icd) | (cmd_wants & !cmd_icd))),
+    );
+    m.comment(
+        others_first,
+        "a CNP or a frame-buffer capsule waits: the READ responder lets it go first",
     );
     m.comment(load_cmd, "a command capsule is loaded (and its slot taken)");
     let cap_job = m.net("capsule_job", (load_cmd & cmd_icd) | (load_resend & rs_icd));
@@ -1756,6 +1766,7 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         tos: data_tos,
         tbuf_busy: t_busy,
         ack_any: m.net("ack_any", ack_pend_v.any()),
+        others_first,
         axis_ready: tx_ready,
         cmd_ready: rd_ready,
         md_valid,
@@ -1774,8 +1785,10 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         e
     });
     m.assign(job_free, !rr.full & !rd_accept);
+    m.assign(rr_capq, rr.cap_queued);
     m.assign(rr_hold, rr.ack_hold);
     m.assign(rr_tx, rr.tx);
+    m.assign(rr_on, rr.on);
     m.assign(rr_valid, rr.valid);
     m.assign(rr_data, rr.data);
     m.assign(rr_keep, rr.keep);

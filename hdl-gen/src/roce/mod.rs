@@ -47,8 +47,9 @@
 //! with in-capsule data (below), one SGL data block with subtype Offset. Its PSN is the
 //! QP's next send PSN. ACKs (opcode 11h, AETH) answer received requests; READ responses
 //! (below) answer RDMA READ requests. Frame sources in priority order: an ACK/NAK (one held
-//! behind an earlier READ response), a READ response, a CNP (below), a capsule sent again, a
-//! new capsule;
+//! behind an earlier READ response), a CNP (below), a capsule sent again, a new capsule, a
+//! READ response frame (or a capsule with data, which the READ responder sends); a frame once
+//! started is never cut, and the responder's frames wait for the others only between frames;
 //! the two capsule sources only for a QP that DCQCN's pacing lets send and that is not waiting
 //! out an RNR NAK. Each frame is built whole in a buffer register in the cycle its source is
 //! chosen, then streamed; the IPv4 header checksum is computed in that cycle, and the ICRC
@@ -164,19 +165,21 @@
 //! ceil(length / MTU) PSNs (at least 1) of the expected PSN, steps the MSN, sends no ACK (its
 //! responses acknowledge it) and becomes a job (`rx_reads` counts jobs, replays included).
 //!
-//! Jobs: two (the one being answered and the next); a READ request waits in the receiver while
-//! both are taken or the last job's DMA command has not gone yet. Each job issues one windowed
-//! DMA command at once (read direction, tag `{qp, slot}`, the command's own PRP or SGL, `len`
-//! its data length, `win_off` the VA, `win_len` the length; none for length 0), so the DMA
-//! engine fetches the next job's data while the current one streams. The responses are a
-//! frame source after the ACKs, before capsules (resent or new): First (0Dh, AETH) / Middle (0Eh) /
+//! Jobs: four (the one being answered and three queued, in order); a READ request waits in the
+//! receiver while all are taken or the last job's DMA command has not gone yet. Each job
+//! issues one windowed DMA command at once (read direction, tag `{qp, slot}`, the command's own
+//! PRP or SGL, `len` its data length, `win_off` the VA, `win_len` the length; none for length
+//! 0), so the DMA engine fetches the queued jobs' data while the current one streams, into a
+//! FIFO of `2 * roce.mtu` bytes (`read.rs`): a frame is loaded only when its whole payload is
+//! in the FIFO, so no frame ever waits for host memory mid-way (`m_axis_tvalid` stays up from
+//! a frame's first beat to its last, as a MAC needs). The responses are the last frame
+//! source, taken between frames: First (0Dh, AETH) / Middle (0Eh) /
 //! Last (0Fh, AETH), or Only (10h, AETH) when the length fits one MTU (length 0 included),
 //! First and Middle carrying exactly the QP's MTU, PSNs from the request's on, AETH syndrome
 //! 1Fh with the QP's MSN, pad to 4 bytes, AckReq 0. A frame is loaded in one cycle (its header
 //! with the IPv4 checksum) and then streams a beat per cycle: the header beats, the payload
 //! beats from `m_data` (realigned by 6 or 2 lanes), pad and ICRC; the ICRC is computed as the
-//! beats are made, two beats ahead of the output (see `read.rs`), so it adds no cycle. If
-//! `m_data` has no beat ready the frame stalls (`m_axis_tvalid` low mid-frame).
+//! beats are made, two beats ahead of the output (see `read.rs`), so it adds no cycle.
 //!
 //! Responder order: a QP's pending ACK (or NAK) whose PSN is at or after the first PSN of a
 //! job of that QP waits until that job's last response left (`rr_ack_hold`), so an ACK never
@@ -204,9 +207,9 @@
 //! (read direction, tag `{qp, slot}`, the command's own PRP or SGL, window `0 .. n`) is
 //! issued, counted in the slot's record as a READ fetch is; the frame (SEND Only, AckReq,
 //! 122 + n bytes) goes out when its turn in the responder comes, the ICRC computed as it
-//! streams. A capsule with data waits while the responder holds two jobs (or its last job's
-//! DMA command) or a READ request is taken that cycle. The responder's frames go before the
-//! frame buffer's capsules, so capsules leave in PSN order. Sent again (go-back-N,
+//! streams. A capsule with data waits while the responder holds four jobs (or its last job's
+//! DMA command) or a READ request is taken that cycle; while one is queued (its data coming
+//! in), the frame buffer's capsules wait behind it, so capsules leave in PSN order. Sent again (go-back-N,
 //! timeout, RNR), it is read from host memory again. DCQCN counts its 122 + n bytes. A DMA
 //! read error sends zeros in place of the bytes not read and completes the command with the
 //! DMA status, as for a READ response. A READ request naming a slot whose capsule carried its

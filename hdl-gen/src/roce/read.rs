@@ -17,10 +17,16 @@
 //! lanes 4-7 of this beat and 0-3 of the previous one, kept in `carry`) or 118 (a capsule: the
 //! BTH and the SQE before it, lanes 0-7 again): one beat in, one beat out, a cycle per frame to
 //! load its header.
+//!
+//! `m_data` goes through a FIFO of two frames' payload (`2 * roce.mtu` bytes): a frame is
+//! loaded only once its whole payload is in it, so a frame never stalls mid-way on host
+//! memory (a MAC takes a frame's beats back to back), while the next frame's data comes in
+//! as this one leaves.
 
 use super::frame::{be, byte, icrc_byte, ip_checksum, net_bytes, NetFields, ICRC_MASKED};
 use super::RoceParams;
 use crate::blocks::crc::{crc, CRC32};
+use crate::blocks::fifo::fifo;
 use hdl_builder::prelude::*;
 use hdl_builder::Errors;
 
@@ -75,6 +81,8 @@ pub struct RespIn {
     pub tbuf_busy: Sig,
     /// An ACK not held back wants the transmitter.
     pub ack_any: Sig,
+    /// A CNP or a capsule of the frame buffer waits: it goes before the next frame.
+    pub others_first: Sig,
     pub axis_ready: Sig,
     /// The DMA engine takes a command (and the WRITE path does not offer one).
     pub cmd_ready: Sig,
@@ -89,13 +97,16 @@ pub struct RespOut {
     /// A READ request or a capsule job cannot be taken now (both jobs taken or a DMA command
     /// waiting).
     pub full: Sig,
+    /// A capsule job is queued: the frame buffer's capsules wait (PSN order).
+    pub cap_queued: Sig,
     /// The current job's QP and slot (its capsule SQE comes back as `RespIn::cap_sqe`).
     pub cur_qp: Sig,
     pub cur_slot: Sig,
     /// Bit q: QP q's pending ACK waits for a READ response before it.
     pub ack_hold: Sig,
-    /// The responder holds the transmitter (loading or streaming a frame).
+    /// The responder holds the transmitter (loading or streaming a frame), and streams one.
     pub tx: Sig,
+    pub on: Sig,
     pub cmd_valid: Sig,
     pub cmd_fire: Sig,
     pub cmd_tag: Sig,
@@ -132,6 +143,10 @@ pub fn psn_span(m: &mut ModuleBuilder, p: &RoceParams, len: Expr, mtu: Sig) -> S
     m.net("rr_span", mux(e.eq(0u64), lit(24, 1), e.ex()))
 }
 
+/// Jobs: the one being sent and those queued behind it, whose data the DMA engine fetches
+/// ahead into the payload FIFO.
+const JOBS: usize = 4;
+
 /// Header bytes kept: Ethernet to the end of a capsule's SQE (118), up to the beat `A(15)`
 /// where its data starts.
 const HDR: u32 = 120;
@@ -156,7 +171,7 @@ pub fn responder(
         e
     };
 
-    // ---- jobs: cur (being sent) and next
+    // ---- jobs: cur (being sent) and the queue behind it
     struct Job {
         v: Reg,
         qp: Reg,
@@ -177,13 +192,34 @@ pub fn responder(
         cap: m.reg(&format!("rr_{n}_capsule"), 1, 0),
         slot: m.reg(&format!("rr_{n}_slot"), sw, 0),
     };
-    let cur = job(m, "cur");
+    // The payload FIFO: `md_valid`/`md_data` below are its head.
+    let depth = p.mtu / 4;
+    let fifo_mod = fifo(64, depth, true, reset)?;
+    let u_fifo = m.instance("u_rr_fifo", &fifo_mod);
+    m.bind(u_fifo, "s_valid_i", x.md_valid);
+    m.bind(u_fifo, "s_data_i", x.md_data);
+    let md_ready = m.bind_out(u_fifo, "s_ready_o");
+    let md_valid = m.bind_out(u_fifo, "m_valid_o");
+    let md_data = m.bind_out(u_fifo, "m_data_o");
+    let held = m.bind_out(u_fifo, "count_o");
     m.comment(
-        cur.v.q,
+        held,
+        "payload beats in the FIFO (two frames' worth at most)",
+    );
+    let mut jobs = vec![job(m, "cur")];
+    m.comment(
+        jobs[0].v.q,
         "the job being sent (a READ's responses or a capsule with data)",
     );
-    let nxt = job(m, "next");
-    m.comment(nxt.v.q, "the job after it (its DMA command already issued)");
+    for i in 1..JOBS {
+        let j = job(m, &format!("next{i}"));
+        m.comment(
+            j.v.q,
+            "a job queued behind it, in order (its DMA command already issued)",
+        );
+        jobs.push(j);
+    }
+    let cur = &jobs[0];
     let rc_v = m.reg("rr_cmd_pending", 1, 0);
     m.comment(rc_v.q, "a job's DMA command waits for s_cmd");
     let tw = x.qp.width() + sw;
@@ -193,7 +229,7 @@ pub fn responder(
     let rc_len = m.reg("rr_cmd_len", l, 0);
     let rc_off = m.reg("rr_cmd_off", l, 0);
     let rc_wlen = m.reg("rr_cmd_win_len", l, 0);
-    let full = m.net("rr_full", (cur.v.q & nxt.v.q) | rc_v.q);
+    let full = m.net("rr_full", jobs[JOBS - 1].v.q | rc_v.q);
     let cmd_fire = m.net("rr_cmd_fire", rc_v.q & x.cmd_ready);
     m.comb(|c| {
         c.set(rc_v.d, rc_v.q & !x.cmd_ready);
@@ -227,7 +263,7 @@ pub fn responder(
         let after = |j: &Job| {
             j.v.q & !j.cap.q & j.qp.eq(u64::from(q)) & (r.ack_psn - j.psn0.q).lt(0x80_0000u64)
         };
-        let b = after(&cur) | after(&nxt);
+        let b = jobs.iter().fold(lit(1, 0), |e, j| e | after(j));
         bits.push(r.ack_pend & b);
     }
     let hold = m.net("rr_ack_hold", cat(bits.into_iter().rev()));
@@ -339,10 +375,21 @@ pub fn responder(
         "rr_next_hdr",
         cat([zeros(HDR * 8 - 118 * 8), cat(b.into_iter().rev())]),
     );
-    let load = m.net("rr_load", cur.v.q & !on.q & !x.tbuf_busy & !x.ack_any);
+    let n_beats = m.net("rr_next_beats", (n_pay + 7u64).slice(12, 3));
+    let load = m.net(
+        "rr_load",
+        cur.v.q
+            & !on.q
+            & !x.tbuf_busy
+            & !x.ack_any
+            & !x.others_first
+            & held
+                .resize(held.width().max(10))
+                .ge(n_beats.resize(held.width().max(10))),
+    );
     m.comment(
         load,
-        "the next READ response frame of the current job is loaded",
+        "the current job's next frame is loaded (its whole payload is in the FIFO)",
     );
 
     // ---- the beat A(a)
@@ -359,7 +406,7 @@ pub fn responder(
     let ai = m.net("rr_pay_index", a.q - a0);
     let need_d = m.net("rr_need_data", a.q.ge(a0) & ai.lt(n_d));
     m.comment(need_d, "A(a) takes a payload beat from m_data");
-    let a_avail = m.net("rr_a_ready", !need_d | x.md_valid);
+    let a_avail = m.net("rr_a_ready", !need_d | md_valid);
     let step = m.net(
         "rr_step",
         on.q & a.q.le(n_out) & (!ov.q | x.axis_ready) & a_avail,
@@ -370,7 +417,7 @@ pub fn responder(
             .shr_by(cat([a.q.ex(), zeros(6)]))
             .slice(63, 0),
     );
-    let d = x.md_data.ex();
+    let d = md_data.ex();
     let lanes: Vec<Expr> = (0..8u32)
         .map(|l| {
             let g = cat([a.q.ex(), lit(3, u128::from(l))]).zext(13);
@@ -497,7 +544,7 @@ pub fn responder(
             c.set(bq.d, abeat);
             c.set(cq.d, bq.q);
             c.set(ov.d, a.q.ge(1u64));
-            c.if_(need_d, |c| c.set(carry.d, x.md_data.slice(63, 32)));
+            c.if_(need_d, |c| c.set(carry.d, md_data.slice(63, 32)));
         });
         c.if_(done, |c| c.set(on.d, 0u64));
     });
@@ -505,7 +552,7 @@ pub fn responder(
 
     // ---- job bookkeeping
     m.comb(|c| {
-        for j in [&cur, &nxt] {
+        for j in &jobs {
             c.set(j.v.d, j.v.q);
             c.set(j.qp.d, j.qp.q);
             c.set(j.psn0.d, j.psn0.q);
@@ -520,19 +567,36 @@ pub fn responder(
             c.set(cur.left.d, cur.left.q - plen.q.zext(24));
             c.set(cur.first.d, 0u64);
         });
+        // The current job's last frame left: the queue moves up one place.
         c.if_(fin, |c| {
-            c.set(cur.v.d, nxt.v.q);
-            c.set(cur.qp.d, nxt.qp.q);
-            c.set(cur.psn0.d, nxt.psn0.q);
-            c.set(cur.psn.d, nxt.psn.q);
-            c.set(cur.left.d, nxt.left.q);
-            c.set(cur.first.d, nxt.first.q);
-            c.set(cur.cap.d, nxt.cap.q);
-            c.set(cur.slot.d, nxt.slot.q);
-            c.set(nxt.v.d, 0u64);
+            for w in jobs.windows(2) {
+                let (to, from) = (&w[0], &w[1]);
+                c.set(to.v.d, from.v.q);
+                c.set(to.qp.d, from.qp.q);
+                c.set(to.psn0.d, from.psn0.q);
+                c.set(to.psn.d, from.psn.q);
+                c.set(to.left.d, from.left.q);
+                c.set(to.first.d, from.first.q);
+                c.set(to.cap.d, from.cap.q);
+                c.set(to.slot.d, from.slot.q);
+            }
+            c.set(jobs[JOBS - 1].v.d, 0u64);
         });
-        let into_cur = (!cur.v.q | (fin & !nxt.v.q)).ex();
-        for (j, cond) in [(&cur, into_cur.clone()), (&nxt, !into_cur)] {
+        // A new job takes the first free place (after that move).
+        let valid = |i: usize| -> Expr {
+            if i < JOBS {
+                jobs[i].v.q.ex()
+            } else {
+                lit(1, 0)
+            }
+        };
+        for (i, j) in jobs.iter().enumerate() {
+            let before = |k: usize| if i == 0 { lit(1, 1) } else { valid(k) };
+            let cond = mux(
+                fin,
+                !valid(i + 1) & before(i),
+                !valid(i) & before(i - usize::from(i > 0)),
+            );
             c.if_(x.accept & cond.clone(), |c| {
                 c.set(j.v.d, 1u64);
                 c.set(j.qp.d, x.qp);
@@ -556,13 +620,20 @@ pub fn responder(
         }
     });
 
+    m.bind(u_fifo, "m_ready_i", step & need_d);
     let tx = m.net("rr_tx", on.q | load);
+    let cap_queued = m.net(
+        "rr_capsule_queued",
+        jobs.iter().fold(lit(1, 0), |e, j| e | (j.v.q & j.cap.q)),
+    );
     Ok(RespOut {
         full,
+        cap_queued,
         cur_qp: cur.qp.q,
         cur_slot: cur.slot.q,
         ack_hold: hold,
         tx,
+        on: on.q,
         cmd_valid: rc_v.q,
         cmd_fire,
         cmd_tag: rc_tag.q,
@@ -571,7 +642,7 @@ pub fn responder(
         cmd_len: rc_len.q,
         cmd_off: rc_off.q,
         cmd_wlen: rc_wlen.q,
-        md_ready: m.net("rr_md_ready", step & need_d),
+        md_ready,
         valid: ov.q,
         data: m.net("rr_out_data", cat(obytes.into_iter().rev())),
         keep: out_keep,

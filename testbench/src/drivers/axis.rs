@@ -255,7 +255,8 @@ pub struct Frame {
 ///
 /// Checks (each breach is a line in `violations`): `tvalid` once up stays up, with `tdata`,
 /// `tkeep`, `tlast` and `tuser` stable, until `tready`; `tkeep` is contiguous from byte 0 and
-/// not empty; a beat without `tlast` keeps every byte.
+/// not empty; a beat without `tlast` keeps every byte; with `gapless`, `tvalid` stays up from
+/// a frame's first beat to its last (an Ethernet MAC would underrun otherwise).
 pub struct AxisSink {
     bus: Bus,
     rng: Rng,
@@ -272,6 +273,8 @@ pub struct AxisSink {
     pub violations: Vec<String>,
     /// Resets seen; a frame cut by a reset is dropped.
     pub resets: usize,
+    /// Check that `tvalid` never falls inside a frame.
+    pub gapless: bool,
 }
 
 impl AxisSink {
@@ -292,6 +295,7 @@ impl AxisSink {
             frames: Vec::new(),
             violations: Vec::new(),
             resets: 0,
+            gapless: false,
         };
         s.bus.tready.set(0);
         s
@@ -316,6 +320,12 @@ impl Component for AxisSink {
         let bus = &self.bus;
         let (data, keep) = (&mut self.data, &mut self.keep);
         let mut v = std::mem::take(&mut self.violations);
+        if self.gapless && self.beats > 0 && !valid {
+            v.push(format!(
+                "cycle {cycle}: AXI4-Stream: tvalid fell inside a frame (after {} beats)",
+                self.beats
+            ));
+        }
         let beat = self.hold.observe(
             cycle,
             "AXI4-Stream",

@@ -97,6 +97,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         input.idle[0],
     ));
     let sink = sim.add(AxisSink::new(&sim, "m_axis", input.seed ^ 2, input.idle[1]));
+    sink.borrow_mut().gapless = true;
     let mem = sim.add(AxiMemSlave::new(
         &sim,
         "m_axi",

@@ -918,6 +918,8 @@ fn run(input: &Input, waves: Option<&Path>, blocks: u64) -> Result<Stats, String
         input.idle[0],
     ));
     let sink = sim.add(AxisSink::new(&sim, "m_axis", input.seed ^ 2, input.idle[1]));
+    // An Ethernet MAC takes a frame's beats back to back.
+    sink.borrow_mut().gapless = true;
     let mem = sim.add(AxiMemSlave::new(
         &sim,
         "m_axi",
