@@ -817,6 +817,10 @@ module roce_w64_q2_d4 (
   logic [20:0]   rr_cmd_win_len_q;
   logic [20:0]   rr_cmd_win_len_d;
   logic          rr_full;
+  logic          rr_new_qp;
+  logic [1:0]    rr_new_slot;
+  logic [23:0]   rr_new_psn;
+  logic [20:0]   rr_new_len;
   logic          rr_cmd_fire;
   logic [1:0]    rr_ack_hold;
   logic          rr_on_q;                      // a READ response frame is loaded and streams
@@ -1721,6 +1725,10 @@ module roce_w64_q2_d4 (
   assign capsule_job_sgl = load_resend ? ((resend_qp == 1'b1) ? 1'(qp1_slot_sgl_q >> resend_slot) : 1'(qp0_slot_sgl_q >> resend_slot)) : (io_cmd_sqe_i[15:14] != 2'd0);
   assign ack_any = |ack_pend;
   assign rr_full = rr_next3_valid_q | rr_cmd_pending_q;
+  assign rr_new_qp = capsule_job ? capsule_qp : rx_qp;
+  assign rr_new_slot = capsule_job ? capsule_job_slot : rx_key_slot_idx;
+  assign rr_new_psn = capsule_job ? capsule_job_psn : h_psn;
+  assign rr_new_len = capsule_job ? capsule_job_len : rx_read_len;
   assign rr_cmd_fire = rr_cmd_pending_q & rr_cmd_ready;
 
   always_comb begin
@@ -1731,23 +1739,14 @@ module roce_w64_q2_d4 (
     rr_cmd_len_d = rr_cmd_len_q;
     rr_cmd_off_d = rr_cmd_off_q;
     rr_cmd_win_len_d = rr_cmd_win_len_q;
-    if (ev_read_job & (rx_read_len != 21'd0)) begin
+    if ((ev_read_job & (rx_read_len != 21'd0)) | capsule_job) begin
       rr_cmd_pending_d = 1'b1;
-      rr_cmd_tag_d = {rx_qp, rx_key_slot_idx};
-      rr_cmd_sgl_d = rx_read_sgl;
-      rr_cmd_dptr_d = rx_read_dptr;
-      rr_cmd_len_d = rx_key_len_dma;
-      rr_cmd_off_d = rx_read_va;
-      rr_cmd_win_len_d = rx_read_len;
-    end
-    if (capsule_job) begin
-      rr_cmd_pending_d = 1'b1;
-      rr_cmd_tag_d = {capsule_qp, capsule_job_slot};
-      rr_cmd_sgl_d = capsule_job_sgl;
-      rr_cmd_dptr_d = capsule_job_dptr;
-      rr_cmd_len_d = capsule_job_len;
-      rr_cmd_off_d = 21'd0;
-      rr_cmd_win_len_d = capsule_job_len;
+      rr_cmd_tag_d = {rr_new_qp, rr_new_slot};
+      rr_cmd_sgl_d = capsule_job ? capsule_job_sgl : rx_read_sgl;
+      rr_cmd_dptr_d = capsule_job ? capsule_job_dptr : rx_read_dptr;
+      rr_cmd_len_d = capsule_job ? capsule_job_len : rx_key_len_dma;
+      rr_cmd_off_d = capsule_job ? 21'd0 : rx_read_va;
+      rr_cmd_win_len_d = rr_new_len;
     end
   end
 
@@ -1899,85 +1898,45 @@ module roce_w64_q2_d4 (
       rr_next2_slot_d = rr_next3_slot_q;
       rr_next3_valid_d = 1'b0;
     end
-    if (ev_read_job & (rr_job_done ? (~rr_next1_valid_q & 1'b1) : (~rr_cur_valid_q & 1'b1))) begin
+    if ((ev_read_job | capsule_job) & (rr_job_done ? (~rr_next1_valid_q & 1'b1) : (~rr_cur_valid_q & 1'b1))) begin
       rr_cur_valid_d = 1'b1;
-      rr_cur_qp_d = rx_qp;
-      rr_cur_psn0_d = h_psn;
-      rr_cur_psn_d = h_psn;
-      rr_cur_left_d = {3'd0, rx_read_len};
+      rr_cur_qp_d = rr_new_qp;
+      rr_cur_psn0_d = rr_new_psn;
+      rr_cur_psn_d = rr_new_psn;
+      rr_cur_left_d = {3'd0, rr_new_len};
       rr_cur_first_d = 1'b1;
-      rr_cur_capsule_d = 1'b0;
-      rr_cur_slot_d = rx_key_slot_idx;
+      rr_cur_capsule_d = capsule_job;
+      rr_cur_slot_d = rr_new_slot;
     end
-    if (capsule_job & (rr_job_done ? (~rr_next1_valid_q & 1'b1) : (~rr_cur_valid_q & 1'b1))) begin
-      rr_cur_valid_d = 1'b1;
-      rr_cur_qp_d = capsule_qp;
-      rr_cur_psn0_d = capsule_job_psn;
-      rr_cur_psn_d = capsule_job_psn;
-      rr_cur_left_d = {3'd0, capsule_job_len};
-      rr_cur_first_d = 1'b1;
-      rr_cur_capsule_d = 1'b1;
-      rr_cur_slot_d = capsule_job_slot;
-    end
-    if (ev_read_job & (rr_job_done ? (~rr_next2_valid_q & rr_next1_valid_q) : (~rr_next1_valid_q & rr_cur_valid_q))) begin
+    if ((ev_read_job | capsule_job) & (rr_job_done ? (~rr_next2_valid_q & rr_next1_valid_q) : (~rr_next1_valid_q & rr_cur_valid_q))) begin
       rr_next1_valid_d = 1'b1;
-      rr_next1_qp_d = rx_qp;
-      rr_next1_psn0_d = h_psn;
-      rr_next1_psn_d = h_psn;
-      rr_next1_left_d = {3'd0, rx_read_len};
+      rr_next1_qp_d = rr_new_qp;
+      rr_next1_psn0_d = rr_new_psn;
+      rr_next1_psn_d = rr_new_psn;
+      rr_next1_left_d = {3'd0, rr_new_len};
       rr_next1_first_d = 1'b1;
-      rr_next1_capsule_d = 1'b0;
-      rr_next1_slot_d = rx_key_slot_idx;
+      rr_next1_capsule_d = capsule_job;
+      rr_next1_slot_d = rr_new_slot;
     end
-    if (capsule_job & (rr_job_done ? (~rr_next2_valid_q & rr_next1_valid_q) : (~rr_next1_valid_q & rr_cur_valid_q))) begin
-      rr_next1_valid_d = 1'b1;
-      rr_next1_qp_d = capsule_qp;
-      rr_next1_psn0_d = capsule_job_psn;
-      rr_next1_psn_d = capsule_job_psn;
-      rr_next1_left_d = {3'd0, capsule_job_len};
-      rr_next1_first_d = 1'b1;
-      rr_next1_capsule_d = 1'b1;
-      rr_next1_slot_d = capsule_job_slot;
-    end
-    if (ev_read_job & (rr_job_done ? (~rr_next3_valid_q & rr_next2_valid_q) : (~rr_next2_valid_q & rr_next1_valid_q))) begin
+    if ((ev_read_job | capsule_job) & (rr_job_done ? (~rr_next3_valid_q & rr_next2_valid_q) : (~rr_next2_valid_q & rr_next1_valid_q))) begin
       rr_next2_valid_d = 1'b1;
-      rr_next2_qp_d = rx_qp;
-      rr_next2_psn0_d = h_psn;
-      rr_next2_psn_d = h_psn;
-      rr_next2_left_d = {3'd0, rx_read_len};
+      rr_next2_qp_d = rr_new_qp;
+      rr_next2_psn0_d = rr_new_psn;
+      rr_next2_psn_d = rr_new_psn;
+      rr_next2_left_d = {3'd0, rr_new_len};
       rr_next2_first_d = 1'b1;
-      rr_next2_capsule_d = 1'b0;
-      rr_next2_slot_d = rx_key_slot_idx;
+      rr_next2_capsule_d = capsule_job;
+      rr_next2_slot_d = rr_new_slot;
     end
-    if (capsule_job & (rr_job_done ? (~rr_next3_valid_q & rr_next2_valid_q) : (~rr_next2_valid_q & rr_next1_valid_q))) begin
-      rr_next2_valid_d = 1'b1;
-      rr_next2_qp_d = capsule_qp;
-      rr_next2_psn0_d = capsule_job_psn;
-      rr_next2_psn_d = capsule_job_psn;
-      rr_next2_left_d = {3'd0, capsule_job_len};
-      rr_next2_first_d = 1'b1;
-      rr_next2_capsule_d = 1'b1;
-      rr_next2_slot_d = capsule_job_slot;
-    end
-    if (ev_read_job & (rr_job_done ? (~1'b0 & rr_next3_valid_q) : (~rr_next3_valid_q & rr_next2_valid_q))) begin
+    if ((ev_read_job | capsule_job) & (rr_job_done ? (~1'b0 & rr_next3_valid_q) : (~rr_next3_valid_q & rr_next2_valid_q))) begin
       rr_next3_valid_d = 1'b1;
-      rr_next3_qp_d = rx_qp;
-      rr_next3_psn0_d = h_psn;
-      rr_next3_psn_d = h_psn;
-      rr_next3_left_d = {3'd0, rx_read_len};
+      rr_next3_qp_d = rr_new_qp;
+      rr_next3_psn0_d = rr_new_psn;
+      rr_next3_psn_d = rr_new_psn;
+      rr_next3_left_d = {3'd0, rr_new_len};
       rr_next3_first_d = 1'b1;
-      rr_next3_capsule_d = 1'b0;
-      rr_next3_slot_d = rx_key_slot_idx;
-    end
-    if (capsule_job & (rr_job_done ? (~1'b0 & rr_next3_valid_q) : (~rr_next3_valid_q & rr_next2_valid_q))) begin
-      rr_next3_valid_d = 1'b1;
-      rr_next3_qp_d = capsule_qp;
-      rr_next3_psn0_d = capsule_job_psn;
-      rr_next3_psn_d = capsule_job_psn;
-      rr_next3_left_d = {3'd0, capsule_job_len};
-      rr_next3_first_d = 1'b1;
-      rr_next3_capsule_d = 1'b1;
-      rr_next3_slot_d = capsule_job_slot;
+      rr_next3_capsule_d = capsule_job;
+      rr_next3_slot_d = rr_new_slot;
     end
   end
 

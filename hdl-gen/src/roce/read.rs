@@ -230,29 +230,25 @@ pub fn responder(
     let rc_off = m.reg("rr_cmd_off", l, 0);
     let rc_wlen = m.reg("rr_cmd_win_len", l, 0);
     let full = m.net("rr_full", jobs[JOBS - 1].v.q | rc_v.q);
+    // The new job (a READ, or a capsule with data: never both in one cycle).
+    let nj_qp = m.net("rr_new_qp", mux(x.cap_accept, x.cap_qp, x.qp));
+    let nj_slot = m.net("rr_new_slot", mux(x.cap_accept, x.cap_slot, x.slot));
+    let nj_psn = m.net("rr_new_psn", mux(x.cap_accept, x.cap_psn, x.psn));
+    let nj_len = m.net("rr_new_len", mux(x.cap_accept, x.cap_len, x.len));
     let cmd_fire = m.net("rr_cmd_fire", rc_v.q & x.cmd_ready);
     m.comb(|c| {
         c.set(rc_v.d, rc_v.q & !x.cmd_ready);
         for r in [rc_tag, rc_sgl, rc_dptr, rc_len, rc_off, rc_wlen] {
             c.set(r.d, r.q);
         }
-        c.if_(x.accept & x.len.ne(0u64), |c| {
+        c.if_((x.accept & x.len.ne(0u64)) | x.cap_accept, |c| {
             c.set(rc_v.d, 1u64);
-            c.set(rc_tag.d, cat([x.qp.ex(), x.slot.ex()]));
-            c.set(rc_sgl.d, x.sgl);
-            c.set(rc_dptr.d, x.dptr);
-            c.set(rc_len.d, x.dlen);
-            c.set(rc_off.d, x.va);
-            c.set(rc_wlen.d, x.len);
-        });
-        c.if_(x.cap_accept, |c| {
-            c.set(rc_v.d, 1u64);
-            c.set(rc_tag.d, cat([x.cap_qp.ex(), x.cap_slot.ex()]));
-            c.set(rc_sgl.d, x.cap_sgl);
-            c.set(rc_dptr.d, x.cap_dptr);
-            c.set(rc_len.d, x.cap_len);
-            c.set(rc_off.d, 0u64);
-            c.set(rc_wlen.d, x.cap_len);
+            c.set(rc_tag.d, cat([nj_qp.ex(), nj_slot.ex()]));
+            c.set(rc_sgl.d, mux(x.cap_accept, x.cap_sgl, x.sgl));
+            c.set(rc_dptr.d, mux(x.cap_accept, x.cap_dptr, x.dptr));
+            c.set(rc_len.d, mux(x.cap_accept, x.cap_len, x.dlen));
+            c.set(rc_off.d, mux(x.cap_accept, lit(l, 0), x.va.ex()));
+            c.set(rc_wlen.d, nj_len);
         });
     });
     // Hold a QP's ACK while a job of that QP at or before its PSN is due.
@@ -597,25 +593,15 @@ pub fn responder(
                 !valid(i + 1) & before(i),
                 !valid(i) & before(i - usize::from(i > 0)),
             );
-            c.if_(x.accept & cond.clone(), |c| {
+            c.if_((x.accept | x.cap_accept) & cond, |c| {
                 c.set(j.v.d, 1u64);
-                c.set(j.qp.d, x.qp);
-                c.set(j.psn0.d, x.psn);
-                c.set(j.psn.d, x.psn);
-                c.set(j.left.d, x.len.zext(24));
+                c.set(j.qp.d, nj_qp);
+                c.set(j.psn0.d, nj_psn);
+                c.set(j.psn.d, nj_psn);
+                c.set(j.left.d, nj_len.zext(24));
                 c.set(j.first.d, 1u64);
-                c.set(j.cap.d, 0u64);
-                c.set(j.slot.d, x.slot);
-            });
-            c.if_(x.cap_accept & cond, |c| {
-                c.set(j.v.d, 1u64);
-                c.set(j.qp.d, x.cap_qp);
-                c.set(j.psn0.d, x.cap_psn);
-                c.set(j.psn.d, x.cap_psn);
-                c.set(j.left.d, x.cap_len.zext(24));
-                c.set(j.first.d, 1u64);
-                c.set(j.cap.d, 1u64);
-                c.set(j.slot.d, x.cap_slot);
+                c.set(j.cap.d, x.cap_accept);
+                c.set(j.slot.d, nj_slot);
             });
         }
     });
