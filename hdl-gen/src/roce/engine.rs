@@ -631,6 +631,16 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         }
         e
     };
+    // Register `f` [w] of slot `slot` of QP `qp` (0 for an index beyond them).
+    let sel_slot = |qp: Sig, slot: Sig, w: u32, f: &dyn Fn(&Qp, usize) -> Sig| -> Expr {
+        let mut e = lit(w, 0);
+        for (q, x) in qps.iter().enumerate() {
+            for s in 0..d as usize {
+                e = mux(qp.eq(q as u64) & slot.eq(s as u64), f(x, s), e);
+            }
+        }
+        e
+    };
 
     // ------------------------------------------------------------ frame fields
     // Ethernet, IPv4 and UDP for QP fields `x`, the IPv4 total length `ip_len` [16].
@@ -788,15 +798,10 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         e
     });
     let rs_slot = pick_lowest(&mut m, "resend_slot", rs_slots.ex(), d, sw);
-    let rs_sqe = m.net("resend_sqe", {
-        let mut e = lit(512, 0);
-        for (q, x) in qps.iter().enumerate() {
-            for (s, r) in x.slot_sqe.iter().enumerate() {
-                e = mux(rs_q.eq(q as u64) & rs_slot.eq(s as u64), r.q, e);
-            }
-        }
-        e
-    });
+    let rs_sqe = m.net(
+        "resend_sqe",
+        sel_slot(rs_q, rs_slot, 512, &|x, s| x.slot_sqe[s].q),
+    );
     // A capsule with in-capsule data (its SGL an offset descriptor, 01h) is a job of the READ
     // responder, which reads its data from host memory.
     let rs_icd = m.net("resend_in_capsule", rs_sqe.slice(319, 312).eq(0x01u64));
@@ -1742,15 +1747,7 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
             "capsule_job_dptr",
             mux(
                 load_resend,
-                {
-                    let mut e = lit(128, 0);
-                    for (q, x) in qps.iter().enumerate() {
-                        for (s, r) in x.slot_dptr.iter().enumerate() {
-                            e = mux(rs_q.eq(q as u64) & rs_slot.eq(s as u64), r.q, e);
-                        }
-                    }
-                    e
-                },
+                sel_slot(rs_q, rs_slot, 128, &|x, s| x.slot_dptr[s].q),
                 sqe.slice(319, 192),
             ),
         ),
@@ -1775,15 +1772,10 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
         md_last,
     };
     let rr = responder(&mut m, p, &rr_in, sw, l, reset)?;
-    m.assign(rr_cap_sqe, {
-        let mut e = lit(512, 0);
-        for (q, x) in qps.iter().enumerate() {
-            for (s, r) in x.slot_sqe.iter().enumerate() {
-                e = mux(rr.cur_qp.eq(q as u64) & rr.cur_slot.eq(s as u64), r.q, e);
-            }
-        }
-        e
-    });
+    m.assign(
+        rr_cap_sqe,
+        sel_slot(rr.cur_qp, rr.cur_slot, 512, &|x, s| x.slot_sqe[s].q),
+    );
     m.assign(job_free, !rr.full & !rd_accept);
     m.assign(rr_capq, rr.cap_queued);
     m.assign(rr_hold, rr.ack_hold);
@@ -1959,37 +1951,22 @@ pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<M
     m.assign(dq_lk.d, drain_q);
     m.assign(ds_lk.d, drain_slot);
     let cpl_fire = m.net("cpl_fire", cpl.valid & cpl.ready);
-    let rx_derr = m.net("rx_cpl_dma_status", {
-        let mut e = lit(11, 0);
-        for (q, x) in qps.iter().enumerate() {
-            for (s, r) in x.slot_derr.iter().enumerate() {
-                e = mux(rec.qp.eq(q as u64) & rec.slot.eq(s as u64), r.q, e);
-            }
-        }
-        e
-    });
+    let rx_derr = m.net(
+        "rx_cpl_dma_status",
+        sel_slot(rec.qp, rec.slot, 11, &|x, s| x.slot_derr[s].q),
+    );
     m.comment(
         rx_derr,
         "a host memory error of the command's WRITEs replaces the CQE's status",
     );
-    let rec_cid = m.net("rec_cid", {
-        let mut e = lit(16, 0);
-        for (q, x) in qps.iter().enumerate() {
-            for (s, r) in x.slot_cid.iter().enumerate() {
-                e = mux(rec.qp.eq(q as u64) & rec.slot.eq(s as u64), r.q, e);
-            }
-        }
-        e
-    });
-    let drain_cid = m.net("drain_cid", {
-        let mut e = lit(16, 0);
-        for (q, x) in qps.iter().enumerate() {
-            for (s, r) in x.slot_cid.iter().enumerate() {
-                e = mux(drain_q.eq(q as u64) & drain_slot.eq(s as u64), r.q, e);
-            }
-        }
-        e
-    });
+    let rec_cid = m.net(
+        "rec_cid",
+        sel_slot(rec.qp, rec.slot, 16, &|x, s| x.slot_cid[s].q),
+    );
+    let drain_cid = m.net(
+        "drain_cid",
+        sel_slot(drain_q, drain_slot, 16, &|x, s| x.slot_cid[s].q),
+    );
     m.assign(
         cpl.field("sqid"),
         mux(
