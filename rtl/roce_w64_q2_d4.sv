@@ -889,6 +889,11 @@ module roce_w64_q2_d4 (
   logic [3:0]    rr_beat_bytes;
   logic          rr_job_done;                  // the job's last frame left
   logic          unused_rr_md_tail;
+  logic          rr_new_job;
+  logic          rr_put_cur;
+  logic          rr_put_next1;
+  logic          rr_put_next2;
+  logic          rr_put_next3;
   logic          rr_tx;
   logic          rr_capsule_queued;
   logic [63:0]   rr_out_data;
@@ -1832,6 +1837,11 @@ module roce_w64_q2_d4 (
   end
 
   assign unused_rr_md_tail = ^{dma_m_data_keep, dma_m_data_last};
+  assign rr_new_job = ev_read_job | capsule_job;
+  assign rr_put_cur = rr_new_job & (rr_job_done ? ~rr_next1_valid_q : ~rr_cur_valid_q);
+  assign rr_put_next1 = rr_new_job & (rr_job_done ? (rr_next1_valid_q & ~rr_next2_valid_q) : (~rr_next1_valid_q & rr_cur_valid_q));
+  assign rr_put_next2 = rr_new_job & (rr_job_done ? (rr_next2_valid_q & ~rr_next3_valid_q) : (~rr_next2_valid_q & rr_next1_valid_q));
+  assign rr_put_next3 = rr_new_job & (rr_job_done ? rr_next3_valid_q : (~rr_next3_valid_q & rr_next2_valid_q));
 
   always_comb begin
     rr_cur_valid_d = rr_cur_valid_q;
@@ -1898,7 +1908,7 @@ module roce_w64_q2_d4 (
       rr_next2_slot_d = rr_next3_slot_q;
       rr_next3_valid_d = 1'b0;
     end
-    if ((ev_read_job | capsule_job) & (rr_job_done ? (~rr_next1_valid_q & 1'b1) : (~rr_cur_valid_q & 1'b1))) begin
+    if (rr_put_cur) begin
       rr_cur_valid_d = 1'b1;
       rr_cur_qp_d = rr_new_qp;
       rr_cur_psn0_d = rr_new_psn;
@@ -1908,7 +1918,7 @@ module roce_w64_q2_d4 (
       rr_cur_capsule_d = capsule_job;
       rr_cur_slot_d = rr_new_slot;
     end
-    if ((ev_read_job | capsule_job) & (rr_job_done ? (~rr_next2_valid_q & rr_next1_valid_q) : (~rr_next1_valid_q & rr_cur_valid_q))) begin
+    if (rr_put_next1) begin
       rr_next1_valid_d = 1'b1;
       rr_next1_qp_d = rr_new_qp;
       rr_next1_psn0_d = rr_new_psn;
@@ -1918,7 +1928,7 @@ module roce_w64_q2_d4 (
       rr_next1_capsule_d = capsule_job;
       rr_next1_slot_d = rr_new_slot;
     end
-    if ((ev_read_job | capsule_job) & (rr_job_done ? (~rr_next3_valid_q & rr_next2_valid_q) : (~rr_next2_valid_q & rr_next1_valid_q))) begin
+    if (rr_put_next2) begin
       rr_next2_valid_d = 1'b1;
       rr_next2_qp_d = rr_new_qp;
       rr_next2_psn0_d = rr_new_psn;
@@ -1928,7 +1938,7 @@ module roce_w64_q2_d4 (
       rr_next2_capsule_d = capsule_job;
       rr_next2_slot_d = rr_new_slot;
     end
-    if ((ev_read_job | capsule_job) & (rr_job_done ? (~1'b0 & rr_next3_valid_q) : (~rr_next3_valid_q & rr_next2_valid_q))) begin
+    if (rr_put_next3) begin
       rr_next3_valid_d = 1'b1;
       rr_next3_qp_d = rr_new_qp;
       rr_next3_psn0_d = rr_new_psn;

@@ -547,6 +547,33 @@ pub fn responder(
     m.unused("rr_md_tail", cat([x.md_keep.ex(), x.md_last.ex()]));
 
     // ---- job bookkeeping
+    // A new job takes the first free place, counted after the queue moves up on `fin`.
+    let new_job = m.net("rr_new_job", x.accept | x.cap_accept);
+    let puts: Vec<Sig> = (0..JOBS)
+        .map(|i| {
+            let v = |k: usize| jobs[k].v.q.ex();
+            let mut now = vec![!v(i)];
+            let mut moved = Vec::new();
+            if i > 0 {
+                now.push(v(i - 1));
+                moved.push(v(i));
+            }
+            if i + 1 < JOBS {
+                moved.push(!v(i + 1));
+            }
+            let all = |t: Vec<Expr>| t.into_iter().reduce(|a, b| a & b).unwrap_or(lit(1, 1));
+            let name = if i == 0 {
+                "cur".to_string()
+            } else {
+                format!("next{i}")
+            };
+            m.net(
+                &format!("rr_put_{name}"),
+                new_job & mux(fin, all(moved), all(now)),
+            )
+        })
+        .collect();
+    // ---- job bookkeeping
     m.comb(|c| {
         for j in &jobs {
             c.set(j.v.d, j.v.q);
@@ -578,22 +605,8 @@ pub fn responder(
             }
             c.set(jobs[JOBS - 1].v.d, 0u64);
         });
-        // A new job takes the first free place (after that move).
-        let valid = |i: usize| -> Expr {
-            if i < JOBS {
-                jobs[i].v.q.ex()
-            } else {
-                lit(1, 0)
-            }
-        };
-        for (i, j) in jobs.iter().enumerate() {
-            let before = |k: usize| if i == 0 { lit(1, 1) } else { valid(k) };
-            let cond = mux(
-                fin,
-                !valid(i + 1) & before(i),
-                !valid(i) & before(i - usize::from(i > 0)),
-            );
-            c.if_((x.accept | x.cap_accept) & cond, |c| {
+        for (j, put) in jobs.iter().zip(&puts) {
+            c.if_(*put, |c| {
                 c.set(j.v.d, 1u64);
                 c.set(j.qp.d, nj_qp);
                 c.set(j.psn0.d, nj_psn);
