@@ -8,6 +8,7 @@ token_bucket_c16_t24_f16.sv
 fifo_w32_d13.sv
 fifo_fwft_w32_d13.sv
 rr_arbiter_n4.sv
+axil_decoder_a12_w7_11_10_6.sv
 wrr_arbiter_n4_w8.sv
 fifo_fwft_w9_d2.sv
 fifo_fwft_w65_d512.sv

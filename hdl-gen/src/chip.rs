@@ -55,6 +55,13 @@ pub fn design(cfg: &Config) -> Result<Design, Errors> {
         reset,
     )?);
     d.add_top(blocks::arbiter::rr_arbiter(st.arbiter_requesters, reset)?);
+    // A representative CSR decoder (windows of nvme_csr, qos_csr, roce_csr, nvme_tcp_csr), a top
+    // so that it is Verilated and tested; the chip top instantiates its own.
+    d.add_top(blocks::axil_decoder::axil_decoder(
+        cfg.csr.addr_width,
+        &[7, 11, 10, 6],
+        reset,
+    )?);
     d.add_top(blocks::arbiter::wrr_arbiter(
         st.arbiter_requesters,
         st.arbiter_weight_width,
