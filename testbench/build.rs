@@ -400,6 +400,7 @@ fn main() {
         ("RrArbiterTop", "rr_arbiter_"),
         ("WrrArbiterTop", "wrr_arbiter_"),
         ("SkidBufferTop", "skid_buffer_w"),
+        ("AxilDecoderTop", "axil_decoder_"),
         ("IntervalTimerTop", "interval_timer_w"),
         ("DmaWalkerTop", "dma_walker_"),
         ("DmaMoverTop", "dma_mover_"),

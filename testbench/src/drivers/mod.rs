@@ -8,6 +8,8 @@
 //!
 //! - [`stream`]: ready/valid source and sink (the internal streams);
 //! - [`axil`]: AXI4-Lite master, with blocking cocotb-style helpers and a `CsrBus` adapter;
+//! - [`axil_slave`]: AXI4-Lite slave, a register file with random delays and checks of the
+//!   master's side (what a decoder or bridge presents to a CSR block);
 //! - [`axi_mem`]: AXI4 memory slave (host memory) with latency, reordering, backpressure,
 //!   error injection and protocol checks, and the DPI-C hooks through which RTL reads it;
 //! - [`axis`]: AXI4-Stream frame source and sink.
@@ -17,6 +19,7 @@
 
 pub mod axi_mem;
 pub mod axil;
+pub mod axil_slave;
 pub mod axis;
 pub mod stream;
 
