@@ -22,6 +22,7 @@ mutants=(
   "FWFT FIFO ready flipped (== for !=)|fifo_fwft_w32_d13.sv|s/assign s_ready_o = count_q != /assign s_ready_o = count_q == /|stdlib|fifo_fwft"
   "FIFO read pointer wraps one word early|fifo_w32_d13.sv|/pop & (rd_ptr_q == /s/== \([0-9]*\)'h\([0-9a-f]\)/== \1'h0/|stdlib|fifo,fifo_ops"
   "round robin keeps priority on the winner|rr_arbiter_n4.sv|s/req_i \& ~(ptr_q - \([0-9]*\)'d1)/req_i \& ~ptr_q/|stdlib|rr_arbiter"
+  "AXI4-Lite decoder lets a write in slot 0's gap reach slave 0 (its window check dropped)|axil_decoder_a12_w7_11_10_6.sv|s/(s_axil_awaddr_i\[13:12\] == 2'd0) \& ~.s_axil_awaddr_i\[11:7\]/(s_axil_awaddr_i[13:12] == 2'd0)/|stdlib|axil_decoder"
   "DMA mover strobes whole beats past a write's end|dma_mover_w64_t3_l21.sv|s/assign ws_d = wr_w_load ? (~(\([0-9]*\)'h\([0-9a-f]*\) << wr_k) << wr_lane)/assign ws_d = wr_w_load ? (\1'h\2 << wr_lane)/|dma|dma_mover"
   "DMA walker chains a PRP list one entry late|dma_walker_w64_t3_l21.sv|s/assign is_list_ptr = (list_left_q == 32'd1)/assign is_list_ptr = (list_left_q == 32'd0)/|dma|dma_walker"
   "NVMe/TCP checks header digests inverted (== for !=)|nvme_tcp_conn_w64_d4_h8192_i4096.sv|/assign rx_dgst_bad = /s/(rx_dgst_q != rx_crc_crc)/(rx_dgst_q == rx_crc_crc)/|nvme-tcp|nvme_tcp_conn"
