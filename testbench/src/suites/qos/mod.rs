@@ -286,6 +286,8 @@ pub fn run(
     let c_status = sim.signal("m_io_cpl_status_o");
     let c_dw0 = sim.signal("m_io_cpl_dw0_o");
     let space = sim.signal("sq_space_o");
+    // Every transport channel has space.
+    sim.signal("dst_space_i").set((1u64 << nq) - 1);
 
     let full_q = |l: Limit, f| DebtBucket::full(f, l);
     let mut qbw: Vec<DebtBucket> = cfg.queues.iter().map(|q| full_q(q.bw, BW_FRAC)).collect();
