@@ -46,6 +46,8 @@
 //! only if bit `i` is 1 in cycle t (combinationally, with that cycle's buckets), and the
 //! decided command is on `m_io_cmd` (valid) from cycle t + 1 on. Once decided, a command
 //! stays in the output register until `m_io_cmd_ready`, whatever the bit does after cycle t.
+//! So a command whose first cycle with `m_io_cmd_valid` is t + 1 had its queue's bit at 1 in
+//! cycle t, the cycle before (what the testbench checks).
 //! The input reaches no output combinationally (the decision's results are registered), so
 //! the chip may compute it from `m_io_cmd_valid`/`m_io_cmd_sqid` without a loop. The chip is
 //! expected to compute bit `i` as "SQ `i + 1`'s channel has space, and the output register
