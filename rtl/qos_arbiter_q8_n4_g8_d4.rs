@@ -24,6 +24,7 @@ pub struct QosArbiterQ8N4G8D4Ports {
     pub m_io_cpl_status_o: *mut u16,
     pub m_io_cpl_dw0_o: *mut u32,
     pub sq_space_o: *mut u8,
+    pub dst_space_i: *mut u8,
     pub s_axil_awvalid_i: *mut u8,
     pub s_axil_awready_o: *mut u8,
     pub s_axil_awaddr_i: *mut u16,
@@ -81,6 +82,7 @@ impl QosArbiterQ8N4G8D4 {
         ("m_io_cpl_status_o", 15, false),
         ("m_io_cpl_dw0_o", 32, false),
         ("sq_space_o", 8, false),
+        ("dst_space_i", 8, true),
         ("s_axil_awvalid_i", 1, true),
         ("s_axil_awready_o", 1, false),
         ("s_axil_awaddr_i", 11, true),
@@ -162,6 +164,7 @@ impl QosArbiterQ8N4G8D4 {
             "m_io_cpl_status_o" => Some((self.ports.m_io_cpl_status_o as *mut u8, 15)),
             "m_io_cpl_dw0_o" => Some((self.ports.m_io_cpl_dw0_o as *mut u8, 32)),
             "sq_space_o" => Some((self.ports.sq_space_o as *mut u8, 8)),
+            "dst_space_i" => Some((self.ports.dst_space_i as *mut u8, 8)),
             "s_axil_awvalid_i" => Some((self.ports.s_axil_awvalid_i as *mut u8, 1)),
             "s_axil_awready_o" => Some((self.ports.s_axil_awready_o as *mut u8, 1)),
             "s_axil_awaddr_i" => Some((self.ports.s_axil_awaddr_i as *mut u8, 11)),
@@ -355,6 +358,20 @@ impl QosArbiterQ8N4G8D4 {
     pub fn sq_space_o(&self) -> u8 {
         // SAFETY: the pointer addresses this port's field in the live model.
         unsafe { *self.ports.sq_space_o }
+    }
+
+    /// Drives input `dst_space_i` (8 bits); bits above the width are dropped.
+    #[inline]
+    pub fn set_dst_space_i(&self, v: u8) {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.dst_space_i = v }
+    }
+
+    /// Reads input `dst_space_i` (8 bits).
+    #[inline]
+    pub fn dst_space_i(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.dst_space_i }
     }
 
     /// Drives input `s_axil_awvalid_i` (1 bits); bits above the width are dropped.

@@ -5,6 +5,7 @@
 // table (denials complete on m_io_cpl: 86h SCT 2, 0Bh, 80h), buffered per queue, and
 // released on m_io_cmd one per cycle: highest class first, weighted round robin inside
 // a class, among the heads whose queue and namespace token buckets have budget.
+// A head whose dst_space_i bit is low is passed over in that cycle (its channel is full).
 // sq_space_o tells the front end which queues can take a command. CSRs on s_axil.
 
 module qos_arbiter_q8_n4_g8_d4 (
@@ -33,6 +34,9 @@ module qos_arbiter_q8_n4_g8_d4 (
 
   // per-queue space, to the front end's SQ arbitration
   output logic [7:0]   sq_space_o,        // bit i: SQ i + 1 can take a command without blocking
+
+  // per-queue destination space, from the transport channels
+  input  logic [7:0]   dst_space_i,       // bit i: SQ i + 1's channel takes a command now (looked at in the decision cycle)
 
   // CSRs (AXI4-Lite slave)
   input  logic         s_axil_awvalid_i,
@@ -483,14 +487,14 @@ module qos_arbiter_q8_n4_g8_d4 (
   logic         q5_pop;
   logic         q6_pop;
   logic         q7_pop;
-  logic         q0_waiting;
-  logic         q1_waiting;
-  logic         q2_waiting;
-  logic         q3_waiting;
-  logic         q4_waiting;
-  logic         q5_waiting;
-  logic         q6_waiting;
-  logic         q7_waiting;
+  logic         q0_waiting;                // only the budget holds the head back (its channel has space)
+  logic         q1_waiting;                // only the budget holds the head back (its channel has space)
+  logic         q2_waiting;                // only the budget holds the head back (its channel has space)
+  logic         q3_waiting;                // only the budget holds the head back (its channel has space)
+  logic         q4_waiting;                // only the budget holds the head back (its channel has space)
+  logic         q5_waiting;                // only the budget holds the head back (its channel has space)
+  logic         q6_waiting;                // only the budget holds the head back (its channel has space)
+  logic         q7_waiting;                // only the budget holds the head back (its channel has space)
   logic [31:0]  sq1_adm_rd_q;
   logic [31:0]  sq1_adm_rd_d;
   logic [31:0]  sq1_adm_wr_q;
@@ -1740,7 +1744,7 @@ module qos_arbiter_q8_n4_g8_d4 (
   assign q5_budget = sq6_budget & 1'(ns_budget >> q5_head_ns);
   assign q6_budget = sq7_budget & 1'(ns_budget >> q6_head_ns);
   assign q7_budget = sq8_budget & 1'(ns_budget >> q7_head_ns);
-  assign elig = {q7_nonempty & q7_budget, q6_nonempty & q6_budget, q5_nonempty & q5_budget, q4_nonempty & q4_budget, q3_nonempty & q3_budget, q2_nonempty & q2_budget, q1_nonempty & q1_budget, q0_nonempty & q0_budget};
+  assign elig = {q7_nonempty & q7_budget & dst_space_i[7], q6_nonempty & q6_budget & dst_space_i[6], q5_nonempty & q5_budget & dst_space_i[5], q4_nonempty & q4_budget & dst_space_i[4], q3_nonempty & q3_budget & dst_space_i[3], q2_nonempty & q2_budget & dst_space_i[2], q1_nonempty & q1_budget & dst_space_i[1], q0_nonempty & q0_budget & dst_space_i[0]};
   assign out_free = ~out_valid_q | m_io_cmd_ready_i;
   assign decide = csr_ctrl_enable & out_free & sched_any;
 
@@ -1843,14 +1847,14 @@ module qos_arbiter_q8_n4_g8_d4 (
   assign q7_count_d = (q7_count_q + {2'd0, push & (chk_qi == 3'd7)}) - {2'd0, q7_pop};
   assign q7_head_d = q7_pop ? (q7_head_q + 2'd1) : q7_head_q;
   assign q7_tail_d = (push & (chk_qi == 3'd7)) ? (q7_tail_q + 2'd1) : q7_tail_q;
-  assign q0_waiting = csr_ctrl_enable & q0_nonempty & ~q0_budget;
-  assign q1_waiting = csr_ctrl_enable & q1_nonempty & ~q1_budget;
-  assign q2_waiting = csr_ctrl_enable & q2_nonempty & ~q2_budget;
-  assign q3_waiting = csr_ctrl_enable & q3_nonempty & ~q3_budget;
-  assign q4_waiting = csr_ctrl_enable & q4_nonempty & ~q4_budget;
-  assign q5_waiting = csr_ctrl_enable & q5_nonempty & ~q5_budget;
-  assign q6_waiting = csr_ctrl_enable & q6_nonempty & ~q6_budget;
-  assign q7_waiting = csr_ctrl_enable & q7_nonempty & ~q7_budget;
+  assign q0_waiting = csr_ctrl_enable & q0_nonempty & dst_space_i[0] & ~q0_budget;
+  assign q1_waiting = csr_ctrl_enable & q1_nonempty & dst_space_i[1] & ~q1_budget;
+  assign q2_waiting = csr_ctrl_enable & q2_nonempty & dst_space_i[2] & ~q2_budget;
+  assign q3_waiting = csr_ctrl_enable & q3_nonempty & dst_space_i[3] & ~q3_budget;
+  assign q4_waiting = csr_ctrl_enable & q4_nonempty & dst_space_i[4] & ~q4_budget;
+  assign q5_waiting = csr_ctrl_enable & q5_nonempty & dst_space_i[5] & ~q5_budget;
+  assign q6_waiting = csr_ctrl_enable & q6_nonempty & dst_space_i[6] & ~q6_budget;
+  assign q7_waiting = csr_ctrl_enable & q7_nonempty & dst_space_i[7] & ~q7_budget;
   assign sq1_adm_rd_d = (decide & sched_win[0] & ~q0_head_wr) ? (sq1_adm_rd_q + {31'd0, 1'b1}) : sq1_adm_rd_q;
   assign sq1_adm_wr_d = (decide & sched_win[0] & q0_head_wr) ? (sq1_adm_wr_q + {31'd0, 1'b1}) : sq1_adm_wr_q;
   assign sq1_bytes_rd_d = (decide & sched_win[0] & ~q0_head_wr) ? (sq1_bytes_rd_q + q0_head_cost) : sq1_bytes_rd_q;

@@ -48,6 +48,7 @@ struct qos_arbiter_q8_n4_g8_d4_ports {
   SData* m_io_cpl_status_o;
   IData* m_io_cpl_dw0_o;
   CData* sq_space_o;
+  CData* dst_space_i;
   CData* s_axil_awvalid_i;
   CData* s_axil_awready_o;
   SData* s_axil_awaddr_i;
@@ -88,6 +89,7 @@ void qos_arbiter_q8_n4_g8_d4_ports(void* model, qos_arbiter_q8_n4_g8_d4_ports* p
   p->m_io_cpl_status_o = &t->m_io_cpl_status_o;
   p->m_io_cpl_dw0_o = &t->m_io_cpl_dw0_o;
   p->sq_space_o = &t->sq_space_o;
+  p->dst_space_i = &t->dst_space_i;
   p->s_axil_awvalid_i = &t->s_axil_awvalid_i;
   p->s_axil_awready_o = &t->s_axil_awready_o;
   p->s_axil_awaddr_i = &t->s_axil_awaddr_i;

@@ -19,8 +19,8 @@
 //   0x114 sq1_adm_wr       Write-side commands admitted
 //   0x118 sq1_bytes_rd     Bytes of read commands admitted
 //   0x11c sq1_bytes_wr     Bytes of write commands admitted
-//   0x120 sq1_wait_rd      Cycles a read command waited for budget
-//   0x124 sq1_wait_wr      Cycles a write-side command waited for budget
+//   0x120 sq1_wait_rd      Cycles a read command waited for budget alone (its channel had space)
+//   0x124 sq1_wait_wr      Cycles a write-side command waited for budget alone (its channel had space)
 //   0x128 sq1_deny_rd      Read commands denied (0Bh, 80h or 86h)
 //   0x12c sq1_deny_wr      Write-side commands denied
 //   0x140 sq2_cfg          SQ 2: class, weight, IOPS burst
@@ -31,8 +31,8 @@
 //   0x154 sq2_adm_wr       Write-side commands admitted
 //   0x158 sq2_bytes_rd     Bytes of read commands admitted
 //   0x15c sq2_bytes_wr     Bytes of write commands admitted
-//   0x160 sq2_wait_rd      Cycles a read command waited for budget
-//   0x164 sq2_wait_wr      Cycles a write-side command waited for budget
+//   0x160 sq2_wait_rd      Cycles a read command waited for budget alone (its channel had space)
+//   0x164 sq2_wait_wr      Cycles a write-side command waited for budget alone (its channel had space)
 //   0x168 sq2_deny_rd      Read commands denied (0Bh, 80h or 86h)
 //   0x16c sq2_deny_wr      Write-side commands denied
 //   0x180 sq3_cfg          SQ 3: class, weight, IOPS burst
@@ -43,8 +43,8 @@
 //   0x194 sq3_adm_wr       Write-side commands admitted
 //   0x198 sq3_bytes_rd     Bytes of read commands admitted
 //   0x19c sq3_bytes_wr     Bytes of write commands admitted
-//   0x1a0 sq3_wait_rd      Cycles a read command waited for budget
-//   0x1a4 sq3_wait_wr      Cycles a write-side command waited for budget
+//   0x1a0 sq3_wait_rd      Cycles a read command waited for budget alone (its channel had space)
+//   0x1a4 sq3_wait_wr      Cycles a write-side command waited for budget alone (its channel had space)
 //   0x1a8 sq3_deny_rd      Read commands denied (0Bh, 80h or 86h)
 //   0x1ac sq3_deny_wr      Write-side commands denied
 //   0x1c0 sq4_cfg          SQ 4: class, weight, IOPS burst
@@ -55,8 +55,8 @@
 //   0x1d4 sq4_adm_wr       Write-side commands admitted
 //   0x1d8 sq4_bytes_rd     Bytes of read commands admitted
 //   0x1dc sq4_bytes_wr     Bytes of write commands admitted
-//   0x1e0 sq4_wait_rd      Cycles a read command waited for budget
-//   0x1e4 sq4_wait_wr      Cycles a write-side command waited for budget
+//   0x1e0 sq4_wait_rd      Cycles a read command waited for budget alone (its channel had space)
+//   0x1e4 sq4_wait_wr      Cycles a write-side command waited for budget alone (its channel had space)
 //   0x1e8 sq4_deny_rd      Read commands denied (0Bh, 80h or 86h)
 //   0x1ec sq4_deny_wr      Write-side commands denied
 //   0x200 sq5_cfg          SQ 5: class, weight, IOPS burst
@@ -67,8 +67,8 @@
 //   0x214 sq5_adm_wr       Write-side commands admitted
 //   0x218 sq5_bytes_rd     Bytes of read commands admitted
 //   0x21c sq5_bytes_wr     Bytes of write commands admitted
-//   0x220 sq5_wait_rd      Cycles a read command waited for budget
-//   0x224 sq5_wait_wr      Cycles a write-side command waited for budget
+//   0x220 sq5_wait_rd      Cycles a read command waited for budget alone (its channel had space)
+//   0x224 sq5_wait_wr      Cycles a write-side command waited for budget alone (its channel had space)
 //   0x228 sq5_deny_rd      Read commands denied (0Bh, 80h or 86h)
 //   0x22c sq5_deny_wr      Write-side commands denied
 //   0x240 sq6_cfg          SQ 6: class, weight, IOPS burst
@@ -79,8 +79,8 @@
 //   0x254 sq6_adm_wr       Write-side commands admitted
 //   0x258 sq6_bytes_rd     Bytes of read commands admitted
 //   0x25c sq6_bytes_wr     Bytes of write commands admitted
-//   0x260 sq6_wait_rd      Cycles a read command waited for budget
-//   0x264 sq6_wait_wr      Cycles a write-side command waited for budget
+//   0x260 sq6_wait_rd      Cycles a read command waited for budget alone (its channel had space)
+//   0x264 sq6_wait_wr      Cycles a write-side command waited for budget alone (its channel had space)
 //   0x268 sq6_deny_rd      Read commands denied (0Bh, 80h or 86h)
 //   0x26c sq6_deny_wr      Write-side commands denied
 //   0x280 sq7_cfg          SQ 7: class, weight, IOPS burst
@@ -91,8 +91,8 @@
 //   0x294 sq7_adm_wr       Write-side commands admitted
 //   0x298 sq7_bytes_rd     Bytes of read commands admitted
 //   0x29c sq7_bytes_wr     Bytes of write commands admitted
-//   0x2a0 sq7_wait_rd      Cycles a read command waited for budget
-//   0x2a4 sq7_wait_wr      Cycles a write-side command waited for budget
+//   0x2a0 sq7_wait_rd      Cycles a read command waited for budget alone (its channel had space)
+//   0x2a4 sq7_wait_wr      Cycles a write-side command waited for budget alone (its channel had space)
 //   0x2a8 sq7_deny_rd      Read commands denied (0Bh, 80h or 86h)
 //   0x2ac sq7_deny_wr      Write-side commands denied
 //   0x2c0 sq8_cfg          SQ 8: class, weight, IOPS burst
@@ -103,8 +103,8 @@
 //   0x2d4 sq8_adm_wr       Write-side commands admitted
 //   0x2d8 sq8_bytes_rd     Bytes of read commands admitted
 //   0x2dc sq8_bytes_wr     Bytes of write commands admitted
-//   0x2e0 sq8_wait_rd      Cycles a read command waited for budget
-//   0x2e4 sq8_wait_wr      Cycles a write-side command waited for budget
+//   0x2e0 sq8_wait_rd      Cycles a read command waited for budget alone (its channel had space)
+//   0x2e4 sq8_wait_wr      Cycles a write-side command waited for budget alone (its channel had space)
 //   0x2e8 sq8_deny_rd      Read commands denied (0Bh, 80h or 86h)
 //   0x2ec sq8_deny_wr      Write-side commands denied
 //   0x300 ns1_cfg          Namespace 1: LBA size, IOPS burst
@@ -117,8 +117,8 @@
 //   0x31c ns1_adm_wr       Write-side commands admitted
 //   0x320 ns1_bytes_rd     Bytes of read commands admitted
 //   0x324 ns1_bytes_wr     Bytes of write commands admitted
-//   0x328 ns1_wait_rd      Cycles a read command waited for budget
-//   0x32c ns1_wait_wr      Cycles a write-side command waited for budget
+//   0x328 ns1_wait_rd      Cycles a read command waited for budget alone (its channel had space)
+//   0x32c ns1_wait_wr      Cycles a write-side command waited for budget alone (its channel had space)
 //   0x330 ns1_deny_rd      Read commands denied (0Bh, 80h or 86h)
 //   0x334 ns1_deny_wr      Write-side commands denied
 //   0x340 ns2_cfg          Namespace 2: LBA size, IOPS burst
@@ -131,8 +131,8 @@
 //   0x35c ns2_adm_wr       Write-side commands admitted
 //   0x360 ns2_bytes_rd     Bytes of read commands admitted
 //   0x364 ns2_bytes_wr     Bytes of write commands admitted
-//   0x368 ns2_wait_rd      Cycles a read command waited for budget
-//   0x36c ns2_wait_wr      Cycles a write-side command waited for budget
+//   0x368 ns2_wait_rd      Cycles a read command waited for budget alone (its channel had space)
+//   0x36c ns2_wait_wr      Cycles a write-side command waited for budget alone (its channel had space)
 //   0x370 ns2_deny_rd      Read commands denied (0Bh, 80h or 86h)
 //   0x374 ns2_deny_wr      Write-side commands denied
 //   0x380 ns3_cfg          Namespace 3: LBA size, IOPS burst
@@ -145,8 +145,8 @@
 //   0x39c ns3_adm_wr       Write-side commands admitted
 //   0x3a0 ns3_bytes_rd     Bytes of read commands admitted
 //   0x3a4 ns3_bytes_wr     Bytes of write commands admitted
-//   0x3a8 ns3_wait_rd      Cycles a read command waited for budget
-//   0x3ac ns3_wait_wr      Cycles a write-side command waited for budget
+//   0x3a8 ns3_wait_rd      Cycles a read command waited for budget alone (its channel had space)
+//   0x3ac ns3_wait_wr      Cycles a write-side command waited for budget alone (its channel had space)
 //   0x3b0 ns3_deny_rd      Read commands denied (0Bh, 80h or 86h)
 //   0x3b4 ns3_deny_wr      Write-side commands denied
 //   0x3c0 ns4_cfg          Namespace 4: LBA size, IOPS burst
@@ -159,8 +159,8 @@
 //   0x3dc ns4_adm_wr       Write-side commands admitted
 //   0x3e0 ns4_bytes_rd     Bytes of read commands admitted
 //   0x3e4 ns4_bytes_wr     Bytes of write commands admitted
-//   0x3e8 ns4_wait_rd      Cycles a read command waited for budget
-//   0x3ec ns4_wait_wr      Cycles a write-side command waited for budget
+//   0x3e8 ns4_wait_rd      Cycles a read command waited for budget alone (its channel had space)
+//   0x3ec ns4_wait_wr      Cycles a write-side command waited for budget alone (its channel had space)
 //   0x3f0 ns4_deny_rd      Read commands denied (0Bh, 80h or 86h)
 //   0x3f4 ns4_deny_wr      Write-side commands denied
 //   0x400 grant0_ctrl      Grant 0: who, what, how
@@ -270,10 +270,10 @@ module qos_csr (
   // sq1_bytes_wr (0x11c): Bytes of write commands admitted
   input  logic [31:0] sq1_bytes_wr_value_i,    // Count, wrapping
 
-  // sq1_wait_rd (0x120): Cycles a read command waited for budget
+  // sq1_wait_rd (0x120): Cycles a read command waited for budget alone (its channel had space)
   input  logic [31:0] sq1_wait_rd_value_i,     // Count, wrapping
 
-  // sq1_wait_wr (0x124): Cycles a write-side command waited for budget
+  // sq1_wait_wr (0x124): Cycles a write-side command waited for budget alone (its channel had space)
   input  logic [31:0] sq1_wait_wr_value_i,     // Count, wrapping
 
   // sq1_deny_rd (0x128): Read commands denied (0Bh, 80h or 86h)
@@ -308,10 +308,10 @@ module qos_csr (
   // sq2_bytes_wr (0x15c): Bytes of write commands admitted
   input  logic [31:0] sq2_bytes_wr_value_i,    // Count, wrapping
 
-  // sq2_wait_rd (0x160): Cycles a read command waited for budget
+  // sq2_wait_rd (0x160): Cycles a read command waited for budget alone (its channel had space)
   input  logic [31:0] sq2_wait_rd_value_i,     // Count, wrapping
 
-  // sq2_wait_wr (0x164): Cycles a write-side command waited for budget
+  // sq2_wait_wr (0x164): Cycles a write-side command waited for budget alone (its channel had space)
   input  logic [31:0] sq2_wait_wr_value_i,     // Count, wrapping
 
   // sq2_deny_rd (0x168): Read commands denied (0Bh, 80h or 86h)
@@ -346,10 +346,10 @@ module qos_csr (
   // sq3_bytes_wr (0x19c): Bytes of write commands admitted
   input  logic [31:0] sq3_bytes_wr_value_i,    // Count, wrapping
 
-  // sq3_wait_rd (0x1a0): Cycles a read command waited for budget
+  // sq3_wait_rd (0x1a0): Cycles a read command waited for budget alone (its channel had space)
   input  logic [31:0] sq3_wait_rd_value_i,     // Count, wrapping
 
-  // sq3_wait_wr (0x1a4): Cycles a write-side command waited for budget
+  // sq3_wait_wr (0x1a4): Cycles a write-side command waited for budget alone (its channel had space)
   input  logic [31:0] sq3_wait_wr_value_i,     // Count, wrapping
 
   // sq3_deny_rd (0x1a8): Read commands denied (0Bh, 80h or 86h)
@@ -384,10 +384,10 @@ module qos_csr (
   // sq4_bytes_wr (0x1dc): Bytes of write commands admitted
   input  logic [31:0] sq4_bytes_wr_value_i,    // Count, wrapping
 
-  // sq4_wait_rd (0x1e0): Cycles a read command waited for budget
+  // sq4_wait_rd (0x1e0): Cycles a read command waited for budget alone (its channel had space)
   input  logic [31:0] sq4_wait_rd_value_i,     // Count, wrapping
 
-  // sq4_wait_wr (0x1e4): Cycles a write-side command waited for budget
+  // sq4_wait_wr (0x1e4): Cycles a write-side command waited for budget alone (its channel had space)
   input  logic [31:0] sq4_wait_wr_value_i,     // Count, wrapping
 
   // sq4_deny_rd (0x1e8): Read commands denied (0Bh, 80h or 86h)
@@ -422,10 +422,10 @@ module qos_csr (
   // sq5_bytes_wr (0x21c): Bytes of write commands admitted
   input  logic [31:0] sq5_bytes_wr_value_i,    // Count, wrapping
 
-  // sq5_wait_rd (0x220): Cycles a read command waited for budget
+  // sq5_wait_rd (0x220): Cycles a read command waited for budget alone (its channel had space)
   input  logic [31:0] sq5_wait_rd_value_i,     // Count, wrapping
 
-  // sq5_wait_wr (0x224): Cycles a write-side command waited for budget
+  // sq5_wait_wr (0x224): Cycles a write-side command waited for budget alone (its channel had space)
   input  logic [31:0] sq5_wait_wr_value_i,     // Count, wrapping
 
   // sq5_deny_rd (0x228): Read commands denied (0Bh, 80h or 86h)
@@ -460,10 +460,10 @@ module qos_csr (
   // sq6_bytes_wr (0x25c): Bytes of write commands admitted
   input  logic [31:0] sq6_bytes_wr_value_i,    // Count, wrapping
 
-  // sq6_wait_rd (0x260): Cycles a read command waited for budget
+  // sq6_wait_rd (0x260): Cycles a read command waited for budget alone (its channel had space)
   input  logic [31:0] sq6_wait_rd_value_i,     // Count, wrapping
 
-  // sq6_wait_wr (0x264): Cycles a write-side command waited for budget
+  // sq6_wait_wr (0x264): Cycles a write-side command waited for budget alone (its channel had space)
   input  logic [31:0] sq6_wait_wr_value_i,     // Count, wrapping
 
   // sq6_deny_rd (0x268): Read commands denied (0Bh, 80h or 86h)
@@ -498,10 +498,10 @@ module qos_csr (
   // sq7_bytes_wr (0x29c): Bytes of write commands admitted
   input  logic [31:0] sq7_bytes_wr_value_i,    // Count, wrapping
 
-  // sq7_wait_rd (0x2a0): Cycles a read command waited for budget
+  // sq7_wait_rd (0x2a0): Cycles a read command waited for budget alone (its channel had space)
   input  logic [31:0] sq7_wait_rd_value_i,     // Count, wrapping
 
-  // sq7_wait_wr (0x2a4): Cycles a write-side command waited for budget
+  // sq7_wait_wr (0x2a4): Cycles a write-side command waited for budget alone (its channel had space)
   input  logic [31:0] sq7_wait_wr_value_i,     // Count, wrapping
 
   // sq7_deny_rd (0x2a8): Read commands denied (0Bh, 80h or 86h)
@@ -536,10 +536,10 @@ module qos_csr (
   // sq8_bytes_wr (0x2dc): Bytes of write commands admitted
   input  logic [31:0] sq8_bytes_wr_value_i,    // Count, wrapping
 
-  // sq8_wait_rd (0x2e0): Cycles a read command waited for budget
+  // sq8_wait_rd (0x2e0): Cycles a read command waited for budget alone (its channel had space)
   input  logic [31:0] sq8_wait_rd_value_i,     // Count, wrapping
 
-  // sq8_wait_wr (0x2e4): Cycles a write-side command waited for budget
+  // sq8_wait_wr (0x2e4): Cycles a write-side command waited for budget alone (its channel had space)
   input  logic [31:0] sq8_wait_wr_value_i,     // Count, wrapping
 
   // sq8_deny_rd (0x2e8): Read commands denied (0Bh, 80h or 86h)
@@ -579,10 +579,10 @@ module qos_csr (
   // ns1_bytes_wr (0x324): Bytes of write commands admitted
   input  logic [31:0] ns1_bytes_wr_value_i,    // Count, wrapping
 
-  // ns1_wait_rd (0x328): Cycles a read command waited for budget
+  // ns1_wait_rd (0x328): Cycles a read command waited for budget alone (its channel had space)
   input  logic [31:0] ns1_wait_rd_value_i,     // Count, wrapping
 
-  // ns1_wait_wr (0x32c): Cycles a write-side command waited for budget
+  // ns1_wait_wr (0x32c): Cycles a write-side command waited for budget alone (its channel had space)
   input  logic [31:0] ns1_wait_wr_value_i,     // Count, wrapping
 
   // ns1_deny_rd (0x330): Read commands denied (0Bh, 80h or 86h)
@@ -622,10 +622,10 @@ module qos_csr (
   // ns2_bytes_wr (0x364): Bytes of write commands admitted
   input  logic [31:0] ns2_bytes_wr_value_i,    // Count, wrapping
 
-  // ns2_wait_rd (0x368): Cycles a read command waited for budget
+  // ns2_wait_rd (0x368): Cycles a read command waited for budget alone (its channel had space)
   input  logic [31:0] ns2_wait_rd_value_i,     // Count, wrapping
 
-  // ns2_wait_wr (0x36c): Cycles a write-side command waited for budget
+  // ns2_wait_wr (0x36c): Cycles a write-side command waited for budget alone (its channel had space)
   input  logic [31:0] ns2_wait_wr_value_i,     // Count, wrapping
 
   // ns2_deny_rd (0x370): Read commands denied (0Bh, 80h or 86h)
@@ -665,10 +665,10 @@ module qos_csr (
   // ns3_bytes_wr (0x3a4): Bytes of write commands admitted
   input  logic [31:0] ns3_bytes_wr_value_i,    // Count, wrapping
 
-  // ns3_wait_rd (0x3a8): Cycles a read command waited for budget
+  // ns3_wait_rd (0x3a8): Cycles a read command waited for budget alone (its channel had space)
   input  logic [31:0] ns3_wait_rd_value_i,     // Count, wrapping
 
-  // ns3_wait_wr (0x3ac): Cycles a write-side command waited for budget
+  // ns3_wait_wr (0x3ac): Cycles a write-side command waited for budget alone (its channel had space)
   input  logic [31:0] ns3_wait_wr_value_i,     // Count, wrapping
 
   // ns3_deny_rd (0x3b0): Read commands denied (0Bh, 80h or 86h)
@@ -708,10 +708,10 @@ module qos_csr (
   // ns4_bytes_wr (0x3e4): Bytes of write commands admitted
   input  logic [31:0] ns4_bytes_wr_value_i,    // Count, wrapping
 
-  // ns4_wait_rd (0x3e8): Cycles a read command waited for budget
+  // ns4_wait_rd (0x3e8): Cycles a read command waited for budget alone (its channel had space)
   input  logic [31:0] ns4_wait_rd_value_i,     // Count, wrapping
 
-  // ns4_wait_wr (0x3ec): Cycles a write-side command waited for budget
+  // ns4_wait_wr (0x3ec): Cycles a write-side command waited for budget alone (its channel had space)
   input  logic [31:0] ns4_wait_wr_value_i,     // Count, wrapping
 
   // ns4_deny_rd (0x3f0): Read commands denied (0Bh, 80h or 86h)

@@ -662,7 +662,7 @@ pub fn read_sq1_bytes_wr<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(SQ1_BYTES_WR))
 }
 
-/// Offset of `sq1_wait_rd`: Cycles a read command waited for budget
+/// Offset of `sq1_wait_rd`: Cycles a read command waited for budget alone (its channel had space)
 pub const SQ1_WAIT_RD: u32 = 0x120;
 /// Value of `sq1_wait_rd` after reset.
 pub const SQ1_WAIT_RD_RESET: u32 = 0x0000_0000;
@@ -691,7 +691,7 @@ pub fn read_sq1_wait_rd<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(SQ1_WAIT_RD))
 }
 
-/// Offset of `sq1_wait_wr`: Cycles a write-side command waited for budget
+/// Offset of `sq1_wait_wr`: Cycles a write-side command waited for budget alone (its channel had space)
 pub const SQ1_WAIT_WR: u32 = 0x124;
 /// Value of `sq1_wait_wr` after reset.
 pub const SQ1_WAIT_WR_RESET: u32 = 0x0000_0000;
@@ -1087,7 +1087,7 @@ pub fn read_sq2_bytes_wr<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(SQ2_BYTES_WR))
 }
 
-/// Offset of `sq2_wait_rd`: Cycles a read command waited for budget
+/// Offset of `sq2_wait_rd`: Cycles a read command waited for budget alone (its channel had space)
 pub const SQ2_WAIT_RD: u32 = 0x160;
 /// Value of `sq2_wait_rd` after reset.
 pub const SQ2_WAIT_RD_RESET: u32 = 0x0000_0000;
@@ -1116,7 +1116,7 @@ pub fn read_sq2_wait_rd<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(SQ2_WAIT_RD))
 }
 
-/// Offset of `sq2_wait_wr`: Cycles a write-side command waited for budget
+/// Offset of `sq2_wait_wr`: Cycles a write-side command waited for budget alone (its channel had space)
 pub const SQ2_WAIT_WR: u32 = 0x164;
 /// Value of `sq2_wait_wr` after reset.
 pub const SQ2_WAIT_WR_RESET: u32 = 0x0000_0000;
@@ -1512,7 +1512,7 @@ pub fn read_sq3_bytes_wr<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(SQ3_BYTES_WR))
 }
 
-/// Offset of `sq3_wait_rd`: Cycles a read command waited for budget
+/// Offset of `sq3_wait_rd`: Cycles a read command waited for budget alone (its channel had space)
 pub const SQ3_WAIT_RD: u32 = 0x1a0;
 /// Value of `sq3_wait_rd` after reset.
 pub const SQ3_WAIT_RD_RESET: u32 = 0x0000_0000;
@@ -1541,7 +1541,7 @@ pub fn read_sq3_wait_rd<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(SQ3_WAIT_RD))
 }
 
-/// Offset of `sq3_wait_wr`: Cycles a write-side command waited for budget
+/// Offset of `sq3_wait_wr`: Cycles a write-side command waited for budget alone (its channel had space)
 pub const SQ3_WAIT_WR: u32 = 0x1a4;
 /// Value of `sq3_wait_wr` after reset.
 pub const SQ3_WAIT_WR_RESET: u32 = 0x0000_0000;
@@ -1937,7 +1937,7 @@ pub fn read_sq4_bytes_wr<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(SQ4_BYTES_WR))
 }
 
-/// Offset of `sq4_wait_rd`: Cycles a read command waited for budget
+/// Offset of `sq4_wait_rd`: Cycles a read command waited for budget alone (its channel had space)
 pub const SQ4_WAIT_RD: u32 = 0x1e0;
 /// Value of `sq4_wait_rd` after reset.
 pub const SQ4_WAIT_RD_RESET: u32 = 0x0000_0000;
@@ -1966,7 +1966,7 @@ pub fn read_sq4_wait_rd<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(SQ4_WAIT_RD))
 }
 
-/// Offset of `sq4_wait_wr`: Cycles a write-side command waited for budget
+/// Offset of `sq4_wait_wr`: Cycles a write-side command waited for budget alone (its channel had space)
 pub const SQ4_WAIT_WR: u32 = 0x1e4;
 /// Value of `sq4_wait_wr` after reset.
 pub const SQ4_WAIT_WR_RESET: u32 = 0x0000_0000;
@@ -2362,7 +2362,7 @@ pub fn read_sq5_bytes_wr<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(SQ5_BYTES_WR))
 }
 
-/// Offset of `sq5_wait_rd`: Cycles a read command waited for budget
+/// Offset of `sq5_wait_rd`: Cycles a read command waited for budget alone (its channel had space)
 pub const SQ5_WAIT_RD: u32 = 0x220;
 /// Value of `sq5_wait_rd` after reset.
 pub const SQ5_WAIT_RD_RESET: u32 = 0x0000_0000;
@@ -2391,7 +2391,7 @@ pub fn read_sq5_wait_rd<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(SQ5_WAIT_RD))
 }
 
-/// Offset of `sq5_wait_wr`: Cycles a write-side command waited for budget
+/// Offset of `sq5_wait_wr`: Cycles a write-side command waited for budget alone (its channel had space)
 pub const SQ5_WAIT_WR: u32 = 0x224;
 /// Value of `sq5_wait_wr` after reset.
 pub const SQ5_WAIT_WR_RESET: u32 = 0x0000_0000;
@@ -2787,7 +2787,7 @@ pub fn read_sq6_bytes_wr<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(SQ6_BYTES_WR))
 }
 
-/// Offset of `sq6_wait_rd`: Cycles a read command waited for budget
+/// Offset of `sq6_wait_rd`: Cycles a read command waited for budget alone (its channel had space)
 pub const SQ6_WAIT_RD: u32 = 0x260;
 /// Value of `sq6_wait_rd` after reset.
 pub const SQ6_WAIT_RD_RESET: u32 = 0x0000_0000;
@@ -2816,7 +2816,7 @@ pub fn read_sq6_wait_rd<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(SQ6_WAIT_RD))
 }
 
-/// Offset of `sq6_wait_wr`: Cycles a write-side command waited for budget
+/// Offset of `sq6_wait_wr`: Cycles a write-side command waited for budget alone (its channel had space)
 pub const SQ6_WAIT_WR: u32 = 0x264;
 /// Value of `sq6_wait_wr` after reset.
 pub const SQ6_WAIT_WR_RESET: u32 = 0x0000_0000;
@@ -3212,7 +3212,7 @@ pub fn read_sq7_bytes_wr<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(SQ7_BYTES_WR))
 }
 
-/// Offset of `sq7_wait_rd`: Cycles a read command waited for budget
+/// Offset of `sq7_wait_rd`: Cycles a read command waited for budget alone (its channel had space)
 pub const SQ7_WAIT_RD: u32 = 0x2a0;
 /// Value of `sq7_wait_rd` after reset.
 pub const SQ7_WAIT_RD_RESET: u32 = 0x0000_0000;
@@ -3241,7 +3241,7 @@ pub fn read_sq7_wait_rd<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(SQ7_WAIT_RD))
 }
 
-/// Offset of `sq7_wait_wr`: Cycles a write-side command waited for budget
+/// Offset of `sq7_wait_wr`: Cycles a write-side command waited for budget alone (its channel had space)
 pub const SQ7_WAIT_WR: u32 = 0x2a4;
 /// Value of `sq7_wait_wr` after reset.
 pub const SQ7_WAIT_WR_RESET: u32 = 0x0000_0000;
@@ -3637,7 +3637,7 @@ pub fn read_sq8_bytes_wr<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(SQ8_BYTES_WR))
 }
 
-/// Offset of `sq8_wait_rd`: Cycles a read command waited for budget
+/// Offset of `sq8_wait_rd`: Cycles a read command waited for budget alone (its channel had space)
 pub const SQ8_WAIT_RD: u32 = 0x2e0;
 /// Value of `sq8_wait_rd` after reset.
 pub const SQ8_WAIT_RD_RESET: u32 = 0x0000_0000;
@@ -3666,7 +3666,7 @@ pub fn read_sq8_wait_rd<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(SQ8_WAIT_RD))
 }
 
-/// Offset of `sq8_wait_wr`: Cycles a write-side command waited for budget
+/// Offset of `sq8_wait_wr`: Cycles a write-side command waited for budget alone (its channel had space)
 pub const SQ8_WAIT_WR: u32 = 0x2e4;
 /// Value of `sq8_wait_wr` after reset.
 pub const SQ8_WAIT_WR_RESET: u32 = 0x0000_0000;
@@ -4118,7 +4118,7 @@ pub fn read_ns1_bytes_wr<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(NS1_BYTES_WR))
 }
 
-/// Offset of `ns1_wait_rd`: Cycles a read command waited for budget
+/// Offset of `ns1_wait_rd`: Cycles a read command waited for budget alone (its channel had space)
 pub const NS1_WAIT_RD: u32 = 0x328;
 /// Value of `ns1_wait_rd` after reset.
 pub const NS1_WAIT_RD_RESET: u32 = 0x0000_0000;
@@ -4147,7 +4147,7 @@ pub fn read_ns1_wait_rd<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(NS1_WAIT_RD))
 }
 
-/// Offset of `ns1_wait_wr`: Cycles a write-side command waited for budget
+/// Offset of `ns1_wait_wr`: Cycles a write-side command waited for budget alone (its channel had space)
 pub const NS1_WAIT_WR: u32 = 0x32c;
 /// Value of `ns1_wait_wr` after reset.
 pub const NS1_WAIT_WR_RESET: u32 = 0x0000_0000;
@@ -4599,7 +4599,7 @@ pub fn read_ns2_bytes_wr<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(NS2_BYTES_WR))
 }
 
-/// Offset of `ns2_wait_rd`: Cycles a read command waited for budget
+/// Offset of `ns2_wait_rd`: Cycles a read command waited for budget alone (its channel had space)
 pub const NS2_WAIT_RD: u32 = 0x368;
 /// Value of `ns2_wait_rd` after reset.
 pub const NS2_WAIT_RD_RESET: u32 = 0x0000_0000;
@@ -4628,7 +4628,7 @@ pub fn read_ns2_wait_rd<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(NS2_WAIT_RD))
 }
 
-/// Offset of `ns2_wait_wr`: Cycles a write-side command waited for budget
+/// Offset of `ns2_wait_wr`: Cycles a write-side command waited for budget alone (its channel had space)
 pub const NS2_WAIT_WR: u32 = 0x36c;
 /// Value of `ns2_wait_wr` after reset.
 pub const NS2_WAIT_WR_RESET: u32 = 0x0000_0000;
@@ -5080,7 +5080,7 @@ pub fn read_ns3_bytes_wr<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(NS3_BYTES_WR))
 }
 
-/// Offset of `ns3_wait_rd`: Cycles a read command waited for budget
+/// Offset of `ns3_wait_rd`: Cycles a read command waited for budget alone (its channel had space)
 pub const NS3_WAIT_RD: u32 = 0x3a8;
 /// Value of `ns3_wait_rd` after reset.
 pub const NS3_WAIT_RD_RESET: u32 = 0x0000_0000;
@@ -5109,7 +5109,7 @@ pub fn read_ns3_wait_rd<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(NS3_WAIT_RD))
 }
 
-/// Offset of `ns3_wait_wr`: Cycles a write-side command waited for budget
+/// Offset of `ns3_wait_wr`: Cycles a write-side command waited for budget alone (its channel had space)
 pub const NS3_WAIT_WR: u32 = 0x3ac;
 /// Value of `ns3_wait_wr` after reset.
 pub const NS3_WAIT_WR_RESET: u32 = 0x0000_0000;
@@ -5561,7 +5561,7 @@ pub fn read_ns4_bytes_wr<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(NS4_BYTES_WR))
 }
 
-/// Offset of `ns4_wait_rd`: Cycles a read command waited for budget
+/// Offset of `ns4_wait_rd`: Cycles a read command waited for budget alone (its channel had space)
 pub const NS4_WAIT_RD: u32 = 0x3e8;
 /// Value of `ns4_wait_rd` after reset.
 pub const NS4_WAIT_RD_RESET: u32 = 0x0000_0000;
@@ -5590,7 +5590,7 @@ pub fn read_ns4_wait_rd<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(NS4_WAIT_RD))
 }
 
-/// Offset of `ns4_wait_wr`: Cycles a write-side command waited for budget
+/// Offset of `ns4_wait_wr`: Cycles a write-side command waited for budget alone (its channel had space)
 pub const NS4_WAIT_WR: u32 = 0x3ec;
 /// Value of `ns4_wait_wr` after reset.
 pub const NS4_WAIT_WR_RESET: u32 = 0x0000_0000;

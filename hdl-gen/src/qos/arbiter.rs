@@ -89,6 +89,9 @@ pub fn arbiter(p: &QosParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.doc("table (denials complete on m_io_cpl: 86h SCT 2, 0Bh, 80h), buffered per queue, and");
     m.doc("released on m_io_cmd one per cycle: highest class first, weighted round robin inside");
     m.doc("a class, among the heads whose queue and namespace token buckets have budget.");
+    m.doc(
+        "A head whose dst_space_i bit is low is passed over in that cycle (its channel is full).",
+    );
     m.doc("sq_space_o tells the front end which queues can take a command. CSRs on s_axil.");
     m.clock();
     m.reset();
@@ -113,6 +116,12 @@ pub fn arbiter(p: &QosParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.comment(
         space_o,
         "bit i: SQ i + 1 can take a command without blocking",
+    );
+    m.group("per-queue destination space, from the transport channels");
+    let dst_space = m.input("dst_space_i", nq);
+    m.comment(
+        dst_space,
+        "bit i: SQ i + 1's channel takes a command now (looked at in the decision cycle)",
     );
 
     m.group("CSRs (AXI4-Lite slave)");
@@ -422,7 +431,7 @@ pub fn arbiter(p: &QosParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         let b = m.net(&format!("q{q}_budget"), q_ok_bits[q as usize] & ns_b);
         m.comment(b, "every bucket of the head command has budget");
         budget.push(b);
-        elig.push(nonempty[q as usize] & b);
+        elig.push(nonempty[q as usize] & b & dst_space.bit(q));
     }
     let elig_v = m.net("elig", cat(elig.into_iter().rev()));
     m.bind(u_sched, "elig_i", elig_v);
@@ -490,7 +499,17 @@ pub fn arbiter(p: &QosParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         m.bind(u_csr, &format!("{name}_value_i"), c.q);
     };
     let waiting: Vec<Sig> = (0..nq as usize)
-        .map(|q| m.net(&format!("q{q}_waiting"), enable & nonempty[q] & !budget[q]))
+        .map(|q| {
+            let w = m.net(
+                &format!("q{q}_waiting"),
+                enable & nonempty[q] & dst_space.bit(q as u32) & !budget[q],
+            );
+            m.comment(
+                w,
+                "only the budget holds the head back (its channel has space)",
+            );
+            w
+        })
         .collect();
     for q in 0..nq {
         let qu = q as usize;

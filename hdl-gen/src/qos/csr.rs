@@ -24,8 +24,14 @@ pub const COUNTERS: &[(&str, &str)] = &[
     ("adm_wr", "Write-side commands admitted"),
     ("bytes_rd", "Bytes of read commands admitted"),
     ("bytes_wr", "Bytes of write commands admitted"),
-    ("wait_rd", "Cycles a read command waited for budget"),
-    ("wait_wr", "Cycles a write-side command waited for budget"),
+    (
+        "wait_rd",
+        "Cycles a read command waited for budget alone (its channel had space)",
+    ),
+    (
+        "wait_wr",
+        "Cycles a write-side command waited for budget alone (its channel had space)",
+    ),
     ("deny_rd", "Read commands denied (0Bh, 80h or 86h)"),
     ("deny_wr", "Write-side commands denied"),
 ];

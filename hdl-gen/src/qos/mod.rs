@@ -8,6 +8,8 @@
 //!                  +--admitted--> per-queue buffers --> [class + WRR scheduler] --> m_io_cmd
 //!                                 (SQE in one RAM)        ^ token buckets: queue and
 //!  sq_space_o <-- buffer space per queue                  | namespace, bytes and commands
+//!                                                         ^ dst_space_i: the queue's
+//!                                                           transport channel has space
 //! ```
 //!
 //! # Interfaces
@@ -35,6 +37,30 @@
 //! queue: honouring `sq_space_o` is what isolates the queues. Commands of SQ ids outside 1..Q
 //! need no space (they are denied) and have no bit.
 //!
+//! Per-queue destination space `dst_space_i` [Q] (from the chip): bit `i` is 1 when the
+//! destination of SQ `i + 1` (the transport channel the chip routes its commands to: a RoCE QP
+//! or an NVMe/TCP connection) takes a command now. A buffered head whose bit is low is not
+//! eligible (see Scheduling), so a full channel holds back only its own queues' commands and
+//! never reaches the output register, where it would stall every queue. Timing, exactly: the
+//! bit is looked at in the decision cycle only: a head of SQ `i + 1` can be decided in cycle t
+//! only if bit `i` is 1 in cycle t (combinationally, with that cycle's buckets), and the
+//! decided command is on `m_io_cmd` (valid) from cycle t + 1 on. Once decided, a command
+//! stays in the output register until `m_io_cmd_ready`, whatever the bit does after cycle t.
+//! So a command whose first cycle with `m_io_cmd_valid` is t + 1 had its queue's bit at 1 in
+//! cycle t, the cycle before (what the testbench checks).
+//! The input reaches no output combinationally (the decision's results are registered), so
+//! the chip may compute it from `m_io_cmd_valid`/`m_io_cmd_sqid` without a loop. The chip is
+//! expected to compute bit `i` as "SQ `i + 1`'s channel has space, and the output register
+//! does not already hold a command for that channel": the chip masks a queue whose command
+//! sits in the output register (`m_io_cmd_valid` and `m_io_cmd_sqid` = i + 1, whether or not
+//! it leaves in this cycle; and every queue routed to the same channel), since the channel's
+//! space bit only falls once it took the command. Without that mask a channel with room for
+//! one more command would be promised two, and the second would wait in the output register,
+//! stalling every queue. The mask costs a queue whose channel has room for several commands
+//! back-to-back decisions: it is decided at most every other cycle (a chip whose channels
+//! report "room for two" may drop the mask for them). Tie the input to all ones where no
+//! channel can be full (the block then behaves as it did without it).
+//!
 //! CSRs and counters on the AXI4-Lite slave `s_axil` (register map `qos_csr.md`).
 //!
 //! # Checks (the check stage, one command per cycle)
@@ -61,14 +87,23 @@
 //! # Scheduling (one decision per cycle)
 //!
 //! A buffered command at the head of its queue is eligible when the block is enabled
-//! (`ctrl.enable`) and every bucket that applies has budget: its queue's bandwidth and IOPS
-//! buckets and its namespace's bandwidth and IOPS buckets. In every cycle where the output
+//! (`ctrl.enable`), its queue's `dst_space_i` bit is 1 in that cycle, and every bucket that
+//! applies has budget: its queue's bandwidth and IOPS buckets and its namespace's bandwidth
+//! and IOPS buckets. A head that is not eligible is passed over and keeps its place (in its
+//! queue and in the round robin); a head passed over for its channel spends no budget. In
+//! every cycle where the output
 //! register is free (empty, or its command leaves) and some head is eligible, one head is
 //! released: from the highest class present among the eligible heads (0 urgent, 1 high,
 //! 2 medium, 3 low), weighted round robin among that class's queues (NVMe weights, 0's based:
 //! weight w allows w + 1 commands in a row). The decision is work conserving, and a command
-//! without budget waits, never dropped. A command accepted in cycle t is a candidate from
-//! cycle t + 2; a decision in cycle t shows on `m_io_cmd` in cycle t + 1.
+//! without budget or channel space waits, never dropped. A command accepted in cycle t is a
+//! candidate from cycle t + 2; a decision in cycle t shows on `m_io_cmd` in cycle t + 1.
+//!
+//! Counters `wait_rd`/`wait_wr` count the cycles a head waited for budget alone: the block
+//! is enabled, the head is buffered, its queue's `dst_space_i` bit is 1, and some bucket of
+//! the head has no budget. A cycle whose bit is 0 is the channel's wait, not the budget's,
+//! and is not counted (with or without budget). The namespace's counters count a cycle once
+//! if any queue's head of that namespace and direction waits so.
 //!
 //! Token buckets (debt model): the level L is a signed fixed-point count; a bucket has budget
 //! when L >= 0 or its rate is 0 (unlimited). A released command takes its whole cost, so the

@@ -15,7 +15,7 @@
 
 use crate::models::qos::{wrr_shares, Config, Grant, Limit, NsCfg, QueueCfg, BW_FRAC, IOPS_FRAC};
 use crate::suites::qos::flood::{flooder, run_share};
-use crate::suites::qos::{dims, run, Timing, Traffic};
+use crate::suites::qos::{dims, run, Channels, Timing, Traffic};
 
 /// The chip clock in MHz from `configs/default.toml` (`[qos] clock_mhz`), else 250.
 fn clock_mhz() -> f64 {
@@ -75,6 +75,7 @@ fn decisions_per_cycle(k: usize, cycles: u64) -> Result<f64, String> {
         in_idle: 0,
         out_stall: 0,
         cpl_stall: 0,
+        channels: Channels::OPEN,
     };
     let out = run(&cfg, &mut traffic, timing, 1, cycles * 2, None)?;
     // From the first release to the end of feeding.
@@ -168,6 +169,7 @@ pub fn run_bench() -> i32 {
         in_idle: 0,
         out_stall: 0,
         cpl_stall: 0,
+        channels: Channels::OPEN,
     };
     println!(
         "token bucket rates over {cycles} cycles after {warm} of warm-up (4 KiB reads, always backlogged; target within 1%)"
@@ -197,7 +199,7 @@ pub fn run_bench() -> i32 {
 
     println!("share under saturation (one class, no limits, transport ready half the time)");
     let weights = [0u8, 1, 3, 7];
-    match run_share(&weights, 0, 2, 50, 200_000, 3, None) {
+    match run_share(&weights, 0, 2, 50, None, 200_000, 3, None) {
         Ok((_, counts)) => {
             let total: u64 = counts.iter().sum();
             let want = wrr_shares(&weights);

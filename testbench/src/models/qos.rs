@@ -243,6 +243,28 @@ pub fn check(cfg: &Config, sqid: u16, sqe: &Sqe) -> Verdict {
     }
 }
 
+/// Where a buffered head stands in one cycle (hdl-gen/src/qos/mod.rs, Scheduling).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Standing {
+    /// A candidate of this cycle's decision.
+    Eligible,
+    /// Its channel is full (`dst_space_i` bit 0): passed over, spends nothing, and is not
+    /// counted as waiting for budget, whatever its buckets say.
+    NoChannel,
+    /// Its channel has space but a bucket has no budget: counted in `wait_rd`/`wait_wr`.
+    NoBudget,
+}
+
+/// The standing of a buffered head (of an enabled block) whose channel has space or not and
+/// whose buckets all have budget or not, in one cycle.
+pub fn standing(channel_space: bool, budget: bool) -> Standing {
+    match (channel_space, budget) {
+        (false, _) => Standing::NoChannel,
+        (true, false) => Standing::NoBudget,
+        (true, true) => Standing::Eligible,
+    }
+}
+
 /// A debt-model token bucket, one [`DebtBucket::step`] per cycle: budget when the level is
 /// `>= 0` or the rate is 0; a spend takes the whole cost; next level `min(L - spent + r, B)`.
 #[derive(Clone, Debug)]

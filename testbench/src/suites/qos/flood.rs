@@ -3,15 +3,23 @@
 //! - `qos_flood`: one tenant floods (commands always waiting, unlimited or with a high limit)
 //!   while another, rate-limited below its round-robin share, trickles; both in one class with
 //!   random weights, under output backpressure. Over the run the trickling tenant gets its
-//!   configured rate within 1%.
+//!   configured rate within 1%. Isolation from full transport channels: in some cases the
+//!   flooder's channel, or that of a third flooding queue of the same class (weight 0), is held
+//!   full for long stretches (a stuck channel), or those two channels drop at random; the
+//!   trickler's channel always has space, and it must still get its rate within 1% (a command
+//!   of a full channel that reached the output register would block it there, so the
+//!   trickler's rate is what a full channel must not touch).
 //! - `qos_share`: two to all queues of one class flood with no limit, and the transport takes
 //!   commands in 30% to 60% of the cycles (so commands wait in the block: saturation); each
-//!   queue gets `(w + 1) / sum(w + 1)` of the releases within 1% (relative) of that share.
+//!   queue gets `(w + 1) / sum(w + 1)` of the releases within 1% (relative) of that share. In
+//!   some cases one member's channel is stuck full for long stretches: the other members then
+//!   share the releases by their weights alone, within 1% (the weighted round robin order among
+//!   the eligible heads is kept, a head passed over for its channel keeps its place).
 //!   When the transport takes a command every cycle, the front end's own fetch order decides
 //!   (the block holds at most the one command each queue just sent), which this property does
 //!   not cover.
 
-use super::{dims, run, Gen, Outcome, Timing, Traffic};
+use super::{dims, run, Channels, Gen, Outcome, Stuck, Timing, Traffic};
 use crate::models::qos::{wrr_shares, Config, Grant, Limit, NsCfg, QueueCfg, Sqe, BW_FRAC};
 use crate::prop::Property;
 use crate::rng::Rng;
@@ -94,6 +102,15 @@ pub struct FloodInput {
     /// The flooder's own limit, bytes per cycle (None: unlimited).
     flood_rate: Option<u32>,
     out_stall: u8,
+    /// 0: channels open; 1: the flooder's channel stuck; 2: a third flooding queue's channel
+    /// stuck; 3: the flooder's and the third queue's channels drop at random.
+    channels: u8,
+    /// The third queue (an offset past the other two).
+    bystander: u8,
+    /// Stuck: cycles full and open per period; drops: chance in percent and longest spell.
+    full: u32,
+    open: u32,
+    drop: (u8, u16),
     cycles: u64,
     seed: u64,
 }
@@ -108,11 +125,19 @@ fn flood_strategy() -> BoxedStrategy<FloodInput> {
             40_000u64..60_000,
             any::<u64>(),
         ),
+        (
+            prop_oneof![2 => Just(0u8), 1 => Just(1u8), 1 => Just(2u8), 1 => Just(3u8)],
+            any::<u8>(),
+            1000u32..8000,
+            500u32..6000,
+            (1u8..40, 1u16..100),
+        ),
     )
         .prop_map(
             |(
                 (flood, trickle, class, w_flood, w_trickle),
                 (rate, flood_rate, out_stall, cycles, seed),
+                (channels, bystander, full, open, drop),
             )| {
                 FloodInput {
                     flood,
@@ -123,6 +148,11 @@ fn flood_strategy() -> BoxedStrategy<FloodInput> {
                     rate,
                     flood_rate,
                     out_stall,
+                    channels,
+                    bystander,
+                    full,
+                    open,
+                    drop,
                     cycles,
                     seed,
                 }
@@ -142,26 +172,56 @@ pub fn run_flood(input: &FloodInput, waves: Option<&Path>) -> Result<(Outcome, u
     let rate = input.rate.0 << BW_FRAC | u32::from(input.rate.1);
     // Enough burst to ride out the waits of round robin and backpressure without losing tokens.
     let burst = TRICKLE_BYTES as u32 + 200 * input.rate.0;
-    let cfg = saturation_config(
-        input.class,
-        &[
-            (
-                f,
-                input.w_flood,
-                input.flood_rate.map_or(Limit::default(), |r| Limit {
-                    rate: r << BW_FRAC,
-                    burst: 65536,
-                }),
-            ),
-            (t, input.w_trickle, Limit { rate, burst }),
-        ],
-    );
+    let mut members = vec![
+        (
+            f,
+            input.w_flood,
+            input.flood_rate.map_or(Limit::default(), |r| Limit {
+                rate: r << BW_FRAC,
+                burst: 65536,
+            }),
+        ),
+        (t, input.w_trickle, Limit { rate, burst }),
+    ];
+    let mut gens = vec![
+        (f as u16 + 1, flooder(None)),
+        (t as u16 + 1, flooder(Some(7))),
+    ];
+    // The third queue: the first queue after the two, going round, by the drawn offset.
+    let b = (0..nq)
+        .map(|k| (usize::from(input.bystander) + k) % nq)
+        .find(|&q| q != f && q != t)
+        .expect("at least three queues");
+    if input.channels >= 2 {
+        members.push((b, 0, Limit::default()));
+        gens.push((b as u16 + 1, flooder(None)));
+    }
+    let stuck = |queue| Stuck {
+        queue,
+        full: input.full,
+        open: input.open,
+    };
+    let channels = match input.channels {
+        0 => Channels::OPEN,
+        1 => Channels {
+            stuck: Some(stuck(f)),
+            ..Channels::OPEN
+        },
+        2 => Channels {
+            stuck: Some(stuck(b)),
+            ..Channels::OPEN
+        },
+        _ => Channels {
+            drop_mask: 1 << f | 1 << b,
+            drop_percent: input.drop.0,
+            max_run: input.drop.1,
+            stuck: None,
+        },
+    };
+    let cfg = saturation_config(input.class, &members);
     let mut traffic = Traffic {
         lists: Vec::new(),
-        gens: vec![
-            (f as u16 + 1, flooder(None)),
-            (t as u16 + 1, flooder(Some(7))),
-        ],
+        gens,
         feed_end: input.cycles,
         least_in_flight: true,
         fill: [0x5a; 64],
@@ -170,6 +230,7 @@ pub fn run_flood(input: &FloodInput, waves: Option<&Path>) -> Result<(Outcome, u
         in_idle: 0,
         out_stall: input.out_stall,
         cpl_stall: 0,
+        channels,
     };
     let out = run(
         &cfg,
@@ -229,6 +290,8 @@ pub struct ShareInput {
     first: u8,
     class: u8,
     out_stall: u8,
+    /// A member whose channel is stuck (index into `weights`, modulo), cycles full and open.
+    stuck: Option<(u8, u32, u32)>,
     cycles: u64,
     seed: u64,
 }
@@ -240,15 +303,17 @@ fn share_strategy() -> BoxedStrategy<ShareInput> {
         any::<u8>(),
         0u8..4,
         40u8..70,
+        prop::option::weighted(0.4, (any::<u8>(), 1000u32..8000, 500u32..6000)),
         40_000u64..60_000,
         any::<u64>(),
     )
         .prop_map(
-            |(weights, first, class, out_stall, cycles, seed)| ShareInput {
+            |(weights, first, class, out_stall, stuck, cycles, seed)| ShareInput {
                 weights,
                 first,
                 class,
                 out_stall,
+                stuck,
                 cycles,
                 seed,
             },
@@ -256,13 +321,16 @@ fn share_strategy() -> BoxedStrategy<ShareInput> {
         .boxed()
 }
 
-/// A saturation run of `weights` in one class; returns the releases per member, counted over
-/// the feeding cycles.
+/// A saturation run of `weights` in one class, member `stuck.0`'s channel full for `stuck.1`
+/// cycles in every `stuck.1 + stuck.2`; returns the releases per member, counted over the
+/// feeding cycles.
+#[allow(clippy::too_many_arguments)]
 pub fn run_share(
     weights: &[u8],
     first: usize,
     class: u8,
     out_stall: u8,
+    stuck: Option<(usize, u32, u32)>,
     cycles: u64,
     seed: u64,
     waves: Option<&Path>,
@@ -288,6 +356,14 @@ pub fn run_share(
         in_idle: 0,
         out_stall,
         cpl_stall: 0,
+        channels: Channels {
+            stuck: stuck.map(|(m, full, open)| Stuck {
+                queue: members[m].0,
+                full,
+                open,
+            }),
+            ..Channels::OPEN
+        },
     };
     let out = run(&cfg, &mut traffic, timing, seed, cycles * 4, waves)?;
     if std::env::var_os("QOS_DEBUG").is_some() {
@@ -308,21 +384,30 @@ pub fn run_share(
 
 fn check_share(input: &ShareInput, waves: Option<&Path>) -> Result<(), String> {
     let nq = dims().queues;
+    let stuck = input
+        .stuck
+        .map(|(m, full, open)| (usize::from(m) % input.weights.len(), full, open));
     let (_, counts) = run_share(
         &input.weights,
         usize::from(input.first) % nq,
         input.class,
         input.out_stall,
+        stuck,
         input.cycles,
         input.seed,
         waves,
     )?;
-    let total: u64 = counts.iter().sum();
-    let want = wrr_shares(&input.weights);
+    // With a stuck member, the others' shares among themselves.
+    let others: Vec<usize> = (0..counts.len())
+        .filter(|&i| stuck.is_none_or(|s| s.0 != i))
+        .collect();
+    let total: u64 = others.iter().map(|&i| counts[i]).sum();
+    let want = wrr_shares(&others.iter().map(|&i| input.weights[i]).collect::<Vec<_>>());
     if std::env::var_os("QOS_DEBUG").is_some() {
-        eprintln!("share counts {counts:?} of {total}, want {want:?}");
+        eprintln!("share counts {counts:?}, {total} among members {others:?}, want {want:?}");
     }
-    for (i, (&c, &w)) in counts.iter().zip(&want).enumerate() {
+    for (&i, &w) in others.iter().zip(&want) {
+        let c = counts[i];
         let share = c as f64 / total as f64;
         if (share / w - 1.0).abs() > 0.01 {
             return Err(format!(

@@ -4,10 +4,11 @@
 //! write-only grants, narrow and full LBA ranges), random namespaces (absent, small, ending at
 //! 2^64) and a random command mix (Read, Write, Compare, Write Zeroes, DSM, Flush, unknown
 //! opcodes; inside, across and past the grants' ranges; unknown and broadcast NSIDs), under
-//! random idle cycles and backpressure on both outputs. Every check of the harness applies
-//! (see `super`).
+//! random idle cycles and backpressure on both outputs, and a random pattern of the transport
+//! channels' space (all open, random drops, a stuck channel: `super::channels_strategy`).
+//! Every check of the harness applies (see `super`).
 
-use super::{dims, run, Timing, Traffic};
+use super::{channels_strategy, dims, run, Channels, Timing, Traffic};
 use crate::models::qos::{Config, Grant, Limit, NsCfg, QueueCfg, Sqe};
 use crate::prop::Property;
 use crate::rng::Rng;
@@ -39,6 +40,7 @@ pub struct Input {
     in_idle: u8,
     out_stall: u8,
     cpl_stall: u8,
+    channels: Channels,
     seed: u64,
 }
 
@@ -152,17 +154,28 @@ fn strategy() -> BoxedStrategy<Input> {
         prop::collection::vec(grant(nq, nn), d.grants),
         prop::collection::vec(command(nq, u32::from(nn)), 1..120),
         (0u8..40, 0u8..60, 0u8..60, any::<u64>()),
+        channels_strategy(d.queues),
     )
         .prop_map(
-            |(queues, namespaces, grants, cmds, (in_idle, out_stall, cpl_stall, seed))| Input {
+            |(
                 queues,
                 namespaces,
                 grants,
                 cmds,
-                in_idle,
-                out_stall,
-                cpl_stall,
-                seed,
+                (in_idle, out_stall, cpl_stall, seed),
+                channels,
+            )| {
+                Input {
+                    queues,
+                    namespaces,
+                    grants,
+                    cmds,
+                    in_idle,
+                    out_stall,
+                    cpl_stall,
+                    channels,
+                    seed,
+                }
             },
         )
         .boxed()
@@ -239,6 +252,7 @@ fn run_mix(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         in_idle: input.in_idle,
         out_stall: input.out_stall,
         cpl_stall: input.cpl_stall,
+        channels: input.channels,
     };
     let out = run(&cfg, &mut traffic, timing, input.seed, 3_000_000, waves)?;
     if out.releases.len() + out.denied != input.cmds.len() {

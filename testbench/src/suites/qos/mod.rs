@@ -4,30 +4,41 @@
 //! The harness programs the CSRs through the AXI4-Lite port, enables the block, then plays a
 //! front end: per-queue command lists (or endless generators), one command presented at a time,
 //! held until accepted, only for queues whose `sq_space_o` bit is set (commands of SQ ids the
-//! block does not serve are sent regardless). The transport side (`m_io_cmd`) and the completion
-//! side (`m_io_cpl`) apply random backpressure. Every cycle it checks, against the golden model
-//! (`models::qos`):
+//! block does not serve are sent regardless). It also plays the transport channels: each
+//! queue's `dst_space_i` bit follows a pattern drawn per case ([`Channels`]: all open, random
+//! per-queue drops, one queue's channel held full for long stretches). The transport side
+//! (`m_io_cmd`) and the completion side (`m_io_cpl`) apply random backpressure; on top of it
+//! the transport refuses a command whose channel was full when it was decided, for as long as
+//! that channel stays full (as a real channel would: that command then blocks the output
+//! register), while a command decided with its bit high is taken whenever the random
+//! backpressure allows (its channel kept the room it promised). Every cycle it checks, against
+//! the golden model (`models::qos`):
 //!
 //! - every command is either admitted (appears once on `m_io_cmd`, unchanged, in order within
 //!   its queue) or denied (completes once on `m_io_cpl`, in arrival order, with its SQ id and
 //!   CID, a status the model allows for its faults, DW0 0); a denied command never appears on
 //!   `m_io_cmd`;
 //! - each release (a new command on `m_io_cmd` in cycle t + 1 is the decision of cycle t) is of
-//!   a queue whose head command had budget in every bucket that applies (the model's buckets,
-//!   stepped cycle by cycle with the releases the RTL made), of the highest class present among
-//!   the eligible heads, and the queue the documented weighted round robin rule picks;
-//! - work conservation: in every cycle where the output register was free and some head was
-//!   eligible, a command was released;
+//!   a queue whose `dst_space_i` bit was 1 in cycle t (the documented timing: the bit is looked
+//!   at in the decision cycle), whose head command had budget in every bucket that applies (the
+//!   model's buckets, stepped cycle by cycle with the releases the RTL made), of the highest
+//!   class present among the eligible heads, and the queue the documented weighted round robin
+//!   rule picks;
+//! - work conservation over the eligible set: in every cycle where the output register was
+//!   free and some head was eligible (buffered, budget, its channel's bit 1), a command was
+//!   released;
 //! - over every window of the run, each bucket with a rate admitted at most
 //!   `rate * T + burst + its largest command`;
-//! - at the end, every counter read through AXI4-Lite equals the model's count.
+//! - at the end, every counter read through AXI4-Lite equals the model's count (`wait_*`:
+//!   cycles a head waited for budget alone, its channel's bit being 1).
 
 pub mod flood;
 pub mod mix;
 
 use crate::drivers::axil::{Axil, AxilConfig};
 use crate::models::qos::{
-    check, worst_window, Config, DebtBucket, Limit, Sqe, Verdict, BW_FRAC, IOPS_FRAC,
+    check, standing, worst_window, Config, DebtBucket, Limit, Sqe, Standing, Verdict, BW_FRAC,
+    IOPS_FRAC,
 };
 use crate::rng::Rng;
 use crate::rtl::regs::qos_csr;
@@ -76,7 +87,7 @@ pub const COUNTERS: [&str; 8] = [
     "adm_rd", "adm_wr", "bytes_rd", "bytes_wr", "wait_rd", "wait_wr", "deny_rd", "deny_wr",
 ];
 
-/// Random backpressure and idle cycles, in percent.
+/// Random backpressure and idle cycles, in percent, and the transport channels' space.
 #[derive(Clone, Copy, Debug)]
 pub struct Timing {
     /// Cycles the front end stays idle when it could present a command.
@@ -85,6 +96,110 @@ pub struct Timing {
     pub out_stall: u8,
     /// Cycles `m_io_cpl_ready` is low.
     pub cpl_stall: u8,
+    /// What the harness drives on `dst_space_i`.
+    pub channels: Channels,
+}
+
+/// One queue's channel held full for long stretches (a stuck channel): full for `full`
+/// cycles, then open for `open`, repeating from the traffic start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stuck {
+    /// Queue index (SQ id - 1).
+    pub queue: usize,
+    /// Cycles full in each period.
+    pub full: u32,
+    /// Cycles open in each period.
+    pub open: u32,
+}
+
+impl Stuck {
+    /// Whether the channel is full in traffic cycle `t`.
+    pub fn full_at(&self, t: u64) -> bool {
+        t % u64::from(self.full + self.open) < u64::from(self.full)
+    }
+}
+
+/// The transport channels' space pattern of a case, driven on `dst_space_i` (bit i: SQ i + 1's
+/// channel has space).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Channels {
+    /// Queues (bit i: queue i) whose channel turns full at random.
+    pub drop_mask: u64,
+    /// Chance in percent, per cycle, that an open channel of `drop_mask` turns full.
+    pub drop_percent: u8,
+    /// A random full spell lasts 1 to `max_run` cycles.
+    pub max_run: u16,
+    /// A stuck channel, if any.
+    pub stuck: Option<Stuck>,
+}
+
+impl Channels {
+    /// Every channel always has space: the block behaves as it did before `dst_space_i`.
+    pub const OPEN: Channels = Channels {
+        drop_mask: 0,
+        drop_percent: 0,
+        max_run: 1,
+        stuck: None,
+    };
+}
+
+/// The channel patterns a case draws: all open (so every check keeps today's strength), random
+/// per-queue drops (short full spells on random queues), or one queue's channel stuck full for
+/// long stretches (with or without drops on the others).
+pub fn channels_strategy(nq: usize) -> proptest::strategy::BoxedStrategy<Channels> {
+    use proptest::prelude::*;
+    let all = (1u64 << nq) - 1;
+    let drops =
+        (1..=all, 1u8..40, 1u16..40).prop_map(|(drop_mask, drop_percent, max_run)| Channels {
+            drop_mask,
+            drop_percent,
+            max_run,
+            stuck: None,
+        });
+    let stuck = (
+        0..nq,
+        100u32..3000,
+        20u32..600,
+        prop::option::of(drops.clone()),
+    )
+        .prop_map(move |(queue, full, open, drops)| {
+            let base = drops.unwrap_or(Channels::OPEN);
+            Channels {
+                drop_mask: base.drop_mask & !(1 << queue),
+                stuck: Some(Stuck { queue, full, open }),
+                ..base
+            }
+        });
+    prop_oneof![2 => Just(Channels::OPEN), 2 => drops, 1 => stuck].boxed()
+}
+
+/// The per-cycle state of [`Channels`].
+struct ChannelState {
+    pattern: Channels,
+    full_left: Vec<u16>,
+}
+
+impl ChannelState {
+    /// `dst_space_i` for traffic cycle `t` (draws from `rng` only for queues that drop).
+    fn next(&mut self, t: u64, nq: usize, rng: &mut Rng) -> u64 {
+        let p = self.pattern;
+        let mut bits = (1u64 << nq) - 1;
+        for q in 0..nq {
+            if p.drop_percent > 0 && (p.drop_mask >> q) & 1 == 1 {
+                if self.full_left[q] == 0 && rng.chance(p.drop_percent) {
+                    self.full_left[q] = 1 + rng.below(u64::from(p.max_run.max(1))) as u16;
+                }
+                if self.full_left[q] > 0 {
+                    self.full_left[q] -= 1;
+                    bits &= !(1 << q);
+                }
+            }
+        }
+        if let Some(s) = p.stuck.filter(|s| s.queue < nq && s.full_at(t)) {
+            bits &= !(1 << s.queue);
+        }
+        bits
+    }
 }
 
 /// An endless command source for one queue (the flooding and trickling tenants).
@@ -128,6 +243,8 @@ pub struct Outcome {
     pub cycles: u64,
     /// Cycles in which the output register was free (could take a release).
     pub free_cycles: u64,
+    /// Per queue, the traffic cycles its `dst_space_i` bit was 0.
+    pub channel_full: Vec<u64>,
 }
 
 struct Entry {
@@ -286,6 +403,11 @@ pub fn run(
     let c_status = sim.signal("m_io_cpl_status_o");
     let c_dw0 = sim.signal("m_io_cpl_dw0_o");
     let space = sim.signal("sq_space_o");
+    let dst_space = sim.signal("dst_space_i");
+    let mut channels = ChannelState {
+        pattern: timing.channels,
+        full_left: vec![0; nq],
+    };
 
     let full_q = |l: Limit, f| DebtBucket::full(f, l);
     let mut qbw: Vec<DebtBucket> = cfg.queues.iter().map(|q| full_q(q.bw, BW_FRAC)).collect();
@@ -316,8 +438,15 @@ pub fn run(
     // Counters: [queue or namespace][counter].
     let mut qcnt = vec![[0u64; 8]; nq];
     let mut ncnt = vec![[0u64; 8]; nn];
-    let mut out = Outcome::default();
+    let mut out = Outcome {
+        channel_full: vec![0; nq],
+        ..Outcome::default()
+    };
     let (mut prev_mv, mut prev_mr) = (false, false);
+    // `dst_space_i` as driven in the previous cycle (the decision cycle of a new word).
+    let mut prev_dst = 0u64;
+    // The command in the output register was decided with its channel's bit high.
+    let mut promised = false;
     let ctx = |t: u64, msg: String| format!("traffic cycle {t}: {msg}");
 
     let mut t: u64 = 0;
@@ -335,7 +464,19 @@ pub fn run(
             }
             None => s_valid.set(0),
         }
-        let mr = !rng.chance(timing.out_stall);
+        let dst = channels.next(t, nq, &mut rng);
+        dst_space.set(dst);
+        for (q, n) in out.channel_full.iter_mut().enumerate() {
+            *n += (dst >> q) as u64 & 1 ^ 1;
+        }
+        // The transport: a command decided against a full channel waits for that channel.
+        if m_valid.is_high() && (!prev_mv || prev_mr) {
+            let sqid = m_sqid.get();
+            promised = (1..=nq as u64).contains(&sqid) && (prev_dst >> (sqid - 1)) & 1 == 1;
+        }
+        let out_sqid = m_sqid.get();
+        let channel_open = (1..=nq as u64).contains(&out_sqid) && (dst >> (out_sqid - 1)) & 1 == 1;
+        let mr = !rng.chance(timing.out_stall) && (promised || channel_open);
         m_ready.set(mr as u64);
         c_ready.set(!rng.chance(timing.cpl_stall) as u64);
         sim.settle();
@@ -353,10 +494,13 @@ pub fn run(
                     continue;
                 };
                 let budget = qbw[q].ok() && qiops[q].ok() && nbw[e.ns].ok() && niops[e.ns].ok();
-                elig[q] = budget;
-                if !budget {
-                    qcnt[q][4 + e.write as usize] += 1;
-                    ns_wait[e.ns][e.write as usize] = true;
+                match standing((prev_dst >> q) & 1 == 1, budget) {
+                    Standing::Eligible => elig[q] = true,
+                    Standing::NoChannel => {}
+                    Standing::NoBudget => {
+                        qcnt[q][4 + e.write as usize] += 1;
+                        ns_wait[e.ns][e.write as usize] = true;
+                    }
                 }
             }
             for n in 0..nn {
@@ -395,6 +539,11 @@ pub fn run(
                 }
                 if !free {
                     return Err(ctx(u, "released while the output register was full".into()));
+                }
+                if (prev_dst >> q) & 1 == 0 {
+                    return Err(ctx(u, format!(
+                        "decided SQ {sqid} (on m_io_cmd in cycle {t}) while its dst_space_i bit was 0: its channel was full"
+                    )));
                 }
                 if !elig[q] {
                     return Err(ctx(u, format!(
@@ -498,6 +647,7 @@ pub fn run(
         }
         prev_mv = mv;
         prev_mr = mr;
+        prev_dst = dst;
         sim.step();
         t += 1;
 
@@ -515,8 +665,9 @@ pub fn run(
             return Err(ctx(
                 t,
                 format!(
-                    "hung: {left} admitted commands still buffered, {} denials not completed",
-                    denials.len()
+                    "hung: {left} admitted commands still buffered, {} denials not completed (channels {:?})",
+                    denials.len(),
+                    timing.channels
                 ),
             ));
         }
@@ -524,11 +675,12 @@ pub fn run(
     out.cycles = t;
     if std::env::var_os("QOS_DEBUG").is_some() {
         eprintln!(
-            "qos run: {} cycles, {} released, {} denied, {} free cycles",
+            "qos run: {} cycles, {} released, {} denied, {} free cycles, channel full cycles {:?}",
             t,
             out.releases.len(),
             out.denied,
-            out.free_cycles
+            out.free_cycles,
+            out.channel_full
         );
     }
     sim.run(4);
