@@ -10,6 +10,12 @@ fifo_fwft_w32_d13.sv
 rr_arbiter_n4.sv
 axil_decoder_a12_w7_11_10_6.sv
 wrr_arbiter_n4_w8.sv
+rr_arbiter_n3.sv
+skid_buffer_w84.sv
+fifo_fwft_w72_d256.sv
+fifo_fwft_w2_d3.sv
+fifo_fwft_w7_d8.sv
+axi_interconnect_m3_i5_w64.sv
 fifo_fwft_w9_d2.sv
 fifo_fwft_w65_d512.sv
 dma_walker_w64_t3_l21.sv
@@ -28,7 +34,6 @@ fifo_fwft_w1_d8.sv
 fifo_fwft_w82_d4.sv
 nvme_tcp_conn_w64_d4_h8192_i4096.sv
 fifo_fwft_w72_d2.sv
-rr_arbiter_n3.sv
 fifo_fwft_w42_d4.sv
 dma_window_w64_t3_l21.sv
 dma_engine_win_w64_t3_l21.sv

@@ -67,6 +67,14 @@ pub fn design(cfg: &Config) -> Result<Design, Errors> {
         st.arbiter_weight_width,
         reset,
     )?);
+    // Host memory is shared by nvme_ctrl, the RoCE engine and the NVMe/TCP engine, whose AXI
+    // IDs are the DMA engine's ID plus one bit (walker and mover).
+    d.add_top(blocks::axi_interconnect::axi_interconnect(
+        3,
+        cfg.dma.id_width + 1,
+        cfg.dma.data_width,
+        reset,
+    )?);
     d.add_top(crate::dma::walker::walker(&dma_params(cfg), reset)?);
     d.add_top(crate::dma::mover::mover(&dma_params(cfg), reset)?);
     d.add_top(crate::dma::engine::engine(&dma_params(cfg), reset)?);

@@ -3,6 +3,7 @@
 //! `testbench/src/suites/`, under the same name.
 
 pub mod arbiter;
+pub mod axi_interconnect;
 pub mod axil_decoder;
 pub mod chip_info;
 pub mod crc;
