@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cases=${CASES:-60}
 # Which suites' mutants to run (the DMA mutants rebuild large models: minutes each).
-suites=${MUTANT_SUITES:-stdlib dma nvme nvme-tcp qos rdma}
+suites=${MUTANT_SUITES:-stdlib dma nvme nvme-tcp qos rdma chip}
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
@@ -22,7 +22,7 @@ mutants=(
   "FWFT FIFO ready flipped (== for !=)|fifo_fwft_w32_d13.sv|s/assign s_ready_o = count_q != /assign s_ready_o = count_q == /|stdlib|fifo_fwft"
   "FIFO read pointer wraps one word early|fifo_w32_d13.sv|/pop & (rd_ptr_q == /s/== \([0-9]*\)'h\([0-9a-f]\)/== \1'h0/|stdlib|fifo,fifo_ops"
   "round robin keeps priority on the winner|rr_arbiter_n4.sv|s/req_i \& ~(ptr_q - \([0-9]*\)'d1)/req_i \& ~ptr_q/|stdlib|rr_arbiter"
-  "AXI4-Lite decoder lets a write in slot 0's gap reach slave 0 (its window check dropped)|axil_decoder_a12_w7_11_10_6.sv|s/(s_axil_awaddr_i\[13:12\] == 2'd0) \& ~.s_axil_awaddr_i\[11:7\]/(s_axil_awaddr_i[13:12] == 2'd0)/|stdlib|axil_decoder"
+  "AXI4-Lite decoder lets a write in slot 0's gap reach slave 0 (its window check dropped)|axil_decoder_a12_w8_12_7_11_10_6.sv|s/(s_axil_awaddr_i\[14:12\] == 3'd0) \& ~.s_axil_awaddr_i\[11:8\]/(s_axil_awaddr_i[14:12] == 3'd0)/|stdlib|axil_decoder"
   "DMA mover strobes whole beats past a write's end|dma_mover_w64_t3_l21.sv|s/assign ws_d = wr_w_load ? (~(\([0-9]*\)'h\([0-9a-f]*\) << wr_k) << wr_lane)/assign ws_d = wr_w_load ? (\1'h\2 << wr_lane)/|dma|dma_mover"
   "DMA walker chains a PRP list one entry late|dma_walker_w64_t3_l21.sv|s/assign is_list_ptr = (list_left_q == 32'd1)/assign is_list_ptr = (list_left_q == 32'd0)/|dma|dma_walker"
   "NVMe/TCP checks header digests inverted (== for !=)|nvme_tcp_conn_w64_d4_h8192_i4096.sv|/assign rx_dgst_bad = /s/(rx_dgst_q != rx_crc_crc)/(rx_dgst_q == rx_crc_crc)/|nvme-tcp|nvme_tcp_conn"
@@ -61,6 +61,9 @@ mutants=(
   "RoCE READ responder starts a frame before its payload is in (tvalid falls mid-frame)|roce_w64_q2_d4.sv|s/ \\& (rr_fifo_count >= {1.b0, rr_next_beats});/;/|rdma|rdma"
   "RoCE engine lets a capsule overtake a capsule job still waiting for its data|roce_w64_q2_d4.sv|s/ \\& ~rr_capsule_waits;/;/|rdma|rdma"
   "DMA engine routes R beats by the wrong ID bit|dma_engine_w64_t3_l21.sv|s/assign r_to_mover = m_axi_rid_i\[[0-9]*\];/assign r_to_mover = m_axi_rid_i[0];/|dma|dma_engine"
+  "chip routing table sends an unbound queue's commands to its stale channel|chip_route_q8_roce2_nvme_tcp2_d0.sv|s/assign cmd_bound = cmd_in_range \& cmd_bound_raw;/assign cmd_bound = cmd_in_range;/|chip|chip"
+  "chip completion merge returns a RoCE completion to the channel's SQ id, not its bound queue's|chip_route_q8_roce2_nvme_tcp2_d0.sv|s/assign roce_cpl_sqid = .*;/assign roce_cpl_sqid = s_roce_cpl_sqid_i;/|chip|chip"
+  "chip completion merge completes an unbound queue's command with success|chip_route_q8_roce2_nvme_tcp2_d0.sv|s/? 15'h82 :/? 15'h0 :/|chip|chip"
 )
 
 survivors=0

@@ -62,6 +62,31 @@ pub struct Chip {
     pub name: String,
     /// Reset style of every register in the chip.
     pub reset: Reset,
+    /// The fabric transports the chip top holds: `roce`, `nvme_tcp`, or both.
+    pub transports: Vec<Transport>,
+    /// The transport whose channels the routing table binds the I/O queues to after reset
+    /// (SQ y to channel y - 1); one of `transports`.
+    pub default_transport: Transport,
+}
+
+/// A fabric transport of the chip top.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Transport {
+    /// NVMe over RDMA on RoCEv2 (`[roce]`).
+    Roce,
+    /// NVMe/TCP (`[nvme_tcp]`).
+    NvmeTcp,
+}
+
+impl Transport {
+    /// The name used in the configuration and in port and register names.
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Roce => "roce",
+            Transport::NvmeTcp => "nvme_tcp",
+        }
+    }
 }
 
 /// `[nvme]`: the NVMe controller the host sees.
@@ -260,6 +285,29 @@ impl Config {
                 key: "chip.name".into(),
                 message: format!(
                     "`{name}` is not a usable name; use lower_snake_case starting with a letter"
+                ),
+            });
+        }
+        let t = &self.chip.transports;
+        let mut sorted = t.clone();
+        sorted.sort();
+        sorted.dedup();
+        if t.is_empty() || sorted.len() != t.len() {
+            return Err(ConfigError {
+                file: file.to_path_buf(),
+                key: "chip.transports".into(),
+                message: format!(
+                    "{t:?} is not allowed; name each transport the chip holds once: [\"roce\"], [\"nvme_tcp\"] or [\"roce\", \"nvme_tcp\"]"
+                ),
+            });
+        }
+        if !t.contains(&self.chip.default_transport) {
+            return Err(ConfigError {
+                file: file.to_path_buf(),
+                key: "chip.default_transport".into(),
+                message: format!(
+                    "`{}` is not among chip.transports; the default must be a transport the chip holds",
+                    self.chip.default_transport.name()
                 ),
             });
         }

@@ -120,6 +120,10 @@ pub struct Controller {
     pub event_counts: BTreeMap<u8, (u32, u32)>,
     /// Outstanding AER commands (CID on the admin queue).
     pub aers: BTreeSet<u16>,
+    /// What the rest of the chip must answer for an I/O command (SQ id, CID) that passes the
+    /// front end's own checks: (statuses allowed, DW0 if checked), consumed at submission.
+    /// A command without an entry gets [`backend_result`] (the `nvme_ctrl`-alone harness).
+    pub io_expect: BTreeMap<(u16, u16), (Vec<u16>, Option<u32>)>,
 }
 
 /// The outcome of an admin command in this design, per the specification: `None` when the
@@ -302,10 +306,13 @@ impl Controller {
         } else {
             match io_check(sqe) {
                 Some(s) => (s, None),
-                None => {
-                    let (s, dw0) = backend_result(sqe);
-                    (vec![s], Some(dw0))
-                }
+                None => match self.io_expect.remove(&(sqid, cid)) {
+                    Some(e) => e,
+                    None => {
+                        let (s, dw0) = backend_result(sqe);
+                        (vec![s], Some(dw0))
+                    }
+                },
             }
         };
         let q = self.sqs.get_mut(&sqid).ok_or(format!("no SQ {sqid}"))?;

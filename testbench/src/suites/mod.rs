@@ -1,5 +1,6 @@
 //! Regression suites: named lists of properties that `testbench regress` runs.
 
+pub mod chip;
 pub mod dma;
 pub mod nvme;
 pub mod nvme_tcp;
@@ -94,6 +95,10 @@ pub fn all() -> Vec<Suite> {
             entry::<rdma::dcqcn::DcqcnProp>(),
             entry::<rdma::dcqcn::DcqcnRecoveryProp>(),
         ],
+    });
+    suites.push(Suite {
+        name: "chip",
+        properties: vec![entry::<chip::top::ChipProp>()],
     });
     suites
 }

@@ -205,7 +205,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         model.create(q, size, prio, 0);
     }
     let (db0, rd0) = {
-        let p = env.probe.borrow();
+        let p = env.probe().borrow();
         (p.doorbells.len(), p.reads.len())
     };
     let throttled: BTreeSet<u16> = (0..nq as u16)
@@ -214,7 +214,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         .collect();
     let mask = throttled.iter().fold(0u64, |m, q| m | 1 << (q - 1));
     {
-        let mut be = env.backend.borrow_mut();
+        let mut be = env.backend().borrow_mut();
         be.hold = true;
         be.space_mask = mask;
     }
@@ -239,12 +239,12 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     for s in &input.steps {
         match *s {
             Step::Release { cycles, stall } => {
-                r.env.backend.borrow_mut().hold = false;
-                r.env.backend.borrow_mut().stall = stall;
+                r.env.backend().borrow_mut().hold = false;
+                r.env.backend().borrow_mut().stall = stall;
                 r.run(u64::from(cycles))?;
             }
             Step::Hold { cycles } => {
-                r.env.backend.borrow_mut().hold = true;
+                r.env.backend().borrow_mut().hold = true;
                 r.run(u64::from(cycles))?;
             }
             Step::Ring { q, n, batch } => {
@@ -266,7 +266,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     }
     // Everything not throttled goes out; then the throttled queues are released.
     {
-        let mut be = r.env.backend.borrow_mut();
+        let mut be = r.env.backend().borrow_mut();
         be.hold = false;
         be.stall = 0;
     }
@@ -279,7 +279,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     let mut n = 0u64;
     while r
         .env
-        .backend
+        .backend()
         .borrow()
         .received
         .iter()
@@ -297,7 +297,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     }
     r.run(50)?;
     let released = r.env.sim.cycle();
-    r.env.backend.borrow_mut().space_mask = 0;
+    r.env.backend().borrow_mut().space_mask = 0;
     let mut n = 0u64;
     while r.env.host.model.outstanding() > 0 {
         r.run(1)?;
@@ -310,7 +310,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
 
     // Replay doorbells and decisions in the order the front end applied them.
     let env = &r.env;
-    let probe = env.probe.borrow();
+    let probe = env.probe().borrow();
     let rings = &env.host.rings;
     let bus = u64::from(env.mem.borrow().bytes());
     let beats = 64 / bus;
@@ -408,7 +408,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         }
     }
     let got: Vec<(u16, u16)> = env
-        .backend
+        .backend()
         .borrow()
         .received
         .iter()

@@ -142,7 +142,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     env.consume_all()?;
     env.run(settle(input))?;
     let (start, b0) = {
-        let mut p = env.probe.borrow_mut();
+        let mut p = env.probe().borrow_mut();
         p.record_irq = true;
         (env.sim.cycle(), p.responses.len())
     };
@@ -178,7 +178,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     env.run(settle(input))?;
 
     // Replay, for every phase of the time unit.
-    let probe = env.probe.borrow();
+    let probe = env.probe().borrow();
     let rings = &env.host.rings;
     let mut posts: Vec<(u64, Option<u16>)> = Vec::new();
     for (k, &c) in probe.responses.iter().enumerate().skip(b0) {

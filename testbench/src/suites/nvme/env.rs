@@ -9,7 +9,7 @@ use crate::models::nvme::{admin_outcome, backend_result, status, Controller, Cqe
 use crate::rng::Rng;
 use crate::rtl::regs::nvme_csr as csr;
 use crate::rtl::NvmeCtrlTop as Top;
-use crate::sim::{Component, Signal, Sim};
+use crate::sim::{Component, Dut, Signal, Sim};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::ops::Range;
@@ -56,7 +56,7 @@ pub struct Backend {
 }
 
 impl Backend {
-    fn new(sim: &Sim<Top>, seed: u64, stall: u8, delay: u32, space_percent: u8) -> Backend {
+    fn new<T: Dut>(sim: &Sim<T>, seed: u64, stall: u8, delay: u32, space_percent: u8) -> Backend {
         let s = |n: &str| sim.signal(n);
         Backend {
             valid: s("io_cmd_valid_o"),
@@ -166,7 +166,7 @@ pub struct Probe {
 
 impl Probe {
     /// A probe on the model's ports.
-    pub fn new(sim: &Sim<Top>) -> Probe {
+    pub fn new<T: Dut>(sim: &Sim<T>) -> Probe {
         let s = |n: &str| sim.signal(n);
         Probe {
             bar_awvalid: s("s_bar_awvalid_i"),
@@ -280,6 +280,8 @@ pub struct Firmware {
     io_queues: u16,
     max_entries: u32,
     vectors: u32,
+    /// Base of `nvme_csr` on the firmware bus.
+    base: u32,
 }
 
 impl Firmware {
@@ -363,6 +365,8 @@ impl Firmware {
 
     fn poll(&mut self, bus: &Axil, adm: &RefCell<AdminPort>, cpl: &RefCell<StreamSource>) {
         let mut m = bus.master();
+        let base = self.base;
+        let at = move |a: u32| u64::from(base + a);
         if let Some(t) = self.ticket {
             let Some(c) = m.take(t) else { return };
             self.ticket = None;
@@ -417,7 +421,7 @@ impl Firmware {
                     self.enabled = false;
                 }
             } else if !self.aers.is_empty() {
-                self.events_read = Some(m.queue_read(u64::from(csr::EVENTS)));
+                self.events_read = Some(m.queue_read(at(csr::EVENTS)));
             }
             return;
         }
@@ -436,16 +440,16 @@ impl Firmware {
         }
         match self.acts.front_mut() {
             Some(Act::Write(a, v)) => {
-                self.ticket = Some(m.queue_write(u64::from(*a), u64::from(*v), 0xf));
+                self.ticket = Some(m.queue_write(at(*a), u64::from(*v), 0xf));
             }
             Some(Act::WaitIdle) => {
-                self.ticket = Some(m.queue_read(u64::from(csr::STATUS)));
+                self.ticket = Some(m.queue_read(at(csr::STATUS)));
             }
             Some(Act::Drain(q, stage, _)) => {
                 self.ticket = Some(match *stage {
-                    0 => m.queue_write(u64::from(csr::CNT_SEL), u64::from(*q), 0xf),
-                    1 => m.queue_read(u64::from(csr::CNT_FETCHED)),
-                    _ => m.queue_read(u64::from(csr::CNT_COMPLETED)),
+                    0 => m.queue_write(at(csr::CNT_SEL), u64::from(*q), 0xf),
+                    1 => m.queue_read(at(csr::CNT_FETCHED)),
+                    _ => m.queue_read(at(csr::CNT_COMPLETED)),
                 });
             }
             Some(Act::Done(cid, st, dw0)) => {
@@ -457,7 +461,7 @@ impl Firmware {
                 if let Some(sqe) = adm.borrow_mut().queue.pop_front() {
                     self.start(&sqe);
                 } else {
-                    self.poll = Some(m.queue_read(u64::from(csr::STATUS)));
+                    self.poll = Some(m.queue_read(at(csr::STATUS)));
                 }
             }
         }
@@ -533,24 +537,23 @@ pub struct Host {
     pub completed: BTreeMap<u16, u32>,
 }
 
-/// The whole harness.
-pub struct Env {
+/// The whole harness: the host and firmware models around a model holding the NVMe front end
+/// (`nvme_ctrl` alone, with [`Backend`] and [`Probe`], or the chip top).
+pub struct Env<T: Dut = Top> {
     /// The simulation.
-    pub sim: Sim<Top>,
+    pub sim: Sim<T>,
     /// Host memory.
     pub mem: Rc<RefCell<AxiMemSlave>>,
     /// BAR0 master (the host).
     pub bar: Axil,
     /// Vendor CSR master (firmware).
     pub fw_bus: Axil,
-    /// The rest of the chip.
-    pub backend: Rc<RefCell<Backend>>,
+    backend: Option<Rc<RefCell<Backend>>>,
     adm: Rc<RefCell<AdminPort>>,
     adm_cpl: Rc<RefCell<StreamSource>>,
     /// Interrupts received.
     pub irq: Rc<RefCell<StreamSink>>,
-    /// Port watcher for the arbitration and coalescing properties.
-    pub probe: Rc<RefCell<Probe>>,
+    probe: Option<Rc<RefCell<Probe>>>,
     fw: Firmware,
     /// The host.
     pub host: Host,
@@ -564,17 +567,59 @@ pub struct Env {
     pub admin_sqes: BTreeMap<u16, Sqe>,
     /// MSI-X vectors.
     pub vectors: u32,
+    /// Base of the front end's vendor CSRs (`nvme_csr`) on the firmware bus.
+    pub fw_base: u32,
 }
 
 /// Bytes of an SQE.
 pub type Sqe = [u8; 64];
 
-impl Env {
-    /// Builds the harness.
+impl Env<Top> {
+    /// The harness around `nvme_ctrl` alone: [`Backend`] plays the rest of the chip, [`Probe`]
+    /// watches the ports.
     pub fn new(t: &Timing, seed: u64, waves: Option<&Path>) -> Env {
-        let mut sim = Sim::<Top>::maybe_waves(waves);
-        let mut rng = Rng::new(seed);
+        let sim = Sim::<Top>::maybe_waves(waves);
         let io_queues = sim.signal("sq_space_i").width() as u16;
+        let opts = Attach {
+            io_queues,
+            fw_base: 0,
+            reorder: false,
+            backend: true,
+        };
+        Env::attach(sim, t, seed, &opts)
+    }
+
+    /// The stand-in for the rest of the chip.
+    pub fn backend(&self) -> &Rc<RefCell<Backend>> {
+        self.backend
+            .as_ref()
+            .expect("nvme_ctrl alone has a backend")
+    }
+
+    /// The port watcher.
+    pub fn probe(&self) -> &Rc<RefCell<Probe>> {
+        self.probe.as_ref().expect("nvme_ctrl alone has a probe")
+    }
+}
+
+/// How [`Env::attach`] fits the model.
+pub struct Attach {
+    /// I/O queue pairs the front end offers.
+    pub io_queues: u16,
+    /// Base of `nvme_csr` on the firmware bus.
+    pub fw_base: u32,
+    /// Host memory may answer reads of different IDs out of order, interleaved.
+    pub reorder: bool,
+    /// The model is `nvme_ctrl` alone: add [`Backend`] on `io_cmd`/`io_cpl` and [`Probe`].
+    pub backend: bool,
+}
+
+impl<T: Dut> Env<T> {
+    /// The host (BAR0 on `s_bar`, rings in host memory on `m_axi`) and the firmware (`s_axil`,
+    /// `admin_cmd`, `admin_cpl`) around `sim`'s model.
+    pub fn attach(mut sim: Sim<T>, t: &Timing, seed: u64, o: &Attach) -> Env<T> {
+        let mut rng = Rng::new(seed);
+        let io_queues = o.io_queues;
         let vectors = 1u32 << sim.signal("irq_vector_o").width();
         let (ar, aw, w, r, b) = t.stalls;
         let mem = sim.add(AxiMemSlave::new(
@@ -591,8 +636,8 @@ impl Env {
                 b_idle: b,
                 max_reads: 8,
                 max_writes: 8,
-                reorder: false,
-                interleave: false,
+                reorder: o.reorder,
+                interleave: o.reorder,
             },
         ));
         let axil = |rng: &mut Rng| AxilConfig {
@@ -604,14 +649,16 @@ impl Env {
         };
         let bar = Axil::attach(&mut sim, "s_bar", axil(&mut rng));
         let fw_bus = Axil::attach(&mut sim, "s_axil", axil(&mut rng));
-        let be = Backend::new(
-            &sim,
-            rng.next_u64(),
-            t.cmd_stall.0,
-            t.backend_delay,
-            t.space_low,
-        );
-        let backend = sim.add(be);
+        let backend = o.backend.then(|| {
+            let be = Backend::new(
+                &sim,
+                rng.next_u64(),
+                t.cmd_stall.0,
+                t.backend_delay,
+                t.space_low,
+            );
+            sim.add(be)
+        });
         let adm = sim.add(AdminPort {
             valid: sim.signal("admin_cmd_valid_o"),
             ready: sim.signal("admin_cmd_ready_i"),
@@ -635,7 +682,7 @@ impl Env {
             rng.next_u64(),
             t.irq_stall,
         ));
-        let probe = sim.add(Probe::new(&sim));
+        let probe = o.backend.then(|| sim.add(Probe::new(&sim)));
         Env {
             sim,
             probe,
@@ -658,6 +705,7 @@ impl Env {
                 io_queues,
                 max_entries: 0,
                 vectors,
+                base: o.fw_base,
             },
             host: Host {
                 model: Controller::new(io_queues, 0, vectors),
@@ -677,6 +725,7 @@ impl Env {
             stride: 0,
             admin_sqes: BTreeMap::new(),
             vectors,
+            fw_base: o.fw_base,
         }
     }
 
@@ -717,7 +766,10 @@ impl Env {
 
     /// A vendor CSR read, run to its response.
     pub fn fw_read(&mut self, addr: u32) -> Result<u32, String> {
-        let t = self.fw_bus.master().queue_read(u64::from(addr));
+        let t = self
+            .fw_bus
+            .master()
+            .queue_read(u64::from(self.fw_base + addr));
         loop {
             self.step()?;
             if let Some(c) = self.fw_bus.master().take(t) {
@@ -728,10 +780,10 @@ impl Env {
 
     /// A vendor CSR write, run to its response.
     pub fn fw_write_now(&mut self, addr: u32, value: u32) -> Result<(), String> {
-        let t = self
-            .fw_bus
-            .master()
-            .queue_write(u64::from(addr), u64::from(value), 0xf);
+        let t =
+            self.fw_bus
+                .master()
+                .queue_write(u64::from(self.fw_base + addr), u64::from(value), 0xf);
         loop {
             self.step()?;
             if self.fw_bus.master().take(t).is_some() {

@@ -36,6 +36,7 @@ use crate::models::nvme::Cqe;
 use crate::prop::Property;
 use crate::rng::Rng;
 use crate::rtl::regs::nvme_csr as csr;
+use crate::sim::Dut;
 use proptest::prelude::*;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -209,7 +210,7 @@ fn admin_sqe(opc: u8, cid: u16, cdw10: u32, cdw11: u32, prp1: u64) -> Sqe {
 }
 
 /// A CID not outstanding on `sqid`.
-pub fn next_cid(env: &mut Env, sqid: u16) -> u16 {
+pub fn next_cid<T: Dut>(env: &mut Env<T>, sqid: u16) -> u16 {
     loop {
         let c = env.host.next_cid.entry(sqid).or_insert(0);
         *c = c.wrapping_add(1);
@@ -227,7 +228,13 @@ pub fn next_cid(env: &mut Env, sqid: u16) -> u16 {
 }
 
 /// Submits one admin command and runs until it completes (consuming every CQ meanwhile).
-pub fn admin(env: &mut Env, opc: u8, cdw10: u32, cdw11: u32, prp1: u64) -> Result<(), String> {
+pub fn admin<T: Dut>(
+    env: &mut Env<T>,
+    opc: u8,
+    cdw10: u32,
+    cdw11: u32,
+    prp1: u64,
+) -> Result<(), String> {
     let cid = next_cid(env, 0);
     let sqe = admin_sqe(opc, cid, cdw10, cdw11, prp1);
     env.submit(0, &[sqe], true)?;
@@ -252,7 +259,12 @@ pub fn admin(env: &mut Env, opc: u8, cdw10: u32, cdw11: u32, prp1: u64) -> Resul
 }
 
 /// Creates I/O queue pair `qid` through admin commands.
-pub fn create_pair(env: &mut Env, qid: u16, p: &Pair, vectors: u32) -> Result<(), String> {
+pub fn create_pair<T: Dut>(
+    env: &mut Env<T>,
+    qid: u16,
+    p: &Pair,
+    vectors: u32,
+) -> Result<(), String> {
     let max = env.host.model.max_entries;
     let (sq, cq) = (u32::from(p.sq).min(max), u32::from(p.cq).min(max));
     let vector = u16::from(p.vector) % vectors as u16;
@@ -317,7 +329,7 @@ fn bring_up(env: &mut Env, input: &Input) -> Result<(), String> {
 }
 
 /// Keeps one Asynchronous Event Request outstanding, for doorbell faults.
-pub fn rearm_aer(env: &mut Env) -> Result<(), String> {
+pub fn rearm_aer<T: Dut>(env: &mut Env<T>) -> Result<(), String> {
     if env.host.model.sqs.contains_key(&0) && env.host.model.aers.is_empty() {
         let cid = next_cid(env, 0);
         let sqe = admin_sqe(0x0c, cid, 0, 0, 0);
@@ -329,7 +341,12 @@ pub fn rearm_aer(env: &mut Env) -> Result<(), String> {
 /// A random I/O SQE; `bad` percent chance of an unknown opcode or a reserved field.
 /// `n` SQEs for SQ `qid` made by `make`, each given a CID that is neither outstanding nor used
 /// by another SQE of the batch.
-pub fn io_batch(env: &mut Env, qid: u16, n: u32, mut make: impl FnMut(u16) -> Sqe) -> Vec<Sqe> {
+pub fn io_batch<T: Dut>(
+    env: &mut Env<T>,
+    qid: u16,
+    n: u32,
+    mut make: impl FnMut(u16) -> Sqe,
+) -> Vec<Sqe> {
     let mut sqes = Vec::new();
     for _ in 0..n {
         let cid = next_cid(env, qid);
@@ -343,7 +360,7 @@ pub fn io_batch(env: &mut Env, qid: u16, n: u32, mut make: impl FnMut(u16) -> Sq
     sqes
 }
 
-fn outstanding(env: &mut Env, qid: u16) -> &mut BTreeMap<u16, (Vec<u16>, Option<u32>)> {
+fn outstanding<T: Dut>(env: &mut Env<T>, qid: u16) -> &mut BTreeMap<u16, (Vec<u16>, Option<u32>)> {
     &mut env
         .host
         .model
@@ -571,7 +588,7 @@ fn trace(env: &Env) -> String {
             t.dir, t.req.addr, t.req.len, t.accepted, t.done, t.resp
         );
     }
-    for (c, q, s) in &env.backend.borrow().received {
+    for (c, q, s) in &env.backend().borrow().received {
         out += &format!(
             "  io_cmd {c} sq {q} cid {}\n",
             u16::from_le_bytes([s[2], s[3]])
@@ -910,7 +927,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     }
 
     // Every SQE on io_cmd is one the host submitted.
-    for (c, sqid, sqe) in &env.backend.borrow().received {
+    for (c, sqid, sqe) in &env.backend().borrow().received {
         match sent.get_mut(&(*sqid, *sqe)) {
             Some(k) if *k > 0 => *k -= 1,
             _ => {
@@ -926,7 +943,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         eprintln!(
             "nvme case: {} cycles, {sqes} SQEs fetched, {cqes} CQEs, {} io_cmd, {} irqs, {} faults, {} resets, {fatal} fatal",
             env.sim.cycle(),
-            env.backend.borrow().received.len(),
+            env.backend().borrow().received.len(),
             env.irq.borrow().received.len(),
             env.host.faults,
             env.host.resets.len()

@@ -524,7 +524,7 @@ pub(super) fn sqe_for(c: &Cmd, cid: u16) -> [u8; 64] {
     s
 }
 
-pub(super) fn confs(psn: &[u32; 4], qps: usize, mtu: &[usize]) -> Vec<QpConf> {
+pub(crate) fn confs(psn: &[u32; 4], qps: usize, mtu: &[usize]) -> Vec<QpConf> {
     (0..qps)
         .map(|q| QpConf {
             host_mac: [0x02, 0, 0, 0, 0x10, q as u8],
@@ -541,7 +541,7 @@ pub(super) fn confs(psn: &[u32; 4], qps: usize, mtu: &[usize]) -> Vec<QpConf> {
         .collect()
 }
 
-pub(super) fn reg(name: &str) -> u32 {
+pub(crate) fn reg(name: &str) -> u32 {
     roce_csr::REGISTERS
         .iter()
         .find(|r| r.0 == name)
@@ -551,7 +551,7 @@ pub(super) fn reg(name: &str) -> u32 {
 
 /// Firmware's set-up of QP `q` from `c`: addresses, QPNs, PSNs, P_Key, MTU code `mtu`, the
 /// `retry` CSR (limit << 24 | timeout); `ctrl` (enable) is left to the caller.
-pub(super) fn program_qp<C: Clocked + ?Sized>(
+pub(crate) fn program_qp<C: Clocked + ?Sized>(
     bus: &mut Mmio<C>,
     q: usize,
     c: &QpConf,
@@ -583,7 +583,7 @@ pub(super) fn program_qp<C: Clocked + ?Sized>(
 /// Firmware's choice of the frames' IPv4 TOS (`tx_tos`), drawn from `seed`: the reset value
 /// (ECT(0), DSCP 0) one time in four, else any DSCPs and a data ECN of 00, 01 or 10. Returns
 /// what the target must see.
-pub(super) fn program_tos<C: Clocked + ?Sized>(bus: &mut Mmio<C>, seed: u64) -> HostTos {
+pub(crate) fn program_tos<C: Clocked + ?Sized>(bus: &mut Mmio<C>, seed: u64) -> HostTos {
     if seed.is_multiple_of(4) {
         return HostTos::default();
     }
@@ -600,27 +600,27 @@ pub(super) fn program_tos<C: Clocked + ?Sized>(bus: &mut Mmio<C>, seed: u64) -> 
 }
 
 /// Base of the Read buffers in host memory: each command's pages follow the previous one's.
-pub(super) const BASE: u64 = 0x10_0000;
+pub(crate) const BASE: u64 = 0x10_0000;
 
 /// A Read's or a Write's buffer: its SQ id and CID, and its pieces (address, bytes) in data
 /// order.
-pub(super) struct Buf {
-    pub(super) sqid: u16,
-    pub(super) cid: u16,
+pub(crate) struct Buf {
+    pub(crate) sqid: u16,
+    pub(crate) cid: u16,
     /// A Write's (host memory must not change).
-    pub(super) write: bool,
+    pub(crate) write: bool,
     /// A Write whose SGL descriptor has a reserved type: the DMA engine answers 11h (SGL
     /// Descriptor Type Invalid) and zeros; the engine's READ responses carry the zeros and the
     /// command completes with 11h whatever its CQE says.
-    pub(super) bad: bool,
-    pub(super) pieces: Vec<(u64, usize)>,
+    pub(crate) bad: bool,
+    pub(crate) pieces: Vec<(u64, usize)>,
     /// The end of its region (buffer pages and a PRP list page).
-    pub(super) end: u64,
+    pub(crate) end: u64,
 }
 
 /// Gives the Read `sqe` a data pointer into fresh host memory (random bytes): PRP1 (and PRP2
 /// when it crosses a page), or one SGL data block.
-pub(super) fn place(
+pub(crate) fn place(
     sqe: &mut [u8; 64],
     bufs: &mut Vec<Buf>,
     mem: &mut Memory,

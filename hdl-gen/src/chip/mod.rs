@@ -1,0 +1,371 @@
+//! The chip generator: the chip top (one module from the NVMe front end to the wire), and the
+//! list of every module and file a configuration emits under rtl/.
+//!
+//! # The chip top: `<chip.name>` (this is the contract between its blocks)
+//!
+//! ```text
+//!  s_bar (BAR0) --> nvme_ctrl --io_cmd--> qos_arbiter --m_io_cmd--> chip_route --> roce (QPs) -------> m_axis / s_axis
+//!                      |  ^                  ^   |                    |  |  \---> nvme_tcp (conns) --> tcp_tx / tcp_rx
+//!                      |  +--io_cpl-- merge (chip_route) <-denials----+  |           |        |
+//!                      |                 ^  ^------- transport completions (SQ id mapped back)
+//!                      |                 +-- 82h for a command of an unbound queue
+//!   admin_cmd/admin_cpl, irq, mps      sq_space <- qos.sq_space_o; qos.dst_space_i <- chip_route
+//!                      |
+//!  m_axi <== axi_interconnect <== nvme_ctrl (SQ fetch, CQ post), roce DMA, nvme_tcp DMA
+//!  s_axil (firmware) --> axil_decoder --> chip_csr, chip_info_csr, nvme_csr, qos_csr, roce_csr, nvme_tcp_csr
+//! ```
+//!
+//! ## Ports
+//!
+//! - `s_bar_*`: BAR0, AXI4-Lite slave (the front end's, see `nvme/mod.rs`).
+//! - `s_axil_*`: the firmware's AXI4-Lite slave: every block's CSRs, one slot of
+//!   `2^csr.addr_width` bytes each (below, "Firmware address map"). An address outside every
+//!   block's window answers DECERR and reads 0.
+//! - `admin_cmd` / `admin_cpl`: the front end's admin streams, to and from firmware.
+//! - `irq`: MSI-X vector numbers (the front end's coalesced interrupts).
+//! - `m_axi_*`: the one AXI4 master to host memory. IDs are `{master, inner id}`: master 0 the
+//!   front end (SQ fetch, CQ posts; inner id 0, so its reads stay in order), then one per
+//!   transport held, RoCE before NVMe/TCP (its DMA engine's IDs). See `blocks/axi_interconnect.rs`
+//!   for arbitration and what a slow master can and cannot hold up.
+//! - RoCEv2 (when `roce` is held): `m_axis_*` / `s_axis_*`, Ethernet frames without FCS.
+//! - NVMe/TCP (when `nvme_tcp` is held): the engine's byte streams to a TCP engine, renamed
+//!   `tcp_tx_*`, `tcp_rx_*`, `tcp_tx_credit_i`, `tcp_rx_space_o`, `tcp_connected_o`,
+//!   `tcp_dead_o` (see `nvme_tcp/mod.rs`); the digests it asks for come from `chip_csr.tcp_dgst`.
+//!
+//! ## Routing (`chip_route`, in `route.rs`)
+//!
+//! A table in flip-flops binds each I/O queue the QoS block serves (SQ ids 1..`qos.queues`) to
+//! one transport channel: a RoCE QP or an NVMe/TCP connection, as an NVMe-oF host driver binds
+//! each I/O queue to one fabric queue. One queue per channel: binding a queue to a channel
+//! unbinds whichever queue had it. After reset SQ y is bound to channel y - 1 of
+//! `chip.default_transport` where that channel exists; the other queues are unbound.
+//! Firmware reads and writes entries through `chip_csr` (`route_sel` names the SQ,
+//! `route_set` writes its entry, `route_get` reads it back, 0 when unbound; entry layout: bit 31 bound, bits
+//! 17:16 the transport (0 RoCE, 1 NVMe/TCP: fixed codes, whatever the configuration holds),
+//! bits 7:0 the channel). A write naming an SQ id outside 1..Q, or binding to a transport or
+//! channel the chip lacks, changes nothing and sets `route_err`.
+//!
+//! A command admitted by QoS goes to its queue's channel with its SQ id rewritten to
+//! channel + 1 (the engines' own convention). A command of an unbound queue completes with
+//! **82h Namespace Not Ready** (SCT 0, DNR 0: the path to the namespace is not up; a host
+//! retries) and moves no byte and no frame; it is counted in `chip_csr.cnt_unbound`.
+//! (SQ ids above `qos.queues` never reach the table: QoS denies them with 86h.)
+//!
+//! Firmware rebinds a queue only while it has no command in flight (after Delete I/O SQ, or
+//! before Create I/O SQ): a completion names its channel, and the table maps a channel back to
+//! the last SQ bound to it.
+//!
+//! ## Flow control (no full channel stalls another)
+//!
+//! Each transport channel gives a space bit (the engine's `sq_space_o`: a command is taken
+//! now). `chip_route` turns them into QoS's `dst_space_i`: bit i is the space bit of the
+//! channel SQ i + 1 is bound to (for an unbound queue: the 82h register is free), and is low
+//! while QoS's output register already holds a command of that queue (the channel's bit only
+//! falls once it has taken the command). QoS releases a head only when its bit is high, so its
+//! output register is always taken by its channel at once, and a full channel holds back only
+//! its own queue. The front end's `sq_space_i` is QoS's `sq_space_o` for SQ 1..Q (and high
+//! for the SQ ids QoS denies), so a queue waiting on its channel or its budget keeps its
+//! commands in host memory and costs no other queue anything.
+//!
+//! ## Completions
+//!
+//! Every command completes exactly once, on exactly one path: denied by QoS (0Bh, 80h, 86h),
+//! completed by the table (82h), or completed by its transport (the target's CQE, or the
+//! transport's own error status, 22h Transient Transport Error). `chip_route` merges these
+//! four sources round robin into the front end's `io_cpl` (a source waits at most for the
+//! three others). A transport completes a command only once every host-memory write of it
+//! has its AXI B response (the engines' rule), so a CQE never overtakes its data.
+//!
+//! ## Firmware address map
+//!
+//! Slot k is `[k << csr.addr_width, (k + 1) << csr.addr_width)`: 0 `chip_csr` (the table,
+//! counters, the map itself as read-only registers), 1 `chip_info_csr`, 2 `nvme_csr`,
+//! 3 `qos_csr`, then `roce_csr` and `nvme_tcp_csr` in that order for the transports held.
+//! `chip_csr.map_*` give each block's base (FFFF_FFFFh: not held), so firmware finds the
+//! blocks without knowing the configuration. `rtl/chip_csr.md` lists the map of the shipped
+//! configuration.
+//!
+//! ## Not yet in the top (see the issue "The whole chip")
+//!
+//! I/O opcodes the front end does not carry are still completed by it with 01h (the fallback
+//! path to firmware is not built); QoS serves SQ ids 1..`qos.queues` (8 by default) of the
+//! front end's `nvme.io_queue_pairs` (64): the others are denied 86h until QoS keeps its
+//! per-queue state in RAM; no latency histogram yet.
+
+pub mod csr;
+pub mod route;
+pub mod top;
+
+use crate::blocks;
+use crate::config::{Config, Transport};
+use hdl_builder::regs::RegMap;
+use hdl_builder::{Design, EmitOptions, Errors, OutFile, ResetStyle};
+
+/// Transport codes in a route entry (bits 17:16), by index: fixed for every configuration.
+pub const TRANSPORT_CODES: [Transport; 2] = [Transport::Roce, Transport::NvmeTcp];
+
+/// Statuses the chip top itself returns (the CQE status field, DW3[31:17]).
+pub mod status {
+    /// 82h Namespace Not Ready, SCT 0, DNR 0: a command of a queue bound to no channel.
+    pub const NAMESPACE_NOT_READY: u16 = 0x0082;
+}
+
+/// What the routing table covers: the queues, each transport held with its channel count
+/// (RoCE first, then NVMe/TCP), and the default transport.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Channels {
+    /// SQ ids 1..=queues have an entry (QoS's queues).
+    pub queues: u32,
+    /// Each transport held and its channels (RoCE QPs, NVMe/TCP connections).
+    pub list: Vec<(Transport, u32)>,
+    /// The transport queues are bound to after reset.
+    pub default: Transport,
+}
+
+/// The routing table's shape for `cfg`.
+pub fn channels(cfg: &Config) -> Channels {
+    Channels {
+        queues: cfg.qos.queues,
+        list: TRANSPORT_CODES
+            .iter()
+            .filter(|t| cfg.chip.transports.contains(t))
+            .map(|&t| {
+                (
+                    t,
+                    match t {
+                        Transport::Roce => cfg.roce.qps,
+                        Transport::NvmeTcp => cfg.nvme_tcp.connections,
+                    },
+                )
+            })
+            .collect(),
+        default: cfg.chip.default_transport,
+    }
+}
+
+/// The generator's version, written into every file header.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Marker in every generated file's header; `emit` only ever deletes files that carry it.
+pub const MARKER: &str = "Generated by hdl-gen";
+
+/// Builds the design for `cfg`: every top module the configuration asks for.
+pub fn design(cfg: &Config) -> Result<Design, Errors> {
+    let reset: ResetStyle = cfg.chip.reset.into();
+    let mut d = Design::new(&cfg.chip.name);
+    d.add_top(blocks::skid_buffer::skid_buffer(
+        cfg.stdlib.skid_buffer_width,
+        reset,
+    )?);
+    d.add_top(blocks::interval_timer::interval_timer(
+        cfg.stdlib.interval_timer_width,
+        reset,
+    )?);
+    let st = &cfg.stdlib;
+    d.add_top(blocks::crc::crc(
+        &blocks::crc::CRC32,
+        st.crc_data_width,
+        reset,
+    )?);
+    d.add_top(blocks::crc::crc(
+        &blocks::crc::CRC32C,
+        st.crc_data_width,
+        reset,
+    )?);
+    d.add_top(blocks::token_bucket::token_bucket(
+        &blocks::token_bucket::TokenBucketParams {
+            cost_width: st.token_bucket_cost_width,
+            token_bits: st.token_bucket_token_bits,
+            frac_bits: st.token_bucket_frac_bits,
+        },
+        reset,
+    )?);
+    d.add_top(blocks::fifo::fifo(
+        st.fifo_width,
+        st.fifo_depth,
+        false,
+        reset,
+    )?);
+    d.add_top(blocks::fifo::fifo(
+        st.fifo_width,
+        st.fifo_depth,
+        true,
+        reset,
+    )?);
+    d.add_top(blocks::arbiter::rr_arbiter(st.arbiter_requesters, reset)?);
+    d.add_top(blocks::arbiter::wrr_arbiter(
+        st.arbiter_requesters,
+        st.arbiter_weight_width,
+        reset,
+    )?);
+    d.add_top(crate::dma::walker::walker(&dma_params(cfg), reset)?);
+    d.add_top(crate::dma::mover::mover(&dma_params(cfg), reset)?);
+    d.add_top(crate::dma::engine::engine(&dma_params(cfg), reset)?);
+    d.add_top(crate::nvme_tcp::conn::conn(&nvme_tcp_params(cfg), reset)?);
+    d.add_top(crate::nvme_tcp::engine::engine(
+        &nvme_tcp_params(cfg),
+        &dma_params(cfg),
+        reset,
+    )?);
+    d.add_top(crate::qos::arbiter::arbiter(&qos_params(cfg), reset)?);
+    d.add_top(crate::roce::engine::engine(
+        &roce_params(cfg),
+        &dma_params(cfg),
+        reset,
+    )?);
+    d.add_top(crate::roce::dcqcn::dcqcn(&dcqcn_params(cfg), reset)?);
+    d.add_top(crate::nvme::ctrl::ctrl(&nvme_params(cfg), reset)?);
+    d.add_top(blocks::chip_info::chip_info(
+        &facts(cfg),
+        cfg.csr.addr_width,
+        reset,
+    )?);
+    // The chip top, and its interconnect and CSR decoder as tops of their own too (so their
+    // properties drive exactly the instances the chip holds).
+    let chip = top::top(cfg, reset)?;
+    for child in chip.children() {
+        let n = child.name();
+        if n.starts_with("axi_interconnect_") || n.starts_with("axil_decoder_") {
+            d.add_top(child);
+        }
+    }
+    d.add_top(chip);
+    Ok(d)
+}
+
+/// The DMA engine's parameters from the `[dma]` section of `cfg`.
+pub fn dma_params(cfg: &Config) -> crate::dma::DmaParams {
+    let d = &cfg.dma;
+    crate::dma::DmaParams {
+        data_width: d.data_width,
+        tag_width: d.tag_width,
+        len_width: d.len_width,
+        max_reads: d.max_reads,
+        id_width: d.id_width,
+    }
+}
+
+/// The NVMe/TCP engine's parameters from the `[nvme_tcp]` section of `cfg`.
+pub fn nvme_tcp_params(cfg: &Config) -> crate::nvme_tcp::NvmeTcpParams {
+    let t = &cfg.nvme_tcp;
+    crate::nvme_tcp::NvmeTcpParams {
+        data_width: t.data_width,
+        connections: t.connections,
+        outstanding: t.outstanding,
+        digests: t.digests,
+        hold_bytes: t.c2h_hold_bytes,
+        icd_bytes: t.in_capsule_bytes,
+    }
+}
+
+/// The RoCEv2 engine's parameters from the `[roce]` section of `cfg`.
+pub fn roce_params(cfg: &Config) -> crate::roce::RoceParams {
+    let r = &cfg.roce;
+    crate::roce::RoceParams {
+        data_width: r.data_width,
+        qps: r.qps,
+        outstanding: r.outstanding,
+        mtu: r.mtu,
+        in_capsule_bytes: r.in_capsule_bytes,
+    }
+}
+
+/// The RoCEv2 congestion-control block's parameters from the `[roce]` section of `cfg`.
+pub fn dcqcn_params(cfg: &Config) -> crate::roce::dcqcn::DcqcnParams {
+    crate::roce::dcqcn::DcqcnParams {
+        qps: cfg.roce.qps,
+        data_width: cfg.roce.data_width,
+    }
+}
+
+/// The QoS arbiter's parameters from the `[qos]` section of `cfg`.
+pub fn qos_params(cfg: &Config) -> crate::qos::QosParams {
+    let q = &cfg.qos;
+    crate::qos::QosParams {
+        queues: q.queues,
+        namespaces: q.namespaces,
+        grants: q.grants,
+        queue_depth: q.queue_depth,
+        counter_width: q.counter_width,
+    }
+}
+
+/// The NVMe front end's parameters from the `[nvme]` and `[dma]` sections of `cfg`.
+pub fn nvme_params(cfg: &Config) -> crate::nvme::NvmeParams {
+    let n = &cfg.nvme;
+    crate::nvme::NvmeParams {
+        io_queues: n.io_queue_pairs,
+        max_depth: n.max_queue_depth,
+        stride: n.doorbell_stride,
+        data_width: cfg.dma.data_width,
+        vectors: n.interrupt_vectors,
+        fetch_burst: n.fetch_burst,
+        fetch_slots: n.fetch_slots,
+    }
+}
+
+/// What `chip_info` reports for `cfg`.
+pub fn facts(cfg: &Config) -> blocks::chip_info::ChipFacts {
+    let v: Vec<u8> = VERSION.split('.').map(|p| p.parse().unwrap_or(0)).collect();
+    blocks::chip_info::ChipFacts {
+        version: (v[0], v[1], v[2]),
+        config_hash: cfg.hash(),
+        io_queue_pairs: cfg.nvme.io_queue_pairs,
+        max_queue_depth: cfg.nvme.max_queue_depth,
+        doorbell_stride: cfg.nvme.doorbell_stride,
+    }
+}
+
+/// The register maps whose Rust accessors and Markdown maps are emitted next to the RTL.
+pub fn register_maps(cfg: &Config) -> Result<Vec<RegMap>, Errors> {
+    Ok(vec![
+        blocks::chip_info::register_map(cfg.csr.addr_width)?,
+        crate::dma::engine::register_map()?,
+        crate::nvme_tcp::engine::register_map()?,
+        crate::qos::csr::register_map(&qos_params(cfg))?,
+        crate::roce::engine::register_map(&roce_params(cfg))?,
+        crate::nvme::params::register_map()?,
+        csr::register_map(&channels(cfg), cfg.csr.addr_width)?,
+    ])
+}
+
+/// Every file `hdl-gen emit` writes for `cfg`, sorted by path, with headers.
+pub fn files(cfg: &Config) -> Result<Vec<OutFile>, Errors> {
+    let d = design(cfg)?;
+    let opts = EmitOptions {
+        header: vec![
+            format!(
+                "{MARKER} {VERSION} from configuration `{}` (hash {:016x}).",
+                cfg.chip.name,
+                cfg.hash()
+            ),
+            "Do not edit: change the generator or the configuration and run `hdl-gen emit`."
+                .to_string(),
+        ],
+        core_name: format!("nvmeof:offload:{}:{VERSION}", cfg.chip.name),
+        description: "NVMe-oF offload chip RTL generated by hdl-gen".to_string(),
+    };
+    let mut files = d.emit(&opts)?;
+    for map in register_maps(cfg)? {
+        let mut rs = String::new();
+        let mut md = String::new();
+        for l in &opts.header {
+            rs.push_str(&format!("// {l}\n"));
+            md.push_str(&format!("<!-- {l} -->\n"));
+        }
+        rs.push_str("//\n");
+        rs.push_str(&map.rust());
+        md.push('\n');
+        md.push_str(&map.markdown());
+        files.push(OutFile {
+            path: format!("{}_regs.rs", map.name()),
+            contents: rs,
+        });
+        files.push(OutFile {
+            path: format!("{}.md", map.name()),
+            contents: md,
+        });
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(files)
+}

@@ -1,0 +1,396 @@
+//! The chip top `<chip.name>`: the front end, QoS, the routing table, the transports the
+//! configuration holds, the AXI4 interconnect to host memory and the firmware CSR decoder,
+//! wired as [`super`] states. Built with the builder's public API only.
+
+use super::csr::{self, MAP_REGS};
+use super::route::{self, code};
+use super::{channels, dma_params, facts, nvme_params, nvme_tcp_params, qos_params, roce_params};
+use crate::blocks::axi_interconnect::axi_interconnect;
+use crate::blocks::axil_decoder::axil_decoder;
+use crate::blocks::chip_info::chip_info;
+use crate::config::{Config, Transport};
+use hdl_builder::prelude::*;
+use hdl_builder::Inst;
+use hdl_builder::{Error, ErrorKind, Errors};
+use std::panic::Location;
+use std::rc::Rc;
+
+#[track_caller]
+fn invalid(module: &str, message: String) -> Errors {
+    Errors(vec![Error {
+        kind: ErrorKind::Invalid,
+        module: module.to_string(),
+        signal: None,
+        loc: Location::caller(),
+        message,
+    }])
+}
+
+fn port_width(module: &Rc<Module>, name: &str) -> Option<u32> {
+    module
+        .ports()
+        .iter()
+        .find(|p| p.name == name)
+        .map(|p| p.width)
+}
+
+/// Ports of `inst` named `from<rest>` become ports `to<rest>` of the top.
+fn expose(m: &mut ModuleBuilder, inst: Inst, module: &Rc<Module>, from: &str, to: &str) {
+    for port in module.ports() {
+        let Some(rest) = port.name.strip_prefix(from) else {
+            continue;
+        };
+        let name = format!("{to}{rest}");
+        if port.input {
+            let s = m.input(&name, port.width);
+            m.bind(inst, &port.name, s);
+        } else {
+            let s = m.output(&name, port.width);
+            m.bind_out_to(inst, &port.name, s);
+        }
+    }
+}
+
+/// Connects bus `a_pre*` of `a` to bus `b_pre*` of `b`, port by port (`<a_pre>x_o` to
+/// `<b_pre>x_i` and back). A narrower output is zero-extended into a wider input; a wider
+/// output feeds a narrower input with its low bits (the rest marked unused). `b`'s inputs
+/// without a partner are tied to 0 (an AXI ID a master does not have); outputs without one
+/// are left unused.
+fn connect_bus(
+    m: &mut ModuleBuilder,
+    (a, a_mod, a_pre): (Inst, &Rc<Module>, &str),
+    (b, b_mod, b_pre): (Inst, &Rc<Module>, &str),
+) {
+    let b_ports = b_mod.ports();
+    let mut matched = Vec::new();
+    for port in a_mod.ports() {
+        let Some(rest) = port.name.strip_prefix(a_pre) else {
+            continue;
+        };
+        let other = if let Some(s) = rest.strip_suffix("_o") {
+            format!("{b_pre}{s}_i")
+        } else if let Some(s) = rest.strip_suffix("_i") {
+            format!("{b_pre}{s}_o")
+        } else {
+            continue;
+        };
+        let Some(bp) = b_ports.iter().find(|p| p.name == other) else {
+            continue;
+        };
+        matched.push(other.clone());
+        let (src, src_port, src_w, dst, dst_port, dst_w): (Inst, String, u32, Inst, String, u32) =
+            if port.input {
+                (
+                    b,
+                    bp.name.clone(),
+                    bp.width,
+                    a,
+                    port.name.clone(),
+                    port.width,
+                )
+            } else {
+                (
+                    a,
+                    port.name.clone(),
+                    port.width,
+                    b,
+                    bp.name.clone(),
+                    bp.width,
+                )
+            };
+        let w = m.bind_out(src, &src_port);
+        if src_w > dst_w {
+            m.unused(&format!("{dst_port}_high"), w.slice(src_w - 1, dst_w));
+            m.bind(dst, &dst_port, w.slice(dst_w - 1, 0));
+        } else {
+            m.bind(dst, &dst_port, w.zext(dst_w));
+        }
+    }
+    for bp in b_ports {
+        if bp.name.starts_with(b_pre) && bp.input && !matched.contains(&bp.name) {
+            m.bind(b, &bp.name, lit(bp.width, 0));
+        }
+    }
+}
+
+/// Connects stream `prefix_a` of `a` to stream `prefix_b` of `b` through a wire bundle.
+fn connect_stream(
+    m: &mut ModuleBuilder,
+    name: &str,
+    def: &StreamDef,
+    (a, pa): (Inst, &str),
+    (b, pb): (Inst, &str),
+) {
+    let w = m.stream_wire(name, def);
+    m.bind_stream(a, pa, &w);
+    m.bind_stream(b, pb, &w);
+}
+
+/// The chip top for `cfg`, named `cfg.chip.name`.
+#[track_caller]
+pub fn top(cfg: &Config, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
+    let name = cfg.chip.name.clone();
+    let ch = channels(cfg);
+    let slot_bits = cfg.csr.addr_width;
+    let nvme = crate::nvme::ctrl::ctrl(&nvme_params(cfg), reset)?;
+    let qos = crate::qos::arbiter::arbiter(&qos_params(cfg), reset)?;
+    let rt = route::route(&ch, reset)?;
+    let info = chip_info(&facts(cfg), slot_bits, reset)?;
+    let ccsr = csr::register_map(&ch, slot_bits)?.module(reset)?;
+    let mut engines: Vec<(Transport, Rc<Module>)> = Vec::new();
+    for &(t, _) in &ch.list {
+        engines.push((
+            t,
+            match t {
+                Transport::Roce => {
+                    crate::roce::engine::engine(&roce_params(cfg), &dma_params(cfg), reset)?
+                }
+                Transport::NvmeTcp => {
+                    crate::nvme_tcp::engine::engine(&nvme_tcp_params(cfg), &dma_params(cfg), reset)?
+                }
+            },
+        ));
+    }
+
+    // Host memory: every master's data width must be the chip's (no width converter yet).
+    let dw = port_width(&nvme, "m_axi_rdata_i").unwrap_or(64);
+    let mut idw = 1;
+    for (t, e) in &engines {
+        let w = port_width(e, "m_axi_rdata_i").unwrap_or(0);
+        if w != dw {
+            return Err(invalid(
+                &name,
+                format!(
+                    "the chip top needs one host-memory data width: the front end's is {dw} bits (dma.data_width), the {} engine's {w}; set them equal (no width converter yet)",
+                    t.name()
+                ),
+            ));
+        }
+        idw = idw.max(port_width(e, "m_axi_arid_o").unwrap_or(1));
+    }
+    let ic = axi_interconnect(1 + engines.len() as u32, idw, dw, reset)?;
+
+    // Firmware: one slot per CSR block.
+    let slots = csr::slots(&ch);
+    let mut blocks: Vec<(&str, Rc<Module>)> = vec![
+        ("chip_csr", ccsr.clone()),
+        ("chip_info_csr", info.clone()),
+        ("nvme_csr", nvme.clone()),
+        ("qos_csr", qos.clone()),
+    ];
+    for (t, e) in &engines {
+        blocks.push((
+            match t {
+                Transport::Roce => "roce_csr",
+                Transport::NvmeTcp => "nvme_tcp_csr",
+            },
+            e.clone(),
+        ));
+    }
+    debug_assert_eq!(blocks.len(), slots.len());
+    let mut windows = Vec::new();
+    for (b, module) in &blocks {
+        let w = port_width(module, "s_axil_awaddr_i").unwrap_or(2);
+        if w > slot_bits {
+            return Err(invalid(
+                &name,
+                format!(
+                    "csr.addr_width {slot_bits} is too small for `{b}`, whose window needs {w} address bits; raise csr.addr_width to at least {w}"
+                ),
+            ));
+        }
+        windows.push(w);
+    }
+    let dec = axil_decoder(slot_bits, &windows, reset)?;
+
+    let mut m = ModuleBuilder::with_reset(&name, reset);
+    m.doc("NVMe-oF offload chip top: NVMe front end (BAR0, queues, SQ fetch, CQ post, MSI-X),");
+    m.doc("QoS arbiter, routing table (I/O queue -> transport channel) and completion merge, the");
+    m.doc("fabric transports, one AXI4 master to host memory through an ID-routing interconnect,");
+    m.doc("and one firmware AXI4-Lite slave over every block's CSRs (map in chip_csr.md).");
+    m.doc("Contract: hdl-gen/src/chip/mod.rs.");
+    m.clock();
+    m.reset();
+    let u_nvme = m.instance("u_nvme", &nvme);
+    let u_qos = m.instance("u_qos", &qos);
+    let u_route = m.instance("u_route", &rt);
+    let u_info = m.instance("u_info", &info);
+    let u_csr = m.instance("u_chip_csr", &ccsr);
+    let u_ic = m.instance("u_axi", &ic);
+    let u_dec = m.instance("u_fw", &dec);
+    let u_eng: Vec<Inst> = engines
+        .iter()
+        .map(|(t, e)| m.instance(&format!("u_{}", t.name()), e))
+        .collect();
+
+    m.group("host: BAR0, interrupts");
+    expose(&mut m, u_nvme, &nvme, "s_bar_", "s_bar_");
+    expose(&mut m, u_nvme, &nvme, "irq_", "irq_");
+    m.group("firmware: CSRs of every block, admin commands and completions");
+    expose(&mut m, u_dec, &dec, "s_axil_", "s_axil_");
+    expose(&mut m, u_nvme, &nvme, "admin_cmd_", "admin_cmd_");
+    expose(&mut m, u_nvme, &nvme, "admin_cpl_", "admin_cpl_");
+    m.group("host memory: one AXI4 master, IDs {master, inner id}");
+    expose(&mut m, u_ic, &ic, "m_axi_", "m_axi_");
+    for (i, (t, e)) in engines.iter().enumerate() {
+        match t {
+            Transport::Roce => {
+                m.group("RoCEv2: Ethernet frames without FCS");
+                expose(&mut m, u_eng[i], e, "m_axis_", "m_axis_");
+                expose(&mut m, u_eng[i], e, "s_axis_", "s_axis_");
+            }
+            Transport::NvmeTcp => {
+                m.group("NVMe/TCP: the connections' byte streams, to and from a TCP engine");
+                for (from, to) in [
+                    ("tx_", "tcp_tx_"),
+                    ("rx_", "tcp_rx_"),
+                    ("connected_o", "tcp_connected_o"),
+                    ("dead_o", "tcp_dead_o"),
+                ] {
+                    expose(&mut m, u_eng[i], e, from, to);
+                }
+            }
+        }
+    }
+
+    // Firmware CSR slots.
+    for (k, (_, module)) in blocks.iter().enumerate() {
+        let inst = match k {
+            0 => u_csr,
+            1 => u_info,
+            2 => u_nvme,
+            3 => u_qos,
+            _ => u_eng[k - 4],
+        };
+        let pre = format!("m{k}_axil_");
+        connect_bus(&mut m, (u_dec, &dec, &pre), (inst, module, "s_axil_"));
+    }
+
+    // Host memory masters: 0 the front end, then the engines.
+    connect_bus(&mut m, (u_nvme, &nvme, "m_axi_"), (u_ic, &ic, "s0_axi_"));
+    for (i, (_, e)) in engines.iter().enumerate() {
+        let pre = format!("s{}_axi_", i + 1);
+        connect_bus(&mut m, (u_eng[i], e, "m_axi_"), (u_ic, &ic, &pre));
+    }
+
+    // Commands: front end -> QoS -> routing table -> transports; completions back.
+    let cmd = route::cmd_def();
+    let cpl = route::cpl_def();
+    connect_stream(
+        &mut m,
+        "fe_cmd",
+        &cmd,
+        (u_nvme, "io_cmd"),
+        (u_qos, "s_io_cmd"),
+    );
+    connect_stream(
+        &mut m,
+        "qos_cmd",
+        &cmd,
+        (u_qos, "m_io_cmd"),
+        (u_route, "s_cmd"),
+    );
+    connect_stream(
+        &mut m,
+        "qos_cpl",
+        &cpl,
+        (u_qos, "m_io_cpl"),
+        (u_route, "s_qos_cpl"),
+    );
+    connect_stream(
+        &mut m,
+        "fe_cpl",
+        &cpl,
+        (u_route, "m_cpl"),
+        (u_nvme, "io_cpl"),
+    );
+    let mps = m.bind_out(u_nvme, "mps_o");
+    for (i, (t, _)) in engines.iter().enumerate() {
+        let tn = t.name();
+        connect_stream(
+            &mut m,
+            &format!("{tn}_cmd"),
+            &cmd,
+            (u_route, &format!("m_{tn}_cmd")),
+            (u_eng[i], "io_cmd"),
+        );
+        connect_stream(
+            &mut m,
+            &format!("{tn}_cpl"),
+            &cpl,
+            (u_eng[i], "io_cpl"),
+            (u_route, &format!("s_{tn}_cpl")),
+        );
+        let sp = m.bind_out(u_eng[i], "sq_space_o");
+        m.bind(u_route, &format!("{tn}_space_i"), sp);
+        m.bind(u_eng[i], "mps_i", mps);
+    }
+
+    // Space: the front end may fetch a queue QoS has room for; SQ ids above QoS's queues need
+    // none (QoS denies them). QoS may release a queue whose channel takes it now.
+    let nq_fe = port_width(&nvme, "sq_space_i").unwrap_or(1);
+    let qos_space = m.bind_out(u_qos, "sq_space_o");
+    let fe_space = if nq_fe > ch.queues {
+        cat([ones(nq_fe - ch.queues), qos_space.ex()])
+    } else {
+        qos_space.slice(nq_fe - 1, 0)
+    };
+    if nq_fe < ch.queues {
+        m.unused("qos_space_unused", qos_space.slice(ch.queues - 1, nq_fe));
+    }
+    m.bind(u_nvme, "sq_space_i", fe_space);
+    let dst = m.bind_out(u_route, "dst_space_o");
+    m.bind(u_qos, "dst_space_i", dst);
+
+    // chip_csr: the table port, the digests, the counters, the map.
+    let sel = m.bind_out(u_csr, "route_sel_sqid_o");
+    m.bind(u_route, "tbl_sel_i", sel);
+    let we = m.bind_out(u_csr, "route_set_entry_we_o");
+    m.bind(u_route, "tbl_we_i", we);
+    let wd = m.bind_out(u_csr, "route_set_entry_o");
+    m.bind(u_route, "tbl_wdata_i", wd);
+    let rd = m.bind_out(u_route, "tbl_rdata_o");
+    m.bind(u_csr, "route_get_entry_i", rd);
+    let err = m.bind_out(u_route, "tbl_err_o");
+    m.bind(u_csr, "route_err_bad_sqid_set_i", err.bit(0));
+    m.bind(u_csr, "route_err_bad_channel_set_i", err.bit(1));
+    m.bind(u_csr, "info_queues_i", lit(16, u128::from(ch.queues)));
+    m.bind(
+        u_csr,
+        "info_default_i",
+        lit(2, u128::from(code(ch.default))),
+    );
+    for (reg, block) in MAP_REGS {
+        let v = csr::base(&ch, slot_bits, block);
+        m.bind(u_csr, &format!("{reg}_base_i"), lit(32, u128::from(v)));
+    }
+    for (i, (t, _)) in engines.iter().enumerate() {
+        if *t == Transport::NvmeTcp {
+            let h = m.bind_out(u_csr, "tcp_dgst_hdgst_o");
+            let d = m.bind_out(u_csr, "tcp_dgst_ddgst_o");
+            m.bind(u_eng[i], "dgst_i", cat([d.ex(), h.ex()]));
+        }
+    }
+    let routed = m.bind_out(u_route, "ev_routed_o");
+    let unbound = m.bind_out(u_route, "ev_unbound_o");
+    for (name, _) in csr::COUNTERS {
+        let inc = match name {
+            "cnt_unbound" => Some(unbound.ex()),
+            _ => ch
+                .list
+                .iter()
+                .position(|&(t, _)| name == format!("cnt_{}", t.name()))
+                .map(|i| routed.bit(i as u32)),
+        };
+        let port = format!("{name}_value_i");
+        match inc {
+            Some(e) => {
+                let c = m.reg(name, 32, 0);
+                m.assign(c.d, c.q + e.zext(32));
+                m.bind(u_csr, &port, c.q);
+            }
+            None => m.bind(u_csr, &port, lit(32, 0)),
+        }
+    }
+    m.finish()
+}

@@ -1,0 +1,750 @@
+//! Property `chip`: NVMe command streams from a host through the whole chip to the remote
+//! NVMe/RDMA target and back.
+//!
+//! The host (the `nvme` suite's [`Env`], generic over the model) enables the controller,
+//! creates I/O queue pairs with admin commands (answered by the firmware model), and submits
+//! random Read, Write, Flush, Write Zeroes, Dataset Management, Compare and unknown opcodes
+//! with PRP and SGL buffers in host memory, batched doorbells, on several queues at once.
+//! Firmware programs, through the chip's one CSR bus (bases read from `chip_csr`'s map):
+//! QoS namespaces and grants (per queue: full, read-only, write-only, an LBA window, none),
+//! the RoCE QPs, and the routing table (the reset binding, the QPs swapped between SQ 1 and
+//! SQ 2, or SQ 2 unbound; a refused write checked on `route_err`).
+//!
+//! The golden reference states the contract's rules, not the RTL's: each command's status is
+//! the first of the front end's (01h for an opcode it does not carry), QoS's (0Bh, 80h, 86h
+//! from its namespace table and grants), the routing table's (82h for an unbound queue) and
+//! the target's own answer (the target model is the remote namespace); DW0 is 0. Then:
+//! every command completes exactly once (the host model checks each CQE: queue, CID, phase,
+//! SQHD, status, DW0); a command the chip must not carry never reaches the target, and every
+//! other reaches it exactly once on the QP its queue is bound to; a successful Read's host
+//! buffer holds exactly what the target sent; a successful Write carried exactly its host
+//! buffer; host memory outside the Reads' buffers never changes; the chip's routing counters
+//! are exact.
+
+use crate::drivers::axi_mem::Memory;
+use crate::drivers::axis::{AxisSink, AxisSource};
+use crate::models::roce_target::{QpConf, Target};
+use crate::prop::Property;
+use crate::rng::Rng;
+use crate::rtl::regs::{chip_csr, qos_csr, roce_csr};
+use crate::rtl::{ChipTop, NvmeCtrlTop};
+use crate::sim::{Component, Dut, Sim};
+use crate::suites::nvme::env::{Attach, Env, Sqe, Timing};
+use crate::suites::nvme::queues::{create_pair, io_batch, Pair};
+use crate::suites::rdma::engine::{confs, place, program_qp, Buf, BASE};
+use proptest::prelude::*;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, VecDeque};
+use std::path::Path;
+use std::rc::Rc;
+
+/// Blocks of the target's namespace (NSID 1; QoS's ns1 size).
+const BLOCKS: u64 = 64;
+/// QoS's size of namespace 2, which the target does not have (it answers 0Bh).
+const NS2_BLOCKS: u64 = 16;
+/// The RoCE engines' retransmit timeout in the property, cycles.
+const RETRY_TIMEOUT: u32 = 4000;
+
+/// One I/O command of the stimulus.
+#[derive(Clone, Debug)]
+pub struct Cmd {
+    /// Queue selector (modulo the queues created).
+    pub q: u8,
+    /// 0 Flush, 1 Write Zeroes, 2 Read past the end, 3 an unknown opcode, 4 Write Zeroes on
+    /// NSID 2, 5 a Write, 6 a Read of NSID 3 (absent), 7 Dataset Management, 8 Compare,
+    /// 9 a small Write (in its capsule), 10 and more a Read.
+    pub kind: u8,
+    pub slba: u64,
+    pub nlb: u16,
+}
+
+/// QoS grants of one queue.
+#[derive(Clone, Copy, Debug)]
+pub enum Grant {
+    /// Read and write on NSID 1 and 2, every LBA.
+    Full,
+    /// Read only, NSID 1.
+    ReadOnly,
+    /// Write only, NSID 1.
+    WriteOnly,
+    /// Read and write on NSID 1, LBAs `first..=last` only.
+    Window(u8, u8),
+    /// No grant: every command that passes the namespace checks gets 86h.
+    None,
+}
+
+/// How firmware binds the queues.
+#[derive(Clone, Copy, Debug)]
+pub enum Routes {
+    /// The reset binding: SQ y on QP y - 1.
+    Reset,
+    /// SQ 1 on QP 1, SQ 2 on QP 0.
+    Swapped,
+    /// SQ 2 unbound (its commands complete with 82h).
+    Sq2Unbound,
+}
+
+/// The stimulus.
+#[derive(Clone, Debug)]
+pub struct Input {
+    /// Queue pairs to create (1 to 3; the shipped chip has 2 QPs, so SQ 3 is unbound).
+    pub pairs: Vec<Pair>,
+    pub grants: Vec<Grant>,
+    pub routes: Routes,
+    /// Batches of commands: (commands, one doorbell for the batch).
+    pub batches: Vec<(Vec<Cmd>, bool)>,
+    pub timing: Timing,
+    /// Percent of frames lost each way between the chip and the target.
+    pub loss: u8,
+    pub psn: [u32; 4],
+    pub seed: u64,
+}
+
+/// The RoCEv2 port: frames between the chip's `m_axis`/`s_axis` and the target model.
+pub struct RoceLink {
+    sink: Rc<RefCell<AxisSink>>,
+    src: Rc<RefCell<AxisSource>>,
+    /// The remote NVMe/RDMA target.
+    pub target: Target,
+    seen: usize,
+    quiet: u64,
+    rng: Rng,
+    loss: u8,
+    to_host: VecDeque<Vec<u8>>,
+    /// Frames the chip sent.
+    pub frames: u64,
+}
+
+impl Component for RoceLink {
+    fn sample(&mut self, _cycle: u64) {
+        let mut moved = false;
+        let n = self.sink.borrow().frames.len();
+        for i in self.seen..n {
+            let f = self.sink.borrow().frames[i].data.clone();
+            moved = true;
+            self.frames += 1;
+            if !self.rng.chance(self.loss) {
+                self.target.receive(&f);
+            }
+        }
+        self.seen = n;
+        while let Some(f) = self.target.out.pop_front() {
+            moved = true;
+            if !self.rng.chance(self.loss) {
+                self.to_host.push_back(f);
+            }
+        }
+        if self.src.borrow().pending() < 2 {
+            if let Some(f) = self.to_host.pop_front() {
+                self.src.borrow_mut().send(f);
+                moved = true;
+            }
+        }
+        let busy =
+            moved || self.src.borrow().pending() > 0 || !self.sink.borrow().partial().is_empty();
+        self.quiet = if busy { 0 } else { self.quiet + 1 };
+        if self.quiet == 1500 && self.target.unacked() > 0 {
+            self.target.timeout();
+            self.quiet = 0;
+        }
+    }
+    fn drive(&mut self, _cycle: u64) {}
+}
+
+/// The SQE of `c` with CID `cid`.
+fn sqe_for(c: &Cmd, cid: u16) -> Sqe {
+    let mut s = [0u8; 64];
+    let (opc, nsid, slba, nlb): (u8, u32, u64, u16) = match c.kind {
+        0 => (0x00, 1, 0, 0),
+        1 => (0x08, 1, c.slba % (BLOCKS + 4), c.nlb % 8),
+        2 => (0x02, 1, BLOCKS + c.slba % 8, c.nlb % 8),
+        3 => (0x7e, 1, 0, 0),
+        4 => (0x08, 2, c.slba % NS2_BLOCKS, 0),
+        5 => (0x01, 1, c.slba % (BLOCKS - 8), c.nlb % 8),
+        6 => (0x02, 3, 0, 0),
+        7 => (0x09, 1, 0, 0),
+        8 => (0x05, 1, c.slba % (BLOCKS - 8), c.nlb % 8),
+        9 => (0x01, 1, c.slba % (BLOCKS - 8), c.nlb % 2),
+        _ => (0x02, 1, c.slba % (BLOCKS - 8), c.nlb % 8),
+    };
+    s[0] = opc;
+    s[2..4].copy_from_slice(&cid.to_le_bytes());
+    s[4..8].copy_from_slice(&nsid.to_le_bytes());
+    s[40..48].copy_from_slice(&slba.to_le_bytes());
+    s[48..50].copy_from_slice(&nlb.to_le_bytes());
+    s[60] = cid as u8;
+    s
+}
+
+/// Which grant entries firmware writes for queue `sqid`: (nsid, read, write, first, last).
+fn grant_entries(g: Grant) -> Vec<(u32, bool, bool, u64, u64)> {
+    let all = (0, u64::MAX >> 1);
+    match g {
+        Grant::Full => vec![(1, true, true, all.0, all.1), (2, true, true, all.0, all.1)],
+        Grant::ReadOnly => vec![(1, true, false, all.0, all.1)],
+        Grant::WriteOnly => vec![(1, false, true, all.0, all.1)],
+        Grant::Window(a, b) => {
+            let (lo, hi) = (u64::from(a.min(b)) % BLOCKS, u64::from(a.max(b)) % BLOCKS);
+            vec![(1, true, true, lo, hi)]
+        }
+        Grant::None => vec![],
+    }
+}
+
+/// The status QoS gives `sqe` of `sqid`, or `None` when it admits it (the rules of
+/// `hdl-gen/src/qos/mod.rs`, "Checks").
+fn qos_status(sqid: u16, sqe: &Sqe, queues: u16, grants: &BTreeMap<u16, Grant>) -> Option<u16> {
+    let opc = sqe[0];
+    let nsid = u32::from_le_bytes(sqe[4..8].try_into().unwrap());
+    let slba = u64::from_le_bytes(sqe[40..48].try_into().unwrap());
+    let nlb = u64::from(u16::from_le_bytes([sqe[48], sqe[49]]));
+    let nsze = match nsid {
+        1 => BLOCKS,
+        2 => NS2_BLOCKS,
+        _ => 0,
+    };
+    if nsze == 0 {
+        return Some(0x400b);
+    }
+    let lba = matches!(opc, 0x01 | 0x02 | 0x05 | 0x08);
+    let (read, write) = match opc {
+        0x02 | 0x05 => (true, false),
+        0x00 | 0x01 | 0x08 | 0x09 => (false, true),
+        _ => (true, true),
+    };
+    if lba && slba.checked_add(nlb).is_none_or(|e| e >= nsze) {
+        return Some(0x4080);
+    }
+    let granted = sqid >= 1
+        && sqid <= queues
+        && grant_entries(*grants.get(&sqid).unwrap_or(&Grant::None))
+            .iter()
+            .any(|&(n, r, w, first, last)| {
+                n == nsid
+                    && (r || !read)
+                    && (w || !write)
+                    && (!lba || (first <= slba && slba + nlb <= last))
+            });
+    (!granted).then_some(0x4286)
+}
+
+/// What the target answers for a command it executes (`models::roce_target`).
+fn target_status(sqe: &Sqe) -> u16 {
+    let opc = sqe[0];
+    let nsid = u32::from_le_bytes(sqe[4..8].try_into().unwrap());
+    let slba = u64::from_le_bytes(sqe[40..48].try_into().unwrap());
+    let nlb = u64::from(u16::from_le_bytes([sqe[48], sqe[49]])) + 1;
+    match opc {
+        0x00 => 0,
+        0x01 | 0x02 | 0x08 if nsid != 1 => 0x0b,
+        0x01 | 0x02 | 0x08 if slba + nlb <= BLOCKS => 0,
+        0x01 | 0x02 | 0x08 => 0x80,
+        _ => 0x01,
+    }
+}
+
+/// The routing table as the contract says firmware's writes leave it: SQ id -> QP.
+fn routes(r: Routes, qps: usize, queues: u16) -> BTreeMap<u16, usize> {
+    let mut t: BTreeMap<u16, usize> = (1..=queues)
+        .filter(|&y| usize::from(y) <= qps)
+        .map(|y| (y, usize::from(y) - 1))
+        .collect();
+    let bind = |t: &mut BTreeMap<u16, usize>, y: u16, q: Option<usize>| {
+        if let Some(q) = q {
+            t.retain(|_, v| *v != q);
+            t.insert(y, q);
+        } else {
+            t.remove(&y);
+        }
+    };
+    match r {
+        Routes::Reset => {}
+        Routes::Swapped if qps >= 2 => {
+            bind(&mut t, 1, Some(1));
+            bind(&mut t, 2, Some(0));
+        }
+        Routes::Swapped => {}
+        Routes::Sq2Unbound => bind(&mut t, 2, None),
+    }
+    t
+}
+
+/// A command the host submitted.
+struct Sent {
+    sqid: u16,
+    cid: u16,
+    sqe: Sqe,
+    /// Its expected status, and the QP when it must reach the target.
+    status: u16,
+    qp: Option<usize>,
+}
+
+fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
+    let sim = Sim::<ChipTop>::maybe_waves(waves);
+    let io_queues = NvmeCtrlTop::PORTS
+        .iter()
+        .find(|p| p.0 == "sq_space_i")
+        .map_or(1, |p| p.1) as u16;
+    let nvme_base = chip_csr::MAP_NVME_BASE_RESET;
+    let opts = Attach {
+        io_queues,
+        fw_base: nvme_base,
+        reorder: true,
+        backend: false,
+    };
+    let mut env = Env::attach(sim, &input.timing, input.seed, &opts);
+    env.limit = 400_000 + 40_000 * input.batches.iter().map(|b| b.0.len() as u64).sum::<u64>();
+    let qps = roce_csr::REGISTERS
+        .iter()
+        .filter(|r| r.0.starts_with("qp") && r.0.ends_with("_ctrl"))
+        .count();
+    let mtu_code = roce_csr::QP0_MTU_RESET;
+    let mtus = vec![128usize << mtu_code; qps];
+    let confs: Vec<QpConf> = confs(&input.psn, qps, &mtus);
+    let sink = env
+        .sim
+        .add(AxisSink::new(&env.sim, "m_axis", input.seed ^ 2, 10));
+    sink.borrow_mut().gapless = true;
+    let src = env
+        .sim
+        .add(AxisSource::new(&env.sim, "s_axis", input.seed ^ 1, 10));
+    let link = env.sim.add(RoceLink {
+        sink: sink.clone(),
+        src,
+        target: Target::new(&confs, BLOCKS as usize, input.seed),
+        seen: 0,
+        quiet: 0,
+        rng: Rng::new(input.seed ^ 9),
+        loss: input.loss,
+        to_host: VecDeque::new(),
+        frames: 0,
+    });
+    env.sim.reset(3);
+
+    // Firmware: find the blocks, program QoS, the QPs and the routing table.
+    let queues = (input.pairs.len() as u16).min(io_queues);
+    let grants: BTreeMap<u16, Grant> = (1..=queues)
+        .map(|y| (y, input.grants[usize::from(y - 1) % input.grants.len()]))
+        .collect();
+    let table = routes(input.routes, qps, field_u16(chip_csr::INFO_QUEUES_RESET));
+    {
+        let mut bus = env.fw_bus.mmio(&mut env.sim);
+        let map: Vec<u32> = [
+            chip_csr::MAP_NVME,
+            chip_csr::MAP_QOS,
+            chip_csr::MAP_ROCE,
+            chip_csr::MAP_CHIP,
+        ]
+        .iter()
+        .map(|&a| bus.read32(a))
+        .collect();
+        let want = [
+            nvme_base,
+            chip_csr::MAP_QOS_BASE_RESET,
+            chip_csr::MAP_ROCE_BASE_RESET,
+            0,
+        ];
+        if map != want {
+            return Err(format!(
+                "chip_csr map reads {map:#x?}, the generated map says {want:#x?}"
+            ));
+        }
+        let (qos, roce) = (map[1], map[2]);
+        let qreg = |n: &str| {
+            qos + qos_csr::REGISTERS
+                .iter()
+                .find(|r| r.0 == n)
+                .unwrap_or_else(|| panic!("qos_csr has no {n}"))
+                .1
+        };
+        bus.write32(qreg("ns1_size_lo"), BLOCKS as u32);
+        bus.write32(qreg("ns2_size_lo"), NS2_BLOCKS as u32);
+        let mut g = 0;
+        for (&y, &gr) in &grants {
+            for (nsid, r, w, first, last) in grant_entries(gr) {
+                let p = format!("grant{g}");
+                bus.write32(qreg(&format!("{p}_first_lo")), first as u32);
+                bus.write32(qreg(&format!("{p}_first_hi")), (first >> 32) as u32);
+                bus.write32(qreg(&format!("{p}_last_lo")), last as u32);
+                bus.write32(qreg(&format!("{p}_last_hi")), (last >> 32) as u32);
+                bus.write32(
+                    qreg(&format!("{p}_ctrl")),
+                    u32::from(r) | u32::from(w) << 1 | nsid << 8 | u32::from(y) << 16,
+                );
+                g += 1;
+            }
+        }
+        bus.write32(qreg("ctrl"), 1);
+        let mut rbus = env.fw_bus.mmio(&mut env.sim).at(u64::from(roce));
+        for (i, c) in confs.iter().enumerate() {
+            program_qp(&mut rbus, i, c, mtu_code, 7 << 24 | RETRY_TIMEOUT);
+            rbus.write32(crate::suites::rdma::engine::reg(&format!("qp{i}_ctrl")), 1);
+        }
+        link.borrow_mut().target.icd_max = rbus.read32(roce_csr::IN_CAPSULE) as usize;
+        let mut bus = env.fw_bus.mmio(&mut env.sim);
+        // A refused write (a QP the chip does not have) changes nothing and is reported.
+        bus.write32(chip_csr::ROUTE_SEL, 1);
+        bus.write32(chip_csr::ROUTE_SET, 1 << 31 | 0x7f);
+        let err = bus.read32(chip_csr::ROUTE_ERR);
+        if err != 2 {
+            return Err(format!(
+                "route_err reads {err:#x} after binding SQ 1 to QP 127 (expected bad_channel)"
+            ));
+        }
+        bus.write32(chip_csr::ROUTE_ERR, 3);
+        let writes: Vec<(u16, u32)> = match input.routes {
+            Routes::Reset => vec![],
+            Routes::Swapped => vec![(1, 1 << 31 | 1), (2, 1 << 31)],
+            Routes::Sq2Unbound => vec![(2, 0)],
+        };
+        for (y, e) in writes {
+            bus.write32(chip_csr::ROUTE_SEL, u32::from(y));
+            bus.write32(chip_csr::ROUTE_SET, e);
+        }
+        for y in 1..=field_u16(chip_csr::INFO_QUEUES_RESET) {
+            bus.write32(chip_csr::ROUTE_SEL, u32::from(y));
+            let got = bus.read32(chip_csr::ROUTE_GET);
+            let want = table.get(&y).map_or(0, |&q| 1 << 31 | q as u32);
+            if got != want {
+                return Err(format!(
+                    "route_get of SQ {y} reads {got:#x}, the contract says {want:#x}"
+                ));
+            }
+        }
+    }
+
+    // The host brings the controller up and creates its queues.
+    env.read_cap()?;
+    env.enable(32, 32, false)?;
+    for (i, p) in input.pairs.iter().take(usize::from(queues)).enumerate() {
+        let vectors = env.vectors;
+        create_pair(&mut env, i as u16 + 1, p, vectors)?;
+    }
+    let live: Vec<u16> = (1..=queues)
+        .filter(|y| env.host.model.sqs.contains_key(y))
+        .collect();
+    if live.is_empty() {
+        return Err("no I/O queue could be created".into());
+    }
+
+    // Commands.
+    let mut rng = Rng::new(input.seed ^ 0x5eed);
+    let mut bufs: Vec<Buf> = Vec::new();
+    let mut sent: Vec<Sent> = Vec::new();
+    // Each buffer's region (its pages and PRP list) as placed, before any traffic.
+    let mut regions: Vec<(u64, Vec<u8>)> = Vec::new();
+    for (cmds, batch) in &input.batches {
+        let mut by_q: BTreeMap<u16, Vec<&Cmd>> = BTreeMap::new();
+        for c in cmds {
+            by_q.entry(live[usize::from(c.q) % live.len()])
+                .or_default()
+                .push(c);
+        }
+        for (sqid, cs) in by_q {
+            let room = env.host.model.sqs[&sqid].size as usize - 1;
+            let cs: Vec<&Cmd> = cs.into_iter().take(room).collect();
+            let mut k = 0;
+            let sqes = io_batch(&mut env, sqid, cs.len() as u32, |cid| {
+                let s = sqe_for(cs[k], cid);
+                k += 1;
+                s
+            });
+            let mut placed = Vec::new();
+            for mut s in sqes {
+                let cid = u16::from_le_bytes([s[2], s[3]]);
+                if matches!(s[0], 0x01 | 0x02) {
+                    let start = bufs.last().map_or(BASE, |b| b.end);
+                    place(
+                        &mut s,
+                        &mut bufs,
+                        &mut env.mem.borrow_mut().mem,
+                        &mut rng,
+                        cid,
+                        sqid,
+                    );
+                    let end = bufs.last().map_or(BASE, |b| b.end);
+                    let orig = env.mem.borrow().mem.read_vec(start, (end - start) as usize);
+                    regions.push((start, orig));
+                }
+                let front = crate::models::nvme::io_check(&s).is_some();
+                let qos = if front {
+                    None
+                } else {
+                    qos_status(sqid, &s, field_u16(chip_csr::INFO_QUEUES_RESET), &grants)
+                };
+                let qp = table.get(&sqid).copied();
+                let bad = bufs
+                    .last()
+                    .is_some_and(|b| b.cid == cid && b.sqid == sqid && b.bad);
+                let (status, reaches) = match (front, qos, qp) {
+                    (true, _, _) => (0xffff, None),
+                    (_, Some(st), _) => (st, None),
+                    (_, None, None) => (0x0082, None),
+                    // A Write whose SGL descriptor type is reserved: the DMA engine's 11h.
+                    (_, None, Some(q)) if bad => (0x0011, Some(q)),
+                    (_, None, Some(q)) => (target_status(&s), Some(q)),
+                };
+                // DW0: the target's CQE carries CID << 8 ^ 5A00_0000h ^ QP (so it proves the
+                // completion came back from the right QP); the chip's own completions carry 0.
+                let dw0 = match reaches {
+                    Some(q) => u32::from(cid) << 8 ^ 0x5a00_0000 ^ q as u32,
+                    None => 0,
+                };
+                if !front {
+                    env.host
+                        .model
+                        .io_expect
+                        .insert((sqid, cid), (vec![status], Some(dw0)));
+                }
+                sent.push(Sent {
+                    sqid,
+                    cid,
+                    sqe: s,
+                    status,
+                    qp: reaches,
+                });
+                placed.push(s);
+            }
+            env.submit(sqid, &placed, *batch)?;
+        }
+        env.consume_all()?;
+    }
+    // Run until every command completed.
+    let mut n = 0u64;
+    while env.host.model.outstanding() > 0 {
+        env.consume_all()?;
+        env.step()?;
+        n += 1;
+        if n > env.limit {
+            return Err(format!(
+                "{} commands never completed (target: {:?})",
+                env.host.model.outstanding(),
+                link.borrow().target.errors.first()
+            ));
+        }
+    }
+    check(&env, &link.borrow(), &sent, &bufs, &regions)?;
+    if let Some(v) = sink.borrow().violations.first() {
+        return Err(format!("m_axis protocol: {v}"));
+    }
+    if std::env::var_os("CHIP_DEBUG").is_some() {
+        eprintln!(
+            "chip case: {} commands, {} carried, {} executed, {} frames, {} cycles",
+            sent.len(),
+            sent.iter().filter(|s| s.qp.is_some()).count(),
+            link.borrow().target.executed.len(),
+            link.borrow().frames,
+            env.sim.cycle()
+        );
+    }
+    // The routing counters.
+    let mut bus = env.fw_bus.mmio(&mut env.sim);
+    let routed = sent.iter().filter(|s| s.qp.is_some()).count() as u32;
+    let unbound = sent.iter().filter(|s| s.status == 0x0082).count() as u32;
+    let (r, u) = (
+        bus.read32(chip_csr::CNT_ROCE),
+        bus.read32(chip_csr::CNT_UNBOUND),
+    );
+    if (r, u) != (routed, unbound) {
+        return Err(format!(
+            "chip_csr counts {r} commands to RoCE and {u} unbound; the host sent {routed} and {unbound}"
+        ));
+    }
+    Ok(())
+}
+
+fn field_u16(v: u32) -> u16 {
+    v as u16
+}
+
+/// The bytes of a buffer in data order.
+fn buf_data(b: &Buf, mem: &Memory) -> Vec<u8> {
+    if b.bad {
+        return vec![0; b.pieces.iter().map(|p| p.1).sum()];
+    }
+    b.pieces
+        .iter()
+        .flat_map(|&(a, n)| mem.read_vec(a, n))
+        .collect()
+}
+
+fn check<T: Dut>(
+    env: &Env<T>,
+    link: &RoceLink,
+    sent: &[Sent],
+    bufs: &[Buf],
+    regions: &[(u64, Vec<u8>)],
+) -> Result<(), String> {
+    let t = &link.target;
+    if let Some(e) = t.errors.first() {
+        return Err(format!("target: {e}"));
+    }
+    // Exactly the commands the chip must carry reached the target, once each, on their QP.
+    for s in sent {
+        let n = t
+            .executed
+            .iter()
+            .filter(|e| e.cid == s.cid && Some(e.qp) == s.qp)
+            .count();
+        let want = usize::from(s.qp.is_some());
+        if n != want {
+            return Err(format!(
+                "SQ {} CID {:#x} (opcode {:#04x}, status {:#x}): the target executed it {n} times on QP {:?}, expected {want}",
+                s.sqid, s.cid, s.sqe[0], s.status, s.qp
+            ));
+        }
+    }
+    let carried = sent.iter().filter(|s| s.qp.is_some()).count();
+    if t.executed.len() != carried {
+        return Err(format!(
+            "the target executed {} commands; the chip had {carried} to carry",
+            t.executed.len()
+        ));
+    }
+    // Host memory: every region as placed, but for the successful Reads' buffers, which hold
+    // exactly what the target sent; Writes carried exactly their buffers.
+    let mem = &env.mem.borrow().mem;
+    let mut expect: Vec<(u64, Vec<u8>)> = regions.to_vec();
+    for b in bufs {
+        let Some(s) = sent.iter().find(|s| s.sqid == b.sqid && s.cid == b.cid) else {
+            continue;
+        };
+        let Some(q) = s.qp else { continue };
+        if s.status != 0 {
+            continue;
+        }
+        if b.write {
+            let got = t.write_data.iter().find(|w| w.0 == q && w.1 == b.cid);
+            let want = buf_data(b, mem);
+            if got.map(|w| &w.2) != Some(&want) {
+                return Err(format!(
+                    "SQ {} CID {:#x}: the Write carried {} bytes to the target, not its {} host bytes",
+                    b.sqid,
+                    b.cid,
+                    got.map_or(0, |w| w.2.len()),
+                    want.len()
+                ));
+            }
+            continue;
+        }
+        let data = &t
+            .read_data
+            .iter()
+            .find(|r| r.0 == q && r.1 == b.cid)
+            .ok_or(format!(
+                "SQ {} CID {:#x}: a successful Read the target sent no data for",
+                b.sqid, b.cid
+            ))?
+            .2;
+        let mut k = 0;
+        for &(addr, n) in &b.pieces {
+            let r = expect
+                .iter_mut()
+                .find(|r| r.0 <= addr && addr + n as u64 <= r.0 + r.1.len() as u64)
+                .ok_or("a buffer piece outside its region")?;
+            let o = (addr - r.0) as usize;
+            r.1[o..o + n].copy_from_slice(&data[k..k + n]);
+            k += n;
+        }
+    }
+    for (start, want) in &expect {
+        let got = mem.read_vec(*start, want.len());
+        if let Some(i) = (0..want.len()).find(|&i| got[i] != want[i]) {
+            let b = bufs.iter().find(|b| {
+                b.pieces
+                    .iter()
+                    .any(|&(a, n)| a <= start + i as u64 && start + (i as u64) < a + n as u64)
+            });
+            return Err(format!(
+                "host memory at {:#x} is {:#04x}, expected {:#04x} (in the buffer of {})",
+                start + i as u64,
+                got[i],
+                want[i],
+                b.map_or("no command".to_string(), |b| format!(
+                    "SQ {} CID {:#x}",
+                    b.sqid, b.cid
+                ))
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The property.
+pub struct ChipProp;
+
+impl Property for ChipProp {
+    type Input = Input;
+    const NAME: &'static str = "chip";
+    fn strategy() -> BoxedStrategy<Input> {
+        let pair = (
+            prop_oneof![Just(4u16), 8u16..33],
+            8u16..33,
+            0u8..4,
+            any::<bool>(),
+        )
+            .prop_map(|(sq, cq, vector, ien)| Pair {
+                sq,
+                cq,
+                prio: 2,
+                vector,
+                ien,
+            });
+        let grant = prop_oneof![
+            6 => Just(Grant::Full),
+            1 => Just(Grant::ReadOnly),
+            1 => Just(Grant::WriteOnly),
+            1 => (any::<u8>(), any::<u8>()).prop_map(|(a, b)| Grant::Window(a, b)),
+            1 => Just(Grant::None),
+        ];
+        let routes = prop_oneof![
+            3 => Just(Routes::Reset),
+            2 => Just(Routes::Swapped),
+            1 => Just(Routes::Sq2Unbound),
+        ];
+        let cmd = (0u8..4, 0u8..14, 0u64..80, 0u16..8).prop_map(|(q, kind, slba, nlb)| Cmd {
+            q,
+            kind,
+            slba,
+            nlb,
+        });
+        let batch = (proptest::collection::vec(cmd, 1..10), any::<bool>());
+        let timing =
+            (1u32..30, 0u8..30, 0u8..30, 0u8..20).prop_map(|(lat, stall, idle, axil)| Timing {
+                read_latency: (1, lat),
+                stalls: (stall, stall, stall, idle, idle),
+                cmd_stall: (0, 20),
+                backend_delay: 0,
+                space_low: 0,
+                irq_stall: 20,
+                axil,
+            });
+        let psn = prop_oneof![Just(0u32), 0xff_fff0u32..0x100_0000, any::<u32>()];
+        (
+            proptest::collection::vec(pair, 1..4),
+            proptest::collection::vec(grant, 1..4),
+            routes,
+            proptest::collection::vec(batch, 1..6),
+            timing,
+            prop_oneof![4 => Just(0u8), 1 => 1u8..6],
+            [psn.clone(), psn.clone(), psn.clone(), psn],
+            any::<u64>(),
+        )
+            .prop_map(
+                |(pairs, grants, routes, batches, timing, loss, psn, seed)| Input {
+                    pairs,
+                    grants,
+                    routes,
+                    batches,
+                    timing,
+                    loss,
+                    psn,
+                    seed,
+                },
+            )
+            .boxed()
+    }
+    fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
+        run(input, waves)
+    }
+}
