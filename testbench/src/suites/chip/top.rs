@@ -51,8 +51,9 @@ pub struct Cmd {
     /// Queue selector (modulo the queues created).
     pub q: u8,
     /// 0 Flush, 1 Write Zeroes, 2 Read past the end, 3 an unknown opcode, 4 Write Zeroes on
-    /// NSID 2, 5 a Write, 6 a Read of NSID 3 (absent), 7 Dataset Management, 8 Compare,
-    /// 9 a small Write (in its capsule), 10 and more a Read.
+    /// NSID 2, 5 a Write (up to 32 blocks), 6 a Read of NSID 3 (absent), 7 Dataset
+    /// Management, 8 Compare, 9 a small Write (in its capsule), 10 and more a Read (up to 32
+    /// blocks).
     pub kind: u8,
     pub slba: u64,
     pub nlb: u16,
@@ -160,12 +161,12 @@ fn sqe_for(c: &Cmd, cid: u16) -> Sqe {
         2 => (0x02, 1, BLOCKS + c.slba % 8, c.nlb % 8),
         3 => (0x7e, 1, 0, 0),
         4 => (0x08, 2, c.slba % NS2_BLOCKS, 0),
-        5 => (0x01, 1, c.slba % (BLOCKS - 8), c.nlb % 8),
+        5 => (0x01, 1, c.slba % (BLOCKS - 32), c.nlb % 32),
         6 => (0x02, 3, 0, 0),
         7 => (0x09, 1, 0, 0),
         8 => (0x05, 1, c.slba % (BLOCKS - 8), c.nlb % 8),
         9 => (0x01, 1, c.slba % (BLOCKS - 8), c.nlb % 2),
-        _ => (0x02, 1, c.slba % (BLOCKS - 8), c.nlb % 8),
+        _ => (0x02, 1, c.slba % (BLOCKS - 32), c.nlb % 32),
     };
     s[0] = opc;
     s[2..4].copy_from_slice(&cid.to_le_bytes());
@@ -702,13 +703,20 @@ impl Property for ChipProp {
             2 => Just(Routes::Swapped),
             1 => Just(Routes::Sq2Unbound),
         ];
-        let cmd = (0u8..4, 0u8..14, 0u64..80, 0u16..8).prop_map(|(q, kind, slba, nlb)| Cmd {
+        // Mostly commands that move data: Reads (kind 10) and Writes (5, 9).
+        let kind = prop_oneof![
+            4 => Just(10u8),
+            2 => Just(5u8),
+            1 => Just(9u8),
+            3 => 0u8..9,
+        ];
+        let cmd = (0u8..4, kind, 0u64..80, 0u16..64).prop_map(|(q, kind, slba, nlb)| Cmd {
             q,
             kind,
             slba,
             nlb,
         });
-        let batch = (proptest::collection::vec(cmd, 1..10), any::<bool>());
+        let batch = (proptest::collection::vec(cmd, 1..12), any::<bool>());
         let timing =
             (1u32..30, 0u8..30, 0u8..30, 0u8..20).prop_map(|(lat, stall, idle, axil)| Timing {
                 read_latency: (1, lat),
@@ -724,7 +732,7 @@ impl Property for ChipProp {
             proptest::collection::vec(pair, 1..4),
             proptest::collection::vec(grant, 1..4),
             routes,
-            proptest::collection::vec(batch, 1..6),
+            proptest::collection::vec(batch, 1..8),
             timing,
             prop_oneof![4 => Just(0u8), 1 => 1u8..6],
             [psn.clone(), psn.clone(), psn.clone(), psn],
