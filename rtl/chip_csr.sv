@@ -8,14 +8,12 @@
 // Firmware address map of this configuration (slots of 0x1000 bytes; an address outside
 // every block's window answers DECERR):
 //
-// | Base | Block |
-// |------|-------|
-// | 0x00000 | `chip_csr` |
-// | 0x01000 | `chip_info_csr` |
-// | 0x02000 | `nvme_csr` |
-// | 0x03000 | `qos_csr` |
-// | 0x04000 | `roce_csr` |
-// | 0x05000 | `nvme_tcp_csr` |
+// - 0x00000: `chip_csr`
+// - 0x01000: `chip_info_csr`
+// - 0x02000: `nvme_csr`
+// - 0x03000: `qos_csr`
+// - 0x04000: `roce_csr`
+// - 0x05000: `nvme_tcp_csr`
 //
 //   0x00 route_sel      Routing table: the SQ id route_set and route_get name
 //   0x04 route_set      Routing table: write the selected SQ's entry

@@ -77,11 +77,9 @@ pub fn register_map(ch: &Channels, slot_bits: u32) -> Result<RegMap, Errors> {
     ));
     b.doc("every block's window answers DECERR):");
     b.doc("");
-    b.doc("| Base | Block |");
-    b.doc("|------|-------|");
     for s in slots(ch) {
         b.doc(&format!(
-            "| 0x{:05x} | `{}` |",
+            "- 0x{:05x}: `{}`",
             u64::from(s.slot) << slot_bits,
             s.block
         ));
