@@ -48,6 +48,7 @@ pub fn all() -> Vec<Suite> {
             entry::<stdlib::fifo_ops::FifoOpsProp>(),
             entry::<stdlib::arbiter::RrArbiterProp>(),
             entry::<stdlib::arbiter::WrrArbiterProp>(),
+            entry::<stdlib::axi_interconnect::AxiInterconnectProp>(),
         ],
     }];
     suites.push(Suite {
