@@ -60,6 +60,8 @@ mutants=(
   "RoCE engine sends Not-ECT frames whatever tx_tos.data_ecn says|roce_w64_q2_d4.sv|s/assign tx_data_tos = {csr_tx_tos_data_dscp, csr_tx_tos_data_ecn};/assign tx_data_tos = {csr_tx_tos_data_dscp, 2'd0};/|rdma|rdma"
   "RoCE READ responder starts a frame before its payload is in (tvalid falls mid-frame)|roce_w64_q2_d4.sv|s/ \\& (rr_fifo_count >= {1.b0, rr_next_beats});/;/|rdma|rdma"
   "RoCE engine lets a capsule overtake a capsule job still waiting for its data|roce_w64_q2_d4.sv|s/ \\& ~rr_capsule_waits;/;/|rdma|rdma"
+  "AXI interconnect routes R beats by the wrong ID bits (index taken one bit low)|axi_interconnect_m3_i5_w64.sv|s/assign r_idx = m_axi_rid_i\[\([0-9]*\):\([0-9]*\)\];/assign r_idx = m_axi_rid_i[\1-1:\2-1];/|stdlib|axi_interconnect"
+  "AXI interconnect pops the W order FIFO on every beat, not on WLAST (bursts interleave)|axi_interconnect_m3_i5_w64.sv|/assign w_done = /s/ \& w_sel\[[0-9]*\];/;/|stdlib|axi_interconnect"
   "DMA engine routes R beats by the wrong ID bit|dma_engine_w64_t3_l21.sv|s/assign r_to_mover = m_axi_rid_i\[[0-9]*\];/assign r_to_mover = m_axi_rid_i[0];/|dma|dma_engine"
   "chip routing table sends an unbound queue's commands to its stale channel|chip_route_q8_roce2_nvme_tcp2_d0.sv|s/assign cmd_bound = cmd_in_range \& cmd_bound_raw;/assign cmd_bound = cmd_in_range;/|chip|chip"
   "chip completion merge returns a RoCE completion to the channel's SQ id, not its bound queue's|chip_route_q8_roce2_nvme_tcp2_d0.sv|s/assign roce_cpl_sqid = .*;/assign roce_cpl_sqid = s_roce_cpl_sqid_i;/|chip|chip"

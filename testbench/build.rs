@@ -399,6 +399,7 @@ fn main() {
         ("FifoFwftTop", "fifo_fwft_w"),
         ("RrArbiterTop", "rr_arbiter_"),
         ("WrrArbiterTop", "wrr_arbiter_"),
+        ("AxiInterconnectTop", "axi_interconnect_"),
         ("SkidBufferTop", "skid_buffer_w"),
         ("AxilDecoderTop", "axil_decoder_"),
         ("IntervalTimerTop", "interval_timer_w"),

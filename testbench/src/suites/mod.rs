@@ -50,6 +50,7 @@ pub fn all() -> Vec<Suite> {
             entry::<stdlib::arbiter::RrArbiterProp>(),
             entry::<stdlib::arbiter::WrrArbiterProp>(),
             entry::<stdlib::axil_decoder::AxilDecoderProp>(),
+            entry::<stdlib::axi_interconnect::AxiInterconnectProp>(),
         ],
     }];
     suites.push(Suite {

@@ -1,6 +1,7 @@
 //! The `stdlib` suite: the standard blocks against their golden models.
 
 pub mod arbiter;
+pub mod axi_interconnect;
 pub mod axil_decoder;
 pub mod crc;
 pub mod fifo;
