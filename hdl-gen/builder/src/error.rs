@@ -98,6 +98,19 @@ impl fmt::Display for Error {
 pub struct Errors(pub Vec<Error>);
 
 impl Errors {
+    /// One [`ErrorKind::Invalid`] error: a generator refusing its parameters, located at the
+    /// generator's caller.
+    #[track_caller]
+    pub fn invalid(module: &str, message: impl Into<String>) -> Errors {
+        Errors(vec![Error {
+            kind: ErrorKind::Invalid,
+            module: module.to_string(),
+            signal: None,
+            loc: std::panic::Location::caller(),
+            message: message.into(),
+        }])
+    }
+
     /// True when some error is of `kind`.
     pub fn has(&self, kind: ErrorKind) -> bool {
         self.0.iter().any(|e| e.kind == kind)

@@ -19,8 +19,7 @@
 //! sustained; a new decision is made in the cycle after each transfer.
 
 use hdl_builder::prelude::*;
-use hdl_builder::{Error, ErrorKind, Errors};
-use std::panic::Location;
+use hdl_builder::Errors;
 use std::rc::Rc;
 
 /// Width of `gnt_idx_o` for `n` requesters (at least 1).
@@ -43,9 +42,9 @@ pub fn index_width(n: u32) -> u32 {
 pub fn rr_arbiter(n: u32, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let name = format!("rr_arbiter_n{n}");
     if n == 0 {
-        return Err(invalid(
+        return Err(Errors::invalid(
             &name,
-            "an arbiter needs at least one requester".into(),
+            "an arbiter needs at least one requester",
         ));
     }
     build(&name, n, None, reset)
@@ -76,29 +75,18 @@ pub fn rr_arbiter(n: u32, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
 pub fn wrr_arbiter(n: u32, weight_width: u32, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let name = format!("wrr_arbiter_n{n}_w{weight_width}");
     if n == 0 {
-        return Err(invalid(
+        return Err(Errors::invalid(
             &name,
-            "an arbiter needs at least one requester".into(),
+            "an arbiter needs at least one requester",
         ));
     }
     if !(1..=32).contains(&weight_width) {
-        return Err(invalid(
+        return Err(Errors::invalid(
             &name,
             format!("weight width {weight_width}: it must be 1 to 32 bits"),
         ));
     }
     build(&name, n, Some(weight_width), reset)
-}
-
-#[track_caller]
-fn invalid(module: &str, message: String) -> Errors {
-    Errors(vec![Error {
-        kind: ErrorKind::Invalid,
-        module: module.to_string(),
-        signal: None,
-        loc: Location::caller(),
-        message,
-    }])
 }
 
 fn build(

@@ -35,8 +35,7 @@
 //! write (read) can be accepted in the cycle after its response's handshake.
 
 use hdl_builder::prelude::*;
-use hdl_builder::{Error, ErrorKind, Errors};
-use std::panic::Location;
+use hdl_builder::Errors;
 use std::rc::Rc;
 
 /// AXI response OKAY.
@@ -108,17 +107,6 @@ fn axil_port(m: &mut ModuleBuilder, prefix: &str, addr: u32, slave: bool) -> Por
     Port(sigs)
 }
 
-#[track_caller]
-fn invalid(module: &str, message: String) -> Errors {
-    Errors(vec![Error {
-        kind: ErrorKind::Invalid,
-        module: module.to_string(),
-        signal: None,
-        loc: Location::caller(),
-        message,
-    }])
-}
-
 /// The decoder for slots of `2^slot_bits` bytes, slave `i` answering the first
 /// `2^windows[i]` bytes of slot `i`; named by [`module_name`]. The address rule, protocol and
 /// latency are in the [module documentation](self).
@@ -135,10 +123,10 @@ pub fn axil_decoder(
 ) -> Result<Rc<Module>, Errors> {
     let name = module_name(slot_bits, windows);
     if windows.is_empty() {
-        return Err(invalid(&name, "a decoder needs at least one slave".into()));
+        return Err(Errors::invalid(&name, "a decoder needs at least one slave"));
     }
     if !(1..=32).contains(&slot_bits) {
-        return Err(invalid(
+        return Err(Errors::invalid(
             &name,
             format!("slot of {slot_bits} address bits: it must be 1 to 32"),
         ));
@@ -148,7 +136,7 @@ pub fn axil_decoder(
         .enumerate()
         .find(|(_, &w)| w == 0 || w > slot_bits)
     {
-        return Err(invalid(
+        return Err(Errors::invalid(
             &name,
             format!(
                 "slave {i}: a window of {w} address bits in a slot of {slot_bits}: it must be 1 to {slot_bits}"

@@ -11,8 +11,7 @@
 //! Linux `crc32_le`'s state), and the finished CRC is that value XOR `xor_out`.
 
 use hdl_builder::prelude::*;
-use hdl_builder::{Error, ErrorKind, Errors};
-use std::panic::Location;
+use hdl_builder::Errors;
 use std::rc::Rc;
 
 /// A CRC algorithm in the usual catalogue terms (Williams' model, as in the reveng catalogue).
@@ -209,17 +208,6 @@ pub fn eval_update(p: &CrcParams, register: u64, data: &[u8]) -> u64 {
         })
 }
 
-#[track_caller]
-fn invalid(module: &str, message: String) -> Errors {
-    Errors(vec![Error {
-        kind: ErrorKind::Invalid,
-        module: module.to_string(),
-        signal: None,
-        loc: Location::caller(),
-        message,
-    }])
-}
-
 /// The bits `hi..=lo` of `sig` selected by `mask` (bit 0 of `mask` is bit `lo`), as readable as it
 /// gets: a plain bit when one is selected, `sig[hi:lo] & mask` otherwise (reduced by the caller).
 fn masked(sig: Sig, hi: u32, lo: u32, mask: u128) -> Option<Expr> {
@@ -282,7 +270,7 @@ fn equation(eq: &XorTerms, seed: Sig, data: Sig, bytes: u32) -> Expr {
 pub fn crc(p: &CrcParams, data_width: u32, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let name = format!("{}_d{data_width}", p.name);
     if let Err(msg) = p.validate(data_width) {
-        return Err(invalid(&name, format!("{name}: {msg}")));
+        return Err(Errors::invalid(&name, format!("{name}: {msg}")));
     }
     let w = p.width;
     let lanes = data_width / 8;

@@ -10,21 +10,9 @@ use crate::blocks::axil_decoder::axil_decoder;
 use crate::blocks::chip_info::chip_info;
 use crate::config::{Config, Transport};
 use hdl_builder::prelude::*;
+use hdl_builder::Errors;
 use hdl_builder::Inst;
-use hdl_builder::{Error, ErrorKind, Errors};
-use std::panic::Location;
 use std::rc::Rc;
-
-#[track_caller]
-fn invalid(module: &str, message: String) -> Errors {
-    Errors(vec![Error {
-        kind: ErrorKind::Invalid,
-        module: module.to_string(),
-        signal: None,
-        loc: Location::caller(),
-        message,
-    }])
-}
 
 fn port_width(module: &Rc<Module>, name: &str) -> Option<u32> {
     module
@@ -158,7 +146,7 @@ pub fn top(cfg: &Config, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     for (t, e) in &engines {
         let w = port_width(e, "m_axi_rdata_i").unwrap_or(0);
         if w != dw {
-            return Err(invalid(
+            return Err(Errors::invalid(
                 &name,
                 format!(
                     "the chip top needs one host-memory data width: the front end's is {dw} bits (dma.data_width), the {} engine's {w}; set them equal (no width converter yet)",
@@ -192,7 +180,7 @@ pub fn top(cfg: &Config, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     for (b, module) in &blocks {
         let w = port_width(module, "s_axil_awaddr_i").unwrap_or(2);
         if w > slot_bits {
-            return Err(invalid(
+            return Err(Errors::invalid(
                 &name,
                 format!(
                     "csr.addr_width {slot_bits} is too small for `{b}`, whose window needs {w} address bits; raise csr.addr_width to at least {w}"
