@@ -33,6 +33,7 @@ mutants=(
   "NVMe/TCP reads the CQE status one bit low|nvme_tcp_conn_w64_d4_h8192_i4096.sv|s/assign resp_status = rx_hdr_q\[191:177\];/assign resp_status = rx_hdr_q[190:176];/|nvme-tcp|nvme_tcp_conn"
   "QoS bandwidth bucket lends one token of credit|qos_bucket_c32_t32_f16.sv|s/~level_q\[48\];/~(level_q[48] \& (level_q[47:16] != 32'hffffffff));/|qos|qos_flood"
   "QoS grants ignore their write bit|qos_arbiter_q8_n4_g8_d4.sv|s/(~chk_need_write . csr_grant\([0-9]*\)_ctrl_write)/1'b1/g|qos|qos_mix"
+  "QoS arbiter ignores dst_space_i (releases a head whose transport channel is full)|qos_arbiter_q8_n4_g8_d4.sv|/assign elig = /s/ \\& dst_space_i\\[[0-9]*\\]//g|qos|qos_mix"
   "QoS arbiter waits for an empty output register|qos_arbiter_q8_n4_g8_d4.sv|s/assign decide = csr_ctrl_enable \& out_free \& sched_any;/assign decide = csr_ctrl_enable \& ~out_valid_q \& sched_any;/|qos|qos_mix"
   "NVMe front end posts into a full CQ|nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32.sv|s/assign p_full = p_tail_new == c_head;/assign p_full = 1'b0;/|nvme|nvme_queues"
   "NVMe front end forwards SQEs with reserved CDW0 bits|nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32.sv|s/assign d_field_bad = (d_sqe\[13:8\] != 6'd0)/assign d_field_bad = (d_sqe[9:8] != 2'd0)/|nvme|nvme_queues"
