@@ -26,7 +26,12 @@
 //! - `m_axi_*`: the one AXI4 master to host memory. IDs are `{master, inner id}`: master 0 the
 //!   front end (SQ fetch, CQ posts; inner id 0, so its reads stay in order), then one per
 //!   transport held, RoCE before NVMe/TCP (its DMA engine's IDs). See `blocks/axi_interconnect.rs`
-//!   for arbitration and what a slow master can and cannot hold up.
+//!   for arbitration and what a slow master can and cannot hold up: R and B never wait for a
+//!   slow master, an AW is granted only with its first W beat, but a write burst paused in
+//!   its middle holds the shared W channel. Known limit: the NVMe/TCP engine without data
+//!   digests writes a C2HData payload cut-through (`nvme_tcp/mod.rs`), so a target that
+//!   stops in the middle of a PDU pauses a burst and holds every master's writes, CQE posts
+//!   included, until it goes on; store-and-forward per burst in that engine would remove it.
 //! - RoCEv2 (when `roce` is held): `m_axis_*` / `s_axis_*`, Ethernet frames without FCS.
 //! - NVMe/TCP (when `nvme_tcp` is held): the engine's byte streams to a TCP engine, renamed
 //!   `tcp_tx_*`, `tcp_rx_*`, `tcp_tx_credit_i`, `tcp_rx_space_o`, `tcp_connected_o`,
