@@ -431,6 +431,7 @@ pub fn axil_decoder(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hdl_builder::ErrorKind;
 
     #[test]
     fn names_and_ports() {

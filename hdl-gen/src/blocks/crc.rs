@@ -362,6 +362,7 @@ pub fn crc(p: &CrcParams, data_width: u32, reset: ResetStyle) -> Result<Rc<Modul
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hdl_builder::ErrorKind;
 
     /// Bit-at-a-time reference, straight from the algorithm's definition.
     fn reference(p: &CrcParams, data: &[u8]) -> u64 {
