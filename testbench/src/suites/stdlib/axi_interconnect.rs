@@ -227,8 +227,25 @@ impl Property for AxiInterconnectProp {
             .sum();
         let limit = 3_000 + beats * 60;
         let start = sim.cycle();
+        // A hang is also declared after QUIET cycles without any handshake on the downstream
+        // port (so a shrinking hang case costs thousands of cycles, not the whole budget).
+        const QUIET: u64 = 4_000;
+        let hs: Vec<(crate::sim::Signal, crate::sim::Signal)> = [
+            ("m_axi_arvalid_o", "m_axi_arready_i"),
+            ("m_axi_awvalid_o", "m_axi_awready_i"),
+            ("m_axi_wvalid_o", "m_axi_wready_i"),
+            ("m_axi_rvalid_i", "m_axi_rready_o"),
+            ("m_axi_bvalid_i", "m_axi_bready_o"),
+        ]
+        .iter()
+        .map(|(v, r)| (sim.signal(v), sim.signal(r)))
+        .collect();
+        let mut last_move = start;
         loop {
             sim.step();
+            if hs.iter().any(|(v, r)| v.is_high() && r.is_high()) {
+                last_move = sim.cycle();
+            }
             for m in &ms {
                 if let Some(e) = m.borrow().errors.first() {
                     return Err(e.clone());
@@ -240,9 +257,14 @@ impl Property for AxiInterconnectProp {
             if ms.iter().all(|m| m.borrow().idle()) {
                 break;
             }
-            if sim.cycle() - start > limit {
+            if sim.cycle() - start > limit || sim.cycle() - last_move > QUIET {
                 let left: Vec<String> = ms.iter().map(|m| m.borrow().state()).collect();
-                return Err(format!("hang after {limit} cycles: {}", left.join("; ")));
+                return Err(format!(
+                    "hang after {} cycles ({} without a handshake on m_axi; budget {limit}): {}",
+                    sim.cycle() - start,
+                    sim.cycle() - last_move,
+                    left.join("; ")
+                ));
             }
         }
         // A few cycles for nothing more to happen (no stray beats).
