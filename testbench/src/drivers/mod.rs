@@ -12,7 +12,9 @@
 //!   master's side (what a decoder or bridge presents to a CSR block);
 //! - [`axi_mem`]: AXI4 memory slave (host memory) with latency, reordering, backpressure,
 //!   error injection and protocol checks, and the DPI-C hooks through which RTL reads it;
-//! - [`axis`]: AXI4-Stream frame source and sink.
+//! - [`axis`]: AXI4-Stream frame source and sink;
+//! - [`tcp_streams`]: the TCP engine's side of the NVMe/TCP engine's per-connection byte
+//!   streams (tx credits, rx under `rx_space_o`).
 //!
 //! Blocking helpers (drive, then await a response with a cycle limit) run any [`Clocked`]
 //! harness: a [`Sim`] or a [`Bench`].
@@ -22,6 +24,7 @@ pub mod axil;
 pub mod axil_slave;
 pub mod axis;
 pub mod stream;
+pub mod tcp_streams;
 
 use crate::sim::{Bench, Dut, Hang, Signal, Sim};
 use std::cell::RefCell;

@@ -206,6 +206,9 @@ pub struct Target {
     pub received: Vec<Pdu>,
     /// The host asked for these digests in its ICReq.
     asked: (bool, bool),
+    /// DW0 of its CapsuleResps is `CID << 8 ^ tag` (`None`: 0), so a scoreboard can tell
+    /// which target answered.
+    pub dw0_tag: Option<u32>,
 }
 
 impl Target {
@@ -241,6 +244,7 @@ impl Target {
             sent: Vec::new(),
             received: Vec::new(),
             asked: (false, false),
+            dw0_tag: None,
         }
     }
 
@@ -639,8 +643,9 @@ impl Target {
             }
             Step::Resp { status } => {
                 self.cmds.remove(&cid);
+                let dw0 = self.dw0_tag.map_or(0, |t| u32::from(cid) << 8 ^ t);
                 Pdu::CapsuleResp {
-                    cqe: cqe(0, 0, 0, cid, status),
+                    cqe: cqe(dw0, 0, 0, cid, status),
                 }
             }
         };

@@ -1,36 +1,52 @@
 //! Property `chip`: NVMe command streams from a host through the whole chip to the remote
-//! NVMe/RDMA target and back.
+//! targets, NVMe/RDMA (RoCEv2) and NVMe/TCP, and back.
 //!
 //! The host (the `nvme` suite's [`Env`], generic over the model) enables the controller,
 //! creates I/O queue pairs with admin commands (answered by the firmware model), and submits
 //! random Read, Write, Flush, Write Zeroes, Dataset Management, Compare and unknown opcodes
 //! with PRP and SGL buffers in host memory, batched doorbells, on several queues at once.
 //! Firmware programs, through the chip's one CSR bus (bases read from `chip_csr`'s map):
-//! QoS namespaces and grants (per queue: full, read-only, write-only, an LBA window, none),
-//! the RoCE QPs, and the routing table (the reset binding, the QPs swapped between SQ 1 and
-//! SQ 2, or SQ 2 unbound; a refused write checked on `route_err`).
+//! `chip_csr.tcp_dgst` (first, while the NVMe/TCP streams have no credit yet), QoS namespaces
+//! and grants (per queue: full, read-only, write-only, an LBA window, none), the RoCE QPs, and
+//! the routing table: all RoCE (the reset binding, the QPs swapped between SQ 1 and SQ 2, or
+//! SQ 2 unbound), all NVMe/TCP or mixed (SQ 1 to 3 written in order, each to a QP, a
+//! connection or unbound; refused writes checked on `route_err`).
+//!
+//! The RoCE port (`m_axis`/`s_axis`) goes to the RoCE target model (one, all QPs), the NVMe/TCP
+//! port (`tcp_*`) to one NVMe/TCP target model per connection ([`super::tcp`]); every target's
+//! NSID 1 has QoS's ns1 size, NSID 2 is on none.
 //!
 //! The golden reference states the contract's rules, not the RTL's: each command's status is
 //! the first of the front end's (01h for an opcode it does not carry), QoS's (0Bh, 80h, 86h
 //! from its namespace table and grants), the routing table's (82h for an unbound queue) and
-//! the target's own answer (the target model is the remote namespace); DW0 is 0. Then:
-//! every command completes exactly once (the host model checks each CQE: queue, CID, phase,
-//! SQHD, status, DW0); a command the chip must not carry never reaches the target, and every
-//! other reaches it exactly once on the QP its queue is bound to; a successful Read's host
-//! buffer holds exactly what the target sent; a successful Write carried exactly its host
-//! buffer; host memory outside the Reads' buffers never changes; the chip's routing counters
-//! are exact.
+//! the answer of the target its queue is bound to (each model is the remote namespace; the
+//! two answer some opcodes differently); DW0 is what that target's CQE carries (RoCE:
+//! CID << 8 ^ 5A00_0000h ^ QP; NVMe/TCP: CID << 8 ^ 7C00_0000h ^ connection, or 0 for a Read
+//! the target may end with SUCCESS), 0 for the chip's own completions. Then: every command
+//! completes exactly once (the host model checks each CQE: queue, CID, phase, SQHD, status,
+//! DW0); a command the chip must not carry reaches no target, and every other reaches exactly
+//! once the target of the channel its queue is bound to (an NVMe/TCP target receives exactly
+//! the CIDs of its queue, each capsule with the host's opcode, NSID and CDW10-15); a
+//! successful Read's host buffer holds exactly what its target sent (RoCE: its RDMA WRITEs;
+//! NVMe/TCP: its C2HData PDUs, every byte once); a successful Write carried exactly its host
+//! buffer (RDMA READ responses or capsule; H2CData PDUs or capsule); host memory outside the
+//! Reads' buffers never changes; every NVMe/TCP connection asked for `tcp_dgst`'s digests,
+//! stayed up, and neither side broke the protocol (target `violations`, stream rules); the
+//! chip's routing counters (`cnt_roce`, `cnt_nvme_tcp`, `cnt_unbound`) are exact.
 
 use crate::drivers::axi_mem::Memory;
 use crate::drivers::axis::{AxisSink, AxisSource};
+use crate::models::nvme_tcp::Pdu;
 use crate::models::roce_target::{QpConf, Target};
 use crate::prop::Property;
 use crate::rng::Rng;
 use crate::rtl::regs::{chip_csr, qos_csr, roce_csr};
 use crate::rtl::{ChipTop, NvmeCtrlTop};
 use crate::sim::{Component, Dut, Sim};
+use crate::suites::chip::tcp::{self, TcpConf, TcpLink};
 use crate::suites::nvme::env::{Attach, Env, Sqe, Timing};
 use crate::suites::nvme::queues::{create_pair, io_batch, Pair};
+use crate::suites::nvme_tcp::rtl::{HOLD_BYTES, ICD_BYTES};
 use crate::suites::rdma::engine::{confs, place, program_qp, Buf, BASE};
 use proptest::prelude::*;
 use std::cell::RefCell;
@@ -42,6 +58,15 @@ use std::rc::Rc;
 const BLOCKS: u64 = 64;
 /// QoS's size of namespace 2, which the target does not have (it answers 0Bh).
 const NS2_BLOCKS: u64 = 16;
+/// `chip_csr.tcp_dgst` values a case draws from: only the reset value (both digests) for now.
+/// The chip does not ask for what firmware writes there: each connection loads its ICReq in the
+/// first cycle after reset, from the reset value, and checks the ICResp against the register's
+/// value of the moment, so a connection of a chip whose firmware cleared a digest asks for both
+/// and then ends itself (H2CTermReq FES 06h, FEI 11) on the target's ICResp. With
+/// `CHIP_TCP_DGST_ALL=1` in the environment the cases draw every value (and fail on that).
+const TCP_DGST: [u8; 1] = [3];
+/// Every `chip_csr.tcp_dgst` value.
+const TCP_DGST_ALL: [u8; 4] = [0, 1, 2, 3];
 /// The RoCE engines' retransmit timeout in the property, cycles.
 const RETRY_TIMEOUT: u32 = 4000;
 
@@ -51,7 +76,7 @@ pub struct Cmd {
     /// Queue selector (modulo the queues created).
     pub q: u8,
     /// 0 Flush, 1 Write Zeroes, 2 Read past the end, 3 an unknown opcode, 4 Write Zeroes on
-    /// NSID 2, 5 a Write (up to 32 blocks), 6 a Read of NSID 3 (absent), 7 Dataset
+    /// NSID 2 (even `nlb`) or a Read of NSID 2 (odd), 5 a Write (up to 32 blocks), 6 a Read of NSID 3 (absent), 7 Dataset
     /// Management, 8 Compare, 9 a small Write (in its capsule), 10 and more a Read (up to 32
     /// blocks).
     pub kind: u8,
@@ -74,6 +99,17 @@ pub enum Grant {
     None,
 }
 
+/// One routing-table entry firmware writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bind {
+    /// RoCE QP (modulo the QPs).
+    Roce(u8),
+    /// NVMe/TCP connection (modulo the connections).
+    Tcp(u8),
+    /// Unbound.
+    Off,
+}
+
 /// How firmware binds the queues.
 #[derive(Clone, Copy, Debug)]
 pub enum Routes {
@@ -83,6 +119,18 @@ pub enum Routes {
     Swapped,
     /// SQ 2 unbound (its commands complete with 82h).
     Sq2Unbound,
+    /// Firmware writes SQ 1, 2 and 3's entries in that order, over the reset binding (binding
+    /// a channel unbinds whichever queue had it, so a later SQ may take an earlier one's).
+    Table([Bind; 3]),
+}
+
+/// A transport channel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Chan {
+    /// RoCE QP.
+    Roce(usize),
+    /// NVMe/TCP connection.
+    Tcp(usize),
 }
 
 /// The stimulus.
@@ -92,6 +140,11 @@ pub struct Input {
     pub pairs: Vec<Pair>,
     pub grants: Vec<Grant>,
     pub routes: Routes,
+    /// `chip_csr.tcp_dgst`: the digests the NVMe/TCP connections ask for (bit 0 header, bit 1
+    /// data).
+    pub tcp_dgst: u8,
+    /// The NVMe/TCP targets' behaviour.
+    pub tcp: TcpConf,
     /// Batches of commands: (commands, one doorbell for the batch).
     pub batches: Vec<(Vec<Cmd>, bool)>,
     pub timing: Timing,
@@ -160,7 +213,8 @@ fn sqe_for(c: &Cmd, cid: u16) -> Sqe {
         1 => (0x08, 1, c.slba % (BLOCKS + 4), c.nlb % 8),
         2 => (0x02, 1, BLOCKS + c.slba % 8, c.nlb % 8),
         3 => (0x7e, 1, 0, 0),
-        4 => (0x08, 2, c.slba % NS2_BLOCKS, 0),
+        4 if c.nlb.is_multiple_of(2) => (0x08, 2, c.slba % NS2_BLOCKS, 0),
+        4 => (0x02, 2, c.slba % (NS2_BLOCKS - 4), c.nlb / 2 % 4),
         5 => (0x01, 1, c.slba % (BLOCKS - 32), c.nlb % 32),
         6 => (0x02, 3, 0, 0),
         7 => (0x09, 1, 0, 0),
@@ -244,28 +298,47 @@ fn target_status(sqe: &Sqe) -> u16 {
     }
 }
 
-/// The routing table as the contract says firmware's writes leave it: SQ id -> QP.
-fn routes(r: Routes, qps: usize, queues: u16) -> BTreeMap<u16, usize> {
-    let mut t: BTreeMap<u16, usize> = (1..=queues)
-        .filter(|&y| usize::from(y) <= qps)
-        .map(|y| (y, usize::from(y) - 1))
-        .collect();
-    let bind = |t: &mut BTreeMap<u16, usize>, y: u16, q: Option<usize>| {
-        if let Some(q) = q {
-            t.retain(|_, v| *v != q);
-            t.insert(y, q);
-        } else {
-            t.remove(&y);
-        }
-    };
+/// Firmware's routing-table writes for `r`: (SQ id, `route_set` entry), in order.
+fn route_writes(r: Routes, qps: usize, conns: usize) -> Vec<(u16, u32)> {
     match r {
-        Routes::Reset => {}
-        Routes::Swapped if qps >= 2 => {
-            bind(&mut t, 1, Some(1));
-            bind(&mut t, 2, Some(0));
+        Routes::Reset => vec![],
+        Routes::Swapped => vec![(1, 1 << 31 | 1), (2, 1 << 31)],
+        Routes::Sq2Unbound => vec![(2, 0)],
+        Routes::Table(b) => (1..=3u16)
+            .zip(b)
+            .map(|(y, b)| {
+                let e = match b {
+                    Bind::Roce(c) => 1 << 31 | (u32::from(c) % qps as u32),
+                    Bind::Tcp(c) => 1 << 31 | 1 << 16 | (u32::from(c) % conns as u32),
+                    Bind::Off => 0,
+                };
+                (y, e)
+            })
+            .collect(),
+    }
+}
+
+/// The routing table as the contract says firmware's writes leave it: SQ id -> channel. After
+/// reset SQ y is on QP y - 1 (the default transport is RoCE); binding a channel unbinds
+/// whichever queue had it; an entry of 0 unbinds.
+fn routes(writes: &[(u16, u32)], qps: usize, queues: u16) -> BTreeMap<u16, Chan> {
+    let mut t: BTreeMap<u16, Chan> = (1..=queues)
+        .filter(|&y| usize::from(y) <= qps)
+        .map(|y| (y, Chan::Roce(usize::from(y) - 1)))
+        .collect();
+    for &(y, e) in writes {
+        if e >> 31 == 0 {
+            t.remove(&y);
+            continue;
         }
-        Routes::Swapped => {}
-        Routes::Sq2Unbound => bind(&mut t, 2, None),
+        let ch = (e & 0xff) as usize;
+        let c = if e >> 16 & 3 == 1 {
+            Chan::Tcp(ch)
+        } else {
+            Chan::Roce(ch)
+        };
+        t.retain(|_, v| *v != c);
+        t.insert(y, c);
     }
     t
 }
@@ -275,9 +348,9 @@ struct Sent {
     sqid: u16,
     cid: u16,
     sqe: Sqe,
-    /// Its expected status, and the QP when it must reach the target.
+    /// Its expected status, and the channel when it must reach a target.
     status: u16,
-    qp: Option<usize>,
+    via: Option<Chan>,
 }
 
 fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
@@ -320,6 +393,10 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         to_host: VecDeque::new(),
         frames: 0,
     });
+    let tcp_link = env.sim.add(TcpLink::new(
+        &env.sim, &input.tcp, BLOCKS, ICD_BYTES, input.seed,
+    ));
+    let conns = tcp_link.borrow().targets.len();
     env.sim.reset(3);
 
     // Firmware: find the blocks, program QoS, the QPs and the routing table.
@@ -327,14 +404,19 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     let grants: BTreeMap<u16, Grant> = (1..=queues)
         .map(|y| (y, input.grants[usize::from(y - 1) % input.grants.len()]))
         .collect();
-    let table = routes(input.routes, qps, field_u16(chip_csr::INFO_QUEUES_RESET));
+    let writes = route_writes(input.routes, qps, conns);
+    let table = routes(&writes, qps, field_u16(chip_csr::INFO_QUEUES_RESET));
     {
         let mut bus = env.fw_bus.mmio(&mut env.sim);
+        // The digests every NVMe/TCP connection asks for in its ICReq: firmware's first write,
+        // while the connections have no tx credit yet.
+        bus.write32(chip_csr::TCP_DGST, u32::from(input.tcp_dgst));
         let map: Vec<u32> = [
             chip_csr::MAP_NVME,
             chip_csr::MAP_QOS,
             chip_csr::MAP_ROCE,
             chip_csr::MAP_CHIP,
+            chip_csr::MAP_NVME_TCP,
         ]
         .iter()
         .map(|&a| bus.read32(a))
@@ -344,6 +426,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             chip_csr::MAP_QOS_BASE_RESET,
             chip_csr::MAP_ROCE_BASE_RESET,
             0,
+            chip_csr::MAP_NVME_TCP_BASE_RESET,
         ];
         if map != want {
             return Err(format!(
@@ -393,26 +476,42 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             ));
         }
         bus.write32(chip_csr::ROUTE_ERR, 3);
-        let writes: Vec<(u16, u32)> = match input.routes {
-            Routes::Reset => vec![],
-            Routes::Swapped => vec![(1, 1 << 31 | 1), (2, 1 << 31)],
-            Routes::Sq2Unbound => vec![(2, 0)],
-        };
-        for (y, e) in writes {
+        // The same for a connection the chip does not have.
+        bus.write32(chip_csr::ROUTE_SET, 1 << 31 | 1 << 16 | 0x7f);
+        let err = bus.read32(chip_csr::ROUTE_ERR);
+        if err != 2 {
+            return Err(format!(
+                "route_err reads {err:#x} after binding SQ 1 to NVMe/TCP connection 127 (expected bad_channel)"
+            ));
+        }
+        bus.write32(chip_csr::ROUTE_ERR, 3);
+        for &(y, e) in &writes {
             bus.write32(chip_csr::ROUTE_SEL, u32::from(y));
             bus.write32(chip_csr::ROUTE_SET, e);
         }
         for y in 1..=field_u16(chip_csr::INFO_QUEUES_RESET) {
             bus.write32(chip_csr::ROUTE_SEL, u32::from(y));
             let got = bus.read32(chip_csr::ROUTE_GET);
-            let want = table.get(&y).map_or(0, |&q| 1 << 31 | q as u32);
+            let want = table.get(&y).map_or(0, |&c| match c {
+                Chan::Roce(q) => 1 << 31 | q as u32,
+                Chan::Tcp(q) => 1 << 31 | 1 << 16 | q as u32,
+            });
             if got != want {
                 return Err(format!(
                     "route_get of SQ {y} reads {got:#x}, the contract says {want:#x}"
                 ));
             }
         }
+        let dgst = bus.read32(chip_csr::TCP_DGST);
+        if dgst != u32::from(input.tcp_dgst) {
+            return Err(format!(
+                "chip_csr.tcp_dgst reads {dgst:#x}, firmware wrote {:#x}",
+                input.tcp_dgst
+            ));
+        }
     }
+    // The TCP engine underneath opens the connections' byte streams.
+    tcp_link.borrow_mut().open = true;
 
     // The host brings the controller up and creates its queues.
     env.read_cap()?;
@@ -463,6 +562,16 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                         cid,
                         sqid,
                     );
+                    // No reserved SGL descriptor type on a queue bound to NVMe/TCP: a failed
+                    // host-memory read ends the connection (the engine's contract), which
+                    // would fail every other command on it with 22h.
+                    if matches!(table.get(&sqid), Some(Chan::Tcp(_))) {
+                        let b = bufs.last_mut().expect("placed");
+                        if b.bad {
+                            b.bad = false;
+                            s[39] = 0;
+                        }
+                    }
                     let end = bufs.last().map_or(BASE, |b| b.end);
                     let orig = env.mem.borrow().mem.read_vec(start, (end - start) as usize);
                     regions.push((start, orig));
@@ -473,36 +582,44 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 } else {
                     qos_status(sqid, &s, field_u16(chip_csr::INFO_QUEUES_RESET), &grants)
                 };
-                let qp = table.get(&sqid).copied();
+                let chan = table.get(&sqid).copied();
                 let bad = bufs
                     .last()
                     .is_some_and(|b| b.cid == cid && b.sqid == sqid && b.bad);
-                let (status, reaches) = match (front, qos, qp) {
+                let (status, reaches) = match (front, qos, chan) {
                     (true, _, _) => (0xffff, None),
                     (_, Some(st), _) => (st, None),
                     (_, None, None) => (0x0082, None),
                     // A Write whose SGL descriptor type is reserved: the DMA engine's 11h.
-                    (_, None, Some(q)) if bad => (0x0011, Some(q)),
-                    (_, None, Some(q)) => (target_status(&s), Some(q)),
+                    (_, None, Some(c)) if bad => (0x0011, Some(c)),
+                    (_, None, Some(c @ Chan::Roce(_))) => (target_status(&s), Some(c)),
+                    (_, None, Some(c @ Chan::Tcp(_))) => (tcp::target_status(&s, BLOCKS), Some(c)),
                 };
-                // DW0: the target's CQE carries CID << 8 ^ 5A00_0000h ^ QP (so it proves the
-                // completion came back from the right QP); the chip's own completions carry 0.
+                // DW0: the RoCE target's CQE carries CID << 8 ^ 5A00_0000h ^ QP, the NVMe/TCP
+                // target's CID << 8 ^ 7C00_0000h ^ connection (so it proves the completion
+                // came back from the right channel), but for a successful Read it may answer
+                // with SUCCESS on its last C2HData (no CQE: DW0 0); the chip's own completions
+                // carry 0.
                 let dw0 = match reaches {
-                    Some(q) => u32::from(cid) << 8 ^ 0x5a00_0000 ^ q as u32,
-                    None => 0,
+                    Some(Chan::Roce(q)) => Some(u32::from(cid) << 8 ^ 0x5a00_0000 ^ q as u32),
+                    Some(Chan::Tcp(_)) if s[0] == 0x02 && status == 0 && input.tcp.use_success => {
+                        None
+                    }
+                    Some(Chan::Tcp(c)) => Some(tcp::dw0(cid, c)),
+                    None => Some(0),
                 };
                 if !front {
                     env.host
                         .model
                         .io_expect
-                        .insert((sqid, cid), (vec![status], Some(dw0)));
+                        .insert((sqid, cid), (vec![status], dw0));
                 }
                 sent.push(Sent {
                     sqid,
                     cid,
                     sqe: s,
                     status,
-                    qp: reaches,
+                    via: reaches,
                 });
                 placed.push(s);
             }
@@ -517,38 +634,71 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         env.step()?;
         n += 1;
         if n > env.limit {
+            let t = tcp_link.borrow();
+            let held: Vec<Vec<u16>> = t.targets.iter().map(|x| x.held()).collect();
             return Err(format!(
-                "{} commands never completed (target: {:?})",
+                "{} commands never completed (RoCE target: {:?}; NVMe/TCP targets hold {held:?}, violations {:?}, tcp_connected_o {:#x}, tcp_dead_o {:#x})",
                 env.host.model.outstanding(),
-                link.borrow().target.errors.first()
+                link.borrow().target.errors.first(),
+                t.targets.iter().flat_map(|x| x.violations.first()).collect::<Vec<_>>(),
+                env.sim.signal("tcp_connected_o").get(),
+                env.sim.signal("tcp_dead_o").get(),
             ));
         }
     }
-    check(&env, &link.borrow(), &sent, &bufs, &regions)?;
+    // Let the last bytes on the NVMe/TCP streams settle (a PDU the target got after the host
+    // saw its command complete cannot be, but a stray one must be seen).
+    env.sim.run(200);
+    check(
+        &env,
+        &link.borrow(),
+        &tcp_link.borrow(),
+        &sent,
+        &bufs,
+        &regions,
+    )?;
+    check_tcp(&env, &tcp_link.borrow(), input.tcp_dgst, &sent)?;
     if let Some(v) = sink.borrow().violations.first() {
         return Err(format!("m_axis protocol: {v}"));
     }
     if std::env::var_os("CHIP_DEBUG").is_some() {
+        let t = tcp_link.borrow();
         eprintln!(
-            "chip case: {} commands, {} carried, {} executed, {} frames, {} cycles",
+            "chip case: {} commands, {} to RoCE ({} executed, {} frames), {} to NVMe/TCP ({} capsules, {}/{} bytes tx/rx), digests {}, {} cycles",
             sent.len(),
-            sent.iter().filter(|s| s.qp.is_some()).count(),
+            sent.iter().filter(|s| matches!(s.via, Some(Chan::Roce(_)))).count(),
             link.borrow().target.executed.len(),
             link.borrow().frames,
+            sent.iter().filter(|s| matches!(s.via, Some(Chan::Tcp(_)))).count(),
+            t.targets
+                .iter()
+                .map(|x| x.received.iter().filter(|p| matches!(p, Pdu::CapsuleCmd { .. })).count())
+                .sum::<usize>(),
+            t.streams.tx_total,
+            t.streams.rx_total,
+            input.tcp_dgst,
             env.sim.cycle()
         );
     }
     // The routing counters.
     let mut bus = env.fw_bus.mmio(&mut env.sim);
-    let routed = sent.iter().filter(|s| s.qp.is_some()).count() as u32;
+    let count = |f: fn(&Chan) -> bool| {
+        sent.iter()
+            .filter(|s| s.via.as_ref().is_some_and(f))
+            .count() as u32
+    };
+    let roce = count(|c| matches!(c, Chan::Roce(_)));
+    let nvme_tcp = count(|c| matches!(c, Chan::Tcp(_)));
     let unbound = sent.iter().filter(|s| s.status == 0x0082).count() as u32;
-    let (r, u) = (
+    let got = (
         bus.read32(chip_csr::CNT_ROCE),
+        bus.read32(chip_csr::CNT_NVME_TCP),
         bus.read32(chip_csr::CNT_UNBOUND),
     );
-    if (r, u) != (routed, unbound) {
+    if got != (roce, nvme_tcp, unbound) {
         return Err(format!(
-            "chip_csr counts {r} commands to RoCE and {u} unbound; the host sent {routed} and {unbound}"
+            "chip_csr counts (RoCE, NVMe/TCP, unbound) {got:?}; the host sent {:?}",
+            (roce, nvme_tcp, unbound)
         ));
     }
     Ok(())
@@ -572,71 +722,93 @@ fn buf_data(b: &Buf, mem: &Memory) -> Vec<u8> {
 fn check<T: Dut>(
     env: &Env<T>,
     link: &RoceLink,
+    tcp_link: &TcpLink,
     sent: &[Sent],
     bufs: &[Buf],
     regions: &[(u64, Vec<u8>)],
 ) -> Result<(), String> {
     let t = &link.target;
     if let Some(e) = t.errors.first() {
-        return Err(format!("target: {e}"));
+        return Err(format!("RoCE target: {e}"));
     }
-    // Exactly the commands the chip must carry reached the target, once each, on their QP.
+    // Exactly the commands the chip must carry over RoCE reached the RoCE target, once each,
+    // on their QP.
     for s in sent {
         let n = t
             .executed
             .iter()
-            .filter(|e| e.cid == s.cid && Some(e.qp) == s.qp)
+            .filter(|e| e.cid == s.cid && Some(Chan::Roce(e.qp)) == s.via)
             .count();
-        let want = usize::from(s.qp.is_some());
+        let want = usize::from(matches!(s.via, Some(Chan::Roce(_))));
         if n != want {
             return Err(format!(
-                "SQ {} CID {:#x} (opcode {:#04x}, status {:#x}): the target executed it {n} times on QP {:?}, expected {want}",
-                s.sqid, s.cid, s.sqe[0], s.status, s.qp
+                "SQ {} CID {:#x} (opcode {:#04x}, status {:#x}): the RoCE target executed it {n} times on its channel {:?}, expected {want}",
+                s.sqid, s.cid, s.sqe[0], s.status, s.via
             ));
         }
     }
-    let carried = sent.iter().filter(|s| s.qp.is_some()).count();
+    let carried = sent
+        .iter()
+        .filter(|s| matches!(s.via, Some(Chan::Roce(_))))
+        .count();
     if t.executed.len() != carried {
         return Err(format!(
-            "the target executed {} commands; the chip had {carried} to carry",
+            "the RoCE target executed {} commands; the chip had {carried} to carry",
             t.executed.len()
         ));
     }
     // Host memory: every region as placed, but for the successful Reads' buffers, which hold
-    // exactly what the target sent; Writes carried exactly their buffers.
+    // exactly what their target sent; Writes carried exactly their buffers.
     let mem = &env.mem.borrow().mem;
     let mut expect: Vec<(u64, Vec<u8>)> = regions.to_vec();
     for b in bufs {
         let Some(s) = sent.iter().find(|s| s.sqid == b.sqid && s.cid == b.cid) else {
             continue;
         };
-        let Some(q) = s.qp else { continue };
+        let Some(via) = s.via else { continue };
         if s.status != 0 {
             continue;
         }
+        let len = b.pieces.iter().map(|p| p.1).sum::<usize>();
+        let who = format!("SQ {} CID {:#x} on {via:?}", b.sqid, b.cid);
         if b.write {
-            let got = t.write_data.iter().find(|w| w.0 == q && w.1 == b.cid);
             let want = buf_data(b, mem);
-            if got.map(|w| &w.2) != Some(&want) {
+            let got = match via {
+                Chan::Roce(q) => t
+                    .write_data
+                    .iter()
+                    .find(|w| w.0 == q && w.1 == b.cid)
+                    .map(|w| w.2.clone())
+                    .ok_or(format!(
+                        "{who}: a successful Write the target got no data for"
+                    ))?,
+                Chan::Tcp(c) => tcp::write_data(&tcp_link.targets[c], b.cid, len)
+                    .map_err(|e| format!("{who}: {e}"))?,
+            };
+            if got != want {
+                let i = (0..want.len().min(got.len()))
+                    .find(|&i| got[i] != want[i])
+                    .unwrap_or(want.len().min(got.len()));
                 return Err(format!(
-                    "SQ {} CID {:#x}: the Write carried {} bytes to the target, not its {} host bytes",
-                    b.sqid,
-                    b.cid,
-                    got.map_or(0, |w| w.2.len()),
+                    "{who}: the Write carried {} bytes to the target, not its {} host bytes (first difference at byte {i})",
+                    got.len(),
                     want.len()
                 ));
             }
             continue;
         }
-        let data = &t
-            .read_data
-            .iter()
-            .find(|r| r.0 == q && r.1 == b.cid)
-            .ok_or(format!(
-                "SQ {} CID {:#x}: a successful Read the target sent no data for",
-                b.sqid, b.cid
-            ))?
-            .2;
+        let data = match via {
+            Chan::Roce(q) => t
+                .read_data
+                .iter()
+                .find(|r| r.0 == q && r.1 == b.cid)
+                .map(|r| r.2.clone())
+                .ok_or(format!(
+                    "{who}: a successful Read the target sent no data for"
+                ))?,
+            Chan::Tcp(c) => tcp::read_data(&tcp_link.targets[c], b.cid, len)
+                .map_err(|e| format!("{who}: {e}"))?,
+        };
         let mut k = 0;
         for &(addr, n) in &b.pieces {
             let r = expect
@@ -671,6 +843,98 @@ fn check<T: Dut>(
     Ok(())
 }
 
+/// The NVMe/TCP side: every connection came up asking for `chip_csr.tcp_dgst`'s digests and
+/// stayed up with no protocol fault on either side; each target received exactly the commands
+/// of the queue bound to its connection, once each, as the host wrote them (opcode, NSID,
+/// CDW10-15).
+fn check_tcp<T: Dut>(
+    env: &Env<T>,
+    tcp_link: &TcpLink,
+    dgst: u8,
+    sent: &[Sent],
+) -> Result<(), String> {
+    if let Some(v) = tcp_link.streams.violations.first() {
+        return Err(format!("tcp streams: {v}"));
+    }
+    let n = tcp_link.targets.len();
+    for (c, t) in tcp_link.targets.iter().enumerate() {
+        if let Some(v) = t.violations.first() {
+            return Err(format!("NVMe/TCP target {c}: {v}"));
+        }
+        match t.received.first() {
+            Some(Pdu::IcReq { hdgst, ddgst, .. }) => {
+                let asked = u8::from(*hdgst) | u8::from(*ddgst) << 1;
+                if asked != dgst & 3 {
+                    return Err(format!(
+                        "NVMe/TCP connection {c}: the ICReq asks for digests {asked:#x}, chip_csr.tcp_dgst is {dgst:#x}"
+                    ));
+                }
+            }
+            other => {
+                return Err(format!(
+                "NVMe/TCP connection {c}: the first PDU the target got is {other:?}, not an ICReq"
+            ))
+            }
+        }
+        if !t.term_reqs.is_empty() || t.dead {
+            return Err(format!(
+                "NVMe/TCP target {c}: connection ended (TermReqs {:?})",
+                t.term_reqs
+            ));
+        }
+        let mut got: Vec<u16> = t
+            .received
+            .iter()
+            .filter_map(|p| match p {
+                Pdu::CapsuleCmd { sqe, .. } => Some(u16::from_le_bytes([sqe[2], sqe[3]])),
+                _ => None,
+            })
+            .collect();
+        let mine: Vec<&Sent> = sent
+            .iter()
+            .filter(|s| s.via == Some(Chan::Tcp(c)))
+            .collect();
+        let mut want: Vec<u16> = mine.iter().map(|s| s.cid).collect();
+        got.sort_unstable();
+        want.sort_unstable();
+        if got != want {
+            let extra: Vec<&Sent> = sent
+                .iter()
+                .filter(|s| s.via != Some(Chan::Tcp(c)) && got.contains(&s.cid))
+                .collect();
+            return Err(format!(
+                "NVMe/TCP target {c} received the CIDs {got:#x?}; the chip had {want:#x?} to carry to it (commands of other channels with those CIDs: {:?})",
+                extra
+                    .iter()
+                    .map(|s| format!("SQ {} CID {:#x} status {:#x} via {:?}", s.sqid, s.cid, s.status, s.via))
+                    .collect::<Vec<_>>()
+            ));
+        }
+        for s in mine {
+            let cap = tcp::capsules(t, s.cid)[0];
+            if cap[0] != s.sqe[0] || cap[4..8] != s.sqe[4..8] || cap[40..64] != s.sqe[40..64] {
+                return Err(format!(
+                    "SQ {} CID {:#x}: the capsule's SQE {:02x?} is not the host's {:02x?} (opcode, NSID, CDW10-15)",
+                    s.sqid,
+                    s.cid,
+                    &cap[..],
+                    &s.sqe[..]
+                ));
+            }
+        }
+    }
+    let (up, dead) = (
+        env.sim.signal("tcp_connected_o").get(),
+        env.sim.signal("tcp_dead_o").get(),
+    );
+    if up != (1 << n) - 1 || dead != 0 {
+        return Err(format!(
+            "tcp_connected_o {up:#x}, tcp_dead_o {dead:#x}: every connection should be up"
+        ));
+    }
+    Ok(())
+}
+
 /// The property.
 pub struct ChipProp;
 
@@ -698,11 +962,48 @@ impl Property for ChipProp {
             1 => (any::<u8>(), any::<u8>()).prop_map(|(a, b)| Grant::Window(a, b)),
             1 => Just(Grant::None),
         ];
+        // A third of the cases all RoCE (today's bindings), a quarter all NVMe/TCP (SQ 3 may
+        // take SQ 1's or SQ 2's connection, or be unbound), the rest mixed.
+        let tcp_bind = prop_oneof![
+            4 => (0u8..2).prop_map(Bind::Tcp),
+            1 => Just(Bind::Off),
+        ];
+        let any_bind = prop_oneof![
+            3 => (0u8..2).prop_map(Bind::Tcp),
+            3 => (0u8..2).prop_map(Bind::Roce),
+            1 => Just(Bind::Off),
+        ];
         let routes = prop_oneof![
             3 => Just(Routes::Reset),
             2 => Just(Routes::Swapped),
             1 => Just(Routes::Sq2Unbound),
+            5 => [tcp_bind.clone(), tcp_bind.clone(), tcp_bind].prop_map(Routes::Table),
+            7 => [any_bind.clone(), any_bind.clone(), any_bind].prop_map(Routes::Table),
         ];
+        let tcp = (
+            prop_oneof![
+                Just(4096u32),
+                Just(8192),
+                (1024u32..4096).prop_map(|x| x * 4)
+            ],
+            prop_oneof![3 => Just(0u8), 1 => 1u8..=3],
+            prop_oneof![256u32..1024, 1024u32..=HOLD_BYTES],
+            prop_oneof![256u32..1024, 1024u32..17_000],
+            any::<bool>(),
+            prop_oneof![1u16..64, 64u16..3000],
+            (0u8..30, 0u8..30),
+        )
+            .prop_map(
+                |(maxh2cdata, cpda, max_c2h, max_r2t, use_success, chunk, idle)| TcpConf {
+                    maxh2cdata,
+                    cpda,
+                    max_c2h,
+                    max_r2t,
+                    use_success,
+                    chunk,
+                    idle,
+                },
+            );
         // Mostly commands that move data: Reads (kind 10) and Writes (5, 9).
         let kind = prop_oneof![
             4 => Just(10u8),
@@ -729,7 +1030,11 @@ impl Property for ChipProp {
             });
         let psn = prop_oneof![Just(0u32), 0xff_fff0u32..0x100_0000, any::<u32>()];
         (
-            proptest::collection::vec(pair, 1..4),
+            // Two or three queues mostly, so a mixed binding has queues on both transports.
+            prop_oneof![
+                1 => proptest::collection::vec(pair.clone(), 1..2),
+                3 => proptest::collection::vec(pair, 2..4),
+            ],
             proptest::collection::vec(grant, 1..4),
             routes,
             proptest::collection::vec(batch, 1..8),
@@ -737,12 +1042,20 @@ impl Property for ChipProp {
             prop_oneof![4 => Just(0u8), 1 => 1u8..6],
             [psn.clone(), psn.clone(), psn.clone(), psn],
             any::<u64>(),
+            proptest::sample::select(if std::env::var_os("CHIP_TCP_DGST_ALL").is_some() {
+                TCP_DGST_ALL.to_vec()
+            } else {
+                TCP_DGST.to_vec()
+            }),
+            tcp,
         )
             .prop_map(
-                |(pairs, grants, routes, batches, timing, loss, psn, seed)| Input {
+                |(pairs, grants, routes, batches, timing, loss, psn, seed, tcp_dgst, tcp)| Input {
                     pairs,
                     grants,
                     routes,
+                    tcp_dgst,
+                    tcp,
                     batches,
                     timing,
                     loss,

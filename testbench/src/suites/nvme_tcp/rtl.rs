@@ -8,6 +8,7 @@
 use super::scenario::{check, strategy, Kind, Outcome, Scenario};
 use crate::drivers::axi_mem::{AxiMemConfig, AxiMemSlave};
 use crate::drivers::axil::{Axil, AxilConfig};
+use crate::drivers::tcp_streams::ByteStreams;
 use crate::models::nvme_tcp_host::Completion;
 use crate::models::nvme_tcp_target::{Fault, Target};
 use crate::pcap::{Endpoints, Pcap, TcpConn};
@@ -709,24 +710,16 @@ impl Property for NvmeTcpConnHostileProp {
 }
 
 /// Drives the engine top: commands with SQ ids, per-connection rx beats (presented only when
-/// the connection's `rx_space_o` bit is up, as the contract says), tx credits.
+/// the connection's `rx_space_o` bit is up, as the contract says), tx credits (the byte streams
+/// are [`ByteStreams`]).
 struct EngineHarness {
-    n: usize,
-    lanes: usize,
     sig: std::collections::HashMap<&'static str, Signal>,
     cmds: VecDeque<(u16, [u8; 64])>,
     cmd_on: bool,
-    beats: Vec<VecDeque<Vec<u8>>>,
-    rx_on: Option<usize>,
+    streams: ByteStreams,
     rng: Rng,
     idle: (u8, u8, u8, u8),
-    tx_bytes: Vec<Vec<u8>>,
     completions: Vec<(u16, Completion)>,
-    violations: Vec<String>,
-    last_tx: Option<(Vec<u32>, u64, u64)>,
-    /// Bytes moved on tx and rx, all connections.
-    tx_total: u64,
-    rx_total: u64,
 }
 
 impl EngineHarness {
@@ -735,7 +728,7 @@ impl EngineHarness {
     }
 }
 
-const ENGINE_PORTS: [&str; 23] = [
+const ENGINE_PORTS: [&str; 11] = [
     "io_cmd_valid_i",
     "io_cmd_ready_o",
     "io_cmd_sqid_i",
@@ -746,18 +739,6 @@ const ENGINE_PORTS: [&str; 23] = [
     "io_cpl_cid_o",
     "io_cpl_status_o",
     "io_cpl_dw0_o",
-    "tx_valid_o",
-    "tx_ready_i",
-    "tx_conn_o",
-    "tx_data_o",
-    "tx_keep_o",
-    "tx_credit_i",
-    "rx_valid_i",
-    "rx_ready_o",
-    "rx_conn_i",
-    "rx_data_i",
-    "rx_keep_i",
-    "rx_space_o",
     "dgst_i",
 ];
 
@@ -767,44 +748,7 @@ impl Component for EngineHarness {
             self.cmds.pop_front();
             self.cmd_on = false;
         }
-        if let Some(c) = self.rx_on {
-            if !self.s("rx_ready_o").is_high() {
-                self.violations
-                    .push("rx beat presented under rx_space_o was not taken".into());
-            }
-            if let Some(b) = self.beats[c].pop_front() {
-                self.rx_total += b.len() as u64;
-            }
-            self.rx_on = None;
-        }
-        if self.s("tx_valid_o").is_high() {
-            let now = (
-                self.s("tx_data_o").get_words(),
-                self.s("tx_keep_o").get(),
-                self.s("tx_conn_o").get(),
-            );
-            if let Some(prev) = &self.last_tx {
-                if *prev != now {
-                    self.violations
-                        .push("tx payload changed while valid and not ready".into());
-                }
-            }
-            if self.s("tx_ready_i").is_high() {
-                let (w, keep, conn) = &now;
-                let n = keep.trailing_ones() as usize;
-                for i in 0..n {
-                    self.tx_bytes[*conn as usize].push((w[i / 4] >> (8 * (i % 4))) as u8);
-                }
-                self.tx_total += n as u64;
-                self.last_tx = None;
-            } else {
-                self.last_tx = Some(now);
-            }
-        } else if self.last_tx.is_some() {
-            self.violations
-                .push("tx valid fell before the transfer".into());
-            self.last_tx = None;
-        }
+        self.streams.sample();
         if self.s("io_cpl_valid_o").is_high() && self.s("io_cpl_ready_i").is_high() {
             self.completions.push((
                 self.s("io_cpl_sqid_o").get() as u16,
@@ -825,30 +769,8 @@ impl Component for EngineHarness {
             self.s("io_cmd_sqe_i").set_words(&words(&sqe));
         }
         self.s("io_cmd_valid_i").set(u64::from(self.cmd_on));
-        // rx: a connection with a beat and space, chosen at random.
-        let space = self.s("rx_space_o").get();
-        let ready: Vec<usize> = (0..self.n)
-            .filter(|&c| !self.beats[c].is_empty() && space >> c & 1 == 1)
-            .collect();
-        if !ready.is_empty() && !self.rng.chance(self.idle.1) {
-            let c = ready[self.rng.below(ready.len() as u64) as usize];
-            let mut padded = self.beats[c][0].clone();
-            let len = padded.len();
-            padded.resize(self.lanes, 0);
-            self.s("rx_conn_i").set(c as u64);
-            self.s("rx_data_i").set_words(&words(&padded));
-            self.s("rx_keep_i").set((1u64 << len) - 1);
-            self.rx_on = Some(c);
-        }
-        self.s("rx_valid_i").set(u64::from(self.rx_on.is_some()));
-        let mut credit = self.rng.next_u64() & ((1 << self.n) - 1);
-        if let Some((_, _, c)) = &self.last_tx {
-            credit |= 1 << c;
-        }
-        self.s("tx_credit_i").set(credit);
-        let tx_ready = !self.rng.chance(self.idle.2);
+        self.streams.drive(&mut self.rng);
         let cpl_ready = !self.rng.chance(self.idle.3);
-        self.s("tx_ready_i").set(u64::from(tx_ready));
         self.s("io_cpl_ready_i").set(u64::from(cpl_ready));
     }
 }
@@ -1131,22 +1053,15 @@ pub fn run_engine(input: &EngineInput, waves: Option<&Path>) -> Result<(), Strin
         order.insert(at, (sqid, sqe));
     }
     let sig = ENGINE_PORTS.iter().map(|p| (*p, sim.signal(p))).collect();
+    let idle = idles(input.seed);
     let h = sim.add(EngineHarness {
-        n,
-        lanes,
         sig,
         cmds: order.into_iter().collect(),
         cmd_on: false,
-        beats: vec![VecDeque::new(); n],
-        rx_on: None,
+        streams: ByteStreams::new(&sim, "", (idle.1, idle.2)),
         rng: Rng::new(input.seed ^ 0x77),
-        idle: idles(input.seed),
-        tx_bytes: vec![Vec::new(); n],
+        idle,
         completions: Vec::new(),
-        violations: Vec::new(),
-        last_tx: None,
-        tx_total: 0,
-        rx_total: 0,
     });
     let axil = Axil::attach(
         &mut sim,
@@ -1167,28 +1082,28 @@ pub fn run_engine(input: &EngineInput, waves: Option<&Path>) -> Result<(), Strin
     loop {
         sim.step();
         let mut hb = h.borrow_mut();
-        if !hb.violations.is_empty() {
-            return Err(format!("stream protocol: {:?}", hb.violations));
+        if !hb.streams.violations.is_empty() {
+            return Err(format!("stream protocol: {:?}", hb.streams.violations));
         }
         let mut moved = false;
         for (c, t) in targets.iter_mut().enumerate() {
-            if !hb.tx_bytes[c].is_empty() {
-                let b = std::mem::take(&mut hb.tx_bytes[c]);
+            if !hb.streams.tx_bytes[c].is_empty() {
+                let b = std::mem::take(&mut hb.streams.tx_bytes[c]);
                 t.receive(&b);
                 moved = true;
             }
             if rng.chance(50) {
                 t.step();
             }
-            if t.pending() > 0 && hb.beats[c].len() < 4 {
+            if t.pending() > 0 && hb.streams.beats[c].len() < 4 {
                 let chunk = t.take(1 + rng.below(u64::from(conns[c].chunk.1)) as usize);
                 for piece in chunk.chunks(1 + rng.below(lanes as u64) as usize) {
-                    hb.beats[c].push_back(piece.to_vec());
+                    hb.streams.beats[c].push_back(piece.to_vec());
                 }
                 moved = true;
             }
         }
-        let done = hb.completions.len() >= total && hb.beats.iter().all(VecDeque::is_empty);
+        let done = hb.completions.len() >= total && hb.streams.beats.iter().all(VecDeque::is_empty);
         quiet = if done && !moved { quiet + 1 } else { 0 };
         if quiet > 300 {
             break;
@@ -1269,7 +1184,7 @@ pub fn run_engine(input: &EngineInput, waves: Option<&Path>) -> Result<(), Strin
         check(&conns[c], &subs[c], &out, t).map_err(|e| format!("connection {c}: {e}"))?;
     }
     // Counters, against what the targets saw.
-    let (tx_total, rx_total) = (h.borrow().tx_total, h.borrow().rx_total);
+    let (tx_total, rx_total) = (h.borrow().streams.tx_total, h.borrow().streams.rx_total);
     let count = |t: u8| -> u32 {
         targets
             .iter()

@@ -1,0 +1,220 @@
+//! The chip's NVMe/TCP port: the `tcp_*` byte streams ([`ByteStreams`], the TCP engine's side)
+//! between the chip and one NVMe/TCP target model per connection, and what the scoreboard reads
+//! back from the targets (the commands each received, a Read's data as its C2HData PDUs carried
+//! it, a Write's data as its H2CData PDUs or its capsule carried it).
+
+use crate::drivers::tcp_streams::ByteStreams;
+use crate::models::nvme_tcp::{decode, Pdu};
+use crate::models::nvme_tcp_target::{status, Target, TargetConfig};
+use crate::rng::Rng;
+use crate::sim::Component;
+
+/// How the targets behave in a case (the same for every connection; each target has its own
+/// random choices).
+#[derive(Clone, Copy, Debug)]
+pub struct TcpConf {
+    /// MAXH2CDATA announced (a multiple of 4, at least 4096).
+    pub maxh2cdata: u32,
+    /// CPDA announced (0 to 31).
+    pub cpda: u8,
+    /// Largest C2HData and R2T the targets send.
+    pub max_c2h: u32,
+    pub max_r2t: u32,
+    /// A successful Read may end with SUCCESS instead of a CapsuleResp (its DW0 is then 0).
+    pub use_success: bool,
+    /// Largest chunk of target bytes moved at once.
+    pub chunk: u16,
+    /// Percent of cycles with no rx beat presented, and with `tcp_tx_ready_i` low.
+    pub idle: (u8, u8),
+}
+
+/// DW0 of connection `conn`'s CapsuleResps for command `cid` (the target's tag, so the
+/// scoreboard proves a completion came back from the right connection).
+pub fn dw0(cid: u16, conn: usize) -> u32 {
+    u32::from(cid) << 8 ^ tag(conn)
+}
+
+fn tag(conn: usize) -> u32 {
+    0x7c00_0000 ^ conn as u32
+}
+
+/// The NVMe/TCP port: the chip's `tcp_*` streams and a target per connection.
+pub struct TcpLink {
+    pub streams: ByteStreams,
+    /// The remote NVMe/TCP targets, by connection.
+    pub targets: Vec<Target>,
+    rng: Rng,
+    chunk: u16,
+    /// No `tx` credit while false (firmware has not programmed the chip yet).
+    pub open: bool,
+}
+
+impl TcpLink {
+    /// Binds to `ports`' `tcp_*` streams; each target has NSID 1 of `blocks` blocks and
+    /// accepts `icd_max` in-capsule bytes.
+    pub fn new(
+        ports: &impl crate::drivers::Ports,
+        conf: &TcpConf,
+        blocks: u64,
+        icd_max: u32,
+        seed: u64,
+    ) -> TcpLink {
+        let streams = ByteStreams::new(ports, "tcp", conf.idle);
+        let targets = (0..streams.n)
+            .map(|c| {
+                let mut t = Target::new(TargetConfig {
+                    namespaces: vec![blocks],
+                    maxh2cdata: conf.maxh2cdata,
+                    cpda: conf.cpda,
+                    max_c2h: conf.max_c2h,
+                    max_r2t: conf.max_r2t,
+                    use_success: conf.use_success,
+                    full_c2h: false,
+                    icd_max,
+                    seed: seed ^ (0x1000 + c as u64),
+                    fault: None,
+                });
+                t.dw0_tag = Some(tag(c));
+                t
+            })
+            .collect();
+        TcpLink {
+            streams,
+            targets,
+            rng: Rng::new(seed ^ 0x7c9),
+            chunk: conf.chunk.max(1),
+            open: false,
+        }
+    }
+}
+
+impl Component for TcpLink {
+    fn sample(&mut self, _cycle: u64) {
+        self.streams.sample();
+        let lanes = self.streams.lanes as u64;
+        for (c, t) in self.targets.iter_mut().enumerate() {
+            if !self.streams.tx_bytes[c].is_empty() {
+                let b = std::mem::take(&mut self.streams.tx_bytes[c]);
+                t.receive(&b);
+            }
+            if self.rng.chance(50) {
+                t.step();
+            }
+            if t.pending() > 0 && self.streams.beats[c].len() < 4 {
+                let chunk = t.take(1 + self.rng.below(u64::from(self.chunk)) as usize);
+                for piece in chunk.chunks(1 + self.rng.below(lanes) as usize) {
+                    self.streams.beats[c].push_back(piece.to_vec());
+                }
+            }
+        }
+    }
+
+    fn drive(&mut self, _cycle: u64) {
+        self.streams.credit_mask = if self.open { u64::MAX } else { 0 };
+        self.streams.drive(&mut self.rng);
+    }
+}
+
+/// What the target answers for a command it executes (`models::nvme_tcp_target`, `command`):
+/// Flush 0; Read and Write: Invalid Namespace (0Bh) for an NSID it lacks, LBA Out of Range
+/// (80h) past its end (the engine's SGL length is always the command's); every other opcode
+/// (Write Zeroes, Dataset Management, Compare, ...) Invalid Command Opcode (01h).
+pub fn target_status(sqe: &[u8; 64], blocks: u64) -> u16 {
+    let opc = sqe[0];
+    let nsid = u32::from_le_bytes(sqe[4..8].try_into().unwrap());
+    let slba = u64::from_le_bytes(sqe[40..48].try_into().unwrap());
+    let nlb = u64::from(u16::from_le_bytes([sqe[48], sqe[49]])) + 1;
+    match opc {
+        0x00 => 0,
+        0x01 | 0x02 if nsid != 1 => status::INVALID_NAMESPACE,
+        0x01 | 0x02 if slba.checked_add(nlb).is_some_and(|e| e <= blocks) => 0,
+        0x01 | 0x02 => status::LBA_OUT_OF_RANGE,
+        _ => status::INVALID_OPCODE,
+    }
+}
+
+/// The CapsuleCmds `t` received for `cid` (their SQEs).
+pub fn capsules(t: &Target, cid: u16) -> Vec<[u8; 64]> {
+    t.received
+        .iter()
+        .filter_map(|p| match p {
+            Pdu::CapsuleCmd { sqe, .. } if u16::from_le_bytes([sqe[2], sqe[3]]) == cid => {
+                Some(*sqe)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Assembles `len` bytes from pieces (DATAO, bytes); an error names a gap, an overlap or a
+/// piece past the end.
+fn assemble(len: usize, pieces: &[(u32, &[u8])], what: &str) -> Result<Vec<u8>, String> {
+    let mut out = vec![0u8; len];
+    let mut seen = vec![false; len];
+    for &(o, d) in pieces {
+        let o = o as usize;
+        if o + d.len() > len {
+            return Err(format!(
+                "{what}: a piece at {o} of {} bytes past the data's {len}",
+                d.len()
+            ));
+        }
+        for (i, b) in d.iter().enumerate() {
+            if seen[o + i] {
+                return Err(format!("{what}: byte {} carried twice", o + i));
+            }
+            seen[o + i] = true;
+            out[o + i] = *b;
+        }
+    }
+    if let Some(i) = seen.iter().position(|s| !s) {
+        return Err(format!("{what}: byte {i} of {len} never carried"));
+    }
+    Ok(out)
+}
+
+/// The data target `t` sent for Read `cid` of `len` bytes (its C2HData PDUs, as encoded).
+pub fn read_data(t: &Target, cid: u16, len: usize) -> Result<Vec<u8>, String> {
+    let pdus: Vec<Pdu> = t
+        .sent
+        .iter()
+        .filter_map(|b| decode(b).ok().map(|r| r.pdu))
+        .collect();
+    let pieces: Vec<(u32, &[u8])> = pdus
+        .iter()
+        .filter_map(|p| match p {
+            Pdu::Data {
+                c2h: true,
+                cccid,
+                datao,
+                data,
+                ..
+            } if *cccid == cid => Some((*datao, data.as_slice())),
+            _ => None,
+        })
+        .collect();
+    assemble(len, &pieces, &format!("C2HData of CID {cid:#x}"))
+}
+
+/// The data target `t` received for Write `cid` of `len` bytes: in its capsule, or as H2CData.
+pub fn write_data(t: &Target, cid: u16, len: usize) -> Result<Vec<u8>, String> {
+    let mut pieces: Vec<(u32, &[u8])> = Vec::new();
+    for p in &t.received {
+        match p {
+            Pdu::CapsuleCmd { sqe, data }
+                if u16::from_le_bytes([sqe[2], sqe[3]]) == cid && !data.is_empty() =>
+            {
+                pieces.push((0, data.as_slice()))
+            }
+            Pdu::Data {
+                c2h: false,
+                cccid,
+                datao,
+                data,
+                ..
+            } if *cccid == cid => pieces.push((*datao, data.as_slice())),
+            _ => {}
+        }
+    }
+    assemble(len, &pieces, &format!("Write data of CID {cid:#x}"))
+}
