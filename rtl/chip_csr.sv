@@ -21,6 +21,7 @@
 //   0x0c route_err      Routing table writes refused
 //   0x10 tcp_dgst       NVMe/TCP: digests every connection asks for (ICReq)
 //   0x14 info           What the table was generated with
+//   0x18 tcp_ctrl       NVMe/TCP: engine control
 //   0x20 cnt_roce       Commands sent to the RoCE transport
 //   0x24 cnt_nvme_tcp   Commands sent to the NVMe/TCP transport
 //   0x28 cnt_unbound    Commands of unbound queues completed with 82h
@@ -86,6 +87,9 @@ module chip_csr (
   input  logic [15:0] info_queues_i,               // SQ ids 1..queues have an entry
   input  logic [1:0]  info_default_i,              // transport bound after reset (0 roce, 1 nvme_tcp)
 
+  // tcp_ctrl (0x18): NVMe/TCP: engine control
+  output logic        tcp_ctrl_run_o,              // 0 holds the NVMe/TCP engine in reset (connections closed); on 1 every connection starts, its ICReq asking for tcp_dgst
+
   // cnt_roce (0x20): Commands sent to the RoCE transport
   input  logic [31:0] cnt_roce_value_i,            // Commands sent to the RoCE transport
 
@@ -149,6 +153,9 @@ module chip_csr (
   logic        tcp_dgst_ddgst_q;
   logic        tcp_dgst_ddgst_d;
   logic        tcp_dgst_we;             // a write to `tcp_dgst` is accepted
+  logic        tcp_ctrl_run_q;
+  logic        tcp_ctrl_run_d;
+  logic        tcp_ctrl_we;             // a write to `tcp_ctrl` is accepted
   logic        wr_accept;               // address and data arrive together, no response pending
   logic        rd_accept;
   logic [31:0] wr_mask;                 // write strobes, one per data bit
@@ -172,6 +179,7 @@ module chip_csr (
   assign route_err_bad_channel_o = route_err_bad_channel_q;
   assign tcp_dgst_hdgst_o = tcp_dgst_hdgst_q;
   assign tcp_dgst_ddgst_o = tcp_dgst_ddgst_q;
+  assign tcp_ctrl_run_o = tcp_ctrl_run_q;
 
   always_comb begin
     bvalid_d = bvalid_q;
@@ -180,6 +188,7 @@ module chip_csr (
     route_set_we = 1'b0;
     route_err_we = 1'b0;
     tcp_dgst_we = 1'b0;
+    tcp_ctrl_we = 1'b0;
     if (wr_accept) begin
       bvalid_d = 1'b1;
       case (s_axil_awaddr_i[7:2])
@@ -204,6 +213,10 @@ module chip_csr (
         end
         6'd5: begin
           bresp_d = RespOkay;
+        end
+        6'd6: begin
+          bresp_d = RespOkay;
+          tcp_ctrl_we = 1'b1;
         end
         6'd8: begin
           bresp_d = RespOkay;
@@ -271,6 +284,10 @@ module chip_csr (
         6'd5: begin
           rresp_d = RespOkay;
           rdata_d = {14'd0, info_default_i, info_queues_i};
+        end
+        6'd6: begin
+          rresp_d = RespOkay;
+          rdata_d = {31'd0, tcp_ctrl_run_q};
         end
         6'd8: begin
           rresp_d = RespOkay;
@@ -352,6 +369,13 @@ module chip_csr (
     end
   end
 
+  always_comb begin
+    tcp_ctrl_run_d = tcp_ctrl_run_q;
+    if (tcp_ctrl_we) begin
+      tcp_ctrl_run_d = (tcp_ctrl_run_q & ~wr_mask[0]) | (s_axil_wdata_i[0] & wr_mask[0]);
+    end
+  end
+
   assign unused_addr = ^{s_axil_awaddr_i[1:0], s_axil_araddr_i[1:0]};
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -368,6 +392,7 @@ module chip_csr (
       route_err_bad_channel_q <= 1'b0;
       tcp_dgst_hdgst_q <= 1'b1;
       tcp_dgst_ddgst_q <= 1'b1;
+      tcp_ctrl_run_q <= 1'b1;
     end else begin
       bvalid_q <= bvalid_d;
       bresp_q <= bresp_d;
@@ -381,6 +406,7 @@ module chip_csr (
       route_err_bad_channel_q <= route_err_bad_channel_d;
       tcp_dgst_hdgst_q <= tcp_dgst_hdgst_d;
       tcp_dgst_ddgst_q <= tcp_dgst_ddgst_d;
+      tcp_ctrl_run_q <= tcp_ctrl_run_d;
     end
   end
 

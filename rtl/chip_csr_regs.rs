@@ -40,6 +40,7 @@ pub const REGISTERS: &[(&str, u32, u32)] = &[
     ("route_err", ROUTE_ERR, ROUTE_ERR_RESET),
     ("tcp_dgst", TCP_DGST, TCP_DGST_RESET),
     ("info", INFO, INFO_RESET),
+    ("tcp_ctrl", TCP_CTRL, TCP_CTRL_RESET),
     ("cnt_roce", CNT_ROCE, CNT_ROCE_RESET),
     ("cnt_nvme_tcp", CNT_NVME_TCP, CNT_NVME_TCP_RESET),
     ("cnt_unbound", CNT_UNBOUND, CNT_UNBOUND_RESET),
@@ -313,6 +314,45 @@ pub const fn set_info_default(reg: u32, value: u32) -> u32 {
 /// Reads `info` of the block at byte address `base`.
 pub fn read_info<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(INFO))
+}
+
+/// Offset of `tcp_ctrl`: NVMe/TCP: engine control
+pub const TCP_CTRL: u32 = 0x18;
+/// Value of `tcp_ctrl` after reset.
+pub const TCP_CTRL_RESET: u32 = 0x0000_0001;
+
+/// `tcp_ctrl.run` [0], RW: 0 holds the NVMe/TCP engine in reset (connections closed); on 1 every connection starts, its ICReq asking for tcp_dgst
+pub const TCP_CTRL_RUN_SHIFT: u32 = 0;
+/// Bits of `tcp_ctrl.run` within `tcp_ctrl`.
+pub const TCP_CTRL_RUN_MASK: u32 = 0x0000_0001;
+/// Value of `tcp_ctrl.run` after reset.
+pub const TCP_CTRL_RUN_RESET: u32 = 0x1;
+/// `tcp_ctrl.run` in a value of `tcp_ctrl`.
+#[inline]
+#[must_use]
+pub const fn get_tcp_ctrl_run(reg: u32) -> u32 {
+    reg & TCP_CTRL_RUN_MASK
+}
+/// `reg`, a value of `tcp_ctrl`, with `tcp_ctrl.run` replaced by `value` (1 bit).
+#[inline]
+#[must_use]
+pub const fn set_tcp_ctrl_run(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 1 == 0, "`tcp_ctrl.run` is 1 bit wide");
+    (reg & !TCP_CTRL_RUN_MASK) | (value & TCP_CTRL_RUN_MASK)
+}
+
+/// Reads `tcp_ctrl` of the block at byte address `base`.
+pub fn read_tcp_ctrl<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(TCP_CTRL))
+}
+/// Writes `value` to `tcp_ctrl` of the block at byte address `base`.
+pub fn write_tcp_ctrl<B: CsrBus + ?Sized>(bus: &mut B, base: u32, value: u32) {
+    bus.write32(base.wrapping_add(TCP_CTRL), value);
+}
+/// Reads `tcp_ctrl` of the block at byte address `base`, applies `f` and writes the result.
+pub fn modify_tcp_ctrl<B: CsrBus + ?Sized>(bus: &mut B, base: u32, f: impl FnOnce(u32) -> u32) {
+    let value = read_tcp_ctrl(bus, base);
+    write_tcp_ctrl(bus, base, f(value));
 }
 
 /// Offset of `cnt_roce`: Commands sent to the RoCE transport

@@ -357,6 +357,8 @@ module nvmeof_offload (
   logic [1:0]   route_tbl_err;
   logic         chip_csr_tcp_dgst_hdgst;
   logic         chip_csr_tcp_dgst_ddgst;
+  logic         chip_csr_tcp_ctrl_run;
+  logic         tcp_rst_n;
   logic [1:0]   route_ev_routed;
   logic         route_ev_unbound;
   logic [31:0]  cnt_roce_q;
@@ -600,6 +602,7 @@ module nvmeof_offload (
     .tcp_dgst_ddgst_o            (chip_csr_tcp_dgst_ddgst),
     .info_queues_i               (16'd8),
     .info_default_i              (2'd0),
+    .tcp_ctrl_run_o              (chip_csr_tcp_ctrl_run),
     .cnt_roce_value_i            (cnt_roce_q),
     .cnt_nvme_tcp_value_i        (cnt_nvme_tcp_q),
     .cnt_unbound_value_i         (cnt_unbound_q),
@@ -931,7 +934,7 @@ module nvmeof_offload (
 
   nvme_tcp_w64_c2_d4 u_nvme_tcp (
     .clk_i            (clk_i),
-    .rst_ni           (rst_ni),
+    .rst_ni           (tcp_rst_n),
     .dgst_i           ({chip_csr_tcp_dgst_ddgst, chip_csr_tcp_dgst_hdgst}),
     .io_cmd_valid_i   (nvme_tcp_cmd_valid),
     .io_cmd_ready_o   (nvme_tcp_cmd_ready),
@@ -1007,6 +1010,7 @@ module nvmeof_offload (
     .s_axil_rresp_o   (nvme_tcp_s_axil_rresp)
   );
 
+  assign tcp_rst_n = rst_ni & chip_csr_tcp_ctrl_run;
   assign cnt_roce_d = cnt_roce_q + {31'd0, route_ev_routed[0]};
   assign cnt_nvme_tcp_d = cnt_nvme_tcp_q + {31'd0, route_ev_routed[1]};
   assign cnt_unbound_d = cnt_unbound_q + {31'd0, route_ev_unbound};

@@ -878,6 +878,33 @@ impl ModuleBuilder {
         Some(i)
     }
 
+    /// Drives an instance's reset port with `value` instead of this module's reset: a reset
+    /// derived from it (this module's reset combined with a register, so firmware can hold a
+    /// block in reset), in the design's one reset style. `value` must come from flip-flops or
+    /// this module's reset so it does not glitch.
+    #[track_caller]
+    pub fn bind_reset(&mut self, inst: Inst, value: impl Operand) {
+        let loc = Location::caller();
+        let decl = &self.d.insts[inst.0 as usize];
+        let child = decl.module.clone();
+        let ports = child.data.port_ids();
+        let Some(i) = ports
+            .iter()
+            .position(|&p| child.data.sig(p).role == Role::Reset)
+        else {
+            let iname = decl.name.clone();
+            self.error(
+                ErrorKind::PortMismatch,
+                Some(&iname),
+                loc,
+                format!("module `{}` has no reset port", child.name()),
+            );
+            return;
+        };
+        let e = value.to_expr(1, loc);
+        self.d.insts[inst.0 as usize].binds[i] = Some((Bind::In(e), loc));
+    }
+
     /// Connects an input port of an instance to `value`.
     #[track_caller]
     pub fn bind(&mut self, inst: Inst, port: &str, value: impl Operand) {

@@ -130,6 +130,14 @@ pub fn register_map(ch: &Channels, slot_bits: u32) -> Result<RegMap, Errors> {
         )
         .field("hdgst", 0, 1, Access::Rw, 1, "header digest")
         .field("ddgst", 1, 1, Access::Rw, 1, "data digest");
+        b.reg("tcp_ctrl", 0x18, "NVMe/TCP: engine control").field(
+            "run",
+            0,
+            1,
+            Access::Rw,
+            1,
+            "0 holds the NVMe/TCP engine in reset (connections closed); on 1 every connection starts, its ICReq asking for tcp_dgst",
+        );
     }
     let codes: Vec<String> = TRANSPORT_CODES
         .iter()

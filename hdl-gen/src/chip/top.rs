@@ -198,7 +198,7 @@ pub fn top(cfg: &Config, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.doc("and one firmware AXI4-Lite slave over every block's CSRs (map in chip_csr.md).");
     m.doc("Contract: hdl-gen/src/chip/mod.rs.");
     m.clock();
-    m.reset();
+    let rst = m.reset();
     let u_nvme = m.instance("u_nvme", &nvme);
     let u_qos = m.instance("u_qos", &qos);
     let u_route = m.instance("u_route", &rt);
@@ -357,6 +357,15 @@ pub fn top(cfg: &Config, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             let h = m.bind_out(u_csr, "tcp_dgst_hdgst_o");
             let d = m.bind_out(u_csr, "tcp_dgst_ddgst_o");
             m.bind(u_eng[i], "dgst_i", cat([d.ex(), h.ex()]));
+            // tcp_ctrl.run = 0 holds the engine in reset: firmware picks the digests, then
+            // starts the connections (an ICReq asks for them as the connection starts).
+            let run = m.bind_out(u_csr, "tcp_ctrl_run_o");
+            let held = if reset.active_low() {
+                m.net("tcp_rst_n", rst & run)
+            } else {
+                m.net("tcp_rst", rst | !run)
+            };
+            m.bind_reset(u_eng[i], held);
         }
     }
     let routed = m.bind_out(u_route, "ev_routed_o");

@@ -6,7 +6,7 @@
 //! random Read, Write, Flush, Write Zeroes, Dataset Management, Compare and unknown opcodes
 //! with PRP and SGL buffers in host memory, batched doorbells, on several queues at once.
 //! Firmware programs, through the chip's one CSR bus (bases read from `chip_csr`'s map):
-//! `chip_csr.tcp_dgst` (first, while the NVMe/TCP streams have no credit yet), QoS namespaces
+//! `chip_csr.tcp_dgst` (with the engine held in reset by `tcp_ctrl.run`), QoS namespaces
 //! and grants (per queue: full, read-only, write-only, an LBA window, none), the RoCE QPs, and
 //! the routing table: all RoCE (the reset binding, the QPs swapped between SQ 1 and SQ 2, or
 //! SQ 2 unbound), all NVMe/TCP or mixed (SQ 1 to 3 written in order, each to a QP, a
@@ -58,14 +58,7 @@ use std::rc::Rc;
 const BLOCKS: u64 = 64;
 /// QoS's size of namespace 2, which the target does not have (it answers 0Bh).
 const NS2_BLOCKS: u64 = 16;
-/// `chip_csr.tcp_dgst` values a case draws from: only the reset value (both digests) for now.
-/// The chip does not ask for what firmware writes there: each connection loads its ICReq in the
-/// first cycle after reset, from the reset value, and checks the ICResp against the register's
-/// value of the moment, so a connection of a chip whose firmware cleared a digest asks for both
-/// and then ends itself (H2CTermReq FES 06h, FEI 11) on the target's ICResp. With
-/// `CHIP_TCP_DGST_ALL=1` in the environment the cases draw every value (and fail on that).
-const TCP_DGST: [u8; 1] = [3];
-/// Every `chip_csr.tcp_dgst` value.
+/// Every `chip_csr.tcp_dgst` value: bit 0 header digest, bit 1 data digest.
 const TCP_DGST_ALL: [u8; 4] = [0, 1, 2, 3];
 /// The RoCE engines' retransmit timeout in the property, cycles.
 const RETRY_TIMEOUT: u32 = 4000;
@@ -408,9 +401,12 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     let table = routes(&writes, qps, field_u16(chip_csr::INFO_QUEUES_RESET));
     {
         let mut bus = env.fw_bus.mmio(&mut env.sim);
-        // The digests every NVMe/TCP connection asks for in its ICReq: firmware's first write,
-        // while the connections have no tx credit yet.
+        // The digests every NVMe/TCP connection asks for in its ICReq: the engine is held in
+        // reset while firmware sets them, as the contract says (a connection starts, ICReq
+        // and all, when tcp_ctrl.run rises).
+        bus.write32(chip_csr::TCP_CTRL, 0);
         bus.write32(chip_csr::TCP_DGST, u32::from(input.tcp_dgst));
+        bus.write32(chip_csr::TCP_CTRL, 1);
         let map: Vec<u32> = [
             chip_csr::MAP_NVME,
             chip_csr::MAP_QOS,
@@ -1042,11 +1038,7 @@ impl Property for ChipProp {
             prop_oneof![4 => Just(0u8), 1 => 1u8..6],
             [psn.clone(), psn.clone(), psn.clone(), psn],
             any::<u64>(),
-            proptest::sample::select(if std::env::var_os("CHIP_TCP_DGST_ALL").is_some() {
-                TCP_DGST_ALL.to_vec()
-            } else {
-                TCP_DGST.to_vec()
-            }),
+            proptest::sample::select(TCP_DGST_ALL.to_vec()),
             tcp,
         )
             .prop_map(
