@@ -392,3 +392,63 @@ fn duplicate_case_label() {
     let msg = expect(m.finish(), ErrorKind::Invalid, line);
     assert!(msg.contains("repeats an earlier one"), "{msg}");
 }
+
+#[test]
+fn bind_reset_drives_a_child_reset_from_a_derived_one() {
+    let style = ResetStyle::AsyncLow;
+    let mut c = ModuleBuilder::with_reset("child_r", style);
+    c.clock();
+    c.reset();
+    let q = c.reg("q", 1, 0);
+    let d = c.input("d_i", 1);
+    let o = c.output("q_o", 1);
+    c.assign(q.d, d);
+    c.assign(o, q.q);
+    let child = c.finish().expect("child passes");
+
+    let mut m = ModuleBuilder::with_reset("parent_r", style);
+    m.clock();
+    let rst = m.reset();
+    let run = m.reg("run", 1, 1);
+    let en = m.input("en_i", 1);
+    m.assign(run.d, en);
+    let u = m.instance("u_child", &child);
+    let held = m.net("held_rst_n", rst & run.q);
+    m.bind_reset(u, held);
+    m.bind(u, "d_i", en);
+    let y = m.output("y_o", 1);
+    m.bind_out_to(u, "q_o", y);
+    let top = m.finish().expect("a derived reset passes the checks");
+    let mut d = hdl_builder::Design::new("parent_r");
+    d.add_top(top);
+    let opts = hdl_builder::EmitOptions {
+        header: vec!["bind_reset test".into()],
+        core_name: "test:checks:bind_reset:0".into(),
+        description: "bind_reset".into(),
+    };
+    let files = d.emit(&opts).expect("emits");
+    let sv = &files
+        .iter()
+        .find(|f| f.path == "parent_r.sv")
+        .expect("parent_r.sv")
+        .contents;
+    assert!(sv.contains(".rst_ni (held_rst_n)"), "{sv}");
+
+    // A child without a reset port refuses it, at the call.
+    let mut c2 = ModuleBuilder::new("child_nr");
+    let a = c2.input("a_i", 1);
+    let b = c2.output("b_o", 1);
+    c2.assign(b, a);
+    let child2 = c2.finish().expect("child passes");
+    let mut m2 = ModuleBuilder::with_reset("parent_nr", style);
+    m2.clock();
+    let rst2 = m2.reset();
+    let u2 = m2.instance("u_child", &child2);
+    m2.bind(u2, "a_i", rst2);
+    let b2 = m2.bind_out(u2, "b_o");
+    m2.unused("child_b", b2);
+    let line = line!() + 1;
+    m2.bind_reset(u2, rst2);
+    let msg = expect(m2.finish(), ErrorKind::PortMismatch, line);
+    assert!(msg.contains("has no reset port"), "{msg}");
+}
