@@ -94,7 +94,7 @@ for m in "${mutants[@]}"; do
   echo "== mutant: $name ($(basename "${files[0]}"))"
   log="$scratch/log"
   if TB_RTL_DIR="$dir" cargo run -q -p testbench -- regress --suite "$suite" --property "$property" --cases "$cases" \
-      --regressions "$scratch/regressions.txt" --waves target/waves/mutants >"$log" 2>&1; then
+      --regressions "$scratch/regressions.txt" --waves target/waves/mutants --fail-fast >"$log" 2>&1; then
     echo "   SURVIVED: the suite passed on a broken design" >&2
     survivors=$((survivors + 1))
   else

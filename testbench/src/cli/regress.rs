@@ -44,6 +44,10 @@ pub struct Args {
     /// Worker threads [default: the number of CPUs].
     #[arg(long)]
     pub jobs: Option<usize>,
+    /// Start no new case once one has failed (the failure is still shrunk, saved and
+    /// reported): what a mutant run needs, one shrunk failure, not one per case.
+    #[arg(long)]
+    pub fail_fast: bool,
 }
 
 fn parse_shard(s: &str) -> Result<(u64, u64), String> {
@@ -196,12 +200,16 @@ pub fn run(args: &Args) -> i32 {
         .max(1);
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
+    let stop = std::sync::atomic::AtomicBool::new(false);
     let results: Mutex<Vec<Option<(String, CaseResult, f64)>>> = Mutex::new(vec![None; work.len()]);
     let tty = std::io::stderr().is_terminal();
     let started = Instant::now();
     std::thread::scope(|scope| {
         for _ in 0..jobs {
             scope.spawn(|| loop {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some((label, pi, seed)) = work.get(i) else {
                     break;
@@ -211,6 +219,9 @@ pub fn run(args: &Args) -> i32 {
                 let secs = t.elapsed().as_secs_f64();
                 if let Some(f) = &r.failure {
                     eprintln!("{}FAILED {label}\n  {f}", if tty { "\r\x1b[K" } else { "" });
+                    if args.fail_fast {
+                        stop.store(true, Ordering::Relaxed);
+                    }
                 }
                 let d = done.fetch_add(1, Ordering::Relaxed) + 1;
                 if tty {

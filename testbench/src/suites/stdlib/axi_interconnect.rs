@@ -227,19 +227,34 @@ impl Property for AxiInterconnectProp {
             .sum();
         let limit = 3_000 + beats * 60;
         let start = sim.cycle();
-        // A hang is also declared after QUIET cycles without any handshake on the downstream
-        // port (so a shrinking hang case costs thousands of cycles, not the whole budget).
-        const QUIET: u64 = 4_000;
-        let hs: Vec<(crate::sim::Signal, crate::sim::Signal)> = [
-            ("m_axi_arvalid_o", "m_axi_arready_i"),
-            ("m_axi_awvalid_o", "m_axi_awready_i"),
-            ("m_axi_wvalid_o", "m_axi_wready_i"),
-            ("m_axi_rvalid_i", "m_axi_rready_o"),
-            ("m_axi_bvalid_i", "m_axi_bready_o"),
-        ]
-        .iter()
-        .map(|(v, r)| (sim.signal(v), sim.signal(r)))
-        .collect();
+        // A hang is also declared after QUIET cycles without any handshake on any port (so a
+        // shrinking hang case costs a thousand cycles, not the whole budget).
+        const QUIET: u64 = 1_000;
+        let mut pairs: Vec<(String, String)> = Vec::new();
+        for (v, r) in [
+            ("arvalid_o", "arready_i"),
+            ("awvalid_o", "awready_i"),
+            ("wvalid_o", "wready_i"),
+            ("rvalid_i", "rready_o"),
+            ("bvalid_i", "bready_o"),
+        ] {
+            pairs.push((format!("m_axi_{v}"), format!("m_axi_{r}")));
+            // The upstream ports point the other way.
+            let flip = |x: &str| {
+                let (stem, dir) = x.split_at(x.len() - 2);
+                format!("{stem}{}", if dir == "_o" { "_i" } else { "_o" })
+            };
+            for i in 0..n {
+                pairs.push((
+                    format!("s{i}_axi_{}", flip(v)),
+                    format!("s{i}_axi_{}", flip(r)),
+                ));
+            }
+        }
+        let hs: Vec<(crate::sim::Signal, crate::sim::Signal)> = pairs
+            .iter()
+            .map(|(v, r)| (sim.signal(v), sim.signal(r)))
+            .collect();
         let mut last_move = start;
         loop {
             sim.step();
@@ -260,7 +275,7 @@ impl Property for AxiInterconnectProp {
             if sim.cycle() - start > limit || sim.cycle() - last_move > QUIET {
                 let left: Vec<String> = ms.iter().map(|m| m.borrow().state()).collect();
                 return Err(format!(
-                    "hang after {} cycles ({} without a handshake on m_axi; budget {limit}): {}",
+                    "hang after {} cycles ({} without a handshake; budget {limit}): {}",
                     sim.cycle() - start,
                     sim.cycle() - last_move,
                     left.join("; ")
