@@ -34,7 +34,6 @@
 //! stayed up, and neither side broke the protocol (target `violations`, stream rules); the
 //! chip's routing counters (`cnt_roce`, `cnt_nvme_tcp`, `cnt_unbound`) are exact.
 
-use crate::drivers::axi_mem::Memory;
 use crate::drivers::axis::{AxisSink, AxisSource};
 use crate::models::nvme_tcp::Pdu;
 use crate::models::roce_target::{QpConf, Target};
@@ -47,7 +46,7 @@ use crate::suites::chip::tcp::{self, TcpConf, TcpLink};
 use crate::suites::nvme::env::{Attach, Env, Sqe, Timing};
 use crate::suites::nvme::queues::{create_pair, io_batch, Pair};
 use crate::suites::nvme_tcp::rtl::{HOLD_BYTES, ICD_BYTES};
-use crate::suites::rdma::engine::{confs, place, program_qp, Buf, BASE};
+use crate::suites::rdma::engine::{buf_bytes, confs, place, program_qp, Buf, BASE};
 use proptest::prelude::*;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
@@ -704,17 +703,6 @@ fn field_u16(v: u32) -> u16 {
     v as u16
 }
 
-/// The bytes of a buffer in data order.
-fn buf_data(b: &Buf, mem: &Memory) -> Vec<u8> {
-    if b.bad {
-        return vec![0; b.pieces.iter().map(|p| p.1).sum()];
-    }
-    b.pieces
-        .iter()
-        .flat_map(|&(a, n)| mem.read_vec(a, n))
-        .collect()
-}
-
 fn check<T: Dut>(
     env: &Env<T>,
     link: &RoceLink,
@@ -768,7 +756,7 @@ fn check<T: Dut>(
         let len = b.pieces.iter().map(|p| p.1).sum::<usize>();
         let who = format!("SQ {} CID {:#x} on {via:?}", b.sqid, b.cid);
         if b.write {
-            let want = buf_data(b, mem);
+            let want = buf_bytes(b, mem);
             let got = match via {
                 Chan::Roce(q) => t
                     .write_data

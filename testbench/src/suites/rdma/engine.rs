@@ -769,7 +769,7 @@ fn check_memory(
 }
 
 /// A buffer's bytes in data order, from `mem` (zeros for a bad SGL: what the DMA engine gives).
-fn buf_bytes(b: &Buf, mem: &Memory) -> Vec<u8> {
+pub(crate) fn buf_bytes(b: &Buf, mem: &Memory) -> Vec<u8> {
     if b.bad {
         return vec![0; b.pieces.iter().map(|p| p.1).sum()];
     }
