@@ -378,7 +378,54 @@ module chip_route_q8_roce2_nvme_tcp2_d0 (
   assign nvme_tcp0_sqid_d = tbl_bind_nvme_tcp0 ? tbl_sel_i : nvme_tcp0_sqid_q;
   assign tbl_bind_nvme_tcp1 = tbl_write_bind & (tbl_w_transport == 2'd1) & (tbl_w_chan == 1'b1);
   assign nvme_tcp1_sqid_d = tbl_bind_nvme_tcp1 ? tbl_sel_i : nvme_tcp1_sqid_q;
-  assign tbl_rdata_o = (tbl_sel_i == 16'd8) ? (sq8_bound_q ? {14'h2000, sq8_transport_q, 15'd0, sq8_channel_q} : 32'd0) : ((tbl_sel_i == 16'd7) ? (sq7_bound_q ? {14'h2000, sq7_transport_q, 15'd0, sq7_channel_q} : 32'd0) : ((tbl_sel_i == 16'd6) ? (sq6_bound_q ? {14'h2000, sq6_transport_q, 15'd0, sq6_channel_q} : 32'd0) : ((tbl_sel_i == 16'd5) ? (sq5_bound_q ? {14'h2000, sq5_transport_q, 15'd0, sq5_channel_q} : 32'd0) : ((tbl_sel_i == 16'd4) ? (sq4_bound_q ? {14'h2000, sq4_transport_q, 15'd0, sq4_channel_q} : 32'd0) : ((tbl_sel_i == 16'd3) ? (sq3_bound_q ? {14'h2000, sq3_transport_q, 15'd0, sq3_channel_q} : 32'd0) : ((tbl_sel_i == 16'd2) ? (sq2_bound_q ? {14'h2000, sq2_transport_q, 15'd0, sq2_channel_q} : 32'd0) : ((tbl_sel_i == 16'd1) ? (sq1_bound_q ? {14'h2000, sq1_transport_q, 15'd0, sq1_channel_q} : 32'd0) : 32'd0)))))));
+
+  always_comb begin
+    tbl_rdata_o = 32'd0;
+    case (tbl_sel_i)
+      16'd1: begin
+        if (sq1_bound_q) begin
+          tbl_rdata_o = {14'h2000, sq1_transport_q, 15'd0, sq1_channel_q};
+        end
+      end
+      16'd2: begin
+        if (sq2_bound_q) begin
+          tbl_rdata_o = {14'h2000, sq2_transport_q, 15'd0, sq2_channel_q};
+        end
+      end
+      16'd3: begin
+        if (sq3_bound_q) begin
+          tbl_rdata_o = {14'h2000, sq3_transport_q, 15'd0, sq3_channel_q};
+        end
+      end
+      16'd4: begin
+        if (sq4_bound_q) begin
+          tbl_rdata_o = {14'h2000, sq4_transport_q, 15'd0, sq4_channel_q};
+        end
+      end
+      16'd5: begin
+        if (sq5_bound_q) begin
+          tbl_rdata_o = {14'h2000, sq5_transport_q, 15'd0, sq5_channel_q};
+        end
+      end
+      16'd6: begin
+        if (sq6_bound_q) begin
+          tbl_rdata_o = {14'h2000, sq6_transport_q, 15'd0, sq6_channel_q};
+        end
+      end
+      16'd7: begin
+        if (sq7_bound_q) begin
+          tbl_rdata_o = {14'h2000, sq7_transport_q, 15'd0, sq7_channel_q};
+        end
+      end
+      16'd8: begin
+        if (sq8_bound_q) begin
+          tbl_rdata_o = {14'h2000, sq8_transport_q, 15'd0, sq8_channel_q};
+        end
+      end
+      default: ;
+    endcase
+  end
+
   assign cmd_in_range = (s_cmd_sqid_i != 16'd0) & (s_cmd_sqid_i <= 16'd8);
   assign cmd_idx = 3'(s_cmd_sqid_i - 16'd1);
 

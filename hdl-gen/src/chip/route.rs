@@ -213,24 +213,25 @@ pub fn route(ch: &Channels, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             m.assign(r.d, mux(hit, tbl_sel, r.q));
         }
     }
-    let rd = (0..nq).fold(lit(32, 0), |a, q| {
-        let qi = q as usize;
-        mux(
-            tbl_sel.eq(u64::from(q) + 1),
-            mux(
-                e_valid[qi].q,
-                cat([
+    // route_get: the selected SQ's entry, 0 when unbound or out of range.
+    m.comb(|c| {
+        c.set(tbl_rdata, lit(32, 0));
+        c.case(tbl_sel, |k| {
+            for q in 0..nq {
+                let qi = q as usize;
+                let entry = cat([
                     lit(14, 0x2000),
                     e_code[qi].q.ex(),
                     lit(16 - cw, 0),
                     e_chan[qi].q.ex(),
-                ]),
-                lit(32, 0),
-            ),
-            a,
-        )
+                ]);
+                k.arm(u64::from(q) + 1, |c| {
+                    c.if_(e_valid[qi].q, |c| c.set(tbl_rdata, entry));
+                });
+            }
+            k.default(|_| {});
+        });
     });
-    m.assign(tbl_rdata, rd);
 
     // Routing of the command at s_cmd.
     let sqid = s_cmd.field("sqid");
