@@ -4,10 +4,12 @@
 //! - [`drivers`]: bus functional models bound to ports by name;
 //! - [`models`]: golden reference models, plain Rust;
 //! - [`prop`], [`suites`]: property-based runs, shrinking, regressions;
+//! - [`fio`]: fio's workloads on the simulated chip ([`suites::chip::session`]);
 //! - [`rtl`]: the Verilated tops of rtl/, with their generated bindings.
 
 pub mod cli;
 pub mod drivers;
+pub mod fio;
 pub mod models;
 pub mod pcap;
 pub mod prop;

@@ -5,6 +5,7 @@ fn main() {
     let cli = Cli::parse();
     let code = match &cli.command {
         Command::Regress(args) => testbench::cli::regress::run(args),
+        Command::Fio(args) => testbench::cli::fio::run(args),
         Command::Bench {
             suite,
             cycles,

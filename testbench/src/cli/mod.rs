@@ -9,6 +9,7 @@ pub mod bench_nvme_tcp;
 pub mod bench_qos;
 pub mod bench_rdma;
 pub mod cocotb;
+pub mod fio;
 pub mod regress;
 
 use clap::{Parser, Subcommand};
@@ -28,6 +29,8 @@ pub struct Cli {
 pub enum Command {
     /// Runs a suite's property cases; ends with `NAME: P passed, F failed`.
     Regress(regress::Args),
+    /// Runs fio's workloads on the simulated chip; prints fio's text or JSON.
+    Fio(fio::Args),
     /// Measures simulation speed (`--suite harness`: Rust vs a plain C++ loop vs cocotb).
     Bench {
         /// Which benchmark.

@@ -9,7 +9,9 @@ use super::nvme_tcp::{
     cqe, fes, sqe, ty, Expect, Framer, Pdu, Wire, SGL_IN_CAPSULE, SGL_TRANSPORT,
 };
 use crate::rng::Rng;
+use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
+use std::rc::Rc;
 
 /// Logical block size of every namespace.
 pub const LBA_BYTES: usize = 512;
@@ -186,8 +188,8 @@ pub struct Target {
     pub dead: bool,
     rx_wire: Wire,
     tx_wire: Wire,
-    /// Namespace contents.
-    pub ns: Vec<Vec<u8>>,
+    /// Namespace contents; targets of one subsystem share them ([`Target::share_namespaces`]).
+    pub ns: Rc<RefCell<Vec<Vec<u8>>>>,
     cmds: BTreeMap<u16, TCmd>,
     out: VecDeque<u8>,
     next_ttag: u16,
@@ -212,6 +214,12 @@ pub struct Target {
 }
 
 impl Target {
+    /// Serves `other`'s namespaces from now on (the connections of one subsystem see one
+    /// namespace, as a real target's queues do).
+    pub fn share_namespaces(&mut self, other: &Target) {
+        self.ns = other.ns.clone();
+    }
+
     /// A target waiting for an ICReq.
     pub fn new(cfg: TargetConfig) -> Target {
         let ns = cfg
@@ -224,6 +232,7 @@ impl Target {
                     .collect()
             })
             .collect();
+        let ns = Rc::new(RefCell::new(ns));
         Target {
             rng: Rng::new(cfg.seed),
             cfg,
@@ -474,7 +483,7 @@ impl Target {
                 }
                 if sgl_len as usize != len {
                     fail(&mut c, status::SGL_LENGTH_INVALID);
-                } else if nsid == 0 || nsid as usize > self.ns.len() {
+                } else if nsid == 0 || nsid as usize > self.ns.borrow().len() {
                     fail(&mut c, status::INVALID_NAMESPACE);
                 } else if slba
                     .checked_add(blocks)
@@ -485,7 +494,7 @@ impl Target {
                     c.offset = slba * LBA_BYTES as u64;
                     if write && id == SGL_IN_CAPSULE {
                         let o = c.offset as usize;
-                        self.ns[nsid as usize - 1][o..o + len].copy_from_slice(&data);
+                        self.ns.borrow_mut()[nsid as usize - 1][o..o + len].copy_from_slice(&data);
                         c.todo.push_back(Step::Resp { status: 0 });
                     } else if write {
                         let mut off = 0u32;
@@ -572,7 +581,7 @@ impl Target {
         }
         let o = (c.offset + u64::from(datao)) as usize;
         let ns = c.nsid as usize - 1;
-        self.ns[ns][o..o + data.len()].copy_from_slice(&data);
+        self.ns.borrow_mut()[ns][o..o + data.len()].copy_from_slice(&data);
         c.r2t = if got == r2tl {
             None
         } else {
@@ -625,7 +634,7 @@ impl Target {
                     cccid: cid,
                     ttag: 0,
                     datao: off,
-                    data: self.ns[nsid as usize - 1][o..o + n as usize].to_vec(),
+                    data: self.ns.borrow()[nsid as usize - 1][o..o + n as usize].to_vec(),
                     last,
                     success,
                 }

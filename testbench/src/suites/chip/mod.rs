@@ -7,5 +7,6 @@
 //! reference; `tcp.rs` the NVMe/TCP port (a target model per connection on the `tcp_*` streams)
 //! and what the scoreboard reads back from those targets.
 
+pub mod session;
 pub mod tcp;
 pub mod top;

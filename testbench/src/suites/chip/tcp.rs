@@ -8,6 +8,7 @@ use crate::models::nvme_tcp::{decode, Pdu};
 use crate::models::nvme_tcp_target::{status, Target, TargetConfig};
 use crate::rng::Rng;
 use crate::sim::Component;
+use std::collections::VecDeque;
 
 /// How the targets behave in a case (the same for every connection; each target has its own
 /// random choices).
@@ -26,6 +27,9 @@ pub struct TcpConf {
     pub chunk: u16,
     /// Percent of cycles with no rx beat presented, and with `tcp_tx_ready_i` low.
     pub idle: (u8, u8),
+    /// Every C2HData and R2T as large as `max_c2h` and `max_r2t` allow (a real target's
+    /// choice); otherwise random sizes up to them.
+    pub full: bool,
 }
 
 /// DW0 of connection `conn`'s CapsuleResps for command `cid` (the target's tag, so the
@@ -47,6 +51,11 @@ pub struct TcpLink {
     chunk: u16,
     /// No `tx` credit while false (firmware has not programmed the chip yet).
     pub open: bool,
+    /// The remote latency: every chunk of bytes the chip sends reaches its target this many
+    /// cycles later (fixed, plus up to the random part), in order.
+    pub delay: (u32, u32),
+    /// Bytes on their way to each target: (cycle they arrive, bytes).
+    in_flight: Vec<VecDeque<(u64, Vec<u8>)>>,
 }
 
 impl TcpLink {
@@ -60,7 +69,7 @@ impl TcpLink {
         seed: u64,
     ) -> TcpLink {
         let streams = ByteStreams::new(ports, "tcp", conf.idle);
-        let targets = (0..streams.n)
+        let targets: Vec<Target> = (0..streams.n)
             .map(|c| {
                 let mut t = Target::new(TargetConfig {
                     namespaces: vec![blocks],
@@ -69,7 +78,7 @@ impl TcpLink {
                     max_c2h: conf.max_c2h,
                     max_r2t: conf.max_r2t,
                     use_success: conf.use_success,
-                    full_c2h: false,
+                    full_c2h: conf.full,
                     icd_max,
                     seed: seed ^ (0x1000 + c as u64),
                     fault: None,
@@ -78,23 +87,53 @@ impl TcpLink {
                 t
             })
             .collect();
+        let n = targets.len();
         TcpLink {
             streams,
             targets,
             rng: Rng::new(seed ^ 0x7c9),
             chunk: conf.chunk.max(1),
             open: false,
+            delay: (0, 0),
+            in_flight: vec![VecDeque::new(); n],
         }
+    }
+
+    /// Every target serves the first one's namespaces (one subsystem behind every connection).
+    pub fn share_namespaces(&mut self) {
+        if let Some((first, rest)) = self.targets.split_first_mut() {
+            for t in rest {
+                t.share_namespaces(first);
+            }
+        }
+    }
+
+    /// Bytes the chip sent that have not reached their target yet.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.iter().flatten().map(|x| x.1.len()).sum()
     }
 }
 
 impl Component for TcpLink {
-    fn sample(&mut self, _cycle: u64) {
+    fn sample(&mut self, cycle: u64) {
         self.streams.sample();
         let lanes = self.streams.lanes as u64;
         for (c, t) in self.targets.iter_mut().enumerate() {
             if !self.streams.tx_bytes[c].is_empty() {
                 let b = std::mem::take(&mut self.streams.tx_bytes[c]);
+                let q = &mut self.in_flight[c];
+                let (fixed, random) = self.delay;
+                let jitter = if random > 0 {
+                    self.rng.below(u64::from(random) + 1)
+                } else {
+                    0
+                };
+                let at = cycle + u64::from(fixed) + jitter;
+                let at = q.back().map_or(at, |x| x.0.max(at));
+                q.push_back((at, b));
+            }
+            while self.in_flight[c].front().is_some_and(|x| x.0 <= cycle) {
+                let (_, b) = self.in_flight[c].pop_front().expect("front");
                 t.receive(&b);
             }
             if self.rng.chance(50) {

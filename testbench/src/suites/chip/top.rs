@@ -159,10 +159,57 @@ pub struct RoceLink {
     to_host: VecDeque<Vec<u8>>,
     /// Frames the chip sent.
     pub frames: u64,
+    /// The remote latency: every frame the chip sends reaches the target this many cycles
+    /// later (fixed, plus up to the random part), in order.
+    pub delay: (u32, u32),
+    /// Frames on their way to the target: (cycle they arrive, frame).
+    in_flight: VecDeque<(u64, Vec<u8>)>,
+}
+
+impl RoceLink {
+    /// Binds `target` to `env`'s RoCEv2 port (`m_axis` to the target, `s_axis` back), losing
+    /// `loss` percent of the frames each way.
+    pub fn attach<T: Dut>(
+        env: &mut Env<T>,
+        target: Target,
+        loss: u8,
+        seed: u64,
+    ) -> (Rc<RefCell<AxisSink>>, Rc<RefCell<RoceLink>>) {
+        let sink = env.sim.add(AxisSink::new(&env.sim, "m_axis", seed ^ 2, 10));
+        sink.borrow_mut().gapless = true;
+        let src = env
+            .sim
+            .add(AxisSource::new(&env.sim, "s_axis", seed ^ 1, 10));
+        let link = env.sim.add(RoceLink {
+            sink: sink.clone(),
+            src,
+            target,
+            seen: 0,
+            quiet: 0,
+            rng: Rng::new(seed ^ 9),
+            loss,
+            to_host: VecDeque::new(),
+            frames: 0,
+            delay: (0, 0),
+            in_flight: VecDeque::new(),
+        });
+        (sink, link)
+    }
+
+    /// Sets how often the AXI4-Stream ports idle (`s_axis`) and stall (`m_axis`), percent.
+    pub fn set_idle(&mut self, percent: u8) {
+        self.src.borrow_mut().set_idle(percent);
+        self.sink.borrow_mut().set_stall(percent);
+    }
+
+    /// Frames the chip sent that have not reached the target yet.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.len()
+    }
 }
 
 impl Component for RoceLink {
-    fn sample(&mut self, _cycle: u64) {
+    fn sample(&mut self, cycle: u64) {
         let mut moved = false;
         let n = self.sink.borrow().frames.len();
         for i in self.seen..n {
@@ -170,10 +217,23 @@ impl Component for RoceLink {
             moved = true;
             self.frames += 1;
             if !self.rng.chance(self.loss) {
-                self.target.receive(&f);
+                let (fixed, random) = self.delay;
+                let jitter = if random > 0 {
+                    self.rng.below(u64::from(random) + 1)
+                } else {
+                    0
+                };
+                let at = cycle + u64::from(fixed) + jitter;
+                let at = self.in_flight.back().map_or(at, |x| x.0.max(at));
+                self.in_flight.push_back((at, f));
             }
         }
         self.seen = n;
+        while self.in_flight.front().is_some_and(|x| x.0 <= cycle) {
+            let (_, f) = self.in_flight.pop_front().expect("front");
+            self.target.receive(&f);
+            moved = true;
+        }
         while let Some(f) = self.target.out.pop_front() {
             moved = true;
             if !self.rng.chance(self.loss) {
@@ -186,8 +246,10 @@ impl Component for RoceLink {
                 moved = true;
             }
         }
-        let busy =
-            moved || self.src.borrow().pending() > 0 || !self.sink.borrow().partial().is_empty();
+        let busy = moved
+            || !self.in_flight.is_empty()
+            || self.src.borrow().pending() > 0
+            || !self.sink.borrow().partial().is_empty();
         self.quiet = if busy { 0 } else { self.quiet + 1 };
         if self.quiet == 1500 && self.target.unacked() > 0 {
             self.target.timeout();
@@ -275,8 +337,9 @@ fn qos_status(sqid: u16, sqe: &Sqe, queues: u16, grants: &BTreeMap<u16, Grant>) 
     (!granted).then_some(0x4286)
 }
 
-/// What the target answers for a command it executes (`models::roce_target`).
-fn target_status(sqe: &Sqe) -> u16 {
+/// What the RoCE target with a namespace 1 of `blocks` blocks answers for a command it
+/// executes (`models::roce_target`).
+pub(crate) fn target_status(sqe: &Sqe, blocks: u64) -> u16 {
     let opc = sqe[0];
     let nsid = u32::from_le_bytes(sqe[4..8].try_into().unwrap());
     let slba = u64::from_le_bytes(sqe[40..48].try_into().unwrap());
@@ -284,7 +347,7 @@ fn target_status(sqe: &Sqe) -> u16 {
     match opc {
         0x00 => 0,
         0x01 | 0x02 | 0x08 if nsid != 1 => 0x0b,
-        0x01 | 0x02 | 0x08 if slba + nlb <= BLOCKS => 0,
+        0x01 | 0x02 | 0x08 if slba + nlb <= blocks => 0,
         0x01 | 0x02 | 0x08 => 0x80,
         _ => 0x01,
     }
@@ -367,24 +430,12 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     let mtu_code = roce_csr::QP0_MTU_RESET;
     let mtus = vec![128usize << mtu_code; qps];
     let confs: Vec<QpConf> = confs(&input.psn, qps, &mtus);
-    let sink = env
-        .sim
-        .add(AxisSink::new(&env.sim, "m_axis", input.seed ^ 2, 10));
-    sink.borrow_mut().gapless = true;
-    let src = env
-        .sim
-        .add(AxisSource::new(&env.sim, "s_axis", input.seed ^ 1, 10));
-    let link = env.sim.add(RoceLink {
-        sink: sink.clone(),
-        src,
-        target: Target::new(&confs, BLOCKS as usize, input.seed),
-        seen: 0,
-        quiet: 0,
-        rng: Rng::new(input.seed ^ 9),
-        loss: input.loss,
-        to_host: VecDeque::new(),
-        frames: 0,
-    });
+    let (sink, link) = RoceLink::attach(
+        &mut env,
+        Target::new(&confs, BLOCKS as usize, input.seed),
+        input.loss,
+        input.seed,
+    );
     let tcp_link = env.sim.add(TcpLink::new(
         &env.sim, &input.tcp, BLOCKS, ICD_BYTES, input.seed,
     ));
@@ -587,7 +638,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                     (_, None, None) => (0x0082, None),
                     // A Write whose SGL descriptor type is reserved: the DMA engine's 11h.
                     (_, None, Some(c)) if bad => (0x0011, Some(c)),
-                    (_, None, Some(c @ Chan::Roce(_))) => (target_status(&s), Some(c)),
+                    (_, None, Some(c @ Chan::Roce(_))) => (target_status(&s, BLOCKS), Some(c)),
                     (_, None, Some(c @ Chan::Tcp(_))) => (tcp::target_status(&s, BLOCKS), Some(c)),
                 };
                 // DW0: the RoCE target's CQE carries CID << 8 ^ 5A00_0000h ^ QP, the NVMe/TCP
@@ -986,6 +1037,7 @@ impl Property for ChipProp {
                     use_success,
                     chunk,
                     idle,
+                    full: false,
                 },
             );
         // Mostly commands that move data: Reads (kind 10) and Writes (5, 9).

@@ -535,6 +535,9 @@ pub struct Host {
     pub submitted: BTreeMap<u16, u32>,
     /// CQEs per SQ since its creation.
     pub completed: BTreeMap<u16, u32>,
+    /// When `Some`, every CQE the host read, checked, with the cycle it was seen in (for
+    /// drivers that wait on their own commands: `testbench fio`, `nbd`).
+    pub seen: Option<Vec<(u64, Cqe)>>,
 }
 
 /// The whole harness: the host and firmware models around a model holding the NVMe front end
@@ -719,6 +722,7 @@ impl<T: Dut> Env<T> {
                 resets: Vec::new(),
                 submitted: BTreeMap::new(),
                 completed: BTreeMap::new(),
+                seen: None,
             },
             limit: 2_000_000,
             io_queues,
@@ -947,6 +951,9 @@ impl<T: Dut> Env<T> {
             }
             self.host.model.complete(cqid, &e)?;
             *self.host.completed.entry(e.sqid).or_default() += 1;
+            if let Some(seen) = &mut self.host.seen {
+                seen.push((self.sim.cycle(), e));
+            }
             if e.sqid == 0 {
                 if let Some(sqe) = self.admin_sqe(e.cid) {
                     if e.status == 0 {

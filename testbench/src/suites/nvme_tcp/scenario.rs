@@ -403,7 +403,7 @@ pub fn check_namespaces(
     target: &Target,
 ) -> Result<(), String> {
     let status: BTreeMap<u16, u16> = completions.iter().map(|c| (c.cid, c.status)).collect();
-    for (n, ns) in target.ns.iter().enumerate() {
+    for (n, ns) in target.ns.borrow().iter().enumerate() {
         let nsid = n as u32 + 1;
         let mut want: Vec<u8> = (0..ns.len())
             .map(|i| pattern(nsid, (i / LBA_BYTES) as u64, i % LBA_BYTES))
@@ -475,7 +475,8 @@ fn check_success(cid: u16, s: &Submitted, out: &Outcome, target: &Target) -> Res
             }
         }
         Kind::Write => {
-            let ns = &target.ns[sqe::nsid(&s.sqe) as usize - 1];
+            let all = target.ns.borrow();
+            let ns = &all[sqe::nsid(&s.sqe) as usize - 1];
             if ns[s.ns_offset..s.ns_offset + s.len] != s.data[..] {
                 return Err(format!(
                     "CID {cid:#x}: write completed successfully but the namespace does not hold its data"
