@@ -39,6 +39,8 @@ step "testbench regress --suite nvme: exact arbitration order and interrupt coal
 cargo run -q --release -p testbench -- regress --suite nvme --property nvme_arbitration,nvme_coalescing --cases 600
 step "testbench regress --suite chip: the whole chip top end to end (about 25 commands a case)"
 cargo run -q --release -p testbench -- regress --suite chip --cases 150
+step "testbench fio: fio's four workloads on each transport, json+ loaded by fio's own fio_jsonplus_clat2csv"
+bash ci/fio_check.sh
 step "mutants: deliberate bugs in rtl/ copies must fail the suite"
 # The stdlib mutants; `bash ci/mutation.sh` runs the DMA ones too (about 10 minutes more).
 MUTANT_SUITES=stdlib CASES=60 bash ci/mutation.sh

@@ -27,8 +27,9 @@ pub struct TcpConf {
     pub chunk: u16,
     /// Percent of cycles with no rx beat presented, and with `tcp_tx_ready_i` low.
     pub idle: (u8, u8),
-    /// Every C2HData and R2T as large as `max_c2h` and `max_r2t` allow (a real target's
-    /// choice); otherwise random sizes up to them.
+    /// A target as fast as the wire: every C2HData and R2T as large as `max_c2h` and
+    /// `max_r2t` allow, the target stepped every cycle, its bytes in whole beats; otherwise
+    /// random sizes, steps and beat fills.
     pub full: bool,
 }
 
@@ -49,6 +50,8 @@ pub struct TcpLink {
     pub targets: Vec<Target>,
     rng: Rng,
     chunk: u16,
+    /// A target steps every cycle and fills whole beats ([`TcpConf::full`]).
+    full: bool,
     /// No `tx` credit while false (firmware has not programmed the chip yet).
     pub open: bool,
     /// The remote latency: every chunk of bytes the chip sends reaches its target this many
@@ -93,6 +96,7 @@ impl TcpLink {
             targets,
             rng: Rng::new(seed ^ 0x7c9),
             chunk: conf.chunk.max(1),
+            full: conf.full,
             open: false,
             delay: (0, 0),
             in_flight: vec![VecDeque::new(); n],
@@ -136,12 +140,20 @@ impl Component for TcpLink {
                 let (_, b) = self.in_flight[c].pop_front().expect("front");
                 t.receive(&b);
             }
-            if self.rng.chance(50) {
+            if self.full || self.rng.chance(50) {
                 t.step();
             }
             if t.pending() > 0 && self.streams.beats[c].len() < 4 {
-                let chunk = t.take(1 + self.rng.below(u64::from(self.chunk)) as usize);
-                for piece in chunk.chunks(1 + self.rng.below(lanes) as usize) {
+                let (take, piece) = if self.full {
+                    (usize::from(self.chunk), lanes as usize)
+                } else {
+                    (
+                        1 + self.rng.below(u64::from(self.chunk)) as usize,
+                        1 + self.rng.below(lanes) as usize,
+                    )
+                };
+                let chunk = t.take(take);
+                for piece in chunk.chunks(piece) {
                     self.streams.beats[c].push_back(piece.to_vec());
                 }
             }
