@@ -11,7 +11,8 @@ fn main() {
             cycles,
             no_cocotb,
             venv,
-        } => testbench::cli::bench::run(suite, *cycles, !*no_cocotb, venv.as_deref()),
+            check,
+        } => testbench::cli::bench::run(suite, *cycles, !*no_cocotb, venv.as_deref(), *check),
     };
     std::process::exit(code);
 }

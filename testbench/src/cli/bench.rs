@@ -117,9 +117,10 @@ fn best<T>(runs: usize, mut f: impl FnMut() -> (f64, T)) -> (f64, T) {
 }
 
 /// Runs `testbench bench`; returns the exit code.
-pub fn run(suite: &str, cycles: u64, cocotb: bool, venv: Option<&Path>) -> i32 {
+pub fn run(suite: &str, cycles: u64, cocotb: bool, venv: Option<&Path>, check: bool) -> i32 {
     match suite {
         "harness" => {}
+        "chip" => return crate::cli::bench_chip::run(check),
         "dma" => return crate::cli::bench_dma::run(),
         "nvme-tcp" => return crate::cli::bench_nvme_tcp::run(),
         "qos" => return crate::cli::bench_qos::run_bench(),
@@ -127,7 +128,7 @@ pub fn run(suite: &str, cycles: u64, cocotb: bool, venv: Option<&Path>) -> i32 {
         "rdma" => return crate::cli::bench_rdma::run(),
         _ => {
             eprintln!(
-                "testbench: no benchmark `{suite}`; benchmarks: harness, dma, nvme, nvme-tcp, qos, rdma"
+                "testbench: no benchmark `{suite}`; benchmarks: harness, chip, dma, nvme, nvme-tcp, qos, rdma"
             );
             return 2;
         }

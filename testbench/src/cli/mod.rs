@@ -3,6 +3,7 @@
 //! Exit codes: 0 everything passed; 1 some case failed; 2 bad usage (unknown suite, bad shard).
 
 pub mod bench;
+pub mod bench_chip;
 pub mod bench_dma;
 pub mod bench_nvme;
 pub mod bench_nvme_tcp;
@@ -45,5 +46,8 @@ pub enum Command {
         /// Where the cocotb virtual environment lives.
         #[arg(long)]
         venv: Option<PathBuf>,
+        /// Exit 1 when a figure in simulated cycles misses its goal (`--suite chip`).
+        #[arg(long)]
+        check: bool,
     },
 }

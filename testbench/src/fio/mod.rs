@@ -20,7 +20,7 @@ pub mod report;
 
 use crate::rng::Rng;
 use crate::rtl::regs::chip_csr;
-use crate::suites::chip::session::{Io, Op, Session, Setup, Transport};
+use crate::suites::chip::session::{Io, Op, Session, Setup, Traffic, Transport, Widths};
 use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -163,6 +163,9 @@ pub struct RunResult {
     pub chip_counts: (u32, u32, u32),
     /// Frames the RoCE target sent again.
     pub retransmits: u64,
+    /// What the chip's links moved during the traffic, and their widths.
+    pub traffic: Traffic,
+    pub widths: Widths,
 }
 
 impl Job {
@@ -295,6 +298,7 @@ pub fn run(job: &Job) -> Result<RunResult, String> {
     let mut checked = 0u64;
     let start = s.env.sim.cycle();
     let irq0 = s.interrupts();
+    let traffic0 = s.traffic();
     let end_cycle = job
         .runtime_ns
         .map(|ns| start + (ns as f64 * job.clock_mhz / 1000.0).round() as u64);
@@ -481,6 +485,8 @@ pub fn run(job: &Job) -> Result<RunResult, String> {
         checked_reads: checked,
         chip_counts,
         retransmits: s.retransmits(),
+        traffic: s.traffic() - traffic0,
+        widths: s.widths(),
     })
 }
 

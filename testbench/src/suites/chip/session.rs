@@ -121,6 +121,50 @@ pub struct Done {
     pub visible: u64,
 }
 
+/// Data moved on the chip's links so far (subtract two snapshots for a window).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Traffic {
+    /// Host memory AXI4: R beats (SQE fetches, PRP lists, Write data) and W beats (CQEs,
+    /// Read data), of finished bursts.
+    pub axi_r: u64,
+    pub axi_w: u64,
+    /// RoCEv2 port: beats and bytes the chip sent (`m_axis`) and took (`s_axis`).
+    pub roce_tx_beats: u64,
+    pub roce_rx_beats: u64,
+    pub roce_tx_bytes: u64,
+    pub roce_rx_bytes: u64,
+    /// NVMe/TCP streams: bytes each way (all connections).
+    pub tcp_tx_bytes: u64,
+    pub tcp_rx_bytes: u64,
+}
+
+impl std::ops::Sub for Traffic {
+    type Output = Traffic;
+    fn sub(self, o: Traffic) -> Traffic {
+        Traffic {
+            axi_r: self.axi_r - o.axi_r,
+            axi_w: self.axi_w - o.axi_w,
+            roce_tx_beats: self.roce_tx_beats - o.roce_tx_beats,
+            roce_rx_beats: self.roce_rx_beats - o.roce_rx_beats,
+            roce_tx_bytes: self.roce_tx_bytes - o.roce_tx_bytes,
+            roce_rx_bytes: self.roce_rx_bytes - o.roce_rx_bytes,
+            tcp_tx_bytes: self.tcp_tx_bytes - o.tcp_tx_bytes,
+            tcp_rx_bytes: self.tcp_rx_bytes - o.tcp_rx_bytes,
+        }
+    }
+}
+
+/// Bytes per beat of the chip's links.
+#[derive(Clone, Copy, Debug)]
+pub struct Widths {
+    /// Host memory AXI4 data.
+    pub bus: u64,
+    /// RoCEv2 AXI4-Stream.
+    pub roce: u64,
+    /// NVMe/TCP byte streams.
+    pub tcp: u64,
+}
+
 /// A channel a queue is bound to.
 #[derive(Clone, Copy, Debug)]
 struct Chan {
@@ -605,6 +649,42 @@ impl Session {
             }
         }
         Ok(())
+    }
+
+    /// What the links moved so far.
+    pub fn traffic(&self) -> Traffic {
+        use crate::drivers::Dir;
+        let mem = self.env.mem.borrow();
+        let beats = |d: Dir| {
+            mem.log
+                .iter()
+                .filter(|t| t.dir == d)
+                .map(|t| u64::from(t.req.len) + 1)
+                .sum::<u64>()
+        };
+        let sink = self.sink.borrow();
+        let roce = self.roce.borrow();
+        let src = roce.source();
+        let tcp = self.tcp.borrow();
+        Traffic {
+            axi_r: beats(Dir::Read),
+            axi_w: beats(Dir::Write),
+            roce_tx_beats: sink.frames.iter().map(|f| f.beats as u64).sum(),
+            roce_rx_beats: src.beats,
+            roce_tx_bytes: sink.frames.iter().map(|f| f.data.len() as u64).sum(),
+            roce_rx_bytes: src.sent.iter().map(|f| f.1 as u64).sum(),
+            tcp_tx_bytes: tcp.streams.tx_total,
+            tcp_rx_bytes: tcp.streams.rx_total,
+        }
+    }
+
+    /// Bytes per beat of the links.
+    pub fn widths(&self) -> Widths {
+        Widths {
+            bus: u64::from(self.env.sim.signal("m_axi_wdata_o").width()) / 8,
+            roce: u64::from(self.env.sim.signal("m_axis_tdata_o").width()) / 8,
+            tcp: self.tcp.borrow().streams.lanes as u64,
+        }
     }
 
     /// Interrupts the host received so far.

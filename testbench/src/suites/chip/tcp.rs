@@ -57,6 +57,9 @@ pub struct TcpLink {
     /// The remote latency: every chunk of bytes the chip sends reaches its target this many
     /// cycles later (fixed, plus up to the random part), in order.
     pub delay: (u32, u32),
+    /// When `Some`, the cycles in which the chip sent bytes (tx) and took bytes (rx), for
+    /// latency measurements.
+    pub activity: Option<(Vec<u64>, Vec<u64>)>,
     /// Bytes on their way to each target: (cycle they arrive, bytes).
     in_flight: Vec<VecDeque<(u64, Vec<u8>)>>,
 }
@@ -99,6 +102,7 @@ impl TcpLink {
             full: conf.full,
             open: false,
             delay: (0, 0),
+            activity: None,
             in_flight: vec![VecDeque::new(); n],
         }
     }
@@ -120,7 +124,16 @@ impl TcpLink {
 
 impl Component for TcpLink {
     fn sample(&mut self, cycle: u64) {
+        let before = (self.streams.tx_total, self.streams.rx_total);
         self.streams.sample();
+        if let Some((tx, rx)) = &mut self.activity {
+            if self.streams.tx_total > before.0 {
+                tx.push(cycle);
+            }
+            if self.streams.rx_total > before.1 {
+                rx.push(cycle);
+            }
+        }
         let lanes = self.streams.lanes as u64;
         for (c, t) in self.targets.iter_mut().enumerate() {
             if !self.streams.tx_bytes[c].is_empty() {

@@ -202,6 +202,16 @@ impl RoceLink {
         self.sink.borrow_mut().set_stall(percent);
     }
 
+    /// The `s_axis` source (frames the chip took from the fabric).
+    pub fn source(&self) -> std::cell::Ref<'_, AxisSource> {
+        self.src.borrow()
+    }
+
+    /// The cycle of each frame's first beat the chip sent, in order.
+    pub fn frame_starts(&self) -> Vec<u64> {
+        self.sink.borrow().frames.iter().map(|f| f.first).collect()
+    }
+
     /// Frames the chip sent that have not reached the target yet.
     pub fn in_flight(&self) -> usize {
         self.in_flight.len()
