@@ -90,12 +90,11 @@ fn busy(t: Transport, read: bool, tr: &Traffic, w: &Widths, cycles: u64) -> (f64
     (bus, wire)
 }
 
+/// Beats per command on each link: (link, beats).
+type LinkBeats = [(&'static str, f64); 6];
+
 /// Commands per cycle of Flushes or 512-byte Reads, and the beats per command of each link.
-fn command_rate(
-    t: Transport,
-    op: Op,
-    count: u64,
-) -> Result<(f64, [(&'static str, f64); 6]), String> {
+fn command_rate(t: Transport, op: Op, count: u64) -> Result<(f64, LinkBeats), String> {
     let probe = Session::open(&Setup {
         queues: vec![t],
         depth: 1,
