@@ -4,11 +4,13 @@
 //! - [`drivers`]: bus functional models bound to ports by name;
 //! - [`models`]: golden reference models, plain Rust;
 //! - [`prop`], [`suites`]: property-based runs, shrinking, regressions;
+//! - [`nbd`]: an NBD server exporting a block device (the chip, or memory) to real clients;
 //! - [`rtl`]: the Verilated tops of rtl/, with their generated bindings.
 
 pub mod cli;
 pub mod drivers;
 pub mod models;
+pub mod nbd;
 pub mod pcap;
 pub mod prop;
 pub mod rng;
