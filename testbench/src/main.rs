@@ -5,6 +5,7 @@ fn main() {
     let cli = Cli::parse();
     let code = match &cli.command {
         Command::Regress(args) => testbench::cli::regress::run(args),
+        Command::Nbd(args) => testbench::cli::nbd::run(args),
         Command::Bench {
             suite,
             cycles,

@@ -1,6 +1,7 @@
 //! The `testbench` command line.
 //!
 //! Exit codes: 0 everything passed; 1 some case failed; 2 bad usage (unknown suite, bad shard).
+//! `nbd` documents its own (cli/nbd.rs).
 
 pub mod bench;
 pub mod bench_dma;
@@ -9,6 +10,7 @@ pub mod bench_nvme_tcp;
 pub mod bench_qos;
 pub mod bench_rdma;
 pub mod cocotb;
+pub mod nbd;
 pub mod regress;
 
 use clap::{Parser, Subcommand};
@@ -28,6 +30,8 @@ pub struct Cli {
 pub enum Command {
     /// Runs a suite's property cases; ends with `NAME: P passed, F failed`.
     Regress(regress::Args),
+    /// Exports a device (the simulated chip, or memory) as an NBD server on a local socket.
+    Nbd(nbd::Args),
     /// Measures simulation speed (`--suite harness`: Rust vs a plain C++ loop vs cocotb).
     Bench {
         /// Which benchmark.
