@@ -158,6 +158,22 @@ fn bind_unix(path: &Path) -> Result<UnixListener, String> {
 
 /// Runs the server; returns the exit code.
 pub fn run(args: &Args) -> i32 {
+    if args.socket.is_none() && args.port.is_none() {
+        eprintln!("testbench nbd: give --socket PATH (a Unix domain socket) or --port N (TCP on 127.0.0.1)");
+        return 2;
+    }
+    // The device first: the socket appears only once the server can answer on it.
+    let made = match args.device {
+        DeviceKind::Chip => chip_device(args),
+        DeviceKind::Mem => mem_device(args),
+    };
+    let mut device = match made {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("testbench nbd: --device {}: {e}", args.device.name());
+            return 2;
+        }
+    };
     let (listener, _unlink) = match (&args.socket, args.port) {
         (Some(path), _) => match bind_unix(path) {
             Ok(l) => (Listener::Unix(l, path.clone()), Unlink(Some(path.clone()))),
@@ -173,21 +189,7 @@ pub fn run(args: &Args) -> i32 {
                 return 2;
             }
         },
-        (None, None) => {
-            eprintln!("testbench nbd: give --socket PATH (a Unix domain socket) or --port N (TCP on 127.0.0.1)");
-            return 2;
-        }
-    };
-    let made = match args.device {
-        DeviceKind::Chip => chip_device(args),
-        DeviceKind::Mem => mem_device(args),
-    };
-    let mut device = match made {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("testbench nbd: --device {}: {e}", args.device.name());
-            return 2;
-        }
+        (None, None) => unreachable!("checked above"),
     };
     let (min, pref, max) = device.block_sizes();
     let (flush, trim, zeroes) = device.supports();

@@ -9,7 +9,9 @@
 //!   `NBD_INFO_NAME` and `NBD_INFO_DESCRIPTION` when asked), `NBD_OPT_LIST`, `NBD_OPT_ABORT`.
 //!   Everything else, `NBD_OPT_STRUCTURED_REPLY` and `NBD_OPT_STARTTLS` included, is answered
 //!   `NBD_REP_ERR_UNSUP`: simple replies only, no TLS. One export, reachable as `""` (the
-//!   default export) and by its name ([`Options::name`]).
+//!   default export) and by its name ([`Options::name`]). A client that does not ask for
+//!   `NBD_INFO_BLOCK_SIZE` is still let in (the checks below keep its unaligned requests from
+//!   the device).
 //! - Transmission: `READ`, `WRITE`, `FLUSH`, `TRIM`, `WRITE_ZEROES`, `DISC`. Replies go out as
 //!   requests finish, so out of order (the client matches them by handle).
 //! - Checked by the server, never reaching the device (counted as `rejected`): a request past
@@ -27,7 +29,8 @@
 //!   `NBD_CMD_FLAG_FUA` goes to the device with [`Request::fua`] set, and once it has finished
 //!   without error the server sends the device a [`Op::Flush`] and replies only when that
 //!   flush has finished. The flush is what makes FUA hold for any device; `fua` is a hint a
-//!   device may also use (the chip: the NVMe FUA bit) or ignore.
+//!   device may also use (the chip: the NVMe FUA bit) or ignore. FUA on a READ or FLUSH is
+//!   accepted and has no further effect.
 //! - A FLUSH is sent to the device as it comes; it must make durable every write the device
 //!   finished before the flush was submitted (NVMe Flush semantics). The server replies to a
 //!   write only after the device finished it, so that covers every write the client saw
