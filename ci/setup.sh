@@ -8,7 +8,9 @@ set -euo pipefail
 # tshark: ci/tshark_check.sh and ci/roce_check.sh (Wireshark's NVMe/TCP and RoCEv2 dissectors
 # check the regressions' pcaps; roce_check.sh also makes target/roce-venv with scapy); its
 # debconf question (non-root capture) is preseeded so the install never prompts.
-packages=(verilator yosys g++ make zlib1g-dev python3-venv libpython3-dev tshark)
+# fio and libnbd-bin: ci/nbd_check.sh has unmodified NBD clients use `testbench nbd` (fio's
+# nbd engine, which Debian's fio is built with, and nbdinfo and nbdcopy from libnbd-bin).
+packages=(verilator yosys g++ make zlib1g-dev python3-venv libpython3-dev tshark fio libnbd-bin)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -5,12 +5,14 @@
 //! - [`models`]: golden reference models, plain Rust;
 //! - [`prop`], [`suites`]: property-based runs, shrinking, regressions;
 //! - [`fio`]: fio's workloads on the simulated chip ([`suites::chip::session`]);
+//! - [`nbd`]: an NBD server exporting a block device (the chip, or memory) to real clients;
 //! - [`rtl`]: the Verilated tops of rtl/, with their generated bindings.
 
 pub mod cli;
 pub mod drivers;
 pub mod fio;
 pub mod models;
+pub mod nbd;
 pub mod pcap;
 pub mod prop;
 pub mod rng;

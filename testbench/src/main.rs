@@ -6,6 +6,7 @@ fn main() {
     let code = match &cli.command {
         Command::Regress(args) => testbench::cli::regress::run(args),
         Command::Fio(args) => testbench::cli::fio::run(args),
+        Command::Nbd(args) => testbench::cli::nbd::run(args),
         Command::Bench {
             suite,
             cycles,

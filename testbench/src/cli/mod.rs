@@ -1,6 +1,7 @@
 //! The `testbench` command line.
 //!
 //! Exit codes: 0 everything passed; 1 some case failed; 2 bad usage (unknown suite, bad shard).
+//! `nbd` documents its own (cli/nbd.rs).
 
 pub mod bench;
 pub mod bench_chip;
@@ -11,6 +12,7 @@ pub mod bench_qos;
 pub mod bench_rdma;
 pub mod cocotb;
 pub mod fio;
+pub mod nbd;
 pub mod regress;
 
 use clap::{Parser, Subcommand};
@@ -32,6 +34,8 @@ pub enum Command {
     Regress(regress::Args),
     /// Runs fio's workloads on the simulated chip; prints fio's text or JSON.
     Fio(fio::Args),
+    /// Exports a device (the simulated chip, or memory) as an NBD server on a local socket.
+    Nbd(nbd::Args),
     /// Measures simulation speed (`--suite harness`: Rust vs a plain C++ loop vs cocotb).
     Bench {
         /// Which benchmark.
