@@ -10,6 +10,7 @@
 # fio's nbd engine connects twice per job, once for the size and once for the I/O, and the
 # nbdcopy round trip needs both copies on one device: those servers take two connections). A
 # server that does not exit 0 fails the check. Needs fio and libnbd-bin (bash ci/setup.sh).
+#   NBD_ARGS=extra testbench nbd options (e.g. --transport nvme_tcp)
 #   NBD_DEVICE=chip|mem (default chip)   SIZE=export size, K/M/G suffixes (default 8M)
 #   FIO_SIZE=bytes fio's job covers (default SIZE)   RUNTIME=seconds, cap on fio's job (default 60)
 #   BSSPLIT=fio's block sizes (default 512/10:4k/50:8k/20:16k/20)   IODEPTH (default 8)
@@ -47,7 +48,8 @@ start() {
   log=$out/$1-server.log
   local ends=(--once)
   [ "$2" -gt 1 ] && ends=(--connections "$2")
-  "$bin" nbd --device "$device" --size "$size" --seed "$seed" --socket "$sock" "${ends[@]}" >"$log" 2>&1 &
+  # shellcheck disable=SC2086 # NBD_ARGS: extra server options, split on spaces.
+  "$bin" nbd --device "$device" --size "$size" --seed "$seed" --socket "$sock" "${ends[@]}" ${NBD_ARGS:-} >"$log" 2>&1 &
   pid=$!
   for _ in $(seq $((start_timeout * 10))); do
     [ -S "$sock" ] && return 0
@@ -98,6 +100,9 @@ if e["export-size"] != want:
     sys.exit(f"nbd_check: nbdinfo reports {e['export-size']} bytes, the server was started with {want}")
 EOF
 can_trim=$(python3 -c 'import json, sys; print(int(json.load(open(sys.argv[1]))["exports"][0]["can_trim"]))' "$out/nbdinfo.json")
+# nbdcopy (libnbd 1.14) sends 256 KiB requests whatever the export's maximum block size says;
+# it is told the maximum.
+max_request=$(python3 -c 'import json, sys; print(min(262144, json.load(open(sys.argv[1]))["exports"][0]["block_size_maximum"]))' "$out/nbdinfo.json")
 echo "nbd_check: nbdinfo passed (${SECONDS}s)"
 
 # run_fio NAME JOB-OPTIONS...: one fio job against a fresh server; fio must exit 0 and its
@@ -159,8 +164,8 @@ with open(path, "r+b") as f:
         at += n
 EOF
 start nbdcopy 2
-nbdcopy --flush "$img" "$uri" || fail "nbdcopy into the export failed"
-nbdcopy "$uri" "$out/copy.bin" || fail "nbdcopy out of the export failed"
+nbdcopy --request-size="$max_request" --flush "$img" "$uri" || fail "nbdcopy into the export failed"
+nbdcopy --request-size="$max_request" "$uri" "$out/copy.bin" || fail "nbdcopy out of the export failed"
 finish nbdcopy
 cmp "$img" "$out/copy.bin" || fail "the export's contents differ from the image copied in ($img, $out/copy.bin)"
 echo "nbd_check: nbdcopy passed (${SECONDS}s)"

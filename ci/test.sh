@@ -41,6 +41,9 @@ step "testbench regress --suite chip: the whole chip top end to end (about 25 co
 cargo run -q --release -p testbench -- regress --suite chip --cases 150
 step "testbench fio: fio's four workloads on each transport, json+ loaded by fio's own fio_jsonplus_clat2csv"
 bash ci/fio_check.sh
+step "testbench nbd: Debian's fio (--ioengine=nbd --verify=crc32c), nbdinfo and nbdcopy on the simulated chip, RoCE then NVMe/TCP"
+SIZE=2M bash ci/nbd_check.sh
+SIZE=2M NBD_ARGS="--transport nvme_tcp" bash ci/nbd_check.sh
 step "mutants: deliberate bugs in rtl/ copies must fail the suite"
 # The stdlib mutants; `bash ci/mutation.sh` runs the DMA ones too (about 10 minutes more).
 MUTANT_SUITES=stdlib CASES=60 bash ci/mutation.sh

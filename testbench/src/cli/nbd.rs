@@ -6,7 +6,9 @@
 //! 1 the device failed (message printed), or a session ended in a protocol error; 2 bad usage
 //! (no socket given, bad size, socket in use).
 
+use crate::nbd::chip::{ChipConfig, ChipDevice};
 use crate::nbd::{self, Device, End, Listener, MemDevice, Options};
+use crate::suites::chip::session::Transport;
 use std::net::TcpListener;
 use std::os::unix::fs::FileTypeExt;
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -43,7 +45,7 @@ pub struct Args {
     /// What the export is backed by.
     #[arg(long, value_enum, default_value = "chip")]
     pub device: DeviceKind,
-    /// Export size in bytes; K, M, G suffixes are powers of 1024 [mem default: 64M].
+    /// Export size in bytes; K, M, G suffixes are powers of 1024 [chip default: 16M, mem: 64M].
     #[arg(long, value_parser = parse_size)]
     pub size: Option<u64>,
     /// End after the first connection has closed (what CI uses).
@@ -55,10 +57,26 @@ pub struct Args {
     /// The export's name (clients may also ask for "", the default export).
     #[arg(long, default_value = "testbench")]
     pub name: String,
+    /// chip: the transport the queues are bound to (roce or nvme_tcp).
+    #[arg(long, default_value = "roce")]
+    pub transport: String,
+    /// chip: I/O queues (one per channel of the transport; requests go to the roomiest).
+    #[arg(long, default_value_t = 2)]
+    pub queues: u16,
+    /// chip: commands each queue keeps in flight.
+    #[arg(long, default_value_t = 32)]
+    pub depth: u16,
+    /// chip: remote latency in ns, fixed (plus up to a quarter of it at random).
+    #[arg(long, default_value_t = 2000)]
+    pub remote_lat_ns: u64,
+    /// chip: clock in MHz, to turn the remote latency into cycles.
+    #[arg(long, default_value_t = 250.0)]
+    pub clock_mhz: f64,
     /// mem: minimum block size, the alignment every request must have.
     #[arg(long, default_value_t = 512)]
     pub block_size: u32,
-    /// mem: largest READ/WRITE payload (K, M suffixes); longer TRIM and WRITE_ZEROES are split.
+    /// Largest READ/WRITE payload (K, M suffixes; chip: at most 128K); longer TRIM and
+    /// WRITE_ZEROES are split.
     #[arg(long, default_value = "1M", value_parser = parse_size)]
     pub max_payload: u64,
     /// mem: requests in flight before back-pressure.
@@ -94,14 +112,27 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("{s:?} is too large"))
 }
 
-// ---- LEAD: the chip device is wired here --------------------------------------------------
-/// The `--device chip` device: the lead replaces this with the device that carries each
-/// request as NVMe commands through the simulated chip.
+/// The `--device chip` device: the simulated chip ([`crate::nbd::chip`]).
 pub fn chip_device(args: &Args) -> Result<Box<dyn Device>, String> {
-    let _ = args;
-    Err("the chip device is not wired yet".into())
+    let transport = match args.transport.as_str() {
+        "roce" | "rdma" => Transport::Roce,
+        "nvme_tcp" | "tcp" => Transport::Tcp,
+        t => return Err(format!("--transport {t}: expected roce or nvme_tcp")),
+    };
+    let max = u32::try_from(args.max_payload)
+        .map_err(|_| format!("--max-payload {} is over 4 GiB", args.max_payload))?;
+    let cycles = |ns: u64| (ns as f64 * args.clock_mhz / 1000.0).round() as u32;
+    let dev = ChipDevice::open(&ChipConfig {
+        transport,
+        queues: args.queues,
+        depth: args.depth,
+        size: args.size.unwrap_or(16 << 20),
+        max_payload: max.min(128 << 10),
+        remote_cycles: (cycles(args.remote_lat_ns), cycles(args.remote_lat_ns / 4)),
+        seed: args.seed,
+    })?;
+    Ok(Box::new(dev))
 }
-// ---- end of the chip hook -----------------------------------------------------------------
 
 /// The `--device mem` device.
 pub fn mem_device(args: &Args) -> Result<Box<dyn Device>, String> {

@@ -45,6 +45,7 @@
 //! every request still in the device is finished (and its reply dropped) before the next
 //! connection is accepted: a connection never sees another's completions.
 
+pub mod chip;
 pub mod mem;
 pub mod proto;
 mod server;
