@@ -276,6 +276,9 @@ pub struct Target {
     pub icd_max: usize,
     /// Writes executed from in-capsule data.
     pub icd_writes: u64,
+    /// Fetch a Write's data with one READ (a real target's choice), not in one to three
+    /// pieces with sometimes a zero-length READ after them.
+    pub whole_reads: bool,
     /// The IPv4 TOS the host's frames must carry (its `tx_tos` CSR).
     pub host_tos: HostTos,
 }
@@ -365,6 +368,7 @@ impl Target {
             icd_max: 0,
             host_tos: HostTos::default(),
             icd_writes: 0,
+            whole_reads: false,
         }
     }
 
@@ -923,7 +927,8 @@ impl Target {
                 // Its data by RDMA READ, in one to three pieces; executed when they are in.
                 let n = sgl_len as usize;
                 let mut cuts = vec![0, n];
-                for _ in 0..self.rand(3) {
+                let pieces = if self.whole_reads { 0 } else { self.rand(3) };
+                for _ in 0..pieces {
                     cuts.push(1 + self.rand(n as u64 - 1) as usize);
                 }
                 cuts.sort_unstable();
@@ -940,7 +945,7 @@ impl Target {
                     let len = (c[1] - c[0]) as u32;
                     self.rdma_read(q, key, addr + c[0] as u64, len, wi, c[0]);
                 }
-                if self.rand(8) == 0 {
+                if !self.whole_reads && self.rand(8) == 0 {
                     // A zero-length READ (one PSN, an Only response without payload).
                     self.qps[q].writes[wi].reads_left += 1;
                     self.rdma_read(q, key, addr + n as u64, 0, wi, n);

@@ -255,6 +255,7 @@ impl Session {
             s.seed,
         );
         roce.borrow_mut().set_idle(0);
+        roce.borrow_mut().target.whole_reads = true;
         roce.borrow_mut().delay = s.remote[0];
         let conf = TcpConf {
             maxh2cdata: 65536,
@@ -659,7 +660,7 @@ impl Session {
             mem.log
                 .iter()
                 .filter(|t| t.dir == d)
-                .map(|t| u64::from(t.req.len) + 1)
+                .map(|t| u64::from(t.req.len))
                 .sum::<u64>()
         };
         let sink = self.sink.borrow();
