@@ -27,7 +27,7 @@
 //! so it cannot hold transports of a different data width than the DMA engines yet.
 
 use crate::fio::{self, Job, Rw};
-use crate::suites::chip::session::{Io, Op, Session, Setup, Traffic, Transport, Widths};
+use crate::suites::chip::session::{self, Io, Op, Session, Setup, Traffic, Transport, Widths};
 use std::time::Instant;
 
 const CLOCK_MHZ: f64 = 250.0;
@@ -90,38 +90,35 @@ fn busy(t: Transport, read: bool, tr: &Traffic, w: &Widths, cycles: u64) -> (f64
     (bus, wire)
 }
 
+/// A session with no remote latency: `queues`, `depth` each, a namespace of `blocks`,
+/// commands of up to `max_blocks`, host memory read latency `mem` cycles.
+fn quiet_setup(
+    queues: Vec<Transport>,
+    depth: u16,
+    blocks: u64,
+    max_blocks: u32,
+    mem: (u32, u32),
+) -> Setup {
+    Setup {
+        queues,
+        depth,
+        blocks,
+        max_blocks,
+        remote: [(0, 0), (0, 0)],
+        mem_latency: mem,
+        coalesce: None,
+        seed: 3,
+        waves: None,
+    }
+}
+
 /// Beats per command on each link: (link, beats).
 type LinkBeats = [(&'static str, f64); 6];
 
 /// Commands per cycle of Flushes or 512-byte Reads, and the beats per command of each link.
 fn command_rate(t: Transport, op: Op, count: u64) -> Result<(f64, LinkBeats), String> {
-    let probe = Session::open(&Setup {
-        queues: vec![t],
-        depth: 1,
-        blocks: 64,
-        max_blocks: 1,
-        remote: [(0, 0), (0, 0)],
-        mem_latency: (50, 100),
-        coalesce: None,
-        seed: 3,
-        waves: None,
-    })?;
-    let channels = match t {
-        Transport::Roce => probe.roce.borrow().target.qps(),
-        Transport::Tcp => probe.tcp.borrow().targets.len(),
-    };
-    drop(probe);
-    let mut s = Session::open(&Setup {
-        queues: vec![t; channels],
-        depth: 32,
-        blocks: 4096,
-        max_blocks: 1,
-        remote: [(0, 0), (0, 0)],
-        mem_latency: (50, 100),
-        coalesce: None,
-        seed: 3,
-        waves: None,
-    })?;
+    let channels = session::channels(t);
+    let mut s = Session::open(&quiet_setup(vec![t; channels], 32, 4096, 1, (50, 100)))?;
     let queues = channels as u16;
     let warm = count / 10;
     let (mut sent, mut done) = (0u64, 0u64);
@@ -185,17 +182,7 @@ fn command_rate(t: Transport, op: Op, count: u64) -> Result<(f64, LinkBeats), St
 /// Added latency at QD 1: (doorbell -> first fabric beat, last fabric beat -> CQE), the worst
 /// over `count` commands of `op`.
 fn added_latency(t: Transport, op: Op, count: u64) -> Result<(u64, u64), String> {
-    let mut s = Session::open(&Setup {
-        queues: vec![t],
-        depth: 1,
-        blocks: 64,
-        max_blocks: 8,
-        remote: [(0, 0), (0, 0)],
-        mem_latency: (1, 1),
-        coalesce: None,
-        seed: 5,
-        waves: None,
-    })?;
+    let mut s = Session::open(&quiet_setup(vec![t], 1, 64, 8, (1, 1)))?;
     s.tcp.borrow_mut().activity = Some((Vec::new(), Vec::new()));
     let (mut a, mut b) = (0u64, 0u64);
     for i in 0..count {

@@ -305,11 +305,6 @@ impl Default for HostTos {
 
 impl Target {
     /// A target for `qps`, with a namespace of `blocks` blocks filled from `fill`.
-    /// Queue pairs it serves.
-    pub fn qps(&self) -> usize {
-        self.qps.len()
-    }
-
     pub fn new(qps: &[QpConf], blocks: usize, fill: u64) -> Target {
         let mut x = fill | 1;
         let ns = (0..blocks * BLOCK)

@@ -222,10 +222,7 @@ impl Session {
             .find(|p| p.0 == "sq_space_i")
             .map_or(1, |p| p.1) as u16;
         let routed = field(chip_csr::INFO_QUEUES_RESET);
-        let qps = roce_csr::REGISTERS
-            .iter()
-            .filter(|r| r.0.starts_with("qp") && r.0.ends_with("_ctrl"))
-            .count();
+        let qps = channels(Transport::Roce);
         let mtu_code = roce_csr::QP0_MTU_RESET;
         let mtus = vec![128usize << mtu_code; qps];
         let qp_confs = confs(&[0, 0x10_0000, 0x20_0000, 0x30_0000], qps, &mtus);
@@ -713,6 +710,21 @@ impl Session {
     /// The retransmissions and timeouts the links saw (RoCE target retransmits).
     pub fn retransmits(&self) -> u64 {
         self.roce.borrow().target.retransmits
+    }
+}
+
+/// The channels the chip has for `t`: RoCE QPs (`roce_csr`'s `qpN_ctrl`), NVMe/TCP
+/// connections (the width of `tcp_connected_o`).
+pub fn channels(t: Transport) -> usize {
+    match t {
+        Transport::Roce => roce_csr::REGISTERS
+            .iter()
+            .filter(|r| r.0.starts_with("qp") && r.0.ends_with("_ctrl"))
+            .count(),
+        Transport::Tcp => ChipTop::PORTS
+            .iter()
+            .find(|p| p.0 == "tcp_connected_o")
+            .map_or(0, |p| p.1 as usize),
     }
 }
 
