@@ -23,6 +23,8 @@
 //   0x40 db_faults      Doorbell faults (32 bits, wrapping)
 //   0x44 fetched        SQEs fetched, all queues (32 bits, wrapping)
 //   0x48 completed      CQEs posted, all queues (32 bits, wrapping)
+//   0x4c cnt_offload    I/O commands handed to the hardware path on io_cmd (32 bits, wrapping)
+//   0x50 cnt_fallback   I/O commands handed to firmware on admin_cmd, opcodes the hardware does not carry (32 bits, wrapping)
 //
 // One write and one read at a time. A write is accepted (awready and wready together) when
 // awvalid and wvalid are both high and no write response is pending; wstrb selects the bytes
@@ -130,7 +132,13 @@ module nvme_csr (
   input  logic [31:0] fetched_value_i,           // SQEs
 
   // completed (0x48): CQEs posted, all queues (32 bits, wrapping)
-  input  logic [31:0] completed_value_i          // CQEs
+  input  logic [31:0] completed_value_i,         // CQEs
+
+  // cnt_offload (0x4c): I/O commands handed to the hardware path on io_cmd (32 bits, wrapping)
+  input  logic [31:0] cnt_offload_value_i,       // Commands
+
+  // cnt_fallback (0x50): I/O commands handed to firmware on admin_cmd, opcodes the hardware does not carry (32 bits, wrapping)
+  input  logic [31:0] cnt_fallback_value_i       // Commands
 );
 
   typedef enum logic [1:0] {
@@ -338,6 +346,12 @@ module nvme_csr (
         5'h12: begin
           bresp_d = RespOkay;
         end
+        5'h13: begin
+          bresp_d = RespOkay;
+        end
+        5'h14: begin
+          bresp_d = RespOkay;
+        end
         default: begin
           bresp_d = RespSlverr;
         end
@@ -429,6 +443,14 @@ module nvme_csr (
         5'h12: begin
           rresp_d = RespOkay;
           rdata_d = completed_value_i;
+        end
+        5'h13: begin
+          rresp_d = RespOkay;
+          rdata_d = cnt_offload_value_i;
+        end
+        5'h14: begin
+          rresp_d = RespOkay;
+          rdata_d = cnt_fallback_value_i;
         end
         default: begin
           rresp_d = RespSlverr;

@@ -42,6 +42,8 @@ pub const REGISTERS: &[(&str, u32, u32)] = &[
     ("db_faults", DB_FAULTS, DB_FAULTS_RESET),
     ("fetched", FETCHED, FETCHED_RESET),
     ("completed", COMPLETED, COMPLETED_RESET),
+    ("cnt_offload", CNT_OFFLOAD, CNT_OFFLOAD_RESET),
+    ("cnt_fallback", CNT_FALLBACK, CNT_FALLBACK_RESET),
 ];
 
 /// Offset of `q_base_lo`: Queue base address, low word (page aligned)
@@ -969,4 +971,62 @@ pub const fn set_completed_value(_reg: u32, value: u32) -> u32 {
 /// Reads `completed` of the block at byte address `base`.
 pub fn read_completed<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(COMPLETED))
+}
+
+/// Offset of `cnt_offload`: I/O commands handed to the hardware path on io_cmd (32 bits, wrapping)
+pub const CNT_OFFLOAD: u32 = 0x4c;
+/// Value of `cnt_offload` after reset.
+pub const CNT_OFFLOAD_RESET: u32 = 0x0000_0000;
+
+/// `cnt_offload.value` [31:0], RO: Commands
+pub const CNT_OFFLOAD_VALUE_SHIFT: u32 = 0;
+/// Bits of `cnt_offload.value` within `cnt_offload`.
+pub const CNT_OFFLOAD_VALUE_MASK: u32 = 0xffff_ffff;
+/// Value of `cnt_offload.value` after reset.
+pub const CNT_OFFLOAD_VALUE_RESET: u32 = 0x0;
+/// `cnt_offload.value` in a value of `cnt_offload`.
+#[inline]
+#[must_use]
+pub const fn get_cnt_offload_value(reg: u32) -> u32 {
+    reg
+}
+/// `reg`, a value of `cnt_offload`, with `cnt_offload.value` replaced by `value` (32 bits).
+#[inline]
+#[must_use]
+pub const fn set_cnt_offload_value(_reg: u32, value: u32) -> u32 {
+    value
+}
+
+/// Reads `cnt_offload` of the block at byte address `base`.
+pub fn read_cnt_offload<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(CNT_OFFLOAD))
+}
+
+/// Offset of `cnt_fallback`: I/O commands handed to firmware on admin_cmd, opcodes the hardware does not carry (32 bits, wrapping)
+pub const CNT_FALLBACK: u32 = 0x50;
+/// Value of `cnt_fallback` after reset.
+pub const CNT_FALLBACK_RESET: u32 = 0x0000_0000;
+
+/// `cnt_fallback.value` [31:0], RO: Commands
+pub const CNT_FALLBACK_VALUE_SHIFT: u32 = 0;
+/// Bits of `cnt_fallback.value` within `cnt_fallback`.
+pub const CNT_FALLBACK_VALUE_MASK: u32 = 0xffff_ffff;
+/// Value of `cnt_fallback.value` after reset.
+pub const CNT_FALLBACK_VALUE_RESET: u32 = 0x0;
+/// `cnt_fallback.value` in a value of `cnt_fallback`.
+#[inline]
+#[must_use]
+pub const fn get_cnt_fallback_value(reg: u32) -> u32 {
+    reg
+}
+/// `reg`, a value of `cnt_fallback`, with `cnt_fallback.value` replaced by `value` (32 bits).
+#[inline]
+#[must_use]
+pub const fn set_cnt_fallback_value(_reg: u32, value: u32) -> u32 {
+    value
+}
+
+/// Reads `cnt_fallback` of the block at byte address `base`.
+pub fn read_cnt_fallback<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(CNT_FALLBACK))
 }

@@ -3,7 +3,8 @@
 //
 // NVMe controller front end: BAR0 registers and doorbells (s_bar), per-queue state in
 // RAM, SQ fetch with doorbell batching and RR / WRR-with-urgent arbitration over an
-// AXI4 master, I/O SQEs out on io_cmd and admin SQEs on admin_cmd, completions in on
+// AXI4 master, I/O SQEs out on io_cmd, admin SQEs and the I/O SQEs whose opcode the
+// hardware does not carry (fallback, with their SQ id) on admin_cmd, completions in on
 // io_cpl / admin_cpl written as CQEs (never into a full CQ), interrupts coalesced per
 // vector on irq. Firmware's vendor CSRs on s_axil. See hdl-gen/src/nvme/mod.rs.
 
@@ -89,12 +90,14 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   input  logic [31:0]  io_cpl_dw0_i,
   input  logic [63:0]  sq_space_i,
 
-  // admin commands to firmware, admin completions from firmware
+  // admin and fallback I/O commands to firmware, their completions from firmware
   output logic         admin_cmd_valid_o,
   input  logic         admin_cmd_ready_i,
+  output logic [15:0]  admin_cmd_sqid_o,
   output logic [511:0] admin_cmd_sqe_o,
   input  logic         admin_cpl_valid_i,
   output logic         admin_cpl_ready_o,
+  input  logic [15:0]  admin_cpl_sqid_i,
   input  logic [15:0]  admin_cpl_cid_i,
   input  logic [14:0]  admin_cpl_status_i,
   input  logic [31:0]  admin_cpl_dw0_i,
@@ -491,6 +494,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   logic         d_admin;
   logic         d_internal;
   logic         d_io;
+  logic         d_fallback;
   logic         io_cmd_free;
   logic         admin_cmd_free;
   logic         icpl_free;
@@ -502,6 +506,8 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   logic [15:0]  io_cmd_sqid_d;
   logic [511:0] io_cmd_sqe_q;
   logic [511:0] io_cmd_sqe_d;
+  logic [15:0]  admin_cmd_sqid_q;
+  logic [15:0]  admin_cmd_sqid_d;
   logic [511:0] admin_cmd_sqe_q;
   logic [511:0] admin_cmd_sqe_d;
   logic         io_cmd_fire;
@@ -702,6 +708,11 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   logic [31:0]  cnt_fetched_d;
   logic [31:0]  cnt_completed_q;
   logic [31:0]  cnt_completed_d;
+  logic [31:0]  cnt_offload_q;
+  logic [31:0]  cnt_offload_d;
+  logic         fallback_cmd_fire;
+  logic [31:0]  cnt_fallback_q;
+  logic [31:0]  cnt_fallback_d;
   logic         unused_u_csr_q_cmd_qid_we_o;
   logic         unused_u_csr_vec_cfg_vector_we_o;
   logic         unused_u_csr_events_bad_db_reg_o;
@@ -768,7 +779,9 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
     .irqs_value_i              (cnt_irqs_q),
     .db_faults_value_i         (cnt_db_faults_q),
     .fetched_value_i           (cnt_fetched_q),
-    .completed_value_i         (cnt_completed_q)
+    .completed_value_i         (cnt_completed_q),
+    .cnt_offload_value_i       (cnt_offload_q),
+    .cnt_fallback_value_i      (cnt_fallback_q)
   );
 
   fifo_fwft_w7_d66 u_sched_urgent (
@@ -1040,7 +1053,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   assign unused_cpl_gnt_idx = ^cpl_arbiter_gnt_idx;
   assign admin_cpl_ready_o = cpl_take & cpl_arbiter_gnt[1];
   assign io_cpl_ready_o = cpl_take & cpl_arbiter_gnt[2];
-  assign cpl_sqid = cpl_arbiter_gnt[0] ? {9'd0, icpl_sqid_q} : (cpl_arbiter_gnt[1] ? 16'd0 : io_cpl_sqid_i);
+  assign cpl_sqid = cpl_arbiter_gnt[0] ? {9'd0, icpl_sqid_q} : (cpl_arbiter_gnt[1] ? admin_cpl_sqid_i : io_cpl_sqid_i);
   assign cpl_cid = cpl_arbiter_gnt[0] ? icpl_cid_q : (cpl_arbiter_gnt[1] ? admin_cpl_cid_i : io_cpl_cid_i);
   assign cpl_status = cpl_arbiter_gnt[0] ? icpl_status_q : (cpl_arbiter_gnt[1] ? admin_cpl_status_i : io_cpl_status_i);
   assign cpl_dw0 = cpl_arbiter_gnt[0] ? 32'd0 : (cpl_arbiter_gnt[1] ? admin_cpl_dw0_i : io_cpl_dw0_i);
@@ -1376,13 +1389,14 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   assign d_field_bad = (d_sqe[13:8] != 6'd0) | (d_sqe[15:14] == 2'd3);
   assign d_fatal = fetch_buf_m_valid & ~flush_q & d_err & d_err0;
   assign d_admin = ~d_err & (d_qid == 7'd0);
-  assign d_internal = (d_err & ~d_err0) | (~d_err & (d_qid != 7'd0) & (~d_opcode_ok | d_field_bad));
+  assign d_internal = (d_err & ~d_err0) | (~d_err & (d_qid != 7'd0) & d_field_bad);
   assign d_io = ~d_err & (d_qid != 7'd0) & d_opcode_ok & ~d_field_bad;
+  assign d_fallback = ~d_err & (d_qid != 7'd0) & ~d_opcode_ok & ~d_field_bad;
   assign io_cmd_free = ~io_cmd_valid_q | io_cmd_ready_i;
   assign admin_cmd_free = ~admin_cmd_valid_q | admin_cmd_ready_i;
   assign icpl_free = ~icpl_valid_q;
   assign load_io = fetch_buf_m_valid & ~flush_q & d_io & io_cmd_free;
-  assign load_admin = fetch_buf_m_valid & ~flush_q & d_admin & admin_cmd_free;
+  assign load_admin = fetch_buf_m_valid & ~flush_q & (d_admin | d_fallback) & admin_cmd_free;
   assign load_icpl = fetch_buf_m_valid & ~flush_q & d_internal & icpl_free;
   assign fb_pop = (fetch_buf_m_valid & flush_q) | d_fatal | load_io | load_admin | load_icpl;
   assign credits_d = (credits_q - (ar_issue ? {2'd0, f_n} : 6'd0)) + {5'd0, fb_pop};
@@ -1393,13 +1407,15 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   assign io_cmd_sqid_o = io_cmd_sqid_q;
   assign io_cmd_sqe_o = io_cmd_sqe_q;
   assign admin_cmd_valid_d = load_admin | (admin_cmd_valid_q & ~admin_cmd_ready_i);
+  assign admin_cmd_sqid_d = load_admin ? {9'd0, d_qid} : admin_cmd_sqid_q;
   assign admin_cmd_sqe_d = load_admin ? d_sqe : admin_cmd_sqe_q;
   assign admin_cmd_valid_o = admin_cmd_valid_q;
+  assign admin_cmd_sqid_o = admin_cmd_sqid_q;
   assign admin_cmd_sqe_o = admin_cmd_sqe_q;
   assign icpl_valid_d = load_icpl | (icpl_valid_q & ~(cpl_take & cpl_arbiter_gnt[0]));
   assign icpl_sqid_d = load_icpl ? d_qid : icpl_sqid_q;
   assign icpl_cid_d = load_icpl ? d_cid : icpl_cid_q;
-  assign icpl_status_d = load_icpl ? (d_err ? 15'd4 : (d_opcode_ok ? 15'd2 : 15'd1)) : icpl_status_q;
+  assign icpl_status_d = load_icpl ? (d_err ? 15'd4 : 15'd2) : icpl_status_q;
   assign io_cmd_fire = io_cmd_valid_o & io_cmd_ready_i;
   assign io_cpl_fire = io_cpl_valid_i & io_cpl_ready_o;
   assign admin_cmd_fire = admin_cmd_valid_o & admin_cmd_ready_i;
@@ -1543,6 +1559,9 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   assign cnt_db_faults_d = cnt_db_faults_q + {31'd0, db_fault};
   assign cnt_fetched_d = cnt_fetched_q + (ar_issue ? {28'd0, f_n} : 32'd0);
   assign cnt_completed_d = cnt_completed_q + {31'd0, aw_issue};
+  assign cnt_offload_d = cnt_offload_q + {31'd0, io_cmd_fire};
+  assign fallback_cmd_fire = admin_cmd_fire & (admin_cmd_sqid_q != 16'd0);
+  assign cnt_fallback_d = cnt_fallback_q + {31'd0, fallback_cmd_fire};
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -1604,6 +1623,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
       r_err0_q <= 1'b0;
       r_beat_q <= 3'd0;
       io_cmd_sqid_q <= 16'd0;
+      admin_cmd_sqid_q <= 16'd0;
       coal_prescaler_q <= 24'd0;
       irq_valid_q <= 1'b0;
       irq_vector_q <= 4'd0;
@@ -1677,6 +1697,8 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
       cnt_db_faults_q <= 32'd0;
       cnt_fetched_q <= 32'd0;
       cnt_completed_q <= 32'd0;
+      cnt_offload_q <= 32'd0;
+      cnt_fallback_q <= 32'd0;
     end else begin
       cc_q <= cc_d;
       aqa_q <= aqa_d;
@@ -1736,6 +1758,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
       r_err0_q <= r_err0_d;
       r_beat_q <= r_beat_d;
       io_cmd_sqid_q <= io_cmd_sqid_d;
+      admin_cmd_sqid_q <= admin_cmd_sqid_d;
       coal_prescaler_q <= coal_prescaler_d;
       irq_valid_q <= irq_valid_d;
       irq_vector_q <= irq_vector_d;
@@ -1809,6 +1832,8 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
       cnt_db_faults_q <= cnt_db_faults_d;
       cnt_fetched_q <= cnt_fetched_d;
       cnt_completed_q <= cnt_completed_d;
+      cnt_offload_q <= cnt_offload_d;
+      cnt_fallback_q <= cnt_fallback_d;
     end
   end
 

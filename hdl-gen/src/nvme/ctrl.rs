@@ -112,7 +112,8 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let mut m = ModuleBuilder::with_reset(&format!("nvme_ctrl{}", p.suffix()), reset);
     m.doc("NVMe controller front end: BAR0 registers and doorbells (s_bar), per-queue state in");
     m.doc("RAM, SQ fetch with doorbell batching and RR / WRR-with-urgent arbitration over an");
-    m.doc("AXI4 master, I/O SQEs out on io_cmd and admin SQEs on admin_cmd, completions in on");
+    m.doc("AXI4 master, I/O SQEs out on io_cmd, admin SQEs and the I/O SQEs whose opcode the");
+    m.doc("hardware does not carry (fallback, with their SQ id) on admin_cmd, completions in on");
     m.doc("io_cpl / admin_cpl written as CQEs (never into a full CQ), interrupts coalesced per");
     m.doc("vector on irq. Firmware's vendor CSRs on s_axil. See hdl-gen/src/nvme/mod.rs.");
     m.clock();
@@ -181,11 +182,15 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         .field("dw0", 32);
     let io_cpl = m.stream_in("io_cpl", &cpl_def);
     let sq_space = m.input("sq_space_i", p.io_queues);
-    m.group("admin commands to firmware, admin completions from firmware");
-    let adm_cmd = m.stream_out("admin_cmd", &StreamDef::new().field("sqe", 512));
+    m.group("admin and fallback I/O commands to firmware, their completions from firmware");
+    let adm_cmd = m.stream_out(
+        "admin_cmd",
+        &StreamDef::new().field("sqid", 16).field("sqe", 512),
+    );
     let adm_cpl = m.stream_in(
         "admin_cpl",
         &StreamDef::new()
+            .field("sqid", 16)
             .field("cid", 16)
             .field("status", 15)
             .field("dw0", 32),
@@ -597,7 +602,11 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         mux(
             gnt.bit(0),
             icpl_sqid.q.zext(16),
-            mux(gnt.bit(1), lit(16, 0), io_cpl.field("sqid").ex()),
+            mux(
+                gnt.bit(1),
+                adm_cpl.field("sqid").ex(),
+                io_cpl.field("sqid").ex(),
+            ),
         ),
     );
     let x_cid = m.net(
@@ -1271,17 +1280,23 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         d_sqe.slice(13, 8).ne(0) | d_sqe.slice(15, 14).eq(3),
     );
     let d_fatal = m.net("d_fatal", fbv & !flush.q & d_err & d_err0);
+    // Order of the I/O checks (mod.rs): fetch error, CDW0 fields, then the opcode picks the
+    // hardware path (io_cmd) or firmware (admin_cmd with the SQ id).
     let d_admin = m.net("d_admin", !d_err & d_qid.eq(0));
     let d_icpl = m.net(
         "d_internal",
-        d_err & !d_err0 | !d_err & d_qid.ne(0) & (!d_op_ok | d_field_bad),
+        d_err & !d_err0 | !d_err & d_qid.ne(0) & d_field_bad,
     );
     let d_io = m.net("d_io", !d_err & d_qid.ne(0) & d_op_ok & !d_field_bad);
+    let d_fallback = m.net("d_fallback", !d_err & d_qid.ne(0) & !d_op_ok & !d_field_bad);
     let io_free = m.net("io_cmd_free", !io_v.q | io_cmd.ready);
     let adm_free = m.net("admin_cmd_free", !adm_v.q | adm_cmd.ready);
     let icpl_free = m.net("icpl_free", !icpl_v.q);
     let load_io = m.net("load_io", fbv & !flush.q & d_io & io_free);
-    let load_adm = m.net("load_admin", fbv & !flush.q & d_admin & adm_free);
+    let load_adm = m.net(
+        "load_admin",
+        fbv & !flush.q & (d_admin | d_fallback) & adm_free,
+    );
     let load_icpl = m.net("load_icpl", fbv & !flush.q & d_icpl & icpl_free);
     let fb_pop = m.net(
         "fb_pop",
@@ -1301,16 +1316,15 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.assign(io_cmd.valid, io_v.q);
     m.assign(io_cmd.field("sqid"), io_sqid.q);
     m.assign(io_cmd.field("sqe"), io_sqe.q);
+    let adm_sqid = m.reg("admin_cmd_sqid", 16, 0);
     let adm_sqe = m.reg_noreset("admin_cmd_sqe", 512);
     m.assign(adm_v.d, load_adm | (adm_v.q & !adm_cmd.ready));
+    m.assign(adm_sqid.d, mux(load_adm, d_qid.zext(16), adm_sqid.q.ex()));
     m.assign(adm_sqe.d, mux(load_adm, d_sqe.ex(), adm_sqe.q.ex()));
     m.assign(adm_cmd.valid, adm_v.q);
+    m.assign(adm_cmd.field("sqid"), adm_sqid.q);
     m.assign(adm_cmd.field("sqe"), adm_sqe.q);
-    let icpl_code = mux(
-        d_err,
-        lit(15, 0x04),
-        mux(d_op_ok, lit(15, 0x02), lit(15, 0x01)),
-    );
+    let icpl_code = mux(d_err, lit(15, 0x04), lit(15, 0x02));
     m.assign(icpl_v.d, load_icpl | (icpl_v.q & !(cpl_take & gnt.bit(0))));
     m.assign(icpl_sqid.d, mux(load_icpl, d_qid.ex(), icpl_sqid.q.ex()));
     m.assign(icpl_cid.d, mux(load_icpl, d_cid.ex(), icpl_cid.q.ex()));
@@ -1456,5 +1470,10 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.bind(u_csr, "db_faults_value_i", c_faults);
     m.bind(u_csr, "fetched_value_i", c_fetched);
     m.bind(u_csr, "completed_value_i", c_done);
+    let c_offload = counter(&mut m, "cnt_offload", io_out.zext(32));
+    let fb_out = m.net("fallback_cmd_fire", adm_out & adm_sqid.q.ne(0));
+    let c_fallback = counter(&mut m, "cnt_fallback", fb_out.zext(32));
+    m.bind(u_csr, "cnt_offload_value_i", c_offload);
+    m.bind(u_csr, "cnt_fallback_value_i", c_fallback);
     m.finish()
 }

@@ -273,5 +273,17 @@ pub fn register_map() -> Result<RegMap, Errors> {
         "CQEs posted, all queues (32 bits, wrapping)",
     )
     .field("value", 0, 32, Access::Ro, 0, "CQEs");
+    b.reg(
+        "cnt_offload",
+        0x4c,
+        "I/O commands handed to the hardware path on io_cmd (32 bits, wrapping)",
+    )
+    .field("value", 0, 32, Access::Ro, 0, "Commands");
+    b.reg(
+        "cnt_fallback",
+        0x50,
+        "I/O commands handed to firmware on admin_cmd, opcodes the hardware does not carry (32 bits, wrapping)",
+    )
+    .field("value", 0, 32, Access::Ro, 0, "Commands");
     b.finish()
 }

@@ -1,11 +1,14 @@
 //! The harness of the NVMe properties: the model under test with its bus models, the firmware
-//! model (admin commands, queue CSRs, AER), the I/O backend (the rest of the chip), and the
-//! host (rings in the AXI memory slave's memory, BAR0 through an AXI4-Lite master).
+//! model (admin commands, queue CSRs, AER, the fallback I/O commands), the I/O backend (the
+//! rest of the chip), and the host (rings in the AXI memory slave's memory, BAR0 through an
+//! AXI4-Lite master).
 
 use crate::drivers::axi_mem::{AxiMemConfig, AxiMemSlave};
 use crate::drivers::axil::{Axil, AxilConfig};
 use crate::drivers::stream::{StreamSink, StreamSource};
-use crate::models::nvme::{admin_outcome, backend_result, status, Controller, Cqe};
+use crate::models::nvme::{
+    admin_outcome, backend_result, fallback_outcome, status, Controller, Cqe,
+};
 use crate::rng::Rng;
 use crate::rtl::regs::nvme_csr as csr;
 use crate::rtl::NvmeCtrlTop as Top;
@@ -235,22 +238,31 @@ impl Component for Probe {
     fn drive(&mut self, _cycle: u64) {}
 }
 
-/// Takes `admin_cmd` SQEs for the firmware model, with random backpressure.
+/// Takes `admin_cmd` SQEs (admin queue, and fallback I/O commands with their SQ id) for the
+/// firmware model, with random backpressure.
 pub struct AdminPort {
     valid: Signal,
     ready: Signal,
+    sqid: Signal,
     sqe: Signal,
     rng: Rng,
     stall: u8,
     ready_now: bool,
-    /// SQEs received and not yet taken by firmware.
-    pub queue: VecDeque<[u8; 64]>,
+    /// SQEs received and not yet taken by firmware: (SQ id, SQE).
+    pub queue: VecDeque<(u16, [u8; 64])>,
+    /// Every fallback I/O command received: (cycle, SQ id, SQE).
+    pub fallback: Vec<(u64, u16, [u8; 64])>,
 }
 
 impl Component for AdminPort {
-    fn sample(&mut self, _cycle: u64) {
+    fn sample(&mut self, cycle: u64) {
         if self.ready_now && self.valid.is_high() {
-            self.queue.push_back(sqe_bytes(&self.sqe));
+            let sqid = self.sqid.get() as u16;
+            let sqe = sqe_bytes(&self.sqe);
+            if sqid != 0 {
+                self.fallback.push((cycle, sqid, sqe));
+            }
+            self.queue.push_back((sqid, sqe));
         }
     }
     fn drive(&mut self, _cycle: u64) {
@@ -267,7 +279,8 @@ enum Act {
     Done(u16, u16, u32),
 }
 
-/// The firmware model: executes admin commands through the vendor CSRs.
+/// The firmware model: executes admin commands through the vendor CSRs, and answers the
+/// fallback I/O commands by [`fallback_outcome`] after a random delay.
 pub struct Firmware {
     acts: VecDeque<Act>,
     ticket: Option<u64>,
@@ -282,9 +295,44 @@ pub struct Firmware {
     vectors: u32,
     /// Base of `nvme_csr` on the firmware bus.
     base: u32,
+    /// Namespaces (NSID -> blocks) the fallback commands it executes (Verify) see.
+    namespaces: BTreeMap<u32, u64>,
+    /// Cycles firmware takes at most to answer a fallback command.
+    fallback_delay: u32,
+    /// Fallback commands taken and not yet answered: (cycle due, SQ id, CID, status, DW0).
+    held_io: Vec<(u64, u16, u16, u16, u32)>,
+    rng: Rng,
 }
 
 impl Firmware {
+    /// A fallback I/O command of SQ `sqid`: firmware executes it (or refuses its opcode) and
+    /// answers after a random delay, with its SQ id.
+    fn start_io(&mut self, sqid: u16, sqe: &[u8; 64], cycle: u64) {
+        let cid = u16::from_le_bytes([sqe[2], sqe[3]]);
+        let (st, dw0) = fallback_outcome(sqe, &self.namespaces);
+        let due = cycle + self.rng.below(u64::from(self.fallback_delay) + 1);
+        self.held_io.push((due, sqid, cid, st, dw0));
+    }
+
+    /// Answers the fallback commands whose time has come (all of them when `all`).
+    fn answer_io(&mut self, cpl: &RefCell<StreamSource>, cycle: u64, all: bool) {
+        let mut i = 0;
+        while i < self.held_io.len() {
+            let (due, sqid, cid, st, dw0) = self.held_io[i];
+            if all || due <= cycle {
+                cpl.borrow_mut().push(vec![
+                    u64::from(sqid),
+                    u64::from(cid),
+                    u64::from(st),
+                    u64::from(dw0),
+                ]);
+                self.held_io.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
     fn start(&mut self, sqe: &[u8; 64]) {
         let dw = |i: usize| u32::from_le_bytes(sqe[4 * i..4 * i + 4].try_into().unwrap());
         let cid = (dw(0) >> 16) as u16;
@@ -363,7 +411,14 @@ impl Firmware {
         self.acts.push_back(Act::Done(cid, 0, 0));
     }
 
-    fn poll(&mut self, bus: &Axil, adm: &RefCell<AdminPort>, cpl: &RefCell<StreamSource>) {
+    fn poll(
+        &mut self,
+        bus: &Axil,
+        adm: &RefCell<AdminPort>,
+        cpl: &RefCell<StreamSource>,
+        cycle: u64,
+    ) {
+        self.answer_io(cpl, cycle, false);
         let mut m = bus.master();
         let base = self.base;
         let at = move |a: u32| u64::from(base + a);
@@ -405,11 +460,14 @@ impl Firmware {
                 self.enabled = true;
             }
             if st & csr::STATUS_CC_EN_MASK == 0 {
+                // Fallback commands still held are answered at once.
+                self.answer_io(cpl, cycle, true);
                 if self.enabled || !self.aers.is_empty() {
                     // Controller reset: every held command is answered (the hardware drops
                     // the answers), the queue table and the events are gone.
                     for cid in self.aers.drain(..) {
                         cpl.borrow_mut().push(vec![
+                            0,
                             u64::from(cid),
                             u64::from(status::ABORT_REQUESTED),
                             0,
@@ -454,12 +512,17 @@ impl Firmware {
             }
             Some(Act::Done(cid, st, dw0)) => {
                 cpl.borrow_mut()
-                    .push(vec![u64::from(*cid), u64::from(*st), u64::from(*dw0)]);
+                    .push(vec![0, u64::from(*cid), u64::from(*st), u64::from(*dw0)]);
                 self.acts.pop_front();
             }
             None => {
-                if let Some(sqe) = adm.borrow_mut().queue.pop_front() {
-                    self.start(&sqe);
+                let next = adm.borrow_mut().queue.pop_front();
+                if let Some((sqid, sqe)) = next {
+                    if sqid == 0 {
+                        self.start(&sqe);
+                    } else {
+                        self.start_io(sqid, &sqe, cycle);
+                    }
                 } else {
                     self.poll = Some(m.queue_read(at(csr::STATUS)));
                 }
@@ -535,6 +598,10 @@ pub struct Host {
     pub submitted: BTreeMap<u16, u32>,
     /// CQEs per SQ since its creation.
     pub completed: BTreeMap<u16, u32>,
+    /// Every SQE submitted: (cycle its doorbell write was queued, SQ id, SQE).
+    pub subs: Vec<(u64, u16, Sqe)>,
+    /// Every CQE the host read: (cycle read, CQ id, CQE).
+    pub cqes: Vec<(u64, u16, Cqe)>,
 }
 
 /// The whole harness: the host and firmware models around a model holding the NVMe front end
@@ -573,6 +640,12 @@ pub struct Env<T: Dut = Top> {
 
 /// Bytes of an SQE.
 pub type Sqe = [u8; 64];
+
+/// Firmware's namespace 1 unless the harness says otherwise ([`Env::set_fallback`]), blocks.
+pub const DEFAULT_NS_BLOCKS: u64 = 256;
+/// Cycles firmware takes at most to answer a fallback command, unless the harness says
+/// otherwise.
+pub const DEFAULT_FALLBACK_DELAY: u32 = 40;
 
 impl Env<Top> {
     /// The harness around `nvme_ctrl` alone: [`Backend`] plays the rest of the chip, [`Probe`]
@@ -662,16 +735,18 @@ impl<T: Dut> Env<T> {
         let adm = sim.add(AdminPort {
             valid: sim.signal("admin_cmd_valid_o"),
             ready: sim.signal("admin_cmd_ready_i"),
+            sqid: sim.signal("admin_cmd_sqid_o"),
             sqe: sim.signal("admin_cmd_sqe_o"),
             rng: Rng::new(rng.next_u64()),
             stall: t.cmd_stall.1,
             ready_now: false,
             queue: VecDeque::new(),
+            fallback: Vec::new(),
         });
         let adm_cpl = sim.add(StreamSource::new(
             &sim,
             "admin_cpl",
-            &["cid", "status", "dw0"],
+            &["sqid", "cid", "status", "dw0"],
             rng.next_u64(),
             20,
         ));
@@ -683,6 +758,10 @@ impl<T: Dut> Env<T> {
             t.irq_stall,
         ));
         let probe = o.backend.then(|| sim.add(Probe::new(&sim)));
+        let fw_rng = Rng::new(rng.next_u64());
+        let namespaces: BTreeMap<u32, u64> = [(1, DEFAULT_NS_BLOCKS)].into_iter().collect();
+        let mut model = Controller::new(io_queues, 0, vectors);
+        model.namespaces = namespaces.clone();
         Env {
             sim,
             probe,
@@ -706,9 +785,13 @@ impl<T: Dut> Env<T> {
                 max_entries: 0,
                 vectors,
                 base: o.fw_base,
+                namespaces,
+                fallback_delay: DEFAULT_FALLBACK_DELAY,
+                held_io: Vec::new(),
+                rng: fw_rng,
             },
             host: Host {
-                model: Controller::new(io_queues, 0, vectors),
+                model,
                 rings: Vec::new(),
                 sq_ring: BTreeMap::new(),
                 cq_ring: BTreeMap::new(),
@@ -719,6 +802,8 @@ impl<T: Dut> Env<T> {
                 resets: Vec::new(),
                 submitted: BTreeMap::new(),
                 completed: BTreeMap::new(),
+                subs: Vec::new(),
+                cqes: Vec::new(),
             },
             limit: 2_000_000,
             io_queues,
@@ -729,10 +814,24 @@ impl<T: Dut> Env<T> {
         }
     }
 
+    /// Firmware's namespaces (NSID -> blocks), which the fallback commands it executes see,
+    /// and the most cycles it takes to answer one; the host model expects the same.
+    pub fn set_fallback(&mut self, namespaces: BTreeMap<u32, u64>, delay: u32) {
+        self.host.model.namespaces = namespaces.clone();
+        self.fw.namespaces = namespaces;
+        self.fw.fallback_delay = delay;
+    }
+
+    /// The fallback I/O commands firmware received on `admin_cmd`: (cycle, SQ id, SQE).
+    pub fn fallback_received(&self) -> Vec<(u64, u16, Sqe)> {
+        self.adm.borrow().fallback.clone()
+    }
+
     /// One cycle: the model, every bus model, the firmware.
     pub fn step(&mut self) -> Result<(), String> {
         self.sim.step();
-        self.fw.poll(&self.fw_bus, &self.adm, &self.adm_cpl);
+        let cycle = self.sim.cycle();
+        self.fw.poll(&self.fw_bus, &self.adm, &self.adm_cpl, cycle);
         if self.sim.cycle() > self.limit {
             return Err(format!("cycle budget of {} exhausted", self.limit));
         }
@@ -916,6 +1015,7 @@ impl<T: Dut> Env<T> {
                 let addr = self.host.rings[ri].range.start + u64::from(q.tail) * 64;
                 self.mem.borrow_mut().mem.write(addr, sqe);
                 self.host.model.submit(sqid, sqe)?;
+                self.host.subs.push((self.sim.cycle(), sqid, *sqe));
                 *self.host.submitted.entry(sqid).or_default() += 1;
             }
             let tail = self.host.model.sqs[&sqid].tail;
@@ -946,6 +1046,7 @@ impl<T: Dut> Env<T> {
                 break;
             }
             self.host.model.complete(cqid, &e)?;
+            self.host.cqes.push((self.sim.cycle(), cqid, e));
             *self.host.completed.entry(e.sqid).or_default() += 1;
             if e.sqid == 0 {
                 if let Some(sqe) = self.admin_sqe(e.cid) {
