@@ -299,6 +299,8 @@ pub struct Firmware {
     namespaces: BTreeMap<u32, u64>,
     /// Cycles firmware takes at most to answer a fallback command.
     fallback_delay: u32,
+    /// Hold every fallback answer (but on CC.EN low) until cleared.
+    hold_io: bool,
     /// Fallback commands taken and not yet answered: (cycle due, SQ id, CID, status, DW0).
     held_io: Vec<(u64, u16, u16, u16, u32)>,
     rng: Rng,
@@ -316,6 +318,9 @@ impl Firmware {
 
     /// Answers the fallback commands whose time has come (all of them when `all`).
     fn answer_io(&mut self, cpl: &RefCell<StreamSource>, cycle: u64, all: bool) {
+        if self.hold_io && !all {
+            return;
+        }
         let mut i = 0;
         while i < self.held_io.len() {
             let (due, sqid, cid, st, dw0) = self.held_io[i];
@@ -787,6 +792,7 @@ impl<T: Dut> Env<T> {
                 base: o.fw_base,
                 namespaces,
                 fallback_delay: DEFAULT_FALLBACK_DELAY,
+                hold_io: false,
                 held_io: Vec::new(),
                 rng: fw_rng,
             },
@@ -820,6 +826,11 @@ impl<T: Dut> Env<T> {
         self.host.model.namespaces = namespaces.clone();
         self.fw.namespaces = namespaces;
         self.fw.fallback_delay = delay;
+    }
+
+    /// Firmware holds every fallback answer from now on (`true`), or answers them again.
+    pub fn hold_fallback(&mut self, hold: bool) {
+        self.fw.hold_io = hold;
     }
 
     /// The fallback I/O commands firmware received on `admin_cmd`: (cycle, SQ id, SQE).

@@ -7,9 +7,10 @@
 //! queue (one doorbell for the batch, or one per entry; some SQEs with a reserved field set,
 //! some with an opcode the hardware does not carry: Verify, which firmware executes against
 //! its namespace, Compare and unknown opcodes, which it refuses), the host consuming
-//! completions late, waits, faulty doorbells (a queue
-//! that does not exist, a value past the queue), queue deletion and re-creation at a new
-//! depth, and CC.EN reset in the middle of traffic followed by a new bring-up. Random AXI
+//! completions late, waits, faulty doorbells (a queue that does not exist, a value past the
+//! queue), queue deletion and re-creation at a new depth, a fallback command firmware holds
+//! with offloaded commands behind it, and CC.EN reset in the middle of traffic followed by a
+//! new bring-up. Random AXI
 //! latency and backpressure, `io_cmd` / `admin_cmd` / `irq` backpressure, backend and firmware
 //! delay, and `sq_space_i` bits dropping at random.
 //!
@@ -29,7 +30,9 @@
 //! SQ id, and never `io_cmd`, before its CQE, which carries firmware's status and DW0
 //! (`models::nvme::fallback_outcome`) on its SQ's CQ; a command the front end completes itself
 //! reaches neither; `cnt_offload` and `cnt_fallback` count exactly the commands handed to
-//! each path. In the AXI log: reads only inside SQ
+//! each path; offloaded commands behind a fallback command firmware holds complete while it
+//! holds it (a fallback command blocks the hardware path no longer than `admin_cmd` is not
+//! ready). In the AXI log: reads only inside SQ
 //! rings, in ring order, of entries the host had published by a doorbell; writes only inside
 //! CQ rings, in ring order, never more than size - 1 entries ahead of the host's released head
 //! (no overrun). Every interrupt follows a completion on its vector, there are no more
@@ -111,6 +114,16 @@ pub enum Op {
         /// Which beat of the SQE fails (modulo the SQE's beats; 0 = the CDW0 beat).
         beat: u8,
     },
+    /// Firmware holds every fallback answer; one fallback SQE then `n` offloaded ones on pair
+    /// `q` under one doorbell: the offloaded commands must complete while firmware still
+    /// holds the fallback command (it blocks them no longer than `admin_cmd` is not ready);
+    /// then firmware answers.
+    Held {
+        /// Pair index.
+        q: u8,
+        /// Offloaded SQEs behind the fallback one.
+        n: u8,
+    },
     /// Delete pair `q` and create it again with new depths.
     Recreate {
         /// Pair index.
@@ -157,6 +170,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (0u8..4, any::<u8>(), any::<u16>()).prop_map(|(kind, q, v)| Op::BadDoorbell { kind, q, v }),
         1 => Just(Op::Reset),
         1 => (any::<u8>(), any::<u8>()).prop_map(|(q, beat)| Op::Poison { q, beat }),
+        1 => (any::<u8>(), 1u8..20).prop_map(|(q, n)| Op::Held { q, n }),
         1 => (any::<u8>(), depth(), depth()).prop_map(|(q, sq, cq)| Op::Recreate { q, sq, cq }),
     ]
 }
@@ -867,6 +881,62 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 rearm_aer(&mut env)?;
             }
             Op::Wait(c) => env.run(u64::from(*c))?,
+            Op::Held { q, n } => {
+                let qid = (*q as usize % pairs.len()) as u16 + 1;
+                if !env.host.model.sqs.contains_key(&qid) {
+                    continue;
+                }
+                let room = env.host.model.sqs[&qid].size - 1;
+                let n = u32::from(*n).min(room);
+                if n < 2 {
+                    continue;
+                }
+                let mut first = true;
+                let sqes = io_batch(&mut env, qid, n, |cid| {
+                    if std::mem::take(&mut first) {
+                        fallback_sqe(&mut rng, cid, ns_blocks)
+                    } else {
+                        io_sqe(&mut rng, cid, 0)
+                    }
+                });
+                // Room first (earlier commands complete meanwhile), so the doorbell below
+                // waits on nothing firmware holds.
+                let mut k = 0u64;
+                while env.host.model.sq_room(qid) < n {
+                    env.consume_all()?;
+                    env.step()?;
+                    k += 1;
+                    if k > 200_000 {
+                        return Err(format!("SQ {qid} never had room (SQHD never moved)"));
+                    }
+                }
+                env.hold_fallback(true);
+                env.submit(qid, &sqes, true)?;
+                let cids: Vec<u16> = sqes
+                    .iter()
+                    .map(|s| u16::from_le_bytes([s[2], s[3]]))
+                    .collect();
+                let mut k = 0u64;
+                while env
+                    .host
+                    .model
+                    .sqs
+                    .get(&qid)
+                    .is_some_and(|s| cids[1..].iter().any(|c| s.outstanding.contains_key(c)))
+                {
+                    env.consume_all()?;
+                    env.step()?;
+                    k += 1;
+                    if k > 100_000 {
+                        return Err(format!(
+                            "SQ {qid}: the offloaded commands behind fallback CID {:#x}, which \
+                             firmware holds, never completed",
+                            cids[0]
+                        ));
+                    }
+                }
+                env.hold_fallback(false);
+            }
             Op::BadDoorbell { kind, q, v } => {
                 let qid = (*q as usize % pairs.len()) as u16 + 1;
                 let exists_sq = env.host.model.sqs.get(&qid).map(|s| s.size);
