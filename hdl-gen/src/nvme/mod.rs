@@ -150,6 +150,42 @@
 //! and every interrupt by a completion before it. `models::nvme_arb::Coalescer` is the rule,
 //! and `nvme_coalescing` checks it cycle by cycle.
 //!
+//! # Latency histograms (read and write latency kept apart)
+//!
+//! Three histograms, by the timed command's opcode: 0 read (02h), 1 write (01h), 2 other
+//! (every other opcode, fallback commands included, and a command whose SQE fetch failed).
+//! Bin b (0..31) counts latencies L with 2^b <= L < 2^(b + 1) cycles (bin 31: L >= 2^31);
+//! counters are 32 bits and saturate. Firmware computes P50/P99/P99.9/P99.99 from them, each to
+//! within its bin (a factor of two).
+//!
+//! What is timed: an exact latency for a sample of the commands, one command per I/O SQ at
+//! a time (a per-entry doorbell timestamp for every outstanding command would cost a RAM word
+//! per queue entry; this costs a few fields of the SQ's state word and one small RAM word per
+//! queue). Exactly:
+//!
+//! - **Sampler.** Each I/O SQ (not the admin queue) has one. It is free when the SQ is created
+//!   and after CC.EN 1 -> 0.
+//! - **Start.** A tail doorbell of SQ y accepted on BAR0 in cycle t (`s_bar` AW/W handshake)
+//!   that is not a fault and moves the tail arms y's sampler if the sampler is free in cycle
+//!   t: the timed command is the one in the first entry that doorbell publishes (the old
+//!   tail), and its latency starts at t.
+//! - **Busy.** The sampler is busy from then until the cycle the front end decides to post
+//!   the timed command's CQE (the cycle before that CQE's `m_axi_awvalid` rises), and free
+//!   from the next cycle on; so a doorbell accepted in the cycle of that decision or earlier
+//!   does not arm it. A timed command that never gets a CQE (its SQE fetch failed on the CDW0
+//!   beat; a controller reset dropped it) keeps the sampler busy until CC.EN 1 -> 0 or a new
+//!   Create I/O SQ of that id.
+//! - **End.** The cycle the timed CQE's write response is taken (`m_axi` B handshake) with
+//!   OKAY: the CQE is in host memory. L = end - start (at least 1). Only then is it counted.
+//! - **Clearing.** `lat_ctrl.clear` zeroes every bin, one per cycle (96 cycles,
+//!   `status.lat_clearing`); write responses taken meanwhile are not counted. Reset starts a
+//!   clear by itself; CC.EN does not clear the histograms.
+//!
+//! Firmware reads bin `lat_sel.bin` of histogram `lat_sel.dir` in `lat_count` (a RAM read:
+//! the value may be one completion old when a completion is counted in the cycle of the read).
+//! Timestamps are 32 bits: a doorbell that comes a multiple of 2^32 cycles after the last
+//! post of its SQ's timed command could find the sampler busy.
+//!
 //! Controller reset (CC.EN 1 -> 0): fetching and posting stop, every queue is cleared (one
 //! RAM word per cycle), fetched SQEs and returning completions are dropped, and CSTS.RDY falls
 //! once nothing is in flight: no AXI burst outstanding, and every command handed out on

@@ -147,6 +147,13 @@ pub struct Probe {
     awaddr: Signal,
     bvalid: Signal,
     bready: Signal,
+    bresp: Signal,
+    wvalid: Signal,
+    wready: Signal,
+    wdata: Signal,
+    wlast: Signal,
+    aw_was: bool,
+    w_words: Vec<u32>,
     irq_valid: Signal,
     irq_ready: Signal,
     irq_vector: Signal,
@@ -159,6 +166,12 @@ pub struct Probe {
     pub writes: Vec<(u64, u64)>,
     /// Write responses taken, in order (the k-th answers the k-th write).
     pub responses: Vec<u64>,
+    /// Per write response: OKAY.
+    pub responses_ok: Vec<bool>,
+    /// CQE write requests by the cycle `awvalid` rose, in order.
+    pub aw_rises: Vec<u64>,
+    /// The 16 bytes of each CQE written, in order (from the W beats and the AW address).
+    pub cqes: Vec<[u8; 16]>,
     /// Per cycle from `irq_from`: `irq` valid, its vector, and the sink's ready.
     pub irq: Vec<(bool, u16, bool)>,
     /// First cycle recorded in `irq`.
@@ -184,6 +197,13 @@ impl Probe {
             awaddr: s("m_axi_awaddr_o"),
             bvalid: s("m_axi_bvalid_i"),
             bready: s("m_axi_bready_o"),
+            bresp: s("m_axi_bresp_i"),
+            wvalid: s("m_axi_wvalid_o"),
+            wready: s("m_axi_wready_i"),
+            wdata: s("m_axi_wdata_o"),
+            wlast: s("m_axi_wlast_o"),
+            aw_was: false,
+            w_words: Vec::new(),
             irq_valid: s("irq_valid_o"),
             irq_ready: s("irq_ready_i"),
             irq_vector: s("irq_vector_o"),
@@ -192,6 +212,9 @@ impl Probe {
             reads: Vec::new(),
             writes: Vec::new(),
             responses: Vec::new(),
+            responses_ok: Vec::new(),
+            aw_rises: Vec::new(),
+            cqes: Vec::new(),
             irq: Vec::new(),
             irq_from: u64::MAX,
             record_irq: false,
@@ -213,11 +236,37 @@ impl Component for Probe {
                 .push((cycle, self.araddr.get(), self.arlen.get() as u32));
         }
         self.ar_was = ar;
-        if self.awvalid.is_high() && self.awready.is_high() {
+        let aw = self.awvalid.is_high();
+        if aw && !self.aw_was {
+            self.aw_rises.push(cycle);
+        }
+        self.aw_was = aw;
+        if aw && self.awready.is_high() {
             self.writes.push((cycle, self.awaddr.get()));
+        }
+        if self.wvalid.is_high() && self.wready.is_high() {
+            self.w_words.extend(self.wdata.get_words());
+            if self.wlast.is_high() {
+                // A 16-byte CQE: two beats of a 64-bit bus, or its lane of one wider beat
+                // (W bursts come in AW order, one CQE each).
+                let words = std::mem::take(&mut self.w_words);
+                let k = self.cqes.len();
+                let lane = if words.len() <= 4 {
+                    0
+                } else {
+                    let bytes = words.len() as u64 * 4;
+                    self.writes.get(k).map_or(0, |w| (w.1 % bytes) / 16) as usize
+                };
+                let mut e = [0u8; 16];
+                for (i, w) in words.iter().skip(4 * lane).take(4).enumerate() {
+                    e[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
+                }
+                self.cqes.push(e);
+            }
         }
         if self.bvalid.is_high() && self.bready.is_high() {
             self.responses.push(cycle);
+            self.responses_ok.push(self.bresp.get() == 0);
         }
         if !self.record_irq {
             return;
@@ -603,10 +652,14 @@ pub struct Host {
     pub submitted: BTreeMap<u16, u32>,
     /// CQEs per SQ since its creation.
     pub completed: BTreeMap<u16, u32>,
-    /// Every SQE submitted: (cycle its doorbell write was queued, SQ id, SQE).
-    pub subs: Vec<(u64, u16, Sqe)>,
+    /// Every SQE submitted: (cycle its doorbell write was queued, SQ id, SQE, index of its
+    /// SQ ring in `rings`).
+    pub subs: Vec<(u64, u16, Sqe, usize)>,
     /// Every CQE the host read: (cycle read, CQ id, CQE).
     pub cqes: Vec<(u64, u16, Cqe)>,
+    /// Commands get the lowest CID free on their SQ, as a tag allocator gives them, so CIDs
+    /// come back soon after their command completes (else each SQ counts CIDs up).
+    pub lowest_cid: bool,
 }
 
 /// The whole harness: the host and firmware models around a model holding the NVMe front end
@@ -810,6 +863,7 @@ impl<T: Dut> Env<T> {
                 completed: BTreeMap::new(),
                 subs: Vec::new(),
                 cqes: Vec::new(),
+                lowest_cid: false,
             },
             limit: 2_000_000,
             io_queues,
@@ -1026,7 +1080,7 @@ impl<T: Dut> Env<T> {
                 let addr = self.host.rings[ri].range.start + u64::from(q.tail) * 64;
                 self.mem.borrow_mut().mem.write(addr, sqe);
                 self.host.model.submit(sqid, sqe)?;
-                self.host.subs.push((self.sim.cycle(), sqid, *sqe));
+                self.host.subs.push((self.sim.cycle(), sqid, *sqe, ri));
                 *self.host.submitted.entry(sqid).or_default() += 1;
             }
             let tail = self.host.model.sqs[&sqid].tail;

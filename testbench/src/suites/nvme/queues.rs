@@ -12,7 +12,8 @@
 //! with offloaded commands behind it, and CC.EN reset in the middle of traffic followed by a
 //! new bring-up. Random AXI
 //! latency and backpressure, `io_cmd` / `admin_cmd` / `irq` backpressure, backend and firmware
-//! delay, and `sq_space_i` bits dropping at random.
+//! delay, and `sq_space_i` bits dropping at random. The host gives CIDs counting up per SQ,
+//! or (half the cases) the lowest free one, as a tag allocator does, so CIDs come back soon.
 //!
 //! Checks: every CQE the host reads (by its phase) names an outstanding command of an SQ bound
 //! to that CQ, with an allowed status, the backend's DW0 and a plausible SQHD, so each command
@@ -38,12 +39,16 @@
 //! (no overrun). Every interrupt follows a completion on its vector, there are no more
 //! interrupts than completions, and after the last controller reset every completion on a
 //! vector with interrupts is followed by an interrupt. The counters (doorbell faults,
-//! interrupts, SQEs fetched, CQEs posted, per-queue fetched and completed) match. No AXI,
+//! interrupts, SQEs fetched, CQEs posted, per-queue fetched and completed) match. The
+//! latency histograms hold exactly what `models::nvme_lat` computes from the host's doorbells
+//! (BAR0 acceptance cycles), its submissions and every CQE write (the cycle its AW valid rose,
+//! its bytes, its write response), bin by bin, and read 0 after `lat_ctrl.clear`. No AXI,
 //! AXI4-Lite or stream protocol violation.
 
 use super::env::{Env, Sqe, Timing};
 use crate::drivers::{Dir, Resp};
-use crate::models::nvme::{io_route, status, IoRoute, VERIFY};
+use crate::models::nvme::{io_route, status, Cqe, IoRoute, VERIFY};
+use crate::models::nvme_lat::{direction, histograms, CqeWrite, Doorbell, SqLife};
 use crate::prop::Property;
 use crate::rng::Rng;
 use crate::rtl::regs::nvme_csr as csr;
@@ -148,6 +153,8 @@ pub struct Input {
     timing: Timing,
     /// Firmware's namespace 1 (blocks) and its answer delay for fallback commands (cycles).
     fallback: (u64, u32),
+    /// The host gives each command the lowest free CID of its SQ (else the next one).
+    lowest_cid: bool,
     seed: u64,
 }
 
@@ -207,11 +214,12 @@ fn strategy() -> BoxedStrategy<Input> {
         (
             prop_oneof![Just(1u64), 2u64..64, Just(1 << 20)],
             prop_oneof![Just(0u32), 1u32..400],
+            any::<bool>(),
             any::<u64>(),
         ),
     )
         .prop_map(
-            |(admin, pairs, wrr, arb, coalesce, cd, ops, t, (ns, delay, seed))| Input {
+            |(admin, pairs, wrr, arb, coalesce, cd, ops, t, (ns, delay, lowest_cid, seed))| Input {
                 admin,
                 pairs,
                 wrr,
@@ -229,6 +237,7 @@ fn strategy() -> BoxedStrategy<Input> {
                     axil: t.6,
                 },
                 fallback: (ns, delay),
+                lowest_cid,
                 seed,
             },
         )
@@ -250,6 +259,13 @@ fn admin_sqe(opc: u8, cid: u16, cdw10: u32, cdw11: u32, prp1: u64) -> Sqe {
 
 /// A CID not outstanding on `sqid`.
 pub fn next_cid<T: Dut>(env: &mut Env<T>, sqid: u16) -> u16 {
+    if env.host.lowest_cid {
+        // As a tag allocator (Linux's blk-mq tags): the lowest CID not outstanding.
+        let q = env.host.model.sqs.get(&sqid);
+        return (0..=u16::MAX)
+            .find(|c| q.is_none_or(|q| !q.outstanding.contains_key(c)))
+            .expect("a free CID");
+    }
     loop {
         let c = env.host.next_cid.entry(sqid).or_insert(0);
         *c = c.wrapping_add(1);
@@ -477,7 +493,7 @@ fn check_paths(env: &Env, poisoned: &BTreeSet<(u16, Sqe)>) -> Result<(u64, u64),
     }
     let mut evs: Vec<(u64, Ev, u16, u16, Option<Sqe>)> = Vec::new();
     let cid_of = |s: &Sqe| u16::from_le_bytes([s[2], s[3]]);
-    for (c, q, sqe) in &env.host.subs {
+    for (c, q, sqe, _) in &env.host.subs {
         evs.push((*c, Ev::Sub, *q, cid_of(sqe), Some(*sqe)));
     }
     let be = env.backend().borrow();
@@ -570,6 +586,147 @@ fn check_paths(env: &Env, poisoned: &BTreeSet<(u16, Sqe)>) -> Result<(u64, u64),
         }
     }
     Ok((be.received.len() as u64, fw.len() as u64))
+}
+
+/// The latency histograms against `models::nvme_lat`: the SQs' lives from the host's
+/// doorbells (acceptance cycles from the BAR0 probe) and submissions, every CQE write from the
+/// AXI probe (the cycle its AW valid rose, its write response, its bytes). Then a clear
+/// zeroes them.
+fn check_latency(env: &mut Env, poisoned: &BTreeSet<(u16, Sqe)>) -> Result<u32, String> {
+    let (hist, timed) = {
+        let probe = env.probe().borrow();
+        let n = probe.cqes.len();
+        if probe.aw_rises.len() != n || probe.responses.len() != n {
+            return Err(format!(
+                "probe: {n} CQEs written, {} AW requests, {} write responses",
+                probe.aw_rises.len(),
+                probe.responses.len()
+            ));
+        }
+        let writes: Vec<CqeWrite> = (0..n)
+            .map(|k| {
+                let e = Cqe::parse(&probe.cqes[k]);
+                CqeWrite {
+                    post: probe.aw_rises[k] - 1,
+                    response: probe.responses[k],
+                    ok: probe.responses_ok[k],
+                    sqid: e.sqid,
+                    cid: e.cid,
+                }
+            })
+            .collect();
+        let mut lives = Vec::new();
+        for (ri, r) in env.host.rings.iter().enumerate() {
+            if r.cq || r.qid == 0 || r.doorbells.is_empty() {
+                continue;
+            }
+            let entries: Vec<(u16, usize)> = env
+                .host
+                .subs
+                .iter()
+                .filter(|s| s.3 == ri)
+                .map(|s| {
+                    let failed = poisoned.contains(&(s.1, s.2));
+                    (
+                        u16::from_le_bytes([s.2[2], s.2[3]]),
+                        direction(s.2[0], failed),
+                    )
+                })
+                .collect();
+            let addr = env.doorbell_addr(r.qid, false);
+            let mut doorbells = Vec::new();
+            let mut before = 0;
+            for &(queued, total) in &r.doorbells {
+                let tail = (total % u64::from(r.size)) as u32;
+                let Some(d) = probe
+                    .doorbells
+                    .iter()
+                    .find(|d| d.0 >= queued && d.1 == addr && d.2 == tail)
+                else {
+                    return Err(format!(
+                        "probe: SQ {} doorbell {tail} queued at cycle {queued} never accepted",
+                        r.qid
+                    ));
+                };
+                doorbells.push(Doorbell {
+                    accepted: d.0,
+                    before,
+                });
+                before = total;
+            }
+            let first = doorbells[0].accepted;
+            let end = env
+                .host
+                .resets
+                .iter()
+                .copied()
+                .find(|&c| c > first)
+                .unwrap_or(u64::MAX);
+            lives.push(SqLife {
+                qid: r.qid,
+                doorbells,
+                entries,
+                end,
+            });
+        }
+        let hist = histograms(&lives, &writes);
+        let timed: u32 = hist.iter().flatten().sum();
+        (hist, timed)
+    };
+    let names = ["read", "write", "other"];
+    for (dir, bins) in hist.iter().enumerate() {
+        for (b, &want) in bins.iter().enumerate() {
+            env.fw_write_now(csr::LAT_SEL, b as u32 | (dir as u32) << 8)?;
+            let got = env.fw_read(csr::LAT_COUNT)?;
+            if got != want {
+                let nonzero: Vec<(usize, usize, u32)> = hist
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(d, bs)| {
+                        bs.iter()
+                            .enumerate()
+                            .filter(|x| *x.1 > 0)
+                            .map(move |(b, &v)| (d, b, v))
+                    })
+                    .collect();
+                return Err(format!(
+                    "latency histogram {} bin {b} ({} to {} cycles) is {got}, expected {want} \
+                     ({timed} commands timed; expected non-zero (dir, bin, count): {nonzero:?})",
+                    names[dir],
+                    1u64 << b,
+                    (2u64 << b) - 1
+                ));
+            }
+        }
+    }
+    env.fw_write_now(csr::LAT_SEL, 3 << 8)?;
+    if env.fw_read(csr::LAT_COUNT)? != 0 {
+        return Err("lat_count of histogram 3 (none) is not 0".into());
+    }
+    env.fw_write_now(csr::LAT_CTRL, csr::LAT_CTRL_CLEAR_MASK)?;
+    let mut k = 0;
+    while env.fw_read(csr::STATUS)? & csr::STATUS_LAT_CLEARING_MASK != 0 {
+        k += 1;
+        if k > 200 {
+            return Err("status.lat_clearing never fell after lat_ctrl.clear".into());
+        }
+    }
+    for (dir, bins) in hist.iter().enumerate() {
+        for (b, &v) in bins.iter().enumerate() {
+            if v == 0 && b % 7 != 0 {
+                continue;
+            }
+            env.fw_write_now(csr::LAT_SEL, b as u32 | (dir as u32) << 8)?;
+            let got = env.fw_read(csr::LAT_COUNT)?;
+            if got != 0 {
+                return Err(format!(
+                    "latency histogram {} bin {b} is {got} after lat_ctrl.clear",
+                    names[dir]
+                ));
+            }
+        }
+    }
+    Ok(timed)
 }
 
 fn check_log(env: &Env) -> Result<(u64, u64), String> {
@@ -834,6 +991,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     check_registers(&mut env)?;
     env.fw_write(csr::COAL_TICK, 16 + (input.seed % 50) as u32);
     let ns_blocks = input.fallback.0;
+    env.host.lowest_cid = input.lowest_cid;
     env.set_fallback([(1, ns_blocks)].into_iter().collect(), input.fallback.1);
     bring_up(&mut env, input)?;
     let mut pairs: Vec<crate::suites::nvme::queues::Pair> = input.pairs.clone();
@@ -1221,6 +1379,10 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 "SQ {q} counters: fetched {f} completed {c}, expected {sub} and {com}"
             ));
         }
+    }
+    let timed = check_latency(&mut env, &poisoned)?;
+    if std::env::var_os("NVME_STATS").is_some() {
+        eprintln!("nvme case: {timed} commands timed");
     }
     for (name, a) in [("BAR0", &env.bar), ("vendor CSR", &env.fw_bus)] {
         if let Some(v) = a.master().violations.first() {
