@@ -511,8 +511,9 @@ fn check_paths(env: &Env, poisoned: &BTreeSet<(u16, Sqe)>) -> Result<(u64, u64),
         evs.push((c, Ev::Reset, 0, 0, None));
     }
     evs.sort_by_key(|e| (e.0, e.1));
-    // Open commands: (SQ id, CID) -> (SQE, expected path, io_cmd receipts, firmware receipts).
-    let mut open: BTreeMap<(u16, u16), (Sqe, Option<IoRoute>, u32, u32)> = BTreeMap::new();
+    // An open command: its SQE, its path (None: nowhere), io_cmd and firmware receipts.
+    type Open = (Sqe, Option<IoRoute>, u32, u32);
+    let mut open: BTreeMap<(u16, u16), Open> = BTreeMap::new();
     let path = |q: u16, s: &Sqe| -> Option<IoRoute> {
         if q == 0 || poisoned.contains(&(q, *s)) {
             None
