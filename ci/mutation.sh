@@ -43,6 +43,8 @@ mutants=(
   "NVMe interrupt coalescing fires one completion before THR + 1|nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32.sv|s/(coal_cnt\\([0-9]*\\)_q + 9'd1) > /(coal_cnt\\1_q + 9'd1) >= /g|nvme|nvme_coalescing"
   "NVMe front end treats a later failed SQE beat as a failed CDW0 beat (CSTS.CFS for 04h)|nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32.sv|s/assign r_err0_now = r_first_beat ? r_err : r_err0_q;/assign r_err0_now = r_first_beat ? r_err : r_err_any;/|nvme|nvme_queues"
   "NVMe front end checks a CQ head doorbell only against the CQ tail, not the queue size|nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32.sv|s/assign db_cq_value_bad = (db_value > {6'd0, c_size}) . db_cq_past_tail;/assign db_cq_value_bad = db_cq_past_tail;/|nvme|nvme_queues"
+  "NVMe front end posts a fallback command's completion on the admin queue (firmware's SQ id dropped)|nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32.sv|s/(cpl_arbiter_gnt\[1\] ? admin_cpl_sqid_i : io_cpl_sqid_i)/(cpl_arbiter_gnt[1] ? 16'd0 : io_cpl_sqid_i)/|nvme|nvme_queues"
+  "NVMe latency histogram loses a count when two land in one bin on consecutive cycles (RMW forwarding dropped)|nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32.sv|s/assign lat_forward = .*;/assign lat_forward = 1'b0;/|nvme|nvme_queues"
   "RoCE engine accepts a frame with a bad ICRC|roce_w64_q2_d4.sv|s/assign chk_icrc = rx_icrc_q != rx_crc_crc;/assign chk_icrc = 1'b0;/|rdma|rdma"
   "RoCE engine takes a PSN ahead of the expected one as in order|roce_w64_q2_d4.sv|s/assign rx_psn_ok = rx_psn_diff == 24'd0;/assign rx_psn_ok = ~rx_psn_diff[23];/|rdma|rdma"
   "RoCE DCQCN decays alpha by g/2 (the alpha update one bit off)|roce_dcqcn_q2_w64.sv|s/(qp\([0-9]\)_alpha_q >> g_shift_i)/(qp\1_alpha_q >> (g_shift_i + 4'd1))/g|rdma|rdma_dcqcn"

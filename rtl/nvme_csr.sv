@@ -23,6 +23,11 @@
 //   0x40 db_faults      Doorbell faults (32 bits, wrapping)
 //   0x44 fetched        SQEs fetched, all queues (32 bits, wrapping)
 //   0x48 completed      CQEs posted, all queues (32 bits, wrapping)
+//   0x4c cnt_offload    I/O commands handed to the hardware path on io_cmd (32 bits, wrapping)
+//   0x50 cnt_fallback   I/O commands handed to firmware on admin_cmd, opcodes the hardware does not carry (32 bits, wrapping)
+//   0x54 lat_sel        Latency histogram bin that lat_count shows (see hdl-gen/src/nvme/mod.rs)
+//   0x58 lat_count      Timed commands in bin lat_sel (32 bits, saturating; 0 for dir 3)
+//   0x5c lat_ctrl       Latency histograms control
 //
 // One write and one read at a time. A write is accepted (awready and wready together) when
 // awvalid and wvalid are both high and no write response is pending; wstrb selects the bytes
@@ -81,6 +86,7 @@ module nvme_csr (
   input  logic        status_cc_en_i,            // CC.EN as the host wrote it
   input  logic        status_rdy_i,              // CSTS.RDY
   input  logic        status_cfs_i,              // CSTS.CFS
+  input  logic        status_lat_clearing_i,     // The latency histograms are being cleared (96 cycles)
 
   // arb (0x18): Arbitration feature (01h), DW11 layout
   output logic [2:0]  arb_ab_o,                  // Arbitration burst 2^AB SQEs; 7 = no limit
@@ -130,7 +136,24 @@ module nvme_csr (
   input  logic [31:0] fetched_value_i,           // SQEs
 
   // completed (0x48): CQEs posted, all queues (32 bits, wrapping)
-  input  logic [31:0] completed_value_i          // CQEs
+  input  logic [31:0] completed_value_i,         // CQEs
+
+  // cnt_offload (0x4c): I/O commands handed to the hardware path on io_cmd (32 bits, wrapping)
+  input  logic [31:0] cnt_offload_value_i,       // Commands
+
+  // cnt_fallback (0x50): I/O commands handed to firmware on admin_cmd, opcodes the hardware does not carry (32 bits, wrapping)
+  input  logic [31:0] cnt_fallback_value_i,      // Commands
+
+  // lat_sel (0x54): Latency histogram bin that lat_count shows (see hdl-gen/src/nvme/mod.rs)
+  output logic [4:0]  lat_sel_bin_o,             // Bin b: doorbell-to-CQE latencies of 2^b to 2^(b+1) - 1 cycles (31: 2^31 and more)
+  output logic [1:0]  lat_sel_dir_o,             // Histogram: 0 read, 1 write, 2 other
+
+  // lat_count (0x58): Timed commands in bin lat_sel (32 bits, saturating; 0 for dir 3)
+  input  logic [31:0] lat_count_value_i,         // Commands
+
+  // lat_ctrl (0x5c): Latency histograms control
+  output logic        lat_ctrl_clear_o,          // Zero every bin (status.lat_clearing while it runs)
+  output logic        lat_ctrl_clear_we_o        // `lat_ctrl_clear_o` was just written
 );
 
   typedef enum logic [1:0] {
@@ -211,6 +234,16 @@ module nvme_csr (
   logic [15:0] cnt_sel_qid_q;
   logic [15:0] cnt_sel_qid_d;
   logic        cnt_sel_we;            // a write to `cnt_sel` is accepted
+  logic [4:0]  lat_sel_bin_q;
+  logic [4:0]  lat_sel_bin_d;
+  logic [1:0]  lat_sel_dir_q;
+  logic [1:0]  lat_sel_dir_d;
+  logic        lat_sel_we;            // a write to `lat_sel` is accepted
+  logic        lat_ctrl_clear_q;
+  logic        lat_ctrl_clear_d;
+  logic        lat_ctrl_clear_we_q;
+  logic        lat_ctrl_clear_we_d;
+  logic        lat_ctrl_we;           // a write to `lat_ctrl` is accepted
   logic        wr_accept;             // address and data arrive together, no response pending
   logic        rd_accept;
   logic [31:0] wr_mask;               // write strobes, one per data bit
@@ -252,6 +285,10 @@ module nvme_csr (
   assign events_bad_db_reg_o = events_bad_db_reg_q;
   assign events_bad_db_value_o = events_bad_db_value_q;
   assign cnt_sel_qid_o = cnt_sel_qid_q;
+  assign lat_sel_bin_o = lat_sel_bin_q;
+  assign lat_sel_dir_o = lat_sel_dir_q;
+  assign lat_ctrl_clear_o = lat_ctrl_clear_q;
+  assign lat_ctrl_clear_we_o = lat_ctrl_clear_we_q;
 
   always_comb begin
     bvalid_d = bvalid_q;
@@ -267,6 +304,8 @@ module nvme_csr (
     vec_cfg_we = 1'b0;
     events_we = 1'b0;
     cnt_sel_we = 1'b0;
+    lat_sel_we = 1'b0;
+    lat_ctrl_we = 1'b0;
     if (wr_accept) begin
       bvalid_d = 1'b1;
       case (s_axil_awaddr_i[6:2])
@@ -338,6 +377,23 @@ module nvme_csr (
         5'h12: begin
           bresp_d = RespOkay;
         end
+        5'h13: begin
+          bresp_d = RespOkay;
+        end
+        5'h14: begin
+          bresp_d = RespOkay;
+        end
+        5'h15: begin
+          bresp_d = RespOkay;
+          lat_sel_we = 1'b1;
+        end
+        5'h16: begin
+          bresp_d = RespOkay;
+        end
+        5'h17: begin
+          bresp_d = RespOkay;
+          lat_ctrl_we = 1'b1;
+        end
         default: begin
           bresp_d = RespSlverr;
         end
@@ -376,7 +432,7 @@ module nvme_csr (
         end
         5'd5: begin
           rresp_d = RespOkay;
-          rdata_d = {28'd0, status_cfs_i, status_rdy_i, status_cc_en_i, status_busy_i};
+          rdata_d = {27'd0, status_lat_clearing_i, status_cfs_i, status_rdy_i, status_cc_en_i, status_busy_i};
         end
         5'd6: begin
           rresp_d = RespOkay;
@@ -429,6 +485,26 @@ module nvme_csr (
         5'h12: begin
           rresp_d = RespOkay;
           rdata_d = completed_value_i;
+        end
+        5'h13: begin
+          rresp_d = RespOkay;
+          rdata_d = cnt_offload_value_i;
+        end
+        5'h14: begin
+          rresp_d = RespOkay;
+          rdata_d = cnt_fallback_value_i;
+        end
+        5'h15: begin
+          rresp_d = RespOkay;
+          rdata_d = {22'd0, lat_sel_dir_q, 3'd0, lat_sel_bin_q};
+        end
+        5'h16: begin
+          rresp_d = RespOkay;
+          rdata_d = lat_count_value_i;
+        end
+        5'h17: begin
+          rresp_d = RespOkay;
+          rdata_d = 32'd0;
         end
         default: begin
           rresp_d = RespSlverr;
@@ -545,6 +621,24 @@ module nvme_csr (
     end
   end
 
+  always_comb begin
+    lat_sel_bin_d = lat_sel_bin_q;
+    lat_sel_dir_d = lat_sel_dir_q;
+    if (lat_sel_we) begin
+      lat_sel_bin_d = (lat_sel_bin_q & ~wr_mask[4:0]) | (s_axil_wdata_i[4:0] & wr_mask[4:0]);
+      lat_sel_dir_d = (lat_sel_dir_q & ~wr_mask[9:8]) | (s_axil_wdata_i[9:8] & wr_mask[9:8]);
+    end
+  end
+
+  always_comb begin
+    lat_ctrl_clear_d = lat_ctrl_clear_q;
+    lat_ctrl_clear_we_d = 1'b0;
+    if (lat_ctrl_we) begin
+      lat_ctrl_clear_d = (lat_ctrl_clear_q & ~wr_mask[0]) | (s_axil_wdata_i[0] & wr_mask[0]);
+      lat_ctrl_clear_we_d = s_axil_wstrb_i[0];
+    end
+  end
+
   assign unused_addr = ^{s_axil_awaddr_i[1:0], s_axil_araddr_i[1:0]};
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -579,6 +673,10 @@ module nvme_csr (
       events_bad_db_reg_q <= 1'b0;
       events_bad_db_value_q <= 1'b0;
       cnt_sel_qid_q <= 16'd0;
+      lat_sel_bin_q <= 5'd0;
+      lat_sel_dir_q <= 2'd0;
+      lat_ctrl_clear_q <= 1'b0;
+      lat_ctrl_clear_we_q <= 1'b0;
     end else begin
       bvalid_q <= bvalid_d;
       bresp_q <= bresp_d;
@@ -610,6 +708,10 @@ module nvme_csr (
       events_bad_db_reg_q <= events_bad_db_reg_d;
       events_bad_db_value_q <= events_bad_db_value_d;
       cnt_sel_qid_q <= cnt_sel_qid_d;
+      lat_sel_bin_q <= lat_sel_bin_d;
+      lat_sel_dir_q <= lat_sel_dir_d;
+      lat_ctrl_clear_q <= lat_ctrl_clear_d;
+      lat_ctrl_clear_we_q <= lat_ctrl_clear_we_d;
     end
   end
 

@@ -42,6 +42,11 @@ pub const REGISTERS: &[(&str, u32, u32)] = &[
     ("db_faults", DB_FAULTS, DB_FAULTS_RESET),
     ("fetched", FETCHED, FETCHED_RESET),
     ("completed", COMPLETED, COMPLETED_RESET),
+    ("cnt_offload", CNT_OFFLOAD, CNT_OFFLOAD_RESET),
+    ("cnt_fallback", CNT_FALLBACK, CNT_FALLBACK_RESET),
+    ("lat_sel", LAT_SEL, LAT_SEL_RESET),
+    ("lat_count", LAT_COUNT, LAT_COUNT_RESET),
+    ("lat_ctrl", LAT_CTRL, LAT_CTRL_RESET),
 ];
 
 /// Offset of `q_base_lo`: Queue base address, low word (page aligned)
@@ -396,6 +401,26 @@ pub const fn get_status_cfs(reg: u32) -> u32 {
 pub const fn set_status_cfs(reg: u32, value: u32) -> u32 {
     debug_assert!(value >> 1 == 0, "`status.cfs` is 1 bit wide");
     (reg & !STATUS_CFS_MASK) | ((value << STATUS_CFS_SHIFT) & STATUS_CFS_MASK)
+}
+
+/// `status.lat_clearing` [4], RO: The latency histograms are being cleared (96 cycles)
+pub const STATUS_LAT_CLEARING_SHIFT: u32 = 4;
+/// Bits of `status.lat_clearing` within `status`.
+pub const STATUS_LAT_CLEARING_MASK: u32 = 0x0000_0010;
+/// Value of `status.lat_clearing` after reset.
+pub const STATUS_LAT_CLEARING_RESET: u32 = 0x0;
+/// `status.lat_clearing` in a value of `status`.
+#[inline]
+#[must_use]
+pub const fn get_status_lat_clearing(reg: u32) -> u32 {
+    (reg & STATUS_LAT_CLEARING_MASK) >> STATUS_LAT_CLEARING_SHIFT
+}
+/// `reg`, a value of `status`, with `status.lat_clearing` replaced by `value` (1 bit).
+#[inline]
+#[must_use]
+pub const fn set_status_lat_clearing(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 1 == 0, "`status.lat_clearing` is 1 bit wide");
+    (reg & !STATUS_LAT_CLEARING_MASK) | ((value << STATUS_LAT_CLEARING_SHIFT) & STATUS_LAT_CLEARING_MASK)
 }
 
 /// Reads `status` of the block at byte address `base`.
@@ -969,4 +994,184 @@ pub const fn set_completed_value(_reg: u32, value: u32) -> u32 {
 /// Reads `completed` of the block at byte address `base`.
 pub fn read_completed<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(COMPLETED))
+}
+
+/// Offset of `cnt_offload`: I/O commands handed to the hardware path on io_cmd (32 bits, wrapping)
+pub const CNT_OFFLOAD: u32 = 0x4c;
+/// Value of `cnt_offload` after reset.
+pub const CNT_OFFLOAD_RESET: u32 = 0x0000_0000;
+
+/// `cnt_offload.value` [31:0], RO: Commands
+pub const CNT_OFFLOAD_VALUE_SHIFT: u32 = 0;
+/// Bits of `cnt_offload.value` within `cnt_offload`.
+pub const CNT_OFFLOAD_VALUE_MASK: u32 = 0xffff_ffff;
+/// Value of `cnt_offload.value` after reset.
+pub const CNT_OFFLOAD_VALUE_RESET: u32 = 0x0;
+/// `cnt_offload.value` in a value of `cnt_offload`.
+#[inline]
+#[must_use]
+pub const fn get_cnt_offload_value(reg: u32) -> u32 {
+    reg
+}
+/// `reg`, a value of `cnt_offload`, with `cnt_offload.value` replaced by `value` (32 bits).
+#[inline]
+#[must_use]
+pub const fn set_cnt_offload_value(_reg: u32, value: u32) -> u32 {
+    value
+}
+
+/// Reads `cnt_offload` of the block at byte address `base`.
+pub fn read_cnt_offload<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(CNT_OFFLOAD))
+}
+
+/// Offset of `cnt_fallback`: I/O commands handed to firmware on admin_cmd, opcodes the hardware does not carry (32 bits, wrapping)
+pub const CNT_FALLBACK: u32 = 0x50;
+/// Value of `cnt_fallback` after reset.
+pub const CNT_FALLBACK_RESET: u32 = 0x0000_0000;
+
+/// `cnt_fallback.value` [31:0], RO: Commands
+pub const CNT_FALLBACK_VALUE_SHIFT: u32 = 0;
+/// Bits of `cnt_fallback.value` within `cnt_fallback`.
+pub const CNT_FALLBACK_VALUE_MASK: u32 = 0xffff_ffff;
+/// Value of `cnt_fallback.value` after reset.
+pub const CNT_FALLBACK_VALUE_RESET: u32 = 0x0;
+/// `cnt_fallback.value` in a value of `cnt_fallback`.
+#[inline]
+#[must_use]
+pub const fn get_cnt_fallback_value(reg: u32) -> u32 {
+    reg
+}
+/// `reg`, a value of `cnt_fallback`, with `cnt_fallback.value` replaced by `value` (32 bits).
+#[inline]
+#[must_use]
+pub const fn set_cnt_fallback_value(_reg: u32, value: u32) -> u32 {
+    value
+}
+
+/// Reads `cnt_fallback` of the block at byte address `base`.
+pub fn read_cnt_fallback<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(CNT_FALLBACK))
+}
+
+/// Offset of `lat_sel`: Latency histogram bin that lat_count shows (see hdl-gen/src/nvme/mod.rs)
+pub const LAT_SEL: u32 = 0x54;
+/// Value of `lat_sel` after reset.
+pub const LAT_SEL_RESET: u32 = 0x0000_0000;
+
+/// `lat_sel.bin` [4:0], RW: Bin b: doorbell-to-CQE latencies of 2^b to 2^(b+1) - 1 cycles (31: 2^31 and more)
+pub const LAT_SEL_BIN_SHIFT: u32 = 0;
+/// Bits of `lat_sel.bin` within `lat_sel`.
+pub const LAT_SEL_BIN_MASK: u32 = 0x0000_001f;
+/// Value of `lat_sel.bin` after reset.
+pub const LAT_SEL_BIN_RESET: u32 = 0x0;
+/// `lat_sel.bin` in a value of `lat_sel`.
+#[inline]
+#[must_use]
+pub const fn get_lat_sel_bin(reg: u32) -> u32 {
+    reg & LAT_SEL_BIN_MASK
+}
+/// `reg`, a value of `lat_sel`, with `lat_sel.bin` replaced by `value` (5 bits).
+#[inline]
+#[must_use]
+pub const fn set_lat_sel_bin(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 5 == 0, "`lat_sel.bin` is 5 bits wide");
+    (reg & !LAT_SEL_BIN_MASK) | (value & LAT_SEL_BIN_MASK)
+}
+
+/// `lat_sel.dir` [9:8], RW: Histogram: 0 read, 1 write, 2 other
+pub const LAT_SEL_DIR_SHIFT: u32 = 8;
+/// Bits of `lat_sel.dir` within `lat_sel`.
+pub const LAT_SEL_DIR_MASK: u32 = 0x0000_0300;
+/// Value of `lat_sel.dir` after reset.
+pub const LAT_SEL_DIR_RESET: u32 = 0x0;
+/// `lat_sel.dir` in a value of `lat_sel`.
+#[inline]
+#[must_use]
+pub const fn get_lat_sel_dir(reg: u32) -> u32 {
+    (reg & LAT_SEL_DIR_MASK) >> LAT_SEL_DIR_SHIFT
+}
+/// `reg`, a value of `lat_sel`, with `lat_sel.dir` replaced by `value` (2 bits).
+#[inline]
+#[must_use]
+pub const fn set_lat_sel_dir(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 2 == 0, "`lat_sel.dir` is 2 bits wide");
+    (reg & !LAT_SEL_DIR_MASK) | ((value << LAT_SEL_DIR_SHIFT) & LAT_SEL_DIR_MASK)
+}
+
+/// Reads `lat_sel` of the block at byte address `base`.
+pub fn read_lat_sel<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(LAT_SEL))
+}
+/// Writes `value` to `lat_sel` of the block at byte address `base`.
+pub fn write_lat_sel<B: CsrBus + ?Sized>(bus: &mut B, base: u32, value: u32) {
+    bus.write32(base.wrapping_add(LAT_SEL), value);
+}
+/// Reads `lat_sel` of the block at byte address `base`, applies `f` and writes the result.
+pub fn modify_lat_sel<B: CsrBus + ?Sized>(bus: &mut B, base: u32, f: impl FnOnce(u32) -> u32) {
+    let value = read_lat_sel(bus, base);
+    write_lat_sel(bus, base, f(value));
+}
+
+/// Offset of `lat_count`: Timed commands in bin lat_sel (32 bits, saturating; 0 for dir 3)
+pub const LAT_COUNT: u32 = 0x58;
+/// Value of `lat_count` after reset.
+pub const LAT_COUNT_RESET: u32 = 0x0000_0000;
+
+/// `lat_count.value` [31:0], RO: Commands
+pub const LAT_COUNT_VALUE_SHIFT: u32 = 0;
+/// Bits of `lat_count.value` within `lat_count`.
+pub const LAT_COUNT_VALUE_MASK: u32 = 0xffff_ffff;
+/// Value of `lat_count.value` after reset.
+pub const LAT_COUNT_VALUE_RESET: u32 = 0x0;
+/// `lat_count.value` in a value of `lat_count`.
+#[inline]
+#[must_use]
+pub const fn get_lat_count_value(reg: u32) -> u32 {
+    reg
+}
+/// `reg`, a value of `lat_count`, with `lat_count.value` replaced by `value` (32 bits).
+#[inline]
+#[must_use]
+pub const fn set_lat_count_value(_reg: u32, value: u32) -> u32 {
+    value
+}
+
+/// Reads `lat_count` of the block at byte address `base`.
+pub fn read_lat_count<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(LAT_COUNT))
+}
+
+/// Offset of `lat_ctrl`: Latency histograms control
+pub const LAT_CTRL: u32 = 0x5c;
+/// Value of `lat_ctrl` after reset.
+pub const LAT_CTRL_RESET: u32 = 0x0000_0000;
+
+/// `lat_ctrl.clear` [0], WO pulse: Zero every bin (status.lat_clearing while it runs)
+pub const LAT_CTRL_CLEAR_SHIFT: u32 = 0;
+/// Bits of `lat_ctrl.clear` within `lat_ctrl`.
+pub const LAT_CTRL_CLEAR_MASK: u32 = 0x0000_0001;
+/// Value of `lat_ctrl.clear` after reset.
+pub const LAT_CTRL_CLEAR_RESET: u32 = 0x0;
+/// `lat_ctrl.clear` in a value of `lat_ctrl`.
+#[inline]
+#[must_use]
+pub const fn get_lat_ctrl_clear(reg: u32) -> u32 {
+    reg & LAT_CTRL_CLEAR_MASK
+}
+/// `reg`, a value of `lat_ctrl`, with `lat_ctrl.clear` replaced by `value` (1 bit).
+#[inline]
+#[must_use]
+pub const fn set_lat_ctrl_clear(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 1 == 0, "`lat_ctrl.clear` is 1 bit wide");
+    (reg & !LAT_CTRL_CLEAR_MASK) | (value & LAT_CTRL_CLEAR_MASK)
+}
+
+/// Reads `lat_ctrl` of the block at byte address `base`.
+pub fn read_lat_ctrl<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(LAT_CTRL))
+}
+/// Writes `value` to `lat_ctrl` of the block at byte address `base`.
+pub fn write_lat_ctrl<B: CsrBus + ?Sized>(bus: &mut B, base: u32, value: u32) {
+    bus.write32(base.wrapping_add(LAT_CTRL), value);
 }

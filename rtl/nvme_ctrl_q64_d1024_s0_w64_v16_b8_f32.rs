@@ -81,9 +81,11 @@ pub struct NvmeCtrlQ64D1024S0W64V16B8F32Ports {
     pub sq_space_i: *mut u64,
     pub admin_cmd_valid_o: *mut u8,
     pub admin_cmd_ready_i: *mut u8,
+    pub admin_cmd_sqid_o: *mut u16,
     pub admin_cmd_sqe_o: *mut u32,
     pub admin_cpl_valid_i: *mut u8,
     pub admin_cpl_ready_o: *mut u8,
+    pub admin_cpl_sqid_i: *mut u16,
     pub admin_cpl_cid_i: *mut u16,
     pub admin_cpl_status_i: *mut u16,
     pub admin_cpl_dw0_i: *mut u32,
@@ -188,9 +190,11 @@ impl NvmeCtrlQ64D1024S0W64V16B8F32 {
         ("sq_space_i", 64, true),
         ("admin_cmd_valid_o", 1, false),
         ("admin_cmd_ready_i", 1, true),
+        ("admin_cmd_sqid_o", 16, false),
         ("admin_cmd_sqe_o", 512, false),
         ("admin_cpl_valid_i", 1, true),
         ("admin_cpl_ready_o", 1, false),
+        ("admin_cpl_sqid_i", 16, true),
         ("admin_cpl_cid_i", 16, true),
         ("admin_cpl_status_i", 15, true),
         ("admin_cpl_dw0_i", 32, true),
@@ -319,9 +323,11 @@ impl NvmeCtrlQ64D1024S0W64V16B8F32 {
             "sq_space_i" => Some((self.ports.sq_space_i as *mut u8, 64)),
             "admin_cmd_valid_o" => Some((self.ports.admin_cmd_valid_o as *mut u8, 1)),
             "admin_cmd_ready_i" => Some((self.ports.admin_cmd_ready_i as *mut u8, 1)),
+            "admin_cmd_sqid_o" => Some((self.ports.admin_cmd_sqid_o as *mut u8, 16)),
             "admin_cmd_sqe_o" => Some((self.ports.admin_cmd_sqe_o as *mut u8, 512)),
             "admin_cpl_valid_i" => Some((self.ports.admin_cpl_valid_i as *mut u8, 1)),
             "admin_cpl_ready_o" => Some((self.ports.admin_cpl_ready_o as *mut u8, 1)),
+            "admin_cpl_sqid_i" => Some((self.ports.admin_cpl_sqid_i as *mut u8, 16)),
             "admin_cpl_cid_i" => Some((self.ports.admin_cpl_cid_i as *mut u8, 16)),
             "admin_cpl_status_i" => Some((self.ports.admin_cpl_status_i as *mut u8, 15)),
             "admin_cpl_dw0_i" => Some((self.ports.admin_cpl_dw0_i as *mut u8, 32)),
@@ -1112,6 +1118,13 @@ impl NvmeCtrlQ64D1024S0W64V16B8F32 {
         unsafe { *self.ports.admin_cmd_ready_i }
     }
 
+    /// Reads output `admin_cmd_sqid_o` (16 bits).
+    #[inline]
+    pub fn admin_cmd_sqid_o(&self) -> u16 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.admin_cmd_sqid_o }
+    }
+
     /// Reads output `admin_cmd_sqe_o` (512 bits) as 32-bit words, least significant first.
     #[inline]
     pub fn admin_cmd_sqe_o(&self) -> [u32; 16] {
@@ -1140,6 +1153,20 @@ impl NvmeCtrlQ64D1024S0W64V16B8F32 {
     pub fn admin_cpl_ready_o(&self) -> u8 {
         // SAFETY: the pointer addresses this port's field in the live model.
         unsafe { *self.ports.admin_cpl_ready_o }
+    }
+
+    /// Drives input `admin_cpl_sqid_i` (16 bits); bits above the width are dropped.
+    #[inline]
+    pub fn set_admin_cpl_sqid_i(&self, v: u16) {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.admin_cpl_sqid_i = v }
+    }
+
+    /// Reads input `admin_cpl_sqid_i` (16 bits).
+    #[inline]
+    pub fn admin_cpl_sqid_i(&self) -> u16 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.admin_cpl_sqid_i }
     }
 
     /// Drives input `admin_cpl_cid_i` (16 bits); bits above the width are dropped.

@@ -3,7 +3,8 @@
 //
 // NVMe controller front end: BAR0 registers and doorbells (s_bar), per-queue state in
 // RAM, SQ fetch with doorbell batching and RR / WRR-with-urgent arbitration over an
-// AXI4 master, I/O SQEs out on io_cmd and admin SQEs on admin_cmd, completions in on
+// AXI4 master, I/O SQEs out on io_cmd, admin SQEs and the I/O SQEs whose opcode the
+// hardware does not carry (fallback, with their SQ id) on admin_cmd, completions in on
 // io_cpl / admin_cpl written as CQEs (never into a full CQ), interrupts coalesced per
 // vector on irq. Firmware's vendor CSRs on s_axil. See hdl-gen/src/nvme/mod.rs.
 
@@ -89,12 +90,14 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   input  logic [31:0]  io_cpl_dw0_i,
   input  logic [63:0]  sq_space_i,
 
-  // admin commands to firmware, admin completions from firmware
+  // admin and fallback I/O commands to firmware, their completions from firmware
   output logic         admin_cmd_valid_o,
   input  logic         admin_cmd_ready_i,
+  output logic [15:0]  admin_cmd_sqid_o,
   output logic [511:0] admin_cmd_sqe_o,
   input  logic         admin_cpl_valid_i,
   output logic         admin_cpl_ready_o,
+  input  logic [15:0]  admin_cpl_sqid_i,
   input  logic [15:0]  admin_cpl_cid_i,
   input  logic [14:0]  admin_cpl_status_i,
   input  logic [31:0]  admin_cpl_dw0_i,
@@ -174,6 +177,10 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   logic [12:0]  db_off;
   logic [10:0]  db_slot;
   logic         db_hit;
+  logic [31:0]  lat_now_q;
+  logic [31:0]  lat_now_d;
+  logic [31:0]  db_time_q;
+  logic [31:0]  db_time_d;
   logic         unused_bar_awaddr_lo;
   logic         bar_racc;
   logic         bar_ra_reg;
@@ -228,15 +235,16 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   logic [6:0]   cq_raddr;
   logic         sq_we;
   logic [6:0]   sq_waddr;
-  logic [156:0] sq_wdata;
+  logic [200:0] sq_wdata;
   logic         cq_we;
   logic [6:0]   cq_waddr;
   logic [88:0]  cq_wdata;
   logic         fsm_hd_we;
-  logic [156:0] sq_state_rdata_q;
+  logic [200:0] sq_state_rdata_q;
   logic [9:0]   sq_arrived_rdata_q;
   logic [88:0]  cq_state_rdata_q;
-  logic [156:0] sq_state_rdata1_q;
+  logic [200:0] sq_state_rdata1_q;
+  logic [18:0]  lat_cmd_rdata_q;
   logic         cnt_ok_q;
   logic         cnt_ok_d;
   logic         unused_cnt_rd_rest;
@@ -248,6 +256,9 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   logic [9:0]   s_head;
   logic [9:0]   s_tail;
   logic [51:0]  s_base;
+  logic [1:0]   s_smp;
+  logic [9:0]   s_smp_idx;
+  logic [31:0]  s_smp_t;
   logic [31:0]  s_fetched;
   logic [31:0]  s_completed;
   logic         c_en;
@@ -414,6 +425,8 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   logic [10:0]  f_head_sum;
   logic [9:0]   f_head_new;
   logic         f_more;
+  logic [10:0]  f_smp_off;
+  logic         f_timed;
   logic [6:0]   space_idx;
   logic         f_eligible;
   logic [1:0]   s_class;
@@ -425,10 +438,20 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   logic         db_cq_past_tail;
   logic         db_cq_value_bad;
   logic         db_new_work;
+  logic         smp_posted_since_db;
+  logic         smp_free;
+  logic         smp_arm;
+  logic         db_arm;
+  logic         r_timed;
+  logic         lat_cmd_invalidate;
   logic [10:0]  p_tail_sum;
   logic         p_wrap;
   logic [9:0]   p_tail_new;
   logic         p_full;
+  logic         lat_cmd_valid;
+  logic [15:0]  lat_cmd_cid;
+  logic [1:0]   lat_cmd_dir;
+  logic         p_timed;
   logic [63:0]  p_addr;
   logic [127:0] p_cqe;
   logic [31:0]  io_inflight_q;
@@ -447,10 +470,12 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   logic         ev_bad_db_reg;
   logic         ev_bad_db_value;
   logic         reset_done;
-  logic [20:0]  fetch_desc_m_data;
+  logic [25:0]  fetch_desc_m_data;
   logic [6:0]   desc_qid;
   logic [3:0]   desc_n;
   logic [9:0]   desc_head;
+  logic         desc_timed;
+  logic [3:0]   desc_timed_off;
   logic         fetch_desc_m_valid;
   logic [5:0]   fetch_desc_count;
   logic         unused_desc_count;
@@ -469,10 +494,13 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   logic         r_last_beat;
   logic         r_first_beat;
   logic         r_err0_now;
+  logic [511:0] r_sqe;
   logic         r_err_any;
   logic         r_sqe_done;
   logic         r_burst_done;
   logic         unused_r_last;
+  logic [7:0]   r_sqe_opc;
+  logic [1:0]   r_dir;
   logic         fetch_buf_s_ready;
   logic         unused_fb_s_ready;
   logic [5:0]   fetch_buf_count;
@@ -491,6 +519,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   logic         d_admin;
   logic         d_internal;
   logic         d_io;
+  logic         d_fallback;
   logic         io_cmd_free;
   logic         admin_cmd_free;
   logic         icpl_free;
@@ -502,6 +531,8 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   logic [15:0]  io_cmd_sqid_d;
   logic [511:0] io_cmd_sqe_q;
   logic [511:0] io_cmd_sqe_d;
+  logic [15:0]  admin_cmd_sqid_q;
+  logic [15:0]  admin_cmd_sqid_d;
   logic [511:0] admin_cmd_sqe_q;
   logic [511:0] admin_cmd_sqe_d;
   logic         io_cmd_fire;
@@ -511,7 +542,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   logic         w_fire;
   logic         unused_aw_addr_lo;
   logic         post_pending_m_valid;
-  logic [4:0]   post_pending_m_data;
+  logic [39:0]  post_pending_m_data;
   logic [3:0]   post_pending_count;
   logic         unused_pb_count;
   logic         b_fire;
@@ -702,13 +733,65 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   logic [31:0]  cnt_fetched_d;
   logic [31:0]  cnt_completed_q;
   logic [31:0]  cnt_completed_d;
+  logic [31:0]  cnt_offload_q;
+  logic [31:0]  cnt_offload_d;
+  logic         fallback_cmd_fire;
+  logic [31:0]  cnt_fallback_q;
+  logic [31:0]  cnt_fallback_d;
+  logic         b_timed;
+  logic [1:0]   b_dir;
+  logic [31:0]  b_start;
+  logic         lat_event;
+  logic [31:0]  lat_cycles;
+  logic         lat_bin_b4;
+  logic [15:0]  lat_half4;
+  logic         lat_bin_b3;
+  logic [7:0]   lat_half3;
+  logic         lat_bin_b2;
+  logic [3:0]   lat_half2;
+  logic         lat_bin_b1;
+  logic [1:0]   lat_half1;
+  logic         lat_bin_b0;
+  logic         unused_lat_half_low;
+  logic [4:0]   lat_bin;
+  logic [6:0]   lat_addr;
+  logic         lat_clr_busy_q;
+  logic         lat_clr_busy_d;
+  logic [6:0]   lat_clr_idx_q;
+  logic [6:0]   lat_clr_idx_d;
+  logic         csr_lat_ctrl_clear_we;
+  logic         csr_lat_ctrl_clear;
+  logic         lat_clear;
+  logic         lat_clr_last;
+  logic         lat_ev_valid_q;
+  logic         lat_ev_valid_d;
+  logic [6:0]   lat_ev_addr_q;
+  logic [6:0]   lat_ev_addr_d;
+  logic [31:0]  lat_hist_rdata_q;
+  logic         lat_wr_valid_q;
+  logic         lat_wr_valid_d;
+  logic [6:0]   lat_wr_addr_q;
+  logic [6:0]   lat_wr_addr_d;
+  logic [31:0]  lat_wr_data_q;
+  logic [31:0]  lat_wr_data_d;
+  logic         lat_forward;
+  logic [31:0]  lat_cur;
+  logic [31:0]  lat_inc;
+  logic         lat_rmw_we;
+  logic [4:0]   csr_lat_sel_bin;
+  logic [1:0]   csr_lat_sel_dir;
+  logic [31:0]  lat_hist_rdata1_q;
+  logic         lat_sel_ok_q;
+  logic         lat_sel_ok_d;
   logic         unused_u_csr_q_cmd_qid_we_o;
   logic         unused_u_csr_vec_cfg_vector_we_o;
   logic         unused_u_csr_events_bad_db_reg_o;
   logic         unused_u_csr_events_bad_db_value_o;
-  logic [156:0] sq_state [65];
+  logic [200:0] sq_state [65];
   logic [9:0] sq_arrived [65];
   logic [88:0] cq_state [65];
+  logic [18:0] lat_cmd [65];
+  logic [31:0] lat_hist [96];
 
   nvme_csr u_csr (
     .clk_i                     (clk_i),
@@ -745,6 +828,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
     .status_cc_en_i            (cc_en),
     .status_rdy_i              (rdy_q),
     .status_cfs_i              (cfs_q),
+    .status_lat_clearing_i     (lat_clr_busy_q),
     .arb_ab_o                  (csr_arb_ab),
     .arb_lpw_o                 (csr_arb_lpw),
     .arb_mpw_o                 (csr_arb_mpw),
@@ -763,12 +847,19 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
     .event_qid_qid_i           (event_qid_q),
     .event_qid_cq_i            (event_cq_q),
     .cnt_sel_qid_o             (csr_cnt_sel_qid),
-    .cnt_fetched_value_i       (cnt_ok_q ? sq_state_rdata1_q[124:93] : 32'd0),
-    .cnt_completed_value_i     (cnt_ok_q ? sq_state_rdata1_q[156:125] : 32'd0),
+    .cnt_fetched_value_i       (cnt_ok_q ? sq_state_rdata1_q[168:137] : 32'd0),
+    .cnt_completed_value_i     (cnt_ok_q ? sq_state_rdata1_q[200:169] : 32'd0),
     .irqs_value_i              (cnt_irqs_q),
     .db_faults_value_i         (cnt_db_faults_q),
     .fetched_value_i           (cnt_fetched_q),
-    .completed_value_i         (cnt_completed_q)
+    .completed_value_i         (cnt_completed_q),
+    .cnt_offload_value_i       (cnt_offload_q),
+    .cnt_fallback_value_i      (cnt_fallback_q),
+    .lat_sel_bin_o             (csr_lat_sel_bin),
+    .lat_sel_dir_o             (csr_lat_sel_dir),
+    .lat_count_value_i         (lat_sel_ok_q ? lat_hist_rdata1_q : 32'd0),
+    .lat_ctrl_clear_o          (csr_lat_ctrl_clear),
+    .lat_ctrl_clear_we_o       (csr_lat_ctrl_clear_we)
   );
 
   fifo_fwft_w7_d66 u_sched_urgent (
@@ -829,12 +920,12 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
     .gnt_idx_o (cpl_arbiter_gnt_idx)
   );
 
-  fifo_fwft_w21_d32 u_fetch_desc (
+  fifo_fwft_w26_d32 u_fetch_desc (
     .clk_i     (clk_i),
     .rst_ni    (rst_ni),
     .s_valid_i (ar_issue),
     .s_ready_o (fetch_desc_s_ready),
-    .s_data_i  ({cur_qid_q, f_n, f_head_new}),
+    .s_data_i  ({f_timed, f_smp_off[3:0], cur_qid_q, f_n, f_head_new}),
     .m_valid_o (fetch_desc_m_valid),
     .m_ready_i (r_burst_done),
     .m_data_o  (fetch_desc_m_data),
@@ -846,19 +937,19 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
     .rst_ni    (rst_ni),
     .s_valid_i (r_sqe_done),
     .s_ready_o (fetch_buf_s_ready),
-    .s_data_i  ({desc_qid, r_err_any, r_err0_now, {m_axi_rdata_i, r_acc_q}}),
+    .s_data_i  ({desc_qid, r_err_any, r_err0_now, r_sqe}),
     .m_valid_o (fetch_buf_m_valid),
     .m_ready_i (fb_pop),
     .m_data_o  (fetch_buf_m_data),
     .count_o   (fetch_buf_count)
   );
 
-  fifo_fwft_w5_d8 u_post_pending (
+  fifo_fwft_w40_d8 u_post_pending (
     .clk_i     (clk_i),
     .rst_ni    (rst_ni),
     .s_valid_i (aw_issue),
     .s_ready_o (post_pending_s_ready),
-    .s_data_i  ({c_ien, c_vec}),
+    .s_data_i  ({s_smp_t, lat_cmd_dir, p_timed, c_ien, c_vec}),
     .m_valid_o (post_pending_m_valid),
     .m_ready_i (b_fire),
     .m_data_o  (post_pending_m_data),
@@ -905,6 +996,8 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   assign db_qid_d = db_hit ? {6'd0, db_slot[10:1]} : db_qid_q;
   assign db_cq_d = db_hit ? db_slot[0] : db_cq_q;
   assign db_val_d = db_hit ? s_bar_wdata_i[15:0] : db_val_q;
+  assign lat_now_d = lat_now_q + 32'd1;
+  assign db_time_d = db_hit ? lat_now_q : db_time_q;
   assign unused_bar_awaddr_lo = ^{s_bar_awaddr_i[1:0], db_off[1:0]};
   assign bar_racc = s_bar_arvalid_i & ~bar_rvalid_q;
   assign s_bar_arready_o = bar_racc;
@@ -971,7 +1064,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   assign op_vec_d = op_load ? csr_q_bind_vector[3:0] : op_vec_q;
   assign unused_csr_high_bits = ^{csr_q_cfg_size, csr_q_bind_cqid, csr_q_bind_vector, csr_vec_cfg_vector, csr_cnt_sel_qid};
   assign cnt_ok_d = csr_cnt_sel_qid <= 16'h40;
-  assign unused_cnt_rd_rest = ^sq_state_rdata1_q[92:0];
+  assign unused_cnt_rd_rest = ^sq_state_rdata1_q[136:0];
   assign s_en = sq_state_rdata_q[0];
   assign s_act = sq_state_rdata_q[1];
   assign s_prio = sq_state_rdata_q[3:2];
@@ -980,8 +1073,11 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   assign s_head = sq_state_rdata_q[30:21];
   assign s_tail = sq_state_rdata_q[40:31];
   assign s_base = sq_state_rdata_q[92:41];
-  assign s_fetched = sq_state_rdata_q[124:93];
-  assign s_completed = sq_state_rdata_q[156:125];
+  assign s_smp = sq_state_rdata_q[94:93];
+  assign s_smp_idx = sq_state_rdata_q[104:95];
+  assign s_smp_t = sq_state_rdata_q[136:105];
+  assign s_fetched = sq_state_rdata_q[168:137];
+  assign s_completed = sq_state_rdata_q[200:169];
   assign c_en = cq_state_rdata_q[0];
   assign c_ien = cq_state_rdata_q[1];
   assign c_phase = cq_state_rdata_q[2];
@@ -1040,7 +1136,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   assign unused_cpl_gnt_idx = ^cpl_arbiter_gnt_idx;
   assign admin_cpl_ready_o = cpl_take & cpl_arbiter_gnt[1];
   assign io_cpl_ready_o = cpl_take & cpl_arbiter_gnt[2];
-  assign cpl_sqid = cpl_arbiter_gnt[0] ? {9'd0, icpl_sqid_q} : (cpl_arbiter_gnt[1] ? 16'd0 : io_cpl_sqid_i);
+  assign cpl_sqid = cpl_arbiter_gnt[0] ? {9'd0, icpl_sqid_q} : (cpl_arbiter_gnt[1] ? admin_cpl_sqid_i : io_cpl_sqid_i);
   assign cpl_cid = cpl_arbiter_gnt[0] ? icpl_cid_q : (cpl_arbiter_gnt[1] ? admin_cpl_cid_i : io_cpl_cid_i);
   assign cpl_status = cpl_arbiter_gnt[0] ? icpl_status_q : (cpl_arbiter_gnt[1] ? admin_cpl_status_i : io_cpl_status_i);
   assign cpl_dw0 = cpl_arbiter_gnt[0] ? 32'd0 : (cpl_arbiter_gnt[1] ? admin_cpl_dw0_i : io_cpl_dw0_i);
@@ -1074,6 +1170,8 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   assign f_head_sum = {1'b0, s_head} + f_n_wide;
   assign f_head_new = (f_head_sum == s_size1) ? 10'd0 : f_head_sum[9:0];
   assign f_more = f_head_new != s_tail;
+  assign f_smp_off = ({1'b0, s_smp_idx} >= {1'b0, s_head}) ? ({1'b0, s_smp_idx} - {1'b0, s_head}) : (({1'b0, s_smp_idx} + s_size1) - {1'b0, s_head});
+  assign f_timed = (s_smp == 2'd1) & (f_smp_off < f_n_wide);
   assign space_idx = cur_qid_q - 7'd1;
   assign f_eligible = (cur_qid_q == 7'd0) | 1'(sq_space_i >> space_idx);
   assign s_class = ams_wrr ? s_prio : 2'd0;
@@ -1085,10 +1183,19 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   assign db_cq_past_tail = (({1'b0, db_value_idx} >= {1'b0, c_head}) ? ({1'b0, db_value_idx} - {1'b0, c_head}) : (({1'b0, db_value_idx} + c_size1) - {1'b0, c_head})) > (({1'b0, c_tail} >= {1'b0, c_head}) ? ({1'b0, c_tail} - {1'b0, c_head}) : (({1'b0, c_tail} + c_size1) - {1'b0, c_head}));
   assign db_cq_value_bad = (db_value > {6'd0, c_size}) | db_cq_past_tail;
   assign db_new_work = (db_value_idx != s_head) & ~s_act;
+  assign smp_posted_since_db = (s_smp_t - db_time_q) <= (lat_now_q - db_time_q);
+  assign smp_free = (s_smp == 2'd0) | ((s_smp == 2'd3) & ~smp_posted_since_db);
+  assign smp_arm = (db_qid_q != 16'd0) & (db_value_idx != s_tail) & smp_free;
+  assign db_arm = ~db_cq_q & s_en & ~db_sq_value_bad & smp_arm;
+  assign lat_cmd_invalidate = (state_q == ST_DB) & db_arm & ~r_timed;
   assign p_tail_sum = {1'b0, c_tail} + 11'd1;
   assign p_wrap = p_tail_sum == c_size1;
   assign p_tail_new = p_wrap ? 10'd0 : p_tail_sum[9:0];
   assign p_full = p_tail_new == c_head;
+  assign lat_cmd_valid = lat_cmd_rdata_q[18];
+  assign lat_cmd_cid = lat_cmd_rdata_q[17:2];
+  assign lat_cmd_dir = lat_cmd_rdata_q[1:0];
+  assign p_timed = (s_smp == 2'd2) & lat_cmd_valid & (lat_cmd_cid == cpl_cid);
   assign p_addr = {c_base, 12'd0} + {50'd0, c_tail, 4'd0};
   assign p_cqe = {cpl_status, c_phase, cpl_cid, cpl_sqid, {6'd0, sq_arrived_rdata_q}, 32'd0, cpl_dw0};
   assign quiet = ~ar_valid_q & ~desc_valid & ~fb_valid & ~sched_any & ~io_cmd_valid_q & ~admin_cmd_valid_q & ~icpl_valid_q & (io_inflight_q == 32'd0) & (admin_inflight_q == 32'd0) & aw_free & ~pb_valid;
@@ -1101,7 +1208,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
     cq_raddr = 7'd0;
     sq_we = 1'b0;
     sq_waddr = 7'd0;
-    sq_wdata = 157'd0;
+    sq_wdata = 201'd0;
     cq_we = 1'b0;
     cq_waddr = 7'd0;
     cq_wdata = 89'd0;
@@ -1135,7 +1242,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
         end else if (go_enable & ~r_hd_we) begin
           sq_we = 1'b1;
           sq_waddr = 7'd0;
-          sq_wdata = {32'd0, 32'd0, asq_q, 10'd0, 10'd0, 10'(aqa_q[11:0]), 7'd0, 2'd0, 1'b0, 1'b1};
+          sq_wdata = {32'd0, 32'd0, 32'd0, 10'd0, 2'd0, asq_q, 10'd0, 10'd0, 10'(aqa_q[11:0]), 7'd0, 2'd0, 1'b0, 1'b1};
           cq_we = 1'b1;
           cq_waddr = 7'd0;
           cq_wdata = {acq_q, 10'd0, 10'd0, 10'(aqa_q[27:16]), 4'd0, 1'b1, 1'b1, 1'b1};
@@ -1191,36 +1298,38 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
         end
       end
       ST_DB: begin
-        db_take = 1'b1;
-        state_d = ST_IDLE;
-        if (~db_cq_q) begin
-          if (~s_en) begin
-            ev_bad_db_reg = 1'b1;
-          end else if (db_sq_value_bad) begin
-            ev_bad_db_value = 1'b1;
-          end else begin
-            sq_we = 1'b1;
-            sq_waddr = db_qid_q[6:0];
-            sq_wdata = {sq_state_rdata_q[156:125], sq_state_rdata_q[124:93], sq_state_rdata_q[92:41], db_value_idx, sq_state_rdata_q[30:21], sq_state_rdata_q[20:11], sq_state_rdata_q[10:4], sq_state_rdata_q[3:2], s_act | db_new_work, sq_state_rdata_q[0]};
-            if (db_new_work) begin
-              if ((db_qid_q == 16'd0) & ams_wrr) begin
-                adm_act_d = 1'b1;
-              end else begin
-                push_en = 1'b1;
-                push_cls = s_class;
-                push_qid = db_qid_q[6:0];
+        if (~(db_arm & r_timed)) begin
+          db_take = 1'b1;
+          state_d = ST_IDLE;
+          if (~db_cq_q) begin
+            if (~s_en) begin
+              ev_bad_db_reg = 1'b1;
+            end else if (db_sq_value_bad) begin
+              ev_bad_db_value = 1'b1;
+            end else begin
+              sq_we = 1'b1;
+              sq_waddr = db_qid_q[6:0];
+              sq_wdata = {sq_state_rdata_q[200:169], sq_state_rdata_q[168:137], smp_arm ? db_time_q : s_smp_t, smp_arm ? s_tail : s_smp_idx, smp_arm ? 2'd1 : s_smp, sq_state_rdata_q[92:41], db_value_idx, sq_state_rdata_q[30:21], sq_state_rdata_q[20:11], sq_state_rdata_q[10:4], sq_state_rdata_q[3:2], s_act | db_new_work, sq_state_rdata_q[0]};
+              if (db_new_work) begin
+                if ((db_qid_q == 16'd0) & ams_wrr) begin
+                  adm_act_d = 1'b1;
+                end else begin
+                  push_en = 1'b1;
+                  push_cls = s_class;
+                  push_qid = db_qid_q[6:0];
+                end
               end
             end
-          end
-        end else begin
-          if (~c_en) begin
-            ev_bad_db_reg = 1'b1;
-          end else if (db_cq_value_bad) begin
-            ev_bad_db_value = 1'b1;
           end else begin
-            cq_we = 1'b1;
-            cq_waddr = db_qid_q[6:0];
-            cq_wdata = {cq_state_rdata_q[88:37], cq_state_rdata_q[36:27], db_value_idx, cq_state_rdata_q[16:7], cq_state_rdata_q[6:3], cq_state_rdata_q[2], cq_state_rdata_q[1], cq_state_rdata_q[0]};
+            if (~c_en) begin
+              ev_bad_db_reg = 1'b1;
+            end else if (db_cq_value_bad) begin
+              ev_bad_db_value = 1'b1;
+            end else begin
+              cq_we = 1'b1;
+              cq_waddr = db_qid_q[6:0];
+              cq_wdata = {cq_state_rdata_q[88:37], cq_state_rdata_q[36:27], db_value_idx, cq_state_rdata_q[16:7], cq_state_rdata_q[6:3], cq_state_rdata_q[2], cq_state_rdata_q[1], cq_state_rdata_q[0]};
+            end
           end
         end
       end
@@ -1233,7 +1342,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
           case (op_code_q)
             3'd1: begin
               sq_we = 1'b1;
-              sq_wdata = {32'd0, 32'd0, op_base_q, 10'd0, 10'd0, op_size_q, op_cqid_q, op_prio_q, s_act, 1'b1};
+              sq_wdata = {32'd0, 32'd0, 32'd0, 10'd0, 2'd0, op_base_q, 10'd0, 10'd0, op_size_q, op_cqid_q, op_prio_q, s_act, 1'b1};
               fsm_hd_we = 1'b1;
             end
             3'd2: begin
@@ -1242,7 +1351,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
             end
             3'd3: begin
               sq_we = 1'b1;
-              sq_wdata = {sq_state_rdata_q[156:125], sq_state_rdata_q[124:93], sq_state_rdata_q[92:41], sq_state_rdata_q[40:31], sq_state_rdata_q[30:21], sq_state_rdata_q[20:11], sq_state_rdata_q[10:4], sq_state_rdata_q[3:2], sq_state_rdata_q[1], 1'b0};
+              sq_wdata = {sq_state_rdata_q[200:169], sq_state_rdata_q[168:137], sq_state_rdata_q[136:105], sq_state_rdata_q[104:95], sq_state_rdata_q[94:93], sq_state_rdata_q[92:41], sq_state_rdata_q[40:31], sq_state_rdata_q[30:21], sq_state_rdata_q[20:11], sq_state_rdata_q[10:4], sq_state_rdata_q[3:2], sq_state_rdata_q[1], 1'b0};
             end
             3'd4: begin
               cq_we = 1'b1;
@@ -1269,7 +1378,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
           cq_wdata = {cq_state_rdata_q[88:37], p_tail_new, cq_state_rdata_q[26:17], cq_state_rdata_q[16:7], cq_state_rdata_q[6:3], c_phase ^ p_wrap, cq_state_rdata_q[1], cq_state_rdata_q[0]};
           sq_we = 1'b1;
           sq_waddr = cpl_sqid[6:0];
-          sq_wdata = {s_completed + 32'd1, sq_state_rdata_q[124:93], sq_state_rdata_q[92:41], sq_state_rdata_q[40:31], sq_state_rdata_q[30:21], sq_state_rdata_q[20:11], sq_state_rdata_q[10:4], sq_state_rdata_q[3:2], sq_state_rdata_q[1], sq_state_rdata_q[0]};
+          sq_wdata = {s_completed + 32'd1, sq_state_rdata_q[168:137], p_timed ? lat_now_q : s_smp_t, sq_state_rdata_q[104:95], p_timed ? 2'd3 : s_smp, sq_state_rdata_q[92:41], sq_state_rdata_q[40:31], sq_state_rdata_q[30:21], sq_state_rdata_q[20:11], sq_state_rdata_q[10:4], sq_state_rdata_q[3:2], sq_state_rdata_q[1], sq_state_rdata_q[0]};
         end
       end
       ST_FETCH: begin
@@ -1279,13 +1388,13 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
         push_cls = s_class;
         if (~s_en | (f_avail == 11'd0)) begin
           sq_we = 1'b1;
-          sq_wdata = {sq_state_rdata_q[156:125], sq_state_rdata_q[124:93], sq_state_rdata_q[92:41], sq_state_rdata_q[40:31], sq_state_rdata_q[30:21], sq_state_rdata_q[20:11], sq_state_rdata_q[10:4], sq_state_rdata_q[3:2], 1'b0, sq_state_rdata_q[0]};
+          sq_wdata = {sq_state_rdata_q[200:169], sq_state_rdata_q[168:137], sq_state_rdata_q[136:105], sq_state_rdata_q[104:95], sq_state_rdata_q[94:93], sq_state_rdata_q[92:41], sq_state_rdata_q[40:31], sq_state_rdata_q[30:21], sq_state_rdata_q[20:11], sq_state_rdata_q[10:4], sq_state_rdata_q[3:2], 1'b0, sq_state_rdata_q[0]};
         end else if (~f_eligible) begin
           push_en = 1'b1;
         end else begin
           ar_issue = 1'b1;
           sq_we = 1'b1;
-          sq_wdata = {sq_state_rdata_q[156:125], s_fetched + {28'd0, f_n}, sq_state_rdata_q[92:41], sq_state_rdata_q[40:31], f_head_new, sq_state_rdata_q[20:11], sq_state_rdata_q[10:4], sq_state_rdata_q[3:2], f_more, sq_state_rdata_q[0]};
+          sq_wdata = {sq_state_rdata_q[200:169], s_fetched + {28'd0, f_n}, sq_state_rdata_q[136:105], sq_state_rdata_q[104:95], f_timed ? 2'd2 : s_smp, sq_state_rdata_q[92:41], sq_state_rdata_q[40:31], f_head_new, sq_state_rdata_q[20:11], sq_state_rdata_q[10:4], sq_state_rdata_q[3:2], f_more, sq_state_rdata_q[0]};
           if (f_in_wrr_turn) begin
             wrr_cnt_d = wrr_cnt_q + {5'd0, f_n};
           end
@@ -1337,6 +1446,8 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   assign desc_qid = fetch_desc_m_data[20:14];
   assign desc_n = fetch_desc_m_data[13:10];
   assign desc_head = fetch_desc_m_data[9:0];
+  assign desc_timed = fetch_desc_m_data[25];
+  assign desc_timed_off = fetch_desc_m_data[24:21];
   assign ar_valid_d = ar_issue | (ar_valid_q & ~m_axi_arready_i);
   assign ar_addr_d = ar_issue ? f_addr : ar_addr_q;
   assign ar_len_d = ar_issue ? f_len : ar_len_q;
@@ -1355,6 +1466,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   assign r_acc_d = (r_fire & ~r_last_beat) ? {m_axi_rdata_i, r_acc_q[447:64]} : r_acc_q;
   assign r_first_beat = r_beat_q == 3'd0;
   assign r_err0_now = r_first_beat ? r_err : r_err0_q;
+  assign r_sqe = {m_axi_rdata_i, r_acc_q};
   assign r_err_any = r_err_q | r_err;
   assign r_sqe_done = r_fire & r_last_beat;
   assign r_burst_done = r_sqe_done & (r_sqe_idx_q == (desc_n - 4'd1));
@@ -1363,6 +1475,9 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   assign r_err_d = r_fire ? (r_last_beat ? 1'b0 : r_err_any) : r_err_q;
   assign r_err0_d = r_fire ? r_err0_now : r_err0_q;
   assign unused_r_last = ^m_axi_rlast_i;
+  assign r_timed = r_sqe_done & desc_timed & (r_sqe_idx_q == desc_timed_off);
+  assign r_sqe_opc = r_sqe[7:0];
+  assign r_dir = (r_err_any | ((r_sqe_opc != 8'd1) & (r_sqe_opc != 8'd2))) ? 2'd2 : ((r_sqe_opc == 8'd2) ? 2'd0 : 2'd1);
   assign unused_fb_s_ready = ^fetch_buf_s_ready;
   assign unused_fb_count = ^fetch_buf_count;
   assign fb_valid = fetch_buf_m_valid;
@@ -1376,13 +1491,14 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   assign d_field_bad = (d_sqe[13:8] != 6'd0) | (d_sqe[15:14] == 2'd3);
   assign d_fatal = fetch_buf_m_valid & ~flush_q & d_err & d_err0;
   assign d_admin = ~d_err & (d_qid == 7'd0);
-  assign d_internal = (d_err & ~d_err0) | (~d_err & (d_qid != 7'd0) & (~d_opcode_ok | d_field_bad));
+  assign d_internal = (d_err & ~d_err0) | (~d_err & (d_qid != 7'd0) & d_field_bad);
   assign d_io = ~d_err & (d_qid != 7'd0) & d_opcode_ok & ~d_field_bad;
+  assign d_fallback = ~d_err & (d_qid != 7'd0) & ~d_opcode_ok & ~d_field_bad;
   assign io_cmd_free = ~io_cmd_valid_q | io_cmd_ready_i;
   assign admin_cmd_free = ~admin_cmd_valid_q | admin_cmd_ready_i;
   assign icpl_free = ~icpl_valid_q;
   assign load_io = fetch_buf_m_valid & ~flush_q & d_io & io_cmd_free;
-  assign load_admin = fetch_buf_m_valid & ~flush_q & d_admin & admin_cmd_free;
+  assign load_admin = fetch_buf_m_valid & ~flush_q & (d_admin | d_fallback) & admin_cmd_free;
   assign load_icpl = fetch_buf_m_valid & ~flush_q & d_internal & icpl_free;
   assign fb_pop = (fetch_buf_m_valid & flush_q) | d_fatal | load_io | load_admin | load_icpl;
   assign credits_d = (credits_q - (ar_issue ? {2'd0, f_n} : 6'd0)) + {5'd0, fb_pop};
@@ -1393,13 +1509,15 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   assign io_cmd_sqid_o = io_cmd_sqid_q;
   assign io_cmd_sqe_o = io_cmd_sqe_q;
   assign admin_cmd_valid_d = load_admin | (admin_cmd_valid_q & ~admin_cmd_ready_i);
+  assign admin_cmd_sqid_d = load_admin ? {9'd0, d_qid} : admin_cmd_sqid_q;
   assign admin_cmd_sqe_d = load_admin ? d_sqe : admin_cmd_sqe_q;
   assign admin_cmd_valid_o = admin_cmd_valid_q;
+  assign admin_cmd_sqid_o = admin_cmd_sqid_q;
   assign admin_cmd_sqe_o = admin_cmd_sqe_q;
   assign icpl_valid_d = load_icpl | (icpl_valid_q & ~(cpl_take & cpl_arbiter_gnt[0]));
   assign icpl_sqid_d = load_icpl ? d_qid : icpl_sqid_q;
   assign icpl_cid_d = load_icpl ? d_cid : icpl_cid_q;
-  assign icpl_status_d = load_icpl ? (d_err ? 15'd4 : (d_opcode_ok ? 15'd2 : 15'd1)) : icpl_status_q;
+  assign icpl_status_d = load_icpl ? (d_err ? 15'd4 : 15'd2) : icpl_status_q;
   assign io_cmd_fire = io_cmd_valid_o & io_cmd_ready_i;
   assign io_cpl_fire = io_cpl_valid_i & io_cpl_ready_o;
   assign admin_cmd_fire = admin_cmd_valid_o & admin_cmd_ready_i;
@@ -1543,6 +1661,40 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   assign cnt_db_faults_d = cnt_db_faults_q + {31'd0, db_fault};
   assign cnt_fetched_d = cnt_fetched_q + (ar_issue ? {28'd0, f_n} : 32'd0);
   assign cnt_completed_d = cnt_completed_q + {31'd0, aw_issue};
+  assign cnt_offload_d = cnt_offload_q + {31'd0, io_cmd_fire};
+  assign fallback_cmd_fire = admin_cmd_fire & (admin_cmd_sqid_q != 16'd0);
+  assign cnt_fallback_d = cnt_fallback_q + {31'd0, fallback_cmd_fire};
+  assign b_timed = post_pending_m_data[5];
+  assign b_dir = post_pending_m_data[7:6];
+  assign b_start = post_pending_m_data[39:8];
+  assign lat_event = b_fire & ~b_err & b_timed;
+  assign lat_cycles = lat_now_q - b_start;
+  assign lat_bin_b4 = lat_cycles[31:16] != 16'd0;
+  assign lat_half4 = lat_bin_b4 ? lat_cycles[31:16] : lat_cycles[15:0];
+  assign lat_bin_b3 = lat_half4[15:8] != 8'd0;
+  assign lat_half3 = lat_bin_b3 ? lat_half4[15:8] : lat_half4[7:0];
+  assign lat_bin_b2 = lat_half3[7:4] != 4'd0;
+  assign lat_half2 = lat_bin_b2 ? lat_half3[7:4] : lat_half3[3:0];
+  assign lat_bin_b1 = lat_half2[3:2] != 2'd0;
+  assign lat_half1 = lat_bin_b1 ? lat_half2[3:2] : lat_half2[1:0];
+  assign lat_bin_b0 = lat_half1[1] != 1'b0;
+  assign unused_lat_half_low = ^lat_half1[0];
+  assign lat_bin = {lat_bin_b4, lat_bin_b3, lat_bin_b2, lat_bin_b1, lat_bin_b0};
+  assign lat_addr = {b_dir, lat_bin};
+  assign lat_clear = csr_lat_ctrl_clear_we & csr_lat_ctrl_clear;
+  assign lat_clr_last = lat_clr_idx_q == 7'h5f;
+  assign lat_clr_busy_d = lat_clear | (lat_clr_busy_q & ~lat_clr_last);
+  assign lat_clr_idx_d = (lat_clear | ~lat_clr_busy_q | lat_clr_last) ? 7'd0 : (lat_clr_idx_q + 7'd1);
+  assign lat_ev_valid_d = lat_event & ~lat_clr_busy_q;
+  assign lat_ev_addr_d = lat_event ? lat_addr : lat_ev_addr_q;
+  assign lat_forward = lat_wr_valid_q & (lat_wr_addr_q == lat_ev_addr_q);
+  assign lat_cur = lat_forward ? lat_wr_data_q : lat_hist_rdata_q;
+  assign lat_inc = (lat_cur == 32'hffffffff) ? lat_cur : (lat_cur + 32'd1);
+  assign lat_rmw_we = lat_ev_valid_q & ~lat_clr_busy_q;
+  assign lat_wr_valid_d = lat_rmw_we;
+  assign lat_wr_addr_d = lat_ev_addr_q;
+  assign lat_wr_data_d = lat_inc;
+  assign lat_sel_ok_d = csr_lat_sel_dir != 2'd3;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -1561,6 +1713,8 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
       db_qid_q <= 16'd0;
       db_cq_q <= 1'b0;
       db_val_q <= 16'd0;
+      lat_now_q <= 32'd0;
+      db_time_q <= 32'd0;
       op_pend_q <= 1'b0;
       op_code_q <= 3'd0;
       op_qid_q <= 16'd0;
@@ -1604,6 +1758,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
       r_err0_q <= 1'b0;
       r_beat_q <= 3'd0;
       io_cmd_sqid_q <= 16'd0;
+      admin_cmd_sqid_q <= 16'd0;
       coal_prescaler_q <= 24'd0;
       irq_valid_q <= 1'b0;
       irq_vector_q <= 4'd0;
@@ -1677,6 +1832,16 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
       cnt_db_faults_q <= 32'd0;
       cnt_fetched_q <= 32'd0;
       cnt_completed_q <= 32'd0;
+      cnt_offload_q <= 32'd0;
+      cnt_fallback_q <= 32'd0;
+      lat_clr_busy_q <= 1'b1;
+      lat_clr_idx_q <= 7'd0;
+      lat_ev_valid_q <= 1'b0;
+      lat_ev_addr_q <= 7'd0;
+      lat_wr_valid_q <= 1'b0;
+      lat_wr_addr_q <= 7'd0;
+      lat_wr_data_q <= 32'd0;
+      lat_sel_ok_q <= 1'b0;
     end else begin
       cc_q <= cc_d;
       aqa_q <= aqa_d;
@@ -1693,6 +1858,8 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
       db_qid_q <= db_qid_d;
       db_cq_q <= db_cq_d;
       db_val_q <= db_val_d;
+      lat_now_q <= lat_now_d;
+      db_time_q <= db_time_d;
       op_pend_q <= op_pend_d;
       op_code_q <= op_code_d;
       op_qid_q <= op_qid_d;
@@ -1736,6 +1903,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
       r_err0_q <= r_err0_d;
       r_beat_q <= r_beat_d;
       io_cmd_sqid_q <= io_cmd_sqid_d;
+      admin_cmd_sqid_q <= admin_cmd_sqid_d;
       coal_prescaler_q <= coal_prescaler_d;
       irq_valid_q <= irq_valid_d;
       irq_vector_q <= irq_vector_d;
@@ -1809,6 +1977,16 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
       cnt_db_faults_q <= cnt_db_faults_d;
       cnt_fetched_q <= cnt_fetched_d;
       cnt_completed_q <= cnt_completed_d;
+      cnt_offload_q <= cnt_offload_d;
+      cnt_fallback_q <= cnt_fallback_d;
+      lat_clr_busy_q <= lat_clr_busy_d;
+      lat_clr_idx_q <= lat_clr_idx_d;
+      lat_ev_valid_q <= lat_ev_valid_d;
+      lat_ev_addr_q <= lat_ev_addr_d;
+      lat_wr_valid_q <= lat_wr_valid_d;
+      lat_wr_addr_q <= lat_wr_addr_d;
+      lat_wr_data_q <= lat_wr_data_d;
+      lat_sel_ok_q <= lat_sel_ok_d;
     end
   end
 
@@ -1819,7 +1997,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
     admin_cmd_sqe_q <= admin_cmd_sqe_d;
   end
 
-  // memory `sq_state`: 65 x 157 bits, registered read
+  // memory `sq_state`: 65 x 201 bits, registered read
   always_ff @(posedge clk_i) begin
     if (sq_we) begin
       sq_state[sq_waddr] <= sq_wdata;
@@ -1849,6 +2027,29 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
     end
     if (cq_re) begin
       cq_state_rdata_q <= cq_state[cq_raddr];
+    end
+  end
+
+  // memory `lat_cmd`: 65 x 19 bits, registered read
+  always_ff @(posedge clk_i) begin
+    if (r_timed | lat_cmd_invalidate) begin
+      lat_cmd[r_timed ? desc_qid : db_qid_q[6:0]] <= r_timed ? {1'b1, r_sqe[31:16], r_dir} : 19'd0;
+    end
+    if (sq_re) begin
+      lat_cmd_rdata_q <= lat_cmd[sq_raddr];
+    end
+  end
+
+  // memory `lat_hist`: 96 x 32 bits, registered read
+  always_ff @(posedge clk_i) begin
+    if (lat_clr_busy_q | lat_rmw_we) begin
+      lat_hist[lat_clr_busy_q ? lat_clr_idx_q : lat_ev_addr_q] <= lat_clr_busy_q ? 32'd0 : lat_inc;
+    end
+    if (lat_event) begin
+      lat_hist_rdata_q <= lat_hist[lat_addr];
+    end
+    if (1'b1) begin
+      lat_hist_rdata1_q <= lat_hist[{csr_lat_sel_dir, csr_lat_sel_bin}];
     end
   end
 

@@ -33,7 +33,7 @@ module nvmeof_offload (
   input  logic         irq_ready_i,
   output logic [3:0]   irq_vector_o,
 
-  // firmware: CSRs of every block, admin commands and completions
+  // firmware: CSRs of every block, admin and fallback I/O commands and completions
   input  logic         s_axil_awvalid_i,
   output logic         s_axil_awready_o,
   input  logic [14:0]  s_axil_awaddr_i,
@@ -53,9 +53,11 @@ module nvmeof_offload (
   output logic [1:0]   s_axil_rresp_o,
   output logic         admin_cmd_valid_o,
   input  logic         admin_cmd_ready_i,
+  output logic [15:0]  admin_cmd_sqid_o,
   output logic [511:0] admin_cmd_sqe_o,
   input  logic         admin_cpl_valid_i,
   output logic         admin_cpl_ready_o,
+  input  logic [15:0]  admin_cpl_sqid_i,
   input  logic [15:0]  admin_cpl_cid_i,
   input  logic [14:0]  admin_cpl_status_i,
   input  logic [31:0]  admin_cpl_dw0_i,
@@ -447,9 +449,11 @@ module nvmeof_offload (
     .sq_space_i         ({56'hffffffffffffff, qos_sq_space}),
     .admin_cmd_valid_o  (admin_cmd_valid_o),
     .admin_cmd_ready_i  (admin_cmd_ready_i),
+    .admin_cmd_sqid_o   (admin_cmd_sqid_o),
     .admin_cmd_sqe_o    (admin_cmd_sqe_o),
     .admin_cpl_valid_i  (admin_cpl_valid_i),
     .admin_cpl_ready_o  (admin_cpl_ready_o),
+    .admin_cpl_sqid_i   (admin_cpl_sqid_i),
     .admin_cpl_cid_i    (admin_cpl_cid_i),
     .admin_cpl_status_i (admin_cpl_status_i),
     .admin_cpl_dw0_i    (admin_cpl_dw0_i),

@@ -72,9 +72,11 @@ struct nvmeof_offload_ports {
   CData* s_axil_rresp_o;
   CData* admin_cmd_valid_o;
   CData* admin_cmd_ready_i;
+  SData* admin_cmd_sqid_o;
   EData* admin_cmd_sqe_o;
   CData* admin_cpl_valid_i;
   CData* admin_cpl_ready_o;
+  SData* admin_cpl_sqid_i;
   SData* admin_cpl_cid_i;
   SData* admin_cpl_status_i;
   IData* admin_cpl_dw0_i;
@@ -178,9 +180,11 @@ void nvmeof_offload_ports(void* model, nvmeof_offload_ports* p) {
   p->s_axil_rresp_o = &t->s_axil_rresp_o;
   p->admin_cmd_valid_o = &t->admin_cmd_valid_o;
   p->admin_cmd_ready_i = &t->admin_cmd_ready_i;
+  p->admin_cmd_sqid_o = &t->admin_cmd_sqid_o;
   p->admin_cmd_sqe_o = t->admin_cmd_sqe_o.data();
   p->admin_cpl_valid_i = &t->admin_cpl_valid_i;
   p->admin_cpl_ready_o = &t->admin_cpl_ready_o;
+  p->admin_cpl_sqid_i = &t->admin_cpl_sqid_i;
   p->admin_cpl_cid_i = &t->admin_cpl_cid_i;
   p->admin_cpl_status_i = &t->admin_cpl_status_i;
   p->admin_cpl_dw0_i = &t->admin_cpl_dw0_i;

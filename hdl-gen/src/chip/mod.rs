@@ -9,7 +9,7 @@
 //!                      |  +--io_cpl-- merge (chip_route) <-denials----+  |           |        |
 //!                      |                 ^  ^------- transport completions (SQ id mapped back)
 //!                      |                 +-- 82h for a command of an unbound queue
-//!   admin_cmd/admin_cpl, irq, mps      sq_space <- qos.sq_space_o; qos.dst_space_i <- chip_route
+//!   admin_cmd/admin_cpl (admin + fallback I/O), irq, mps   sq_space <- qos.sq_space_o; qos.dst_space_i <- chip_route
 //!                      |
 //!  m_axi <== axi_interconnect <== nvme_ctrl (SQ fetch, CQ post), roce DMA, nvme_tcp DMA
 //!  s_axil (firmware) --> axil_decoder --> chip_csr, chip_info_csr, nvme_csr, qos_csr, roce_csr, nvme_tcp_csr
@@ -21,7 +21,11 @@
 //! - `s_axil_*`: the firmware's AXI4-Lite slave: every block's CSRs, one slot of
 //!   `2^csr.addr_width` bytes each (below, "Firmware address map"). An address outside every
 //!   block's window answers DECERR and reads 0.
-//! - `admin_cmd` / `admin_cpl`: the front end's admin streams, to and from firmware.
+//! - `admin_cmd` / `admin_cpl`: the front end's streams to and from firmware, with their
+//!   `sqid` fields (`admin_cmd_sqid_o`, `admin_cpl_sqid_i`): the admin queue's commands
+//!   (`sqid` 0) and the fallback path's I/O commands (`sqid` their SQ), whose opcode no
+//!   block of the chip carries (`nvme/mod.rs`, "offload and fallback"). Firmware answers each
+//!   on `admin_cpl` with the `sqid` it came with.
 //! - `irq`: MSI-X vector numbers (the front end's coalesced interrupts).
 //! - `m_axi_*`: the one AXI4 master to host memory. IDs are `{master, inner id}`: master 0 the
 //!   front end (SQ fetch, CQ posts; inner id 0, so its reads stay in order), then one per
@@ -78,9 +82,13 @@
 //!
 //! ## Completions
 //!
-//! Every command completes exactly once, on exactly one path: denied by QoS (0Bh, 80h, 86h),
+//! Every command completes exactly once, on exactly one path: completed by the front end
+//! (02h, 04h), by firmware (a fallback command: an opcode other than Flush, Write, Read, Write
+//! Zeroes and Dataset Management, Compare included until a transport carries it; it never
+//! reaches QoS or a transport), denied by QoS (0Bh, 80h, 86h),
 //! completed by the table (82h), or completed by its transport (the target's CQE, or the
-//! transport's own error status, 22h Transient Transport Error). `chip_route` merges these
+//! transport's own error status, 22h Transient Transport Error). `nvme_csr.cnt_offload` and
+//! `nvme_csr.cnt_fallback` count the commands of the two paths apart. `chip_route` merges these
 //! four sources round robin into the front end's `io_cpl` (a source waits at most for the
 //! three others). A transport completes a command only once every host-memory write of it
 //! has its AXI B response (the engines' rule), so a CQE never overtakes its data.
@@ -96,10 +104,10 @@
 //!
 //! ## Not yet in the top (see the issue "The whole chip")
 //!
-//! I/O opcodes the front end does not carry are still completed by it with 01h (the fallback
-//! path to firmware is not built); QoS serves SQ ids 1..`qos.queues` (8 by default) of the
-//! front end's `nvme.io_queue_pairs` (64): the others are denied 86h until QoS keeps its
-//! per-queue state in RAM; no latency histogram yet.
+//! QoS serves SQ ids 1..`qos.queues` (8 by default) of the front end's
+//! `nvme.io_queue_pairs` (64): the others are denied 86h until QoS keeps its per-queue state
+//! in RAM. (Latency histograms: the front end's, in `nvme_csr`, doorbell to CQE of a sample of
+//! commands, read, write and other apart; `nvme/mod.rs`.)
 
 pub mod csr;
 pub mod route;

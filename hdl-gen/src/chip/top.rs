@@ -214,7 +214,9 @@ pub fn top(cfg: &Config, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.group("host: BAR0, interrupts");
     expose(&mut m, u_nvme, &nvme, "s_bar_", "s_bar_");
     expose(&mut m, u_nvme, &nvme, "irq_", "irq_");
-    m.group("firmware: CSRs of every block, admin commands and completions");
+    // admin_cmd/admin_cpl carry the admin queue (sqid 0) and the fallback I/O commands (their
+    // SQ id): every field of the front end's streams becomes a port.
+    m.group("firmware: CSRs of every block, admin and fallback I/O commands and completions");
     expose(&mut m, u_dec, &dec, "s_axil_", "s_axil_");
     expose(&mut m, u_nvme, &nvme, "admin_cmd_", "admin_cmd_");
     expose(&mut m, u_nvme, &nvme, "admin_cpl_", "admin_cpl_");

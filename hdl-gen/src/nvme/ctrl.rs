@@ -77,9 +77,11 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     // Up to every queue (admin included, in round-robin mode) in one class FIFO, plus one
     // word so a head can be rotated (popped and pushed back) in the same cycle while it is full.
     let cls_fifo = fifo(qw, p.io_queues + 2, true, reset)?;
-    let desc_fifo = fifo(qw + nb + iw, p.fetch_slots, true, reset)?;
+    // A fetch: {timed, offset of the timed SQE in the burst, qid, SQEs, new head}.
+    let desc_fifo = fifo(1 + nb + qw + nb + iw, p.fetch_slots, true, reset)?;
     let fb_fifo = fifo(qw + 2 + 512, p.fetch_slots, true, reset)?;
-    let pb_fifo = fifo(vw + 1, MAX_WRITES, true, reset)?;
+    // A CQE write in flight: {latency start, direction, timed, interrupts enabled, vector}.
+    let pb_fifo = fifo(32 + 2 + 1 + 1 + vw, MAX_WRITES, true, reset)?;
     let arb = rr_arbiter(3, reset)?;
 
     let sql = Layout {
@@ -92,6 +94,12 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             ("head", iw),
             ("tail", iw),
             ("base", 52),
+            // Latency sampler (mod.rs): 0 free, 1 armed (entry smp_idx not fetched yet,
+            // started at smp_t), 2 in flight (started at smp_t), 3 free since its post at
+            // smp_t.
+            ("smp", 2),
+            ("smp_idx", iw),
+            ("smp_t", 32),
             ("fetched", 32),
             ("completed", 32),
         ],
@@ -112,7 +120,8 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let mut m = ModuleBuilder::with_reset(&format!("nvme_ctrl{}", p.suffix()), reset);
     m.doc("NVMe controller front end: BAR0 registers and doorbells (s_bar), per-queue state in");
     m.doc("RAM, SQ fetch with doorbell batching and RR / WRR-with-urgent arbitration over an");
-    m.doc("AXI4 master, I/O SQEs out on io_cmd and admin SQEs on admin_cmd, completions in on");
+    m.doc("AXI4 master, I/O SQEs out on io_cmd, admin SQEs and the I/O SQEs whose opcode the");
+    m.doc("hardware does not carry (fallback, with their SQ id) on admin_cmd, completions in on");
     m.doc("io_cpl / admin_cpl written as CQEs (never into a full CQ), interrupts coalesced per");
     m.doc("vector on irq. Firmware's vendor CSRs on s_axil. See hdl-gen/src/nvme/mod.rs.");
     m.clock();
@@ -181,11 +190,15 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         .field("dw0", 32);
     let io_cpl = m.stream_in("io_cpl", &cpl_def);
     let sq_space = m.input("sq_space_i", p.io_queues);
-    m.group("admin commands to firmware, admin completions from firmware");
-    let adm_cmd = m.stream_out("admin_cmd", &StreamDef::new().field("sqe", 512));
+    m.group("admin and fallback I/O commands to firmware, their completions from firmware");
+    let adm_cmd = m.stream_out(
+        "admin_cmd",
+        &StreamDef::new().field("sqid", 16).field("sqe", 512),
+    );
     let adm_cpl = m.stream_in(
         "admin_cpl",
         &StreamDef::new()
+            .field("sqid", 16)
             .field("cid", 16)
             .field("status", 15)
             .field("dw0", 32),
@@ -313,6 +326,11 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.assign(db_qid.d, mux(db_hit, slot_qid, db_qid.q));
     m.assign(db_cq.d, mux(db_hit, db_slot.bit(0), db_cq.q));
     m.assign(db_val.d, mux(db_hit, bar_wdata.slice(15, 0), db_val.q));
+    // Latency timestamps: a free-running cycle count; a doorbell's is its acceptance cycle.
+    let now = m.reg("lat_now", 32, 0);
+    m.assign(now.d, now.q + 1);
+    let db_time = m.reg("db_time", 32, 0);
+    m.assign(db_time.d, mux(db_hit, now.q, db_time.q));
     m.unused(
         "bar_awaddr_lo",
         cat([bar_awaddr.slice(1, 0), db_off.slice(1, 0)]),
@@ -436,6 +454,11 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let cq_rd = m.mem_read(cq_mem, cq_re, cq_raddr);
     let cnt_rd = m.mem_read(sq_mem, lit(1, 1), cnt_sel.resize(qw));
     m.mem_write(sq_mem, sq_we, sq_waddr, sq_wdata);
+    // The timed command of each SQ: {valid, CID, direction}, made invalid when a doorbell arms
+    // the sampler and written when the timed SQE arrives, read with the SQ word for a
+    // completion (so a completion that comes between the two never matches a stale CID).
+    let lc_mem = m.memory("lat_cmd", 19, nq + 1);
+    let lc_rd = m.mem_read(lc_mem, sq_re, sq_raddr);
     m.mem_write(cq_mem, cq_we, cq_waddr, cq_wdata);
     let cnt_ok = m.reg("cnt_ok", 1, 0);
     m.assign(cnt_ok.d, cnt_sel.le(nq));
@@ -460,6 +483,9 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let s_head = m.net("s_head", sql.get(sq_rd, "head"));
     let s_tail = m.net("s_tail", sql.get(sq_rd, "tail"));
     let s_base = m.net("s_base", sql.get(sq_rd, "base"));
+    let s_smp = m.net("s_smp", sql.get(sq_rd, "smp"));
+    let s_smp_idx = m.net("s_smp_idx", sql.get(sq_rd, "smp_idx"));
+    let s_smp_t = m.net("s_smp_t", sql.get(sq_rd, "smp_t"));
     let s_fetched = m.net("s_fetched", sql.get(sq_rd, "fetched"));
     let s_completed = m.net("s_completed", sql.get(sq_rd, "completed"));
     let c_en = m.net("c_en", cql.get(cq_rd, "en"));
@@ -597,7 +623,11 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         mux(
             gnt.bit(0),
             icpl_sqid.q.zext(16),
-            mux(gnt.bit(1), lit(16, 0), io_cpl.field("sqid").ex()),
+            mux(
+                gnt.bit(1),
+                adm_cpl.field("sqid").ex(),
+                io_cpl.field("sqid").ex(),
+            ),
         ),
     );
     let x_cid = m.net(
@@ -782,6 +812,9 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         ),
     );
     let f_more = m.net("f_more", f_head_new.ne(s_tail));
+    // The sampler's armed entry is in this burst: its SQE is the timed command.
+    let f_smp_off = m.net("f_smp_off", dist(s_smp_idx.ex(), s_head.ex(), s_size1));
+    let f_timed = m.net("f_timed", s_smp.eq(1) & f_smp_off.lt(f_n_wide));
     let space_idx = m.net("space_idx", cur_qid.q - 1);
     let f_elig = m.net(
         "f_eligible",
@@ -808,6 +841,20 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     );
     let d_cq_bad = m.net("db_cq_value_bad", d_val.gt(c_size.zext(16)) | d_cq_over);
     let d_newwork = m.net("db_new_work", d_val_i.ne(s_head) & !s_act);
+    // The sampler is free for a doorbell accepted at db_time unless its last post came at or
+    // after db_time (now - db_time is the window since; a post before it is further back).
+    let smp_late = m.net(
+        "smp_posted_since_db",
+        (s_smp_t - db_time.q).le(now.q - db_time.q),
+    );
+    let smp_free = m.net("smp_free", s_smp.eq(0) | (s_smp.eq(3) & !smp_late));
+    let smp_arm = m.net("smp_arm", db_qid.q.ne(0) & d_val_i.ne(s_tail) & smp_free);
+    let db_arm = m.net("db_arm", !db_cq.q & s_en & !d_sq_bad & smp_arm);
+    let r_timed = m.wire("r_timed", 1);
+    let lc_inval = m.net(
+        "lat_cmd_invalidate",
+        st.q.eq(st_ty.item("ST_DB")) & db_arm & !r_timed,
+    );
 
     // CPL computations.
     let p_tail_sum = m.net("p_tail_sum", c_tail.zext(kw) + 1);
@@ -817,6 +864,10 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         mux(p_wrap, lit(iw, 0), p_tail_sum.slice(iw - 1, 0)),
     );
     let p_full = m.net("p_full", p_tail_new.eq(c_head));
+    let lc_valid = m.net("lat_cmd_valid", lc_rd.bit(18));
+    let lc_cid = m.net("lat_cmd_cid", lc_rd.slice(17, 2));
+    let lc_dir = m.net("lat_cmd_dir", lc_rd.slice(1, 0));
+    let p_timed = m.net("p_timed", s_smp.eq(2) & lc_valid & lc_cid.eq(x_cid));
     let p_addr = m.net(
         "p_addr",
         cat([c_base.ex(), zeros(12)]) + cat([zeros(64 - iw - 4), c_tail.ex(), zeros(4)]),
@@ -906,7 +957,13 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let cq_delete = cql.pack(Some(cq_rd), &[("en", lit(1, 0))]);
     let sq_db = sql.pack(
         Some(sq_rd),
-        &[("tail", d_val_i.ex()), ("act", s_act | d_newwork)],
+        &[
+            ("tail", d_val_i.ex()),
+            ("act", s_act | d_newwork),
+            ("smp", mux(smp_arm, lit(2, 1), s_smp.ex())),
+            ("smp_idx", mux(smp_arm, s_tail.ex(), s_smp_idx.ex())),
+            ("smp_t", mux(smp_arm, db_time.q.ex(), s_smp_t.ex())),
+        ],
     );
     let cq_db = cql.pack(Some(cq_rd), &[("head", d_val_i.ex())]);
     let sq_idle = sql.pack(Some(sq_rd), &[("act", lit(1, 0))]);
@@ -916,9 +973,17 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             ("head", f_head_new.ex()),
             ("act", f_more.ex()),
             ("fetched", s_fetched + f_n.zext(32)),
+            ("smp", mux(f_timed, lit(2, 2), s_smp.ex())),
         ],
     );
-    let sq_post = sql.pack(Some(sq_rd), &[("completed", s_completed + 1)]);
+    let sq_post = sql.pack(
+        Some(sq_rd),
+        &[
+            ("completed", s_completed + 1),
+            ("smp", mux(p_timed, lit(2, 3), s_smp.ex())),
+            ("smp_t", mux(p_timed, now.q.ex(), s_smp_t.ex())),
+        ],
+    );
     let cq_post = cql.pack(
         Some(cq_rd),
         &[("tail", p_tail_new.ex()), ("phase", c_phase ^ p_wrap)],
@@ -1028,33 +1093,37 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                 });
             });
             a.arm(st_ty.item("ST_DB"), |c| {
-                c.set(db_take, 1);
-                c.set(st.d, st_ty.item("ST_IDLE"));
-                c.if_(!db_cq.q, |c| {
-                    c.if_(!s_en, |c| c.set(ev_reg, 1))
-                        .else_if(d_sq_bad, |c| c.set(ev_val, 1))
-                        .else_(|c| {
-                            c.set(sq_we, 1);
-                            c.set(sq_waddr, db_qid.q.resize(qw));
-                            c.set(sq_wdata, sq_db.clone());
-                            c.if_(d_newwork, |c| {
-                                c.if_(db_qid.q.eq(0) & ams_wrr, |c| c.set(adm_act.d, 1))
-                                    .else_(|c| {
-                                        c.set(push_en, 1);
-                                        c.set(push_cls, s_cls);
-                                        c.set(push_qid, db_qid.q.resize(qw));
-                                    });
+                // A doorbell that arms the sampler waits while the timed-command RAM's one
+                // write port is taken by an arriving timed SQE.
+                c.if_(!(db_arm & r_timed), |c| {
+                    c.set(db_take, 1);
+                    c.set(st.d, st_ty.item("ST_IDLE"));
+                    c.if_(!db_cq.q, |c| {
+                        c.if_(!s_en, |c| c.set(ev_reg, 1))
+                            .else_if(d_sq_bad, |c| c.set(ev_val, 1))
+                            .else_(|c| {
+                                c.set(sq_we, 1);
+                                c.set(sq_waddr, db_qid.q.resize(qw));
+                                c.set(sq_wdata, sq_db.clone());
+                                c.if_(d_newwork, |c| {
+                                    c.if_(db_qid.q.eq(0) & ams_wrr, |c| c.set(adm_act.d, 1))
+                                        .else_(|c| {
+                                            c.set(push_en, 1);
+                                            c.set(push_cls, s_cls);
+                                            c.set(push_qid, db_qid.q.resize(qw));
+                                        });
+                                });
                             });
-                        });
-                })
-                .else_(|c| {
-                    c.if_(!c_en, |c| c.set(ev_reg, 1))
-                        .else_if(d_cq_bad, |c| c.set(ev_val, 1))
-                        .else_(|c| {
-                            c.set(cq_we, 1);
-                            c.set(cq_waddr, db_qid.q.resize(qw));
-                            c.set(cq_wdata, cq_db.clone());
-                        });
+                    })
+                    .else_(|c| {
+                        c.if_(!c_en, |c| c.set(ev_reg, 1))
+                            .else_if(d_cq_bad, |c| c.set(ev_val, 1))
+                            .else_(|c| {
+                                c.set(cq_we, 1);
+                                c.set(cq_waddr, db_qid.q.resize(qw));
+                                c.set(cq_wdata, cq_db.clone());
+                            });
+                    });
                 });
             });
             a.arm(st_ty.item("ST_OP"), |c| {
@@ -1163,6 +1232,11 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let dq_qid = m.net("desc_qid", desc_data.slice(qw + nb + iw - 1, nb + iw));
     let dq_n = m.net("desc_n", desc_data.slice(nb + iw - 1, iw));
     let dq_head = m.net("desc_head", desc_data.slice(iw - 1, 0));
+    let dq_timed = m.net("desc_timed", desc_data.bit(qw + nb + iw + nb));
+    let dq_off = m.net(
+        "desc_timed_off",
+        desc_data.slice(qw + nb + iw + nb - 1, qw + nb + iw),
+    );
     m.mem_write(
         hd_mem,
         r_hd_we | fsm_hd_we,
@@ -1183,7 +1257,13 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.bind(
         u_desc,
         "s_data_i",
-        cat([cur_qid.q.ex(), f_n.ex(), f_head_new.ex()]),
+        cat([
+            f_timed.ex(),
+            f_smp_off.slice(nb - 1, 0),
+            cur_qid.q.ex(),
+            f_n.ex(),
+            f_head_new.ex(),
+        ]),
     );
     let dv = m.bind_out(u_desc, "m_valid_o");
     m.assign(desc_v, dv);
@@ -1218,6 +1298,7 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         let e0 = m.net("r_err0_now", mux(first, r_err.ex(), r_err0_q.q.ex()));
         (last.ex(), cat([rdata.ex(), acc.q.ex()]), e0.ex())
     };
+    let r_sqe = m.net("r_sqe", r_full);
     let r_err_any = m.net("r_err_any", r_err_q.q | r_err);
     let r_sqe_done = m.net("r_sqe_done", r_fire & r_last_beat.clone());
     let r_burst_done = m.net("r_burst_done", r_sqe_done & r_sidx.q.eq(&(dq_n - 1)));
@@ -1245,7 +1326,29 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.bind(
         u_fb,
         "s_data_i",
-        cat([dq_qid.ex(), r_err_any.ex(), r_err0, r_full]),
+        cat([dq_qid.ex(), r_err_any.ex(), r_err0, r_sqe.ex()]),
+    );
+    // The timed SQE arrived: its CID and direction (other when its fetch failed).
+    m.assign(r_timed, r_sqe_done & dq_timed & r_sidx.q.eq(dq_off));
+    let r_opc = m.net("r_sqe_opc", r_sqe.slice(7, 0));
+    let r_dir = m.net(
+        "r_dir",
+        mux(
+            r_err_any | (r_opc.ne(0x01) & r_opc.ne(0x02)),
+            lit(2, 2),
+            mux(r_opc.eq(0x02), lit(2, 0), lit(2, 1)),
+        ),
+    );
+    // One write port: the SQE's arrival, or (ST_DB waits a cycle for it) a doorbell arming.
+    m.mem_write(
+        lc_mem,
+        r_timed | lc_inval,
+        mux(r_timed, dq_qid.ex(), db_qid.q.resize(qw)),
+        mux(
+            r_timed,
+            cat([lit(1, 1), r_sqe.slice(31, 16), r_dir.ex()]),
+            lit(19, 0),
+        ),
     );
     let fb_sr = m.bind_out(u_fb, "s_ready_o");
     m.unused("fb_s_ready", fb_sr);
@@ -1271,17 +1374,23 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         d_sqe.slice(13, 8).ne(0) | d_sqe.slice(15, 14).eq(3),
     );
     let d_fatal = m.net("d_fatal", fbv & !flush.q & d_err & d_err0);
+    // Order of the I/O checks (mod.rs): fetch error, CDW0 fields, then the opcode picks the
+    // hardware path (io_cmd) or firmware (admin_cmd with the SQ id).
     let d_admin = m.net("d_admin", !d_err & d_qid.eq(0));
     let d_icpl = m.net(
         "d_internal",
-        d_err & !d_err0 | !d_err & d_qid.ne(0) & (!d_op_ok | d_field_bad),
+        d_err & !d_err0 | !d_err & d_qid.ne(0) & d_field_bad,
     );
     let d_io = m.net("d_io", !d_err & d_qid.ne(0) & d_op_ok & !d_field_bad);
+    let d_fallback = m.net("d_fallback", !d_err & d_qid.ne(0) & !d_op_ok & !d_field_bad);
     let io_free = m.net("io_cmd_free", !io_v.q | io_cmd.ready);
     let adm_free = m.net("admin_cmd_free", !adm_v.q | adm_cmd.ready);
     let icpl_free = m.net("icpl_free", !icpl_v.q);
     let load_io = m.net("load_io", fbv & !flush.q & d_io & io_free);
-    let load_adm = m.net("load_admin", fbv & !flush.q & d_admin & adm_free);
+    let load_adm = m.net(
+        "load_admin",
+        fbv & !flush.q & (d_admin | d_fallback) & adm_free,
+    );
     let load_icpl = m.net("load_icpl", fbv & !flush.q & d_icpl & icpl_free);
     let fb_pop = m.net(
         "fb_pop",
@@ -1301,16 +1410,15 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.assign(io_cmd.valid, io_v.q);
     m.assign(io_cmd.field("sqid"), io_sqid.q);
     m.assign(io_cmd.field("sqe"), io_sqe.q);
+    let adm_sqid = m.reg("admin_cmd_sqid", 16, 0);
     let adm_sqe = m.reg_noreset("admin_cmd_sqe", 512);
     m.assign(adm_v.d, load_adm | (adm_v.q & !adm_cmd.ready));
+    m.assign(adm_sqid.d, mux(load_adm, d_qid.zext(16), adm_sqid.q.ex()));
     m.assign(adm_sqe.d, mux(load_adm, d_sqe.ex(), adm_sqe.q.ex()));
     m.assign(adm_cmd.valid, adm_v.q);
+    m.assign(adm_cmd.field("sqid"), adm_sqid.q);
     m.assign(adm_cmd.field("sqe"), adm_sqe.q);
-    let icpl_code = mux(
-        d_err,
-        lit(15, 0x04),
-        mux(d_op_ok, lit(15, 0x02), lit(15, 0x01)),
-    );
+    let icpl_code = mux(d_err, lit(15, 0x04), lit(15, 0x02));
     m.assign(icpl_v.d, load_icpl | (icpl_v.q & !(cpl_take & gnt.bit(0))));
     m.assign(icpl_sqid.d, mux(load_icpl, d_qid.ex(), icpl_sqid.q.ex()));
     m.assign(icpl_cid.d, mux(load_icpl, d_cid.ex(), icpl_cid.q.ex()));
@@ -1360,7 +1468,17 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         m.unused("aw_addr_lo", cat([aw_addr.q.slice(3, 0), w_beat.q.ex()]));
     }
     m.bind(u_pb, "s_valid_i", aw_issue);
-    m.bind(u_pb, "s_data_i", cat([c_ien.ex(), c_vec.ex()]));
+    m.bind(
+        u_pb,
+        "s_data_i",
+        cat([
+            s_smp_t.ex(),
+            lc_dir.ex(),
+            p_timed.ex(),
+            c_ien.ex(),
+            c_vec.ex(),
+        ]),
+    );
     let pbv = m.bind_out(u_pb, "m_valid_o");
     m.assign(pb_v, pbv);
     let pbd = m.bind_out(u_pb, "m_data_o");
@@ -1456,5 +1574,85 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.bind(u_csr, "db_faults_value_i", c_faults);
     m.bind(u_csr, "fetched_value_i", c_fetched);
     m.bind(u_csr, "completed_value_i", c_done);
+    let c_offload = counter(&mut m, "cnt_offload", io_out.zext(32));
+    let fb_out = m.net("fallback_cmd_fire", adm_out & adm_sqid.q.ne(0));
+    let c_fallback = counter(&mut m, "cnt_fallback", fb_out.zext(32));
+    m.bind(u_csr, "cnt_offload_value_i", c_offload);
+    m.bind(u_csr, "cnt_fallback_value_i", c_fallback);
+
+    // ---------------------------------------------------------------- latency histograms
+    // One RAM word per (direction, bin), incremented read-modify-write: read in the cycle of
+    // the write response, written the next; a second event on the same word in that next
+    // cycle takes the value being written (the RAM reads the old word).
+    let b_timed = m.net("b_timed", pbd.bit(vw + 1));
+    let b_dir = m.net("b_dir", pbd.slice(vw + 3, vw + 2));
+    let b_start = m.net("b_start", pbd.slice(vw + 35, vw + 4));
+    let lat_ev = m.net("lat_event", b_fire & !b_err & b_timed);
+    let lat_l = m.net("lat_cycles", now.q - b_start);
+    // Bin: the index of L's highest set bit (L >= 1), found by halving: each step keeps the
+    // upper half when it has a bit set, and that choice is one bit of the index.
+    let mut x = lat_l.ex();
+    let mut bits = Vec::new();
+    for k in (0..5u32).rev() {
+        let h = 1u32 << k;
+        let up = m.net(&format!("lat_bin_b{k}"), x.slice(2 * h - 1, h).ne(0));
+        bits.push(up.ex());
+        if k > 0 {
+            x = m
+                .net(
+                    &format!("lat_half{k}"),
+                    mux(up, x.slice(2 * h - 1, h), x.slice(h - 1, 0)),
+                )
+                .ex();
+        } else {
+            m.unused("lat_half_low", x.bit(0));
+        }
+    }
+    let lat_bin = m.net("lat_bin", cat(bits));
+    let lat_addr = m.net("lat_addr", cat([b_dir.ex(), lat_bin.ex()]));
+    let hist = m.memory("lat_hist", 32, 96);
+    let clr_busy = m.reg("lat_clr_busy", 1, 1);
+    let clr_idx = m.reg("lat_clr_idx", 7, 0);
+    let clr_go_we = m.bind_out(u_csr, "lat_ctrl_clear_we_o");
+    let clr_go_v = m.bind_out(u_csr, "lat_ctrl_clear_o");
+    let clr_go = m.net("lat_clear", clr_go_we & clr_go_v);
+    let clr_last = m.net("lat_clr_last", clr_idx.q.eq(95));
+    m.assign(clr_busy.d, clr_go | (clr_busy.q & !clr_last));
+    m.assign(
+        clr_idx.d,
+        mux(clr_go | !clr_busy.q | clr_last, lit(7, 0), clr_idx.q + 1),
+    );
+    let ev_v = m.reg("lat_ev_valid", 1, 0);
+    let ev_a = m.reg("lat_ev_addr", 7, 0);
+    m.assign(ev_v.d, lat_ev & !clr_busy.q);
+    m.assign(ev_a.d, mux(lat_ev, lat_addr.ex(), ev_a.q.ex()));
+    let hist_rd = m.mem_read(hist, lat_ev, lat_addr);
+    let lw_v = m.reg("lat_wr_valid", 1, 0);
+    let lw_a = m.reg("lat_wr_addr", 7, 0);
+    let lw_d = m.reg("lat_wr_data", 32, 0);
+    let fwd = m.net("lat_forward", lw_v.q & lw_a.q.eq(ev_a.q));
+    let cur = m.net("lat_cur", mux(fwd, lw_d.q.ex(), hist_rd.ex()));
+    let inc = m.net("lat_inc", mux(cur.eq(0xffff_ffffu64), cur.ex(), cur + 1));
+    let rmw_we = m.net("lat_rmw_we", ev_v.q & !clr_busy.q);
+    m.mem_write(
+        hist,
+        clr_busy.q | rmw_we,
+        mux(clr_busy.q, clr_idx.q.ex(), ev_a.q.ex()),
+        mux(clr_busy.q, lit(32, 0), inc.ex()),
+    );
+    m.assign(lw_v.d, rmw_we);
+    m.assign(lw_a.d, ev_a.q);
+    m.assign(lw_d.d, inc);
+    let sel_bin = m.bind_out(u_csr, "lat_sel_bin_o");
+    let sel_dir = m.bind_out(u_csr, "lat_sel_dir_o");
+    let sel_rd = m.mem_read(hist, lit(1, 1), cat([sel_dir.ex(), sel_bin.ex()]));
+    let sel_ok = m.reg("lat_sel_ok", 1, 0);
+    m.assign(sel_ok.d, sel_dir.ne(3));
+    m.bind(
+        u_csr,
+        "lat_count_value_i",
+        mux(sel_ok.q, sel_rd.ex(), lit(32, 0)),
+    );
+    m.bind(u_csr, "status_lat_clearing_i", clr_busy.q);
     m.finish()
 }

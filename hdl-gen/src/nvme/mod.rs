@@ -7,9 +7,9 @@
 //!                                                              |   ^
 //!        +----------- SQ fetch (AR/R) <------ class FIFOs <----+   |  completions (3 sources)
 //!        v                                                        |
-//!   fetch buffer --> dispatch --> io_cmd (I/O SQEs) ... io_cpl ---+
-//!                           \--> admin_cmd (admin SQEs) ... admin_cpl
-//!                            \-> internal errors (01h, 02h, 04h) --+
+//!   fetch buffer --> dispatch --> io_cmd (offloaded I/O SQEs) ... io_cpl ---+
+//!                           \--> admin_cmd (admin SQEs, fallback I/O SQEs) ... admin_cpl
+//!                            \-> internal errors (02h, 04h) --+
 //!   CQ post (AW/W/B) --> interrupt coalescing --> irq (MSI-X vector numbers)
 //! ```
 //!
@@ -34,23 +34,46 @@
 //!   8i+7:8i). Only I/O commands that passed the checks below.
 //! - `io_cpl` (in): `sqid` [16], `cid` [16], `status` [15] (CQE DW3[31:17]), `dw0` [32]. The
 //!   front end fills SQ head, SQ id and phase and writes the CQE to the SQ's completion queue.
-//! - `admin_cmd` (out): `sqe` [512], every SQE of the admin queue, unchecked.
-//! - `admin_cpl` (in): `cid` [16], `status` [15], `dw0` [32]: the admin CQE from firmware.
+//! - `admin_cmd` (out): `sqid` [16], `sqe` [512]: to firmware. `sqid` 0: an SQE of the admin
+//!   queue, unchecked. `sqid` y > 0: an I/O SQE of SQ y on the fallback path (below), which
+//!   passed the front end's own checks but whose opcode the hardware does not carry; firmware
+//!   executes it, or completes it with 01h Invalid Command Opcode.
+//! - `admin_cpl` (in): `sqid` [16], `cid` [16], `status` [15], `dw0` [32]: a CQE from firmware,
+//!   posted on SQ `sqid`'s completion queue with its SQ head, as `io_cpl` is (0: the admin
+//!   queue). Firmware answers each command `admin_cmd` handed it exactly once, with the `sqid`
+//!   it came with. An `sqid` above `io_queue_pairs` is dropped.
 //! - `irq` (out): `vector` [clog2(interrupt_vectors)], one MSI-X vector number per interrupt.
 //! - `sq_space_i` [io_queue_pairs]: bit `y - 1` high means SQ y may be fetched from (QoS has
 //!   room for it). A queue whose bit is low is skipped by the arbiter and stays scheduled.
 //! - `mps_o` [4]: CC.MPS, for the DMA engine.
 //!
-//! # What the hardware does and does not check
+//! # What the hardware does and does not check; offload and fallback
 //!
 //! Admin commands are not decoded at all: they go to firmware, which answers on `admin_cpl`.
-//! I/O commands are checked, in this order: an SQE fetch that returned an AXI error completes
-//! with 04h Data Transfer Error when the beat holding CDW0 was good (the CID is known), and
-//! sets CSTS.CFS otherwise (nothing can be completed: the controller is fatal until CC.EN
-//! 1 -> 0); an opcode other than Flush 00h, Write 01h, Read 02h, Write Zeroes 08h and Dataset
-//! Management 09h completes with 01h Invalid Command Opcode (Compare is not supported); CDW0
-//! with FUSE (bits 9:8) non-zero (fused operations are not supported), a reserved bit 13:10
-//! set, or PSDT (bits 15:14) = 11b completes with 02h Invalid Field in Command.
+//! I/O commands are checked, in this order (the first that applies decides):
+//!
+//! 1. An SQE fetch that returned an AXI error completes with 04h Data Transfer Error when the
+//!    beat holding CDW0 was good (the CID is known), and sets CSTS.CFS otherwise (nothing can
+//!    be completed: the controller is fatal until CC.EN 1 -> 0).
+//! 2. CDW0 with FUSE (bits 9:8) non-zero (fused operations are not supported), a reserved bit
+//!    13:10 set, or PSDT (bits 15:14) = 11b completes with 02h Invalid Field in Command. CDW0's
+//!    layout is common to every opcode, so this is checked before the opcode is looked at:
+//!    firmware never sees a malformed CDW0.
+//! 3. **Offload**: Flush 00h, Write 01h, Read 02h, Write Zeroes 08h and Dataset Management 09h
+//!    go out on `io_cmd` (counted in `nvme_csr.cnt_offload`).
+//! 4. **Fallback**: every other opcode goes to firmware on `admin_cmd` with its SQ id (counted
+//!    in `nvme_csr.cnt_fallback`), and firmware's answer on `admin_cpl` is posted on that SQ's
+//!    completion queue. Compare 05h takes this path until a transport carries it; so does any
+//!    optional or vendor-specific opcode firmware chooses to implement. The hardware itself no
+//!    longer completes any I/O command with 01h.
+//!
+//! The fallback path shares `admin_cmd` with the admin queue, in fetch order: a fallback SQE
+//! at the head of the fetch buffer waits only for the `admin_cmd` register to be free (the
+//! offloaded SQEs behind it wait with it, as they wait for `io_cmd`), never for firmware to
+//! execute it, since firmware takes the SQE and answers later. Firmware that stops taking
+//! `admin_cmd` stalls the front end's dispatch, so it must keep taking it (it may hold the
+//! commands it took as long as it likes). A fallback command is not seen by QoS (no budget,
+//! no namespace grant check): firmware is responsible for what it executes.
 //!
 //! # Queues
 //!
@@ -127,11 +150,48 @@
 //! and every interrupt by a completion before it. `models::nvme_arb::Coalescer` is the rule,
 //! and `nvme_coalescing` checks it cycle by cycle.
 //!
+//! # Latency histograms (read and write latency kept apart)
+//!
+//! Three histograms, by the timed command's opcode: 0 read (02h), 1 write (01h), 2 other
+//! (every other opcode, fallback commands included, and a command whose SQE fetch failed).
+//! Bin b (0..31) counts latencies L with 2^b <= L < 2^(b + 1) cycles (bin 31: L >= 2^31);
+//! counters are 32 bits and saturate. Firmware computes P50/P99/P99.9/P99.99 from them, each to
+//! within its bin (a factor of two).
+//!
+//! What is timed: an exact latency for a sample of the commands, one command per I/O SQ at
+//! a time (a per-entry doorbell timestamp for every outstanding command would cost a RAM word
+//! per queue entry; this costs a few fields of the SQ's state word and one small RAM word per
+//! queue). Exactly:
+//!
+//! - **Sampler.** Each I/O SQ (not the admin queue) has one. It is free when the SQ is created
+//!   and after CC.EN 1 -> 0.
+//! - **Start.** A tail doorbell of SQ y accepted on BAR0 in cycle t (`s_bar` AW/W handshake)
+//!   that is not a fault and moves the tail arms y's sampler if the sampler is free in cycle
+//!   t: the timed command is the one in the first entry that doorbell publishes (the old
+//!   tail), and its latency starts at t.
+//! - **Busy.** The sampler is busy from then until the cycle the front end decides to post
+//!   the timed command's CQE (the cycle before that CQE's `m_axi_awvalid` rises), and free
+//!   from the next cycle on; so a doorbell accepted in the cycle of that decision or earlier
+//!   does not arm it. A timed command that never gets a CQE (its SQE fetch failed on the CDW0
+//!   beat; a controller reset dropped it) keeps the sampler busy until CC.EN 1 -> 0 or a new
+//!   Create I/O SQ of that id.
+//! - **End.** The cycle the timed CQE's write response is taken (`m_axi` B handshake) with
+//!   OKAY: the CQE is in host memory. L = end - start (at least 1). Only then is it counted.
+//! - **Clearing.** `lat_ctrl.clear` zeroes every bin, one per cycle (96 cycles,
+//!   `status.lat_clearing`); write responses taken meanwhile are not counted. Reset starts a
+//!   clear by itself; CC.EN does not clear the histograms.
+//!
+//! Firmware reads bin `lat_sel.bin` of histogram `lat_sel.dir` in `lat_count` (a RAM read:
+//! the value may be one completion old when a completion is counted in the cycle of the read).
+//! Timestamps are 32 bits: a doorbell that comes a multiple of 2^32 cycles after the last
+//! post of its SQ's timed command could find the sampler busy.
+//!
 //! Controller reset (CC.EN 1 -> 0): fetching and posting stop, every queue is cleared (one
 //! RAM word per cycle), fetched SQEs and returning completions are dropped, and CSTS.RDY falls
 //! once nothing is in flight: no AXI burst outstanding, and every command handed out on
-//! `io_cmd` and `admin_cmd` answered on `io_cpl`/`admin_cpl` (firmware answers the admin
-//! commands it holds, such as Asynchronous Event Requests, when it sees `status.cc_en` low).
+//! `io_cmd` and `admin_cmd` answered on `io_cpl`/`admin_cpl` (firmware answers the commands it
+//! holds, such as Asynchronous Event Requests and fallback I/O commands it has not finished,
+//! when it sees `status.cc_en` low; the front end drops those answers).
 
 pub mod ctrl;
 pub mod params;

@@ -137,7 +137,15 @@ pub fn register_map() -> Result<RegMap, Errors> {
         )
         .field("cc_en", 1, 1, Access::Ro, 0, "CC.EN as the host wrote it")
         .field("rdy", 2, 1, Access::Ro, 0, "CSTS.RDY")
-        .field("cfs", 3, 1, Access::Ro, 0, "CSTS.CFS");
+        .field("cfs", 3, 1, Access::Ro, 0, "CSTS.CFS")
+        .field(
+            "lat_clearing",
+            4,
+            1,
+            Access::Ro,
+            0,
+            "The latency histograms are being cleared (96 cycles)",
+        );
     b.reg("arb", 0x18, "Arbitration feature (01h), DW11 layout")
         .field(
             "ab",
@@ -273,5 +281,52 @@ pub fn register_map() -> Result<RegMap, Errors> {
         "CQEs posted, all queues (32 bits, wrapping)",
     )
     .field("value", 0, 32, Access::Ro, 0, "CQEs");
+    b.reg(
+        "cnt_offload",
+        0x4c,
+        "I/O commands handed to the hardware path on io_cmd (32 bits, wrapping)",
+    )
+    .field("value", 0, 32, Access::Ro, 0, "Commands");
+    b.reg(
+        "cnt_fallback",
+        0x50,
+        "I/O commands handed to firmware on admin_cmd, opcodes the hardware does not carry (32 bits, wrapping)",
+    )
+    .field("value", 0, 32, Access::Ro, 0, "Commands");
+    b.reg(
+        "lat_sel",
+        0x54,
+        "Latency histogram bin that lat_count shows (see hdl-gen/src/nvme/mod.rs)",
+    )
+    .field(
+        "bin",
+        0,
+        5,
+        Access::Rw,
+        0,
+        "Bin b: doorbell-to-CQE latencies of 2^b to 2^(b+1) - 1 cycles (31: 2^31 and more)",
+    )
+    .field(
+        "dir",
+        8,
+        2,
+        Access::Rw,
+        0,
+        "Histogram: 0 read, 1 write, 2 other",
+    );
+    b.reg(
+        "lat_count",
+        0x58,
+        "Timed commands in bin lat_sel (32 bits, saturating; 0 for dir 3)",
+    )
+    .field("value", 0, 32, Access::Ro, 0, "Commands");
+    b.reg("lat_ctrl", 0x5c, "Latency histograms control").field(
+        "clear",
+        0,
+        1,
+        Access::WoPulse,
+        0,
+        "Zero every bin (status.lat_clearing while it runs)",
+    );
     b.finish()
 }

@@ -8,6 +8,7 @@ pub mod fifo;
 pub mod interval_timer;
 pub mod nvme;
 pub mod nvme_arb;
+pub mod nvme_lat;
 pub mod nvme_tcp;
 pub mod nvme_tcp_host;
 pub mod nvme_tcp_target;

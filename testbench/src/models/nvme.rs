@@ -5,12 +5,28 @@
 //!
 //! The admin command set is executed by firmware (a Rust model in the tests); the statuses
 //! firmware gives are the specification's, computed here by [`admin_outcome`] so the firmware
-//! model and the host's checker agree on one reading of the specification.
+//! model and the host's checker agree on one reading of the specification. So are the I/O
+//! commands on the fallback path ([`io_route`], [`fallback_outcome`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
-/// I/O opcodes the front end forwards: Flush, Write, Read, Write Zeroes, Dataset Management.
+/// I/O opcodes the hardware carries (offload): Flush, Write, Read, Write Zeroes, Dataset
+/// Management. Every other I/O opcode goes to firmware (fallback), Compare 05h included.
 pub const IO_OPCODES: [u8; 5] = [0x00, 0x01, 0x02, 0x08, 0x09];
+
+/// Verify (NVM command set, optional): the one fallback opcode firmware executes itself.
+pub const VERIFY: u8 = 0x0c;
+
+/// Where an I/O SQE goes (`hdl-gen/src/nvme/mod.rs`, "offload and fallback").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoRoute {
+    /// The front end completes it itself with this status (02h Invalid Field in Command).
+    Front(u16),
+    /// Out on `io_cmd`, to the rest of the chip.
+    Offload,
+    /// To firmware on `admin_cmd` with its SQ id; firmware's answer is [`fallback_outcome`].
+    Fallback,
+}
 
 /// Status field values (CQE DW3[31:17]: SC in 7:0, SCT in 10:8).
 pub mod status {
@@ -24,6 +40,10 @@ pub mod status {
     pub const DATA_TRANSFER: u16 = 0x004;
     /// Command Abort Requested.
     pub const ABORT_REQUESTED: u16 = 0x007;
+    /// Invalid Namespace or Format.
+    pub const INVALID_NAMESPACE: u16 = 0x00b;
+    /// LBA Out of Range.
+    pub const LBA_OUT_OF_RANGE: u16 = 0x080;
     /// Completion Queue Invalid (SCT 1).
     pub const CQ_INVALID: u16 = 0x100;
     /// Invalid Queue Identifier (SCT 1).
@@ -38,24 +58,43 @@ pub mod status {
     pub const INVALID_DELETION: u16 = 0x10c;
 }
 
-/// The statuses the front end itself may give an I/O SQE (before it reaches the rest of the
-/// chip), or `None` when it must go out on `io_cmd`. Several statuses when several faults
-/// apply (the specification lets the controller report any of them).
-pub fn io_check(sqe: &[u8; 64]) -> Option<Vec<u16>> {
+/// The route of an I/O SQE whose fetch succeeded. CDW0's fields first (FUSE non-zero, a
+/// reserved bit 13:10 set, PSDT 11b: 02h, whatever the opcode), then the opcode: the ones the
+/// hardware carries go out on `io_cmd`, all others to firmware.
+pub fn io_route(sqe: &[u8; 64]) -> IoRoute {
     let cdw0 = u32::from_le_bytes(sqe[0..4].try_into().unwrap());
-    let opc = cdw0 as u8;
     let fuse = (cdw0 >> 8) & 3;
     let rsvd = (cdw0 >> 10) & 0xf;
     let psdt = (cdw0 >> 14) & 3;
-    let bad_field = fuse != 0 || rsvd != 0 || psdt == 3;
-    let mut s = Vec::new();
-    if !IO_OPCODES.contains(&opc) {
-        s.push(status::INVALID_OPCODE);
+    if fuse != 0 || rsvd != 0 || psdt == 3 {
+        IoRoute::Front(status::INVALID_FIELD)
+    } else if IO_OPCODES.contains(&(cdw0 as u8)) {
+        IoRoute::Offload
+    } else {
+        IoRoute::Fallback
     }
-    if bad_field {
-        s.push(status::INVALID_FIELD);
+}
+
+/// Firmware's answer to a fallback I/O command, `(status, dw0)`, given its namespaces (NSID ->
+/// blocks). Firmware implements Verify (0Ch): NSID not a namespace -> 0Bh Invalid Namespace
+/// or Format; SLBA + NLB + 1 past the namespace -> 80h LBA Out of Range; otherwise success
+/// (no data moves, so there is nothing to fail). Every other opcode, Compare included (it
+/// needs the data path, which firmware does not have), is 01h Invalid Command Opcode. DW0 0.
+pub fn fallback_outcome(sqe: &[u8; 64], namespaces: &BTreeMap<u32, u64>) -> (u16, u32) {
+    if sqe[0] != VERIFY {
+        return (status::INVALID_OPCODE, 0);
     }
-    (!s.is_empty()).then_some(s)
+    let nsid = u32::from_le_bytes(sqe[4..8].try_into().unwrap());
+    let slba = u64::from_le_bytes(sqe[40..48].try_into().unwrap());
+    let nlb = u64::from(u16::from_le_bytes([sqe[48], sqe[49]])) + 1;
+    let st = match namespaces.get(&nsid) {
+        None => status::INVALID_NAMESPACE,
+        Some(&size) if slba.checked_add(nlb).is_none_or(|end| end > size) => {
+            status::LBA_OUT_OF_RANGE
+        }
+        Some(_) => status::SUCCESS,
+    };
+    (st, 0)
 }
 
 /// What the rest of the chip answers for an I/O command in the tests: a pure function of the
@@ -124,6 +163,8 @@ pub struct Controller {
     /// front end's own checks: (statuses allowed, DW0 if checked), consumed at submission.
     /// A command without an entry gets [`backend_result`] (the `nvme_ctrl`-alone harness).
     pub io_expect: BTreeMap<(u16, u16), (Vec<u16>, Option<u32>)>,
+    /// Firmware's namespaces (NSID -> blocks), for the fallback commands it executes.
+    pub namespaces: BTreeMap<u32, u64>,
 }
 
 /// The outcome of an admin command in this design, per the specification: `None` when the
@@ -304,9 +345,13 @@ impl Controller {
                 }
             }
         } else {
-            match io_check(sqe) {
-                Some(s) => (s, None),
-                None => match self.io_expect.remove(&(sqid, cid)) {
+            match io_route(sqe) {
+                IoRoute::Front(s) => (vec![s], Some(0)),
+                IoRoute::Fallback => {
+                    let (s, dw0) = fallback_outcome(sqe, &self.namespaces);
+                    (vec![s], Some(dw0))
+                }
+                IoRoute::Offload => match self.io_expect.remove(&(sqid, cid)) {
                     Some(e) => e,
                     None => {
                         let (s, dw0) = backend_result(sqe);
@@ -469,24 +514,42 @@ mod tests {
     }
 
     #[test]
-    fn io_checks() {
-        assert_eq!(io_check(&sqe(0x02, 1, 0)), None);
+    fn io_routes() {
+        assert_eq!(io_route(&sqe(0x02, 1, 0)), IoRoute::Offload);
+        assert_eq!(io_route(&sqe(0x05, 1, 0)), IoRoute::Fallback);
+        assert_eq!(io_route(&sqe(0x0c, 1, 0x40)), IoRoute::Fallback);
+        for flags in [0x01, 0xc0, 0x04] {
+            assert_eq!(
+                io_route(&sqe(0x01, 1, flags)),
+                IoRoute::Front(status::INVALID_FIELD)
+            );
+            // CDW0's fields are checked before the opcode: firmware never sees them.
+            assert_eq!(
+                io_route(&sqe(0x7f, 1, flags)),
+                IoRoute::Front(status::INVALID_FIELD)
+            );
+        }
+        assert_eq!(io_route(&sqe(0x01, 1, 0x40)), IoRoute::Offload);
+    }
+
+    #[test]
+    fn fallback_outcomes() {
+        let ns: BTreeMap<u32, u64> = [(1, 64)].into_iter().collect();
+        let verify = |nsid: u32, slba: u64, nlb: u16| {
+            let mut s = sqe(VERIFY, 1, 0);
+            s[4..8].copy_from_slice(&nsid.to_le_bytes());
+            s[40..48].copy_from_slice(&slba.to_le_bytes());
+            s[48..50].copy_from_slice(&nlb.to_le_bytes());
+            fallback_outcome(&s, &ns).0
+        };
+        assert_eq!(verify(1, 0, 63), status::SUCCESS);
+        assert_eq!(verify(1, 63, 0), status::SUCCESS);
+        assert_eq!(verify(1, 63, 1), status::LBA_OUT_OF_RANGE);
+        assert_eq!(verify(1, u64::MAX, 0), status::LBA_OUT_OF_RANGE);
+        assert_eq!(verify(2, 0, 0), status::INVALID_NAMESPACE);
         assert_eq!(
-            io_check(&sqe(0x05, 1, 0)),
-            Some(vec![status::INVALID_OPCODE])
-        );
-        assert_eq!(
-            io_check(&sqe(0x01, 1, 0x01)),
-            Some(vec![status::INVALID_FIELD])
-        );
-        assert_eq!(
-            io_check(&sqe(0x01, 1, 0xc0)),
-            Some(vec![status::INVALID_FIELD])
-        );
-        assert_eq!(io_check(&sqe(0x01, 1, 0x40)), None);
-        assert_eq!(
-            io_check(&sqe(0x7f, 1, 0x04)),
-            Some(vec![status::INVALID_OPCODE, status::INVALID_FIELD])
+            fallback_outcome(&sqe(0x05, 1, 0), &ns),
+            (status::INVALID_OPCODE, 0)
         );
     }
 

@@ -203,8 +203,6 @@ pub struct Session {
     blocks: u64,
     /// Commands completed, per op.
     pub completed: u64,
-    /// CQEs not yet reported by [`Session::step`].
-    seen_at: usize,
     done: Vec<Done>,
 }
 
@@ -244,7 +242,6 @@ impl Session {
         };
         let mut env = Env::attach(sim, &t, s.seed, &opts);
         env.limit = u64::MAX;
-        env.host.seen = Some(Vec::new());
         let (sink, roce) = RoceLink::attach(
             &mut env,
             Target::new(&qp_confs, s.blocks as usize, s.seed),
@@ -388,7 +385,8 @@ impl Session {
                 },
             );
         }
-        let seen_at = env.host.seen.as_ref().map_or(0, Vec::len);
+        env.host.cqes.clear();
+        env.host.subs.clear();
         Ok(Session {
             env,
             roce,
@@ -399,7 +397,6 @@ impl Session {
             max_blocks: s.max_blocks,
             blocks: s.blocks,
             completed: 0,
-            seen_at,
             done: Vec::new(),
         })
     }
@@ -579,15 +576,11 @@ impl Session {
     }
 
     fn collect(&mut self) -> Result<(), String> {
-        let seen = self
-            .env
-            .host
-            .seen
-            .as_ref()
-            .expect("the session records CQEs");
-        let new: Vec<_> = seen[self.seen_at..].to_vec();
-        self.seen_at = seen.len();
-        for (visible, e) in new {
+        // The host's CQEs since the last call (the host keeps every SQE and CQE; a session
+        // takes them, so a long one does not grow).
+        self.env.host.subs.clear();
+        let new = std::mem::take(&mut self.env.host.cqes);
+        for (visible, _, e) in new {
             let Some(q) = self.queues.get_mut(&e.sqid) else {
                 continue;
             };
@@ -614,11 +607,6 @@ impl Session {
                 doorbell: f.doorbell,
                 visible,
             });
-        }
-        // Drop what was reported, so a long session does not keep every CQE.
-        if let Some(seen) = &mut self.env.host.seen {
-            seen.clear();
-            self.seen_at = 0;
         }
         self.check_links()
     }

@@ -3,8 +3,9 @@
 //!
 //! The host (the `nvme` suite's [`Env`], generic over the model) enables the controller,
 //! creates I/O queue pairs with admin commands (answered by the firmware model), and submits
-//! random Read, Write, Flush, Write Zeroes, Dataset Management, Compare and unknown opcodes
-//! with PRP and SGL buffers in host memory, batched doorbells, on several queues at once.
+//! random Read, Write, Flush, Write Zeroes, Dataset Management, Compare, Verify and unknown
+//! opcodes with PRP and SGL buffers in host memory, batched doorbells, on several queues at
+//! once.
 //! Firmware programs, through the chip's one CSR bus (bases read from `chip_csr`'s map):
 //! `chip_csr.tcp_dgst` (with the engine held in reset by `tcp_ctrl.run`), QoS namespaces
 //! and grants (per queue: full, read-only, write-only, an LBA window, none), the RoCE QPs, and
@@ -16,8 +17,11 @@
 //! port (`tcp_*`) to one NVMe/TCP target model per connection ([`super::tcp`]); every target's
 //! NSID 1 has QoS's ns1 size, NSID 2 is on none.
 //!
-//! The golden reference states the contract's rules, not the RTL's: each command's status is
-//! the first of the front end's (01h for an opcode it does not carry), QoS's (0Bh, 80h, 86h
+//! The golden reference states the contract's rules, not the RTL's: a command whose opcode
+//! the chip does not carry (Compare, Verify, unknown) goes to firmware, which answers it
+//! (`models::nvme::fallback_outcome`: Verify against its namespace 1 of QoS's ns1 size, 01h
+//! for the others), reaches firmware exactly once with its SQE and SQ id, and no target; any
+//! other command's status is the first of QoS's (0Bh, 80h, 86h
 //! from its namespace table and grants), the routing table's (82h for an unbound queue) and
 //! the answer of the target its queue is bound to (each model is the remote namespace; the
 //! two answer some opcodes differently); DW0 is what that target's CQE carries (RoCE:
@@ -32,14 +36,16 @@
 //! buffer (RDMA READ responses or capsule; H2CData PDUs or capsule); host memory outside the
 //! Reads' buffers never changes; every NVMe/TCP connection asked for `tcp_dgst`'s digests,
 //! stayed up, and neither side broke the protocol (target `violations`, stream rules); the
-//! chip's routing counters (`cnt_roce`, `cnt_nvme_tcp`, `cnt_unbound`) are exact.
+//! chip's routing counters (`cnt_roce`, `cnt_nvme_tcp`, `cnt_unbound`) and the front end's
+//! path counters (`nvme_csr.cnt_offload`, `cnt_fallback`) are exact.
 
 use crate::drivers::axis::{AxisSink, AxisSource};
+use crate::models::nvme::{fallback_outcome, io_route, IoRoute, VERIFY};
 use crate::models::nvme_tcp::Pdu;
 use crate::models::roce_target::{QpConf, Target};
 use crate::prop::Property;
 use crate::rng::Rng;
-use crate::rtl::regs::{chip_csr, qos_csr, roce_csr};
+use crate::rtl::regs::{chip_csr, nvme_csr, qos_csr, roce_csr};
 use crate::rtl::{ChipTop, NvmeCtrlTop};
 use crate::sim::{Component, Dut, Sim};
 use crate::suites::chip::tcp::{self, TcpConf, TcpLink};
@@ -67,7 +73,8 @@ const RETRY_TIMEOUT: u32 = 4000;
 pub struct Cmd {
     /// Queue selector (modulo the queues created).
     pub q: u8,
-    /// 0 Flush, 1 Write Zeroes, 2 Read past the end, 3 an unknown opcode, 4 Write Zeroes on
+    /// 0 Flush, 1 Write Zeroes, 2 Read past the end, 3 an unknown opcode (even `nlb`) or a
+    /// Verify of NSID 1 (odd `nlb`; firmware executes it), 4 Write Zeroes on
     /// NSID 2 (even `nlb`) or a Read of NSID 2 (odd), 5 a Write (up to 32 blocks), 6 a Read of NSID 3 (absent), 7 Dataset
     /// Management, 8 Compare, 9 a small Write (in its capsule), 10 and more a Read (up to 32
     /// blocks).
@@ -276,7 +283,8 @@ fn sqe_for(c: &Cmd, cid: u16) -> Sqe {
         0 => (0x00, 1, 0, 0),
         1 => (0x08, 1, c.slba % (BLOCKS + 4), c.nlb % 8),
         2 => (0x02, 1, BLOCKS + c.slba % 8, c.nlb % 8),
-        3 => (0x7e, 1, 0, 0),
+        3 if c.nlb.is_multiple_of(2) => (0x7e, 1, 0, 0),
+        3 => (VERIFY, 1, c.slba % (BLOCKS + 4), c.nlb / 2 % 8),
         4 if c.nlb.is_multiple_of(2) => (0x08, 2, c.slba % NS2_BLOCKS, 0),
         4 => (0x02, 2, c.slba % (NS2_BLOCKS - 4), c.nlb / 2 % 4),
         5 => (0x01, 1, c.slba % (BLOCKS - 32), c.nlb % 32),
@@ -416,6 +424,8 @@ struct Sent {
     /// Its expected status, and the channel when it must reach a target.
     status: u16,
     via: Option<Chan>,
+    /// The front end hands it to firmware (an opcode the chip does not carry).
+    fallback: bool,
 }
 
 fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
@@ -433,6 +443,11 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     };
     let mut env = Env::attach(sim, &input.timing, input.seed, &opts);
     env.limit = 400_000 + 40_000 * input.batches.iter().map(|b| b.0.len() as u64).sum::<u64>();
+    // Firmware's namespace for the commands it executes is the remote one (QoS's ns1).
+    env.set_fallback(
+        [(1, BLOCKS)].into_iter().collect(),
+        (input.seed % 300) as u32,
+    );
     let qps = super::session::channels(super::session::Transport::Roce);
     let mtu_code = roce_csr::QP0_MTU_RESET;
     let mtus = vec![128usize << mtu_code; qps];
@@ -629,18 +644,21 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                     let orig = env.mem.borrow().mem.read_vec(start, (end - start) as usize);
                     regions.push((start, orig));
                 }
-                let front = crate::models::nvme::io_check(&s).is_some();
-                let qos = if front {
-                    None
-                } else {
+                let route = io_route(&s);
+                let qos = if route == IoRoute::Offload {
                     qos_status(sqid, &s, field_u16(chip_csr::INFO_QUEUES_RESET), &grants)
+                } else {
+                    None
                 };
                 let chan = table.get(&sqid).copied();
                 let bad = bufs
                     .last()
                     .is_some_and(|b| b.cid == cid && b.sqid == sqid && b.bad);
-                let (status, reaches) = match (front, qos, chan) {
-                    (true, _, _) => (0xffff, None),
+                let (status, reaches) = match (route, qos, chan) {
+                    (IoRoute::Front(st), _, _) => (st, None),
+                    (IoRoute::Fallback, _, _) => {
+                        (fallback_outcome(&s, &env.host.model.namespaces).0, None)
+                    }
                     (_, Some(st), _) => (st, None),
                     (_, None, None) => (0x0082, None),
                     // A Write whose SGL descriptor type is reserved: the DMA engine's 11h.
@@ -661,7 +679,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                     Some(Chan::Tcp(c)) => Some(tcp::dw0(cid, c)),
                     None => Some(0),
                 };
-                if !front {
+                if route == IoRoute::Offload {
                     env.host
                         .model
                         .io_expect
@@ -673,6 +691,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                     sqe: s,
                     status,
                     via: reaches,
+                    fallback: route == IoRoute::Fallback,
                 });
                 placed.push(s);
             }
@@ -755,6 +774,23 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             (roce, nvme_tcp, unbound)
         ));
     }
+    // The front end's paths: every command but its own 02h completions goes to QoS or to
+    // firmware.
+    let fallback = sent.iter().filter(|s| s.fallback).count() as u32;
+    let offload = sent
+        .iter()
+        .filter(|s| io_route(&s.sqe) == IoRoute::Offload)
+        .count() as u32;
+    let got = (
+        bus.read32(nvme_base + nvme_csr::CNT_OFFLOAD),
+        bus.read32(nvme_base + nvme_csr::CNT_FALLBACK),
+    );
+    if got != (offload, fallback) {
+        return Err(format!(
+            "nvme_csr counts (offload, fallback) {got:?}; the host sent {:?}",
+            (offload, fallback)
+        ));
+    }
     Ok(())
 }
 
@@ -773,6 +809,27 @@ fn check<T: Dut>(
     let t = &link.target;
     if let Some(e) = t.errors.first() {
         return Err(format!("RoCE target: {e}"));
+    }
+    // Exactly the fallback commands reached firmware, once each, with their SQE and SQ id.
+    let mut fw: Vec<(u16, Sqe)> = env.fallback_received().iter().map(|r| (r.1, r.2)).collect();
+    let mut want: Vec<(u16, Sqe)> = sent
+        .iter()
+        .filter(|s| s.fallback)
+        .map(|s| (s.sqid, s.sqe))
+        .collect();
+    fw.sort_unstable();
+    want.sort_unstable();
+    if fw != want {
+        let odd = fw
+            .iter()
+            .find(|r| !want.contains(r))
+            .or(want.iter().find(|r| !fw.contains(r)));
+        return Err(format!(
+            "firmware received {} fallback commands, the host sent {} (first mismatch: {:?})",
+            fw.len(),
+            want.len(),
+            odd.map(|r| (r.0, u16::from_le_bytes([r.1[2], r.1[3]]), r.1[0]))
+        ));
     }
     // Exactly the commands the chip must carry over RoCE reached the RoCE target, once each,
     // on their QP.

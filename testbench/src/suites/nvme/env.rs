@@ -1,11 +1,14 @@
 //! The harness of the NVMe properties: the model under test with its bus models, the firmware
-//! model (admin commands, queue CSRs, AER), the I/O backend (the rest of the chip), and the
-//! host (rings in the AXI memory slave's memory, BAR0 through an AXI4-Lite master).
+//! model (admin commands, queue CSRs, AER, the fallback I/O commands), the I/O backend (the
+//! rest of the chip), and the host (rings in the AXI memory slave's memory, BAR0 through an
+//! AXI4-Lite master).
 
 use crate::drivers::axi_mem::{AxiMemConfig, AxiMemSlave};
 use crate::drivers::axil::{Axil, AxilConfig};
 use crate::drivers::stream::{StreamSink, StreamSource};
-use crate::models::nvme::{admin_outcome, backend_result, status, Controller, Cqe};
+use crate::models::nvme::{
+    admin_outcome, backend_result, fallback_outcome, status, Controller, Cqe,
+};
 use crate::rng::Rng;
 use crate::rtl::regs::nvme_csr as csr;
 use crate::rtl::NvmeCtrlTop as Top;
@@ -144,6 +147,13 @@ pub struct Probe {
     awaddr: Signal,
     bvalid: Signal,
     bready: Signal,
+    bresp: Signal,
+    wvalid: Signal,
+    wready: Signal,
+    wdata: Signal,
+    wlast: Signal,
+    aw_was: bool,
+    w_words: Vec<u32>,
     irq_valid: Signal,
     irq_ready: Signal,
     irq_vector: Signal,
@@ -156,6 +166,12 @@ pub struct Probe {
     pub writes: Vec<(u64, u64)>,
     /// Write responses taken, in order (the k-th answers the k-th write).
     pub responses: Vec<u64>,
+    /// Per write response: OKAY.
+    pub responses_ok: Vec<bool>,
+    /// CQE write requests by the cycle `awvalid` rose, in order.
+    pub aw_rises: Vec<u64>,
+    /// The 16 bytes of each CQE written, in order (from the W beats and the AW address).
+    pub cqes: Vec<[u8; 16]>,
     /// Per cycle from `irq_from`: `irq` valid, its vector, and the sink's ready.
     pub irq: Vec<(bool, u16, bool)>,
     /// First cycle recorded in `irq`.
@@ -181,6 +197,13 @@ impl Probe {
             awaddr: s("m_axi_awaddr_o"),
             bvalid: s("m_axi_bvalid_i"),
             bready: s("m_axi_bready_o"),
+            bresp: s("m_axi_bresp_i"),
+            wvalid: s("m_axi_wvalid_o"),
+            wready: s("m_axi_wready_i"),
+            wdata: s("m_axi_wdata_o"),
+            wlast: s("m_axi_wlast_o"),
+            aw_was: false,
+            w_words: Vec::new(),
             irq_valid: s("irq_valid_o"),
             irq_ready: s("irq_ready_i"),
             irq_vector: s("irq_vector_o"),
@@ -189,6 +212,9 @@ impl Probe {
             reads: Vec::new(),
             writes: Vec::new(),
             responses: Vec::new(),
+            responses_ok: Vec::new(),
+            aw_rises: Vec::new(),
+            cqes: Vec::new(),
             irq: Vec::new(),
             irq_from: u64::MAX,
             record_irq: false,
@@ -210,11 +236,37 @@ impl Component for Probe {
                 .push((cycle, self.araddr.get(), self.arlen.get() as u32));
         }
         self.ar_was = ar;
-        if self.awvalid.is_high() && self.awready.is_high() {
+        let aw = self.awvalid.is_high();
+        if aw && !self.aw_was {
+            self.aw_rises.push(cycle);
+        }
+        self.aw_was = aw;
+        if aw && self.awready.is_high() {
             self.writes.push((cycle, self.awaddr.get()));
+        }
+        if self.wvalid.is_high() && self.wready.is_high() {
+            self.w_words.extend(self.wdata.get_words());
+            if self.wlast.is_high() {
+                // A 16-byte CQE: two beats of a 64-bit bus, or its lane of one wider beat
+                // (W bursts come in AW order, one CQE each).
+                let words = std::mem::take(&mut self.w_words);
+                let k = self.cqes.len();
+                let lane = if words.len() <= 4 {
+                    0
+                } else {
+                    let bytes = words.len() as u64 * 4;
+                    self.writes.get(k).map_or(0, |w| (w.1 % bytes) / 16) as usize
+                };
+                let mut e = [0u8; 16];
+                for (i, w) in words.iter().skip(4 * lane).take(4).enumerate() {
+                    e[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
+                }
+                self.cqes.push(e);
+            }
         }
         if self.bvalid.is_high() && self.bready.is_high() {
             self.responses.push(cycle);
+            self.responses_ok.push(self.bresp.get() == 0);
         }
         if !self.record_irq {
             return;
@@ -235,22 +287,31 @@ impl Component for Probe {
     fn drive(&mut self, _cycle: u64) {}
 }
 
-/// Takes `admin_cmd` SQEs for the firmware model, with random backpressure.
+/// Takes `admin_cmd` SQEs (admin queue, and fallback I/O commands with their SQ id) for the
+/// firmware model, with random backpressure.
 pub struct AdminPort {
     valid: Signal,
     ready: Signal,
+    sqid: Signal,
     sqe: Signal,
     rng: Rng,
     stall: u8,
     ready_now: bool,
-    /// SQEs received and not yet taken by firmware.
-    pub queue: VecDeque<[u8; 64]>,
+    /// SQEs received and not yet taken by firmware: (SQ id, SQE).
+    pub queue: VecDeque<(u16, [u8; 64])>,
+    /// Every fallback I/O command received: (cycle, SQ id, SQE).
+    pub fallback: Vec<(u64, u16, [u8; 64])>,
 }
 
 impl Component for AdminPort {
-    fn sample(&mut self, _cycle: u64) {
+    fn sample(&mut self, cycle: u64) {
         if self.ready_now && self.valid.is_high() {
-            self.queue.push_back(sqe_bytes(&self.sqe));
+            let sqid = self.sqid.get() as u16;
+            let sqe = sqe_bytes(&self.sqe);
+            if sqid != 0 {
+                self.fallback.push((cycle, sqid, sqe));
+            }
+            self.queue.push_back((sqid, sqe));
         }
     }
     fn drive(&mut self, _cycle: u64) {
@@ -267,7 +328,8 @@ enum Act {
     Done(u16, u16, u32),
 }
 
-/// The firmware model: executes admin commands through the vendor CSRs.
+/// The firmware model: executes admin commands through the vendor CSRs, and answers the
+/// fallback I/O commands by [`fallback_outcome`] after a random delay.
 pub struct Firmware {
     acts: VecDeque<Act>,
     ticket: Option<u64>,
@@ -282,9 +344,49 @@ pub struct Firmware {
     vectors: u32,
     /// Base of `nvme_csr` on the firmware bus.
     base: u32,
+    /// Namespaces (NSID -> blocks) the fallback commands it executes (Verify) see.
+    namespaces: BTreeMap<u32, u64>,
+    /// Cycles firmware takes at most to answer a fallback command.
+    fallback_delay: u32,
+    /// Hold every fallback answer (but on CC.EN low) until cleared.
+    hold_io: bool,
+    /// Fallback commands taken and not yet answered: (cycle due, SQ id, CID, status, DW0).
+    held_io: Vec<(u64, u16, u16, u16, u32)>,
+    rng: Rng,
 }
 
 impl Firmware {
+    /// A fallback I/O command of SQ `sqid`: firmware executes it (or refuses its opcode) and
+    /// answers after a random delay, with its SQ id.
+    fn start_io(&mut self, sqid: u16, sqe: &[u8; 64], cycle: u64) {
+        let cid = u16::from_le_bytes([sqe[2], sqe[3]]);
+        let (st, dw0) = fallback_outcome(sqe, &self.namespaces);
+        let due = cycle + self.rng.below(u64::from(self.fallback_delay) + 1);
+        self.held_io.push((due, sqid, cid, st, dw0));
+    }
+
+    /// Answers the fallback commands whose time has come (all of them when `all`).
+    fn answer_io(&mut self, cpl: &RefCell<StreamSource>, cycle: u64, all: bool) {
+        if self.hold_io && !all {
+            return;
+        }
+        let mut i = 0;
+        while i < self.held_io.len() {
+            let (due, sqid, cid, st, dw0) = self.held_io[i];
+            if all || due <= cycle {
+                cpl.borrow_mut().push(vec![
+                    u64::from(sqid),
+                    u64::from(cid),
+                    u64::from(st),
+                    u64::from(dw0),
+                ]);
+                self.held_io.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
     fn start(&mut self, sqe: &[u8; 64]) {
         let dw = |i: usize| u32::from_le_bytes(sqe[4 * i..4 * i + 4].try_into().unwrap());
         let cid = (dw(0) >> 16) as u16;
@@ -363,7 +465,14 @@ impl Firmware {
         self.acts.push_back(Act::Done(cid, 0, 0));
     }
 
-    fn poll(&mut self, bus: &Axil, adm: &RefCell<AdminPort>, cpl: &RefCell<StreamSource>) {
+    fn poll(
+        &mut self,
+        bus: &Axil,
+        adm: &RefCell<AdminPort>,
+        cpl: &RefCell<StreamSource>,
+        cycle: u64,
+    ) {
+        self.answer_io(cpl, cycle, false);
         let mut m = bus.master();
         let base = self.base;
         let at = move |a: u32| u64::from(base + a);
@@ -405,11 +514,14 @@ impl Firmware {
                 self.enabled = true;
             }
             if st & csr::STATUS_CC_EN_MASK == 0 {
+                // Fallback commands still held are answered at once.
+                self.answer_io(cpl, cycle, true);
                 if self.enabled || !self.aers.is_empty() {
                     // Controller reset: every held command is answered (the hardware drops
                     // the answers), the queue table and the events are gone.
                     for cid in self.aers.drain(..) {
                         cpl.borrow_mut().push(vec![
+                            0,
                             u64::from(cid),
                             u64::from(status::ABORT_REQUESTED),
                             0,
@@ -454,12 +566,17 @@ impl Firmware {
             }
             Some(Act::Done(cid, st, dw0)) => {
                 cpl.borrow_mut()
-                    .push(vec![u64::from(*cid), u64::from(*st), u64::from(*dw0)]);
+                    .push(vec![0, u64::from(*cid), u64::from(*st), u64::from(*dw0)]);
                 self.acts.pop_front();
             }
             None => {
-                if let Some(sqe) = adm.borrow_mut().queue.pop_front() {
-                    self.start(&sqe);
+                let next = adm.borrow_mut().queue.pop_front();
+                if let Some((sqid, sqe)) = next {
+                    if sqid == 0 {
+                        self.start(&sqe);
+                    } else {
+                        self.start_io(sqid, &sqe, cycle);
+                    }
                 } else {
                     self.poll = Some(m.queue_read(at(csr::STATUS)));
                 }
@@ -535,9 +652,14 @@ pub struct Host {
     pub submitted: BTreeMap<u16, u32>,
     /// CQEs per SQ since its creation.
     pub completed: BTreeMap<u16, u32>,
-    /// When `Some`, every CQE the host read, checked, with the cycle it was seen in (for
-    /// drivers that wait on their own commands: `testbench fio`, `nbd`).
-    pub seen: Option<Vec<(u64, Cqe)>>,
+    /// Every SQE submitted: (cycle its doorbell write was queued, SQ id, SQE, index of its
+    /// SQ ring in `rings`).
+    pub subs: Vec<(u64, u16, Sqe, usize)>,
+    /// Every CQE the host read: (cycle read, CQ id, CQE).
+    pub cqes: Vec<(u64, u16, Cqe)>,
+    /// Commands get the lowest CID free on their SQ, as a tag allocator gives them, so CIDs
+    /// come back soon after their command completes (else each SQ counts CIDs up).
+    pub lowest_cid: bool,
 }
 
 /// The whole harness: the host and firmware models around a model holding the NVMe front end
@@ -576,6 +698,12 @@ pub struct Env<T: Dut = Top> {
 
 /// Bytes of an SQE.
 pub type Sqe = [u8; 64];
+
+/// Firmware's namespace 1 unless the harness says otherwise ([`Env::set_fallback`]), blocks.
+pub const DEFAULT_NS_BLOCKS: u64 = 256;
+/// Cycles firmware takes at most to answer a fallback command, unless the harness says
+/// otherwise.
+pub const DEFAULT_FALLBACK_DELAY: u32 = 40;
 
 impl Env<Top> {
     /// The harness around `nvme_ctrl` alone: [`Backend`] plays the rest of the chip, [`Probe`]
@@ -665,16 +793,18 @@ impl<T: Dut> Env<T> {
         let adm = sim.add(AdminPort {
             valid: sim.signal("admin_cmd_valid_o"),
             ready: sim.signal("admin_cmd_ready_i"),
+            sqid: sim.signal("admin_cmd_sqid_o"),
             sqe: sim.signal("admin_cmd_sqe_o"),
             rng: Rng::new(rng.next_u64()),
             stall: t.cmd_stall.1,
             ready_now: false,
             queue: VecDeque::new(),
+            fallback: Vec::new(),
         });
         let adm_cpl = sim.add(StreamSource::new(
             &sim,
             "admin_cpl",
-            &["cid", "status", "dw0"],
+            &["sqid", "cid", "status", "dw0"],
             rng.next_u64(),
             20,
         ));
@@ -686,6 +816,10 @@ impl<T: Dut> Env<T> {
             t.irq_stall,
         ));
         let probe = o.backend.then(|| sim.add(Probe::new(&sim)));
+        let fw_rng = Rng::new(rng.next_u64());
+        let namespaces: BTreeMap<u32, u64> = [(1, DEFAULT_NS_BLOCKS)].into_iter().collect();
+        let mut model = Controller::new(io_queues, 0, vectors);
+        model.namespaces = namespaces.clone();
         Env {
             sim,
             probe,
@@ -709,9 +843,14 @@ impl<T: Dut> Env<T> {
                 max_entries: 0,
                 vectors,
                 base: o.fw_base,
+                namespaces,
+                fallback_delay: DEFAULT_FALLBACK_DELAY,
+                hold_io: false,
+                held_io: Vec::new(),
+                rng: fw_rng,
             },
             host: Host {
-                model: Controller::new(io_queues, 0, vectors),
+                model,
                 rings: Vec::new(),
                 sq_ring: BTreeMap::new(),
                 cq_ring: BTreeMap::new(),
@@ -722,7 +861,9 @@ impl<T: Dut> Env<T> {
                 resets: Vec::new(),
                 submitted: BTreeMap::new(),
                 completed: BTreeMap::new(),
-                seen: None,
+                subs: Vec::new(),
+                cqes: Vec::new(),
+                lowest_cid: false,
             },
             limit: 2_000_000,
             io_queues,
@@ -733,10 +874,29 @@ impl<T: Dut> Env<T> {
         }
     }
 
+    /// Firmware's namespaces (NSID -> blocks), which the fallback commands it executes see,
+    /// and the most cycles it takes to answer one; the host model expects the same.
+    pub fn set_fallback(&mut self, namespaces: BTreeMap<u32, u64>, delay: u32) {
+        self.host.model.namespaces = namespaces.clone();
+        self.fw.namespaces = namespaces;
+        self.fw.fallback_delay = delay;
+    }
+
+    /// Firmware holds every fallback answer from now on (`true`), or answers them again.
+    pub fn hold_fallback(&mut self, hold: bool) {
+        self.fw.hold_io = hold;
+    }
+
+    /// The fallback I/O commands firmware received on `admin_cmd`: (cycle, SQ id, SQE).
+    pub fn fallback_received(&self) -> Vec<(u64, u16, Sqe)> {
+        self.adm.borrow().fallback.clone()
+    }
+
     /// One cycle: the model, every bus model, the firmware.
     pub fn step(&mut self) -> Result<(), String> {
         self.sim.step();
-        self.fw.poll(&self.fw_bus, &self.adm, &self.adm_cpl);
+        let cycle = self.sim.cycle();
+        self.fw.poll(&self.fw_bus, &self.adm, &self.adm_cpl, cycle);
         if self.sim.cycle() > self.limit {
             return Err(format!("cycle budget of {} exhausted", self.limit));
         }
@@ -920,6 +1080,7 @@ impl<T: Dut> Env<T> {
                 let addr = self.host.rings[ri].range.start + u64::from(q.tail) * 64;
                 self.mem.borrow_mut().mem.write(addr, sqe);
                 self.host.model.submit(sqid, sqe)?;
+                self.host.subs.push((self.sim.cycle(), sqid, *sqe, ri));
                 *self.host.submitted.entry(sqid).or_default() += 1;
             }
             let tail = self.host.model.sqs[&sqid].tail;
@@ -950,10 +1111,8 @@ impl<T: Dut> Env<T> {
                 break;
             }
             self.host.model.complete(cqid, &e)?;
+            self.host.cqes.push((self.sim.cycle(), cqid, e));
             *self.host.completed.entry(e.sqid).or_default() += 1;
-            if let Some(seen) = &mut self.host.seen {
-                seen.push((self.sim.cycle(), e));
-            }
             if e.sqid == 0 {
                 if let Some(sqe) = self.admin_sqe(e.cid) {
                     if e.status == 0 {

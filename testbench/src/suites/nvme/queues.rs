@@ -4,12 +4,16 @@
 //! coalescing features, per-vector coalescing disable), I/O queue pairs of random depths,
 //! priorities and vectors created through admin commands that firmware (a Rust model on the
 //! vendor CSRs) executes, then random operations: submissions of one or many SQEs on any
-//! queue (one doorbell for the batch, or one per entry; some SQEs with an unknown opcode or a
-//! reserved field set), the host consuming completions late, waits, faulty doorbells (a queue
-//! that does not exist, a value past the queue), queue deletion and re-creation at a new
-//! depth, and CC.EN reset in the middle of traffic followed by a new bring-up. Random AXI
-//! latency and backpressure, `io_cmd` / `admin_cmd` / `irq` backpressure, backend delay, and
-//! `sq_space_i` bits dropping at random.
+//! queue (one doorbell for the batch, or one per entry; some SQEs with a reserved field set,
+//! some with an opcode the hardware does not carry: Verify, which firmware executes against
+//! its namespace, Compare and unknown opcodes, which it refuses), the host consuming
+//! completions late, waits, faulty doorbells (a queue that does not exist, a value past the
+//! queue), queue deletion and re-creation at a new depth, a fallback command firmware holds
+//! with offloaded commands behind it, and CC.EN reset in the middle of traffic followed by a
+//! new bring-up. Random AXI
+//! latency and backpressure, `io_cmd` / `admin_cmd` / `irq` backpressure, backend and firmware
+//! delay, and `sq_space_i` bits dropping at random. The host gives CIDs counting up per SQ,
+//! or (half the cases) the lowest free one, as a tag allocator does, so CIDs come back soon.
 //!
 //! Checks: every CQE the host reads (by its phase) names an outstanding command of an SQ bound
 //! to that CQ, with an allowed status, the backend's DW0 and a plausible SQHD, so each command
@@ -20,19 +24,31 @@
 //! counts it. A poisoned SQE (one failing R beat, `set_read_beat_error_fn`) must complete with
 //! 04h and leave CSTS.CFS clear when the failing beat is not the CDW0 beat, and must set
 //! CSTS.CFS without completing when it is (mod.rs). Every SQE on
-//! `io_cmd` is one the host submitted, byte for byte. In the AXI log: reads only inside SQ
+//! `io_cmd` is one the host submitted, byte for byte. Offload and fallback, per command from
+//! its doorbell to its CQE (or the controller reset that dropped it): a command the model
+//! routes to the hardware path goes out on `io_cmd` exactly once and never to firmware; a
+//! fallback command reaches firmware on `admin_cmd` exactly once with its SQE intact and its
+//! SQ id, and never `io_cmd`, before its CQE, which carries firmware's status and DW0
+//! (`models::nvme::fallback_outcome`) on its SQ's CQ; a command the front end completes itself
+//! reaches neither; `cnt_offload` and `cnt_fallback` count exactly the commands handed to
+//! each path; offloaded commands behind a fallback command firmware holds complete while it
+//! holds it (a fallback command blocks the hardware path no longer than `admin_cmd` is not
+//! ready). In the AXI log: reads only inside SQ
 //! rings, in ring order, of entries the host had published by a doorbell; writes only inside
 //! CQ rings, in ring order, never more than size - 1 entries ahead of the host's released head
 //! (no overrun). Every interrupt follows a completion on its vector, there are no more
 //! interrupts than completions, and after the last controller reset every completion on a
 //! vector with interrupts is followed by an interrupt. The counters (doorbell faults,
-//! interrupts, SQEs fetched, CQEs posted, per-queue fetched and completed) match. No AXI,
+//! interrupts, SQEs fetched, CQEs posted, per-queue fetched and completed) match. The
+//! latency histograms hold exactly what `models::nvme_lat` computes from the host's doorbells
+//! (BAR0 acceptance cycles), its submissions and every CQE write (the cycle its AW valid rose,
+//! its bytes, its write response), bin by bin, and read 0 after `lat_ctrl.clear`. No AXI,
 //! AXI4-Lite or stream protocol violation.
 
 use super::env::{Env, Sqe, Timing};
 use crate::drivers::{Dir, Resp};
-use crate::models::nvme::status;
-use crate::models::nvme::Cqe;
+use crate::models::nvme::{io_route, status, Cqe, IoRoute, VERIFY};
+use crate::models::nvme_lat::{direction, histograms, CqeWrite, Doorbell, SqLife};
 use crate::prop::Property;
 use crate::rng::Rng;
 use crate::rtl::regs::nvme_csr as csr;
@@ -62,7 +78,9 @@ pub struct Pair {
 /// A host operation.
 #[derive(Debug, Clone)]
 pub enum Op {
-    /// `n` SQEs on pair `q`, one doorbell for all or one each; `bad` percent of them faulty.
+    /// `n` SQEs on pair `q`, one doorbell for all or one each; `bad` percent of them faulty,
+    /// `fb` percent of them fallback commands (Verify, Compare, other opcodes the hardware
+    /// does not carry).
     Submit {
         /// Pair index.
         q: u8,
@@ -72,6 +90,8 @@ pub enum Op {
         batch: bool,
         /// Percent of faulty SQEs.
         bad: u8,
+        /// Percent of fallback SQEs.
+        fb: u8,
     },
     /// Consume every CQ.
     Consume,
@@ -99,6 +119,16 @@ pub enum Op {
         /// Which beat of the SQE fails (modulo the SQE's beats; 0 = the CDW0 beat).
         beat: u8,
     },
+    /// Firmware holds every fallback answer; one fallback SQE then `n` offloaded ones on pair
+    /// `q` under one doorbell: the offloaded commands must complete while firmware still
+    /// holds the fallback command (it blocks them no longer than `admin_cmd` is not ready);
+    /// then firmware answers.
+    Held {
+        /// Pair index.
+        q: u8,
+        /// Offloaded SQEs behind the fallback one.
+        n: u8,
+    },
     /// Delete pair `q` and create it again with new depths.
     Recreate {
         /// Pair index.
@@ -121,6 +151,10 @@ pub struct Input {
     cd: u16,
     ops: Vec<Op>,
     timing: Timing,
+    /// Firmware's namespace 1 (blocks) and its answer delay for fallback commands (cycles).
+    fallback: (u64, u32),
+    /// The host gives each command the lowest free CID of its SQ (else the next one).
+    lowest_cid: bool,
     seed: u64,
 }
 
@@ -130,13 +164,20 @@ fn depth() -> impl Strategy<Value = u16> {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        10 => (any::<u8>(), 1u8..40, any::<bool>(), prop_oneof![3 => Just(0u8), 1 => 1u8..40])
-            .prop_map(|(q, n, batch, bad)| Op::Submit { q, n, batch, bad }),
+        10 => (
+            any::<u8>(),
+            1u8..40,
+            any::<bool>(),
+            prop_oneof![3 => Just(0u8), 1 => 1u8..40],
+            prop_oneof![2 => Just(0u8), 2 => 1u8..50, 1 => Just(100u8)],
+        )
+            .prop_map(|(q, n, batch, bad, fb)| Op::Submit { q, n, batch, bad, fb }),
         3 => Just(Op::Consume),
         2 => (1u16..800).prop_map(Op::Wait),
         2 => (0u8..4, any::<u8>(), any::<u16>()).prop_map(|(kind, q, v)| Op::BadDoorbell { kind, q, v }),
         1 => Just(Op::Reset),
         1 => (any::<u8>(), any::<u8>()).prop_map(|(q, beat)| Op::Poison { q, beat }),
+        1 => (any::<u8>(), 1u8..20).prop_map(|(q, n)| Op::Held { q, n }),
         1 => (any::<u8>(), depth(), depth()).prop_map(|(q, sq, cq)| Op::Recreate { q, sq, cq }),
     ]
 }
@@ -170,10 +211,15 @@ fn strategy() -> BoxedStrategy<Input> {
             0u8..50,
             0u8..30,
         ),
-        any::<u64>(),
+        (
+            prop_oneof![Just(1u64), 2u64..64, Just(1 << 20)],
+            prop_oneof![Just(0u32), 1u32..400],
+            any::<bool>(),
+            any::<u64>(),
+        ),
     )
         .prop_map(
-            |(admin, pairs, wrr, arb, coalesce, cd, ops, t, seed)| Input {
+            |(admin, pairs, wrr, arb, coalesce, cd, ops, t, (ns, delay, lowest_cid, seed))| Input {
                 admin,
                 pairs,
                 wrr,
@@ -190,6 +236,8 @@ fn strategy() -> BoxedStrategy<Input> {
                     irq_stall: t.5,
                     axil: t.6,
                 },
+                fallback: (ns, delay),
+                lowest_cid,
                 seed,
             },
         )
@@ -211,6 +259,13 @@ fn admin_sqe(opc: u8, cid: u16, cdw10: u32, cdw11: u32, prp1: u64) -> Sqe {
 
 /// A CID not outstanding on `sqid`.
 pub fn next_cid<T: Dut>(env: &mut Env<T>, sqid: u16) -> u16 {
+    if env.host.lowest_cid {
+        // As a tag allocator (Linux's blk-mq tags): the lowest CID not outstanding.
+        let q = env.host.model.sqs.get(&sqid);
+        return (0..=u16::MAX)
+            .find(|c| q.is_none_or(|q| !q.outstanding.contains_key(c)))
+            .expect("a free CID");
+    }
     loop {
         let c = env.host.next_cid.entry(sqid).or_insert(0);
         *c = c.wrapping_add(1);
@@ -388,6 +443,291 @@ pub fn io_sqe(rng: &mut Rng, cid: u16, bad: u8) -> Sqe {
     }
     dw(&mut s, 0, cdw0);
     s
+}
+
+/// An I/O SQE the hardware does not carry, with clean CDW0 fields: mostly Verify of firmware's
+/// namespace 1 (in range, crossing its end, or of another NSID), else Compare or an opcode
+/// nobody implements.
+pub fn fallback_sqe(rng: &mut Rng, cid: u16, ns_blocks: u64) -> Sqe {
+    let mut s = [0u8; 64];
+    for b in s.iter_mut().skip(4) {
+        *b = rng.next_u64() as u8;
+    }
+    let opc = match rng.below(8) {
+        0 => 0x05,
+        1 => [0x7fu32, 0x80, 0x0a, 0x0d, 0x91][rng.below(5) as usize],
+        _ => u32::from(VERIFY),
+    };
+    let psdt = [0u32, 1, 2][rng.below(3) as usize];
+    dw(&mut s, 0, opc | psdt << 14 | u32::from(cid) << 16);
+    if opc == u32::from(VERIFY) {
+        let nsid = match rng.below(10) {
+            0 => 2,
+            1 => 0xffff_ffff,
+            _ => 1,
+        };
+        let nlb = rng.below(16);
+        let slba = match rng.below(4) {
+            0 => ns_blocks.saturating_sub(nlb + 1) + rng.below(3),
+            1 => u64::MAX - rng.below(4),
+            _ => rng.below(ns_blocks),
+        };
+        dw(&mut s, 1, nsid);
+        s[40..48].copy_from_slice(&slba.to_le_bytes());
+        s[48..50].copy_from_slice(&(nlb as u16).to_le_bytes());
+    }
+    s
+}
+
+/// Which path a command took, by the events on its (SQ id, CID) from its doorbell to its CQE
+/// or the controller reset that dropped it (see the module documentation). Returns the
+/// commands handed to `io_cmd` and to firmware.
+fn check_paths(env: &Env, poisoned: &BTreeSet<(u16, Sqe)>) -> Result<(u64, u64), String> {
+    #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+    enum Ev {
+        Sub,
+        IoCmd,
+        Fw,
+        Cqe,
+        Reset,
+    }
+    let mut evs: Vec<(u64, Ev, u16, u16, Option<Sqe>)> = Vec::new();
+    let cid_of = |s: &Sqe| u16::from_le_bytes([s[2], s[3]]);
+    for (c, q, sqe, _) in &env.host.subs {
+        evs.push((*c, Ev::Sub, *q, cid_of(sqe), Some(*sqe)));
+    }
+    let be = env.backend().borrow();
+    for (c, q, sqe) in &be.received {
+        evs.push((*c, Ev::IoCmd, *q, cid_of(sqe), Some(*sqe)));
+    }
+    let fw = env.fallback_received();
+    for (c, q, sqe) in &fw {
+        evs.push((*c, Ev::Fw, *q, cid_of(sqe), Some(*sqe)));
+    }
+    for (c, _, e) in &env.host.cqes {
+        evs.push((*c, Ev::Cqe, e.sqid, e.cid, None));
+    }
+    for &c in &env.host.resets {
+        evs.push((c, Ev::Reset, 0, 0, None));
+    }
+    evs.sort_by_key(|e| (e.0, e.1));
+    // An open command: its SQE, its path (None: nowhere), io_cmd and firmware receipts.
+    type Open = (Sqe, Option<IoRoute>, u32, u32);
+    let mut open: BTreeMap<(u16, u16), Open> = BTreeMap::new();
+    let path = |q: u16, s: &Sqe| -> Option<IoRoute> {
+        if q == 0 || poisoned.contains(&(q, *s)) {
+            None
+        } else {
+            Some(io_route(s))
+        }
+    };
+    for (c, ev, q, cid, sqe) in evs {
+        let who = format!("SQ {q} CID {cid:#x}");
+        match ev {
+            Ev::Sub => {
+                let s = sqe.expect("an SQE");
+                open.insert((q, cid), (s, path(q, &s), 0, 0));
+            }
+            Ev::IoCmd | Ev::Fw => {
+                let s = sqe.expect("an SQE");
+                let port = if ev == Ev::IoCmd {
+                    "io_cmd"
+                } else {
+                    "admin_cmd (fallback)"
+                };
+                let Some(o) = open.get_mut(&(q, cid)) else {
+                    return Err(format!(
+                        "{port} at cycle {c}: {who} is not an outstanding command (opcode {:#04x})",
+                        s[0]
+                    ));
+                };
+                if o.0 != s {
+                    let i = (0..64).find(|&i| o.0[i] != s[i]).unwrap_or(0);
+                    return Err(format!(
+                        "{port} at cycle {c}: {who}'s SQE differs from the host's at byte {i}                          ({:#04x}, the host wrote {:#04x})",
+                        s[i], o.0[i]
+                    ));
+                }
+                let want = if ev == Ev::IoCmd {
+                    IoRoute::Offload
+                } else {
+                    IoRoute::Fallback
+                };
+                if o.1 != Some(want) {
+                    return Err(format!(
+                        "{port} at cycle {c}: {who} (opcode {:#04x}) must not go there: its path is {:?}",
+                        s[0], o.1
+                    ));
+                }
+                let n = if ev == Ev::IoCmd { &mut o.2 } else { &mut o.3 };
+                *n += 1;
+                if *n > 1 {
+                    return Err(format!(
+                        "{port} at cycle {c}: {who} handed out a second time"
+                    ));
+                }
+            }
+            Ev::Cqe => {
+                let Some((s, p, io, fw)) = open.remove(&(q, cid)) else {
+                    continue;
+                };
+                let want = match p {
+                    Some(IoRoute::Offload) => (1, 0),
+                    Some(IoRoute::Fallback) => (0, 1),
+                    _ => (0, 0),
+                };
+                if (io, fw) != want {
+                    return Err(format!(
+                        "{who} (opcode {:#04x}, path {p:?}) completed (CQE read at cycle {c}) after                          {io} io_cmd and {fw} firmware hand-offs, expected {want:?}",
+                        s[0]
+                    ));
+                }
+            }
+            Ev::Reset => open.clear(),
+        }
+    }
+    Ok((be.received.len() as u64, fw.len() as u64))
+}
+
+/// The latency histograms against `models::nvme_lat`: the SQs' lives from the host's
+/// doorbells (acceptance cycles from the BAR0 probe) and submissions, every CQE write from the
+/// AXI probe (the cycle its AW valid rose, its write response, its bytes). Then a clear
+/// zeroes them.
+fn check_latency(env: &mut Env, poisoned: &BTreeSet<(u16, Sqe)>) -> Result<u32, String> {
+    let (hist, timed) = {
+        let probe = env.probe().borrow();
+        let n = probe.cqes.len();
+        if probe.aw_rises.len() != n || probe.responses.len() != n {
+            return Err(format!(
+                "probe: {n} CQEs written, {} AW requests, {} write responses",
+                probe.aw_rises.len(),
+                probe.responses.len()
+            ));
+        }
+        let writes: Vec<CqeWrite> = (0..n)
+            .map(|k| {
+                let e = Cqe::parse(&probe.cqes[k]);
+                CqeWrite {
+                    post: probe.aw_rises[k] - 1,
+                    response: probe.responses[k],
+                    ok: probe.responses_ok[k],
+                    sqid: e.sqid,
+                    cid: e.cid,
+                }
+            })
+            .collect();
+        let mut lives = Vec::new();
+        for (ri, r) in env.host.rings.iter().enumerate() {
+            if r.cq || r.qid == 0 || r.doorbells.is_empty() {
+                continue;
+            }
+            let entries: Vec<(u16, usize)> = env
+                .host
+                .subs
+                .iter()
+                .filter(|s| s.3 == ri)
+                .map(|s| {
+                    let failed = poisoned.contains(&(s.1, s.2));
+                    (
+                        u16::from_le_bytes([s.2[2], s.2[3]]),
+                        direction(s.2[0], failed),
+                    )
+                })
+                .collect();
+            let addr = env.doorbell_addr(r.qid, false);
+            let mut doorbells = Vec::new();
+            let mut before = 0;
+            for &(queued, total) in &r.doorbells {
+                let tail = (total % u64::from(r.size)) as u32;
+                let Some(d) = probe
+                    .doorbells
+                    .iter()
+                    .find(|d| d.0 >= queued && d.1 == addr && d.2 == tail)
+                else {
+                    return Err(format!(
+                        "probe: SQ {} doorbell {tail} queued at cycle {queued} never accepted",
+                        r.qid
+                    ));
+                };
+                doorbells.push(Doorbell {
+                    accepted: d.0,
+                    before,
+                });
+                before = total;
+            }
+            let first = doorbells[0].accepted;
+            let end = env
+                .host
+                .resets
+                .iter()
+                .copied()
+                .find(|&c| c > first)
+                .unwrap_or(u64::MAX);
+            lives.push(SqLife {
+                qid: r.qid,
+                doorbells,
+                entries,
+                end,
+            });
+        }
+        let hist = histograms(&lives, &writes);
+        let timed: u32 = hist.iter().flatten().sum();
+        (hist, timed)
+    };
+    let names = ["read", "write", "other"];
+    for (dir, bins) in hist.iter().enumerate() {
+        for (b, &want) in bins.iter().enumerate() {
+            env.fw_write_now(csr::LAT_SEL, b as u32 | (dir as u32) << 8)?;
+            let got = env.fw_read(csr::LAT_COUNT)?;
+            if got != want {
+                let nonzero: Vec<(usize, usize, u32)> = hist
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(d, bs)| {
+                        bs.iter()
+                            .enumerate()
+                            .filter(|x| *x.1 > 0)
+                            .map(move |(b, &v)| (d, b, v))
+                    })
+                    .collect();
+                return Err(format!(
+                    "latency histogram {} bin {b} ({} to {} cycles) is {got}, expected {want} \
+                     ({timed} commands timed; expected non-zero (dir, bin, count): {nonzero:?})",
+                    names[dir],
+                    1u64 << b,
+                    (2u64 << b) - 1
+                ));
+            }
+        }
+    }
+    env.fw_write_now(csr::LAT_SEL, 3 << 8)?;
+    if env.fw_read(csr::LAT_COUNT)? != 0 {
+        return Err("lat_count of histogram 3 (none) is not 0".into());
+    }
+    env.fw_write_now(csr::LAT_CTRL, csr::LAT_CTRL_CLEAR_MASK)?;
+    let mut k = 0;
+    while env.fw_read(csr::STATUS)? & csr::STATUS_LAT_CLEARING_MASK != 0 {
+        k += 1;
+        if k > 200 {
+            return Err("status.lat_clearing never fell after lat_ctrl.clear".into());
+        }
+    }
+    for (dir, bins) in hist.iter().enumerate() {
+        for (b, &v) in bins.iter().enumerate() {
+            if v == 0 && b % 7 != 0 {
+                continue;
+            }
+            env.fw_write_now(csr::LAT_SEL, b as u32 | (dir as u32) << 8)?;
+            let got = env.fw_read(csr::LAT_COUNT)?;
+            if got != 0 {
+                return Err(format!(
+                    "latency histogram {} bin {b} is {got} after lat_ctrl.clear",
+                    names[dir]
+                ));
+            }
+        }
+    }
+    Ok(timed)
 }
 
 fn check_log(env: &Env) -> Result<(u64, u64), String> {
@@ -651,10 +991,14 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     env.read_cap()?;
     check_registers(&mut env)?;
     env.fw_write(csr::COAL_TICK, 16 + (input.seed % 50) as u32);
+    let ns_blocks = input.fallback.0;
+    env.host.lowest_cid = input.lowest_cid;
+    env.set_fallback([(1, ns_blocks)].into_iter().collect(), input.fallback.1);
     bring_up(&mut env, input)?;
     let mut pairs: Vec<crate::suites::nvme::queues::Pair> = input.pairs.clone();
     pairs.truncate(usize::from(env.io_queues));
-    let mut sent: BTreeMap<(u16, Sqe), u32> = BTreeMap::new();
+    // SQEs whose fetch fails: they go nowhere (04h or CSTS.CFS).
+    let mut poisoned: BTreeSet<(u16, Sqe)> = BTreeSet::new();
     // Addresses whose read beat answers SLVERR (one beat of a poisoned SQE).
     let poison: Rc<RefCell<BTreeSet<u64>>> = Rc::default();
     let p2 = poison.clone();
@@ -669,7 +1013,13 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     let mut fatal = 0u32;
     for op in &input.ops {
         match op {
-            Op::Submit { q, n, batch, bad } => {
+            Op::Submit {
+                q,
+                n,
+                batch,
+                bad,
+                fb,
+            } => {
                 let qid = (*q as usize % pairs.len()) as u16 + 1;
                 if !env.host.model.sqs.contains_key(&qid) {
                     continue;
@@ -677,9 +1027,11 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 let room = env.host.model.sqs[&qid].size - 1;
                 let n = u32::from(*n).min(room) as usize;
                 let sqes = io_batch(&mut env, qid, n as u32, |cid| {
-                    let s = io_sqe(&mut rng, cid, *bad);
-                    *sent.entry((qid, s)).or_default() += 1;
-                    s
+                    if rng.chance(*fb) {
+                        fallback_sqe(&mut rng, cid, ns_blocks)
+                    } else {
+                        io_sqe(&mut rng, cid, *bad)
+                    }
                 });
                 env.submit(qid, &sqes, *batch)?;
             }
@@ -688,6 +1040,62 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 rearm_aer(&mut env)?;
             }
             Op::Wait(c) => env.run(u64::from(*c))?,
+            Op::Held { q, n } => {
+                let qid = (*q as usize % pairs.len()) as u16 + 1;
+                if !env.host.model.sqs.contains_key(&qid) {
+                    continue;
+                }
+                let room = env.host.model.sqs[&qid].size - 1;
+                let n = u32::from(*n).min(room);
+                if n < 2 {
+                    continue;
+                }
+                let mut first = true;
+                let sqes = io_batch(&mut env, qid, n, |cid| {
+                    if std::mem::take(&mut first) {
+                        fallback_sqe(&mut rng, cid, ns_blocks)
+                    } else {
+                        io_sqe(&mut rng, cid, 0)
+                    }
+                });
+                // Room first (earlier commands complete meanwhile), so the doorbell below
+                // waits on nothing firmware holds.
+                let mut k = 0u64;
+                while env.host.model.sq_room(qid) < n {
+                    env.consume_all()?;
+                    env.step()?;
+                    k += 1;
+                    if k > 200_000 {
+                        return Err(format!("SQ {qid} never had room (SQHD never moved)"));
+                    }
+                }
+                env.hold_fallback(true);
+                env.submit(qid, &sqes, true)?;
+                let cids: Vec<u16> = sqes
+                    .iter()
+                    .map(|s| u16::from_le_bytes([s[2], s[3]]))
+                    .collect();
+                let mut k = 0u64;
+                while env
+                    .host
+                    .model
+                    .sqs
+                    .get(&qid)
+                    .is_some_and(|s| cids[1..].iter().any(|c| s.outstanding.contains_key(c)))
+                {
+                    env.consume_all()?;
+                    env.step()?;
+                    k += 1;
+                    if k > 100_000 {
+                        return Err(format!(
+                            "SQ {qid}: the offloaded commands behind fallback CID {:#x}, which \
+                             firmware holds, never completed",
+                            cids[0]
+                        ));
+                    }
+                }
+                env.hold_fallback(false);
+            }
             Op::BadDoorbell { kind, q, v } => {
                 let qid = (*q as usize % pairs.len()) as u16 + 1;
                 let exists_sq = env.host.model.sqs.get(&qid).map(|s| s.size);
@@ -792,7 +1200,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 let k = u64::from(*beat) % 64u64.div_ceil(bus).max(1);
                 let cdw0_bad = k == 0;
                 poison.borrow_mut().insert(addr + k * bus);
-                *sent.entry((qid, s)).or_default() += 1;
+                poisoned.insert((qid, s));
                 env.submit(qid, &[s], true)?;
                 if let Some(e) = env
                     .host
@@ -926,24 +1334,14 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         ));
     }
 
-    // Every SQE on io_cmd is one the host submitted.
-    for (c, sqid, sqe) in &env.backend().borrow().received {
-        match sent.get_mut(&(*sqid, *sqe)) {
-            Some(k) if *k > 0 => *k -= 1,
-            _ => {
-                return Err(format!(
-                "io_cmd at cycle {c}: SQ {sqid} SQE {:x?} was not submitted (or went out twice)",
-                Cqe::parse(&sqe[..16])
-            ))
-            }
-        }
-    }
+    // Every SQE on io_cmd or to firmware is one the host submitted, on its path, once.
+    let (offloaded, fallen_back) = check_paths(&env, &poisoned)?;
     let (sqes, cqes) = check_log(&env)?;
     if std::env::var_os("NVME_STATS").is_some() {
         eprintln!(
-            "nvme case: {} cycles, {sqes} SQEs fetched, {cqes} CQEs, {} io_cmd, {} irqs, {} faults, {} resets, {fatal} fatal",
+            "nvme case: {} cycles, {sqes} SQEs fetched, {cqes} CQEs, {} io_cmd, {fallen_back} fallback, {} irqs, {} faults, {} resets, {fatal} fatal",
             env.sim.cycle(),
-            env.backend().borrow().received.len(),
+            offloaded,
             env.irq.borrow().received.len(),
             env.host.faults,
             env.host.resets.len()
@@ -961,6 +1359,8 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         (csr::IRQS, irqs, "irqs"),
         (csr::FETCHED, sqes as u32, "fetched"),
         (csr::COMPLETED, cqes as u32, "completed"),
+        (csr::CNT_OFFLOAD, offloaded as u32, "cnt_offload"),
+        (csr::CNT_FALLBACK, fallen_back as u32, "cnt_fallback"),
     ];
     for (addr, v, name) in want {
         let got = env.fw_read(addr)?;
@@ -980,6 +1380,10 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 "SQ {q} counters: fetched {f} completed {c}, expected {sub} and {com}"
             ));
         }
+    }
+    let timed = check_latency(&mut env, &poisoned)?;
+    if std::env::var_os("NVME_STATS").is_some() {
+        eprintln!("nvme case: {timed} commands timed");
     }
     for (name, a) in [("BAR0", &env.bar), ("vendor CSR", &env.fw_bus)] {
         if let Some(v) = a.master().violations.first() {
