@@ -66,6 +66,11 @@ chip = ours["chip"]
 routed = chip["routed"]["roce" if transport == "roce" else "nvme_tcp"]
 if routed != got["total_ios"]:
     sys.exit(f"{sys.argv[1]}: the chip routed {routed} commands to {transport}, fio issued {got['total_ios']}")
+if chip["offloaded"] != got["total_ios"] or chip["fallback"] != 0:
+    sys.exit(f"{sys.argv[1]}: nvme_csr counts {chip['offloaded']} offloaded and {chip['fallback']} fallback commands, fio issued {got['total_ios']}")
+timed = sum(chip["latency_histogram_cycles"]["read" if d == "read" else "write"])
+if not 0 < timed <= got["total_ios"]:
+    sys.exit(f"{sys.argv[1]}: the chip's latency histogram timed {timed} of {got['total_ios']} commands")
 if d == "read" and chip["reads_checked"] == 0:
     sys.exit(f"{sys.argv[1]}: no Read's data was checked")
 print(f"fio_check: {transport:8} {rw:9} {got['total_ios']:4} I/Os, {got['iops']/1e3:7.1f}k IOPS, "

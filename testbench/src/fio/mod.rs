@@ -166,6 +166,28 @@ pub struct RunResult {
     /// What the chip's links moved during the traffic, and their widths.
     pub traffic: Traffic,
     pub widths: Widths,
+    /// The front end's own latency histograms over the traffic (read, write, other; log2 bins
+    /// of cycles), and its offloaded and fallback command counts.
+    pub hw_latency: [[u32; 32]; 3],
+    pub offload_fallback: (u32, u32),
+}
+
+/// Upper bound, in cycles, of the bin holding percentile `p` of a log2 histogram (bin b:
+/// 2^b to 2^(b+1) - 1 cycles); 0 when empty.
+pub fn hw_percentile(bins: &[u32; 32], p: f64) -> u64 {
+    let n: u64 = bins.iter().map(|&x| u64::from(x)).sum();
+    if n == 0 {
+        return 0;
+    }
+    let rank = ((p / 100.0) * n as f64).ceil().max(1.0) as u64;
+    let mut seen = 0u64;
+    for (b, &x) in bins.iter().enumerate() {
+        seen += u64::from(x);
+        if seen >= rank {
+            return (2u64 << b) - 1;
+        }
+    }
+    u64::MAX
 }
 
 impl Job {
@@ -296,6 +318,8 @@ pub fn run(job: &Job) -> Result<RunResult, String> {
     let mut pending: BTreeMap<u64, Pending> = BTreeMap::new();
     let mut tag = 0u64;
     let mut checked = 0u64;
+    s.clear_hw_latency()?;
+    let paths0 = s.offload_fallback()?;
     let start = s.env.sim.cycle();
     let irq0 = s.interrupts();
     let traffic0 = s.traffic();
@@ -471,6 +495,8 @@ pub fn run(job: &Job) -> Result<RunResult, String> {
     }
     let wall_s = t0.elapsed().as_secs_f64();
     let interrupts = (s.interrupts() - irq0) as u64;
+    let hw_latency = s.hw_latency()?;
+    let paths = s.offload_fallback()?;
     let chip_counts = (
         s.fw_read(chip_csr::CNT_ROCE),
         s.fw_read(chip_csr::CNT_NVME_TCP),
@@ -487,6 +513,11 @@ pub fn run(job: &Job) -> Result<RunResult, String> {
         retransmits: s.retransmits(),
         traffic: s.traffic() - traffic0,
         widths: s.widths(),
+        hw_latency,
+        offload_fallback: (
+            paths.0.wrapping_sub(paths0.0),
+            paths.1.wrapping_sub(paths0.1),
+        ),
     })
 }
 

@@ -333,6 +333,41 @@ pub fn text(r: &RunResult) -> String {
     );
     let _ = writeln!(
         out,
+        "Chip paths: {} commands offloaded, {} sent to firmware (fallback)",
+        r.offload_fallback.0, r.offload_fallback.1
+    );
+    for (dir, name) in [(0, "read"), (1, "write")] {
+        let bins = &r.hw_latency[dir];
+        let n: u64 = bins.iter().map(|&x| u64::from(x)).sum();
+        if n == 0 {
+            continue;
+        }
+        let host: Vec<u64> = r
+            .jobs
+            .iter()
+            .flat_map(|j| if dir == 0 { &j.read } else { &j.write }.lat.lat.clone())
+            .collect();
+        let mut sorted = host;
+        sorted.sort_unstable();
+        let cells: Vec<String> = [50.0, 99.0, 99.9, 99.99]
+            .iter()
+            .map(|&p| {
+                let hw = super::hw_percentile(bins, p) as f64 * 1000.0 / r.job.clock_mhz;
+                format!(
+                    "P{p} host {:.2} us, chip < {:.2} us",
+                    percentile(&sorted, p) as f64 / 1000.0,
+                    hw / 1000.0
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "Chip {name} latency histogram ({n} commands timed, one per queue at a time, log2 bins): {}",
+            cells.join("; ")
+        );
+    }
+    let _ = writeln!(
+        out,
         "Simulation: {} cycles in {:.2} s wall ({:.0} cycles/s, {:.0} commands/s)",
         r.cycles,
         r.wall_s,
@@ -402,6 +437,19 @@ fn dir_json(d: &Dir, runtime_ns: u64, plus: bool) -> Value {
         "bw_min": 0, "bw_max": 0, "bw_agg": 0.0, "bw_mean": 0.0, "bw_dev": 0.0, "bw_samples": 0,
         "iops_min": 0, "iops_max": 0, "iops_mean": 0.0, "iops_stddev": 0.0, "iops_samples": 0,
     })
+}
+
+/// fio's percentiles of a hardware log2 histogram, as the upper bound of their bin in ns.
+fn hw_pcts(bins: &[u32; 32], clock_mhz: f64) -> Value {
+    Value::Object(
+        PERCENTILES
+            .iter()
+            .map(|&p| {
+                let ns = super::hw_percentile(bins, p) as f64 * 1000.0 / clock_mhz;
+                (format!("{p:.6}"), json!(ns.round() as u64))
+            })
+            .collect(),
+    )
 }
 
 /// fio's JSON output; `plus` adds json+'s latency bins.
@@ -486,6 +534,17 @@ pub fn json(r: &RunResult, plus: bool) -> Value {
             "interrupts": r.interrupts,
             "interrupts_per_completion": r.interrupts as f64 / ios.max(1) as f64,
             "routed": {"roce": r.chip_counts.0, "nvme_tcp": r.chip_counts.1, "unbound": r.chip_counts.2},
+            "offloaded": r.offload_fallback.0,
+            "fallback": r.offload_fallback.1,
+            "latency_histogram_cycles": {
+                "read": r.hw_latency[0].to_vec(),
+                "write": r.hw_latency[1].to_vec(),
+                "other": r.hw_latency[2].to_vec(),
+                "percentile_upper_ns": {
+                    "read": hw_pcts(&r.hw_latency[0], j.clock_mhz),
+                    "write": hw_pcts(&r.hw_latency[1], j.clock_mhz),
+                },
+            },
             "roce_target_retransmits": r.retransmits,
             "reads_checked": r.checked_reads,
             "wall_seconds": r.wall_s,

@@ -678,6 +678,44 @@ impl Session {
         self.env.irq.borrow().received.len()
     }
 
+    /// Zeroes the front end's latency histograms (`nvme_csr.lat_ctrl.clear`) and waits for it.
+    pub fn clear_hw_latency(&mut self) -> Result<(), String> {
+        use crate::rtl::regs::nvme_csr as csr;
+        self.env
+            .fw_write_now(csr::LAT_CTRL, csr::LAT_CTRL_CLEAR_MASK)?;
+        for _ in 0..300 {
+            if self.env.fw_read(csr::STATUS)? & csr::STATUS_LAT_CLEARING_MASK == 0 {
+                return Ok(());
+            }
+        }
+        Err("status.lat_clearing never fell after lat_ctrl.clear".into())
+    }
+
+    /// The front end's latency histograms (read, write, other): 32 log2 bins of
+    /// doorbell-to-CQE cycles each (bin b: 2^b to 2^(b+1) - 1), one command per SQ timed at
+    /// a time (`hdl-gen/src/nvme/mod.rs`).
+    pub fn hw_latency(&mut self) -> Result<[[u32; 32]; 3], String> {
+        use crate::rtl::regs::nvme_csr as csr;
+        let mut h = [[0u32; 32]; 3];
+        for (dir, bins) in h.iter_mut().enumerate() {
+            for (b, v) in bins.iter_mut().enumerate() {
+                self.env
+                    .fw_write_now(csr::LAT_SEL, b as u32 | (dir as u32) << 8)?;
+                *v = self.env.fw_read(csr::LAT_COUNT)?;
+            }
+        }
+        Ok(h)
+    }
+
+    /// The front end's path counters: commands offloaded (`io_cmd`) and sent to firmware.
+    pub fn offload_fallback(&mut self) -> Result<(u32, u32), String> {
+        use crate::rtl::regs::nvme_csr as csr;
+        Ok((
+            self.env.fw_read(csr::CNT_OFFLOAD)?,
+            self.env.fw_read(csr::CNT_FALLBACK)?,
+        ))
+    }
+
     /// Reads a register through the firmware bus.
     pub fn fw_read(&mut self, addr: u32) -> u32 {
         self.env.fw_bus.mmio(&mut self.env.sim).read32(addr)
