@@ -92,3 +92,32 @@ fn models_of_one_case_get_different_values() {
         with_x_init(XInit::Random, 7, || (observe(), observe()))
     );
 }
+
+/// Every output of a model, before any reset.
+fn outputs<M: testbench::sim::Dut>() -> Vec<u32> {
+    let sim = Sim::<M>::new();
+    sim.settle();
+    M::PORTS
+        .iter()
+        .filter(|p| !p.2)
+        .flat_map(|p| sim.signal(p.0).get_words())
+        .collect()
+}
+
+#[test]
+fn the_chip_starts_random_too() {
+    use testbench::rtl::{ChipTop, NvmeCtrlTop};
+    assert_eq!(
+        with_x_init(XInit::Zero, 1, outputs::<ChipTop>),
+        with_x_init(XInit::Zero, 2, outputs::<ChipTop>)
+    );
+    let (a, b) = (
+        with_x_init(XInit::Random, 1, outputs::<ChipTop>),
+        with_x_init(XInit::Random, 2, outputs::<ChipTop>),
+    );
+    assert_ne!(a, b);
+    assert_ne!(
+        with_x_init(XInit::Random, 1, outputs::<NvmeCtrlTop>),
+        with_x_init(XInit::Random, 2, outputs::<NvmeCtrlTop>)
+    );
+}
