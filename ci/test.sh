@@ -39,6 +39,9 @@ step "testbench regress --suite nvme: exact arbitration order and interrupt coal
 cargo run -q --release -p testbench -- regress --suite nvme --property nvme_arbitration,nvme_coalescing --cases 600
 step "testbench regress --suite chip: the whole chip top end to end (about 25 commands a case)"
 cargo run -q --release -p testbench -- regress --suite chip --cases 150
+step "random initial values: registers and RAMs start from seeded random values (nvme front end, whole chip)"
+cargo run -q --release -p testbench -- regress --suite nvme --property nvme_queues --cases 60 --x-init random
+cargo run -q --release -p testbench -- regress --suite chip --cases 30 --x-init random
 step "testbench fio: fio's four workloads on each transport, json+ loaded by fio's own fio_jsonplus_clat2csv"
 bash ci/fio_check.sh
 step "testbench nbd: Debian's fio (--ioengine=nbd --verify=crc32c), nbdinfo and nbdcopy on the simulated chip, RoCE then NVMe/TCP"

@@ -17,7 +17,15 @@ struct Model {
 #if VM_TRACE_FST
   VerilatedFstC* fst = nullptr;
 #endif
-  Model() : top(new Vaxi_interconnect_m3_i5_w64{&ctx}) {}
+  // Verilator draws initial values while it constructs the model, from the context that
+  // constructed last on this thread: this one. A seed of 0 keeps them all zero.
+  explicit Model(uint32_t init_seed) {
+    if (init_seed != 0) {
+      ctx.randReset(2);
+      ctx.randSeed(static_cast<int>(init_seed));
+    }
+    top = new Vaxi_interconnect_m3_i5_w64{&ctx};
+  }
   ~Model() {
 #if VM_TRACE_FST
     if (fst) { fst->close(); delete fst; }
@@ -151,7 +159,7 @@ struct axi_interconnect_m3_i5_w64_ports {
   CData* m_axi_bid_i;
 };
 
-void* axi_interconnect_m3_i5_w64_new(void) { return new Model(); }
+void* axi_interconnect_m3_i5_w64_new(uint32_t init_seed) { return new Model(init_seed); }
 
 void axi_interconnect_m3_i5_w64_ports(void* model, axi_interconnect_m3_i5_w64_ports* p) {
   Vaxi_interconnect_m3_i5_w64* t = static_cast<Model*>(model)->top;

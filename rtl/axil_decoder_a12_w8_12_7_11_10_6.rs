@@ -131,7 +131,7 @@ pub struct AxilDecoderA12W812711106Ports {
 }
 
 extern "C" {
-    fn axil_decoder_a12_w8_12_7_11_10_6_new() -> *mut core::ffi::c_void;
+    fn axil_decoder_a12_w8_12_7_11_10_6_new(init_seed: u32) -> *mut core::ffi::c_void;
     fn axil_decoder_a12_w8_12_7_11_10_6_ports(model: *mut core::ffi::c_void, ports: *mut AxilDecoderA12W812711106Ports);
     fn axil_decoder_a12_w8_12_7_11_10_6_eval(model: *mut core::ffi::c_void);
     fn axil_decoder_a12_w8_12_7_11_10_6_delete(model: *mut core::ffi::c_void);
@@ -274,12 +274,22 @@ impl AxilDecoderA12W812711106 {
         ("m5_axil_rresp_i", 2, true),
     ];
 
-    /// A new model instance with its own Verilator context.
+    /// A new model instance with its own Verilator context; every register and memory word
+    /// starts at zero.
     #[allow(clippy::new_without_default)]
     pub fn new() -> Self {
+        Self::with_init_seed(0)
+    }
+
+    /// A new model instance whose registers, memory words and X assignments start from
+    /// random values drawn from `seed` (Verilator's `randReset(2)`); seed 0 starts from zero,
+    /// as [`AxilDecoderA12W812711106::new`]. Random values reach X assignments and undriven initial values only
+    /// in a model Verilated with `--x-assign unique --x-initial unique`. Verilator's random
+    /// state is per thread but reseeded by any thread: build random models one at a time.
+    pub fn with_init_seed(seed: u32) -> Self {
         // SAFETY: the shim allocates a model and fills one valid pointer per port field.
         unsafe {
-            let model = axil_decoder_a12_w8_12_7_11_10_6_new();
+            let model = axil_decoder_a12_w8_12_7_11_10_6_new(seed);
             assert!(!model.is_null(), "axil_decoder_a12_w8_12_7_11_10_6: model allocation failed");
             let mut ports = core::mem::MaybeUninit::<AxilDecoderA12W812711106Ports>::zeroed();
             axil_decoder_a12_w8_12_7_11_10_6_ports(model, ports.as_mut_ptr());

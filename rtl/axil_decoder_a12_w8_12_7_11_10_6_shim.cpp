@@ -17,7 +17,15 @@ struct Model {
 #if VM_TRACE_FST
   VerilatedFstC* fst = nullptr;
 #endif
-  Model() : top(new Vaxil_decoder_a12_w8_12_7_11_10_6{&ctx}) {}
+  // Verilator draws initial values while it constructs the model, from the context that
+  // constructed last on this thread: this one. A seed of 0 keeps them all zero.
+  explicit Model(uint32_t init_seed) {
+    if (init_seed != 0) {
+      ctx.randReset(2);
+      ctx.randSeed(static_cast<int>(init_seed));
+    }
+    top = new Vaxil_decoder_a12_w8_12_7_11_10_6{&ctx};
+  }
   ~Model() {
 #if VM_TRACE_FST
     if (fst) { fst->close(); delete fst; }
@@ -154,7 +162,7 @@ struct axil_decoder_a12_w8_12_7_11_10_6_ports {
   CData* m5_axil_rresp_i;
 };
 
-void* axil_decoder_a12_w8_12_7_11_10_6_new(void) { return new Model(); }
+void* axil_decoder_a12_w8_12_7_11_10_6_new(uint32_t init_seed) { return new Model(init_seed); }
 
 void axil_decoder_a12_w8_12_7_11_10_6_ports(void* model, axil_decoder_a12_w8_12_7_11_10_6_ports* p) {
   Vaxil_decoder_a12_w8_12_7_11_10_6* t = static_cast<Model*>(model)->top;

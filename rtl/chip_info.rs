@@ -29,7 +29,7 @@ pub struct ChipInfoPorts {
 }
 
 extern "C" {
-    fn chip_info_new() -> *mut core::ffi::c_void;
+    fn chip_info_new(init_seed: u32) -> *mut core::ffi::c_void;
     fn chip_info_ports(model: *mut core::ffi::c_void, ports: *mut ChipInfoPorts);
     fn chip_info_eval(model: *mut core::ffi::c_void);
     fn chip_info_delete(model: *mut core::ffi::c_void);
@@ -70,12 +70,22 @@ impl ChipInfo {
         ("s_axil_rresp_o", 2, false),
     ];
 
-    /// A new model instance with its own Verilator context.
+    /// A new model instance with its own Verilator context; every register and memory word
+    /// starts at zero.
     #[allow(clippy::new_without_default)]
     pub fn new() -> Self {
+        Self::with_init_seed(0)
+    }
+
+    /// A new model instance whose registers, memory words and X assignments start from
+    /// random values drawn from `seed` (Verilator's `randReset(2)`); seed 0 starts from zero,
+    /// as [`ChipInfo::new`]. Random values reach X assignments and undriven initial values only
+    /// in a model Verilated with `--x-assign unique --x-initial unique`. Verilator's random
+    /// state is per thread but reseeded by any thread: build random models one at a time.
+    pub fn with_init_seed(seed: u32) -> Self {
         // SAFETY: the shim allocates a model and fills one valid pointer per port field.
         unsafe {
-            let model = chip_info_new();
+            let model = chip_info_new(seed);
             assert!(!model.is_null(), "chip_info: model allocation failed");
             let mut ports = core::mem::MaybeUninit::<ChipInfoPorts>::zeroed();
             chip_info_ports(model, ports.as_mut_ptr());

@@ -17,7 +17,15 @@ struct Model {
 #if VM_TRACE_FST
   VerilatedFstC* fst = nullptr;
 #endif
-  Model() : top(new Vchip_info{&ctx}) {}
+  // Verilator draws initial values while it constructs the model, from the context that
+  // constructed last on this thread: this one. A seed of 0 keeps them all zero.
+  explicit Model(uint32_t init_seed) {
+    if (init_seed != 0) {
+      ctx.randReset(2);
+      ctx.randSeed(static_cast<int>(init_seed));
+    }
+    top = new Vchip_info{&ctx};
+  }
   ~Model() {
 #if VM_TRACE_FST
     if (fst) { fst->close(); delete fst; }
@@ -52,7 +60,7 @@ struct chip_info_ports {
   CData* s_axil_rresp_o;
 };
 
-void* chip_info_new(void) { return new Model(); }
+void* chip_info_new(uint32_t init_seed) { return new Model(init_seed); }
 
 void chip_info_ports(void* model, chip_info_ports* p) {
   Vchip_info* t = static_cast<Model*>(model)->top;

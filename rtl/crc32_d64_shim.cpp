@@ -17,7 +17,15 @@ struct Model {
 #if VM_TRACE_FST
   VerilatedFstC* fst = nullptr;
 #endif
-  Model() : top(new Vcrc32_d64{&ctx}) {}
+  // Verilator draws initial values while it constructs the model, from the context that
+  // constructed last on this thread: this one. A seed of 0 keeps them all zero.
+  explicit Model(uint32_t init_seed) {
+    if (init_seed != 0) {
+      ctx.randReset(2);
+      ctx.randSeed(static_cast<int>(init_seed));
+    }
+    top = new Vcrc32_d64{&ctx};
+  }
   ~Model() {
 #if VM_TRACE_FST
     if (fst) { fst->close(); delete fst; }
@@ -40,7 +48,7 @@ struct crc32_d64_ports {
   IData* crc_o;
 };
 
-void* crc32_d64_new(void) { return new Model(); }
+void* crc32_d64_new(uint32_t init_seed) { return new Model(init_seed); }
 
 void crc32_d64_ports(void* model, crc32_d64_ports* p) {
   Vcrc32_d64* t = static_cast<Model*>(model)->top;

@@ -17,7 +17,7 @@ pub struct Crc32cD64Ports {
 }
 
 extern "C" {
-    fn crc32c_d64_new() -> *mut core::ffi::c_void;
+    fn crc32c_d64_new(init_seed: u32) -> *mut core::ffi::c_void;
     fn crc32c_d64_ports(model: *mut core::ffi::c_void, ports: *mut Crc32cD64Ports);
     fn crc32c_d64_eval(model: *mut core::ffi::c_void);
     fn crc32c_d64_delete(model: *mut core::ffi::c_void);
@@ -46,12 +46,22 @@ impl Crc32cD64 {
         ("crc_o", 32, false),
     ];
 
-    /// A new model instance with its own Verilator context.
+    /// A new model instance with its own Verilator context; every register and memory word
+    /// starts at zero.
     #[allow(clippy::new_without_default)]
     pub fn new() -> Self {
+        Self::with_init_seed(0)
+    }
+
+    /// A new model instance whose registers, memory words and X assignments start from
+    /// random values drawn from `seed` (Verilator's `randReset(2)`); seed 0 starts from zero,
+    /// as [`Crc32cD64::new`]. Random values reach X assignments and undriven initial values only
+    /// in a model Verilated with `--x-assign unique --x-initial unique`. Verilator's random
+    /// state is per thread but reseeded by any thread: build random models one at a time.
+    pub fn with_init_seed(seed: u32) -> Self {
         // SAFETY: the shim allocates a model and fills one valid pointer per port field.
         unsafe {
-            let model = crc32c_d64_new();
+            let model = crc32c_d64_new(seed);
             assert!(!model.is_null(), "crc32c_d64: model allocation failed");
             let mut ports = core::mem::MaybeUninit::<Crc32cD64Ports>::zeroed();
             crc32c_d64_ports(model, ports.as_mut_ptr());

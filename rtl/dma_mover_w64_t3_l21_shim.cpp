@@ -17,7 +17,15 @@ struct Model {
 #if VM_TRACE_FST
   VerilatedFstC* fst = nullptr;
 #endif
-  Model() : top(new Vdma_mover_w64_t3_l21{&ctx}) {}
+  // Verilator draws initial values while it constructs the model, from the context that
+  // constructed last on this thread: this one. A seed of 0 keeps them all zero.
+  explicit Model(uint32_t init_seed) {
+    if (init_seed != 0) {
+      ctx.randReset(2);
+      ctx.randSeed(static_cast<int>(init_seed));
+    }
+    top = new Vdma_mover_w64_t3_l21{&ctx};
+  }
   ~Model() {
 #if VM_TRACE_FST
     if (fst) { fst->close(); delete fst; }
@@ -89,7 +97,7 @@ struct dma_mover_w64_t3_l21_ports {
   CData* m_axi_bid_i;
 };
 
-void* dma_mover_w64_t3_l21_new(void) { return new Model(); }
+void* dma_mover_w64_t3_l21_new(uint32_t init_seed) { return new Model(init_seed); }
 
 void dma_mover_w64_t3_l21_ports(void* model, dma_mover_w64_t3_l21_ports* p) {
   Vdma_mover_w64_t3_l21* t = static_cast<Model*>(model)->top;

@@ -43,7 +43,7 @@ pub struct DmaWalkerW64T3L21Ports {
 }
 
 extern "C" {
-    fn dma_walker_w64_t3_l21_new() -> *mut core::ffi::c_void;
+    fn dma_walker_w64_t3_l21_new(init_seed: u32) -> *mut core::ffi::c_void;
     fn dma_walker_w64_t3_l21_ports(model: *mut core::ffi::c_void, ports: *mut DmaWalkerW64T3L21Ports);
     fn dma_walker_w64_t3_l21_eval(model: *mut core::ffi::c_void);
     fn dma_walker_w64_t3_l21_delete(model: *mut core::ffi::c_void);
@@ -98,12 +98,22 @@ impl DmaWalkerW64T3L21 {
         ("m_axi_rid_i", 4, true),
     ];
 
-    /// A new model instance with its own Verilator context.
+    /// A new model instance with its own Verilator context; every register and memory word
+    /// starts at zero.
     #[allow(clippy::new_without_default)]
     pub fn new() -> Self {
+        Self::with_init_seed(0)
+    }
+
+    /// A new model instance whose registers, memory words and X assignments start from
+    /// random values drawn from `seed` (Verilator's `randReset(2)`); seed 0 starts from zero,
+    /// as [`DmaWalkerW64T3L21::new`]. Random values reach X assignments and undriven initial values only
+    /// in a model Verilated with `--x-assign unique --x-initial unique`. Verilator's random
+    /// state is per thread but reseeded by any thread: build random models one at a time.
+    pub fn with_init_seed(seed: u32) -> Self {
         // SAFETY: the shim allocates a model and fills one valid pointer per port field.
         unsafe {
-            let model = dma_walker_w64_t3_l21_new();
+            let model = dma_walker_w64_t3_l21_new(seed);
             assert!(!model.is_null(), "dma_walker_w64_t3_l21: model allocation failed");
             let mut ports = core::mem::MaybeUninit::<DmaWalkerW64T3L21Ports>::zeroed();
             dma_walker_w64_t3_l21_ports(model, ports.as_mut_ptr());

@@ -20,7 +20,7 @@ pub struct FifoW32D13Ports {
 }
 
 extern "C" {
-    fn fifo_w32_d13_new() -> *mut core::ffi::c_void;
+    fn fifo_w32_d13_new(init_seed: u32) -> *mut core::ffi::c_void;
     fn fifo_w32_d13_ports(model: *mut core::ffi::c_void, ports: *mut FifoW32D13Ports);
     fn fifo_w32_d13_eval(model: *mut core::ffi::c_void);
     fn fifo_w32_d13_delete(model: *mut core::ffi::c_void);
@@ -52,12 +52,22 @@ impl FifoW32D13 {
         ("count_o", 4, false),
     ];
 
-    /// A new model instance with its own Verilator context.
+    /// A new model instance with its own Verilator context; every register and memory word
+    /// starts at zero.
     #[allow(clippy::new_without_default)]
     pub fn new() -> Self {
+        Self::with_init_seed(0)
+    }
+
+    /// A new model instance whose registers, memory words and X assignments start from
+    /// random values drawn from `seed` (Verilator's `randReset(2)`); seed 0 starts from zero,
+    /// as [`FifoW32D13::new`]. Random values reach X assignments and undriven initial values only
+    /// in a model Verilated with `--x-assign unique --x-initial unique`. Verilator's random
+    /// state is per thread but reseeded by any thread: build random models one at a time.
+    pub fn with_init_seed(seed: u32) -> Self {
         // SAFETY: the shim allocates a model and fills one valid pointer per port field.
         unsafe {
-            let model = fifo_w32_d13_new();
+            let model = fifo_w32_d13_new(seed);
             assert!(!model.is_null(), "fifo_w32_d13: model allocation failed");
             let mut ports = core::mem::MaybeUninit::<FifoW32D13Ports>::zeroed();
             fifo_w32_d13_ports(model, ports.as_mut_ptr());

@@ -17,7 +17,15 @@ struct Model {
 #if VM_TRACE_FST
   VerilatedFstC* fst = nullptr;
 #endif
-  Model() : top(new Vfifo_w32_d13{&ctx}) {}
+  // Verilator draws initial values while it constructs the model, from the context that
+  // constructed last on this thread: this one. A seed of 0 keeps them all zero.
+  explicit Model(uint32_t init_seed) {
+    if (init_seed != 0) {
+      ctx.randReset(2);
+      ctx.randSeed(static_cast<int>(init_seed));
+    }
+    top = new Vfifo_w32_d13{&ctx};
+  }
   ~Model() {
 #if VM_TRACE_FST
     if (fst) { fst->close(); delete fst; }
@@ -43,7 +51,7 @@ struct fifo_w32_d13_ports {
   CData* count_o;
 };
 
-void* fifo_w32_d13_new(void) { return new Model(); }
+void* fifo_w32_d13_new(uint32_t init_seed) { return new Model(init_seed); }
 
 void fifo_w32_d13_ports(void* model, fifo_w32_d13_ports* p) {
   Vfifo_w32_d13* t = static_cast<Model*>(model)->top;

@@ -19,7 +19,7 @@ pub struct IntervalTimerW16Ports {
 }
 
 extern "C" {
-    fn interval_timer_w16_new() -> *mut core::ffi::c_void;
+    fn interval_timer_w16_new(init_seed: u32) -> *mut core::ffi::c_void;
     fn interval_timer_w16_ports(model: *mut core::ffi::c_void, ports: *mut IntervalTimerW16Ports);
     fn interval_timer_w16_eval(model: *mut core::ffi::c_void);
     fn interval_timer_w16_delete(model: *mut core::ffi::c_void);
@@ -50,12 +50,22 @@ impl IntervalTimerW16 {
         ("count_o", 16, false),
     ];
 
-    /// A new model instance with its own Verilator context.
+    /// A new model instance with its own Verilator context; every register and memory word
+    /// starts at zero.
     #[allow(clippy::new_without_default)]
     pub fn new() -> Self {
+        Self::with_init_seed(0)
+    }
+
+    /// A new model instance whose registers, memory words and X assignments start from
+    /// random values drawn from `seed` (Verilator's `randReset(2)`); seed 0 starts from zero,
+    /// as [`IntervalTimerW16::new`]. Random values reach X assignments and undriven initial values only
+    /// in a model Verilated with `--x-assign unique --x-initial unique`. Verilator's random
+    /// state is per thread but reseeded by any thread: build random models one at a time.
+    pub fn with_init_seed(seed: u32) -> Self {
         // SAFETY: the shim allocates a model and fills one valid pointer per port field.
         unsafe {
-            let model = interval_timer_w16_new();
+            let model = interval_timer_w16_new(seed);
             assert!(!model.is_null(), "interval_timer_w16: model allocation failed");
             let mut ports = core::mem::MaybeUninit::<IntervalTimerW16Ports>::zeroed();
             interval_timer_w16_ports(model, ports.as_mut_ptr());

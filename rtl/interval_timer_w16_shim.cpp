@@ -17,7 +17,15 @@ struct Model {
 #if VM_TRACE_FST
   VerilatedFstC* fst = nullptr;
 #endif
-  Model() : top(new Vinterval_timer_w16{&ctx}) {}
+  // Verilator draws initial values while it constructs the model, from the context that
+  // constructed last on this thread: this one. A seed of 0 keeps them all zero.
+  explicit Model(uint32_t init_seed) {
+    if (init_seed != 0) {
+      ctx.randReset(2);
+      ctx.randSeed(static_cast<int>(init_seed));
+    }
+    top = new Vinterval_timer_w16{&ctx};
+  }
   ~Model() {
 #if VM_TRACE_FST
     if (fst) { fst->close(); delete fst; }
@@ -42,7 +50,7 @@ struct interval_timer_w16_ports {
   SData* count_o;
 };
 
-void* interval_timer_w16_new(void) { return new Model(); }
+void* interval_timer_w16_new(uint32_t init_seed) { return new Model(init_seed); }
 
 void interval_timer_w16_ports(void* model, interval_timer_w16_ports* p) {
   Vinterval_timer_w16* t = static_cast<Model*>(model)->top;

@@ -96,7 +96,7 @@ pub struct NvmeCtrlQ64D1024S0W64V16B8F32Ports {
 }
 
 extern "C" {
-    fn nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_new() -> *mut core::ffi::c_void;
+    fn nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_new(init_seed: u32) -> *mut core::ffi::c_void;
     fn nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_ports(model: *mut core::ffi::c_void, ports: *mut NvmeCtrlQ64D1024S0W64V16B8F32Ports);
     fn nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_eval(model: *mut core::ffi::c_void);
     fn nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_delete(model: *mut core::ffi::c_void);
@@ -204,12 +204,22 @@ impl NvmeCtrlQ64D1024S0W64V16B8F32 {
         ("mps_o", 4, false),
     ];
 
-    /// A new model instance with its own Verilator context.
+    /// A new model instance with its own Verilator context; every register and memory word
+    /// starts at zero.
     #[allow(clippy::new_without_default)]
     pub fn new() -> Self {
+        Self::with_init_seed(0)
+    }
+
+    /// A new model instance whose registers, memory words and X assignments start from
+    /// random values drawn from `seed` (Verilator's `randReset(2)`); seed 0 starts from zero,
+    /// as [`NvmeCtrlQ64D1024S0W64V16B8F32::new`]. Random values reach X assignments and undriven initial values only
+    /// in a model Verilated with `--x-assign unique --x-initial unique`. Verilator's random
+    /// state is per thread but reseeded by any thread: build random models one at a time.
+    pub fn with_init_seed(seed: u32) -> Self {
         // SAFETY: the shim allocates a model and fills one valid pointer per port field.
         unsafe {
-            let model = nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_new();
+            let model = nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_new(seed);
             assert!(!model.is_null(), "nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32: model allocation failed");
             let mut ports = core::mem::MaybeUninit::<NvmeCtrlQ64D1024S0W64V16B8F32Ports>::zeroed();
             nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_ports(model, ports.as_mut_ptr());

@@ -1725,8 +1725,8 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
       op_cqid_q <= 7'd0;
       op_vec_q <= 4'd0;
       cnt_ok_q <= 1'b0;
-      state_q <= ST_IDLE;
-      flush_q <= 1'b0;
+      state_q <= ST_CLEAR;
+      flush_q <= 1'b1;
       clear_idx_q <= 7'd0;
       adm_act_q <= 1'b0;
       wrr_cls_q <= 2'd1;

@@ -17,7 +17,15 @@ struct Model {
 #if VM_TRACE_FST
   VerilatedFstC* fst = nullptr;
 #endif
-  Model() : top(new Vnvme_ctrl_q64_d1024_s0_w64_v16_b8_f32{&ctx}) {}
+  // Verilator draws initial values while it constructs the model, from the context that
+  // constructed last on this thread: this one. A seed of 0 keeps them all zero.
+  explicit Model(uint32_t init_seed) {
+    if (init_seed != 0) {
+      ctx.randReset(2);
+      ctx.randSeed(static_cast<int>(init_seed));
+    }
+    top = new Vnvme_ctrl_q64_d1024_s0_w64_v16_b8_f32{&ctx};
+  }
   ~Model() {
 #if VM_TRACE_FST
     if (fst) { fst->close(); delete fst; }
@@ -119,7 +127,7 @@ struct nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_ports {
   CData* mps_o;
 };
 
-void* nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_new(void) { return new Model(); }
+void* nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_new(uint32_t init_seed) { return new Model(init_seed); }
 
 void nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_ports(void* model, nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_ports* p) {
   Vnvme_ctrl_q64_d1024_s0_w64_v16_b8_f32* t = static_cast<Model*>(model)->top;

@@ -61,7 +61,7 @@ pub struct NvmeTcpConnW64D4H8192I4096Ports {
 }
 
 extern "C" {
-    fn nvme_tcp_conn_w64_d4_h8192_i4096_new() -> *mut core::ffi::c_void;
+    fn nvme_tcp_conn_w64_d4_h8192_i4096_new(init_seed: u32) -> *mut core::ffi::c_void;
     fn nvme_tcp_conn_w64_d4_h8192_i4096_ports(model: *mut core::ffi::c_void, ports: *mut NvmeTcpConnW64D4H8192I4096Ports);
     fn nvme_tcp_conn_w64_d4_h8192_i4096_eval(model: *mut core::ffi::c_void);
     fn nvme_tcp_conn_w64_d4_h8192_i4096_delete(model: *mut core::ffi::c_void);
@@ -134,12 +134,22 @@ impl NvmeTcpConnW64D4H8192I4096 {
         ("ev_ddgst_err_o", 1, false),
     ];
 
-    /// A new model instance with its own Verilator context.
+    /// A new model instance with its own Verilator context; every register and memory word
+    /// starts at zero.
     #[allow(clippy::new_without_default)]
     pub fn new() -> Self {
+        Self::with_init_seed(0)
+    }
+
+    /// A new model instance whose registers, memory words and X assignments start from
+    /// random values drawn from `seed` (Verilator's `randReset(2)`); seed 0 starts from zero,
+    /// as [`NvmeTcpConnW64D4H8192I4096::new`]. Random values reach X assignments and undriven initial values only
+    /// in a model Verilated with `--x-assign unique --x-initial unique`. Verilator's random
+    /// state is per thread but reseeded by any thread: build random models one at a time.
+    pub fn with_init_seed(seed: u32) -> Self {
         // SAFETY: the shim allocates a model and fills one valid pointer per port field.
         unsafe {
-            let model = nvme_tcp_conn_w64_d4_h8192_i4096_new();
+            let model = nvme_tcp_conn_w64_d4_h8192_i4096_new(seed);
             assert!(!model.is_null(), "nvme_tcp_conn_w64_d4_h8192_i4096: model allocation failed");
             let mut ports = core::mem::MaybeUninit::<NvmeTcpConnW64D4H8192I4096Ports>::zeroed();
             nvme_tcp_conn_w64_d4_h8192_i4096_ports(model, ports.as_mut_ptr());

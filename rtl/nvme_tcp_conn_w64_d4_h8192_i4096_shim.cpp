@@ -17,7 +17,15 @@ struct Model {
 #if VM_TRACE_FST
   VerilatedFstC* fst = nullptr;
 #endif
-  Model() : top(new Vnvme_tcp_conn_w64_d4_h8192_i4096{&ctx}) {}
+  // Verilator draws initial values while it constructs the model, from the context that
+  // constructed last on this thread: this one. A seed of 0 keeps them all zero.
+  explicit Model(uint32_t init_seed) {
+    if (init_seed != 0) {
+      ctx.randReset(2);
+      ctx.randSeed(static_cast<int>(init_seed));
+    }
+    top = new Vnvme_tcp_conn_w64_d4_h8192_i4096{&ctx};
+  }
   ~Model() {
 #if VM_TRACE_FST
     if (fst) { fst->close(); delete fst; }
@@ -84,7 +92,7 @@ struct nvme_tcp_conn_w64_d4_h8192_i4096_ports {
   CData* ev_ddgst_err_o;
 };
 
-void* nvme_tcp_conn_w64_d4_h8192_i4096_new(void) { return new Model(); }
+void* nvme_tcp_conn_w64_d4_h8192_i4096_new(uint32_t init_seed) { return new Model(init_seed); }
 
 void nvme_tcp_conn_w64_d4_h8192_i4096_ports(void* model, nvme_tcp_conn_w64_d4_h8192_i4096_ports* p) {
   Vnvme_tcp_conn_w64_d4_h8192_i4096* t = static_cast<Model*>(model)->top;

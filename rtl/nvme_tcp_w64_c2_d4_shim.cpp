@@ -17,7 +17,15 @@ struct Model {
 #if VM_TRACE_FST
   VerilatedFstC* fst = nullptr;
 #endif
-  Model() : top(new Vnvme_tcp_w64_c2_d4{&ctx}) {}
+  // Verilator draws initial values while it constructs the model, from the context that
+  // constructed last on this thread: this one. A seed of 0 keeps them all zero.
+  explicit Model(uint32_t init_seed) {
+    if (init_seed != 0) {
+      ctx.randReset(2);
+      ctx.randSeed(static_cast<int>(init_seed));
+    }
+    top = new Vnvme_tcp_w64_c2_d4{&ctx};
+  }
   ~Model() {
 #if VM_TRACE_FST
     if (fst) { fst->close(); delete fst; }
@@ -108,7 +116,7 @@ struct nvme_tcp_w64_c2_d4_ports {
   CData* s_axil_rresp_o;
 };
 
-void* nvme_tcp_w64_c2_d4_new(void) { return new Model(); }
+void* nvme_tcp_w64_c2_d4_new(uint32_t init_seed) { return new Model(init_seed); }
 
 void nvme_tcp_w64_c2_d4_ports(void* model, nvme_tcp_w64_c2_d4_ports* p) {
   Vnvme_tcp_w64_c2_d4* t = static_cast<Model*>(model)->top;

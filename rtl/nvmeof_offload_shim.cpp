@@ -17,7 +17,15 @@ struct Model {
 #if VM_TRACE_FST
   VerilatedFstC* fst = nullptr;
 #endif
-  Model() : top(new Vnvmeof_offload{&ctx}) {}
+  // Verilator draws initial values while it constructs the model, from the context that
+  // constructed last on this thread: this one. A seed of 0 keeps them all zero.
+  explicit Model(uint32_t init_seed) {
+    if (init_seed != 0) {
+      ctx.randReset(2);
+      ctx.randSeed(static_cast<int>(init_seed));
+    }
+    top = new Vnvmeof_offload{&ctx};
+  }
   ~Model() {
 #if VM_TRACE_FST
     if (fst) { fst->close(); delete fst; }
@@ -135,7 +143,7 @@ struct nvmeof_offload_ports {
   CData* tcp_dead_o;
 };
 
-void* nvmeof_offload_new(void) { return new Model(); }
+void* nvmeof_offload_new(uint32_t init_seed) { return new Model(init_seed); }
 
 void nvmeof_offload_ports(void* model, nvmeof_offload_ports* p) {
   Vnvmeof_offload* t = static_cast<Model*>(model)->top;

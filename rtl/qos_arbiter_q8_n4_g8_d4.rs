@@ -45,7 +45,7 @@ pub struct QosArbiterQ8N4G8D4Ports {
 }
 
 extern "C" {
-    fn qos_arbiter_q8_n4_g8_d4_new() -> *mut core::ffi::c_void;
+    fn qos_arbiter_q8_n4_g8_d4_new(init_seed: u32) -> *mut core::ffi::c_void;
     fn qos_arbiter_q8_n4_g8_d4_ports(model: *mut core::ffi::c_void, ports: *mut QosArbiterQ8N4G8D4Ports);
     fn qos_arbiter_q8_n4_g8_d4_eval(model: *mut core::ffi::c_void);
     fn qos_arbiter_q8_n4_g8_d4_delete(model: *mut core::ffi::c_void);
@@ -102,12 +102,22 @@ impl QosArbiterQ8N4G8D4 {
         ("s_axil_rresp_o", 2, false),
     ];
 
-    /// A new model instance with its own Verilator context.
+    /// A new model instance with its own Verilator context; every register and memory word
+    /// starts at zero.
     #[allow(clippy::new_without_default)]
     pub fn new() -> Self {
+        Self::with_init_seed(0)
+    }
+
+    /// A new model instance whose registers, memory words and X assignments start from
+    /// random values drawn from `seed` (Verilator's `randReset(2)`); seed 0 starts from zero,
+    /// as [`QosArbiterQ8N4G8D4::new`]. Random values reach X assignments and undriven initial values only
+    /// in a model Verilated with `--x-assign unique --x-initial unique`. Verilator's random
+    /// state is per thread but reseeded by any thread: build random models one at a time.
+    pub fn with_init_seed(seed: u32) -> Self {
         // SAFETY: the shim allocates a model and fills one valid pointer per port field.
         unsafe {
-            let model = qos_arbiter_q8_n4_g8_d4_new();
+            let model = qos_arbiter_q8_n4_g8_d4_new(seed);
             assert!(!model.is_null(), "qos_arbiter_q8_n4_g8_d4: model allocation failed");
             let mut ports = core::mem::MaybeUninit::<QosArbiterQ8N4G8D4Ports>::zeroed();
             qos_arbiter_q8_n4_g8_d4_ports(model, ports.as_mut_ptr());

@@ -17,7 +17,15 @@ struct Model {
 #if VM_TRACE_FST
   VerilatedFstC* fst = nullptr;
 #endif
-  Model() : top(new Vqos_arbiter_q8_n4_g8_d4{&ctx}) {}
+  // Verilator draws initial values while it constructs the model, from the context that
+  // constructed last on this thread: this one. A seed of 0 keeps them all zero.
+  explicit Model(uint32_t init_seed) {
+    if (init_seed != 0) {
+      ctx.randReset(2);
+      ctx.randSeed(static_cast<int>(init_seed));
+    }
+    top = new Vqos_arbiter_q8_n4_g8_d4{&ctx};
+  }
   ~Model() {
 #if VM_TRACE_FST
     if (fst) { fst->close(); delete fst; }
@@ -68,7 +76,7 @@ struct qos_arbiter_q8_n4_g8_d4_ports {
   CData* s_axil_rresp_o;
 };
 
-void* qos_arbiter_q8_n4_g8_d4_new(void) { return new Model(); }
+void* qos_arbiter_q8_n4_g8_d4_new(uint32_t init_seed) { return new Model(init_seed); }
 
 void qos_arbiter_q8_n4_g8_d4_ports(void* model, qos_arbiter_q8_n4_g8_d4_ports* p) {
   Vqos_arbiter_q8_n4_g8_d4* t = static_cast<Model*>(model)->top;

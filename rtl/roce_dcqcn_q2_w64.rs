@@ -39,7 +39,7 @@ pub struct RoceDcqcnQ2W64Ports {
 }
 
 extern "C" {
-    fn roce_dcqcn_q2_w64_new() -> *mut core::ffi::c_void;
+    fn roce_dcqcn_q2_w64_new(init_seed: u32) -> *mut core::ffi::c_void;
     fn roce_dcqcn_q2_w64_ports(model: *mut core::ffi::c_void, ports: *mut RoceDcqcnQ2W64Ports);
     fn roce_dcqcn_q2_w64_eval(model: *mut core::ffi::c_void);
     fn roce_dcqcn_q2_w64_delete(model: *mut core::ffi::c_void);
@@ -90,12 +90,22 @@ impl RoceDcqcnQ2W64 {
         ("rp_cnp_count_o", 32, false),
     ];
 
-    /// A new model instance with its own Verilator context.
+    /// A new model instance with its own Verilator context; every register and memory word
+    /// starts at zero.
     #[allow(clippy::new_without_default)]
     pub fn new() -> Self {
+        Self::with_init_seed(0)
+    }
+
+    /// A new model instance whose registers, memory words and X assignments start from
+    /// random values drawn from `seed` (Verilator's `randReset(2)`); seed 0 starts from zero,
+    /// as [`RoceDcqcnQ2W64::new`]. Random values reach X assignments and undriven initial values only
+    /// in a model Verilated with `--x-assign unique --x-initial unique`. Verilator's random
+    /// state is per thread but reseeded by any thread: build random models one at a time.
+    pub fn with_init_seed(seed: u32) -> Self {
         // SAFETY: the shim allocates a model and fills one valid pointer per port field.
         unsafe {
-            let model = roce_dcqcn_q2_w64_new();
+            let model = roce_dcqcn_q2_w64_new(seed);
             assert!(!model.is_null(), "roce_dcqcn_q2_w64: model allocation failed");
             let mut ports = core::mem::MaybeUninit::<RoceDcqcnQ2W64Ports>::zeroed();
             roce_dcqcn_q2_w64_ports(model, ports.as_mut_ptr());

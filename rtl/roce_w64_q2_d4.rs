@@ -80,7 +80,7 @@ pub struct RoceW64Q2D4Ports {
 }
 
 extern "C" {
-    fn roce_w64_q2_d4_new() -> *mut core::ffi::c_void;
+    fn roce_w64_q2_d4_new(init_seed: u32) -> *mut core::ffi::c_void;
     fn roce_w64_q2_d4_ports(model: *mut core::ffi::c_void, ports: *mut RoceW64Q2D4Ports);
     fn roce_w64_q2_d4_eval(model: *mut core::ffi::c_void);
     fn roce_w64_q2_d4_delete(model: *mut core::ffi::c_void);
@@ -172,12 +172,22 @@ impl RoceW64Q2D4 {
         ("s_axil_rresp_o", 2, false),
     ];
 
-    /// A new model instance with its own Verilator context.
+    /// A new model instance with its own Verilator context; every register and memory word
+    /// starts at zero.
     #[allow(clippy::new_without_default)]
     pub fn new() -> Self {
+        Self::with_init_seed(0)
+    }
+
+    /// A new model instance whose registers, memory words and X assignments start from
+    /// random values drawn from `seed` (Verilator's `randReset(2)`); seed 0 starts from zero,
+    /// as [`RoceW64Q2D4::new`]. Random values reach X assignments and undriven initial values only
+    /// in a model Verilated with `--x-assign unique --x-initial unique`. Verilator's random
+    /// state is per thread but reseeded by any thread: build random models one at a time.
+    pub fn with_init_seed(seed: u32) -> Self {
         // SAFETY: the shim allocates a model and fills one valid pointer per port field.
         unsafe {
-            let model = roce_w64_q2_d4_new();
+            let model = roce_w64_q2_d4_new(seed);
             assert!(!model.is_null(), "roce_w64_q2_d4: model allocation failed");
             let mut ports = core::mem::MaybeUninit::<RoceW64Q2D4Ports>::zeroed();
             roce_w64_q2_d4_ports(model, ports.as_mut_ptr());

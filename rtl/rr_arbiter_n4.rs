@@ -17,7 +17,7 @@ pub struct RrArbiterN4Ports {
 }
 
 extern "C" {
-    fn rr_arbiter_n4_new() -> *mut core::ffi::c_void;
+    fn rr_arbiter_n4_new(init_seed: u32) -> *mut core::ffi::c_void;
     fn rr_arbiter_n4_ports(model: *mut core::ffi::c_void, ports: *mut RrArbiterN4Ports);
     fn rr_arbiter_n4_eval(model: *mut core::ffi::c_void);
     fn rr_arbiter_n4_delete(model: *mut core::ffi::c_void);
@@ -46,12 +46,22 @@ impl RrArbiterN4 {
         ("gnt_idx_o", 2, false),
     ];
 
-    /// A new model instance with its own Verilator context.
+    /// A new model instance with its own Verilator context; every register and memory word
+    /// starts at zero.
     #[allow(clippy::new_without_default)]
     pub fn new() -> Self {
+        Self::with_init_seed(0)
+    }
+
+    /// A new model instance whose registers, memory words and X assignments start from
+    /// random values drawn from `seed` (Verilator's `randReset(2)`); seed 0 starts from zero,
+    /// as [`RrArbiterN4::new`]. Random values reach X assignments and undriven initial values only
+    /// in a model Verilated with `--x-assign unique --x-initial unique`. Verilator's random
+    /// state is per thread but reseeded by any thread: build random models one at a time.
+    pub fn with_init_seed(seed: u32) -> Self {
         // SAFETY: the shim allocates a model and fills one valid pointer per port field.
         unsafe {
-            let model = rr_arbiter_n4_new();
+            let model = rr_arbiter_n4_new(seed);
             assert!(!model.is_null(), "rr_arbiter_n4: model allocation failed");
             let mut ports = core::mem::MaybeUninit::<RrArbiterN4Ports>::zeroed();
             rr_arbiter_n4_ports(model, ports.as_mut_ptr());

@@ -17,7 +17,15 @@ struct Model {
 #if VM_TRACE_FST
   VerilatedFstC* fst = nullptr;
 #endif
-  Model() : top(new Vskid_buffer_w64{&ctx}) {}
+  // Verilator draws initial values while it constructs the model, from the context that
+  // constructed last on this thread: this one. A seed of 0 keeps them all zero.
+  explicit Model(uint32_t init_seed) {
+    if (init_seed != 0) {
+      ctx.randReset(2);
+      ctx.randSeed(static_cast<int>(init_seed));
+    }
+    top = new Vskid_buffer_w64{&ctx};
+  }
   ~Model() {
 #if VM_TRACE_FST
     if (fst) { fst->close(); delete fst; }
@@ -41,7 +49,7 @@ struct skid_buffer_w64_ports {
   QData* m_data_o;
 };
 
-void* skid_buffer_w64_new(void) { return new Model(); }
+void* skid_buffer_w64_new(uint32_t init_seed) { return new Model(init_seed); }
 
 void skid_buffer_w64_ports(void* model, skid_buffer_w64_ports* p) {
   Vskid_buffer_w64* t = static_cast<Model*>(model)->top;

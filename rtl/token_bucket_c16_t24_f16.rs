@@ -18,7 +18,7 @@ pub struct TokenBucketC16T24F16Ports {
 }
 
 extern "C" {
-    fn token_bucket_c16_t24_f16_new() -> *mut core::ffi::c_void;
+    fn token_bucket_c16_t24_f16_new(init_seed: u32) -> *mut core::ffi::c_void;
     fn token_bucket_c16_t24_f16_ports(model: *mut core::ffi::c_void, ports: *mut TokenBucketC16T24F16Ports);
     fn token_bucket_c16_t24_f16_eval(model: *mut core::ffi::c_void);
     fn token_bucket_c16_t24_f16_delete(model: *mut core::ffi::c_void);
@@ -48,12 +48,22 @@ impl TokenBucketC16T24F16 {
         ("tokens_o", 24, false),
     ];
 
-    /// A new model instance with its own Verilator context.
+    /// A new model instance with its own Verilator context; every register and memory word
+    /// starts at zero.
     #[allow(clippy::new_without_default)]
     pub fn new() -> Self {
+        Self::with_init_seed(0)
+    }
+
+    /// A new model instance whose registers, memory words and X assignments start from
+    /// random values drawn from `seed` (Verilator's `randReset(2)`); seed 0 starts from zero,
+    /// as [`TokenBucketC16T24F16::new`]. Random values reach X assignments and undriven initial values only
+    /// in a model Verilated with `--x-assign unique --x-initial unique`. Verilator's random
+    /// state is per thread but reseeded by any thread: build random models one at a time.
+    pub fn with_init_seed(seed: u32) -> Self {
         // SAFETY: the shim allocates a model and fills one valid pointer per port field.
         unsafe {
-            let model = token_bucket_c16_t24_f16_new();
+            let model = token_bucket_c16_t24_f16_new(seed);
             assert!(!model.is_null(), "token_bucket_c16_t24_f16: model allocation failed");
             let mut ports = core::mem::MaybeUninit::<TokenBucketC16T24F16Ports>::zeroed();
             token_bucket_c16_t24_f16_ports(model, ports.as_mut_ptr());

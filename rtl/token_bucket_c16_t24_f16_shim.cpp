@@ -17,7 +17,15 @@ struct Model {
 #if VM_TRACE_FST
   VerilatedFstC* fst = nullptr;
 #endif
-  Model() : top(new Vtoken_bucket_c16_t24_f16{&ctx}) {}
+  // Verilator draws initial values while it constructs the model, from the context that
+  // constructed last on this thread: this one. A seed of 0 keeps them all zero.
+  explicit Model(uint32_t init_seed) {
+    if (init_seed != 0) {
+      ctx.randReset(2);
+      ctx.randSeed(static_cast<int>(init_seed));
+    }
+    top = new Vtoken_bucket_c16_t24_f16{&ctx};
+  }
   ~Model() {
 #if VM_TRACE_FST
     if (fst) { fst->close(); delete fst; }
@@ -41,7 +49,7 @@ struct token_bucket_c16_t24_f16_ports {
   IData* tokens_o;
 };
 
-void* token_bucket_c16_t24_f16_new(void) { return new Model(); }
+void* token_bucket_c16_t24_f16_new(uint32_t init_seed) { return new Model(init_seed); }
 
 void token_bucket_c16_t24_f16_ports(void* model, token_bucket_c16_t24_f16_ports* p) {
   Vtoken_bucket_c16_t24_f16* t = static_cast<Model*>(model)->top;

@@ -18,7 +18,7 @@ pub struct WrrArbiterN4W8Ports {
 }
 
 extern "C" {
-    fn wrr_arbiter_n4_w8_new() -> *mut core::ffi::c_void;
+    fn wrr_arbiter_n4_w8_new(init_seed: u32) -> *mut core::ffi::c_void;
     fn wrr_arbiter_n4_w8_ports(model: *mut core::ffi::c_void, ports: *mut WrrArbiterN4W8Ports);
     fn wrr_arbiter_n4_w8_eval(model: *mut core::ffi::c_void);
     fn wrr_arbiter_n4_w8_delete(model: *mut core::ffi::c_void);
@@ -48,12 +48,22 @@ impl WrrArbiterN4W8 {
         ("gnt_idx_o", 2, false),
     ];
 
-    /// A new model instance with its own Verilator context.
+    /// A new model instance with its own Verilator context; every register and memory word
+    /// starts at zero.
     #[allow(clippy::new_without_default)]
     pub fn new() -> Self {
+        Self::with_init_seed(0)
+    }
+
+    /// A new model instance whose registers, memory words and X assignments start from
+    /// random values drawn from `seed` (Verilator's `randReset(2)`); seed 0 starts from zero,
+    /// as [`WrrArbiterN4W8::new`]. Random values reach X assignments and undriven initial values only
+    /// in a model Verilated with `--x-assign unique --x-initial unique`. Verilator's random
+    /// state is per thread but reseeded by any thread: build random models one at a time.
+    pub fn with_init_seed(seed: u32) -> Self {
         // SAFETY: the shim allocates a model and fills one valid pointer per port field.
         unsafe {
-            let model = wrr_arbiter_n4_w8_new();
+            let model = wrr_arbiter_n4_w8_new(seed);
             assert!(!model.is_null(), "wrr_arbiter_n4_w8: model allocation failed");
             let mut ports = core::mem::MaybeUninit::<WrrArbiterN4W8Ports>::zeroed();
             wrr_arbiter_n4_w8_ports(model, ports.as_mut_ptr());

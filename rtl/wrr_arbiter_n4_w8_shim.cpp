@@ -17,7 +17,15 @@ struct Model {
 #if VM_TRACE_FST
   VerilatedFstC* fst = nullptr;
 #endif
-  Model() : top(new Vwrr_arbiter_n4_w8{&ctx}) {}
+  // Verilator draws initial values while it constructs the model, from the context that
+  // constructed last on this thread: this one. A seed of 0 keeps them all zero.
+  explicit Model(uint32_t init_seed) {
+    if (init_seed != 0) {
+      ctx.randReset(2);
+      ctx.randSeed(static_cast<int>(init_seed));
+    }
+    top = new Vwrr_arbiter_n4_w8{&ctx};
+  }
   ~Model() {
 #if VM_TRACE_FST
     if (fst) { fst->close(); delete fst; }
@@ -41,7 +49,7 @@ struct wrr_arbiter_n4_w8_ports {
   CData* gnt_idx_o;
 };
 
-void* wrr_arbiter_n4_w8_new(void) { return new Model(); }
+void* wrr_arbiter_n4_w8_new(uint32_t init_seed) { return new Model(init_seed); }
 
 void wrr_arbiter_n4_w8_ports(void* model, wrr_arbiter_n4_w8_ports* p) {
   Vwrr_arbiter_n4_w8* t = static_cast<Model*>(model)->top;

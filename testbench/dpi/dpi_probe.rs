@@ -3,7 +3,7 @@
 // build adds the `Dut` implementation). Ports are found by name through the shim.
 
 extern "C" {
-    fn dpi_probe_new() -> *mut core::ffi::c_void;
+    fn dpi_probe_new(init_seed: u32) -> *mut core::ffi::c_void;
     fn dpi_probe_eval(model: *mut core::ffi::c_void);
     fn dpi_probe_delete(model: *mut core::ffi::c_void);
     fn dpi_probe_port(
@@ -37,11 +37,17 @@ impl DpiProbe {
         ("reads_o", 32, false),
     ];
 
-    /// A new model instance with its own Verilator context.
+    /// A new model instance with its own Verilator context; every register starts at zero.
     #[allow(clippy::new_without_default)]
     pub fn new() -> Self {
+        Self::with_init_seed(0)
+    }
+
+    /// A new model instance whose registers start from random values drawn from `seed` (0:
+    /// all zero), as the generated bindings do.
+    pub fn with_init_seed(seed: u32) -> Self {
         // SAFETY: the shim allocates a model or returns null.
-        let model = unsafe { dpi_probe_new() };
+        let model = unsafe { dpi_probe_new(seed) };
         assert!(!model.is_null(), "dpi_probe: model allocation failed");
         DpiProbe { model }
     }

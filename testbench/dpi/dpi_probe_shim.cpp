@@ -17,7 +17,14 @@ struct Model {
 #if VM_TRACE_FST
   VerilatedFstC* fst = nullptr;
 #endif
-  Model() : top(new Vdpi_probe{&ctx}) {}
+  // Initial values are drawn while the model is constructed (see the generated shims).
+  explicit Model(uint32_t init_seed) {
+    if (init_seed != 0) {
+      ctx.randReset(2);
+      ctx.randSeed(static_cast<int>(init_seed));
+    }
+    top = new Vdpi_probe{&ctx};
+  }
   ~Model() {
 #if VM_TRACE_FST
     if (fst) { fst->close(); delete fst; }
@@ -30,7 +37,7 @@ struct Model {
 
 extern "C" {
 
-void* dpi_probe_new(void) { return new Model(); }
+void* dpi_probe_new(uint32_t init_seed) { return new Model(init_seed); }
 
 void dpi_probe_eval(void* model) { static_cast<Model*>(model)->top->eval(); }
 

@@ -4,7 +4,10 @@
 //!
 //! A case is identified by (property, seed): the seed fixes proptest's random stream, so the
 //! same case is generated on any machine, and `--shard` can split cases without coordination.
+//! With random initial values ([`XInit::Random`]) the seed also fixes every model's initial
+//! state, for every run of the case (shrinking, the waveform re-run, a saved regression).
 
+use crate::sim::{with_x_init, XInit};
 use proptest::strategy::{BoxedStrategy, Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
 use std::fmt::Debug;
@@ -30,6 +33,8 @@ pub struct CaseResult {
     pub property: &'static str,
     /// Case seed.
     pub seed: u64,
+    /// How the case's models started.
+    pub x_init: XInit,
     /// `None` when it passed; otherwise the failure report.
     pub failure: Option<Failure>,
 }
@@ -76,10 +81,12 @@ pub fn input_for<P: Property>(seed: u64) -> P::Input {
         .current()
 }
 
-/// Runs case `seed` of property `P`; on failure shrinks it, saves it to `regressions` (a file of
-/// `<property> <seed>` lines) and re-runs the minimal case writing `<waves_dir>/<property>-<seed>.fst`.
+/// Runs case `seed` of property `P`, its models starting as `x_init` says; on failure shrinks
+/// it, saves it to `regressions` (a file of `<property> <seed> [x-init=random]` lines) and
+/// re-runs the minimal case writing `<waves_dir>/<property>-<seed>[-xr].fst`.
 pub fn run_case<P: Property>(
     seed: u64,
+    x_init: XInit,
     waves_dir: Option<&Path>,
     regressions: Option<&Path>,
 ) -> CaseResult {
@@ -92,17 +99,18 @@ pub fn run_case<P: Property>(
     };
     let mut runner = TestRunner::new_with_rng(config, rng_for(seed));
     let outcome = runner.run(&P::strategy(), |input| {
-        run_caught::<P>(&input, None).map_err(TestCaseError::fail)
+        run_caught::<P>(&input, seed, x_init, None).map_err(TestCaseError::fail)
     });
     let failure = match outcome {
         Ok(()) => None,
         Err(TestError::Fail(reason, minimal)) => {
             if let Some(file) = regressions {
-                save_regression(file, P::NAME, seed);
+                save_regression(file, P::NAME, seed, x_init);
             }
-            let waves = waves_dir.map(|d| d.join(format!("{}-{seed:016x}.fst", P::NAME)));
+            let suffix = if x_init == XInit::Random { "-xr" } else { "" };
+            let waves = waves_dir.map(|d| d.join(format!("{}-{seed:016x}{suffix}.fst", P::NAME)));
             // Re-run the minimal case with a waveform; its report is the one to read.
-            let rerun = run_caught::<P>(&minimal, waves.as_deref());
+            let rerun = run_caught::<P>(&minimal, seed, x_init, waves.as_deref());
             let reason = match rerun {
                 Err(r) => r,
                 Ok(()) => format!("{reason} (the minimal case passed when re-run: flaky?)"),
@@ -122,13 +130,21 @@ pub fn run_case<P: Property>(
     CaseResult {
         property: P::NAME,
         seed,
+        x_init,
         failure,
     }
 }
 
-/// Runs the property, turning a panic (a model's assertion, a hang report) into a failure.
-fn run_caught<P: Property>(input: &P::Input, waves: Option<&Path>) -> Result<(), String> {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| P::run(input, waves))) {
+/// Runs the property (its models starting as `x_init` says, from `seed`), turning a panic (a
+/// model's assertion, a hang report) into a failure.
+fn run_caught<P: Property>(
+    input: &P::Input,
+    seed: u64,
+    x_init: XInit,
+    waves: Option<&Path>,
+) -> Result<(), String> {
+    let run = || with_x_init(x_init, seed, || P::run(input, waves));
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
         Ok(r) => r,
         Err(e) => Err(format!(
             "panicked: {}",
@@ -140,8 +156,10 @@ fn run_caught<P: Property>(input: &P::Input, waves: Option<&Path>) -> Result<(),
     }
 }
 
-/// Seeds saved for `property` in a regression file.
-pub fn saved_seeds(file: &Path, property: &str) -> Vec<u64> {
+/// Cases saved for `property` in a regression file: (seed, how its models started). A line is
+/// `<property> <seed>`, with ` x-init=random` when the case failed from random initial values
+/// (it replays with the same values whatever the run's own setting).
+pub fn saved_seeds(file: &Path, property: &str) -> Vec<(u64, XInit)> {
     std::fs::read_to_string(file)
         .unwrap_or_default()
         .lines()
@@ -149,22 +167,31 @@ pub fn saved_seeds(file: &Path, property: &str) -> Vec<u64> {
         .filter_map(|l| {
             let mut it = l.split_whitespace();
             let (p, s) = (it.next()?, it.next()?);
+            let x_init = match it.next() {
+                Some(x) => x.strip_prefix("x-init=")?.parse().ok()?,
+                None => XInit::Zero,
+            };
             (p == property)
                 .then(|| u64::from_str_radix(s.trim_start_matches("0x"), 16).ok())
                 .flatten()
+                .map(|seed| (seed, x_init))
         })
         .collect()
 }
 
-fn save_regression(file: &Path, property: &str, seed: u64) {
-    if saved_seeds(file, property).contains(&seed) {
+fn save_regression(file: &Path, property: &str, seed: u64, x_init: XInit) {
+    if saved_seeds(file, property).contains(&(seed, x_init)) {
         return;
     }
     let mut text = std::fs::read_to_string(file).unwrap_or_else(|_| {
         "# Failing cases found by property runs: `<property> <seed>`. Every run replays them first.\n"
             .to_string()
     });
-    text.push_str(&format!("{property} 0x{seed:016x}\n"));
+    let suffix = match x_init {
+        XInit::Zero => String::new(),
+        XInit::Random => format!(" x-init={x_init}"),
+    };
+    text.push_str(&format!("{property} 0x{seed:016x}{suffix}\n"));
     if let Some(dir) = file.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
@@ -180,7 +207,8 @@ pub fn case_seed(base: u64, index: u64) -> u64 {
 }
 
 /// For `cargo test`: replays the saved regressions of `P`, then runs `cases` cases (overridden
-/// by the `TB_CASES` environment variable), panicking with the shrunk report on a failure.
+/// by the `TB_CASES` environment variable; their models start as `TB_X_INIT` says), panicking
+/// with the shrunk report on a failure.
 pub fn check<P: Property>(cases: u64) {
     let cases = std::env::var("TB_CASES")
         .ok()
@@ -189,12 +217,16 @@ pub fn check<P: Property>(cases: u64) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let regressions = root.join("regressions").join("cargo-test.txt");
     let waves = root.join("../target/waves");
+    let x_init = XInit::from_env();
     let mut seeds = saved_seeds(&regressions, P::NAME);
-    seeds.extend((0..cases).map(|i| case_seed(0x7e57_0000, i)));
-    for seed in seeds {
-        let r = run_case::<P>(seed, Some(&waves), Some(&regressions));
+    seeds.extend((0..cases).map(|i| (case_seed(0x7e57_0000, i), x_init)));
+    for (seed, x_init) in seeds {
+        let r = run_case::<P>(seed, x_init, Some(&waves), Some(&regressions));
         if let Some(f) = r.failure {
-            panic!("{} failed (seed 0x{seed:016x}): {f}", P::NAME);
+            panic!(
+                "{} failed (seed 0x{seed:016x}, x-init {x_init}): {f}",
+                P::NAME
+            );
         }
     }
 }

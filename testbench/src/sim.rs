@@ -20,8 +20,9 @@ pub trait Dut: 'static {
     const NAME: &'static str;
     /// Every port: (name, width, is input).
     const PORTS: &'static [(&'static str, u32, bool)];
-    /// A fresh model.
-    fn create() -> Self;
+    /// A fresh model: every register, memory word and X assignment zero when `init_seed` is 0,
+    /// random values drawn from `init_seed` otherwise (see [`XInit`]).
+    fn create(init_seed: u32) -> Self;
     /// Evaluates the model.
     fn eval(&self);
     /// Storage and width of a port, by name.
@@ -32,6 +33,121 @@ pub trait Dut: 'static {
     fn trace_dump(&self, time: u64);
     /// Closes the waveform.
     fn trace_close(&self);
+}
+
+/// How a model's state starts: what a register without a reset, a memory word never written, or
+/// an X assignment holds. The models are Verilated with `--x-assign unique --x-initial unique`,
+/// so this is chosen when a model is created, not when it is built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum XInit {
+    /// Everything zero: two-state simulation as it always was.
+    #[default]
+    Zero,
+    /// Random values, drawn from a seed derived from the case's seed and the model's place
+    /// among the models the case created ([`with_x_init`]): a case replays and shrinks with
+    /// the same values. Silicon starts from whatever its flops and RAM cells hold; a design that
+    /// depends on a state it did not reset fails here.
+    Random,
+}
+
+impl std::str::FromStr for XInit {
+    type Err = String;
+    fn from_str(s: &str) -> Result<XInit, String> {
+        match s {
+            "zero" => Ok(XInit::Zero),
+            "random" => Ok(XInit::Random),
+            _ => Err(format!("x-init `{s}`: expected `zero` or `random`")),
+        }
+    }
+}
+
+impl fmt::Display for XInit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            XInit::Zero => "zero",
+            XInit::Random => "random",
+        })
+    }
+}
+
+/// The environment variable that sets [`XInit`] for everything that does not choose it
+/// itself: `cargo test`, `testbench fio`, `testbench nbd`, and `regress` without `--x-init`.
+pub const X_INIT_ENV: &str = "TB_X_INIT";
+
+impl XInit {
+    /// [`X_INIT_ENV`] (`zero` or `random`), [`XInit::Zero`] when unset. Panics on another value
+    /// (a script asking for something it would not get).
+    pub fn from_env() -> XInit {
+        match std::env::var(X_INIT_ENV) {
+            Err(_) => XInit::Zero,
+            Ok(v) if v.is_empty() => XInit::Zero,
+            Ok(v) => v.parse().unwrap_or_else(|e| panic!("{X_INIT_ENV}: {e}")),
+        }
+    }
+}
+
+/// The initial-value setting of models created on this thread: (mode, seed, models created).
+#[derive(Clone, Copy)]
+struct InitScope {
+    mode: XInit,
+    seed: u64,
+    created: u32,
+}
+
+thread_local! {
+    static INIT: Cell<Option<InitScope>> = const { Cell::new(None) };
+}
+
+/// Verilator's random generator is per thread but reseeded whenever any thread sets a seed:
+/// random models are created one at a time, or a concurrent creation would change the values.
+static RANDOM_CREATE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Runs `f` with every model it creates (on this thread) starting as `mode` says; with
+/// [`XInit::Random`], the n-th model gets values drawn from a seed derived from `seed` and n.
+/// Property runs wrap every run of a case in it (the case's seed), so shrinking and replay see
+/// the same initial values. Outside any scope, models start as [`XInit::from_env`] says, from
+/// seed 0.
+pub fn with_x_init<R>(mode: XInit, seed: u64, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<InitScope>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            INIT.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(INIT.with(|c| {
+        c.replace(Some(InitScope {
+            mode,
+            seed,
+            created: 0,
+        }))
+    }));
+    f()
+}
+
+/// The seed the next model created on this thread gets: 0 (all zero) or a nonzero 32-bit seed.
+fn next_init_seed() -> u32 {
+    INIT.with(|c| {
+        let mut scope = c.get().unwrap_or(InitScope {
+            mode: XInit::from_env(),
+            seed: 0,
+            created: 0,
+        });
+        let n = scope.created;
+        scope.created += 1;
+        c.set(Some(scope));
+        match scope.mode {
+            XInit::Zero => 0,
+            XInit::Random => {
+                let mut z = (scope.seed ^ 0x0dd5_eed5_1417_0000)
+                    .wrapping_add((n as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+                z ^= z >> 31;
+                // Verilator takes a 32-bit seed and reads 0 as "seed from the clock".
+                ((z as u32) ^ ((z >> 32) as u32)).max(1)
+            }
+        }
+    })
 }
 
 /// A port of a live model. Cheap to clone; keeps the model alive.
@@ -205,9 +321,17 @@ impl<M: Dut> Default for Sim<M> {
 }
 
 impl<M: Dut> Sim<M> {
-    /// A fresh model; waveforms off.
+    /// A fresh model; waveforms off. Its state starts as the thread's [`XInit`] says
+    /// ([`with_x_init`]); its inputs start at zero either way (the testbench drives them: a
+    /// random value on an input no component drives would be the testbench's, not the RTL's).
     pub fn new() -> Self {
-        let dut = Rc::new(M::create());
+        let init_seed = next_init_seed();
+        let dut = Rc::new(if init_seed == 0 {
+            M::create(0)
+        } else {
+            let _one_at_a_time = RANDOM_CREATE.lock().unwrap_or_else(|e| e.into_inner());
+            M::create(init_seed)
+        });
         let keep: Rc<dyn Any> = dut.clone();
         let find = |name: &'static str| {
             dut.port_ptr(name).map(|(ptr, width)| Signal {
@@ -230,6 +354,19 @@ impl<M: Dut> Sim<M> {
             time: 0,
             waves: None,
         };
+        for &(name, width, input) in M::PORTS {
+            if input {
+                if let Some((ptr, _)) = sim.dut.port_ptr(name) {
+                    Signal {
+                        ptr,
+                        width,
+                        name,
+                        _keep: keep.clone(),
+                    }
+                    .set_words(&[]);
+                }
+            }
+        }
         sim.clk.set(0);
         if let Some((r, low)) = &sim.rst {
             r.set(if *low { 1 } else { 0 });

@@ -78,7 +78,10 @@ pub(crate) fn rust(m: &Module) -> String {
     let _ = writeln!(s, "}}");
     s.push('\n');
     let _ = writeln!(s, "extern \"C\" {{");
-    let _ = writeln!(s, "    fn {name}_new() -> *mut core::ffi::c_void;");
+    let _ = writeln!(
+        s,
+        "    fn {name}_new(init_seed: u32) -> *mut core::ffi::c_void;"
+    );
     let _ = writeln!(
         s,
         "    fn {name}_ports(model: *mut core::ffi::c_void, ports: *mut {ty}Ports);"
@@ -120,16 +123,41 @@ pub(crate) fn rust(m: &Module) -> String {
     s.push('\n');
     let _ = writeln!(
         s,
-        "    /// A new model instance with its own Verilator context."
+        "    /// A new model instance with its own Verilator context; every register and memory word"
     );
+    let _ = writeln!(s, "    /// starts at zero.");
     let _ = writeln!(s, "    #[allow(clippy::new_without_default)]");
     let _ = writeln!(s, "    pub fn new() -> Self {{");
+    let _ = writeln!(s, "        Self::with_init_seed(0)");
+    let _ = writeln!(s, "    }}");
+    s.push('\n');
+    let _ = writeln!(
+        s,
+        "    /// A new model instance whose registers, memory words and X assignments start from"
+    );
+    let _ = writeln!(
+        s,
+        "    /// random values drawn from `seed` (Verilator's `randReset(2)`); seed 0 starts from zero,"
+    );
+    let _ = writeln!(
+        s,
+        "    /// as [`{ty}::new`]. Random values reach X assignments and undriven initial values only"
+    );
+    let _ = writeln!(
+        s,
+        "    /// in a model Verilated with `--x-assign unique --x-initial unique`. Verilator's random"
+    );
+    let _ = writeln!(
+        s,
+        "    /// state is per thread but reseeded by any thread: build random models one at a time."
+    );
+    let _ = writeln!(s, "    pub fn with_init_seed(seed: u32) -> Self {{");
     let _ = writeln!(
         s,
         "        // SAFETY: the shim allocates a model and fills one valid pointer per port field."
     );
     let _ = writeln!(s, "        unsafe {{");
-    let _ = writeln!(s, "            let model = {name}_new();");
+    let _ = writeln!(s, "            let model = {name}_new(seed);");
     let _ = writeln!(
         s,
         "            assert!(!model.is_null(), \"{name}: model allocation failed\");"
@@ -334,7 +362,21 @@ pub(crate) fn shim(m: &Module) -> String {
     let _ = writeln!(s, "#if VM_TRACE_FST");
     let _ = writeln!(s, "  VerilatedFstC* fst = nullptr;");
     let _ = writeln!(s, "#endif");
-    let _ = writeln!(s, "  Model() : top(new V{name}{{&ctx}}) {{}}");
+    let _ = writeln!(
+        s,
+        "  // Verilator draws initial values while it constructs the model, from the context that"
+    );
+    let _ = writeln!(
+        s,
+        "  // constructed last on this thread: this one. A seed of 0 keeps them all zero."
+    );
+    let _ = writeln!(s, "  explicit Model(uint32_t init_seed) {{");
+    let _ = writeln!(s, "    if (init_seed != 0) {{");
+    let _ = writeln!(s, "      ctx.randReset(2);");
+    let _ = writeln!(s, "      ctx.randSeed(static_cast<int>(init_seed));");
+    let _ = writeln!(s, "    }}");
+    let _ = writeln!(s, "    top = new V{name}{{&ctx}};");
+    let _ = writeln!(s, "  }}");
     let _ = writeln!(s, "  ~Model() {{");
     let _ = writeln!(s, "#if VM_TRACE_FST");
     let _ = writeln!(s, "    if (fst) {{ fst->close(); delete fst; }}");
@@ -357,7 +399,10 @@ pub(crate) fn shim(m: &Module) -> String {
     }
     let _ = writeln!(s, "}};");
     s.push('\n');
-    let _ = writeln!(s, "void* {name}_new(void) {{ return new Model(); }}");
+    let _ = writeln!(
+        s,
+        "void* {name}_new(uint32_t init_seed) {{ return new Model(init_seed); }}"
+    );
     s.push('\n');
     let _ = writeln!(s, "void {name}_ports(void* model, {name}_ports* p) {{");
     let _ = writeln!(s, "  V{name}* t = static_cast<Model*>(model)->top;");

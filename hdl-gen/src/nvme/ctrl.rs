@@ -520,8 +520,10 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             "ST_DRAIN",
         ],
     );
-    let st = m.reg_enum("state", &st_ty, st_ty.item("ST_IDLE"));
-    let flush = m.reg("flush", 1, 0);
+    // A hardware reset starts with the sweep a controller reset runs: the queue RAMs (their
+    // enable bits above all) have no reset of their own and hold anything after power-up.
+    let st = m.reg_enum("state", &st_ty, st_ty.item("ST_CLEAR"));
+    let flush = m.reg("flush", 1, 1);
     let clear_idx = m.reg("clear_idx", qw, 0);
     let adm_act = m.reg("adm_act", 1, 0);
     let wrr_cls = m.reg("wrr_cls", 2, 1);

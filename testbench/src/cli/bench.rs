@@ -23,7 +23,7 @@ fn cpp(cycles: u64) -> (f64, u64) {
 
 /// The C++ loop's stimulus, through the generated Rust binding.
 fn rust_binding(cycles: u64) -> (f64, u64) {
-    let top = BenchTop::create();
+    let top = BenchTop::create(0);
     let rst = top.port_ptr("rst_ni").is_some();
     let set_rst = |on: bool| {
         let (ptr, _) = top

@@ -2,6 +2,7 @@
 //! over the suite's properties and over `--jobs` threads, each shrunk and saved on failure.
 
 use crate::prop::{case_seed, saved_seeds, CaseResult};
+use crate::sim::XInit;
 use crate::suites;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -48,6 +49,12 @@ pub struct Args {
     /// reported): what a mutant run needs, one shrunk failure, not one per case.
     #[arg(long)]
     pub fail_fast: bool,
+    /// Initial values of every model's registers, memory words and X assignments: `zero`
+    /// (two-state, all zero) or `random` (drawn from a seed derived from the case's seed, so a
+    /// case replays and shrinks with the same values) [default: $TB_X_INIT, else zero].
+    /// Saved regressions replay as they were saved, whatever this says.
+    #[arg(long, value_name = "zero|random")]
+    pub x_init: Option<XInit>,
 }
 
 fn parse_shard(s: &str) -> Result<(u64, u64), String> {
@@ -152,12 +159,21 @@ pub fn run(args: &Args) -> i32 {
         .clone()
         .unwrap_or_else(|| root.parent().unwrap_or(root).join("target").join("waves"));
 
-    // (label, property index, seed): saved regressions first, then this shard's cases.
-    let mut work: Vec<(String, usize, u64)> = Vec::new();
+    let x_init = args.x_init.unwrap_or_else(XInit::from_env);
+    let xr = |x: XInit| {
+        if x == XInit::Random {
+            " x-init=random"
+        } else {
+            ""
+        }
+    };
+    // (label, property index, seed, initial values): saved regressions first, then this
+    // shard's cases.
+    let mut work: Vec<(String, usize, u64, XInit)> = Vec::new();
     for &pi in &selected {
         let p = &suite.properties[pi];
-        for s in saved_seeds(&regressions, p.name) {
-            work.push((format!("{} saved 0x{s:016x}", p.name), pi, s));
+        for (s, x) in saved_seeds(&regressions, p.name) {
+            work.push((format!("{} saved 0x{s:016x}{}", p.name, xr(x)), pi, s, x));
         }
     }
     let replays = work.len();
@@ -166,13 +182,18 @@ pub fn run(args: &Args) -> i32 {
         let pi = selected[(i % n) as usize];
         let s = case_seed(args.seed, i);
         work.push((
-            format!("{} case {i} seed 0x{s:016x}", suite.properties[pi].name),
+            format!(
+                "{} case {i} seed 0x{s:016x}{}",
+                suite.properties[pi].name,
+                xr(x_init)
+            ),
             pi,
             s,
+            x_init,
         ));
     }
     eprintln!(
-        "{}: {} cases (seed 0x{:x}, shard {k}/{m}), {replays} saved regressions replayed first",
+        "{}: {} cases (seed 0x{:x}, shard {k}/{m}, initial values {x_init}), {replays} saved regressions replayed first",
         suite.name,
         work.len() - replays,
         args.seed
@@ -211,11 +232,12 @@ pub fn run(args: &Args) -> i32 {
                     break;
                 }
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some((label, pi, seed)) = work.get(i) else {
+                let Some((label, pi, seed, x_init)) = work.get(i) else {
                     break;
                 };
                 let t = Instant::now();
-                let r = (suite.properties[*pi].run)(*seed, Some(&waves), Some(&regressions));
+                let r =
+                    (suite.properties[*pi].run)(*seed, *x_init, Some(&waves), Some(&regressions));
                 let secs = t.elapsed().as_secs_f64();
                 if let Some(f) = &r.failure {
                     eprintln!("{}FAILED {label}\n  {f}", if tty { "\r\x1b[K" } else { "" });

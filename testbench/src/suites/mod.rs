@@ -9,14 +9,15 @@ pub mod rdma;
 pub mod stdlib;
 
 use crate::prop::{run_case, CaseResult, Property};
+use crate::sim::XInit;
 use std::path::Path;
 
 /// One property of a suite, type-erased.
 pub struct Entry {
     /// Property name.
     pub name: &'static str,
-    /// Runs case `seed`: (seed, waves folder, regression file).
-    pub run: fn(u64, Option<&Path>, Option<&Path>) -> CaseResult,
+    /// Runs case `seed`: (seed, initial values, waves folder, regression file).
+    pub run: fn(u64, XInit, Option<&Path>, Option<&Path>) -> CaseResult,
 }
 
 fn entry<P: Property>() -> Entry {
