@@ -76,6 +76,7 @@ fn decisions_per_cycle(k: usize, cycles: u64) -> Result<f64, String> {
         out_stall: 0,
         cpl_stall: 0,
         channels: Channels::OPEN,
+        warm_reset: None,
     };
     let out = run(&cfg, &mut traffic, timing, 1, cycles * 2, None)?;
     // From the first release to the end of feeding.
@@ -170,6 +171,7 @@ pub fn run_bench() -> i32 {
         out_stall: 0,
         cpl_stall: 0,
         channels: Channels::OPEN,
+        warm_reset: None,
     };
     println!(
         "token bucket rates over {cycles} cycles after {warm} of warm-up (4 KiB reads, always backlogged; target within 1%)"

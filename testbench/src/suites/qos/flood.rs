@@ -231,6 +231,7 @@ pub fn run_flood(input: &FloodInput, waves: Option<&Path>) -> Result<(Outcome, u
         out_stall: input.out_stall,
         cpl_stall: 0,
         channels,
+        warm_reset: None,
     };
     let out = run(
         &cfg,
@@ -364,6 +365,7 @@ pub fn run_share(
             }),
             ..Channels::OPEN
         },
+        warm_reset: None,
     };
     let out = run(&cfg, &mut traffic, timing, seed, cycles * 4, waves)?;
     if std::env::var_os("QOS_DEBUG").is_some() {

@@ -6,7 +6,9 @@
 //! opcodes; inside, across and past the grants' ranges; unknown and broadcast NSIDs), under
 //! random idle cycles and backpressure on both outputs, and a random pattern of the transport
 //! channels' space (all open, random drops, a stuck channel: `super::channels_strategy`).
-//! Every check of the harness applies (see `super`).
+//! In about a third of the cases a hardware reset cuts unchecked traffic short before the
+//! checked run, on the same block (`Timing::warm_reset`). Every check of the harness applies
+//! (see `super`).
 
 use super::{channels_strategy, dims, run, Channels, Timing, Traffic};
 use crate::models::qos::{Config, Grant, Limit, NsCfg, QueueCfg, Sqe};
@@ -41,6 +43,9 @@ pub struct Input {
     out_stall: u8,
     cpl_stall: u8,
     channels: Channels,
+    /// Unchecked traffic cycles before a hardware reset, ahead of the checked run
+    /// ([`Timing::warm_reset`]).
+    warm_reset: Option<u16>,
     seed: u64,
 }
 
@@ -155,6 +160,7 @@ fn strategy() -> BoxedStrategy<Input> {
         prop::collection::vec(command(nq, u32::from(nn)), 1..120),
         (0u8..40, 0u8..60, 0u8..60, any::<u64>()),
         channels_strategy(d.queues),
+        prop::option::weighted(0.3, 1u16..1500),
     )
         .prop_map(
             |(
@@ -164,6 +170,7 @@ fn strategy() -> BoxedStrategy<Input> {
                 cmds,
                 (in_idle, out_stall, cpl_stall, seed),
                 channels,
+                warm_reset,
             )| {
                 Input {
                     queues,
@@ -174,6 +181,7 @@ fn strategy() -> BoxedStrategy<Input> {
                     out_stall,
                     cpl_stall,
                     channels,
+                    warm_reset,
                     seed,
                 }
             },
@@ -253,6 +261,7 @@ fn run_mix(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         out_stall: input.out_stall,
         cpl_stall: input.cpl_stall,
         channels: input.channels,
+        warm_reset: input.warm_reset,
     };
     let out = run(&cfg, &mut traffic, timing, input.seed, 3_000_000, waves)?;
     if out.releases.len() + out.denied != input.cmds.len() {

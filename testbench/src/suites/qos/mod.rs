@@ -98,6 +98,13 @@ pub struct Timing {
     pub cpl_stall: u8,
     /// What the harness drives on `dst_space_i`.
     pub channels: Channels,
+    /// A hardware reset in mid-traffic before the checked run: the block is programmed and
+    /// runs this many cycles of unchecked random commands (every SQ id, Reads and Writes,
+    /// random backpressure and channel space), then reset is asserted whatever is in flight.
+    /// The checked run that follows (programming included) must see a block exactly as fresh
+    /// from power-up: nothing held, no stale command released or denied, counters and buckets
+    /// back at their reset values.
+    pub warm_reset: Option<u16>,
 }
 
 /// One queue's channel held full for long stretches (a stuck channel): full for `full`
@@ -356,6 +363,64 @@ fn program(axil: &Axil, sim: &mut Sim<Top>, cfg: &Config) -> Result<(), String> 
     Ok(())
 }
 
+/// The unchecked traffic of [`Timing::warm_reset`], ended by a hardware reset of 1 to 4 cycles
+/// asserted whatever is in flight. Draws from its own generator, so the checked run after it
+/// is the run a fresh block would get.
+fn warm_traffic(
+    axil: &Axil,
+    sim: &mut Sim<Top>,
+    cfg: &Config,
+    cycles: u16,
+    seed: u64,
+) -> Result<(), String> {
+    let d = dims();
+    let mut rng = Rng::new(seed ^ 0x3a2f_17c4_0b5e_d901);
+    program(axil, sim, cfg)?;
+    let s_valid = sim.signal("s_io_cmd_valid_i");
+    let s_ready = sim.signal("s_io_cmd_ready_o");
+    let s_sqid = sim.signal("s_io_cmd_sqid_i");
+    let s_sqe = sim.signal("s_io_cmd_sqe_i");
+    let inputs = [
+        sim.signal("m_io_cmd_ready_i"),
+        sim.signal("m_io_cpl_ready_i"),
+        sim.signal("dst_space_i"),
+    ];
+    let mut cid = 0u16;
+    for _ in 0..cycles {
+        // A presented command stays until taken (the stream contract), then the next one.
+        if !s_valid.is_high() && rng.chance(70) {
+            let sqid = 1 + rng.below(d.queues as u64 + 1) as u16;
+            let sqe = Sqe {
+                opcode: [0x01, 0x02, 0x02, 0x00, 0x08, 0x09][rng.below(6) as usize],
+                cid,
+                nsid: 1 + rng.below(d.namespaces as u64) as u32,
+                slba: rng.below(1 << 20),
+                nlb: rng.below(64) as u16,
+            };
+            cid = cid.wrapping_add(1);
+            s_valid.set(1);
+            s_sqid.set(u64::from(sqid));
+            set_sqe(&s_sqe, &sqe.bytes(&[0x77; 64]));
+        }
+        for sig in &inputs {
+            sig.set(rng.next_u64());
+        }
+        sim.settle();
+        let taken = s_valid.is_high() && s_ready.is_high();
+        sim.step();
+        if taken {
+            s_valid.set(0);
+        }
+    }
+    // The front end and the transports are reset with the block: their side drops too.
+    s_valid.set(0);
+    for sig in &inputs {
+        sig.set(0);
+    }
+    sim.reset(1 + rng.below(4));
+    Ok(())
+}
+
 /// Runs `traffic` through the block configured with `cfg`, checking every cycle (see the module
 /// documentation). `limit`: traffic cycles before the run is reported as hung.
 pub fn run(
@@ -385,6 +450,9 @@ pub fn run(
         },
     );
     sim.reset(2);
+    if let Some(cycles) = timing.warm_reset {
+        warm_traffic(&axil, &mut sim, cfg, cycles, seed)?;
+    }
     program(&axil, &mut sim, cfg)?;
     sim.run(2);
 
