@@ -426,11 +426,6 @@ impl Session {
         self.max_blocks
     }
 
-    /// The transport queue `sqid` runs on.
-    pub fn transport(&self, sqid: u16) -> Option<Transport> {
-        self.queues.get(&sqid).map(|q| q.chan.transport)
-    }
-
     /// Places `ios` on SQ `sqid` and rings its doorbell once; each must fit ([`Session::room`],
     /// `blocks` within the namespace and [`Session::max_blocks`]).
     pub fn submit(&mut self, sqid: u16, ios: &[Io]) -> Result<(), String> {

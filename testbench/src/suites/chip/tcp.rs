@@ -115,11 +115,6 @@ impl TcpLink {
             }
         }
     }
-
-    /// Bytes the chip sent that have not reached their target yet.
-    pub fn in_flight(&self) -> usize {
-        self.in_flight.iter().flatten().map(|x| x.1.len()).sum()
-    }
 }
 
 impl Component for TcpLink {

@@ -218,11 +218,6 @@ impl RoceLink {
     pub fn frame_starts(&self) -> Vec<u64> {
         self.sink.borrow().frames.iter().map(|f| f.first).collect()
     }
-
-    /// Frames the chip sent that have not reached the target yet.
-    pub fn in_flight(&self) -> usize {
-        self.in_flight.len()
-    }
 }
 
 impl Component for RoceLink {
