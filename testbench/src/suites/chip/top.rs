@@ -50,12 +50,12 @@ use crate::rtl::{ChipTop, NvmeCtrlTop};
 use crate::sim::{Component, Dut, Sim};
 use crate::suites::chip::tcp::{self, TcpConf, TcpLink};
 use crate::suites::nvme::env::{Attach, Env, Sqe, Timing};
-use crate::suites::nvme::queues::{create_pair, io_batch, Pair};
+use crate::suites::nvme::queues::{create_pair, io_batch, rearm_aer, Pair};
 use crate::suites::nvme_tcp::rtl::{HOLD_BYTES, ICD_BYTES};
 use crate::suites::rdma::engine::{buf_bytes, confs, place, program_qp, Buf, BASE};
 use proptest::prelude::*;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::Path;
 use std::rc::Rc;
 
@@ -132,6 +132,17 @@ pub enum Chan {
     Tcp(usize),
 }
 
+/// Bad input at chip level, right after a batch's doorbells (commands in flight in every
+/// block).
+#[derive(Clone, Copy, Debug)]
+pub enum Fault {
+    /// The host resets the controller (CC.EN 1 -> 0), waits for CSTS.RDY to fall and brings
+    /// it up again with the same queues (firmware keeps QoS, the QPs and the routes).
+    Reset,
+    /// A faulty doorbell ([`Env::bad_doorbell`]'s kinds) on pair `q`.
+    Doorbell { kind: u8, q: u8, v: u16 },
+}
+
 /// The stimulus.
 #[derive(Clone, Debug)]
 pub struct Input {
@@ -146,6 +157,8 @@ pub struct Input {
     pub tcp: TcpConf,
     /// Batches of commands: (commands, one doorbell for the batch).
     pub batches: Vec<(Vec<Cmd>, bool)>,
+    /// Faults, each after batch `.0` (modulo the batches).
+    pub faults: Vec<(u8, Fault)>,
     pub timing: Timing,
     /// Percent of frames lost each way between the chip and the target.
     pub loss: u8,
@@ -421,6 +434,10 @@ struct Sent {
     via: Option<Chan>,
     /// The front end hands it to firmware (an opcode the chip does not carry).
     fallback: bool,
+    /// Outstanding when the host reset the controller: dropped, its completion never seen.
+    /// It reaches its target (or firmware) at most once, and its buffer may or may not hold
+    /// the target's data; nothing of it touches host memory once CSTS.RDY fell.
+    dropped: bool,
 }
 
 fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
@@ -583,12 +600,17 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         let vectors = env.vectors;
         create_pair(&mut env, i as u16 + 1, p, vectors)?;
     }
+    rearm_aer(&mut env)?;
     let live: Vec<u16> = (1..=queues)
         .filter(|y| env.host.model.sqs.contains_key(y))
         .collect();
     if live.is_empty() {
         return Err("no I/O queue could be created".into());
     }
+    // Controller resets: (CSTS.RDY fell, CC.EN 1 again), and host memory's regions as they
+    // were when RDY last fell: nothing may change them after.
+    let mut resets: Vec<(u64, u64)> = Vec::new();
+    let mut frozen: Vec<(u64, Vec<u8>)> = Vec::new();
 
     // Commands.
     let mut rng = Rng::new(input.seed ^ 0x5eed);
@@ -596,7 +618,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     let mut sent: Vec<Sent> = Vec::new();
     // Each buffer's region (its pages and PRP list) as placed, before any traffic.
     let mut regions: Vec<(u64, Vec<u8>)> = Vec::new();
-    for (cmds, batch) in &input.batches {
+    for (bi, (cmds, batch)) in input.batches.iter().enumerate() {
         let mut by_q: BTreeMap<u16, Vec<&Cmd>> = BTreeMap::new();
         for c in cmds {
             by_q.entry(live[usize::from(c.q) % live.len()])
@@ -687,25 +709,74 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                     status,
                     via: reaches,
                     fallback: route == IoRoute::Fallback,
+                    dropped: false,
                 });
                 placed.push(s);
             }
             env.submit(sqid, &placed, *batch)?;
         }
         env.consume_all()?;
+        for &(_, f) in input
+            .faults
+            .iter()
+            .filter(|f| usize::from(f.0) % input.batches.len() == bi)
+        {
+            match f {
+                Fault::Reset => {
+                    let out: BTreeSet<(u16, u16)> = env
+                        .host
+                        .model
+                        .sqs
+                        .iter()
+                        .flat_map(|(q, s)| s.outstanding.keys().map(move |c| (*q, *c)))
+                        .collect();
+                    for s in sent.iter_mut() {
+                        s.dropped |= out.contains(&(s.sqid, s.cid));
+                    }
+                    env.controller_reset()?;
+                    let fall = env.sim.cycle();
+                    frozen = regions
+                        .iter()
+                        .map(|(a, r)| (*a, env.mem.borrow().mem.read_vec(*a, r.len())))
+                        .collect();
+                    // Quiet from RDY's fall to the new bring-up's first BAR write.
+                    resets.push((fall, env.sim.cycle()));
+                    env.enable(32, 32, false)?;
+                    for (i, p) in input.pairs.iter().take(usize::from(queues)).enumerate() {
+                        let vectors = env.vectors;
+                        create_pair(&mut env, i as u16 + 1, p, vectors)?;
+                    }
+                    rearm_aer(&mut env)?;
+                    let again: Vec<u16> = (1..=queues)
+                        .filter(|y| env.host.model.sqs.contains_key(y))
+                        .collect();
+                    if again != live {
+                        return Err(format!(
+                            "after the controller reset the host created the queues {again:?}, before it {live:?}"
+                        ));
+                    }
+                }
+                Fault::Doorbell { kind, q, v } => {
+                    let qid = live[usize::from(q) % live.len()];
+                    env.bad_doorbell(kind, qid, usize::from(queues), v)?;
+                }
+            }
+        }
     }
     // Run until every command completed.
     let mut n = 0u64;
-    while env.host.model.outstanding() > 0 {
+    while env.host.model.outstanding() > 0 || !env.host.model.events.is_empty() {
         env.consume_all()?;
+        rearm_aer(&mut env)?;
         env.step()?;
         n += 1;
         if n > env.limit {
             let t = tcp_link.borrow();
             let held: Vec<Vec<u16>> = t.targets.iter().map(|x| x.held()).collect();
             return Err(format!(
-                "{} commands never completed (RoCE target: {:?}; NVMe/TCP targets hold {held:?}, violations {:?}, tcp_connected_o {:#x}, tcp_dead_o {:#x})",
+                "{} commands never completed, doorbell fault events {:?} never reported (RoCE target: {:?}; NVMe/TCP targets hold {held:?}, violations {:?}, tcp_connected_o {:#x}, tcp_dead_o {:#x})",
                 env.host.model.outstanding(),
+                env.host.model.events,
                 link.borrow().target.errors.first(),
                 t.targets.iter().flat_map(|x| x.violations.first()).collect::<Vec<_>>(),
                 env.sim.signal("tcp_connected_o").get(),
@@ -724,6 +795,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         &bufs,
         &regions,
     )?;
+    check_quiet(&env, &resets, &frozen)?;
     check_tcp(&env, &tcp_link.borrow(), input.tcp_dgst, &sent)?;
     check_irq(&env)?;
     if let Some(v) = sink.borrow().violations.first() {
@@ -732,7 +804,10 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     if std::env::var_os("CHIP_DEBUG").is_some() {
         let t = tcp_link.borrow();
         eprintln!(
-            "chip case: {} commands, {} to RoCE ({} executed, {} frames), {} to NVMe/TCP ({} capsules, {}/{} bytes tx/rx), digests {}, {} cycles",
+            "chip case: {} resets ({} commands dropped), {} doorbell faults, {} commands, {} to RoCE ({} executed, {} frames), {} to NVMe/TCP ({} capsules, {}/{} bytes tx/rx), digests {}, {} cycles",
+            resets.len(),
+            sent.iter().filter(|s| s.dropped).count(),
+            env.host.faults,
             sent.len(),
             sent.iter().filter(|s| matches!(s.via, Some(Chan::Roce(_)))).count(),
             link.borrow().target.executed.len(),
@@ -748,42 +823,47 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             env.sim.cycle()
         );
     }
-    // The routing counters.
-    let mut bus = env.fw_bus.mmio(&mut env.sim);
-    let count = |f: fn(&Chan) -> bool| {
-        sent.iter()
-            .filter(|s| s.via.as_ref().is_some_and(f))
-            .count() as u32
+    // The routing counters: the commands routed to each transport are the ones its targets
+    // got (checked above against what the chip had to carry: a command dropped by a reset may
+    // or may not have been routed); an unbound queue's are counted unless a reset dropped
+    // them before the table saw them.
+    let roce = link.borrow().target.executed.len() as u32;
+    let nvme_tcp = tcp_link
+        .borrow()
+        .targets
+        .iter()
+        .flat_map(|t| t.received.iter())
+        .filter(|p| matches!(p, Pdu::CapsuleCmd { .. }))
+        .count() as u32;
+    let range = |f: &dyn Fn(&Sent) -> bool| {
+        let all = sent.iter().filter(|s| f(s));
+        let n = all.clone().filter(|s| !s.dropped).count() as u32;
+        (n, n + all.filter(|s| s.dropped).count() as u32)
     };
-    let roce = count(|c| matches!(c, Chan::Roce(_)));
-    let nvme_tcp = count(|c| matches!(c, Chan::Tcp(_)));
-    let unbound = sent.iter().filter(|s| s.status == 0x0082).count() as u32;
+    let unbound = range(&|s| s.status == 0x0082);
+    let fallback = env.fallback_received().len() as u32;
+    let mut bus = env.fw_bus.mmio(&mut env.sim);
     let got = (
         bus.read32(chip_csr::CNT_ROCE),
         bus.read32(chip_csr::CNT_NVME_TCP),
         bus.read32(chip_csr::CNT_UNBOUND),
     );
-    if got != (roce, nvme_tcp, unbound) {
+    if (got.0, got.1) != (roce, nvme_tcp) || got.2 < unbound.0 || got.2 > unbound.1 {
         return Err(format!(
-            "chip_csr counts (RoCE, NVMe/TCP, unbound) {got:?}; the host sent {:?}",
-            (roce, nvme_tcp, unbound)
+            "chip_csr counts (RoCE, NVMe/TCP, unbound) {got:?}; the targets got ({roce}, {nvme_tcp}), the host sent {unbound:?} to unbound queues (without, with the ones a reset dropped)"
         ));
     }
     // The front end's paths: every command but its own 02h completions goes to QoS or to
-    // firmware.
-    let fallback = sent.iter().filter(|s| s.fallback).count() as u32;
-    let offload = sent
-        .iter()
-        .filter(|s| io_route(&s.sqe) == IoRoute::Offload)
-        .count() as u32;
+    // firmware (firmware got exactly the fallback ones counted; a dropped command may have
+    // been fetched or not).
+    let offload = range(&|s| io_route(&s.sqe) == IoRoute::Offload);
     let got = (
         bus.read32(nvme_base + nvme_csr::CNT_OFFLOAD),
         bus.read32(nvme_base + nvme_csr::CNT_FALLBACK),
     );
-    if got != (offload, fallback) {
+    if got.1 != fallback || got.0 < offload.0 || got.0 > offload.1 {
         return Err(format!(
-            "nvme_csr counts (offload, fallback) {got:?}; the host sent {:?}",
-            (offload, fallback)
+            "nvme_csr counts (offload, fallback) {got:?}; firmware got {fallback} fallback commands, the host sent {offload:?} to offload (without, with the ones a reset dropped)"
         ));
     }
     Ok(())
@@ -791,6 +871,44 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
 
 fn field_u16(v: u32) -> u16 {
     v as u16
+}
+
+/// Nothing reaches host memory while the controller is reset: no AXI write is accepted from
+/// CSTS.RDY's fall to the new bring-up, and every region placed before the last reset holds,
+/// at the end, what it held when RDY fell (no late byte of a dropped command lands later).
+fn check_quiet<T: Dut>(
+    env: &Env<T>,
+    resets: &[(u64, u64)],
+    frozen: &[(u64, Vec<u8>)],
+) -> Result<(), String> {
+    let mem = env.mem.borrow();
+    for t in mem
+        .log
+        .iter()
+        .filter(|t| t.dir == crate::drivers::Dir::Write)
+    {
+        if let Some(r) = resets
+            .iter()
+            .find(|r| r.0 <= t.accepted && t.accepted < r.1)
+        {
+            return Err(format!(
+                "a host-memory write of {} bytes at {:#x} accepted at cycle {}, after CSTS.RDY fell at cycle {} and before the host enabled the controller again (cycle {})",
+                t.req.len, t.req.addr, t.accepted, r.0, r.1
+            ));
+        }
+    }
+    for (start, want) in frozen {
+        let got = mem.mem.read_vec(*start, want.len());
+        if let Some(i) = (0..want.len()).find(|&i| got[i] != want[i]) {
+            return Err(format!(
+                "host memory at {:#x} changed after the last controller reset (CSTS.RDY had fallen): {:#04x}, was {:#04x}",
+                start + i as u64,
+                got[i],
+                want[i]
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn check<T: Dut>(
@@ -805,26 +923,32 @@ fn check<T: Dut>(
     if let Some(e) = t.errors.first() {
         return Err(format!("RoCE target: {e}"));
     }
-    // Exactly the fallback commands reached firmware, once each, with their SQE and SQ id.
-    let mut fw: Vec<(u16, Sqe)> = env.fallback_received().iter().map(|r| (r.1, r.2)).collect();
-    let mut want: Vec<(u16, Sqe)> = sent
+    // Exactly the fallback commands reached firmware, once each (a dropped one at most once),
+    // with their SQE and SQ id.
+    let fw: Vec<(u16, Sqe)> = env.fallback_received().iter().map(|r| (r.1, r.2)).collect();
+    let cmd = |r: &(u16, Sqe)| (r.0, u16::from_le_bytes([r.1[2], r.1[3]]), r.1[0]);
+    if let Some(r) = fw
         .iter()
-        .filter(|s| s.fallback)
-        .map(|s| (s.sqid, s.sqe))
-        .collect();
-    fw.sort_unstable();
-    want.sort_unstable();
-    if fw != want {
-        let odd = fw
-            .iter()
-            .find(|r| !want.contains(r))
-            .or(want.iter().find(|r| !fw.contains(r)));
+        .find(|r| !sent.iter().any(|s| s.fallback && (s.sqid, s.sqe) == **r))
+    {
         return Err(format!(
-            "firmware received {} fallback commands, the host sent {} (first mismatch: {:?})",
-            fw.len(),
-            want.len(),
-            odd.map(|r| (r.0, u16::from_le_bytes([r.1[2], r.1[3]]), r.1[0]))
+            "firmware received a fallback command (SQ, CID, opcode) {:?} the host did not send as one",
+            cmd(r)
         ));
+    }
+    for s in sent.iter().filter(|s| s.fallback) {
+        let n = fw.iter().filter(|r| **r == (s.sqid, s.sqe)).count();
+        if n > 1 || (n == 0 && !s.dropped) {
+            return Err(format!(
+                "firmware received fallback command (SQ, CID, opcode) {:?} {n} times{}",
+                cmd(&(s.sqid, s.sqe)),
+                if s.dropped {
+                    " (dropped by a reset)"
+                } else {
+                    ""
+                }
+            ));
+        }
     }
     // Exactly the commands the chip must carry over RoCE reached the RoCE target, once each,
     // on their QP.
@@ -835,27 +959,32 @@ fn check<T: Dut>(
             .filter(|e| e.cid == s.cid && Some(Chan::Roce(e.qp)) == s.via)
             .count();
         let want = usize::from(matches!(s.via, Some(Chan::Roce(_))));
-        if n != want {
+        if n > want || (n < want && !s.dropped) {
             return Err(format!(
-                "SQ {} CID {:#x} (opcode {:#04x}, status {:#x}): the RoCE target executed it {n} times on its channel {:?}, expected {want}",
-                s.sqid, s.cid, s.sqe[0], s.status, s.via
+                "SQ {} CID {:#x} (opcode {:#04x}, status {:#x}{}): the RoCE target executed it {n} times on its channel {:?}, expected {want}",
+                s.sqid, s.cid, s.sqe[0], s.status,
+                if s.dropped { ", dropped by a reset" } else { "" },
+                s.via
             ));
         }
     }
-    let carried = sent
-        .iter()
-        .filter(|s| matches!(s.via, Some(Chan::Roce(_))))
-        .count();
-    if t.executed.len() != carried {
+    if let Some(e) = t.executed.iter().find(|e| {
+        !sent
+            .iter()
+            .any(|s| s.cid == e.cid && s.via == Some(Chan::Roce(e.qp)))
+    }) {
         return Err(format!(
-            "the RoCE target executed {} commands; the chip had {carried} to carry",
-            t.executed.len()
+            "the RoCE target executed CID {:#x} on QP {}, which the chip had not to carry there",
+            e.cid, e.qp
         ));
     }
     // Host memory: every region as placed, but for the successful Reads' buffers, which hold
     // exactly what their target sent; Writes carried exactly their buffers.
+    // A dropped Read's buffer may hold, byte by byte, what it held or what its target sent
+    // (`alt`).
     let mem = &env.mem.borrow().mem;
     let mut expect: Vec<(u64, Vec<u8>)> = regions.to_vec();
+    let mut alt: Vec<(u64, Vec<u8>)> = regions.to_vec();
     for b in bufs {
         let Some(s) = sent.iter().find(|s| s.sqid == b.sqid && s.cid == b.cid) else {
             continue;
@@ -876,9 +1005,15 @@ fn check<T: Dut>(
                     .map(|w| w.2.clone())
                     .ok_or(format!(
                         "{who}: a successful Write the target got no data for"
-                    ))?,
+                    )),
                 Chan::Tcp(c) => tcp::write_data(&tcp_link.targets[c], b.cid, len)
-                    .map_err(|e| format!("{who}: {e}"))?,
+                    .map_err(|e| format!("{who}: {e}")),
+            };
+            // A dropped Write need not have reached its target; if it did, it carried its
+            // buffer.
+            let got = match got {
+                Err(_) if s.dropped => continue,
+                g => g?,
             };
             if got != want {
                 let i = (0..want.len().min(got.len()))
@@ -900,24 +1035,34 @@ fn check<T: Dut>(
                 .map(|r| r.2.clone())
                 .ok_or(format!(
                     "{who}: a successful Read the target sent no data for"
-                ))?,
-            Chan::Tcp(c) => tcp::read_data(&tcp_link.targets[c], b.cid, len)
-                .map_err(|e| format!("{who}: {e}"))?,
+                )),
+            Chan::Tcp(c) => {
+                tcp::read_data(&tcp_link.targets[c], b.cid, len).map_err(|e| format!("{who}: {e}"))
+            }
+        };
+        let data = match data {
+            Err(_) if s.dropped => continue,
+            d => d?,
         };
         let mut k = 0;
         for &(addr, n) in &b.pieces {
-            let r = expect
-                .iter_mut()
-                .find(|r| r.0 <= addr && addr + n as u64 <= r.0 + r.1.len() as u64)
-                .ok_or("a buffer piece outside its region")?;
-            let o = (addr - r.0) as usize;
-            r.1[o..o + n].copy_from_slice(&data[k..k + n]);
+            for e in [&mut alt, &mut expect] {
+                let r = e
+                    .iter_mut()
+                    .find(|r| r.0 <= addr && addr + n as u64 <= r.0 + r.1.len() as u64)
+                    .ok_or("a buffer piece outside its region")?;
+                let o = (addr - r.0) as usize;
+                r.1[o..o + n].copy_from_slice(&data[k..k + n]);
+                if s.dropped {
+                    break;
+                }
+            }
             k += n;
         }
     }
-    for (start, want) in &expect {
+    for ((start, want), (_, or)) in expect.iter().zip(&alt) {
         let got = mem.read_vec(*start, want.len());
-        if let Some(i) = (0..want.len()).find(|&i| got[i] != want[i]) {
+        if let Some(i) = (0..want.len()).find(|&i| got[i] != want[i] && got[i] != or[i]) {
             let b = bufs.iter().find(|b| {
                 b.pieces
                     .iter()
@@ -977,6 +1122,21 @@ fn check_irq<T: Dut>(env: &Env<T>) -> Result<(), String> {
             ));
         }
     }
+    // The last CQE of each CQ the controller still has (not one a reset dropped).
+    let mut last: BTreeMap<u16, u64> = BTreeMap::new();
+    for r in env.host.rings.iter().filter(|r| r.cq && r.dead == u64::MAX) {
+        let Some(v) = r.vector else { continue };
+        if let Some(d) = mem
+            .log
+            .iter()
+            .filter(|t| t.dir == Dir::Write && r.range.contains(&t.req.addr))
+            .map(|t| t.done)
+            .max()
+        {
+            let e = last.entry(v).or_default();
+            *e = (*e).max(d);
+        }
+    }
     for (v, w) in &cqes {
         let n = irqs.iter().filter(|x| x.1 == *v).count();
         if n > w.len() {
@@ -985,7 +1145,7 @@ fn check_irq<T: Dut>(env: &Env<T>) -> Result<(), String> {
                 w.len()
             ));
         }
-        if let Some(&last) = w.iter().max() {
+        if let Some(&last) = last.get(v) {
             if !irqs.iter().any(|&(c, x)| x == *v && c >= last) {
                 return Err(format!(
                     "the last CQE on vector {v} (written at cycle {last}) is followed by no interrupt on it (interrupts: {:?})",
@@ -1048,7 +1208,12 @@ fn check_tcp<T: Dut>(
             .iter()
             .filter(|s| s.via == Some(Chan::Tcp(c)))
             .collect();
-        let mut want: Vec<u16> = mine.iter().map(|s| s.cid).collect();
+        // Each command once; one dropped by a controller reset at most once.
+        let mut want: Vec<u16> = mine
+            .iter()
+            .filter(|s| !s.dropped || got.contains(&s.cid))
+            .map(|s| s.cid)
+            .collect();
         got.sort_unstable();
         want.sort_unstable();
         if got != want {
@@ -1064,7 +1229,7 @@ fn check_tcp<T: Dut>(
                     .collect::<Vec<_>>()
             ));
         }
-        for s in mine {
+        for s in mine.into_iter().filter(|s| got.contains(&s.cid)) {
             let cap = tcp::capsules(t, s.cid)[0];
             if cap[0] != s.sqe[0] || cap[4..8] != s.sqe[4..8] || cap[40..64] != s.sqe[40..64] {
                 return Err(format!(
@@ -1173,6 +1338,10 @@ impl Property for ChipProp {
             nlb,
         });
         let batch = (proptest::collection::vec(cmd, 1..12), any::<bool>());
+        let fault = prop_oneof![
+            1 => Just(Fault::Reset),
+            1 => (0u8..4, 0u8..4, any::<u16>()).prop_map(|(kind, q, v)| Fault::Doorbell { kind, q, v }),
+        ];
         let timing =
             (1u32..30, 0u8..30, 0u8..30, 0u8..20).prop_map(|(lat, stall, idle, axil)| Timing {
                 read_latency: (1, lat),
@@ -1192,7 +1361,13 @@ impl Property for ChipProp {
             ],
             proptest::collection::vec(grant, 1..4),
             routes,
-            proptest::collection::vec(batch, 1..8),
+            (
+                proptest::collection::vec(batch, 1..8),
+                prop_oneof![
+                    3 => Just(vec![]),
+                    1 => proptest::collection::vec((any::<u8>(), fault), 1..3),
+                ],
+            ),
             timing,
             prop_oneof![4 => Just(0u8), 1 => 1u8..6],
             [psn.clone(), psn.clone(), psn.clone(), psn],
@@ -1201,13 +1376,25 @@ impl Property for ChipProp {
             tcp,
         )
             .prop_map(
-                |(pairs, grants, routes, batches, timing, loss, psn, seed, tcp_dgst, tcp)| Input {
+                |(
+                    pairs,
+                    grants,
+                    routes,
+                    (batches, faults),
+                    timing,
+                    loss,
+                    psn,
+                    seed,
+                    tcp_dgst,
+                    tcp,
+                )| Input {
                     pairs,
                     grants,
                     routes,
                     tcp_dgst,
                     tcp,
                     batches,
+                    faults,
                     timing,
                     loss,
                     psn,

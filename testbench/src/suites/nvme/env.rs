@@ -972,6 +972,87 @@ impl<T: Dut> Env<T> {
         0x1000 + (2 * u64::from(qid) + cq as u64) * (4 << self.stride)
     }
 
+    /// A faulty doorbell write: `kind` 0 an SQ doorbell of a queue that does not exist, 1 an
+    /// SQ tail past queue `qid`'s size, 2 a CQ head past its size, 3 a CQ doorbell of a queue
+    /// that does not exist (the first id after the `created` pairs, or past the controller's
+    /// queues). Values past a queue are exactly its size (the boundary), a little past it, or
+    /// a multiple of 1024 plus the CQ's current head (the same slot once the upper bits are
+    /// dropped: only the size check can refuse it). The model is told of the fault; right
+    /// after the write `event_qid` must name the doorbell (qid, bit 16 for a CQ) and
+    /// `db_faults` count it, and the queue itself does not move (the AXI log's CQ overrun and
+    /// SQ fetch-order checks hold the host's released head and tail). Returns false, writing
+    /// nothing, when the doorbell lies outside BAR0.
+    pub fn bad_doorbell(
+        &mut self,
+        kind: u8,
+        qid: u16,
+        created: usize,
+        v: u16,
+    ) -> Result<bool, String> {
+        let exists_sq = self.host.model.sqs.get(&qid).map(|s| s.size);
+        let exists_cq = self.host.model.cqs.get(&qid).map(|s| s.size);
+        let window = 1u64 << self.sim.signal("s_bar_awaddr_i").width();
+        let missing = if created < usize::from(self.io_queues) {
+            created as u16 + 1
+        } else {
+            self.io_queues + 1
+        };
+        let head = self.host.cq_head.get(&qid).map_or(0, |h| h.0);
+        let past = |size: u32| match v % 3 {
+            0 => size,
+            1 => size + u32::from(v) % 100,
+            _ => size.max((1 + u32::from(v) % 63) * 1024 + head),
+        };
+        let (addr, val, info, ev) = match (kind, exists_sq, exists_cq) {
+            (1, Some(size), _) => (
+                self.doorbell_addr(qid, false),
+                past(size),
+                1u8,
+                u32::from(qid),
+            ),
+            (2, _, Some(size)) => (
+                self.doorbell_addr(qid, true),
+                past(size),
+                1,
+                u32::from(qid) | 1 << 16,
+            ),
+            (3, _, _) => (
+                self.doorbell_addr(missing, true),
+                u32::from(v) % 2,
+                0,
+                u32::from(missing) | 1 << 16,
+            ),
+            _ => (
+                self.doorbell_addr(missing, false),
+                u32::from(v) % 2,
+                0,
+                u32::from(missing),
+            ),
+        };
+        if addr >= window {
+            return Ok(false);
+        }
+        self.host.model.fault(info);
+        self.host.faults += 1;
+        self.bar_write(addr, val)?;
+        let mut k = 0;
+        loop {
+            let got = self.fw_read(csr::EVENT_QID)? & 0x1_ffff;
+            let cnt = self.fw_read(csr::DB_FAULTS)?;
+            if got == ev && cnt == self.host.faults as u32 {
+                return Ok(true);
+            }
+            k += 1;
+            if k > 50 {
+                return Err(format!(
+                    "doorbell fault (kind {kind}, value {val} at {addr:#x}): event_qid \
+                     {got:#x}, expected {ev:#x}; db_faults {cnt}, expected {}",
+                    self.host.faults
+                ));
+            }
+        }
+    }
+
     /// Reads CAP and sets up the model's limits. Returns DSTRD.
     pub fn read_cap(&mut self) -> Result<u32, String> {
         let lo = self.bar_read(0)?;
@@ -1042,11 +1123,12 @@ impl<T: Dut> Env<T> {
         }
         let cc = self.bar_read(0x14)?;
         self.bar_write(0x14, cc & !1)?;
-        let mut n = 0;
+        // RDY falls once nothing is in flight: in a chip, after every command handed to a
+        // transport came back, which may take the remote target's retransmissions.
+        let start = self.sim.cycle();
         while self.bar_read(0x1c)? & 1 == 1 {
-            n += 1;
-            if n > 5000 {
-                return Err("CSTS.RDY never fell after CC.EN 1 -> 0".into());
+            if self.sim.cycle() - start > 300_000 {
+                return Err("CSTS.RDY never fell after CC.EN 1 -> 0 (300k cycles)".into());
             }
         }
         self.host.resets.push(self.sim.cycle());

@@ -1098,74 +1098,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             }
             Op::BadDoorbell { kind, q, v } => {
                 let qid = (*q as usize % pairs.len()) as u16 + 1;
-                let exists_sq = env.host.model.sqs.get(&qid).map(|s| s.size);
-                let exists_cq = env.host.model.cqs.get(&qid).map(|s| s.size);
-                let window = 1u64 << env.sim.signal("s_bar_awaddr_i").width();
-                let missing = if pairs.len() < usize::from(env.io_queues) {
-                    pairs.len() as u16 + 1
-                } else {
-                    env.io_queues + 1
-                };
-                // Values past the queue: exactly the size (the boundary), a little past it, or
-                // a multiple of 1024 plus the CQ's current head (the same slot once the upper
-                // bits are dropped: only the size check can refuse it).
-                let head = env.host.cq_head.get(&qid).map_or(0, |h| h.0);
-                let past = |size: u32| match v % 3 {
-                    0 => size,
-                    1 => size + u32::from(*v) % 100,
-                    _ => size.max((1 + u32::from(*v) % 63) * 1024 + head),
-                };
-                let (addr, val, info, ev) = match (kind, exists_sq, exists_cq) {
-                    (1, Some(size), _) => (
-                        env.doorbell_addr(qid, false),
-                        past(size),
-                        1u8,
-                        u32::from(qid),
-                    ),
-                    (2, _, Some(size)) => (
-                        env.doorbell_addr(qid, true),
-                        past(size),
-                        1,
-                        u32::from(qid) | 1 << 16,
-                    ),
-                    (3, _, _) => (
-                        env.doorbell_addr(missing, true),
-                        u32::from(*v) % 2,
-                        0,
-                        u32::from(missing) | 1 << 16,
-                    ),
-                    _ => (
-                        env.doorbell_addr(missing, false),
-                        u32::from(*v) % 2,
-                        0,
-                        u32::from(missing),
-                    ),
-                };
-                if addr >= window {
-                    continue;
-                }
-                env.host.model.fault(info);
-                env.host.faults += 1;
-                env.bar_write(addr, val)?;
-                // The event names this doorbell (event_qid: qid, bit 16 for a CQ) and the
-                // fault counter counts it; the queue itself does not move (the CQ overrun and
-                // SQ fetch-order checks of the AXI log hold the host's released head and tail).
-                let mut k = 0;
-                loop {
-                    let got = env.fw_read(csr::EVENT_QID)? & 0x1_ffff;
-                    let cnt = env.fw_read(csr::DB_FAULTS)?;
-                    if got == ev && cnt == env.host.faults as u32 {
-                        break;
-                    }
-                    k += 1;
-                    if k > 50 {
-                        return Err(format!(
-                            "doorbell fault (kind {kind}, value {val} at {addr:#x}): event_qid \
-                             {got:#x}, expected {ev:#x}; db_faults {cnt}, expected {}",
-                            env.host.faults
-                        ));
-                    }
-                }
+                env.bad_doorbell(*kind, qid, pairs.len(), *v)?;
             }
             Op::Reset => {
                 env.controller_reset()?;
