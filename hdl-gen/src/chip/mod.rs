@@ -93,6 +93,17 @@
 //! three others). A transport completes a command only once every host-memory write of it
 //! has its AXI B response (the engines' rule), so a CQE never overtakes its data.
 //!
+//! Host memory errors (SLVERR or DECERR on a command's data): the transport's DMA engine
+//! reports 04h Data Transfer Error and the command completes with it in place of the
+//! target's status (DW0 as the target's CQE carried it); on NVMe/TCP a failed read of a
+//! Write's data also ends that connection (`nvme_tcp/mod.rs`).
+//!
+//! Controller reset (CC.EN 1 -> 0): QoS and the transports do not see it. The front end
+//! stops fetching and holds CSTS.RDY until every command it handed out came back: QoS passes
+//! them on (or denies them), the table answers 82h, the transports finish them against their
+//! targets, and the front end drops those completions. So once RDY is 0 no block of the chip
+//! writes host memory for a command of the old queues, and the host may free its buffers.
+//!
 //! ## Firmware address map
 //!
 //! Slot k is `[k << csr.addr_width, (k + 1) << csr.addr_width)`: 0 `chip_csr` (the table,

@@ -126,7 +126,7 @@ pub struct Sq {
     pub head: u32,
     /// Commands submitted (doorbell written) and not completed: CID -> allowed statuses and
     /// the expected DW0 (None: any).
-    pub outstanding: BTreeMap<u16, (Vec<u16>, Option<u32>)>,
+    pub outstanding: BTreeMap<u16, Vec<(u16, Option<u32>)>>,
 }
 
 /// A completion queue.
@@ -162,7 +162,7 @@ pub struct Controller {
     /// What the rest of the chip must answer for an I/O command (SQ id, CID) that passes the
     /// front end's own checks: (statuses allowed, DW0 if checked), consumed at submission.
     /// A command without an entry gets [`backend_result`] (the `nvme_ctrl`-alone harness).
-    pub io_expect: BTreeMap<(u16, u16), (Vec<u16>, Option<u32>)>,
+    pub io_expect: BTreeMap<(u16, u16), Vec<(u16, Option<u32>)>>,
     /// Firmware's namespaces (NSID -> blocks), for the fallback commands it executes.
     pub namespaces: BTreeMap<u32, u64>,
 }
@@ -338,24 +338,24 @@ impl Controller {
                 &sqs,
                 &cqs,
             ) {
-                Some(s) => (vec![s], None),
+                Some(s) => vec![(s, None)],
                 None => {
                     self.aers.insert(cid);
-                    (vec![0], None)
+                    vec![(0, None)]
                 }
             }
         } else {
             match io_route(sqe) {
-                IoRoute::Front(s) => (vec![s], Some(0)),
+                IoRoute::Front(s) => vec![(s, Some(0))],
                 IoRoute::Fallback => {
                     let (s, dw0) = fallback_outcome(sqe, &self.namespaces);
-                    (vec![s], Some(dw0))
+                    vec![(s, Some(dw0))]
                 }
                 IoRoute::Offload => match self.io_expect.remove(&(sqid, cid)) {
                     Some(e) => e,
                     None => {
                         let (s, dw0) = backend_result(sqe);
-                        (vec![s], Some(dw0))
+                        vec![(s, Some(dw0))]
                     }
                 },
             }
@@ -408,24 +408,25 @@ impl Controller {
                 e.sqid, q.cqid
             ));
         }
-        let Some((statuses, dw0)) = q.outstanding.get(&e.cid).cloned() else {
+        let Some(allowed) = q.outstanding.get(&e.cid).cloned() else {
             return Err(format!(
                 "CQE on CQ {cqid} for SQ {} CID {} which is not outstanding (a duplicate or an \
                  invented completion): {e:x?}",
                 e.sqid, e.cid
             ));
         };
-        if !statuses.contains(&e.status) {
+        let Some(&(_, dw0)) = allowed.iter().find(|a| a.0 == e.status) else {
+            let statuses: Vec<u16> = allowed.iter().map(|a| a.0).collect();
             return Err(format!(
                 "SQ {} CID {}: status {:#05x}, allowed {statuses:#05x?}: {e:x?}",
                 e.sqid, e.cid, e.status
             ));
-        }
+        };
         if let Some(d) = dw0 {
             if d != e.dw0 {
                 return Err(format!(
-                    "SQ {} CID {}: DW0 {:#x}, expected {d:#x}",
-                    e.sqid, e.cid, e.dw0
+                    "SQ {} CID {}: DW0 {:#x}, expected {d:#x} (with status {:#05x})",
+                    e.sqid, e.cid, e.dw0, e.status
                 ));
             }
         }

@@ -534,7 +534,7 @@ impl Session {
                 .host
                 .model
                 .io_expect
-                .insert((sqid, cid), (vec![status], dw0));
+                .insert((sqid, cid), vec![(status, dw0)]);
             sqes.push(s);
             flights.push((
                 cid,

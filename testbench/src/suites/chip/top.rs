@@ -13,6 +13,14 @@
 //! SQ 2 unbound), all NVMe/TCP or mixed (SQ 1 to 3 written in order, each to a QP, a
 //! connection or unbound; refused writes checked on `route_err`).
 //!
+//! Bad input at chip level, in a quarter of the cases, right after a batch's doorbell (so
+//! commands are in flight in every block): a controller reset (CC.EN 1 -> 0, CSTS.RDY awaited,
+//! a new bring-up with the same queues while firmware keeps QoS, the QPs and the routes), and
+//! faulty doorbells (a queue that does not exist, values past a queue: `event_qid` and
+//! `db_faults` right after, an Asynchronous Event completion later). One command in twelve
+//! has host memory fail the chip's accesses to its buffer (SLVERR on a Read's data writes or a
+//! Write's data reads) when it would otherwise succeed.
+//!
 //! The RoCE port (`m_axis`/`s_axis`) goes to the RoCE target model (one, all QPs), the NVMe/TCP
 //! port (`tcp_*`) to one NVMe/TCP target model per connection ([`super::tcp`]); every target's
 //! NSID 1 has QoS's ns1 size, NSID 2 is on none.
@@ -38,8 +46,21 @@
 //! stayed up, and neither side broke the protocol (target `violations`, stream rules); the
 //! chip's routing counters (`cnt_roce`, `cnt_nvme_tcp`, `cnt_unbound`) and the front end's
 //! path counters (`nvme_csr.cnt_offload`, `cnt_fallback`) are exact.
+//!
+//! Under bad input: a command whose host memory failed completes exactly once with 04h Data
+//! Transfer Error (the DMA engine's status, in place of the target's; DW0 still the target's),
+//! its buffer's bytes undefined and no byte outside it changed. A command outstanding when
+//! the host reset the controller (dropped: its CQE is never seen) reaches its target or
+//! firmware at most once, a Write that reached it carried its buffer, a Read's buffer holds,
+//! byte by byte, what it held or what the target sent; no host-memory write is accepted from
+//! CSTS.RDY's fall to the new bring-up, and no byte of a region placed before the last reset
+//! changes after RDY fell (nothing stale reaches host memory); commands after the reset
+//! complete as the rules above say. Counters allow exactly the freedom a reset gives (a
+//! dropped command may have been fetched, routed or not); interrupts cover the last CQE of
+//! each CQ the controller still has.
 
 use crate::drivers::axis::{AxisSink, AxisSource};
+use crate::drivers::{Dir, Resp};
 use crate::models::nvme::{fallback_outcome, io_route, IoRoute, VERIFY};
 use crate::models::nvme_tcp::Pdu;
 use crate::models::roce_target::{QpConf, Target};
@@ -81,6 +102,10 @@ pub struct Cmd {
     pub kind: u8,
     pub slba: u64,
     pub nlb: u16,
+    /// Host memory fails the chip's data accesses to the first piece of its buffer (SLVERR:
+    /// a Read's writes, a Write's reads), if it has one and would otherwise succeed. Not for
+    /// a Write on a queue bound to NVMe/TCP (a failed read ends the connection, by contract).
+    pub mem_err: bool,
 }
 
 /// QoS grants of one queue.
@@ -434,6 +459,9 @@ struct Sent {
     via: Option<Chan>,
     /// The front end hands it to firmware (an opcode the chip does not carry).
     fallback: bool,
+    /// Host memory failed its data accesses (`Cmd::mem_err`): its buffer's bytes are
+    /// undefined.
+    mem_err: bool,
     /// Outstanding when the host reset the controller: dropped, its completion never seen.
     /// It reaches its target (or firmware) at most once, and its buffer may or may not hold
     /// the target's data; nothing of it touches host memory once CSTS.RDY fell.
@@ -635,7 +663,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 s
             });
             let mut placed = Vec::new();
-            for mut s in sqes {
+            for (j, mut s) in sqes.into_iter().enumerate() {
                 let cid = u16::from_le_bytes([s[2], s[3]]);
                 if matches!(s[0], 0x01 | 0x02) {
                     let start = bufs.last().map_or(BASE, |b| b.end);
@@ -671,7 +699,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 let bad = bufs
                     .last()
                     .is_some_and(|b| b.cid == cid && b.sqid == sqid && b.bad);
-                let (status, reaches) = match (route, qos, chan) {
+                let (mut status, reaches) = match (route, qos, chan) {
                     (IoRoute::Front(st), _, _) => (st, None),
                     (IoRoute::Fallback, _, _) => {
                         (fallback_outcome(&s, &env.host.model.namespaces).0, None)
@@ -696,11 +724,31 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                     Some(Chan::Tcp(c)) => Some(tcp::dw0(cid, c)),
                     None => Some(0),
                 };
+                // A failing host memory under a command that would succeed: the DMA engine's
+                // 04h Data Transfer Error (SCT 0) in place of the target's status (DW0 is still
+                // what the target's CQE carried).
+                let mem_err = cs[j].mem_err
+                    && status == 0
+                    && reaches.is_some()
+                    && bufs.last().is_some_and(|b| {
+                        b.cid == cid
+                            && b.sqid == sqid
+                            && !(b.write && matches!(reaches, Some(Chan::Tcp(_))))
+                    });
+                if mem_err {
+                    let b = bufs.last().expect("checked");
+                    let (a, n) = b.pieces[0];
+                    let dir = if b.write { Dir::Read } else { Dir::Write };
+                    env.mem
+                        .borrow_mut()
+                        .inject_error(Some(dir), a..a + n as u64, Resp::SlvErr);
+                    status = 0x0004;
+                }
                 if route == IoRoute::Offload {
                     env.host
                         .model
                         .io_expect
-                        .insert((sqid, cid), (vec![status], dw0));
+                        .insert((sqid, cid), vec![(status, dw0)]);
                 }
                 sent.push(Sent {
                     sqid,
@@ -709,6 +757,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                     status,
                     via: reaches,
                     fallback: route == IoRoute::Fallback,
+                    mem_err,
                     dropped: false,
                 });
                 placed.push(s);
@@ -882,11 +931,7 @@ fn check_quiet<T: Dut>(
     frozen: &[(u64, Vec<u8>)],
 ) -> Result<(), String> {
     let mem = env.mem.borrow();
-    for t in mem
-        .log
-        .iter()
-        .filter(|t| t.dir == crate::drivers::Dir::Write)
-    {
+    for t in mem.log.iter().filter(|t| t.dir == Dir::Write) {
         if let Some(r) = resets
             .iter()
             .find(|r| r.0 <= t.accepted && t.accepted < r.1)
@@ -990,6 +1035,17 @@ fn check<T: Dut>(
             continue;
         };
         let Some(via) = s.via else { continue };
+        if s.mem_err && !b.write {
+            // Host memory failed the Read's writes: its buffer's bytes are undefined.
+            for &(addr, n) in &b.pieces {
+                let r = alt
+                    .iter_mut()
+                    .find(|r| r.0 <= addr && addr + n as u64 <= r.0 + r.1.len() as u64)
+                    .ok_or("a buffer piece outside its region")?;
+                let o = (addr - r.0) as usize;
+                r.1[o..o + n].copy_from_slice(&mem.read_vec(addr, n));
+            }
+        }
         if s.status != 0 {
             continue;
         }
@@ -1089,7 +1145,6 @@ fn check<T: Dut>(
 /// covered by an interrupt on its vector at or after its write response (no completion is
 /// left without an interrupt). The exact coalescing rule is the `nvme` suite's.
 fn check_irq<T: Dut>(env: &Env<T>) -> Result<(), String> {
-    use crate::drivers::Dir;
     let mem = env.mem.borrow();
     let irqs: Vec<(u64, u16)> = env
         .irq
@@ -1331,12 +1386,14 @@ impl Property for ChipProp {
             1 => Just(9u8),
             3 => 0u8..9,
         ];
-        let cmd = (0u8..4, kind, 0u64..80, 0u16..64).prop_map(|(q, kind, slba, nlb)| Cmd {
-            q,
-            kind,
-            slba,
-            nlb,
-        });
+        let cmd =
+            (0u8..4, kind, 0u64..80, 0u16..64, 0u8..12).prop_map(|(q, kind, slba, nlb, e)| Cmd {
+                q,
+                kind,
+                slba,
+                nlb,
+                mem_err: e == 0,
+            });
         let batch = (proptest::collection::vec(cmd, 1..12), any::<bool>());
         let fault = prop_oneof![
             1 => Just(Fault::Reset),

@@ -407,7 +407,7 @@ pub fn io_batch<T: Dut>(
         let cid = next_cid(env, qid);
         sqes.push(make(cid));
         // Keep the CID reserved for the rest of the batch.
-        outstanding(env, qid).insert(cid, (vec![], None));
+        outstanding(env, qid).insert(cid, vec![]);
     }
     for s in &sqes {
         outstanding(env, qid).remove(&u16::from_le_bytes([s[2], s[3]]));
@@ -415,7 +415,7 @@ pub fn io_batch<T: Dut>(
     sqes
 }
 
-fn outstanding<T: Dut>(env: &mut Env<T>, qid: u16) -> &mut BTreeMap<u16, (Vec<u16>, Option<u32>)> {
+fn outstanding<T: Dut>(env: &mut Env<T>, qid: u16) -> &mut BTreeMap<u16, Vec<(u16, Option<u32>)>> {
     &mut env
         .host
         .model
@@ -1143,14 +1143,11 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                     .and_then(|q| q.outstanding.get_mut(&cid))
                 {
                     // 04h (SCT 0) only when CDW0 was good; otherwise no completion at all.
-                    *e = (
-                        if cdw0_bad {
-                            vec![]
-                        } else {
-                            vec![status::DATA_TRANSFER]
-                        },
-                        None,
-                    );
+                    *e = if cdw0_bad {
+                        vec![]
+                    } else {
+                        vec![(status::DATA_TRANSFER, None)]
+                    };
                 }
                 let mut n = 0u64;
                 loop {
