@@ -113,6 +113,10 @@ pub fn backend_result(sqe: &[u8; 64]) -> (u16, u32) {
     (status, (h >> 32) as u32)
 }
 
+/// The completions a command may get: each an allowed status with its DW0 (`None`: DW0 not
+/// checked).
+pub type Allowed = Vec<(u16, Option<u32>)>;
+
 /// A queue the host created (or the admin queue).
 #[derive(Clone, Debug)]
 pub struct Sq {
@@ -126,7 +130,7 @@ pub struct Sq {
     pub head: u32,
     /// Commands submitted (doorbell written) and not completed: CID -> allowed statuses and
     /// the expected DW0 (None: any).
-    pub outstanding: BTreeMap<u16, Vec<(u16, Option<u32>)>>,
+    pub outstanding: BTreeMap<u16, Allowed>,
 }
 
 /// A completion queue.
@@ -162,7 +166,7 @@ pub struct Controller {
     /// What the rest of the chip must answer for an I/O command (SQ id, CID) that passes the
     /// front end's own checks: (statuses allowed, DW0 if checked), consumed at submission.
     /// A command without an entry gets [`backend_result`] (the `nvme_ctrl`-alone harness).
-    pub io_expect: BTreeMap<(u16, u16), Vec<(u16, Option<u32>)>>,
+    pub io_expect: BTreeMap<(u16, u16), Allowed>,
     /// Firmware's namespaces (NSID -> blocks), for the fallback commands it executes.
     pub namespaces: BTreeMap<u32, u64>,
 }

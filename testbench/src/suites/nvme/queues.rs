@@ -415,7 +415,10 @@ pub fn io_batch<T: Dut>(
     sqes
 }
 
-fn outstanding<T: Dut>(env: &mut Env<T>, qid: u16) -> &mut BTreeMap<u16, Vec<(u16, Option<u32>)>> {
+fn outstanding<T: Dut>(
+    env: &mut Env<T>,
+    qid: u16,
+) -> &mut BTreeMap<u16, crate::models::nvme::Allowed> {
     &mut env
         .host
         .model
