@@ -141,6 +141,19 @@ impl ByteStreams {
         }
     }
 
+    /// The engine was reset (its connections start afresh): bytes on their way either way
+    /// are dropped, as the TCP engine underneath drops its connections.
+    pub fn restart(&mut self) {
+        for b in &mut self.beats {
+            b.clear();
+        }
+        for t in &mut self.tx_bytes {
+            t.clear();
+        }
+        self.rx_on = None;
+        self.last_tx = None;
+    }
+
     /// After the edge: an rx beat of a connection with a beat and space (chosen at random),
     /// random credits, random `tx_ready_i`.
     pub fn drive(&mut self, rng: &mut Rng) {

@@ -260,6 +260,7 @@ impl Session {
             chunk: 4096,
             idle: (0, 0),
             full: true,
+            die: None,
         };
         let tcp = env
             .sim

@@ -5,7 +5,7 @@
 
 use crate::drivers::tcp_streams::ByteStreams;
 use crate::models::nvme_tcp::{decode, Pdu};
-use crate::models::nvme_tcp_target::{status, Target, TargetConfig};
+use crate::models::nvme_tcp_target::{status, Fault, Target, TargetConfig};
 use crate::rng::Rng;
 use crate::sim::Component;
 use std::collections::VecDeque;
@@ -31,6 +31,10 @@ pub struct TcpConf {
     /// `max_r2t` allow, the target stepped every cycle, its bytes in whole beats; otherwise
     /// random sizes, steps and beat fills.
     pub full: bool,
+    /// A target that breaks the protocol and so kills its connection: (connection, fault
+    /// (index into [`Fault::ALL`]), the eligible PDU it breaks, 0 first). Its replacement
+    /// after [`TcpLink::restart`] behaves.
+    pub die: Option<(u8, u8, u8)>,
 }
 
 /// DW0 of connection `conn`'s CapsuleResps for command `cid` (the target's tag, so the
@@ -62,6 +66,13 @@ pub struct TcpLink {
     pub activity: Option<(Vec<u64>, Vec<u64>)>,
     /// Bytes on their way to each target: (cycle they arrive, bytes).
     in_flight: Vec<VecDeque<(u64, Vec<u8>)>>,
+    /// Earlier targets of each connection, replaced by [`TcpLink::restart`], oldest first.
+    pub retired: Vec<(usize, Target)>,
+    /// What a fresh target is made from.
+    conf: TcpConf,
+    blocks: u64,
+    icd_max: u32,
+    seed: u64,
 }
 
 impl TcpLink {
@@ -75,28 +86,10 @@ impl TcpLink {
         seed: u64,
     ) -> TcpLink {
         let streams = ByteStreams::new(ports, "tcp", conf.idle);
-        let targets: Vec<Target> = (0..streams.n)
-            .map(|c| {
-                let mut t = Target::new(TargetConfig {
-                    namespaces: vec![blocks],
-                    maxh2cdata: conf.maxh2cdata,
-                    cpda: conf.cpda,
-                    max_c2h: conf.max_c2h,
-                    max_r2t: conf.max_r2t,
-                    use_success: conf.use_success,
-                    full_c2h: conf.full,
-                    icd_max,
-                    seed: seed ^ (0x1000 + c as u64),
-                    fault: None,
-                });
-                t.dw0_tag = Some(tag(c));
-                t
-            })
-            .collect();
-        let n = targets.len();
-        TcpLink {
+        let n = streams.n;
+        let mut link = TcpLink {
             streams,
-            targets,
+            targets: Vec::new(),
             rng: Rng::new(seed ^ 0x7c9),
             chunk: conf.chunk.max(1),
             full: conf.full,
@@ -104,7 +97,79 @@ impl TcpLink {
             delay: (0, 0),
             activity: None,
             in_flight: vec![VecDeque::new(); n],
+            retired: Vec::new(),
+            conf: *conf,
+            blocks,
+            icd_max,
+            seed,
+        };
+        link.targets = (0..n).map(|c| link.target(c, 0)).collect();
+        link
+    }
+
+    /// The connection a hostile target kills, if any.
+    pub fn dying(&self) -> Option<usize> {
+        self.conf
+            .die
+            .map(|d| usize::from(d.0) % self.streams.n.max(1))
+    }
+
+    /// A fresh target for connection `c` (its `gen`-th); the first of the dying connection
+    /// commits the fault.
+    fn target(&self, c: usize, gen: u64) -> Target {
+        let fault = match self.conf.die {
+            Some((_, f, at)) if gen == 0 && self.dying() == Some(c) => {
+                Some((Fault::ALL[usize::from(f) % Fault::ALL.len()], u32::from(at)))
+            }
+            _ => None,
+        };
+        let mut t = Target::new(TargetConfig {
+            namespaces: vec![self.blocks],
+            maxh2cdata: self.conf.maxh2cdata,
+            cpda: self.conf.cpda,
+            max_c2h: self.conf.max_c2h,
+            max_r2t: self.conf.max_r2t,
+            use_success: self.conf.use_success,
+            full_c2h: self.conf.full,
+            icd_max: self.icd_max,
+            seed: self.seed ^ (0x1000 + c as u64) ^ gen << 32,
+            fault,
+        });
+        t.dw0_tag = Some(tag(c));
+        t
+    }
+
+    /// The chip's NVMe/TCP engine was reset (firmware's `tcp_ctrl.run` 0): every connection
+    /// gets a fresh target (the old ones are kept in `retired` for the checks), and bytes on
+    /// their way are dropped, as the TCP engine underneath would open new TCP connections.
+    pub fn restart(&mut self) {
+        let gen = 1 + self.retired.len() as u64;
+        for c in 0..self.targets.len() {
+            let fresh = self.target(c, gen);
+            let old = std::mem::replace(&mut self.targets[c], fresh);
+            self.retired.push((c, old));
+            self.in_flight[c].clear();
         }
+        self.streams.restart();
+    }
+
+    /// The target of connection `c` that received command `cid`'s capsule (the current one if
+    /// none did).
+    pub fn holder(&self, c: usize, cid: u16) -> &Target {
+        self.all(c)
+            .into_iter()
+            .find(|t| !capsules(t, cid).is_empty())
+            .unwrap_or(&self.targets[c])
+    }
+
+    /// Every target connection `c` had, oldest first (the current one last).
+    pub fn all(&self, c: usize) -> Vec<&Target> {
+        self.retired
+            .iter()
+            .filter(|r| r.0 == c)
+            .map(|r| &r.1)
+            .chain(std::iter::once(&self.targets[c]))
+            .collect()
     }
 
     /// Every target serves the first one's namespaces (one subsystem behind every connection).

@@ -19,7 +19,12 @@
 //! faulty doorbells (a queue that does not exist, values past a queue: `event_qid` and
 //! `db_faults` right after, an Asynchronous Event completion later). One command in twelve
 //! has host memory fail the chip's accesses to its buffer (SLVERR on a Read's data writes or a
-//! Write's data reads) when it would otherwise succeed.
+//! Write's data reads) when it would otherwise succeed. In a third of the cases one NVMe/TCP
+//! target (on a connection a queue is bound to) is hostile: it breaks the protocol once (any
+//! of the target model's faults: bad ICResp, bad header fields, DATAO or R2T out of range,
+//! digests, a wrong CCCID), so the chip ends the connection; after the batch that saw it die,
+//! firmware waits for the NVMe/TCP queues to drain and restarts the engine (`tcp_ctrl.run`
+//! 0 then 1) with fresh targets, and later commands must succeed again.
 //!
 //! The RoCE port (`m_axis`/`s_axis`) goes to the RoCE target model (one, all QPs), the NVMe/TCP
 //! port (`tcp_*`) to one NVMe/TCP target model per connection ([`super::tcp`]); every target's
@@ -57,12 +62,16 @@
 //! changes after RDY fell (nothing stale reaches host memory); commands after the reset
 //! complete as the rules above say. Counters allow exactly the freedom a reset gives (a
 //! dropped command may have been fetched, routed or not); interrupts cover the last CQE of
-//! each CQ the controller still has.
+//! each CQ the controller still has. A command sent to a connection its hostile target
+//! kills, before the restart, completes with its target's answer or 22h (DW0 0), reaches the
+//! target at most once, and is checked by the status it got (a success moved every byte); the
+//! engine's connections all come up again after the restart.
 
 use crate::drivers::axis::{AxisSink, AxisSource};
 use crate::drivers::{Dir, Resp};
 use crate::models::nvme::{fallback_outcome, io_route, IoRoute, VERIFY};
 use crate::models::nvme_tcp::Pdu;
+use crate::models::nvme_tcp_target::Fault as TcpFault;
 use crate::models::roce_target::{QpConf, Target};
 use crate::prop::Property;
 use crate::rng::Rng;
@@ -462,6 +471,10 @@ struct Sent {
     /// Host memory failed its data accesses (`Cmd::mem_err`): its buffer's bytes are
     /// undefined.
     mem_err: bool,
+    /// Sent to the connection whose target kills it, before firmware restarted the engine:
+    /// it completes with its answer or 22h (`status` is then the one it got), and reaches the
+    /// target at most once.
+    doomed: bool,
     /// Outstanding when the host reset the controller: dropped, its completion never seen.
     /// It reaches its target (or firmware) at most once, and its buffer may or may not hold
     /// the target's data; nothing of it touches host memory once CSTS.RDY fell.
@@ -498,19 +511,45 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         input.loss,
         input.seed,
     );
+    // A target can refuse a digest only if the host did not ask for both: the next fault
+    // otherwise.
+    // The hostile target is on a connection some created queue is bound to, if there is one.
+    let conns = super::session::channels(super::session::Transport::Tcp);
+    let queues = (input.pairs.len() as u16).min(io_queues);
+    let writes = route_writes(input.routes, qps, conns);
+    let table = routes(&writes, qps, field_u16(chip_csr::INFO_QUEUES_RESET));
+    let mut tcp_conf = input.tcp;
+    if let Some((c, f, at)) = tcp_conf.die {
+        let k = usize::from(f) % TcpFault::ALL.len();
+        let f = if TcpFault::ALL[k] == TcpFault::IcRespDigest && input.tcp_dgst & 3 == 3 {
+            (k + 1) as u8
+        } else {
+            f
+        };
+        let bound: Vec<u8> = table
+            .iter()
+            .filter(|(y, _)| **y <= queues)
+            .filter_map(|(_, ch)| match ch {
+                Chan::Tcp(x) => Some(*x as u8),
+                Chan::Roce(_) => None,
+            })
+            .collect();
+        let c = if bound.is_empty() {
+            c
+        } else {
+            bound[usize::from(c) % bound.len()]
+        };
+        tcp_conf.die = Some((c, f, at));
+    }
     let tcp_link = env.sim.add(TcpLink::new(
-        &env.sim, &input.tcp, BLOCKS, ICD_BYTES, input.seed,
+        &env.sim, &tcp_conf, BLOCKS, ICD_BYTES, input.seed,
     ));
-    let conns = tcp_link.borrow().targets.len();
     env.sim.reset(3);
 
     // Firmware: find the blocks, program QoS, the QPs and the routing table.
-    let queues = (input.pairs.len() as u16).min(io_queues);
     let grants: BTreeMap<u16, Grant> = (1..=queues)
         .map(|y| (y, input.grants[usize::from(y - 1) % input.grants.len()]))
         .collect();
-    let writes = route_writes(input.routes, qps, conns);
-    let table = routes(&writes, qps, field_u16(chip_csr::INFO_QUEUES_RESET));
     {
         let mut bus = env.fw_bus.mmio(&mut env.sim);
         // The digests every NVMe/TCP connection asks for in its ICReq: the engine is held in
@@ -639,6 +678,13 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     // were when RDY last fell: nothing may change them after.
     let mut resets: Vec<(u64, u64)> = Vec::new();
     let mut frozen: Vec<(u64, Vec<u8>)> = Vec::new();
+    // The connection a hostile target kills (if a queue is bound to it), and whether firmware
+    // restarted the engine since.
+    let dying = tcp_link
+        .borrow()
+        .dying()
+        .filter(|&c| table.values().any(|&x| x == Chan::Tcp(c)));
+    let mut recovered = false;
 
     // Commands.
     let mut rng = Rng::new(input.seed ^ 0x5eed);
@@ -727,7 +773,10 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 // A failing host memory under a command that would succeed: the DMA engine's
                 // 04h Data Transfer Error (SCT 0) in place of the target's status (DW0 is still
                 // what the target's CQE carried).
+                let doomed =
+                    !recovered && matches!(reaches, Some(Chan::Tcp(c)) if Some(c) == dying);
                 let mem_err = cs[j].mem_err
+                    && !doomed
                     && status == 0
                     && reaches.is_some()
                     && bufs.last().is_some_and(|b| {
@@ -745,10 +794,15 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                     status = 0x0004;
                 }
                 if route == IoRoute::Offload {
-                    env.host
-                        .model
-                        .io_expect
-                        .insert((sqid, cid), vec![(status, dw0)]);
+                    env.host.model.io_expect.insert(
+                        (sqid, cid),
+                        if doomed {
+                            // The chip's own 22h carries DW0 0.
+                            vec![(status, dw0), (0x0022, Some(0))]
+                        } else {
+                            vec![(status, dw0)]
+                        },
+                    );
                 }
                 sent.push(Sent {
                     sqid,
@@ -758,6 +812,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                     via: reaches,
                     fallback: route == IoRoute::Fallback,
                     mem_err,
+                    doomed,
                     dropped: false,
                 });
                 placed.push(s);
@@ -811,6 +866,10 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 }
             }
         }
+        if dying.is_some() && !recovered && env.sim.signal("tcp_dead_o").get() != 0 {
+            restart_tcp(&mut env, &tcp_link, &table)?;
+            recovered = true;
+        }
     }
     // Run until every command completed.
     let mut n = 0u64;
@@ -833,6 +892,18 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             ));
         }
     }
+    // A doomed command's status is the one it got (its answer or 22h: the host model allowed
+    // both).
+    for s in sent.iter_mut().filter(|s| s.doomed && !s.dropped) {
+        s.status = env
+            .host
+            .cqes
+            .iter()
+            .rev()
+            .find(|c| c.2.sqid == s.sqid && c.2.cid == s.cid)
+            .map(|c| c.2.status)
+            .ok_or(format!("SQ {} CID {:#x}: no CQE seen", s.sqid, s.cid))?;
+    }
     // Let the last bytes on the NVMe/TCP streams settle (a PDU the target got after the host
     // saw its command complete cannot be, but a stray one must be seen).
     env.sim.run(200);
@@ -853,10 +924,14 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     if std::env::var_os("CHIP_DEBUG").is_some() {
         let t = tcp_link.borrow();
         eprintln!(
-            "chip case: {} resets ({} commands dropped), {} doorbell faults, {} commands, {} to RoCE ({} executed, {} frames), {} to NVMe/TCP ({} capsules, {}/{} bytes tx/rx), digests {}, {} cycles",
+            "chip case: {} resets ({} commands dropped), {} doorbell faults, NVMe/TCP target fault {:?} ({} doomed, {} of them 22h, {} engine restarts), {} commands, {} to RoCE ({} executed, {} frames), {} to NVMe/TCP ({} capsules, {}/{} bytes tx/rx), digests {}, {} cycles",
             resets.len(),
             sent.iter().filter(|s| s.dropped).count(),
             env.host.faults,
+            (input.tcp.die, dying, t.all(dying.unwrap_or(0)).iter().find_map(|x| x.committed.map(|c| c.0))),
+            sent.iter().filter(|s| s.doomed).count(),
+            sent.iter().filter(|s| s.doomed && s.status == 0x22).count(),
+            t.retired.len() / t.targets.len().max(1),
             sent.len(),
             sent.iter().filter(|s| matches!(s.via, Some(Chan::Roce(_)))).count(),
             link.borrow().target.executed.len(),
@@ -875,15 +950,30 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     // The routing counters: the commands routed to each transport are the ones its targets
     // got (checked above against what the chip had to carry: a command dropped by a reset may
     // or may not have been routed); an unbound queue's are counted unless a reset dropped
-    // them before the table saw them.
+    // them before the table saw them. A command doomed by its connection's death was routed
+    // to it but may have been answered 22h by the engine without reaching the target.
     let roce = link.borrow().target.executed.len() as u32;
-    let nvme_tcp = tcp_link
-        .borrow()
-        .targets
-        .iter()
-        .flat_map(|t| t.received.iter())
-        .filter(|p| matches!(p, Pdu::CapsuleCmd { .. }))
-        .count() as u32;
+    let nvme_tcp = {
+        let t = tcp_link.borrow();
+        let got = t
+            .targets
+            .iter()
+            .chain(t.retired.iter().map(|r| &r.1))
+            .flat_map(|t| t.received.iter())
+            .filter(|p| matches!(p, Pdu::CapsuleCmd { .. }))
+            .count() as u32;
+        let lost = sent
+            .iter()
+            .filter(|s| {
+                s.doomed
+                    && match s.via {
+                        Some(Chan::Tcp(c)) => tcp::capsules(t.holder(c, s.cid), s.cid).is_empty(),
+                        _ => false,
+                    }
+            })
+            .count() as u32;
+        (got, got + lost)
+    };
     let range = |f: &dyn Fn(&Sent) -> bool| {
         let all = sent.iter().filter(|s| f(s));
         let n = all.clone().filter(|s| !s.dropped).count() as u32;
@@ -897,9 +987,14 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         bus.read32(chip_csr::CNT_NVME_TCP),
         bus.read32(chip_csr::CNT_UNBOUND),
     );
-    if (got.0, got.1) != (roce, nvme_tcp) || got.2 < unbound.0 || got.2 > unbound.1 {
+    if got.0 != roce
+        || got.1 < nvme_tcp.0
+        || got.1 > nvme_tcp.1
+        || got.2 < unbound.0
+        || got.2 > unbound.1
+    {
         return Err(format!(
-            "chip_csr counts (RoCE, NVMe/TCP, unbound) {got:?}; the targets got ({roce}, {nvme_tcp}), the host sent {unbound:?} to unbound queues (without, with the ones a reset dropped)"
+            "chip_csr counts (RoCE, NVMe/TCP, unbound) {got:?}; the targets got {roce} and {nvme_tcp:?} (without, with the doomed commands that never reached theirs), the host sent {unbound:?} to unbound queues (without, with the ones a reset dropped)"
         ));
     }
     // The front end's paths: every command but its own 02h completions goes to QoS or to
@@ -914,6 +1009,61 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         return Err(format!(
             "nvme_csr counts (offload, fallback) {got:?}; firmware got {fallback} fallback commands, the host sent {offload:?} to offload (without, with the ones a reset dropped)"
         ));
+    }
+    Ok(())
+}
+
+/// Firmware restarts the NVMe/TCP engine after a target killed a connection, as the contract
+/// says: once no queue bound to a connection has a command in flight (the dead connection's
+/// complete with 22h), `tcp_ctrl.run` 0 then 1; the TCP engine underneath opens new
+/// connections (fresh targets) and every connection must come up again.
+fn restart_tcp<T: Dut>(
+    env: &mut Env<T>,
+    tcp_link: &Rc<RefCell<TcpLink>>,
+    table: &BTreeMap<u16, Chan>,
+) -> Result<(), String> {
+    let on_tcp: Vec<u16> = table
+        .iter()
+        .filter(|(_, c)| matches!(c, Chan::Tcp(_)))
+        .map(|(y, _)| *y)
+        .collect();
+    let busy = |env: &Env<T>| {
+        on_tcp.iter().any(|y| {
+            env.host
+                .model
+                .sqs
+                .get(y)
+                .is_some_and(|q| !q.outstanding.is_empty())
+        })
+    };
+    let start = env.sim.cycle();
+    while busy(env) {
+        env.consume_all()?;
+        env.step()?;
+        if env.sim.cycle() - start > 300_000 {
+            return Err(format!(
+                "a target killed its NVMe/TCP connection (tcp_dead_o {:#x}) and the commands of the queues on NVMe/TCP never completed",
+                env.sim.signal("tcp_dead_o").get()
+            ));
+        }
+    }
+    let mut bus = env.fw_bus.mmio(&mut env.sim);
+    bus.write32(chip_csr::TCP_CTRL, 0);
+    tcp_link.borrow_mut().restart();
+    bus.write32(chip_csr::TCP_CTRL, 1);
+    let all = (1u64 << tcp_link.borrow().targets.len()) - 1;
+    let start = env.sim.cycle();
+    while env.sim.signal("tcp_connected_o").get() != all || env.sim.signal("tcp_dead_o").get() != 0
+    {
+        env.consume_all()?;
+        env.step()?;
+        if env.sim.cycle() - start > 50_000 {
+            return Err(format!(
+                "after tcp_ctrl.run 0 -> 1 the NVMe/TCP connections never came up again: tcp_connected_o {:#x}, tcp_dead_o {:#x}",
+                env.sim.signal("tcp_connected_o").get(),
+                env.sim.signal("tcp_dead_o").get()
+            ));
+        }
     }
     Ok(())
 }
@@ -1035,8 +1185,9 @@ fn check<T: Dut>(
             continue;
         };
         let Some(via) = s.via else { continue };
-        if s.mem_err && !b.write {
-            // Host memory failed the Read's writes: its buffer's bytes are undefined.
+        if (s.mem_err || (s.doomed && s.status != 0)) && !b.write {
+            // Host memory failed the Read's writes, or its connection died under it: its
+            // buffer's bytes are undefined.
             for &(addr, n) in &b.pieces {
                 let r = alt
                     .iter_mut()
@@ -1062,7 +1213,7 @@ fn check<T: Dut>(
                     .ok_or(format!(
                         "{who}: a successful Write the target got no data for"
                     )),
-                Chan::Tcp(c) => tcp::write_data(&tcp_link.targets[c], b.cid, len)
+                Chan::Tcp(c) => tcp::write_data(tcp_link.holder(c, b.cid), b.cid, len)
                     .map_err(|e| format!("{who}: {e}")),
             };
             // A dropped Write need not have reached its target; if it did, it carried its
@@ -1092,9 +1243,8 @@ fn check<T: Dut>(
                 .ok_or(format!(
                     "{who}: a successful Read the target sent no data for"
                 )),
-            Chan::Tcp(c) => {
-                tcp::read_data(&tcp_link.targets[c], b.cid, len).map_err(|e| format!("{who}: {e}"))
-            }
+            Chan::Tcp(c) => tcp::read_data(tcp_link.holder(c, b.cid), b.cid, len)
+                .map_err(|e| format!("{who}: {e}")),
         };
         let data = match data {
             Err(_) if s.dropped => continue,
@@ -1212,10 +1362,14 @@ fn check_irq<T: Dut>(env: &Env<T>) -> Result<(), String> {
     Ok(())
 }
 
-/// The NVMe/TCP side: every connection came up asking for `chip_csr.tcp_dgst`'s digests and
-/// stayed up with no protocol fault on either side; each target received exactly the commands
-/// of the queue bound to its connection, once each, as the host wrote them (opcode, NSID,
-/// CDW10-15).
+/// The NVMe/TCP side: every connection came up asking for `chip_csr.tcp_dgst`'s digests (each
+/// target it had: a restart opens new ones) and stayed up with no protocol fault on either
+/// side, but for the hostile target that killed its connection ([`TcpConf::die`]), which
+/// must have been answered as the specification says (its own checks) and never by a host
+/// protocol fault; each connection's targets together received exactly the commands of the
+/// queue bound to it, once each (a dropped or doomed one at most once), as the host wrote them
+/// (opcode, NSID, CDW10-15). At the end every connection is up, unless its hostile target
+/// killed it after the last restart could be done.
 fn check_tcp<T: Dut>(
     env: &Env<T>,
     tcp_link: &TcpLink,
@@ -1226,34 +1380,43 @@ fn check_tcp<T: Dut>(
         return Err(format!("tcp streams: {v}"));
     }
     let n = tcp_link.targets.len();
-    for (c, t) in tcp_link.targets.iter().enumerate() {
-        if let Some(v) = t.violations.first() {
-            return Err(format!("NVMe/TCP target {c}: {v}"));
-        }
-        match t.received.first() {
-            Some(Pdu::IcReq { hdgst, ddgst, .. }) => {
-                let asked = u8::from(*hdgst) | u8::from(*ddgst) << 1;
-                if asked != dgst & 3 {
+    let mut down = 0u64;
+    for c in 0..n {
+        let all = tcp_link.all(c);
+        for (k, t) in all.iter().enumerate() {
+            let who = format!("NVMe/TCP connection {c} (target {k})");
+            if let Some(v) = t.violations.first() {
+                return Err(format!("{who}: {v}"));
+            }
+            match t.received.first() {
+                Some(Pdu::IcReq { hdgst, ddgst, .. }) => {
+                    let asked = u8::from(*hdgst) | u8::from(*ddgst) << 1;
+                    if asked != dgst & 3 {
+                        return Err(format!(
+                            "{who}: the ICReq asks for digests {asked:#x}, chip_csr.tcp_dgst is {dgst:#x}"
+                        ));
+                    }
+                }
+                other => {
                     return Err(format!(
-                        "NVMe/TCP connection {c}: the ICReq asks for digests {asked:#x}, chip_csr.tcp_dgst is {dgst:#x}"
-                    ));
+                        "{who}: the first PDU the target got is {other:?}, not an ICReq"
+                    ))
                 }
             }
-            other => {
+            let hostile = t.committed.is_some();
+            if (!t.term_reqs.is_empty() || t.dead) && !hostile {
                 return Err(format!(
-                "NVMe/TCP connection {c}: the first PDU the target got is {other:?}, not an ICReq"
-            ))
+                    "{who}: connection ended, with no fault of the target (TermReqs {:?})",
+                    t.term_reqs
+                ));
+            }
+            if hostile && k + 1 == all.len() {
+                down |= 1 << c;
             }
         }
-        if !t.term_reqs.is_empty() || t.dead {
-            return Err(format!(
-                "NVMe/TCP target {c}: connection ended (TermReqs {:?})",
-                t.term_reqs
-            ));
-        }
-        let mut got: Vec<u16> = t
-            .received
+        let mut got: Vec<u16> = all
             .iter()
+            .flat_map(|t| t.received.iter())
             .filter_map(|p| match p {
                 Pdu::CapsuleCmd { sqe, .. } => Some(u16::from_le_bytes([sqe[2], sqe[3]])),
                 _ => None,
@@ -1263,10 +1426,11 @@ fn check_tcp<T: Dut>(
             .iter()
             .filter(|s| s.via == Some(Chan::Tcp(c)))
             .collect();
-        // Each command once; one dropped by a controller reset at most once.
+        // Each command once; one dropped by a controller reset or doomed by its connection's
+        // death at most once.
         let mut want: Vec<u16> = mine
             .iter()
-            .filter(|s| !s.dropped || got.contains(&s.cid))
+            .filter(|s| !(s.dropped || s.doomed) || got.contains(&s.cid))
             .map(|s| s.cid)
             .collect();
         got.sort_unstable();
@@ -1277,7 +1441,7 @@ fn check_tcp<T: Dut>(
                 .filter(|s| s.via != Some(Chan::Tcp(c)) && got.contains(&s.cid))
                 .collect();
             return Err(format!(
-                "NVMe/TCP target {c} received the CIDs {got:#x?}; the chip had {want:#x?} to carry to it (commands of other channels with those CIDs: {:?})",
+                "NVMe/TCP connection {c}'s targets received the CIDs {got:#x?}; the chip had {want:#x?} to carry to it (commands of other channels with those CIDs: {:?})",
                 extra
                     .iter()
                     .map(|s| format!("SQ {} CID {:#x} status {:#x} via {:?}", s.sqid, s.cid, s.status, s.via))
@@ -1285,7 +1449,7 @@ fn check_tcp<T: Dut>(
             ));
         }
         for s in mine.into_iter().filter(|s| got.contains(&s.cid)) {
-            let cap = tcp::capsules(t, s.cid)[0];
+            let cap = tcp::capsules(tcp_link.holder(c, s.cid), s.cid)[0];
             if cap[0] != s.sqe[0] || cap[4..8] != s.sqe[4..8] || cap[40..64] != s.sqe[40..64] {
                 return Err(format!(
                     "SQ {} CID {:#x}: the capsule's SQE {:02x?} is not the host's {:02x?} (opcode, NSID, CDW10-15)",
@@ -1301,9 +1465,10 @@ fn check_tcp<T: Dut>(
         env.sim.signal("tcp_connected_o").get(),
         env.sim.signal("tcp_dead_o").get(),
     );
-    if up != (1 << n) - 1 || dead != 0 {
+    let all = (1u64 << n) - 1;
+    if up | down != all || dead & !down != 0 {
         return Err(format!(
-            "tcp_connected_o {up:#x}, tcp_dead_o {dead:#x}: every connection should be up"
+            "tcp_connected_o {up:#x}, tcp_dead_o {dead:#x}: every connection should be up (but {down:#x}, killed by its target)"
         ));
     }
     Ok(())
@@ -1366,9 +1531,13 @@ impl Property for ChipProp {
             any::<bool>(),
             prop_oneof![1u16..64, 64u16..3000],
             (0u8..30, 0u8..30),
+            prop_oneof![
+                2 => Just(None),
+                1 => (0u8..2, any::<u8>(), 0u8..2).prop_map(Some),
+            ],
         )
             .prop_map(
-                |(maxh2cdata, cpda, max_c2h, max_r2t, use_success, chunk, idle)| TcpConf {
+                |(maxh2cdata, cpda, max_c2h, max_r2t, use_success, chunk, idle, die)| TcpConf {
                     maxh2cdata,
                     cpda,
                     max_c2h,
@@ -1377,6 +1546,7 @@ impl Property for ChipProp {
                     chunk,
                     idle,
                     full: false,
+                    die,
                 },
             );
         // Mostly commands that move data: Reads (kind 10) and Writes (5, 9).

@@ -1,6 +1,6 @@
 //! Stimulus and checks shared by the `nvme-tcp` properties.
 
-use crate::models::nvme_tcp::{sqe, ty, STATUS_TRANSIENT_TRANSPORT};
+use crate::models::nvme_tcp::{decode, sqe, ty, Pdu, STATUS_TRANSIENT_TRANSPORT};
 use crate::models::nvme_tcp_host::{Completion, HostConfig};
 use crate::models::nvme_tcp_target::{pattern, status, Fault, Target, TargetConfig, LBA_BYTES};
 use proptest::prelude::*;
@@ -356,10 +356,44 @@ pub fn check(
                     target.term_reqs
                 ));
             }
-            // Commands the target had answered may have succeeded; all others failed.
-            for c in done.values() {
+            // A command the target answered (a CapsuleResp, or a C2HData with SUCCESS, naming
+            // it) completes with that answer's status or 22h; every other with 22h (DW0 0).
+            let answered: Vec<u16> = target
+                .sent
+                .iter()
+                .filter_map(|b| decode(b).ok().map(|r| r.pdu))
+                .filter_map(|p| match p {
+                    Pdu::CapsuleResp { cqe } => Some(u16::from_le_bytes([cqe[12], cqe[13]])),
+                    Pdu::Data {
+                        c2h: true,
+                        success: true,
+                        cccid,
+                        ..
+                    } => Some(cccid),
+                    _ => None,
+                })
+                .collect();
+            for (cid, c) in &done {
+                let s = by_cid[cid];
+                let want = answer(s.kind);
+                let ok = if answered.contains(cid) {
+                    c.status == want || c.status == STATUS_TRANSIENT_TRANSPORT
+                } else {
+                    c.status == STATUS_TRANSIENT_TRANSPORT && c.dw0 == 0
+                };
+                if !ok {
+                    return Err(format!(
+                        "after fault {f:?}: CID {cid:#x} ({:?}, {}answered by the target) completed with status {:#x} DW0 {:#x}; allowed {:#x}{}",
+                        s.kind,
+                        if answered.contains(cid) { "" } else { "not " },
+                        c.status,
+                        c.dw0,
+                        STATUS_TRANSIENT_TRANSPORT,
+                        if answered.contains(cid) { format!(" or {want:#x}") } else { " with DW0 0".into() }
+                    ));
+                }
                 if c.status == 0 {
-                    check_success(c.cid, by_cid[&c.cid], out, target)?;
+                    check_success(c.cid, s, out, target)?;
                 }
             }
         }
@@ -372,11 +406,10 @@ pub fn check(
             }
             for (cid, c) in &done {
                 let s = by_cid[cid];
-                let want = match s.kind {
-                    _ if digest_cmd == Some(*cid) => STATUS_TRANSIENT_TRANSPORT,
-                    Kind::Read | Kind::Write | Kind::Flush => 0,
-                    Kind::BadOpcode => status::INVALID_OPCODE,
-                    Kind::OutOfRange => status::LBA_OUT_OF_RANGE,
+                let want = if digest_cmd == Some(*cid) {
+                    STATUS_TRANSIENT_TRANSPORT
+                } else {
+                    answer(s.kind)
                 };
                 if c.status != want {
                     return Err(format!(
@@ -392,6 +425,15 @@ pub fn check(
     }
     let _ = sc;
     check_namespaces(subs, &out.completions, target)
+}
+
+/// The status the target answers a command of `kind` with.
+fn answer(kind: Kind) -> u16 {
+    match kind {
+        Kind::Read | Kind::Write | Kind::Flush => 0,
+        Kind::BadOpcode => status::INVALID_OPCODE,
+        Kind::OutOfRange => status::LBA_OUT_OF_RANGE,
+    }
 }
 
 /// The target's namespaces, byte for byte: the initial pattern, with the data of every write
