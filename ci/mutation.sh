@@ -31,6 +31,7 @@ mutants=(
   "NVMe/TCP sends H2CData larger than MAXH2CDATA (whole R2T in one PDU)|nvme_tcp_conn_w64_d4_h8192_i4096.sv|s/assign h2c_fits = h2c_rem <= maxh2cdata_q;/assign h2c_fits = 1'b1;/|nvme-tcp|nvme_tcp_conn"
   "NVMe/TCP skips the R2T bound check (R2TO + R2TL inside the command)|nvme_tcp_conn_w64_d4_h8192_i4096.sv|s/assign r2t_out_of_range = .*;/assign r2t_out_of_range = 1'b0;/|nvme-tcp|nvme_tcp_conn_hostile"
   "NVMe/TCP reads the CQE status one bit low|nvme_tcp_conn_w64_d4_h8192_i4096.sv|s/assign resp_status = rx_hdr_q\[191:177\];/assign resp_status = rx_hdr_q[190:176];/|nvme-tcp|nvme_tcp_conn"
+  "NVMe/TCP completes a command its dead connection never answered with success, not 22h (block level)|nvme_tcp_conn_w64_d4_h8192_i4096.sv|/end else if (~cpl_slot_resp) begin/{n;s/cpl_slot_final = 15'h22;/cpl_slot_final = 15'h0;/}|nvme-tcp|nvme_tcp_conn_hostile"
   "QoS bandwidth bucket lends one token of credit|qos_bucket_c32_t32_f16.sv|s/~level_q\[48\];/~(level_q[48] \& (level_q[47:16] != 32'hffffffff));/|qos|qos_flood"
   "QoS grants ignore their write bit|qos_arbiter_q8_n4_g8_d4.sv|s/(~chk_need_write . csr_grant\([0-9]*\)_ctrl_write)/1'b1/g|qos|qos_mix"
   "QoS arbiter ignores dst_space_i (releases a head whose transport channel is full)|qos_arbiter_q8_n4_g8_d4.sv|/assign elig = /s/ \\& dst_space_i\\[[0-9]*\\]//g|qos|qos_mix"
