@@ -74,6 +74,7 @@ mutants=(
   "NVMe front end lets CSTS.RDY fall with commands still in the transports (a controller reset's stale completions and data reach the host)|nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32.sv|s/ \& (io_inflight_q == 32'd0) \& / \& /|chip|chip"
   "AXI interconnect answers every write OKAY (a host-memory write error never reaches the DMA engine)|axi_interconnect_m3_i5_w64.sv|s/assign b_word = {m_axi_bid_i\[4:0\], m_axi_bresp_i};/assign b_word = {m_axi_bid_i[4:0], 2'b00};/|chip|chip"
   "NVMe/TCP completes a command its dead connection never answered with success (not 22h)|nvme_tcp_conn_w64_d4_h8192_i4096.sv|/end else if (~cpl_slot_resp) begin/{n;s/cpl_slot_final = 15'h22;/cpl_slot_final = 15'h0;/}|chip|chip"
+  "RoCE engine completes the commands of a QP in error with success, not 22h (the target died)|roce_w64_q2_d4.sv|s/ : rec_status) : 15'h22;/ : rec_status) : 15'h0;/|chip|chip"
   "chip top ties the front end's irq_ready high (an interrupt the host is not ready for is lost)|nvmeof_offload.sv|s/(irq_ready_i),/(1'b1),/|chip|chip"
 )
 

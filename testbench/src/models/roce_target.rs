@@ -303,7 +303,42 @@ impl Default for HostTos {
     }
 }
 
+impl TQp {
+    fn new(c: &QpConf) -> TQp {
+        TQp {
+            conf: c.clone(),
+            epsn: c.host_psn,
+            nak_sent: false,
+            msn: 0,
+            spsn: c.target_psn,
+            unacked: VecDeque::new(),
+            dead: false,
+            retries: 0,
+            last_other: None,
+            oob_next: false,
+            writes: Vec::new(),
+            reissued: None,
+            oob_read_next: false,
+            read_key_next: false,
+            icd_key_next: false,
+            keyed_slots: BTreeMap::new(),
+        }
+    }
+}
+
 impl Target {
+    /// The target's side of QP `q` starts afresh from its configuration (as after the host and
+    /// the target re-established the connection): its sequence state is back at the initial
+    /// PSNs and its frames not yet sent are dropped. What it executed stays on record.
+    pub fn reset_qp(&mut self, q: usize) {
+        let conf = self.qps[q].conf.clone();
+        self.qps[q] = TQp::new(&conf);
+        self.out.retain(|f| {
+            crate::models::roce::Packet::decode(f).map_or(true, |p| p.bth.dest_qp != conf.host_qpn)
+        });
+        self.rnr_psn[q] = None;
+    }
+
     /// A target for `qps`, with a namespace of `blocks` blocks filled from `fill`.
     pub fn new(qps: &[QpConf], blocks: usize, fill: u64) -> Target {
         let mut x = fill | 1;
@@ -316,27 +351,7 @@ impl Target {
             })
             .collect();
         Target {
-            qps: qps
-                .iter()
-                .map(|c| TQp {
-                    conf: c.clone(),
-                    epsn: c.host_psn,
-                    nak_sent: false,
-                    msn: 0,
-                    spsn: c.target_psn,
-                    unacked: VecDeque::new(),
-                    dead: false,
-                    retries: 0,
-                    last_other: None,
-                    oob_next: false,
-                    writes: Vec::new(),
-                    reissued: None,
-                    oob_read_next: false,
-                    read_key_next: false,
-                    icd_key_next: false,
-                    keyed_slots: BTreeMap::new(),
-                })
-                .collect(),
+            qps: qps.iter().map(TQp::new).collect(),
             ns,
             out: VecDeque::new(),
             executed: Vec::new(),
