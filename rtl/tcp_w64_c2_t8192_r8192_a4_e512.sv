@@ -240,6 +240,8 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   logic         c0_abort_req_d;
   logic         c0_arp_due_q;
   logic         c0_arp_due_d;
+  logic         c0_probe_q;
+  logic         c0_probe_d;
   tcp_state_e   c1_state_q;
   tcp_state_e   c1_state_d;
   logic         c1_failed_q;
@@ -308,6 +310,8 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   logic         c1_abort_req_d;
   logic         c1_arp_due_q;
   logic         c1_arp_due_d;
+  logic         c1_probe_q;
+  logic         c1_probe_d;
   logic [15:0]  csr_c0_ports_remote;
   logic [15:0]  csr_c1_ports_remote;
   logic [15:0]  csr_c0_ports_local;
@@ -461,6 +465,7 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   logic [15:0]  c0_tx_len;
   logic         c0_want_rst;
   logic         c0_want_syn;
+  logic [15:0]  c0_tx_len_probe;           // a zero-window probe sends one byte past the window
   logic         c0_want_data;
   logic         c0_want_fin;
   logic         c0_want_wupd;
@@ -478,6 +483,7 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   logic [15:0]  c1_tx_len;
   logic         c1_want_rst;
   logic         c1_want_syn;
+  logic [15:0]  c1_tx_len_probe;           // a zero-window probe sends one byte past the window
   logic         c1_want_data;
   logic         c1_want_fin;
   logic         c1_want_wupd;
@@ -617,6 +623,7 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   logic         c0_seg;                    // a good segment of this connection ends this cycle
   logic         c0_outstanding;
   logic         c0_rto_run;
+  logic         c0_persist_run;            // bytes wait for a closed window: the timer runs for a probe
   logic         c0_tmr_run;
   logic         c0_rto_expired;
   logic         c0_give_up;
@@ -643,6 +650,7 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   logic         c1_seg;                    // a good segment of this connection ends this cycle
   logic         c1_outstanding;
   logic         c1_rto_run;
+  logic         c1_persist_run;            // bytes wait for a closed window: the timer runs for a probe
   logic         c1_tmr_run;
   logic         c1_rto_expired;
   logic         c1_give_up;
@@ -921,7 +929,7 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   assign rx_hit_idx = c0_rx_match ? 1'b0 : (c1_rx_match ? 1'b1 : 1'b0);
   assign rx_pay_start = {10'd0, rx_thl} + 16'h22;
   assign rx_in_pay = rx_byte_valid & (rx_idx_q >= rx_pay_start) & (rx_idx17 < rx_ip_end) & rx_is_ip & (rx_proto == 8'd6);
-  assign rx_conn_hit_d = rx_latch_conn ? rx_hit_any : rx_conn_hit_q;
+  assign rx_conn_hit_d = rx_latch_conn ? rx_hit_any : ((rx_byte_valid & (rx_idx_q == 16'd0)) ? 1'b0 : rx_conn_hit_q);
   assign rx_conn_d = rx_latch_conn ? rx_hit_idx : rx_conn_q;
   assign rx_conn_free_d = rx_latch_conn ? ((rx_hit_idx == 1'b0) ? c0_rx_free : c1_rx_free) : rx_conn_free_q;
   assign rx_conn_rcv_nxt_d = rx_latch_conn ? ((rx_hit_idx == 1'b0) ? c0_rcv_nxt_q : c1_rcv_nxt_q) : rx_conn_rcv_nxt_q;
@@ -1031,7 +1039,8 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   assign c0_tx_len = 16'((((c0_tx_avail < c0_tx_room) ? c0_tx_avail : c0_tx_room) < {16'd0, c0_mss}) ? ((c0_tx_avail < c0_tx_room) ? c0_tx_avail : c0_tx_room) : {16'd0, c0_mss});
   assign c0_want_rst = c0_rst_pend_q;
   assign c0_want_syn = (c0_state_q == StSynSent) & (c0_snd_nxt_q == c0_iss_q);
-  assign c0_want_data = ((c0_state_q == StEstab) | (c0_state_q == StCloseWait) | (c0_state_q == StFinWait1) | (c0_state_q == StClosing) | (c0_state_q == StLastAck)) & (c0_tx_len != 16'd0);
+  assign c0_tx_len_probe = (c0_probe_q & (c0_tx_len == 16'd0) & (c0_tx_avail != 32'd0)) ? 16'd1 : c0_tx_len;
+  assign c0_want_data = ((c0_state_q == StEstab) | (c0_state_q == StCloseWait) | (c0_state_q == StFinWait1) | (c0_state_q == StClosing) | (c0_state_q == StLastAck)) & (c0_tx_len_probe != 16'd0);
   assign c0_want_fin = c0_fin_req_q & ((c0_state_q == StEstab) | (c0_state_q == StCloseWait) | (c0_state_q == StFinWait1) | (c0_state_q == StClosing) | (c0_state_q == StLastAck)) & (c0_snd_nxt_q == c0_app_wr_q);
   assign c0_want_wupd = ((c0_state_q == StEstab) | (c0_state_q == StFinWait1) | (c0_state_q == StFinWait2)) & (1'(((c0_app_rd_q + 32'h2000) - c0_adv_edge_q) >> 31) == 1'b0) & (((c0_app_rd_q + 32'h2000) - c0_adv_edge_q) >= ((32'h1000 < {16'd0, csr_mss_bytes}) ? 32'h1000 : {16'd0, csr_mss_bytes}));
   assign c0_want_arp = (c0_state_q == StArp) & c0_arp_due_q & ~c0_arp_hit;
@@ -1040,7 +1049,7 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   assign c0_tx_flags = c0_want_rst ? 8'h14 : (c0_want_syn ? 8'd2 : (c0_want_data ? 8'h18 : (c0_want_fin ? 8'h11 : 8'h10)));
   assign c0_tx_ack = c0_rcv_nxt_q + {31'd0, c0_fin_in_q};
   assign c0_tx_wnd = ((c0_want_syn ? c0_rx_free : (c0_rx_free >> (c0_ws_ok_q ? our_wscale : 4'd0))) > 32'hffff) ? 16'hffff : 16'(c0_want_syn ? c0_rx_free : (c0_rx_free >> (c0_ws_ok_q ? our_wscale : 4'd0)));
-  assign c0_tx_seg_len = (~c0_want_rst & ~c0_want_syn & c0_want_data) ? c0_tx_len : 16'd0;
+  assign c0_tx_seg_len = (~c0_want_rst & ~c0_want_syn & c0_want_data) ? c0_tx_len_probe : 16'd0;
   assign c0_tx_retx = ~c0_want_rst & ((c0_want_syn & (c0_snd_max_q != c0_iss_q)) | (~c0_want_syn & c0_want_data & ((1'((c0_snd_max_q - c0_snd_nxt_q) >> 31) == 1'b0) & (|(c0_snd_max_q - c0_snd_nxt_q)))) | (~c0_want_syn & ~c0_want_data & c0_want_fin & c0_fin_sent_q));
   assign c1_tx_avail = 1'((c1_app_wr_q - c1_snd_nxt_q) >> 31) ? 32'd0 : (c1_app_wr_q - c1_snd_nxt_q);
   assign c1_tx_room = 1'(((c1_snd_una_q + c1_snd_wnd_q) - c1_snd_nxt_q) >> 31) ? 32'd0 : ((c1_snd_una_q + c1_snd_wnd_q) - c1_snd_nxt_q);
@@ -1048,7 +1057,8 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   assign c1_tx_len = 16'((((c1_tx_avail < c1_tx_room) ? c1_tx_avail : c1_tx_room) < {16'd0, c1_mss}) ? ((c1_tx_avail < c1_tx_room) ? c1_tx_avail : c1_tx_room) : {16'd0, c1_mss});
   assign c1_want_rst = c1_rst_pend_q;
   assign c1_want_syn = (c1_state_q == StSynSent) & (c1_snd_nxt_q == c1_iss_q);
-  assign c1_want_data = ((c1_state_q == StEstab) | (c1_state_q == StCloseWait) | (c1_state_q == StFinWait1) | (c1_state_q == StClosing) | (c1_state_q == StLastAck)) & (c1_tx_len != 16'd0);
+  assign c1_tx_len_probe = (c1_probe_q & (c1_tx_len == 16'd0) & (c1_tx_avail != 32'd0)) ? 16'd1 : c1_tx_len;
+  assign c1_want_data = ((c1_state_q == StEstab) | (c1_state_q == StCloseWait) | (c1_state_q == StFinWait1) | (c1_state_q == StClosing) | (c1_state_q == StLastAck)) & (c1_tx_len_probe != 16'd0);
   assign c1_want_fin = c1_fin_req_q & ((c1_state_q == StEstab) | (c1_state_q == StCloseWait) | (c1_state_q == StFinWait1) | (c1_state_q == StClosing) | (c1_state_q == StLastAck)) & (c1_snd_nxt_q == c1_app_wr_q);
   assign c1_want_wupd = ((c1_state_q == StEstab) | (c1_state_q == StFinWait1) | (c1_state_q == StFinWait2)) & (1'(((c1_app_rd_q + 32'h2000) - c1_adv_edge_q) >> 31) == 1'b0) & (((c1_app_rd_q + 32'h2000) - c1_adv_edge_q) >= ((32'h1000 < {16'd0, csr_mss_bytes}) ? 32'h1000 : {16'd0, csr_mss_bytes}));
   assign c1_want_arp = (c1_state_q == StArp) & c1_arp_due_q & ~c1_arp_hit;
@@ -1057,7 +1067,7 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   assign c1_tx_flags = c1_want_rst ? 8'h14 : (c1_want_syn ? 8'd2 : (c1_want_data ? 8'h18 : (c1_want_fin ? 8'h11 : 8'h10)));
   assign c1_tx_ack = c1_rcv_nxt_q + {31'd0, c1_fin_in_q};
   assign c1_tx_wnd = ((c1_want_syn ? c1_rx_free : (c1_rx_free >> (c1_ws_ok_q ? our_wscale : 4'd0))) > 32'hffff) ? 16'hffff : 16'(c1_want_syn ? c1_rx_free : (c1_rx_free >> (c1_ws_ok_q ? our_wscale : 4'd0)));
-  assign c1_tx_seg_len = (~c1_want_rst & ~c1_want_syn & c1_want_data) ? c1_tx_len : 16'd0;
+  assign c1_tx_seg_len = (~c1_want_rst & ~c1_want_syn & c1_want_data) ? c1_tx_len_probe : 16'd0;
   assign c1_tx_retx = ~c1_want_rst & ((c1_want_syn & (c1_snd_max_q != c1_iss_q)) | (~c1_want_syn & c1_want_data & ((1'((c1_snd_max_q - c1_snd_nxt_q) >> 31) == 1'b0) & (|(c1_snd_max_q - c1_snd_nxt_q)))) | (~c1_want_syn & ~c1_want_data & c1_want_fin & c1_fin_sent_q));
   assign gen_idle = gen_state_q == 2'd0;
   assign c0_tx_req = c0_tx_want & ~(rx_seg_ok & (rx_conn_q == 1'b0));
@@ -1236,10 +1246,11 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   assign c0_seg = rx_seg_ok & (rx_conn_q == 1'b0);
   assign c0_outstanding = c0_snd_una_q != c0_snd_max_q;
   assign c0_rto_run = c0_outstanding & ((c0_state_q == StSynSent) | (c0_state_q == StEstab) | (c0_state_q == StFinWait1) | (c0_state_q == StClosing) | (c0_state_q == StCloseWait) | (c0_state_q == StLastAck));
-  assign c0_tmr_run = ((c0_state_q == StArp) & ~c0_arp_due_q) | c0_rto_run | (c0_state_q == StTimeWait);
-  assign c0_rto_expired = c0_rto_run & (c0_tmr_q >= c0_rto_q) & ~c0_seg & ~c0_tx_latch;
+  assign c0_persist_run = ((c0_state_q == StEstab) | (c0_state_q == StCloseWait)) & ~c0_outstanding & ~c0_probe_q & (c0_tx_avail != 32'd0) & (c0_tx_room == 32'd0);
+  assign c0_tmr_run = ((c0_state_q == StArp) & ~c0_arp_due_q) | c0_rto_run | c0_persist_run | (c0_state_q == StTimeWait);
+  assign c0_rto_expired = (c0_rto_run | c0_persist_run) & (c0_tmr_q >= c0_rto_q) & ~c0_seg & ~c0_tx_latch;
   assign c0_give_up = c0_retries_q >= csr_retries_tcp;
-  assign c0_rto_fire = c0_rto_expired & ~c0_abort_req_q;
+  assign c0_rto_fire = c0_rto_expired & c0_outstanding & ~c0_abort_req_q;
   assign c0_rtt_r = now_q - c0_rtt_start_q;
   assign c0_rttvar_new = c0_has_rtt_q ? ((c0_rttvar4_q - {2'd0, c0_rttvar4_q[17:2]}) + {2'd0, (c0_rtt_r >= c0_srtt8_q[18:3]) ? (c0_rtt_r - c0_srtt8_q[18:3]) : (c0_srtt8_q[18:3] - c0_rtt_r)}) : {1'b0, {c0_rtt_r, 1'b0}};
   assign c0_srtt_new = c0_has_rtt_q ? ((c0_srtt8_q - {3'd0, c0_srtt8_q[18:3]}) + {3'd0, c0_rtt_r}) : {c0_rtt_r, 3'd0};
@@ -1291,6 +1302,7 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
     c0_rtt_start_d = c0_rtt_start_q;
     c0_rst_pend_d = c0_rst_pend_q;
     c0_arp_due_d = c0_arp_due_q;
+    c0_probe_d = c0_probe_q;
     c0_abort_req_d = c0_abort_req_q | c0_abort_pulse;
     c0_tmr_d = c0_tmr_run ? (tick ? (c0_tmr_q + 16'd1) : c0_tmr_q) : 16'd0;
     c0_app_wr_d = c0_tx_push ? (c0_app_wr_q + 32'd1) : c0_app_wr_q;
@@ -1328,8 +1340,8 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
         if (rx_flags[2]) begin
           if (c0_rst_in) begin
             c0_state_d = StClosed;
-            c0_failed_d = 1'b1;
-            c0_reason_d = 2'd1;
+            c0_failed_d = ~((c0_state_q == StClosing) | (c0_state_q == StLastAck) | (c0_state_q == StTimeWait));
+            c0_reason_d = ((c0_state_q == StClosing) | (c0_state_q == StLastAck) | (c0_state_q == StTimeWait)) ? 2'd0 : 2'd1;
           end
         end else if (rx_flags[1]) begin
           c0_ack_pend_d = 1'b1;
@@ -1386,6 +1398,7 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
           c0_rtt_start_d = now_q;
         end
       end else if (c0_want_data) begin
+        c0_probe_d = 1'b0;
         c0_snd_nxt_d = c0_snd_nxt_after;
         if ((1'((c0_snd_nxt_after - c0_snd_max_q) >> 31) == 1'b0) & (|(c0_snd_nxt_after - c0_snd_max_q))) begin
           c0_snd_max_d = c0_snd_nxt_after;
@@ -1418,6 +1431,10 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
     end else if (c0_arp_latch) begin
       c0_arp_due_d = 1'b0;
       c0_retries_d = c0_retries_q + 8'd1;
+    end else if (c0_rto_expired & ~c0_outstanding) begin
+      c0_probe_d = 1'b1;
+      c0_rto_d = c0_rto_backoff;
+      c0_tmr_d = 16'd0;
     end else if (c0_rto_expired) begin
       if (c0_give_up) begin
         c0_failed_d = 1'b1;
@@ -1496,10 +1513,11 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   assign c1_seg = rx_seg_ok & (rx_conn_q == 1'b1);
   assign c1_outstanding = c1_snd_una_q != c1_snd_max_q;
   assign c1_rto_run = c1_outstanding & ((c1_state_q == StSynSent) | (c1_state_q == StEstab) | (c1_state_q == StFinWait1) | (c1_state_q == StClosing) | (c1_state_q == StCloseWait) | (c1_state_q == StLastAck));
-  assign c1_tmr_run = ((c1_state_q == StArp) & ~c1_arp_due_q) | c1_rto_run | (c1_state_q == StTimeWait);
-  assign c1_rto_expired = c1_rto_run & (c1_tmr_q >= c1_rto_q) & ~c1_seg & ~c1_tx_latch;
+  assign c1_persist_run = ((c1_state_q == StEstab) | (c1_state_q == StCloseWait)) & ~c1_outstanding & ~c1_probe_q & (c1_tx_avail != 32'd0) & (c1_tx_room == 32'd0);
+  assign c1_tmr_run = ((c1_state_q == StArp) & ~c1_arp_due_q) | c1_rto_run | c1_persist_run | (c1_state_q == StTimeWait);
+  assign c1_rto_expired = (c1_rto_run | c1_persist_run) & (c1_tmr_q >= c1_rto_q) & ~c1_seg & ~c1_tx_latch;
   assign c1_give_up = c1_retries_q >= csr_retries_tcp;
-  assign c1_rto_fire = c1_rto_expired & ~c1_abort_req_q;
+  assign c1_rto_fire = c1_rto_expired & c1_outstanding & ~c1_abort_req_q;
   assign c1_rtt_r = now_q - c1_rtt_start_q;
   assign c1_rttvar_new = c1_has_rtt_q ? ((c1_rttvar4_q - {2'd0, c1_rttvar4_q[17:2]}) + {2'd0, (c1_rtt_r >= c1_srtt8_q[18:3]) ? (c1_rtt_r - c1_srtt8_q[18:3]) : (c1_srtt8_q[18:3] - c1_rtt_r)}) : {1'b0, {c1_rtt_r, 1'b0}};
   assign c1_srtt_new = c1_has_rtt_q ? ((c1_srtt8_q - {3'd0, c1_srtt8_q[18:3]}) + {3'd0, c1_rtt_r}) : {c1_rtt_r, 3'd0};
@@ -1551,6 +1569,7 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
     c1_rtt_start_d = c1_rtt_start_q;
     c1_rst_pend_d = c1_rst_pend_q;
     c1_arp_due_d = c1_arp_due_q;
+    c1_probe_d = c1_probe_q;
     c1_abort_req_d = c1_abort_req_q | c1_abort_pulse;
     c1_tmr_d = c1_tmr_run ? (tick ? (c1_tmr_q + 16'd1) : c1_tmr_q) : 16'd0;
     c1_app_wr_d = c1_tx_push ? (c1_app_wr_q + 32'd1) : c1_app_wr_q;
@@ -1588,8 +1607,8 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
         if (rx_flags[2]) begin
           if (c1_rst_in) begin
             c1_state_d = StClosed;
-            c1_failed_d = 1'b1;
-            c1_reason_d = 2'd1;
+            c1_failed_d = ~((c1_state_q == StClosing) | (c1_state_q == StLastAck) | (c1_state_q == StTimeWait));
+            c1_reason_d = ((c1_state_q == StClosing) | (c1_state_q == StLastAck) | (c1_state_q == StTimeWait)) ? 2'd0 : 2'd1;
           end
         end else if (rx_flags[1]) begin
           c1_ack_pend_d = 1'b1;
@@ -1646,6 +1665,7 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
           c1_rtt_start_d = now_q;
         end
       end else if (c1_want_data) begin
+        c1_probe_d = 1'b0;
         c1_snd_nxt_d = c1_snd_nxt_after;
         if ((1'((c1_snd_nxt_after - c1_snd_max_q) >> 31) == 1'b0) & (|(c1_snd_nxt_after - c1_snd_max_q))) begin
           c1_snd_max_d = c1_snd_nxt_after;
@@ -1678,6 +1698,10 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
     end else if (c1_arp_latch) begin
       c1_arp_due_d = 1'b0;
       c1_retries_d = c1_retries_q + 8'd1;
+    end else if (c1_rto_expired & ~c1_outstanding) begin
+      c1_probe_d = 1'b1;
+      c1_rto_d = c1_rto_backoff;
+      c1_tmr_d = 16'd0;
     end else if (c1_rto_expired) begin
       if (c1_give_up) begin
         c1_failed_d = 1'b1;
@@ -1824,6 +1848,7 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
       c0_rst_pend_q <= 1'b0;
       c0_abort_req_q <= 1'b0;
       c0_arp_due_q <= 1'b0;
+      c0_probe_q <= 1'b0;
       c1_state_q <= StClosed;
       c1_failed_q <= 1'b0;
       c1_reason_q <= 2'd0;
@@ -1858,6 +1883,7 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
       c1_rst_pend_q <= 1'b0;
       c1_abort_req_q <= 1'b0;
       c1_arp_due_q <= 1'b0;
+      c1_probe_q <= 1'b0;
       rx_conn_hit_q <= 1'b0;
       rx_conn_q <= 1'b0;
       rx_conn_free_q <= 32'd0;
@@ -1992,6 +2018,7 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
       c0_rst_pend_q <= c0_rst_pend_d;
       c0_abort_req_q <= c0_abort_req_d;
       c0_arp_due_q <= c0_arp_due_d;
+      c0_probe_q <= c0_probe_d;
       c1_state_q <= c1_state_d;
       c1_failed_q <= c1_failed_d;
       c1_reason_q <= c1_reason_d;
@@ -2026,6 +2053,7 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
       c1_rst_pend_q <= c1_rst_pend_d;
       c1_abort_req_q <= c1_abort_req_d;
       c1_arp_due_q <= c1_arp_due_d;
+      c1_probe_q <= c1_probe_d;
       rx_conn_hit_q <= rx_conn_hit_d;
       rx_conn_q <= rx_conn_d;
       rx_conn_free_q <= rx_conn_free_d;

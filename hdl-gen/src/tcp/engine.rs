@@ -373,6 +373,7 @@ struct Conn {
     rst_pend: Reg,
     abort_req: Reg,
     arp_due: Reg,
+    probe: Reg,
 }
 
 /// The engine (see `mod.rs`).
@@ -750,6 +751,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             rst_pend: r(&mut m, "rst_pend", 1),
             abort_req: r(&mut m, "abort_req", 1),
             arp_due: r(&mut m, "arp_due", 1),
+            probe: r(&mut m, "probe", 1),
         });
     }
     let rport: Vec<Sig> = (0..n)
@@ -830,7 +832,14 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         "rx_in_pay",
         bv & ri.q.ge(pay_start) & ri17.lt(ip_end) & is_ip & proto.eq(6u64),
     );
-    m.assign(pm.d, mux(latch_at, hit_any.ex(), pm.q.ex()));
+    m.assign(
+        pm.d,
+        mux(
+            latch_at,
+            hit_any.ex(),
+            mux(bv & ri.q.eq(0u64), lit(1, 0), pm.q.ex()),
+        ),
+    );
     m.assign(pc.d, mux(latch_at, hit_idx.ex(), pc.q.ex()));
     let free_sel = sel(
         &hit_idx.ex(),
@@ -1158,6 +1167,8 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         wnd: Sig,
         retx: Sig,
         arp: Sig,
+        avail: Sig,
+        room: Sig,
     }
     let mut wants: Vec<Want> = Vec::new();
     for c in 0..n as usize {
@@ -1194,6 +1205,15 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             &format!("c{c}_want_syn"),
             k.st.q.eq(s("StSynSent")) & k.snd_nxt.q.eq(k.iss.q),
         );
+        let len = m.net(
+            &format!("c{c}_tx_len_probe"),
+            mux(
+                k.probe.q & len.eq(0u64) & avail.ne(0u64),
+                lit(16, 1),
+                len.ex(),
+            ),
+        );
+        m.comment(len, "a zero-window probe sends one byte past the window");
         let data = m.net(&format!("c{c}_want_data"), sends.clone() & len.ne(0u64));
         let fin = m.net(
             &format!("c{c}_want_fin"),
@@ -1269,6 +1289,8 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             wnd,
             retx,
             arp,
+            avail,
+            room,
         });
     }
 
@@ -1883,16 +1905,31 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                 ],
             );
         let rto_run = m.net(&format!("c{c}_rto_run"), rto_run);
+        let persist = m.net(
+            &format!("c{c}_persist_run"),
+            in_state(k, &["StEstab", "StCloseWait"])
+                & !outstanding
+                & !k.probe.q
+                & w.avail.ne(0u64)
+                & w.room.eq(0u64),
+        );
+        m.comment(
+            persist,
+            "bytes wait for a closed window: the timer runs for a probe",
+        );
         let tmr_run = m.net(
             &format!("c{c}_tmr_run"),
-            (k.st.q.eq(s("StArp")) & !k.arp_due.q) | rto_run | k.st.q.eq(s("StTimeWait")),
+            (k.st.q.eq(s("StArp")) & !k.arp_due.q) | rto_run | persist | k.st.q.eq(s("StTimeWait")),
         );
         let expire = m.net(
             &format!("c{c}_rto_expired"),
-            rto_run & k.tmr.q.ge(k.rto.q) & !segc & !lat,
+            (rto_run | persist) & k.tmr.q.ge(k.rto.q) & !segc & !lat,
         );
         let give_up = m.net(&format!("c{c}_give_up"), k.retries.q.ge(retry_lim));
-        rto_fire.push(m.net(&format!("c{c}_rto_fire"), expire & !k.abort_req.q));
+        rto_fire.push(m.net(
+            &format!("c{c}_rto_fire"),
+            expire & outstanding & !k.abort_req.q,
+        ));
         // RTT sample (RFC 6298 in ticks, SRTT << 3, RTTVAR << 2).
         let r = m.net(&format!("c{c}_rtt_r"), now.q.ex() - k.rtt_start.q.ex());
         let srtt = k.srtt8.q.slice(18, 3);
@@ -2047,6 +2084,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                 &k.rtt_start,
                 &k.rst_pend,
                 &k.arp_due,
+                &k.probe,
             ] {
                 b.set(r.d, r.q);
             }
@@ -2091,10 +2129,12 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                 })
                 .else_if(sync.clone(), |b| {
                     b.if_(f_rst.clone(), |b| {
+                        // In CLOSING, LAST-ACK and TIME-WAIT a RST ends a closed connection.
+                        let done = in_state(k, &["StClosing", "StLastAck", "StTimeWait"]);
                         b.if_(rst_now, |b| {
                             b.set(k.st.d, s("StClosed"));
-                            b.set(k.failed.d, 1u64);
-                            b.set(k.reason.d, 1u64);
+                            b.set(k.failed.d, !done.clone());
+                            b.set(k.reason.d, mux(done, lit(2, 0), lit(2, 1)));
                         });
                     })
                     .else_if(f_syn.clone(), |b| b.set(k.ack_pend.d, 1u64))
@@ -2149,6 +2189,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                     });
                 })
                 .else_if(w.data, |b| {
+                    b.set(k.probe.d, 0u64);
                     b.set(k_nxt.d, nn);
                     b.if_(seq_gt(&nn.ex(), &k_max.q.ex()), |b| b.set(k_max.d, nn));
                     b.if_(!k.rtt_on.q & seq_ge(&k_nxt.q.ex(), &k_max.q.ex()), |b| {
@@ -2181,6 +2222,11 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             .else_if(alat, |b| {
                 b.set(k.arp_due.d, 0u64);
                 b.set(k.retries.d, k.retries.q + 1u64);
+            })
+            .else_if(expire & !outstanding, |b| {
+                b.set(k.probe.d, 1u64);
+                b.set(k.rto.d, rto_back);
+                b.set(k.tmr.d, 0u64);
             })
             .else_if(expire, |b| {
                 b.if_(give_up, |b| {

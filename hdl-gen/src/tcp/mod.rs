@@ -93,7 +93,7 @@
 //!   RST and fails (state CSR: `failed`, reason 2).
 //! - RST in: accepted in a synchronized state when its sequence number is in the receive
 //!   window (RFC 5961's exact-match rule and challenge ACKs: a later slice); the connection
-//!   fails (reason 1).
+//!   fails (reason 1), except in CLOSING, LAST-ACK and TIME-WAIT, where it just ends (CLOSED).
 //! - Close: `close` sends FIN after the data; a peer FIN moves to CLOSE-WAIT (its `close`
 //!   then sends ours). TIME-WAIT lasts `time_wait` ticks and answers FINs again. `abort`
 //!   sends a RST (when synchronized) and goes to CLOSED.
