@@ -81,9 +81,11 @@ impl Lossy {
             self.counts[0] += 1;
             return;
         }
-        if self.rng.chance(fa.corrupt) && f.len() > 14 {
-            // Past the Ethernet header, so the frame still reaches its host and is caught by
-            // a checksum there (or is a padding byte, which nothing reads).
+        let ipv4 = f.len() > 34 && f[12..14] == [8, 0];
+        if self.rng.chance(fa.corrupt) && ipv4 {
+            // IPv4 frames past the Ethernet header, so the frame still reaches its host and is
+            // caught by a checksum there (or is a padding byte, which nothing reads). ARP has
+            // no checksum: on a real link the MAC's FCS is what catches its corruption.
             let at = 14 + self.rng.below(f.len() as u64 - 14) as usize;
             f[at] ^= 1 << self.rng.below(8);
             self.counts[3] += 1;

@@ -201,8 +201,23 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             };
             let states: Vec<u32> = (0..n).map(|c| state(&mut env, c)).collect();
             if let Some(c) = states.iter().position(|s| s & 0x10 != 0) {
+                let regs: Vec<u32> = [16, 20, 24, 28, 32, 36]
+                    .iter()
+                    .map(|&o| env.read(creg(c, o)))
+                    .collect();
+                let counters = env.counters();
+                let faults = (env.to_peer.counts, env.to_engine.counts);
+                let (got, sent) = {
+                    let app = env.app.borrow();
+                    (app.got[c].len(), app.sent[c])
+                };
                 return Err(format!(
-                    "connection {c} failed (state CSR {:#x}) at cycle {cycle}; RSTs from smoltcp: {:02x?}",
+                    "connection {c}: snd_una, snd_nxt, rcv_nxt, rtt, iss, snd_wnd {regs:x?}, \
+                     app sent {sent} got {got}, smoltcp got {}, counters {counters:?}, faults \
+                     (drop, dup, reorder, corrupt, truncate) to smoltcp, to the engine {faults:?}",
+                    peer.got[c].len()
+                ) + &format!(
+                    "; connection {c} failed (state CSR {:#x}) at cycle {cycle}; RSTs from smoltcp: {:02x?}",
                     states[c], env.view.peer_rsts
                 ));
             }
