@@ -18,6 +18,8 @@
 //! - `m_axis_*` (transmit) and `s_axis_*` (receive): AXI4-Stream Ethernet frames without FCS,
 //!   `tdata` [64], `tkeep` [8], `tlast`, as the RoCE engine's: bytes packed from lane 0, only
 //!   the last beat short. Frames the engine sends are at least 60 bytes (zero padding).
+//!   Known limit of slice 1: `m_axis_tvalid_o` may fall inside a frame (a beat every 8 cycles),
+//!   so a MAC that needs a frame's beats back to back needs a store-and-forward FIFO in front.
 //!   `s_axis_tready_o` may fall in the middle of a frame (the parser takes a byte per cycle).
 //! - `tx` (in, from the NVMe/TCP engine): `conn` [log2 C], `data` [W], `keep` [W/8], exactly
 //!   the NVMe/TCP engine's `tx` port: bytes packed from lane 0, any beat short. `tx_credit_o`
@@ -27,8 +29,9 @@
 //!   counted (`tx_drop`): the NVMe/TCP engine presents only beats of connections with credit.
 //! - `rx` (out, to the NVMe/TCP engine): `conn`, `data`, `keep`, the NVMe/TCP engine's `rx`
 //!   port. `rx_space_i` [C]: bit i, a beat of connection i presented now is taken. The engine
-//!   presents a beat of connection i only while `rx_space_i[i]` is high, so a stalled consumer
-//!   never holds up another connection. Slice 1 sends one byte per beat (`keep` = 1).
+//!   starts a beat of connection i only while `rx_space_i[i]` is high (and holds it until
+//!   taken), so a stalled consumer never holds up another connection. Slice 1 sends one byte
+//!   per beat (`keep` = 1).
 //! - `up_o` [C]: connection i is ESTABLISHED or CLOSE-WAIT (the NVMe/TCP engine's ICReq waits
 //!   for it); `failed_o` [C]: the connection was reset (by the peer, by the retry limit, by an
 //!   unresolved ARP or by an abort) and waits in CLOSED for software.
@@ -124,7 +127,7 @@
 //! | Fast retransmit, NewReno | 5681, 6582 | not done yet |
 //! | Slow start, congestion avoidance | 5681 | not done yet (the peer's window is the only limit) |
 //! | Delayed ACK | 9293, 5681 | not done yet (every data segment is ACKed at once) |
-//! | Zero-window probes | 9293 | not done yet |
+//! | Zero-window probes | 9293 | done (basic: one byte past a closed window when the RTO timer expires, backed off) |
 //! | RST/SYN/ACK attack mitigations | 5961 | not done yet |
 //! | RST for segments to closed ports | 9293 | not done yet (dropped, `drop_other`) |
 //! | Nagle, sender silly-window avoidance | 896, 9293 | not done yet |
