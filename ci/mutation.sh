@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cases=${CASES:-60}
 # Which suites' mutants to run (the DMA mutants rebuild large models: minutes each).
-suites=${MUTANT_SUITES:-stdlib dma nvme nvme-tcp qos rdma chip}
+suites=${MUTANT_SUITES:-stdlib dma nvme nvme-tcp qos rdma chip tcp}
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
@@ -76,6 +76,8 @@ mutants=(
   "NVMe/TCP completes a command its dead connection never answered with success (not 22h)|nvme_tcp_conn_w64_d4_h8192_i4096.sv|/end else if (~cpl_slot_resp) begin/{n;s/cpl_slot_final = 15'h22;/cpl_slot_final = 15'h0;/}|chip|chip"
   "RoCE engine completes the commands of a QP in error with success, not 22h (the target died)|roce_w64_q2_d4.sv|s/ : rec_status) : 15'h22;/ : rec_status) : 15'h0;/|chip|chip"
   "chip top ties the front end's irq_ready high (an interrupt the host is not ready for is lost)|nvmeof_offload.sv|s/(irq_ready_i),/(1'b1),/|chip|chip"
+  "TCP engine leaves the protocol number out of its transmit checksum's pseudo-header|tcp_w64_c2_t8192_r8192_a4_e512.sv|/assign seg_sum = /s/ + {16'd0, 16'd6}//|tcp|tcp_stream"
+  "TCP engine takes a segment whose checksum failed (corrupted bytes delivered)|tcp_w64_c2_t8192_r8192_a4_e512.sv|s/assign rx_tcp_csum_ok = .*;/assign rx_tcp_csum_ok = 1'b1;/|tcp|tcp_stream"
 )
 
 survivors=0

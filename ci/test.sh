@@ -39,10 +39,12 @@ step "testbench regress --suite nvme: exact arbitration order and interrupt coal
 cargo run -q --release -p testbench -- regress --suite nvme --property nvme_arbitration,nvme_coalescing --cases 600
 step "testbench regress --suite chip: the whole chip top end to end (about 25 commands a case)"
 cargo run -q --release -p testbench -- regress --suite chip --cases 150
+step "testbench regress --suite tcp: the TCP/IP engine against smoltcp in process, over a lossy link"
+cargo run -q --release -p testbench -- regress --suite tcp --cases 300
 # Every suite again from random initial values (registers, RAM words, X assignments drawn from
 # each case's seed): a state that a reset or an init sweep does not set must not matter.
 step "testbench regress --x-init random: every suite, part of the cases"
-for s in stdlib:1000 dma:100 nvme:200 nvme-tcp:100 qos:60 rdma:200 chip:30; do
+for s in stdlib:1000 dma:100 nvme:200 nvme-tcp:100 qos:60 rdma:200 chip:30 tcp:100; do
   cargo run -q --release -p testbench -- regress --x-init random --suite "${s%%:*}" --cases "${s##*:}"
 done
 step "testbench fio: fio's four workloads on each transport, json+ loaded by fio's own fio_jsonplus_clat2csv"

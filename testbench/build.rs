@@ -415,6 +415,7 @@ fn main() {
         ("NvmeCtrlTop", "nvme_ctrl_"),
         ("RoceTop", "roce_w"),
         ("RoceDcqcnTop", "roce_dcqcn_"),
+        ("TcpTop", "tcp_w"),
     ] {
         if let Some(top) = tops.iter().find(|t| t.starts_with(prefix)) {
             rs.push_str(&format!(

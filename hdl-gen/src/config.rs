@@ -198,6 +198,24 @@ pub struct Roce {
     pub in_capsule_bytes: u32,
 }
 
+/// `[tcp]`: the TCP/IP engine under the NVMe/TCP engine (its stream width and connection count
+/// are the NVMe/TCP engine's).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tcp {
+    /// Transmit buffer per connection in bytes (unacknowledged bytes wait there): a power of
+    /// two, 1024 to 65536.
+    pub tx_buffer_bytes: u32,
+    /// Receive buffer per connection in bytes (the window advertised is its free space): a
+    /// power of two, 1024 to 65536.
+    pub rx_buffer_bytes: u32,
+    /// Entries of the ARP cache, 2 to 16.
+    pub arp_entries: u32,
+    /// Largest ICMP echo request answered (ICMP header and data), bytes: a power of two, 64 to
+    /// 2048.
+    pub echo_bytes: u32,
+}
+
 /// `[qos]`: the QoS arbiter and namespace isolation block.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -233,6 +251,8 @@ pub struct Config {
     pub dma: Dma,
     /// The NVMe/TCP engine.
     pub nvme_tcp: NvmeTcp,
+    /// The TCP/IP engine.
+    pub tcp: Tcp,
     /// The QoS arbiter.
     pub qos: Qos,
     /// The RoCEv2 engine.
@@ -492,6 +512,39 @@ impl Config {
                 message: format!(
                     "{} is not allowed; use 0 (no in-capsule data) to 65536, a multiple of 16 (IOCCSZ is in 16-byte units)",
                     t.in_capsule_bytes
+                ),
+            });
+        }
+        let tc = &self.tcp;
+        for (key, v) in [
+            ("tcp.tx_buffer_bytes", tc.tx_buffer_bytes),
+            ("tcp.rx_buffer_bytes", tc.rx_buffer_bytes),
+        ] {
+            if !v.is_power_of_two() || !(1024..=65536).contains(&v) {
+                return Err(ConfigError {
+                    file: file.to_path_buf(),
+                    key: key.into(),
+                    message: format!(
+                        "{v} is not allowed; use a power of two from 1024 to 65536 (a buffer holds at least a segment)"
+                    ),
+                });
+            }
+        }
+        range(
+            file,
+            "tcp.arp_entries",
+            tc.arp_entries,
+            2,
+            16,
+            " (the cache is searched in one cycle)",
+        )?;
+        if !tc.echo_bytes.is_power_of_two() || !(64..=2048).contains(&tc.echo_bytes) {
+            return Err(ConfigError {
+                file: file.to_path_buf(),
+                key: "tcp.echo_bytes".into(),
+                message: format!(
+                    "{} is not allowed; use a power of two from 64 (a default ping) to 2048",
+                    tc.echo_bytes
                 ),
             });
         }

@@ -14,3 +14,4 @@ pub mod nvme;
 pub mod nvme_tcp;
 pub mod qos;
 pub mod roce;
+pub mod tcp;

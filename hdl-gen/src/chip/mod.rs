@@ -235,6 +235,7 @@ pub fn design(cfg: &Config) -> Result<Design, Errors> {
         &dma_params(cfg),
         reset,
     )?);
+    d.add_top(crate::tcp::engine::engine(&tcp_params(cfg), reset)?);
     d.add_top(crate::qos::arbiter::arbiter(&qos_params(cfg), reset)?);
     d.add_top(crate::roce::engine::engine(
         &roce_params(cfg),
@@ -283,6 +284,20 @@ pub fn nvme_tcp_params(cfg: &Config) -> crate::nvme_tcp::NvmeTcpParams {
         digests: t.digests,
         hold_bytes: t.c2h_hold_bytes,
         icd_bytes: t.in_capsule_bytes,
+    }
+}
+
+/// The TCP/IP engine's parameters from `[tcp]`, with the stream width and connection count of
+/// `[nvme_tcp]` (the two engines are joined one connection to one).
+pub fn tcp_params(cfg: &Config) -> crate::tcp::TcpParams {
+    let t = &cfg.tcp;
+    crate::tcp::TcpParams {
+        data_width: cfg.nvme_tcp.data_width,
+        connections: cfg.nvme_tcp.connections,
+        tx_bytes: t.tx_buffer_bytes,
+        rx_bytes: t.rx_buffer_bytes,
+        arp_entries: t.arp_entries,
+        echo_bytes: t.echo_bytes,
     }
 }
 
@@ -352,6 +367,7 @@ pub fn register_maps(cfg: &Config) -> Result<Vec<RegMap>, Errors> {
         crate::nvme_tcp::engine::register_map()?,
         crate::qos::csr::register_map(&qos_params(cfg))?,
         crate::roce::engine::register_map(&roce_params(cfg))?,
+        crate::tcp::engine::register_map(&tcp_params(cfg))?,
         crate::nvme::params::register_map()?,
         csr::register_map(&channels(cfg), cfg.csr.addr_width)?,
     ])

@@ -17,4 +17,5 @@ pub mod roce;
 pub mod roce_dcqcn;
 pub mod roce_target;
 pub mod skid_buffer;
+pub mod tcp;
 pub mod token_bucket;

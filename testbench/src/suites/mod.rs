@@ -7,6 +7,7 @@ pub mod nvme_tcp;
 pub mod qos;
 pub mod rdma;
 pub mod stdlib;
+pub mod tcp;
 
 use crate::prop::{run_case, CaseResult, Property};
 use crate::sim::XInit;
@@ -96,6 +97,13 @@ pub fn all() -> Vec<Suite> {
             entry::<rdma::cc::RdmaCcProp>(),
             entry::<rdma::dcqcn::DcqcnProp>(),
             entry::<rdma::dcqcn::DcqcnRecoveryProp>(),
+        ],
+    });
+    suites.push(Suite {
+        name: "tcp",
+        properties: vec![
+            entry::<tcp::stream::TcpStreamProp>(),
+            entry::<tcp::ping::TcpPingProp>(),
         ],
     });
     suites.push(Suite {

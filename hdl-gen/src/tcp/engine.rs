@@ -1,0 +1,2355 @@
+//! The TCP/IP engine `tcp_*`: see `mod.rs` for the contract. Built in this order: the CSRs,
+//! the Ethernet byte deserializer and the parser (header bytes kept, checksums summed a byte
+//! at a time, payload written into the receive buffer or the echo buffer), the checks at a
+//! frame's end, the ARP cache, the ISN unit, the per-connection TCP state, the transmit
+//! buffers' writer (`tx`), the receive buffers' reader (`rx`), and the frame generator.
+
+use super::isn::round_expr;
+use super::TcpParams;
+use hdl_builder::prelude::*;
+use hdl_builder::regs::{Access, RegBlock, RegMap};
+use hdl_builder::{Comb, Error, ErrorKind, Errors};
+use std::panic::Location;
+use std::rc::Rc;
+
+/// The engine's module name.
+pub fn module_name(p: &TcpParams) -> String {
+    format!(
+        "tcp_w{}_c{}_t{}_r{}_a{}_e{}",
+        p.data_width, p.connections, p.tx_bytes, p.rx_bytes, p.arp_entries, p.echo_bytes
+    )
+}
+
+/// The counters, in register order from [`COUNTER_BASE`].
+pub const COUNTERS: [(&str, &str); 12] = [
+    (
+        "seg_in",
+        "TCP segments matched to a connection, good checksum",
+    ),
+    ("seg_out", "TCP segments sent"),
+    (
+        "retrans",
+        "segments sent again (bytes below SND.MAX, a SYN or FIN again)",
+    ),
+    ("rto_fires", "retransmission timer expiries"),
+    ("drop_csum", "frames dropped: IPv4, ICMP or TCP checksum"),
+    (
+        "drop_other",
+        "frames dropped: not for us, no connection, not handled",
+    ),
+    (
+        "drop_malformed",
+        "frames dropped: IPv4 options, fragment, lengths",
+    ),
+    ("rst_in", "RSTs accepted"),
+    ("rst_out", "RSTs sent"),
+    ("echo_out", "ICMP echo replies sent"),
+    ("arp_out", "ARP requests and replies sent"),
+    ("tx_drop", "tx bytes dropped (a beat without credit)"),
+];
+
+/// Byte offset of the first counter.
+pub const COUNTER_BASE: u32 = 0x80;
+
+/// Byte offset of connection `c`'s registers.
+pub fn conn_base(c: u32) -> u32 {
+    0x100 + 0x40 * c
+}
+
+/// State codes of a connection's `state` CSR (and its state register).
+pub const STATES: [&str; 11] = [
+    "StClosed",
+    "StArp",
+    "StIsn",
+    "StSynSent",
+    "StEstab",
+    "StFinWait1",
+    "StFinWait2",
+    "StClosing",
+    "StTimeWait",
+    "StCloseWait",
+    "StLastAck",
+];
+
+/// The smallest window shift that lets `rx_bytes` be advertised in 16 bits.
+pub fn min_wscale(p: &TcpParams) -> u32 {
+    let mut s = 0;
+    while (p.rx_bytes >> s) > 65535 {
+        s += 1;
+    }
+    s
+}
+
+/// The register map (`tcp_csr`, AXI4-Lite).
+pub fn register_map(p: &TcpParams) -> Result<RegMap, Errors> {
+    let mut b = RegBlock::new("tcp_csr", 11);
+    b.doc("TCP/IP engine: addresses, timers, ISN key, per-connection control and state, counters.");
+    b.doc("Ticks are `tick` cycles; counters are 32 bits and wrap.");
+    b.reg(
+        "mac_hi",
+        0x00,
+        "Local MAC address, bytes 0-1 (byte 0 first on the wire)",
+    )
+    .field("value", 0, 16, Access::Rw, 0x0200, "MAC bits 47:32");
+    b.reg("mac_lo", 0x04, "Local MAC address, bytes 2-5").field(
+        "value",
+        0,
+        32,
+        Access::Rw,
+        0,
+        "MAC bits 31:0",
+    );
+    b.reg("ip", 0x08, "Local IPv4 address").field(
+        "value",
+        0,
+        32,
+        Access::Rw,
+        0,
+        "address, first byte in bits 31:24",
+    );
+    b.reg(
+        "netmask",
+        0x0c,
+        "IPv4 netmask: remote addresses outside go through the gateway",
+    )
+    .field("value", 0, 32, Access::Rw, 0xffff_ff00, "netmask");
+    b.reg("gateway", 0x10, "IPv4 gateway")
+        .field("value", 0, 32, Access::Rw, 0, "address");
+    b.reg("tick", 0x14, "Timer tick").field(
+        "cycles",
+        0,
+        24,
+        Access::Rw,
+        250_000,
+        "cycles per tick, at least 1 (1 ms at 250 MHz)",
+    );
+    b.reg("rto_min", 0x18, "Smallest retransmission timeout")
+        .field(
+            "ticks",
+            0,
+            16,
+            Access::Rw,
+            200,
+            "ticks (RFC 6298 says 1 s; Linux uses 200 ms)",
+        );
+    b.reg("rto_max", 0x1c, "Largest retransmission timeout")
+        .field("ticks", 0, 16, Access::Rw, 60_000, "ticks");
+    b.reg(
+        "rto_init",
+        0x20,
+        "Retransmission timeout before the first RTT sample",
+    )
+    .field("ticks", 0, 16, Access::Rw, 1000, "ticks");
+    b.reg("retries", 0x24, "Retry limits")
+        .field(
+            "tcp",
+            0,
+            8,
+            Access::Rw,
+            8,
+            "RTO expiries in a row after which the connection is reset",
+        )
+        .field(
+            "arp",
+            8,
+            8,
+            Access::Rw,
+            4,
+            "ARP requests after which an open fails",
+        );
+    b.reg("arp_retry", 0x28, "ARP request interval").field(
+        "ticks",
+        0,
+        16,
+        Access::Rw,
+        1000,
+        "ticks",
+    );
+    b.reg("time_wait", 0x2c, "TIME-WAIT duration")
+        .field("ticks", 0, 16, Access::Rw, 2000, "ticks");
+    b.reg("isn_key0", 0x30, "ISN key, word 0 (RFC 6528 secret)")
+        .field("value", 0, 32, Access::Rw, 0, "key k0");
+    b.reg("isn_key1", 0x34, "ISN key, word 1")
+        .field("value", 0, 32, Access::Rw, 0, "key k1");
+    b.reg(
+        "mss",
+        0x38,
+        "MSS offered in the SYN and largest payload sent",
+    )
+    .field("bytes", 0, 16, Access::Rw, 1460, "bytes, 64 or more");
+    b.reg("wscale", 0x3c, "Window shift offered in the SYN (RFC 7323)")
+        .field(
+            "shift",
+            0,
+            4,
+            Access::Rw,
+            u64::from(min_wscale(p)),
+            "0 to 14",
+        );
+    b.reg("params", 0x40, "Build parameters")
+        .field(
+            "tx_log2",
+            0,
+            5,
+            Access::Ro,
+            0,
+            "log2 of the transmit buffer bytes per connection",
+        )
+        .field(
+            "rx_log2",
+            8,
+            5,
+            Access::Ro,
+            0,
+            "log2 of the receive buffer bytes per connection",
+        )
+        .field("conns", 16, 5, Access::Ro, 0, "connections");
+    for (i, (name, doc)) in COUNTERS.iter().enumerate() {
+        b.reg(name, COUNTER_BASE + 4 * i as u32, doc)
+            .field("value", 0, 32, Access::Ro, 0, doc);
+    }
+    for c in 0..p.connections {
+        let o = conn_base(c);
+        b.reg(&format!("c{c}_remote_ip"), o, "Remote IPv4 address")
+            .field("value", 0, 32, Access::Rw, 0, "address");
+        b.reg(&format!("c{c}_ports"), o + 4, "TCP ports")
+            .field(
+                "remote",
+                0,
+                16,
+                Access::Rw,
+                4420,
+                "remote port (NVMe/TCP 4420)",
+            )
+            .field(
+                "local",
+                16,
+                16,
+                Access::Rw,
+                u64::from(49152 + c),
+                "local port",
+            );
+        b.reg(&format!("c{c}_ctrl"), o + 8, "Connection control")
+            .field(
+                "open",
+                0,
+                1,
+                Access::WoPulse,
+                0,
+                "write 1 in CLOSED: active open",
+            )
+            .field(
+                "close",
+                1,
+                1,
+                Access::WoPulse,
+                0,
+                "write 1: FIN after the data",
+            )
+            .field(
+                "abort",
+                2,
+                1,
+                Access::WoPulse,
+                0,
+                "write 1: RST (if synchronized), to CLOSED",
+            );
+        b.reg(&format!("c{c}_state"), o + 12, "Connection state")
+            .field("state", 0, 4, Access::Ro, 0, "0 CLOSED 1 ARP 2 ISN 3 SYN-SENT 4 ESTABLISHED 5 FIN-WAIT-1 6 FIN-WAIT-2 7 CLOSING 8 TIME-WAIT 9 CLOSE-WAIT 10 LAST-ACK")
+            .field("failed", 4, 1, Access::Ro, 0, "the last connection failed")
+            .field("reason", 8, 2, Access::Ro, 0, "why: 1 RST received, 2 retry limit, 3 ARP unresolved (0 abort)")
+            .field("retries", 16, 8, Access::Ro, 0, "RTO expiries in a row");
+        b.reg(&format!("c{c}_snd_una"), o + 16, "SND.UNA").field(
+            "value",
+            0,
+            32,
+            Access::Ro,
+            0,
+            "oldest unacknowledged sequence number",
+        );
+        b.reg(&format!("c{c}_snd_nxt"), o + 20, "SND.NXT").field(
+            "value",
+            0,
+            32,
+            Access::Ro,
+            0,
+            "next sequence number to send",
+        );
+        b.reg(&format!("c{c}_rcv_nxt"), o + 24, "RCV.NXT").field(
+            "value",
+            0,
+            32,
+            Access::Ro,
+            0,
+            "next sequence number expected (data)",
+        );
+        b.reg(&format!("c{c}_rtt"), o + 28, "Round-trip estimate")
+            .field("srtt", 0, 16, Access::Ro, 0, "SRTT, ticks")
+            .field("rto", 16, 16, Access::Ro, 0, "current RTO, ticks");
+        b.reg(&format!("c{c}_iss"), o + 32, "Initial send sequence number")
+            .field("value", 0, 32, Access::Ro, 0, "ISS");
+        b.reg(&format!("c{c}_snd_wnd"), o + 36, "Peer's window, scaled")
+            .field("value", 0, 32, Access::Ro, 0, "bytes");
+    }
+    b.finish()
+}
+
+/// Bytes of a big-endian value, first on the wire first.
+fn be(v: &Expr, n: u32) -> Vec<Expr> {
+    (0..n)
+        .map(|i| v.slice(8 * (n - 1 - i) + 7, 8 * (n - 1 - i)))
+        .collect()
+}
+
+/// A 32-bit one's-complement accumulator folded to 16 bits.
+fn fold16(s: &Expr) -> Expr {
+    let f1 = s.slice(15, 0).zext(17) + s.slice(31, 16).zext(17);
+    f1.slice(15, 0) + f1.bit(16).zext(16)
+}
+
+/// `vals[idx]` as a mux chain (`idx` compared with each index; the last is the default).
+fn sel(idx: &Expr, vals: &[Expr]) -> Expr {
+    let mut e = vals[vals.len() - 1].clone();
+    for i in (0..vals.len() - 1).rev() {
+        e = mux(idx.eq(i as u64), vals[i].clone(), e);
+    }
+    e
+}
+
+/// Signed "a - b > 0" on 32-bit sequence numbers.
+fn seq_gt(a: &Expr, b: &Expr) -> Expr {
+    let d = a.clone() - b.clone();
+    d.bit(31).eq(0u64) & d.any()
+}
+
+/// Signed "a - b >= 0" on 32-bit sequence numbers.
+fn seq_ge(a: &Expr, b: &Expr) -> Expr {
+    let d = a.clone() - b.clone();
+    d.bit(31).eq(0u64)
+}
+
+/// `a < b ? a : b`.
+fn min(a: Expr, b: Expr) -> Expr {
+    mux(a.lt(&b), a, b)
+}
+
+/// Number of header bytes kept from a received frame (Ethernet, IPv4, TCP without options).
+const RX_HDR: u32 = 54;
+/// Number of header bytes of a frame the engine sends (the longest: a SYN with options).
+const TX_HDR: u32 = 62;
+
+struct Conn {
+    st: Reg,
+    failed: Reg,
+    reason: Reg,
+    iss: Reg,
+    snd_una: Reg,
+    snd_nxt: Reg,
+    snd_max: Reg,
+    snd_wnd: Reg,
+    wl1: Reg,
+    wl2: Reg,
+    wr: Reg,
+    fin_req: Reg,
+    fin_sent: Reg,
+    rcv_nxt: Reg,
+    rd: Reg,
+    fin_in: Reg,
+    ack_pend: Reg,
+    adv_edge: Reg,
+    peer_ws: Reg,
+    ws_ok: Reg,
+    peer_mss: Reg,
+    rmac: Reg,
+    tmr: Reg,
+    retries: Reg,
+    rto: Reg,
+    srtt8: Reg,
+    rttvar4: Reg,
+    has_rtt: Reg,
+    rtt_on: Reg,
+    rtt_end: Reg,
+    rtt_start: Reg,
+    rst_pend: Reg,
+    abort_req: Reg,
+    arp_due: Reg,
+    probe: Reg,
+}
+
+/// The engine (see `mod.rs`).
+#[track_caller]
+pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
+    let name = module_name(p);
+    let ok = [64, 128, 256].contains(&p.data_width)
+        && (2..=16).contains(&p.connections)
+        && p.tx_bytes.is_power_of_two()
+        && (1024..=65536).contains(&p.tx_bytes)
+        && p.rx_bytes.is_power_of_two()
+        && (1024..=65536).contains(&p.rx_bytes)
+        && (2..=16).contains(&p.arp_entries)
+        && p.echo_bytes.is_power_of_two()
+        && (64..=2048).contains(&p.echo_bytes);
+    if !ok {
+        return Err(Errors(vec![Error {
+            kind: ErrorKind::Invalid,
+            module: name.clone(),
+            signal: None,
+            loc: Location::caller(),
+            message: format!(
+                "{name}: parameters out of range ({p:?}); see [tcp] in configs/default.toml"
+            ),
+        }]));
+    }
+    let map = register_map(p)?;
+    let csr = map.module(reset)?;
+    let n = p.connections;
+    let cw = clog2(u64::from(n));
+    let dw = p.data_width;
+    let lanes = dw / 8;
+    let tab = clog2(u64::from(p.tx_bytes));
+    let rab = clog2(u64::from(p.rx_bytes));
+    let eab = clog2(u64::from(p.echo_bytes));
+    let na = p.arp_entries;
+    let aw = clog2(u64::from(na));
+
+    let mut m = ModuleBuilder::with_reset(&name, reset);
+    m.doc(&format!(
+        "TCP/IP engine: {n} TCP connections (active open), ARP, ICMP echo, IPv4 and TCP checksums."
+    ));
+    m.doc("Byte-serial inside (slice 1). See hdl-gen/src/tcp/mod.rs for the contract.");
+    m.clock();
+    m.reset();
+    m.group("Ethernet transmit (AXI4-Stream)");
+    let tx_data = m.output("m_axis_tdata_o", 64);
+    let tx_keep = m.output("m_axis_tkeep_o", 8);
+    let tx_last = m.output("m_axis_tlast_o", 1);
+    let tx_valid = m.output("m_axis_tvalid_o", 1);
+    let tx_ready = m.input("m_axis_tready_i", 1);
+    m.group("Ethernet receive (AXI4-Stream)");
+    let rx_data = m.input("s_axis_tdata_i", 64);
+    let rx_keep = m.input("s_axis_tkeep_i", 8);
+    let rx_last = m.input("s_axis_tlast_i", 1);
+    let rx_valid = m.input("s_axis_tvalid_i", 1);
+    let rx_ready = m.output("s_axis_tready_o", 1);
+    m.group("byte streams of the NVMe/TCP engine");
+    let app_tx = m.stream_in(
+        "tx",
+        &StreamDef::new()
+            .field("conn", cw)
+            .field("data", dw)
+            .field("keep", lanes),
+    );
+    let credit = m.output("tx_credit_o", n);
+    m.comment(credit, "bit i: a tx beat of connection i is taken now");
+    let app_rx = m.stream_out(
+        "rx",
+        &StreamDef::new()
+            .field("conn", cw)
+            .field("data", dw)
+            .field("keep", lanes),
+    );
+    let rx_space = m.input("rx_space_i", n);
+    m.comment(
+        rx_space,
+        "bit i: a beat of connection i presented now is taken",
+    );
+    m.group("state");
+    let up = m.output("up_o", n);
+    let failed_o = m.output("failed_o", n);
+
+    // ------------------------------------------------------------ CSRs
+    let u_csr = m.instance("u_csr", &csr);
+    let csr_o = |m: &mut ModuleBuilder, port: &str| m.bind_out(u_csr, &format!("{port}_o"));
+    let mac_hi = csr_o(&mut m, "mac_hi_value");
+    let mac_lo = csr_o(&mut m, "mac_lo_value");
+    let lmac = m.net("local_mac", cat([mac_hi.ex(), mac_lo.ex()]));
+    let lip = csr_o(&mut m, "ip_value");
+    let mask = csr_o(&mut m, "netmask_value");
+    let gw = csr_o(&mut m, "gateway_value");
+    let tick_cycles = csr_o(&mut m, "tick_cycles");
+    let rto_min = csr_o(&mut m, "rto_min_ticks");
+    let rto_max = csr_o(&mut m, "rto_max_ticks");
+    let rto_init = csr_o(&mut m, "rto_init_ticks");
+    let retry_lim = csr_o(&mut m, "retries_tcp");
+    let arp_lim = csr_o(&mut m, "retries_arp");
+    let arp_retry = csr_o(&mut m, "arp_retry_ticks");
+    let tw_ticks = csr_o(&mut m, "time_wait_ticks");
+    let key0 = csr_o(&mut m, "isn_key0_value");
+    let key1 = csr_o(&mut m, "isn_key1_value");
+    let mss_csr = csr_o(&mut m, "mss_bytes");
+    let wscale_csr = csr_o(&mut m, "wscale_shift");
+    m.bind(u_csr, "params_tx_log2_i", lit(5, u128::from(tab)));
+    m.bind(u_csr, "params_rx_log2_i", lit(5, u128::from(rab)));
+    m.bind(u_csr, "params_conns_i", lit(5, u128::from(n)));
+    let our_ws = m.net(
+        "our_wscale",
+        mux(wscale_csr.gt(14u64), lit(4, 14), wscale_csr.ex()),
+    );
+    m.comment(our_ws, "the window shift offered, at most 14");
+
+    // Timer tick and the ISN clock.
+    let tick_cnt = m.reg("tick_cnt", 24, 0);
+    let tick = m.net(
+        "tick",
+        tick_cnt.q.ge(tick_cycles.ex() - 1u64) | tick_cycles.le(1u64),
+    );
+    m.comment(tick, "one cycle every `tick` cycles");
+    m.assign(tick_cnt.d, mux(tick, lit(24, 0), tick_cnt.q + 1u64));
+    let now = m.reg("now", 16, 0);
+    m.comment(now.q, "ticks since reset (RTT samples)");
+    m.assign(now.d, mux(tick, now.q + 1u64, now.q.ex()));
+    let isn_clk = m.reg("isn_clock", 42, 0);
+    m.comment(isn_clk.q, "cycles; bits 41:10 are RFC 6528's M");
+    m.assign(isn_clk.d, isn_clk.q + 1u64);
+
+    // ------------------------------------------------------------ Ethernet in, a byte a cycle
+    let ib_data = m.reg("ib_data", 64, 0);
+    let ib_keep = m.reg("ib_keep", 8, 0);
+    let ib_last = m.reg("ib_last", 1, 0);
+    let ib_valid = m.reg("ib_valid", 1, 0);
+    let ib_lane = m.reg("ib_lane", 3, 0);
+    m.comment(
+        ib_lane.q,
+        "the lane of the held beat the parser takes this cycle",
+    );
+    let keep_after = m.net("ib_keep_after", ib_keep.q.shr_by(ib_lane.q + 1u64));
+    m.comment(keep_after, "keep bits above the current lane");
+    m.unused("ib_keep_after_high", keep_after.slice(7, 1));
+    let lane_last = m.net("ib_lane_last", ib_lane.q.eq(7u64) | !keep_after.bit(0));
+    m.assign(rx_ready, !ib_valid.q | lane_last);
+    let in_fire = m.net("ib_fire", rx_valid & (!ib_valid.q | lane_last));
+    m.comb(|c| {
+        c.set(ib_data.d, ib_data.q);
+        c.set(ib_keep.d, ib_keep.q);
+        c.set(ib_last.d, ib_last.q);
+        c.set(ib_valid.d, ib_valid.q);
+        c.set(ib_lane.d, ib_lane.q);
+        c.if_(in_fire, |c| {
+            c.set(ib_data.d, rx_data);
+            c.set(ib_keep.d, rx_keep);
+            c.set(ib_last.d, rx_last);
+            c.set(ib_valid.d, 1u64);
+            c.set(ib_lane.d, 0u64);
+        })
+        .else_if(ib_valid.q & lane_last, |c| c.set(ib_valid.d, 0u64))
+        .else_if(ib_valid.q, |c| c.set(ib_lane.d, ib_lane.q + 1u64));
+    });
+    let bv = m.net("rx_byte_valid", ib_valid.q.ex());
+    let b = m.net(
+        "rx_byte",
+        ib_data
+            .q
+            .shr_by(cat([ib_lane.q.ex(), lit(3, 0)]))
+            .slice(7, 0),
+    );
+    let eof = m.net("rx_eof", ib_valid.q & lane_last & ib_last.q);
+
+    // ------------------------------------------------------------ parser
+    let ri = m.reg("rx_idx", 16, 0);
+    m.comment(
+        ri.q,
+        "index of the byte taken this cycle in its frame (saturates)",
+    );
+    m.assign(
+        ri.d,
+        mux(
+            bv & eof,
+            lit(16, 0),
+            mux(bv & ri.q.ne(0xffffu64), ri.q + 1u64, ri.q.ex()),
+        ),
+    );
+    let hdr = m.reg("rx_hdr", RX_HDR * 8, 0);
+    m.comment(hdr.q, "the frame's first 54 bytes, byte 0 in bits 7:0");
+    let hdr_next: Vec<Expr> = (0..RX_HDR)
+        .map(|i| {
+            mux(
+                bv & ri.q.eq(u64::from(i)),
+                b.ex(),
+                hdr.q.slice(8 * i + 7, 8 * i),
+            )
+        })
+        .collect();
+    m.assign(hdr.d, cat(hdr_next.into_iter().rev()));
+    let hb = |i: u32| hdr.q.slice(8 * i + 7, 8 * i);
+    let hbe = |i: u32, nb: u32| cat((i..i + nb).map(hb));
+    let dmac = m.net("rx_dmac", hbe(0, 6));
+    let smac = m.net("rx_smac", hbe(6, 6));
+    let etype = m.net("rx_etype", hbe(12, 2));
+    let ver_ihl = m.net("rx_ver_ihl", hb(14));
+    let totlen = m.net("rx_totlen", hbe(16, 2));
+    let frag = m.net("rx_frag", hbe(20, 2));
+    let proto = m.net("rx_proto", hb(23));
+    let sip = m.net("rx_sip", hbe(26, 4));
+    let dip = m.net("rx_dip", hbe(30, 4));
+    let sport = m.net("rx_sport", hbe(34, 2));
+    let dport = m.net("rx_dport", hbe(36, 2));
+    let seq = m.net("rx_seq", hbe(38, 4));
+    let ackn = m.net("rx_ack", hbe(42, 4));
+    let thl = m.net("rx_thl", cat([hb(46).slice(7, 4), lit(2, 0)]));
+    m.comment(thl, "TCP header length, bytes");
+    let flags = m.net("rx_flags", hb(47));
+    let wnd = m.net("rx_wnd", hbe(48, 2));
+    // ARP fields (same bytes, another reading).
+    let arp_hp = m.net("rx_arp_hp", hbe(14, 6));
+    m.comment(arp_hp, "ARP htype, ptype, hlen, plen");
+    let arp_op = m.net("rx_arp_op", hbe(20, 2));
+    let arp_sha = m.net("rx_arp_sha", hbe(22, 6));
+    let arp_spa = m.net("rx_arp_spa", hbe(28, 4));
+    let arp_tpa = m.net("rx_arp_tpa", hbe(38, 4));
+    let icmp_tc = m.net("rx_icmp_type_code", hbe(34, 2));
+    let icmp_csum = m.net("rx_icmp_csum", hbe(36, 2));
+    m.unused(
+        "rx_hdr_unused",
+        cat([
+            hb(15),
+            hbe(18, 2),
+            hb(22),
+            hbe(24, 2),
+            hb(46).slice(3, 0),
+            hbe(50, 4),
+        ]),
+    );
+    m.unused("rx_arp_tha", hbe(32, 6));
+    m.unused("rx_frag_flags", frag.slice(15, 14));
+    m.unused("rx_flags_other", cat([flags.slice(7, 5), flags.bit(3)]));
+
+    let ip_end = m.net("rx_ip_end", totlen.zext(17) + 14u64);
+    m.comment(ip_end, "frame offset one past the IPv4 packet");
+    let ri17 = m.net("rx_idx17", ri.q.zext(17));
+    // Checksums: the IPv4 header (bytes 14..33), the ICMP/TCP bytes (34 .. ip_end).
+    let word_part = m.net(
+        "rx_word_part",
+        mux(ri.q.bit(0), b.zext(16), cat([b.ex(), lit(8, 0)])),
+    );
+    m.comment(
+        word_part,
+        "this byte's place in its 16-bit word (even offsets high)",
+    );
+    let ip_sum = m.reg("rx_ip_sum", 32, 0);
+    let in_iph = m.net("rx_in_iph", ri.q.ge(14u64) & ri.q.lt(34u64));
+    m.assign(
+        ip_sum.d,
+        mux(
+            bv,
+            mux(ri.q.eq(0u64), lit(32, 0), ip_sum.q.ex())
+                + mux(in_iph, word_part.zext(32), lit(32, 0)),
+            ip_sum.q.ex(),
+        ),
+    );
+    let l4_sum = m.reg("rx_l4_sum", 32, 0);
+    let in_l4 = m.net("rx_in_l4", ri.q.ge(34u64) & ri17.lt(ip_end));
+    m.assign(
+        l4_sum.d,
+        mux(
+            bv,
+            mux(ri.q.eq(0u64), lit(32, 0), l4_sum.q.ex())
+                + mux(in_l4, word_part.zext(32), lit(32, 0)),
+            l4_sum.q.ex(),
+        ),
+    );
+    // TCP options (SYN-ACK: MSS and window scale).
+    let o_st = m.reg("rx_opt_state", 2, 0);
+    m.comment(o_st.q, "0 kind, 1 length, 2 data, 3 end of options");
+    let o_kind = m.reg("rx_opt_kind", 8, 0);
+    let o_left = m.reg("rx_opt_left", 8, 0);
+    let o_idx = m.reg("rx_opt_idx", 8, 0);
+    let mss_in = m.reg("rx_mss", 16, 0);
+    let mss_seen = m.reg("rx_mss_seen", 1, 0);
+    let ws_in = m.reg("rx_ws", 8, 0);
+    let ws_seen = m.reg("rx_ws_seen", 1, 0);
+    let in_opt = m.net(
+        "rx_in_opt",
+        bv & ri.q.ge(54u64) & ri.q.lt(thl.zext(16) + 34u64),
+    );
+    m.comb(|c| {
+        c.set(o_st.d, o_st.q);
+        c.set(o_kind.d, o_kind.q);
+        c.set(o_left.d, o_left.q);
+        c.set(o_idx.d, o_idx.q);
+        c.set(mss_in.d, mss_in.q);
+        c.set(mss_seen.d, mss_seen.q);
+        c.set(ws_in.d, ws_in.q);
+        c.set(ws_seen.d, ws_seen.q);
+        c.if_(bv & ri.q.eq(0u64), |c| {
+            c.set(o_st.d, 0u64);
+            c.set(mss_seen.d, 0u64);
+            c.set(ws_seen.d, 0u64);
+        })
+        .else_if(in_opt, |c| {
+            c.case(o_st.q, |k| {
+                k.arm(0u64, |c| {
+                    c.if_(b.eq(0u64), |c| c.set(o_st.d, 3u64))
+                        .else_if(b.ne(1u64), |c| {
+                            c.set(o_kind.d, b);
+                            c.set(o_st.d, 1u64);
+                        });
+                });
+                k.arm(1u64, |c| {
+                    c.set(o_left.d, b.ex() - 2u64);
+                    c.set(o_idx.d, 0u64);
+                    c.set(o_st.d, mux(b.le(2u64), lit(2, 0), lit(2, 2)));
+                });
+                k.arm(2u64, |c| {
+                    c.set(o_idx.d, o_idx.q + 1u64);
+                    c.set(o_left.d, o_left.q - 1u64);
+                    c.if_(o_left.q.le(1u64), |c| c.set(o_st.d, 0u64));
+                    c.if_(o_kind.q.eq(2u64) & o_idx.q.eq(0u64), |c| {
+                        c.set(mss_in.d, cat([b.ex(), mss_in.q.slice(7, 0)]));
+                    });
+                    c.if_(o_kind.q.eq(2u64) & o_idx.q.eq(1u64), |c| {
+                        c.set(mss_in.d, cat([mss_in.q.slice(15, 8), b.ex()]));
+                        c.set(mss_seen.d, 1u64);
+                    });
+                    c.if_(o_kind.q.eq(3u64) & o_idx.q.eq(0u64), |c| {
+                        c.set(ws_in.d, b);
+                        c.set(ws_seen.d, 1u64);
+                    });
+                });
+                k.default(|_| {});
+            });
+        });
+    });
+
+    // ------------------------------------------------------------ connections: declarations
+    let st_ty = m.enum_type("tcp_state", &STATES);
+    let s = |x: &str| st_ty.item(x);
+    let mut conns: Vec<Conn> = Vec::new();
+    for c in 0..n {
+        let r = |m: &mut ModuleBuilder, f: &str, w: u32| m.reg(&format!("c{c}_{f}"), w, 0);
+        conns.push(Conn {
+            st: m.reg_enum(&format!("c{c}_state"), &st_ty, s("StClosed")),
+            failed: r(&mut m, "failed", 1),
+            reason: r(&mut m, "reason", 2),
+            iss: r(&mut m, "iss", 32),
+            snd_una: r(&mut m, "snd_una", 32),
+            snd_nxt: r(&mut m, "snd_nxt", 32),
+            snd_max: r(&mut m, "snd_max", 32),
+            snd_wnd: r(&mut m, "snd_wnd", 32),
+            wl1: r(&mut m, "snd_wl1", 32),
+            wl2: r(&mut m, "snd_wl2", 32),
+            wr: r(&mut m, "app_wr", 32),
+            fin_req: r(&mut m, "fin_req", 1),
+            fin_sent: r(&mut m, "fin_sent", 1),
+            rcv_nxt: r(&mut m, "rcv_nxt", 32),
+            rd: r(&mut m, "app_rd", 32),
+            fin_in: r(&mut m, "fin_in", 1),
+            ack_pend: r(&mut m, "ack_pend", 1),
+            adv_edge: r(&mut m, "adv_edge", 32),
+            peer_ws: r(&mut m, "peer_ws", 4),
+            ws_ok: r(&mut m, "ws_ok", 1),
+            peer_mss: r(&mut m, "peer_mss", 16),
+            rmac: r(&mut m, "rmac", 48),
+            tmr: r(&mut m, "tmr", 16),
+            retries: r(&mut m, "retries", 8),
+            rto: r(&mut m, "rto", 16),
+            srtt8: r(&mut m, "srtt8", 19),
+            rttvar4: r(&mut m, "rttvar4", 18),
+            has_rtt: r(&mut m, "has_rtt", 1),
+            rtt_on: r(&mut m, "rtt_on", 1),
+            rtt_end: r(&mut m, "rtt_end", 32),
+            rtt_start: r(&mut m, "rtt_start", 16),
+            rst_pend: r(&mut m, "rst_pend", 1),
+            abort_req: r(&mut m, "abort_req", 1),
+            arp_due: r(&mut m, "arp_due", 1),
+            probe: r(&mut m, "probe", 1),
+        });
+    }
+    let rport: Vec<Sig> = (0..n)
+        .map(|c| csr_o(&mut m, &format!("c{c}_ports_remote")))
+        .collect();
+    let lport: Vec<Sig> = (0..n)
+        .map(|c| csr_o(&mut m, &format!("c{c}_ports_local")))
+        .collect();
+    let rip: Vec<Sig> = (0..n)
+        .map(|c| csr_o(&mut m, &format!("c{c}_remote_ip_value")))
+        .collect();
+    let in_state = |c: &Conn, names: &[&str]| -> Expr {
+        names
+            .iter()
+            .map(|x| c.st.q.eq(st_ty.item(x)))
+            .reduce(|a, b| a | b)
+            .expect("states")
+    };
+    // Free receive-buffer space per connection.
+    let rfree: Vec<Sig> = (0..n as usize)
+        .map(|c| {
+            let k = &conns[c];
+            m.net(
+                &format!("c{c}_rx_free"),
+                lit(32, u128::from(p.rx_bytes)) - (k.rcv_nxt.q.ex() - k.rd.q.ex()),
+            )
+        })
+        .collect();
+
+    // ------------------------------------------------------------ connection match, payload
+    let is_ip = m.net("rx_is_ip", etype.eq(0x0800u64));
+    let matches: Vec<Sig> = (0..n as usize)
+        .map(|c| {
+            let k = &conns[c];
+            m.net(
+                &format!("c{c}_rx_match"),
+                is_ip
+                    & proto.eq(6u64)
+                    & dip.eq(lip)
+                    & sip.eq(rip[c])
+                    & sport.eq(rport[c])
+                    & dport.eq(lport[c])
+                    & !in_state(k, &["StClosed", "StArp", "StIsn"]),
+            )
+        })
+        .collect();
+    let pm = m.reg("rx_conn_hit", 1, 0);
+    m.comment(
+        pm.q,
+        "the frame's segment belongs to connection rx_conn (latched at byte 42)",
+    );
+    let pc = m.reg("rx_conn", cw, 0);
+    let pfree = m.reg("rx_conn_free", 32, 0);
+    m.comment(
+        pfree.q,
+        "its free receive space when the frame began (bytes written only there)",
+    );
+    let prn = m.reg("rx_conn_rcv_nxt", 32, 0);
+    let pseq = m.reg("rx_pseq", 32, 0);
+    m.comment(pseq.q, "the sequence number of the payload byte taken next");
+    let latch_at = m.net("rx_latch_conn", bv & ri.q.eq(42u64));
+    let hit_any = m.net(
+        "rx_hit_any",
+        matches
+            .iter()
+            .map(|x| x.ex())
+            .reduce(|a, b| a | b)
+            .expect("conns"),
+    );
+    let hit_idx = m.net(
+        "rx_hit_idx",
+        (0..n as usize)
+            .rev()
+            .fold(lit(cw, 0), |a, c| mux(matches[c], lit(cw, c as u128), a)),
+    );
+    let pay_start = m.net("rx_pay_start", thl.zext(16) + 34u64);
+    let in_pay = m.net(
+        "rx_in_pay",
+        bv & ri.q.ge(pay_start) & ri17.lt(ip_end) & is_ip & proto.eq(6u64),
+    );
+    m.assign(
+        pm.d,
+        mux(
+            latch_at,
+            hit_any.ex(),
+            mux(bv & ri.q.eq(0u64), lit(1, 0), pm.q.ex()),
+        ),
+    );
+    m.assign(pc.d, mux(latch_at, hit_idx.ex(), pc.q.ex()));
+    let free_sel = sel(
+        &hit_idx.ex(),
+        &rfree.iter().map(|x| x.ex()).collect::<Vec<_>>(),
+    );
+    let rn_sel = sel(
+        &hit_idx.ex(),
+        &conns.iter().map(|k| k.rcv_nxt.q.ex()).collect::<Vec<_>>(),
+    );
+    m.assign(pfree.d, mux(latch_at, free_sel, pfree.q.ex()));
+    m.assign(prn.d, mux(latch_at, rn_sel, prn.q.ex()));
+    m.assign(
+        pseq.d,
+        mux(latch_at, seq.ex(), mux(in_pay, pseq.q + 1u64, pseq.q.ex())),
+    );
+    let rxbuf = m.memory("rx_buf", 8, u64::from(n) << rab);
+    let rx_we = m.net(
+        "rx_buf_we",
+        in_pay & pm.q & (pseq.q.ex() - prn.q.ex()).lt(pfree.q),
+    );
+    m.comment(rx_we, "a payload byte inside the free space after RCV.NXT");
+    m.mem_write(
+        rxbuf,
+        rx_we,
+        cat([pc.q.ex(), pseq.q.slice(rab - 1, 0)]),
+        b.ex(),
+    );
+    // The echo buffer: an echo request's bytes after the ICMP checksum.
+    let e_pend = m.reg("echo_pend", 1, 0);
+    m.comment(
+        e_pend.q,
+        "an echo reply waits or is being sent (its bytes are in echo_buf)",
+    );
+    let echo = m.memory("echo_buf", 8, u64::from(p.echo_bytes));
+    let e_idx = m.net("rx_echo_idx", ri.q.ex() - 38u64);
+    m.mem_write(
+        echo,
+        bv & ri.q.ge(38u64)
+            & ri17.lt(ip_end)
+            & e_idx.lt(u64::from(p.echo_bytes))
+            & is_ip
+            & proto.eq(1u64)
+            & !e_pend.q,
+        e_idx.slice(eab - 1, 0),
+        b.ex(),
+    );
+
+    // ------------------------------------------------------------ the frame's checks
+    let cm = m.reg("rx_done", 1, 0);
+    m.comment(
+        cm.q,
+        "the frame ended last cycle: its checks and effects now",
+    );
+    m.assign(cm.d, bv & eof);
+    let flen = m.reg("rx_len", 16, 0);
+    m.assign(flen.d, mux(bv & eof, ri.q + 1u64, flen.q.ex()));
+    let for_us = m.net("rx_for_us", dmac.eq(lmac) | dmac.eq(0xffff_ffff_ffffu64));
+    let arp_ok = m.net(
+        "rx_arp_ok",
+        etype.eq(0x0806u64)
+            & flen.q.ge(42u64)
+            & arp_hp.eq(0x0001_0800_0604u64)
+            & arp_tpa.eq(lip)
+            & (arp_op.eq(1u64) | arp_op.eq(2u64)),
+    );
+    let ip_malformed = m.net(
+        "rx_ip_malformed",
+        flen.q.lt(34u64)
+            | ver_ihl.ne(0x45u64)
+            | totlen.lt(20u64)
+            | ip_end.gt(flen.q.zext(17))
+            | frag.slice(13, 0).any(),
+    );
+    let ip_csum_ok = m.net("rx_ip_csum_ok", fold16(&ip_sum.q.ex()).eq(0xffffu64));
+    let l4len = m.net("rx_l4_len", totlen.ex() - 20u64);
+    let icmp_ok_sum = m.net("rx_icmp_csum_ok", fold16(&l4_sum.q.ex()).eq(0xffffu64));
+    let pseudo = [
+        sip.slice(31, 16),
+        sip.slice(15, 0),
+        dip.slice(31, 16),
+        dip.slice(15, 0),
+        lit(16, 6),
+        l4len.ex(),
+    ];
+    let tcp_sum = pseudo.iter().fold(l4_sum.q.ex(), |a, w| a + w.zext(32));
+    let tcp_csum_ok = m.net("rx_tcp_csum_ok", fold16(&tcp_sum).eq(0xffffu64));
+    let tcp_malformed = m.net("rx_tcp_malformed", thl.lt(20u64) | l4len.lt(thl.zext(16)));
+    let plen = m.net("rx_plen", l4len.ex() - thl.zext(16));
+    m.comment(plen, "the segment's payload bytes");
+    let is_icmp = m.net("rx_is_icmp", proto.eq(1u64));
+    let is_tcp = m.net("rx_is_tcp", proto.eq(6u64));
+    let good_ip = m.net(
+        "rx_good_ip",
+        for_us & is_ip & !ip_malformed & ip_csum_ok & dip.eq(lip),
+    );
+    let echo_ok = m.net(
+        "rx_echo_ok",
+        good_ip
+            & is_icmp
+            & icmp_ok_sum
+            & l4len.ge(8u64)
+            & l4len.le(u64::from(p.echo_bytes))
+            & icmp_tc.eq(0x0800u64)
+            & !e_pend.q,
+    );
+    let seg_ok = m.net(
+        "rx_seg_ok",
+        cm.q & good_ip & is_tcp & !tcp_malformed & tcp_csum_ok & pm.q,
+    );
+    m.comment(seg_ok, "a good segment for connection rx_conn, this cycle");
+    let drop_csum = m.net(
+        "rx_drop_csum",
+        cm.q & for_us
+            & is_ip
+            & !ip_malformed
+            & (!ip_csum_ok
+                | (dip.eq(lip)
+                    & ((is_icmp & !icmp_ok_sum) | (is_tcp & !tcp_malformed & !tcp_csum_ok)))),
+    );
+    let drop_mal = m.net(
+        "rx_drop_malformed",
+        cm.q & for_us
+            & is_ip
+            & (ip_malformed | (ip_csum_ok & dip.eq(lip) & is_tcp & tcp_malformed)),
+    );
+    let echo_take = m.net("rx_echo_take", cm.q & echo_ok);
+    let arp_take = m.net("rx_arp_take", cm.q & for_us & arp_ok);
+    let drop_other = m.net(
+        "rx_drop_other",
+        cm.q & !seg_ok & !echo_take & !arp_take & !drop_csum & !drop_mal,
+    );
+
+    // Echo reply state.
+    let e_mac = m.reg("echo_mac", 48, 0);
+    let e_ip = m.reg("echo_ip", 32, 0);
+    let e_len = m.reg("echo_len", 16, 0);
+    let e_csum = m.reg("echo_csum", 16, 0);
+    m.comment(
+        e_csum.q,
+        "the reply's checksum: the request's, type 8 -> 0 (RFC 1624)",
+    );
+    let e_done = m.wire("echo_done", 1);
+    m.assign(
+        e_pend.d,
+        mux(echo_take, lit(1, 1), mux(e_done, lit(1, 0), e_pend.q.ex())),
+    );
+    m.assign(e_mac.d, mux(echo_take, smac.ex(), e_mac.q.ex()));
+    m.assign(e_ip.d, mux(echo_take, sip.ex(), e_ip.q.ex()));
+    m.assign(e_len.d, mux(echo_take, l4len.ex(), e_len.q.ex()));
+    let inc = (!icmp_csum.ex()).zext(32) + 0xf7ffu64;
+    m.assign(e_csum.d, mux(echo_take, !fold16(&inc), e_csum.q.ex()));
+
+    // ARP reply state and the cache.
+    let ar_pend = m.reg("arp_reply_pend", 1, 0);
+    let ar_mac = m.reg("arp_reply_mac", 48, 0);
+    let ar_ip = m.reg("arp_reply_ip", 32, 0);
+    let ar_sent = m.wire("arp_reply_sent", 1);
+    let ar_req = m.net("rx_arp_request", arp_take & arp_op.eq(1u64));
+    m.assign(
+        ar_pend.d,
+        mux(ar_req, lit(1, 1), mux(ar_sent, lit(1, 0), ar_pend.q.ex())),
+    );
+    m.assign(ar_mac.d, mux(ar_req, arp_sha.ex(), ar_mac.q.ex()));
+    m.assign(ar_ip.d, mux(ar_req, arp_spa.ex(), ar_ip.q.ex()));
+    let a_valid: Vec<Reg> = (0..na)
+        .map(|i| m.reg(&format!("arp{i}_valid"), 1, 0))
+        .collect();
+    let a_ip: Vec<Reg> = (0..na)
+        .map(|i| m.reg(&format!("arp{i}_ip"), 32, 0))
+        .collect();
+    let a_mac: Vec<Reg> = (0..na)
+        .map(|i| m.reg(&format!("arp{i}_mac"), 48, 0))
+        .collect();
+    let a_next = m.reg("arp_next", aw, 0);
+    m.comment(a_next.q, "the cache entry a new address replaces");
+    let a_same: Vec<Expr> = (0..na as usize)
+        .map(|i| a_valid[i].q & a_ip[i].q.eq(arp_spa))
+        .collect();
+    let a_any = m.net(
+        "arp_learn_known",
+        a_same
+            .iter()
+            .cloned()
+            .reduce(|a, b| a | b)
+            .expect("entries"),
+    );
+    for i in 0..na as usize {
+        let wr_i = arp_take & (a_same[i].clone() | (!a_any & a_next.q.eq(i as u64)));
+        m.assign(
+            a_valid[i].d,
+            mux(wr_i.clone(), lit(1, 1), a_valid[i].q.ex()),
+        );
+        m.assign(a_ip[i].d, mux(wr_i.clone(), arp_spa.ex(), a_ip[i].q.ex()));
+        m.assign(a_mac[i].d, mux(wr_i, arp_sha.ex(), a_mac[i].q.ex()));
+    }
+    let a_wrap = if na.is_power_of_two() {
+        a_next.q + 1u64
+    } else {
+        mux(a_next.q.eq(u64::from(na - 1)), lit(aw, 0), a_next.q + 1u64)
+    };
+    m.assign(a_next.d, mux(arp_take & !a_any, a_wrap, a_next.q.ex()));
+    // Next hop and cache lookup per connection.
+    let mut nexthop: Vec<Sig> = Vec::new();
+    let mut hit: Vec<Sig> = Vec::new();
+    let mut hit_mac: Vec<Sig> = Vec::new();
+    for (c, rip_c) in rip.iter().enumerate() {
+        let local = ((rip_c.ex() ^ lip.ex()) & mask.ex()).eq(0u64);
+        let nh = m.net(&format!("c{c}_next_hop"), mux(local, rip_c.ex(), gw.ex()));
+        let hits: Vec<Expr> = (0..na as usize)
+            .map(|i| a_valid[i].q & a_ip[i].q.eq(nh))
+            .collect();
+        hit.push(m.net(
+            &format!("c{c}_arp_hit"),
+            hits.iter().cloned().reduce(|a, b| a | b).expect("entries"),
+        ));
+        let mac = (0..na as usize).fold(lit(48, 0), |a, i| {
+            a | (a_mac[i].q.ex() & hits[i].repeat(48))
+        });
+        hit_mac.push(m.net(&format!("c{c}_arp_mac"), mac));
+        nexthop.push(nh);
+    }
+
+    // ------------------------------------------------------------ ISN unit
+    let isn_busy = m.reg("isn_busy", 1, 0);
+    let isn_round = m.reg("isn_round", 4, 0);
+    let isn_conn = m.reg("isn_conn", cw, 0);
+    let isn_m: Vec<Reg> = (0..3)
+        .map(|i| m.reg(&format!("isn_msg{i}"), 32, 0))
+        .collect();
+    let isn_v: Vec<Reg> = (0..4).map(|i| m.reg(&format!("isn_v{i}"), 32, 0)).collect();
+    let isn_want: Vec<Expr> = conns.iter().map(|k| k.st.q.eq(s("StIsn"))).collect();
+    let isn_any = m.net(
+        "isn_want_any",
+        isn_want
+            .iter()
+            .cloned()
+            .reduce(|a, b| a | b)
+            .expect("conns"),
+    );
+    let isn_pick = m.net(
+        "isn_pick",
+        (0..n as usize).rev().fold(lit(cw, 0), |a, c| {
+            mux(isn_want[c].clone(), lit(cw, c as u128), a)
+        }),
+    );
+    let isn_start = m.net("isn_start", !isn_busy.q & isn_any);
+    let isn_fin = m.net("isn_done", isn_busy.q & isn_round.q.eq(11u64));
+    m.comment(isn_fin, "F is v1 ^ v3 after this cycle's round");
+    let word = sel(
+        &isn_round.q.slice(3, 1),
+        &[
+            isn_m[0].q.ex(),
+            isn_m[1].q.ex(),
+            isn_m[2].q.ex(),
+            lit(32, 12 << 24),
+        ],
+    );
+    let pre_xor = isn_busy.q & isn_round.q.lt(8u64) & !isn_round.q.bit(0);
+    let post_xor = isn_busy.q & isn_round.q.lt(8u64) & isn_round.q.bit(0);
+    let v3_in = isn_v[3].q.ex() ^ (word.clone() & pre_xor.repeat(32));
+    let v2_in = isn_v[2].q.ex() ^ mux(isn_round.q.eq(8u64), lit(32, 0xff), lit(32, 0));
+    let rnd = round_expr([isn_v[0].q.ex(), isn_v[1].q.ex(), v2_in, v3_in]);
+    let v0_out = rnd[0].clone() ^ (word & post_xor.repeat(32));
+    let isn_out = [v0_out, rnd[1].clone(), rnd[2].clone(), rnd[3].clone()];
+    let isn_f = m.net("isn_f", isn_out[1].clone() ^ isn_out[3].clone());
+    let isn_val = m.net("isn_value", isn_f.ex() + isn_clk.q.slice(41, 10));
+    m.comment(isn_val, "ISN = M + F (valid in the isn_done cycle)");
+    let tuple_sel =
+        |c: usize| -> [Expr; 3] { [lip.ex(), rip[c].ex(), cat([lport[c].ex(), rport[c].ex()])] };
+    let tuples: Vec<[Expr; 3]> = (0..n as usize).map(tuple_sel).collect();
+    m.comb(|c| {
+        c.set(isn_busy.d, isn_busy.q);
+        c.set(isn_round.d, isn_round.q);
+        c.set(isn_conn.d, isn_conn.q);
+        for r in isn_m.iter().chain(isn_v.iter()) {
+            c.set(r.d, r.q);
+        }
+        c.if_(isn_start, |c| {
+            c.set(isn_busy.d, 1u64);
+            c.set(isn_round.d, 0u64);
+            c.set(isn_conn.d, isn_pick);
+            for i in 0..3 {
+                let w = sel(
+                    &isn_pick.ex(),
+                    &tuples.iter().map(|t| t[i].clone()).collect::<Vec<_>>(),
+                );
+                c.set(isn_m[i].d, w);
+            }
+            c.set(isn_v[0].d, key0);
+            c.set(isn_v[1].d, key1);
+            c.set(isn_v[2].d, key0.ex() ^ 0x6c79_6765u64);
+            c.set(isn_v[3].d, key1.ex() ^ 0x7465_6462u64);
+        })
+        .else_if(isn_busy.q, |c| {
+            c.set(isn_round.d, isn_round.q + 1u64);
+            for i in 0..4 {
+                c.set(isn_v[i].d, isn_out[i].clone());
+            }
+            c.if_(isn_fin, |c| c.set(isn_busy.d, 0u64));
+        });
+    });
+
+    // ------------------------------------------------------------ CSR pulses
+    let pulse = |m: &mut ModuleBuilder, c: u32, f: &str| -> Sig {
+        let v = m.bind_out(u_csr, &format!("c{c}_ctrl_{f}_o"));
+        let we = m.bind_out(u_csr, &format!("c{c}_ctrl_{f}_we_o"));
+        m.net(&format!("c{c}_{f}_pulse"), v & we)
+    };
+    let open_p: Vec<Sig> = (0..n).map(|c| pulse(&mut m, c, "open")).collect();
+    let close_p: Vec<Sig> = (0..n).map(|c| pulse(&mut m, c, "close")).collect();
+    let abort_p: Vec<Sig> = (0..n).map(|c| pulse(&mut m, c, "abort")).collect();
+
+    // ------------------------------------------------------------ transmit requests
+    // Per connection: what its next segment would be, from its state now.
+    struct Want {
+        any: Sig,
+        rst: Sig,
+        syn: Sig,
+        data: Sig,
+        fin: Sig,
+        len: Sig,
+        seq: Sig,
+        flags: Sig,
+        ack: Sig,
+        wnd: Sig,
+        retx: Sig,
+        arp: Sig,
+        avail: Sig,
+        room: Sig,
+    }
+    let mut wants: Vec<Want> = Vec::new();
+    for c in 0..n as usize {
+        let k = &conns[c];
+        let sends = in_state(
+            k,
+            &[
+                "StEstab",
+                "StCloseWait",
+                "StFinWait1",
+                "StClosing",
+                "StLastAck",
+            ],
+        );
+        let avail_raw = k.wr.q.ex() - k.snd_nxt.q.ex();
+        let avail = m.net(
+            &format!("c{c}_tx_avail"),
+            mux(avail_raw.bit(31), lit(32, 0), avail_raw),
+        );
+        m.comment(avail, "bytes in the transmit buffer not sent yet");
+        let room_raw = k.snd_una.q.ex() + k.snd_wnd.q.ex() - k.snd_nxt.q.ex();
+        let room = m.net(
+            &format!("c{c}_tx_room"),
+            mux(room_raw.bit(31), lit(32, 0), room_raw),
+        );
+        m.comment(room, "bytes the peer's window still allows");
+        let mss_eff = m.net(&format!("c{c}_mss"), min(mss_csr.ex(), k.peer_mss.q.ex()));
+        let len = m.net(
+            &format!("c{c}_tx_len"),
+            min(min(avail.ex(), room.ex()), mss_eff.zext(32)).slice(15, 0),
+        );
+        let rst = m.net(&format!("c{c}_want_rst"), k.rst_pend.q.ex());
+        let syn = m.net(
+            &format!("c{c}_want_syn"),
+            k.st.q.eq(s("StSynSent")) & k.snd_nxt.q.eq(k.iss.q),
+        );
+        let len = m.net(
+            &format!("c{c}_tx_len_probe"),
+            mux(
+                k.probe.q & len.eq(0u64) & avail.ne(0u64),
+                lit(16, 1),
+                len.ex(),
+            ),
+        );
+        m.comment(len, "a zero-window probe sends one byte past the window");
+        let data = m.net(&format!("c{c}_want_data"), sends.clone() & len.ne(0u64));
+        let fin = m.net(
+            &format!("c{c}_want_fin"),
+            k.fin_req.q & sends & k.snd_nxt.q.eq(k.wr.q),
+        );
+        // Window update: the right edge moved by min(rx_bytes / 2, MSS) since advertised.
+        let edge = k.rd.q.ex() + u64::from(p.rx_bytes);
+        let moved = edge - k.adv_edge.q.ex();
+        let thresh = min(lit(32, u128::from(p.rx_bytes / 2)), mss_csr.zext(32));
+        let wupd = m.net(
+            &format!("c{c}_want_wupd"),
+            in_state(k, &["StEstab", "StFinWait1", "StFinWait2"])
+                & moved.bit(31).eq(0u64)
+                & moved.ge(thresh),
+        );
+        let ackw =
+            (k.ack_pend.q.ex() | wupd) & !in_state(k, &["StClosed", "StArp", "StIsn", "StSynSent"]);
+        let arp = m.net(
+            &format!("c{c}_want_arp"),
+            k.st.q.eq(s("StArp")) & k.arp_due.q & !hit[c],
+        );
+        let any = m.net(&format!("c{c}_tx_want"), rst | syn | data | fin | ackw);
+        let seq = m.net(
+            &format!("c{c}_tx_seq"),
+            mux(
+                rst,
+                k.snd_max.q.ex(),
+                mux(fin & !data, k.wr.q.ex(), k.snd_nxt.q.ex()),
+            ),
+        );
+        // Flags: FIN 0, SYN 1, RST 2, PSH 3, ACK 4.
+        let fl = mux(
+            rst,
+            lit(8, 0x14),
+            mux(
+                syn,
+                lit(8, 0x02),
+                mux(data, lit(8, 0x18), mux(fin, lit(8, 0x11), lit(8, 0x10))),
+            ),
+        );
+        let flags = m.net(&format!("c{c}_tx_flags"), fl);
+        let ack = m.net(
+            &format!("c{c}_tx_ack"),
+            k.rcv_nxt.q.ex() + k.fin_in.q.zext(32),
+        );
+        let rws = mux(k.ws_ok.q, our_ws.ex(), lit(4, 0));
+        let wscaled = rfree[c].shr_by(rws);
+        let wfull = mux(syn, rfree[c].ex(), wscaled);
+        let wnd = m.net(
+            &format!("c{c}_tx_wnd"),
+            mux(wfull.gt(0xffffu64), lit(16, 0xffff), wfull.slice(15, 0)),
+        );
+        let seg_len = m.net(
+            &format!("c{c}_tx_seg_len"),
+            mux(!rst & !syn & data, len.ex(), lit(16, 0)),
+        );
+        let retx = m.net(
+            &format!("c{c}_tx_retx"),
+            !rst & ((syn & k.snd_max.q.ne(k.iss.q))
+                | (!syn & data & seq_gt(&k.snd_max.q.ex(), &k.snd_nxt.q.ex()))
+                | (!syn & !data & fin & k.fin_sent.q)),
+        );
+        wants.push(Want {
+            any,
+            rst,
+            syn,
+            data,
+            fin,
+            len: seg_len,
+            seq,
+            flags,
+            ack,
+            wnd,
+            retx,
+            arp,
+            avail,
+            room,
+        });
+    }
+
+    // ------------------------------------------------------------ frame generator: choice
+    let g_st = m.reg("gen_state", 2, 0);
+    m.comment(g_st.q, "0 idle, 1 payload checksum pass, 2 sending");
+    let g_idle = m.net("gen_idle", g_st.q.eq(0u64));
+    let rr = m.reg("gen_rr", cw, 0);
+    m.comment(rr.q, "round-robin pointer over the connections' segments");
+    // A connection whose state changes this cycle on a received segment waits a cycle.
+    let tcp_req: Vec<Sig> = (0..n as usize)
+        .map(|c| {
+            m.net(
+                &format!("c{c}_tx_req"),
+                wants[c].any & !(seg_ok & pc.q.eq(c as u64)),
+            )
+        })
+        .collect();
+    let any_tcp = m.net(
+        "gen_any_tcp",
+        tcp_req
+            .iter()
+            .map(|x| x.ex())
+            .reduce(|a, b| a | b)
+            .expect("conns"),
+    );
+    let arp_reqs: Vec<Expr> = wants.iter().map(|w| w.arp.ex()).collect();
+    let any_arpq = m.net(
+        "gen_any_arp_req",
+        arp_reqs
+            .iter()
+            .cloned()
+            .reduce(|a, b| a | b)
+            .expect("conns"),
+    );
+    let per_rr: Vec<Expr> = (0..n)
+        .map(|r| {
+            (0..n).rev().fold(lit(cw, 0), |e, j| {
+                let c = (r + j) % n;
+                mux(tcp_req[c as usize], lit(cw, u128::from(c)), e)
+            })
+        })
+        .collect();
+    let tpick = m.net("gen_tcp_pick", sel(&rr.q.ex(), &per_rr));
+    m.comment(
+        tpick,
+        "the first connection wanting to send at or after gen_rr",
+    );
+    let apick = m.net(
+        "gen_arp_pick",
+        (0..n as usize).rev().fold(lit(cw, 0), |a, c| {
+            mux(arp_reqs[c].clone(), lit(cw, c as u128), a)
+        }),
+    );
+    // Priority: ARP reply, echo reply, ARP request, TCP segment.
+    let go_arep = m.net("gen_go_arp_reply", g_idle & ar_pend.q);
+    let go_echo = m.net("gen_go_echo", g_idle & !ar_pend.q & e_pend.q);
+    let go_areq = m.net("gen_go_arp_req", g_idle & !ar_pend.q & !e_pend.q & any_arpq);
+    let go_tcp = m.net(
+        "gen_go_tcp",
+        g_idle & !ar_pend.q & !e_pend.q & !any_arpq & any_tcp,
+    );
+    m.assign(ar_sent, go_arep.ex());
+    m.assign(
+        rr.d,
+        mux(
+            go_tcp,
+            mux(tpick.eq(u64::from(n - 1)), lit(cw, 0), tpick.ex() + 1u64),
+            rr.q.ex(),
+        ),
+    );
+    let latch_tcp: Vec<Sig> = (0..n as usize)
+        .map(|c| m.net(&format!("c{c}_tx_latch"), go_tcp & tpick.eq(c as u64)))
+        .collect();
+    let latch_arp: Vec<Sig> = (0..n as usize)
+        .map(|c| m.net(&format!("c{c}_arp_latch"), go_areq & apick.eq(c as u64)))
+        .collect();
+
+    // The picked segment's fields.
+    let pk = |f: &dyn Fn(&Want) -> Expr| -> Expr {
+        sel(&tpick.ex(), &wants.iter().map(f).collect::<Vec<_>>())
+    };
+    let t_syn = m.net("seg_syn", pk(&|w| w.syn.ex()));
+    let t_len = m.net("seg_len", pk(&|w| w.len.ex()));
+    let t_seq = m.net("seg_seq", pk(&|w| w.seq.ex()));
+    let t_ack = m.net("seg_ack", pk(&|w| w.ack.ex()));
+    let t_flags = m.net("seg_flags", pk(&|w| w.flags.ex()));
+    let t_wnd = m.net("seg_wnd", pk(&|w| w.wnd.ex()));
+    let t_retx = m.net("seg_retx", pk(&|w| w.retx.ex()));
+    let t_rst = m.net("seg_rst", pk(&|w| w.rst.ex()));
+    let t_rip = m.net(
+        "seg_rip",
+        sel(&tpick.ex(), &rip.iter().map(|x| x.ex()).collect::<Vec<_>>()),
+    );
+    let t_rmac = m.net(
+        "seg_rmac",
+        sel(
+            &tpick.ex(),
+            &conns.iter().map(|k| k.rmac.q.ex()).collect::<Vec<_>>(),
+        ),
+    );
+    let t_sport = m.net(
+        "seg_sport",
+        sel(
+            &tpick.ex(),
+            &lport.iter().map(|x| x.ex()).collect::<Vec<_>>(),
+        ),
+    );
+    let t_dport = m.net(
+        "seg_dport",
+        sel(
+            &tpick.ex(),
+            &rport.iter().map(|x| x.ex()).collect::<Vec<_>>(),
+        ),
+    );
+    let t_thl = m.net("seg_thl", mux(t_syn, lit(8, 28), lit(8, 20)));
+    let t_tcplen = m.net("seg_tcp_len", t_thl.zext(16) + t_len.ex());
+    let a_tpa = m.net(
+        "arp_req_ip",
+        sel(
+            &apick.ex(),
+            &nexthop.iter().map(|x| x.ex()).collect::<Vec<_>>(),
+        ),
+    );
+
+    // Header bytes of each kind of frame.
+    let eth = |dst: Expr, ty: u64| -> Vec<Expr> {
+        let mut v = be(&dst, 6);
+        v.extend(be(&lmac.ex(), 6));
+        v.extend(be(&lit(16, u128::from(ty)), 2));
+        v
+    };
+    let ipv4 = |len: Expr, proto: u64, dst: Expr| -> Vec<Expr> {
+        let sum = [
+            lit(16, 0x4500),
+            len.clone(),
+            lit(16, 0),
+            lit(16, 0x4000),
+            lit(16, 0x4000 | u128::from(proto)),
+            lip.slice(31, 16),
+            lip.slice(15, 0),
+            dst.slice(31, 16),
+            dst.slice(15, 0),
+        ]
+        .iter()
+        .fold(lit(32, 0), |a, w| a + w.zext(32));
+        let csum = !fold16(&sum);
+        let mut v = vec![lit(8, 0x45), lit(8, 0)];
+        v.extend(be(&len, 2));
+        v.extend([lit(8, 0), lit(8, 0), lit(8, 0x40), lit(8, 0), lit(8, 64)]);
+        v.push(lit(8, u128::from(proto)));
+        v.extend(be(&csum, 2));
+        v.extend(be(&lip.ex(), 4));
+        v.extend(be(&dst, 4));
+        v
+    };
+    let arp_frame = |op: u64, tha: Expr, tpa: Expr, dst: Expr| -> Vec<Expr> {
+        let mut v = eth(dst, 0x0806);
+        v.extend(be(&lit(48, 0x0001_0800_0604), 6));
+        v.extend(be(&lit(16, u128::from(op)), 2));
+        v.extend(be(&lmac.ex(), 6));
+        v.extend(be(&lip.ex(), 4));
+        v.extend(be(&tha, 6));
+        v.extend(be(&tpa, 4));
+        v
+    };
+    let pad = |mut v: Vec<Expr>| -> Expr {
+        while v.len() < TX_HDR as usize {
+            v.push(lit(8, 0));
+        }
+        cat(v.into_iter().rev())
+    };
+    let h_arep = pad(arp_frame(2, ar_mac.q.ex(), ar_ip.q.ex(), ar_mac.q.ex()));
+    let h_areq = pad(arp_frame(
+        1,
+        lit(48, 0),
+        a_tpa.ex(),
+        lit(48, 0xffff_ffff_ffff),
+    ));
+    let h_echo = {
+        let mut v = eth(e_mac.q.ex(), 0x0800);
+        v.extend(ipv4(e_len.q.ex() + 20u64, 1, e_ip.q.ex()));
+        v.extend([lit(8, 0), lit(8, 0)]);
+        v.extend(be(&e_csum.q.ex(), 2));
+        pad(v)
+    };
+    let t_opts = [
+        lit(16, 0x0204),
+        mss_csr.ex(),
+        lit(16, 0x0103),
+        cat([lit(12, 0x030), our_ws.ex()]),
+    ];
+    let tcp_words: Vec<Expr> = {
+        let mut w = vec![
+            lip.slice(31, 16),
+            lip.slice(15, 0),
+            t_rip.slice(31, 16),
+            t_rip.slice(15, 0),
+            lit(16, 6),
+            t_tcplen.ex(),
+            t_sport.ex(),
+            t_dport.ex(),
+            t_seq.slice(31, 16),
+            t_seq.slice(15, 0),
+            t_ack.slice(31, 16),
+            t_ack.slice(15, 0),
+            cat([t_thl.slice(5, 2), lit(4, 0), t_flags.ex()]),
+            t_wnd.ex(),
+        ];
+        for o in &t_opts {
+            w.push(o.clone() & t_syn.repeat(16));
+        }
+        w
+    };
+    let t_sum = m.net(
+        "seg_sum",
+        tcp_words.iter().fold(lit(32, 0), |a, w| a + w.zext(32)),
+    );
+    m.comment(
+        t_sum,
+        "pseudo-header and TCP header words, before the payload",
+    );
+    let h_tcp = {
+        let mut v = eth(t_rmac.ex(), 0x0800);
+        v.extend(ipv4(t_tcplen.ex() + 20u64, 6, t_rip.ex()));
+        v.extend(be(&t_sport.ex(), 2));
+        v.extend(be(&t_dport.ex(), 2));
+        v.extend(be(&t_seq.ex(), 4));
+        v.extend(be(&t_ack.ex(), 4));
+        v.push(cat([t_thl.slice(5, 2), lit(4, 0)]));
+        v.push(t_flags.ex());
+        v.extend(be(&t_wnd.ex(), 2));
+        // Checksum: filled in once the payload is summed (or now, without payload).
+        let now_csum = !fold16(&t_sum.ex());
+        v.extend(be(&now_csum, 2));
+        v.extend([lit(8, 0), lit(8, 0)]);
+        for o in &t_opts {
+            for b in be(o, 2) {
+                v.push(b & t_syn.repeat(8));
+            }
+        }
+        pad(v)
+    };
+
+    // ------------------------------------------------------------ frame generator: state
+    let g_hdr = m.reg("gen_hdr", TX_HDR * 8, 0);
+    m.comment(g_hdr.q, "the frame's header bytes, byte 0 in bits 7:0");
+    let g_echo = m.reg("gen_echo", 1, 0);
+    m.comment(
+        g_echo.q,
+        "the frame is an echo reply (payload from echo_buf)",
+    );
+    let g_conn = m.reg("gen_conn", cw, 0);
+    let g_seq = m.reg("gen_seq", 32, 0);
+    let g_hlen = m.reg("gen_hlen", 8, 0);
+    let g_plen = m.reg("gen_plen", 16, 0);
+    let g_flen = m.reg("gen_flen", 16, 0);
+    let g_acc = m.reg("gen_acc", 32, 0);
+    m.comment(g_acc.q, "the TCP checksum sum during the payload pass");
+    let g_j = m.reg("gen_j", 16, 0);
+    let g_sv = m.reg("gen_sum_valid", 1, 0);
+    let g_par = m.reg("gen_sum_odd", 1, 0);
+    let g_k = m.reg("gen_k", 16, 0);
+    m.comment(g_k.q, "index of the frame byte produced next");
+    let hlen_sel = mux(
+        go_arep | go_areq,
+        lit(8, 42),
+        mux(go_echo, lit(8, 38), mux(t_syn, lit(8, 62), lit(8, 54))),
+    );
+    let plen_sel = mux(
+        go_echo,
+        e_len.q.ex() - 4u64,
+        mux(go_tcp, t_len.ex(), lit(16, 0)),
+    );
+    let tot = hlen_sel.zext(16) + plen_sel.clone();
+    let flen_sel = mux(tot.lt(60u64), lit(16, 60), tot);
+    let hdr_sel = mux(
+        go_arep,
+        h_arep,
+        mux(go_areq, h_areq, mux(go_echo, h_echo, h_tcp)),
+    );
+    let go_any = m.net("gen_go", go_arep | go_areq | go_echo | go_tcp);
+    let sum_cnt_done = m.net("gen_sum_issued", g_j.q.eq(g_plen.q));
+    let sum_done = m.net("gen_sum_done", g_st.q.eq(1u64) & sum_cnt_done & !g_sv.q);
+    let sum_rd = m.net("gen_sum_read", g_st.q.eq(1u64) & !sum_cnt_done);
+    let txbuf = m.memory("tx_buf", 8, u64::from(n) << tab);
+    let echo_rd_en = m.wire("gen_echo_read", 1);
+    let tx_rd_en = m.wire("gen_tx_read", 1);
+    let rd_off = m.wire("gen_read_off", 16);
+    m.comment(rd_off, "payload byte the buffer read asks for");
+    let tx_rd_addr = cat([
+        g_conn.q.ex(),
+        (g_seq.q.ex() + rd_off.zext(32)).slice(tab - 1, 0),
+    ]);
+    let tx_rdata = m.mem_read(txbuf, tx_rd_en, tx_rd_addr);
+    let echo_rdata = m.mem_read(echo, echo_rd_en, rd_off.slice(eab - 1, 0));
+    let add_byte = mux(
+        g_par.q,
+        tx_rdata.zext(32),
+        cat([tx_rdata.ex(), lit(8, 0)]).zext(32),
+    );
+    let final_sum = g_acc.q.ex() + mux(g_sv.q, add_byte.clone(), lit(32, 0));
+    let csum_fin = m.net("gen_tcp_csum", !fold16(&final_sum));
+    // Sending: a byte per cycle into the packer.
+    let sending = m.net("gen_sending", g_st.q.eq(2u64));
+    let ob = m.reg("out_acc", 64, 0);
+    m.comment(ob.q, "the beat being packed");
+    let ocnt = m.reg("out_cnt", 3, 0);
+    let o_data = m.reg("out_data", 64, 0);
+    let o_keep = m.reg("out_keep", 8, 0);
+    let o_last = m.reg("out_last", 1, 0);
+    let o_valid = m.reg("out_valid", 1, 0);
+    let hlen16 = m.net("gen_hlen16", g_hlen.q.zext(16));
+    let pay_end = m.net("gen_pay_end", hlen16.ex() + g_plen.q.ex());
+    let last_byte = m.net("gen_last_byte", g_k.q.ex().eq(g_flen.q.ex() - 1u64));
+    let complete = m.net("gen_beat_complete", ocnt.q.eq(7u64) | last_byte);
+    let out_free = m.net("out_free", !o_valid.q | tx_ready);
+    let go = m.net("gen_byte", sending & (!complete | out_free));
+    m.comment(go, "a frame byte goes into the packer this cycle");
+    let in_hdr = g_k.q.lt(hlen16);
+    let in_pay = g_k.q.lt(pay_end);
+    let hbyte = g_hdr
+        .q
+        .shr_by(cat([g_k.q.slice(5, 0), lit(3, 0)]))
+        .slice(7, 0);
+    let pbyte = mux(g_echo.q, echo_rdata.ex(), tx_rdata.ex());
+    let obyte = m.net(
+        "gen_out_byte",
+        mux(in_hdr.clone(), hbyte, mux(in_pay, pbyte, lit(8, 0))),
+    );
+    // Next payload byte's read: one cycle ahead of its turn.
+    let k1 = g_k.q.ex() + 1u64;
+    let next_pay = m.net("gen_next_is_pay", go & k1.ge(hlen16) & k1.lt(pay_end));
+    m.assign(rd_off, mux(sum_rd, g_j.q.ex(), k1.clone() - hlen16.ex()));
+    m.assign(tx_rd_en, sum_rd | (next_pay & !g_echo.q));
+    m.assign(echo_rd_en, next_pay & g_echo.q);
+    m.assign(e_done, sending & go & last_byte & g_echo.q);
+    let patched = {
+        // Bytes 50 and 51: the TCP checksum.
+        let lo = g_hdr.q.slice(399, 0);
+        let hi = g_hdr.q.slice(TX_HDR * 8 - 1, 416);
+        cat([hi, csum_fin.slice(7, 0), csum_fin.slice(15, 8), lo])
+    };
+    m.comb(|c| {
+        c.set(g_st.d, g_st.q);
+        c.set(g_hdr.d, g_hdr.q);
+        c.set(g_echo.d, g_echo.q);
+        c.set(g_conn.d, g_conn.q);
+        c.set(g_seq.d, g_seq.q);
+        c.set(g_hlen.d, g_hlen.q);
+        c.set(g_plen.d, g_plen.q);
+        c.set(g_flen.d, g_flen.q);
+        c.set(g_acc.d, g_acc.q);
+        c.set(g_j.d, g_j.q);
+        c.set(g_sv.d, 0u64);
+        c.set(g_par.d, g_par.q);
+        c.set(g_k.d, g_k.q);
+        c.if_(go_any, |c| {
+            c.set(g_hdr.d, hdr_sel.clone());
+            c.set(g_echo.d, go_echo);
+            c.set(g_conn.d, tpick);
+            c.set(g_seq.d, t_seq);
+            c.set(g_hlen.d, hlen_sel.clone());
+            c.set(g_plen.d, plen_sel.clone());
+            c.set(g_flen.d, flen_sel.clone());
+            c.set(g_acc.d, t_sum);
+            c.set(g_j.d, 0u64);
+            c.set(g_k.d, 0u64);
+            c.set(g_st.d, mux(go_tcp & t_len.ne(0u64), lit(2, 1), lit(2, 2)));
+        })
+        .else_if(g_st.q.eq(1u64), |c| {
+            c.if_(g_sv.q, |c| c.set(g_acc.d, final_sum.clone()));
+            c.if_(sum_rd, |c| {
+                c.set(g_j.d, g_j.q + 1u64);
+                c.set(g_sv.d, 1u64);
+                c.set(g_par.d, g_j.q.bit(0));
+            });
+            c.if_(sum_done, |c| {
+                c.set(g_hdr.d, patched.clone());
+                c.set(g_st.d, 2u64);
+            });
+        })
+        .else_if(go, |c| {
+            c.set(g_k.d, g_k.q + 1u64);
+            c.if_(last_byte, |c| c.set(g_st.d, 0u64));
+        });
+    });
+    let lane_bytes: Vec<Expr> = (0..8u32)
+        .map(|l| {
+            mux(
+                ocnt.q.eq(u64::from(l)),
+                obyte.ex(),
+                ob.q.slice(8 * l + 7, 8 * l),
+            )
+        })
+        .collect();
+    let beat = m.net("out_beat", cat(lane_bytes.into_iter().rev()));
+    let keep_now = m.net(
+        "out_keep_now",
+        (0..8u32).rev().fold(lit(8, 0), |a, l| {
+            if l == 0 {
+                a | lit(8, 1)
+            } else {
+                a | mux(ocnt.q.ge(u64::from(l)), lit(8, 1u128 << l), lit(8, 0))
+            }
+        }),
+    );
+    m.comb(|c| {
+        c.set(ob.d, ob.q);
+        c.set(ocnt.d, ocnt.q);
+        c.set(o_data.d, o_data.q);
+        c.set(o_keep.d, o_keep.q);
+        c.set(o_last.d, o_last.q);
+        c.set(o_valid.d, o_valid.q & !tx_ready);
+        c.if_(go, |c| {
+            c.if_(complete, |c| {
+                c.set(ob.d, 0u64);
+                c.set(ocnt.d, 0u64);
+                c.set(o_data.d, beat);
+                c.set(o_keep.d, keep_now);
+                c.set(o_last.d, last_byte);
+                c.set(o_valid.d, 1u64);
+            })
+            .else_(|c| {
+                c.set(ob.d, beat);
+                c.set(ocnt.d, ocnt.q + 1u64);
+            });
+        });
+    });
+    m.assign(tx_data, o_data.q);
+    m.assign(tx_keep, o_keep.q);
+    m.assign(tx_last, o_last.q);
+    m.assign(tx_valid, o_valid.q);
+
+    // ------------------------------------------------------------ tx bytes into the buffers
+    let u_valid = m.reg("app_tx_valid", 1, 0);
+    m.comment(u_valid.q, "a tx beat is being written, a byte per cycle");
+    let u_conn = m.reg("app_tx_conn", cw, 0);
+    let u_data = m.reg("app_tx_data", dw, 0);
+    let nbw = clog2(u64::from(lanes) + 1);
+    let u_n = m.reg("app_tx_n", nbw, 0);
+    let u_i = m.reg("app_tx_i", nbw, 0);
+    let u_ok = m.reg("app_tx_ok", 1, 0);
+    m.comment(
+        u_ok.q,
+        "the beat came with credit (else its bytes are dropped)",
+    );
+    let tfree: Vec<Sig> = (0..n as usize)
+        .map(|c| {
+            let k = &conns[c];
+            m.net(
+                &format!("c{c}_tx_free"),
+                lit(32, u128::from(p.tx_bytes)) - (k.wr.q.ex() - k.snd_una.q.ex()),
+            )
+        })
+        .collect();
+    let may_send: Vec<Sig> = (0..n as usize)
+        .map(|c| {
+            let k = &conns[c];
+            m.net(
+                &format!("c{c}_may_send"),
+                in_state(k, &["StEstab", "StCloseWait"]) & !k.fin_req.q,
+            )
+        })
+        .collect();
+    let credits: Vec<Expr> = (0..n as usize)
+        .map(|c| may_send[c] & tfree[c].ge(u64::from(2 * lanes)))
+        .collect();
+    m.assign(credit, cat(credits.into_iter().rev()));
+    m.assign(app_tx.ready, !u_valid.q);
+    let tx_conn = app_tx.field("conn");
+    let ok_now = sel(
+        &tx_conn.ex(),
+        &(0..n as usize)
+            .map(|c| may_send[c] & tfree[c].ge(u64::from(lanes)))
+            .collect::<Vec<_>>(),
+    );
+    let keep_in = app_tx.field("keep");
+    let cnt = (0..lanes).fold(lit(nbw, 0), |a, i| a + keep_in.bit(i).zext(nbw));
+    let app_fire = m.net("app_tx_fire", app_tx.fire());
+    m.comb(|c| {
+        c.set(u_valid.d, u_valid.q);
+        c.set(u_conn.d, u_conn.q);
+        c.set(u_data.d, u_data.q);
+        c.set(u_n.d, u_n.q);
+        c.set(u_i.d, u_i.q);
+        c.set(u_ok.d, u_ok.q);
+        c.if_(app_fire, |c| {
+            c.set(u_valid.d, cnt.ne(0u64));
+            c.set(u_conn.d, tx_conn);
+            c.set(u_data.d, app_tx.field("data"));
+            c.set(u_n.d, cnt.clone());
+            c.set(u_i.d, 0u64);
+            c.set(u_ok.d, ok_now.clone());
+        })
+        .else_if(u_valid.q, |c| {
+            c.set(u_i.d, u_i.q + 1u64);
+            c.if_((u_i.q + 1u64).eq(u_n.q), |c| c.set(u_valid.d, 0u64));
+        });
+    });
+    let u_byte = m.net(
+        "app_tx_byte",
+        u_data.q.shr_by(cat([u_i.q.ex(), lit(3, 0)])).slice(7, 0),
+    );
+    let u_wr_seq = sel(
+        &u_conn.q.ex(),
+        &conns.iter().map(|k| k.wr.q.ex()).collect::<Vec<_>>(),
+    );
+    let app_w = m.net("app_tx_write", u_valid.q & u_ok.q);
+    m.mem_write(
+        txbuf,
+        app_w,
+        cat([u_conn.q.ex(), u_wr_seq.slice(tab - 1, 0)]),
+        u_byte.ex(),
+    );
+    let tx_drop_inc = m.net("app_tx_drop", u_valid.q & !u_ok.q);
+
+    // ------------------------------------------------------------ rx bytes out of the buffers
+    let r_busy = m.reg("app_rx_valid", 1, 0);
+    m.comment(r_busy.q, "a byte read from rx_buf is on rx");
+    let r_conn = m.reg("app_rx_conn", cw, 0);
+    let r_ptr = m.reg("app_rx_rr", cw, 0);
+    let r_have: Vec<Sig> = (0..n as usize)
+        .map(|c| {
+            let k = &conns[c];
+            m.net(
+                &format!("c{c}_rx_have"),
+                k.rcv_nxt.q.ne(k.rd.q) & rx_space.bit(c as u32),
+            )
+        })
+        .collect();
+    let r_any = m.net(
+        "app_rx_any",
+        r_have
+            .iter()
+            .map(|x| x.ex())
+            .reduce(|a, b| a | b)
+            .expect("conns"),
+    );
+    let r_per: Vec<Expr> = (0..n)
+        .map(|r| {
+            (0..n).rev().fold(lit(cw, 0), |e, j| {
+                let c = (r + j) % n;
+                mux(r_have[c as usize], lit(cw, u128::from(c)), e)
+            })
+        })
+        .collect();
+    let r_pick = m.net("app_rx_pick", sel(&r_ptr.q.ex(), &r_per));
+    let r_start = m.net("app_rx_start", !r_busy.q & r_any);
+    let r_rd_sel = sel(
+        &r_pick.ex(),
+        &conns.iter().map(|k| k.rd.q.ex()).collect::<Vec<_>>(),
+    );
+    let r_data = m.mem_read(
+        rxbuf,
+        r_start,
+        cat([r_pick.ex(), r_rd_sel.slice(rab - 1, 0)]),
+    );
+    let r_pop = m.net("app_rx_pop", app_rx.fire());
+    m.assign(
+        r_busy.d,
+        mux(r_start, lit(1, 1), mux(r_pop, lit(1, 0), r_busy.q.ex())),
+    );
+    m.assign(r_conn.d, mux(r_start, r_pick.ex(), r_conn.q.ex()));
+    m.assign(
+        r_ptr.d,
+        mux(
+            r_pop,
+            mux(r_conn.q.eq(u64::from(n - 1)), lit(cw, 0), r_conn.q + 1u64),
+            r_ptr.q.ex(),
+        ),
+    );
+    m.assign(app_rx.valid, r_busy.q);
+    m.assign(app_rx.field("conn"), r_conn.q);
+    m.assign(app_rx.field("data"), r_data.zext(dw));
+    m.assign(app_rx.field("keep"), lit(lanes, 1));
+
+    // ------------------------------------------------------------ connections: behaviour
+    let mut rto_fire: Vec<Sig> = Vec::new();
+    let mut rst_acc: Vec<Sig> = Vec::new();
+    for c in 0..n as usize {
+        let k = &conns[c];
+        let segc = m.net(&format!("c{c}_seg"), seg_ok & pc.q.eq(c as u64));
+        m.comment(segc, "a good segment of this connection ends this cycle");
+        let lat = latch_tcp[c];
+        let w = &wants[c];
+        let fl = |i: u32| flags.bit(i);
+        let (f_fin, f_syn, f_rst, f_ack) = (fl(0), fl(1), fl(2), fl(4));
+        let sync = in_state(
+            k,
+            &[
+                "StEstab",
+                "StFinWait1",
+                "StFinWait2",
+                "StClosing",
+                "StTimeWait",
+                "StCloseWait",
+                "StLastAck",
+            ],
+        );
+        let outstanding = m.net(&format!("c{c}_outstanding"), k.snd_una.q.ne(k.snd_max.q));
+        let rto_run = outstanding
+            & in_state(
+                k,
+                &[
+                    "StSynSent",
+                    "StEstab",
+                    "StFinWait1",
+                    "StClosing",
+                    "StCloseWait",
+                    "StLastAck",
+                ],
+            );
+        let rto_run = m.net(&format!("c{c}_rto_run"), rto_run);
+        let persist = m.net(
+            &format!("c{c}_persist_run"),
+            in_state(k, &["StEstab", "StCloseWait"])
+                & !outstanding
+                & !k.probe.q
+                & w.avail.ne(0u64)
+                & w.room.eq(0u64),
+        );
+        m.comment(
+            persist,
+            "bytes wait for a closed window: the timer runs for a probe",
+        );
+        let tmr_run = m.net(
+            &format!("c{c}_tmr_run"),
+            (k.st.q.eq(s("StArp")) & !k.arp_due.q) | rto_run | persist | k.st.q.eq(s("StTimeWait")),
+        );
+        let expire = m.net(
+            &format!("c{c}_rto_expired"),
+            (rto_run | persist) & k.tmr.q.ge(k.rto.q) & !segc & !lat,
+        );
+        let give_up = m.net(&format!("c{c}_give_up"), k.retries.q.ge(retry_lim));
+        rto_fire.push(m.net(
+            &format!("c{c}_rto_fire"),
+            expire & outstanding & !k.abort_req.q,
+        ));
+        // RTT sample (RFC 6298 in ticks, SRTT << 3, RTTVAR << 2).
+        let r = m.net(&format!("c{c}_rtt_r"), now.q.ex() - k.rtt_start.q.ex());
+        let srtt = k.srtt8.q.slice(18, 3);
+        let err_abs = mux(r.ge(&srtt), r.ex() - srtt.clone(), srtt.clone() - r.ex());
+        let var_new = m.net(
+            &format!("c{c}_rttvar_new"),
+            mux(
+                k.has_rtt.q,
+                k.rttvar4.q.ex() - k.rttvar4.q.slice(17, 2).zext(18) + err_abs.zext(18),
+                cat([r.ex(), lit(1, 0)]).zext(18),
+            ),
+        );
+        let srtt_new = m.net(
+            &format!("c{c}_srtt_new"),
+            mux(
+                k.has_rtt.q,
+                k.srtt8.q.ex() - k.srtt8.q.slice(18, 3).zext(19) + r.zext(19),
+                cat([r.ex(), lit(3, 0)]),
+            ),
+        );
+        let var_term = mux(var_new.eq(0u64), lit(18, 1), var_new.ex());
+        let rto_raw = srtt_new.slice(18, 3).zext(19) + var_term.zext(19);
+        let rto_new = m.net(
+            &format!("c{c}_rto_new"),
+            mux(
+                rto_raw.lt(rto_min.zext(19)),
+                rto_min.ex(),
+                mux(
+                    rto_raw.gt(rto_max.zext(19)),
+                    rto_max.ex(),
+                    rto_raw.slice(15, 0),
+                ),
+            ),
+        );
+        let rto_dbl = k.rto.q.zext(17) + k.rto.q.zext(17);
+        let rto_back = m.net(
+            &format!("c{c}_rto_backoff"),
+            mux(
+                rto_dbl.gt(rto_max.zext(17)),
+                rto_max.ex(),
+                rto_dbl.slice(15, 0),
+            ),
+        );
+        // Received segment: the acceptance tests.
+        let ack_ok_syn = ackn.eq(k.iss.q.ex() + 1u64);
+        let rcv_ack = k.rcv_nxt.q.ex() + k.fin_in.q.zext(32);
+        let rwin = mux(rfree[c].eq(0u64), lit(32, 1), rfree[c].ex());
+        let rst_ok = (seq.ex() - rcv_ack).lt(rwin);
+        let ack_beyond = m.net(
+            &format!("c{c}_ack_beyond"),
+            (ackn.ex() - k.snd_una.q.ex()).gt(k.snd_max.q.ex() - k.snd_una.q.ex()),
+        );
+        let ack_adv = m.net(&format!("c{c}_ack_adv"), ackn.ne(k.snd_una.q));
+        let wnd_new = seq_gt(&seq.ex(), &k.wl1.q.ex())
+            | (seq.eq(k.wl1.q) & seq_ge(&ackn.ex(), &k.wl2.q.ex()));
+        let wnd_scaled = mux(k.ws_ok.q, wnd.zext(32).shl_by(k.peer_ws.q), wnd.zext(32));
+        let fin_acked = m.net(
+            &format!("c{c}_fin_acked"),
+            k.fin_sent.q & ackn.eq(k.snd_max.q),
+        );
+        let receives = in_state(k, &["StEstab", "StFinWait1", "StFinWait2"]);
+        let seg_end = m.net(&format!("c{c}_seg_end"), seq.ex() + plen.zext(32));
+        let starts_ok = seq_ge(&k.rcv_nxt.q.ex(), &seq.ex());
+        let takes = m.net(
+            &format!("c{c}_takes"),
+            receives.clone() & starts_ok.clone() & seq_gt(&seg_end.ex(), &k.rcv_nxt.q.ex()),
+        );
+        let newb = seg_end.ex() - k.rcv_nxt.q.ex();
+        let took = min(newb, pfree.q.ex());
+        let rn_new = m.net(
+            &format!("c{c}_rcv_nxt_new"),
+            mux(takes, k.rcv_nxt.q.ex() + took, k.rcv_nxt.q.ex()),
+        );
+        let fin_take = m.net(
+            &format!("c{c}_fin_take"),
+            f_fin.clone() & !k.fin_in.q & receives & starts_ok & seg_end.eq(rn_new),
+        );
+        let st_ack = mux(
+            fin_acked & k.st.q.eq(s("StFinWait1")),
+            s("StFinWait2"),
+            mux(
+                fin_acked & k.st.q.eq(s("StClosing")),
+                s("StTimeWait"),
+                mux(
+                    fin_acked & k.st.q.eq(s("StLastAck")),
+                    s("StClosed"),
+                    k.st.q.ex(),
+                ),
+            ),
+        );
+        let st_ack = m.net(&format!("c{c}_state_after_ack"), st_ack);
+        let st_fin = mux(
+            st_ack.eq(s("StEstab")),
+            s("StCloseWait"),
+            mux(
+                st_ack.eq(s("StFinWait1")),
+                s("StClosing"),
+                mux(st_ack.eq(s("StFinWait2")), s("StTimeWait"), st_ack.ex()),
+            ),
+        );
+        let st_fin = m.net(&format!("c{c}_state_after_fin"), st_fin);
+        let rst_now = m.net(
+            &format!("c{c}_rst_in"),
+            segc & f_rst.clone()
+                & ((k.st.q.eq(s("StSynSent")) & f_ack.clone() & ack_ok_syn.clone())
+                    | (sync.clone() & rst_ok)),
+        );
+        rst_acc.push(rst_now);
+        let (k_iss, k_una, k_nxt, k_max) = (&k.iss, &k.snd_una, &k.snd_nxt, &k.snd_max);
+        let nn = m.net(
+            &format!("c{c}_snd_nxt_after"),
+            k_nxt.q.ex() + w.len.zext(32),
+        );
+        let hit_c = hit[c];
+        let hit_mac_c = hit_mac[c];
+        let alat = latch_arp[c];
+        let isn_here = m.net(&format!("c{c}_isn_done"), isn_fin & isn_conn.q.eq(c as u64));
+        let rpop = m.net(&format!("c{c}_rx_pop"), r_pop & r_conn.q.eq(c as u64));
+        let wpush = m.net(&format!("c{c}_tx_push"), app_w & u_conn.q.eq(c as u64));
+        let syn_ack = f_syn.clone() & f_ack.clone() & ack_ok_syn.clone() & !f_rst.clone();
+        let ws_min = mux(ws_in.gt(14u64), lit(4, 14), ws_in.slice(3, 0));
+        let mss_min = mux(!mss_seen.q | mss_in.lt(64u64), lit(16, 536), mss_in.ex());
+        m.comb(|b| {
+            for r in [
+                &k.st,
+                &k.failed,
+                &k.reason,
+                &k.iss,
+                &k.snd_una,
+                &k.snd_nxt,
+                &k.snd_max,
+                &k.snd_wnd,
+                &k.wl1,
+                &k.wl2,
+                &k.fin_req,
+                &k.fin_sent,
+                &k.rcv_nxt,
+                &k.fin_in,
+                &k.ack_pend,
+                &k.adv_edge,
+                &k.peer_ws,
+                &k.ws_ok,
+                &k.peer_mss,
+                &k.rmac,
+                &k.retries,
+                &k.rto,
+                &k.srtt8,
+                &k.rttvar4,
+                &k.has_rtt,
+                &k.rtt_on,
+                &k.rtt_end,
+                &k.rtt_start,
+                &k.rst_pend,
+                &k.arp_due,
+                &k.probe,
+            ] {
+                b.set(r.d, r.q);
+            }
+            b.set(k.abort_req.d, k.abort_req.q | abort_p[c]);
+            b.set(
+                k.tmr.d,
+                mux(tmr_run, mux(tick, k.tmr.q + 1u64, k.tmr.q.ex()), lit(16, 0)),
+            );
+            b.set(k.wr.d, mux(wpush, k.wr.q + 1u64, k.wr.q.ex()));
+            b.set(k.rd.d, mux(rpop, k.rd.q + 1u64, k.rd.q.ex()));
+            let sample = |b: &mut Comb| {
+                b.set(k.srtt8.d, srtt_new);
+                b.set(k.rttvar4.d, var_new);
+                b.set(k.rto.d, rto_new);
+                b.set(k.has_rtt.d, 1u64);
+                b.set(k.rtt_on.d, 0u64);
+            };
+            b.if_(segc, |b| {
+                b.if_(k.st.q.eq(s("StSynSent")), |b| {
+                    b.if_(f_rst.clone() & f_ack.clone() & ack_ok_syn.clone(), |b| {
+                        b.set(k.st.d, s("StClosed"));
+                        b.set(k.failed.d, 1u64);
+                        b.set(k.reason.d, 1u64);
+                    })
+                    .else_if(syn_ack.clone(), |b| {
+                        b.set(k.rcv_nxt.d, seq.ex() + 1u64);
+                        b.set(k.rd.d, seq.ex() + 1u64);
+                        b.set(k.adv_edge.d, seq.ex() + 1u64 + u64::from(p.rx_bytes));
+                        b.set(k.snd_una.d, ackn);
+                        b.set(k.snd_wnd.d, wnd.zext(32));
+                        b.set(k.wl1.d, seq);
+                        b.set(k.wl2.d, ackn);
+                        b.set(k.ws_ok.d, ws_seen.q);
+                        b.set(k.peer_ws.d, mux(ws_seen.q, ws_min.clone(), lit(4, 0)));
+                        b.set(k.peer_mss.d, mss_min.clone());
+                        b.set(k.st.d, s("StEstab"));
+                        b.set(k.ack_pend.d, 1u64);
+                        b.set(k.retries.d, 0u64);
+                        b.set(k.fin_in.d, 0u64);
+                        b.if_(k.rtt_on.q, sample);
+                    });
+                })
+                .else_if(sync.clone(), |b| {
+                    b.if_(f_rst.clone(), |b| {
+                        // In CLOSING, LAST-ACK and TIME-WAIT a RST ends a closed connection.
+                        let done = in_state(k, &["StClosing", "StLastAck", "StTimeWait"]);
+                        b.if_(rst_now, |b| {
+                            b.set(k.st.d, s("StClosed"));
+                            b.set(k.failed.d, !done.clone());
+                            b.set(k.reason.d, mux(done, lit(2, 0), lit(2, 1)));
+                        });
+                    })
+                    .else_if(f_syn.clone(), |b| b.set(k.ack_pend.d, 1u64))
+                    .else_if(f_ack.clone() & ack_beyond, |b| b.set(k.ack_pend.d, 1u64))
+                    .else_if(f_ack.clone(), |b| {
+                        b.if_(ack_adv, |b| {
+                            b.set(k.snd_una.d, ackn);
+                            b.set(k.retries.d, 0u64);
+                            b.set(k.tmr.d, 0u64);
+                            b.if_(seq_gt(&ackn.ex(), &k_nxt.q.ex()), |b| b.set(k_nxt.d, ackn));
+                            b.if_(k.rtt_on.q & seq_ge(&ackn.ex(), &k.rtt_end.q.ex()), sample);
+                        });
+                        b.if_(wnd_new.clone(), |b| {
+                            b.set(k.snd_wnd.d, wnd_scaled.clone());
+                            b.set(k.wl1.d, seq);
+                            b.set(k.wl2.d, ackn);
+                        });
+                        b.set(k.st.d, st_ack);
+                        b.set(k.rcv_nxt.d, rn_new);
+                        b.if_(plen.ne(0u64) | f_fin.clone(), |b| b.set(k.ack_pend.d, 1u64));
+                        b.if_(fin_take, |b| {
+                            b.set(k.fin_in.d, 1u64);
+                            b.set(k.st.d, st_fin);
+                        });
+                        b.if_(k.st.q.eq(s("StTimeWait")) & f_fin.clone(), |b| {
+                            b.set(k.tmr.d, 0u64)
+                        });
+                    });
+                });
+            })
+            .else_if(lat, |b| {
+                b.set(k.ack_pend.d, 0u64);
+                b.set(
+                    k.adv_edge.d,
+                    k.rcv_nxt.q.ex()
+                        + w.wnd
+                            .zext(32)
+                            .shl_by(mux(k.ws_ok.q, our_ws.ex(), lit(4, 0))),
+                );
+                b.if_(w.rst, |b| {
+                    b.set(k.st.d, s("StClosed"));
+                    b.set(k.failed.d, 1u64);
+                    b.set(k.rst_pend.d, 0u64);
+                })
+                .else_if(w.syn, |b| {
+                    b.set(k_nxt.d, k_iss.q.ex() + 1u64);
+                    b.set(k_max.d, k_iss.q.ex() + 1u64);
+                    b.if_(k_max.q.eq(k_iss.q), |b| {
+                        b.set(k.rtt_on.d, 1u64);
+                        b.set(k.rtt_end.d, k_iss.q.ex() + 1u64);
+                        b.set(k.rtt_start.d, now.q);
+                    });
+                })
+                .else_if(w.data, |b| {
+                    b.set(k.probe.d, 0u64);
+                    b.set(k_nxt.d, nn);
+                    b.if_(seq_gt(&nn.ex(), &k_max.q.ex()), |b| b.set(k_max.d, nn));
+                    b.if_(!k.rtt_on.q & seq_ge(&k_nxt.q.ex(), &k_max.q.ex()), |b| {
+                        b.set(k.rtt_on.d, 1u64);
+                        b.set(k.rtt_end.d, nn);
+                        b.set(k.rtt_start.d, now.q);
+                    });
+                })
+                .else_if(w.fin, |b| {
+                    b.set(k_nxt.d, k.wr.q.ex() + 1u64);
+                    b.set(k_max.d, k.wr.q.ex() + 1u64);
+                    b.set(k.fin_sent.d, 1u64);
+                    b.if_(k.st.q.eq(s("StEstab")), |b| b.set(k.st.d, s("StFinWait1")));
+                    b.if_(k.st.q.eq(s("StCloseWait")), |b| {
+                        b.set(k.st.d, s("StLastAck"))
+                    });
+                });
+            })
+            .else_if(k.abort_req.q, |b| {
+                b.set(k.abort_req.d, abort_p[c]);
+                b.set(k.reason.d, 0u64);
+                b.if_(sync.clone() & !k.st.q.eq(s("StTimeWait")), |b| {
+                    b.set(k.rst_pend.d, 1u64)
+                })
+                .else_(|b| {
+                    b.set(k.st.d, s("StClosed"));
+                    b.set(k.failed.d, !k.st.q.eq(s("StClosed")));
+                });
+            })
+            .else_if(alat, |b| {
+                b.set(k.arp_due.d, 0u64);
+                b.set(k.retries.d, k.retries.q + 1u64);
+            })
+            .else_if(expire & !outstanding, |b| {
+                b.set(k.probe.d, 1u64);
+                b.set(k.rto.d, rto_back);
+                b.set(k.tmr.d, 0u64);
+            })
+            .else_if(expire, |b| {
+                b.if_(give_up, |b| {
+                    b.set(k.failed.d, 1u64);
+                    b.set(k.reason.d, 2u64);
+                    b.if_(k.st.q.eq(s("StSynSent")), |b| b.set(k.st.d, s("StClosed")))
+                        .else_(|b| b.set(k.rst_pend.d, 1u64));
+                })
+                .else_(|b| {
+                    b.set(k.retries.d, k.retries.q + 1u64);
+                    b.set(k.rto.d, rto_back);
+                    b.set(
+                        k_nxt.d,
+                        mux(k.st.q.eq(s("StSynSent")), k_iss.q.ex(), k_una.q.ex()),
+                    );
+                    b.set(k.rtt_on.d, 0u64);
+                    b.set(k.tmr.d, 0u64);
+                });
+            })
+            .else_(|b| {
+                b.case(k.st.q, |a| {
+                    a.arm(s("StClosed"), |b| {
+                        b.if_(open_p[c], |b| {
+                            b.set(k.st.d, s("StArp"));
+                            b.set(k.failed.d, 0u64);
+                            b.set(k.reason.d, 0u64);
+                            b.set(k.retries.d, 0u64);
+                            b.set(k.arp_due.d, 1u64);
+                        });
+                    });
+                    a.arm(s("StArp"), |b| {
+                        b.if_(hit_c, |b| {
+                            b.set(k.rmac.d, hit_mac_c);
+                            b.set(k.st.d, s("StIsn"));
+                        })
+                        .else_if(k.retries.q.gt(arp_lim), |b| {
+                            b.set(k.st.d, s("StClosed"));
+                            b.set(k.failed.d, 1u64);
+                            b.set(k.reason.d, 3u64);
+                        })
+                        .else_if(!k.arp_due.q & k.tmr.q.ge(arp_retry), |b| {
+                            b.set(k.arp_due.d, 1u64)
+                        });
+                    });
+                    a.arm(s("StIsn"), |b| {
+                        b.if_(isn_here, |b| {
+                            b.set(k.iss.d, isn_val);
+                            b.set(k_una.d, isn_val);
+                            b.set(k_nxt.d, isn_val);
+                            b.set(k_max.d, isn_val);
+                            b.set(k.wr.d, isn_val.ex() + 1u64);
+                            b.set(k.st.d, s("StSynSent"));
+                            b.set(k.rto.d, rto_init);
+                            b.set(k.has_rtt.d, 0u64);
+                            b.set(k.rtt_on.d, 0u64);
+                            b.set(k.retries.d, 0u64);
+                            b.set(k.ws_ok.d, 0u64);
+                            b.set(k.peer_ws.d, 0u64);
+                            b.set(k.peer_mss.d, 536u64);
+                            b.set(k.snd_wnd.d, 0u64);
+                            b.set(k.fin_req.d, 0u64);
+                            b.set(k.fin_sent.d, 0u64);
+                            b.set(k.fin_in.d, 0u64);
+                            b.set(k.ack_pend.d, 0u64);
+                            b.set(k.rst_pend.d, 0u64);
+                        });
+                    });
+                    a.arm(s("StTimeWait"), |b| {
+                        b.if_(k.tmr.q.ge(tw_ticks), |b| b.set(k.st.d, s("StClosed")));
+                    });
+                    a.default(|_| {});
+                });
+            });
+            b.if_(close_p[c] & in_state(k, &["StEstab", "StCloseWait"]), |b| {
+                b.set(k.fin_req.d, 1u64)
+            });
+        });
+    }
+    m.assign(
+        up,
+        cat((0..n as usize)
+            .rev()
+            .map(|c| in_state(&conns[c], &["StEstab", "StCloseWait"]))),
+    );
+    m.assign(failed_o, cat(conns.iter().rev().map(|k| k.failed.q.ex())));
+    for (c, k) in conns.iter().enumerate() {
+        let b = |m: &mut ModuleBuilder, port: &str, v: Expr| {
+            m.bind(u_csr, &format!("c{c}_{port}_i"), v)
+        };
+        b(&mut m, "state_state", k.st.q.ex());
+        b(&mut m, "state_failed", k.failed.q.ex());
+        b(&mut m, "state_reason", k.reason.q.ex());
+        b(&mut m, "state_retries", k.retries.q.ex());
+        b(&mut m, "snd_una_value", k.snd_una.q.ex());
+        b(&mut m, "snd_nxt_value", k.snd_nxt.q.ex());
+        b(&mut m, "rcv_nxt_value", k.rcv_nxt.q.ex());
+        b(&mut m, "rtt_srtt", k.srtt8.q.slice(18, 3));
+        b(&mut m, "rtt_rto", k.rto.q.ex());
+        b(&mut m, "iss_value", k.iss.q.ex());
+        b(&mut m, "snd_wnd_value", k.snd_wnd.q.ex());
+    }
+
+    // ------------------------------------------------------------ counters
+    let popc = |v: &[Sig]| -> Expr { v.iter().fold(lit(32, 0), |a, x| a + x.zext(32)) };
+    let incs: Vec<Expr> = vec![
+        seg_ok.zext(32),
+        go_tcp.zext(32),
+        (go_tcp & t_retx).zext(32),
+        popc(&rto_fire),
+        drop_csum.zext(32),
+        drop_other.zext(32),
+        drop_mal.zext(32),
+        popc(&rst_acc),
+        (go_tcp & t_rst).zext(32),
+        go_echo.zext(32),
+        (go_arep | go_areq).zext(32),
+        tx_drop_inc.zext(32),
+    ];
+    for (i, (cname, _)) in COUNTERS.iter().enumerate() {
+        let r = m.reg(&format!("cnt_{cname}"), 32, 0);
+        m.assign(r.d, r.q.ex() + incs[i].clone());
+        m.bind(u_csr, &format!("{cname}_value_i"), r.q);
+    }
+    m.pass_through(u_csr, "s_axil_");
+    m.finish()
+}

@@ -1,0 +1,164 @@
+//! The TCP/IP engine under the NVMe/TCP engine (issue 18, first slice): IPv4, ARP, ICMP echo
+//! and TCP active opens, one TCP connection per NVMe/TCP connection, over one Ethernet port.
+//!
+//! ```text
+//!  tx (bytes, per conn) --> [tx buffer RAM: unacknowledged bytes] --+
+//!                                                                   v
+//!  ARP reply/request, ICMP echo reply, TCP segments --> [frame generator: IPv4 + TCP checksums] --> m_axis
+//!  rx (bytes, per conn) <-- [rx buffer RAM] <-- [parser: Ethernet, ARP, IPv4, ICMP, TCP, checksums] <-- s_axis
+//!                           per-connection TCP state, RTO timers, ARP cache: flip-flops
+//!                           CSRs, counters: tcp_csr (AXI4-Lite, rtl/tcp_csr.md)
+//! ```
+//!
+//! # The engine: `tcp_w<bits>_c<connections>_t<tx bytes>_r<rx bytes>_a<arp entries>_e<echo bytes>`
+//!
+//! Parameters come from `[tcp]` (buffers, ARP cache, echo buffer) and from `[nvme_tcp]` (the
+//! byte-stream width and the connection count, so the two engines plug together one to one).
+//!
+//! - `m_axis_*` (transmit) and `s_axis_*` (receive): AXI4-Stream Ethernet frames without FCS,
+//!   `tdata` [64], `tkeep` [8], `tlast`, as the RoCE engine's: bytes packed from lane 0, only
+//!   the last beat short. Frames the engine sends are at least 60 bytes (zero padding).
+//!   Known limit of slice 1: `m_axis_tvalid_o` may fall inside a frame (a beat every 8 cycles),
+//!   so a MAC that needs a frame's beats back to back needs a store-and-forward FIFO in front.
+//!   `s_axis_tready_o` may fall in the middle of a frame (the parser takes a byte per cycle).
+//! - `tx` (in, from the NVMe/TCP engine): `conn` [log2 C], `data` [W], `keep` [W/8], exactly
+//!   the NVMe/TCP engine's `tx` port: bytes packed from lane 0, any beat short. `tx_credit_o`
+//!   [C]: bit i, a beat of connection i is taken (its transmit buffer has room for a full beat
+//!   and the connection may send: ESTABLISHED or CLOSE-WAIT, no close asked for). A beat of a
+//!   connection without credit is still taken eventually, but its bytes are dropped and
+//!   counted (`tx_drop`): the NVMe/TCP engine presents only beats of connections with credit.
+//! - `rx` (out, to the NVMe/TCP engine): `conn`, `data`, `keep`, the NVMe/TCP engine's `rx`
+//!   port. `rx_space_i` [C]: bit i, a beat of connection i presented now is taken. The engine
+//!   starts a beat of connection i only while `rx_space_i[i]` is high (and holds it until
+//!   taken), so a stalled consumer never holds up another connection. Slice 1 sends one byte
+//!   per beat (`keep` = 1).
+//! - `up_o` [C]: connection i is ESTABLISHED or CLOSE-WAIT (the NVMe/TCP engine's ICReq waits
+//!   for it); `failed_o` [C]: the connection was reset (by the peer, by the retry limit, by an
+//!   unresolved ARP or by an abort) and waits in CLOSED for software.
+//! - `s_axil_*`: the CSRs, `tcp_csr` (rtl/tcp_csr.md): local MAC, IPv4 address, netmask and
+//!   gateway, the timer tick, the RTO bounds, the retry limits, the ISN key, the MSS and window
+//!   scale the engine offers, per connection the remote IPv4 address and ports (remote 4420
+//!   after reset), open/close/abort, and its live state; the counters.
+//!
+//! # What it does
+//!
+//! Receive (a byte per cycle, the frame's checks at its end, in this order; the first that
+//! fails names the counter): a destination MAC neither ours nor broadcast (`drop_other`);
+//! ARP: an Ethernet/IPv4 request or reply whose target is our address is taken (a request is
+//! answered; the sender is learnt into the cache either way), any other ARP (`drop_other`);
+//! IPv4: version 4 with IHL 5 (options: `drop_malformed`), a total length of at least 20 and
+//! within the frame, not a fragment (else `drop_malformed`), the header checksum
+//! (`drop_csum`), our destination address (`drop_other`); ICMP: an echo request of at most
+//! `echo_bytes` with a good checksum is answered (others: `drop_other`; a bad checksum:
+//! `drop_csum`; one arriving while the previous reply waits is dropped, `drop_other`); TCP:
+//! the checksum over the pseudo-header (`drop_csum`), then the connection whose remote
+//! address and ports match and which is not CLOSED (none: `drop_other`, no RST is sent).
+//! Frames of other EtherTypes and IP protocols: `drop_other`.
+//!
+//! TCP per connection (RFC 9293), from `open` in a connection's `ctrl` CSR:
+//! CLOSED -> ARP (the next hop: the remote address inside the netmask, else the gateway; a
+//! cache hit or an ARP request resent every `arp_retry` ticks, `arp_tries` times, after which
+//! the connection fails) -> ISN -> SYN-SENT -> ESTABLISHED -> (FIN both ways) -> CLOSED, with
+//! FIN-WAIT-1/2, CLOSING, TIME-WAIT (`time_wait` ticks), CLOSE-WAIT and LAST-ACK.
+//!
+//! - SYN: MSS option (RFC 6691: the `mss` CSR, 1460 after reset, the largest payload the
+//!   engine takes), window-scale option (RFC 7323: the `wscale` CSR). No SACK-permitted, no
+//!   timestamps (declined). From the SYN-ACK the peer's MSS (536 if absent) and window shift
+//!   (if the peer sent none, neither side scales). A SYN-ACK whose ACK is not ISS + 1 is dropped;
+//!   a RST with an acceptable ACK fails the connection (refused).
+//! - ISN (RFC 6528): ISN = M + F(local IP, remote IP, local port, remote port, key), M a clock
+//!   counting cycles / 1024 (4 µs at 250 MHz), F the HalfSipHash-2-4 rounds over the three
+//!   32-bit words of the 4-tuple with the 64-bit key of the `isn_key` CSRs, computed a round per
+//!   cycle (10 cycles).
+//! - Sending: bytes of `tx` go to the connection's transmit buffer (a RAM of `tx_bytes`,
+//!   addressed by sequence number) and stay there until acknowledged; a segment carries at most
+//!   min(our MSS, the peer's MSS) bytes and never goes past SND.UNA + SND.WND (the peer's
+//!   window, scaled). Segments are sent as soon as bytes are there (no Nagle). The FIN goes once
+//!   every byte is sent after `close`.
+//! - Receiving: in order only. A segment's payload is written into the receive buffer (a RAM
+//!   of `rx_bytes` per connection) only at sequence numbers in [RCV.NXT, RCV.NXT + free); at the
+//!   frame's end, with a good checksum and SEG.SEQ <= RCV.NXT < SEG.SEQ + SEG.LEN, RCV.NXT
+//!   moves to the end of what fitted (so a retransmission overlapping bytes already received is
+//!   trimmed). A segment beginning beyond RCV.NXT is dropped (out of order: not kept in this
+//!   slice) and answered with an ACK, as is every segment that carries data or FIN or a SYN after
+//!   the handshake. The FIN is taken when it follows the last byte taken.
+//! - Window: we advertise free receive-buffer space >> our shift (at most 65535); when the
+//!   consumer drains and the right edge moves by at least min(rx_bytes / 2, MSS), a window
+//!   update (an ACK) goes out.
+//! - ACKs: cumulative. An ACK in (SND.UNA, SND.MAX] frees buffer bytes; an ACK beyond
+//!   SND.MAX is answered with an ACK and otherwise ignored. The peer's window is taken from a
+//!   segment newer than the last one it was taken from (SND.WL1/SND.WL2, RFC 9293).
+//! - Retransmission (RFC 6298, in ticks of `tick` cycles): one RTT measurement at a time, not
+//!   on retransmitted data (Karn); SRTT and RTTVAR with 3 and 2 fraction bits; RTO = SRTT +
+//!   max(1, 4 RTTVAR) bounded by `rto_min` and `rto_max`, `rto_init` before the first sample.
+//!   On expiry: go back to SND.UNA (go-back-N, the bytes re-read from the transmit buffer),
+//!   RTO doubled (at most `rto_max`), one retry more; past `retries` the connection sends a
+//!   RST and fails (state CSR: `failed`, reason 2).
+//! - RST in: accepted in a synchronized state when its sequence number is in the receive
+//!   window (RFC 5961's exact-match rule and challenge ACKs: a later slice); the connection
+//!   fails (reason 1), except in CLOSING, LAST-ACK and TIME-WAIT, where it just ends (CLOSED).
+//! - Close: `close` sends FIN after the data; a peer FIN moves to CLOSE-WAIT (its `close`
+//!   then sends ours). TIME-WAIT lasts `time_wait` ticks and answers FINs again. `abort`
+//!   sends a RST (when synchronized) and goes to CLOSED.
+//!
+//! Counters (32 bits, wrapping): `seg_in` (TCP segments matched to a connection with a good
+//! checksum), `seg_out`, `retrans` (segments carrying bytes below SND.MAX, or a SYN/FIN again),
+//! `rto_fires`, `drop_csum` (IPv4, ICMP or TCP checksum), `drop_other`, `drop_malformed`,
+//! `rst_in`, `rst_out`, `echo_out`, `arp_out` (requests and replies sent), `tx_drop`.
+//!
+//! # Features against the RFCs
+//!
+//! | Feature | RFC | Slice 1 |
+//! |---|---|---|
+//! | IPv4 header checksum generated and verified; no options, no fragments | 791 | done (options and fragments dropped) |
+//! | ARP responder and resolver, small cache | 826 | done |
+//! | ICMP echo reply | 792 | done |
+//! | TCP checksum generated and verified | 9293 | done |
+//! | Active open, FIN close both ways, TIME-WAIT by CSR | 9293 | done |
+//! | Passive open (listen) | 9293 | not done (the NVMe/TCP host only connects) |
+//! | MSS option | 6691 | done |
+//! | Window scale option | 7323 | done |
+//! | Timestamps option, PAWS | 7323 | declined |
+//! | SACK | 2018 | declined |
+//! | ISN from a keyed function of the 4-tuple plus a clock | 6528 | done (HalfSipHash rounds) |
+//! | Retransmission timer: SRTT/RTTVAR, Karn, backoff, minimum, retry limit | 6298 | done |
+//! | Cumulative ACK, peer window respected, window update after the consumer drains | 9293 | done |
+//! | Out-of-order segments kept | 9293 | not done yet (dropped, recovered by retransmission) |
+//! | Fast retransmit, NewReno | 5681, 6582 | not done yet |
+//! | Slow start, congestion avoidance | 5681 | not done yet (the peer's window is the only limit) |
+//! | Delayed ACK | 9293, 5681 | not done yet (every data segment is ACKed at once) |
+//! | Zero-window probes | 9293 | done (basic: one byte past a closed window when the RTO timer expires, backed off) |
+//! | RST/SYN/ACK attack mitigations | 5961 | not done yet |
+//! | RST for segments to closed ports | 9293 | not done yet (dropped, `drop_other`) |
+//! | Nagle, sender silly-window avoidance | 896, 9293 | not done yet |
+//!
+//! # Timing
+//!
+//! Slice 1 is byte-serial inside: the parser takes one byte per cycle (8 cycles per 64-bit beat;
+//! at 125 MHz that is gigabit line rate, the bring-up boards' PHYs), the frame generator sends
+//! a frame's bytes at one per cycle after a first pass over a segment's payload for its
+//! checksum (so a full TCP segment takes about twice its length in cycles), `tx` takes a beat
+//! and writes its bytes one per cycle, and `rx` presents one byte per beat every other cycle.
+//! A 64-bit datapath at 10G line rate is a later slice.
+
+pub mod engine;
+mod isn;
+
+pub use isn::half_siphash;
+
+/// The engine's parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TcpParams {
+    /// Byte-stream width in bits (the NVMe/TCP engine's: 64, 128 or 256).
+    pub data_width: u32,
+    /// Connections (the NVMe/TCP engine's, 2 to 16).
+    pub connections: u32,
+    /// Transmit buffer per connection, bytes (a power of two, 1024 to 65536).
+    pub tx_bytes: u32,
+    /// Receive buffer per connection, bytes (a power of two, 1024 to 65536).
+    pub rx_bytes: u32,
+    /// ARP cache entries (2 to 16).
+    pub arp_entries: u32,
+    /// Largest ICMP echo request answered, bytes of ICMP message (a power of two, 64 to 2048).
+    pub echo_bytes: u32,
+}

@@ -1,0 +1,323 @@
+//! Golden checks of the TCP/IP engine's frames (hdl-gen/src/tcp/mod.rs), frame by frame and
+//! without cycles: every frame the engine sends must be a well-formed Ethernet/ARP or
+//! Ethernet/IPv4/ICMP or Ethernet/IPv4/TCP frame from the engine's addresses, with good IPv4,
+//! ICMP and TCP checksums (computed here, independently of the RTL and of smoltcp); a TCP
+//! segment's sequence numbers lie inside what the application gave the connection and its
+//! payload is the application's bytes at that place; its ACK number is never ahead of what
+//! the peer has sent; a SYN carries exactly the MSS and window-scale options and an ISN of
+//! RFC 6528's form (M + F, F = HalfSipHash-2-4 of the 4-tuple, M the cycle count / 1024).
+
+/// The engine's addresses in the suite (see `suites::tcp`).
+use crate::suites::tcp::{ENGINE_IP, ENGINE_MAC, PEER_IP};
+
+fn be16(f: &[u8], i: usize) -> u32 {
+    u32::from(u16::from_be_bytes([f[i], f[i + 1]]))
+}
+
+fn be32(f: &[u8], i: usize) -> u32 {
+    u32::from_be_bytes([f[i], f[i + 1], f[i + 2], f[i + 3]])
+}
+
+/// One's complement sum of `b` as big-endian 16-bit words (an odd last byte padded), folded.
+pub fn sum16(mut acc: u32, b: &[u8]) -> u32 {
+    for ch in b.chunks(2) {
+        let w = if ch.len() == 2 {
+            u32::from(u16::from_be_bytes([ch[0], ch[1]]))
+        } else {
+            u32::from(ch[0]) << 8
+        };
+        acc += w;
+    }
+    while acc > 0xffff {
+        acc = (acc & 0xffff) + (acc >> 16);
+    }
+    acc
+}
+
+/// The TCP checksum sum (pseudo-header included) of the segment `tcp` from `src` to `dst`:
+/// 0xffff when the checksum field in it is right.
+pub fn tcp_sum(src: [u8; 4], dst: [u8; 4], tcp: &[u8]) -> u32 {
+    let mut ph = Vec::new();
+    ph.extend(src);
+    ph.extend(dst);
+    ph.extend([0, 6]);
+    ph.extend((tcp.len() as u16).to_be_bytes());
+    sum16(sum16(0, &ph), tcp)
+}
+
+fn round(v: &mut [u32; 4]) {
+    v[0] = v[0].wrapping_add(v[1]);
+    v[1] = v[1].rotate_left(5) ^ v[0];
+    v[0] = v[0].rotate_left(16);
+    v[2] = v[2].wrapping_add(v[3]);
+    v[3] = v[3].rotate_left(8) ^ v[2];
+    v[0] = v[0].wrapping_add(v[3]);
+    v[3] = v[3].rotate_left(7) ^ v[0];
+    v[2] = v[2].wrapping_add(v[1]);
+    v[1] = v[1].rotate_left(13) ^ v[2];
+    v[2] = v[2].rotate_left(16);
+}
+
+/// HalfSipHash-2-4, 32-bit result, over whole 32-bit little-endian message words.
+pub fn half_siphash(k0: u32, k1: u32, m: &[u32]) -> u32 {
+    let mut v = [k0, k1, 0x6c79_6765 ^ k0, 0x7465_6462 ^ k1];
+    let last = ((m.len() as u32 * 4) & 0xff) << 24;
+    for &w in m.iter().chain(std::iter::once(&last)) {
+        v[3] ^= w;
+        round(&mut v);
+        round(&mut v);
+        v[0] ^= w;
+    }
+    v[2] ^= 0xff;
+    for _ in 0..4 {
+        round(&mut v);
+    }
+    v[1] ^ v[3]
+}
+
+/// What the checker knows of each connection.
+#[derive(Clone, Debug, Default)]
+pub struct ConnView {
+    /// The ISS, from the first SYN.
+    pub iss: Option<u32>,
+    /// The peer's highest sequence number sent (end of data, SYN and FIN counted).
+    pub peer_end: Option<u32>,
+    /// The application's whole stream for this connection (what `tx` will carry).
+    pub data: Vec<u8>,
+    /// A close was asked for (a FIN may go once every byte is sent).
+    pub closing: bool,
+    /// A RST is allowed (abort or retry limit expected).
+    pub rst_ok: bool,
+    pub syns: u32,
+    pub fins: u32,
+    pub rsts: u32,
+}
+
+/// The checker's state.
+#[derive(Clone, Debug)]
+pub struct EngineView {
+    pub conns: Vec<ConnView>,
+    pub mss: u16,
+    pub wscale: u8,
+    pub key: (u32, u32),
+    /// Frames seen: ARP, ICMP, TCP.
+    pub arp: u32,
+    pub icmp: u32,
+    pub tcp: u32,
+    /// TCP segments the peer put on the link.
+    pub peer_segments: u32,
+    /// The peer's RST segments (their TCP headers), for reports.
+    pub peer_rsts: Vec<Vec<u8>>,
+    /// The peer's last segments (TCP headers), for reports.
+    pub peer_last: Vec<Vec<u8>>,
+}
+
+/// The local port of connection `c` in the suite.
+pub fn local_port(c: usize) -> u32 {
+    50000 + c as u32
+}
+
+impl EngineView {
+    pub fn new(n: usize, mss: u16, wscale: u8, key: (u32, u32)) -> EngineView {
+        EngineView {
+            conns: vec![ConnView::default(); n],
+            mss,
+            wscale,
+            key,
+            arp: 0,
+            icmp: 0,
+            tcp: 0,
+            peer_segments: 0,
+            peer_rsts: Vec::new(),
+            peer_last: Vec::new(),
+        }
+    }
+
+    /// A frame the peer sent (before the link's faults): its TCP sequence space.
+    pub fn peer_frame(&mut self, f: &[u8]) {
+        if f.len() < 54 || be16(f, 12) != 0x0800 || f[23] != 6 {
+            return;
+        }
+        let thl = usize::from(f[46] >> 4) * 4;
+        let ip_len = be16(f, 16) as usize;
+        let c = be16(f, 36).wrapping_sub(50000) as usize;
+        if c >= self.conns.len() {
+            return;
+        }
+        self.peer_segments += 1;
+        if f[47] & 4 != 0 {
+            self.peer_rsts.push(f[34..54].to_vec());
+        }
+        let plen = (ip_len - 20 - thl) as u32;
+        let fl = f[47];
+        let end = be32(f, 38)
+            .wrapping_add(plen)
+            .wrapping_add(u32::from(fl & 2 != 0))
+            .wrapping_add(u32::from(fl & 1 != 0));
+        let k = &mut self.conns[c];
+        k.peer_end = Some(match k.peer_end {
+            Some(e) if (end.wrapping_sub(e) as i32) < 0 => e,
+            _ => end,
+        });
+    }
+}
+
+/// Checks one frame the engine sent at `cycle`; `sent[c]` is how many bytes connection `c`'s
+/// application had handed to the engine by then.
+pub fn check_frame(v: &mut EngineView, f: &[u8], sent: &[usize], cycle: u64) -> Result<(), String> {
+    if f.len() < 60 {
+        return Err(format!("{} bytes: shorter than 60", f.len()));
+    }
+    if f[6..12] != ENGINE_MAC {
+        return Err("source MAC is not the engine's".into());
+    }
+    match be16(f, 12) {
+        0x0806 => {
+            v.arp += 1;
+            if f[14..22] != [0, 1, 8, 0, 6, 4, 0, f[21]] || !(1..=2).contains(&f[21]) {
+                return Err("ARP header fields".into());
+            }
+            if f[22..28] != ENGINE_MAC || f[28..32] != ENGINE_IP {
+                return Err("ARP sender is not the engine".into());
+            }
+            if f[21] == 1 && (f[0..6] != [0xff; 6] || f[38..42] != PEER_IP) {
+                return Err("ARP request not broadcast or not for the peer's address".into());
+            }
+            if f[21] == 2 && f[0..6] != f[32..38] {
+                return Err("ARP reply not sent to the requester".into());
+            }
+            Ok(())
+        }
+        0x0800 => check_ip(v, f, sent, cycle),
+        t => Err(format!("EtherType {t:#06x}")),
+    }
+}
+
+fn check_ip(v: &mut EngineView, f: &[u8], sent: &[usize], cycle: u64) -> Result<(), String> {
+    if f[14] != 0x45 || sum16(0, &f[14..34]) != 0xffff {
+        return Err("IPv4 version/IHL or header checksum".into());
+    }
+    let ip_len = be16(f, 16) as usize;
+    if ip_len < 28 || 14 + ip_len > f.len() {
+        return Err(format!("IPv4 total length {ip_len}"));
+    }
+    if be16(f, 20) != 0x4000 || f[22] != 64 || f[26..30] != ENGINE_IP || f[30..34] != PEER_IP {
+        return Err("IPv4 flags, TTL or addresses".into());
+    }
+    let l4 = &f[34..14 + ip_len];
+    match f[23] {
+        1 => {
+            v.icmp += 1;
+            if l4[0] != 0 || l4[1] != 0 || sum16(0, l4) != 0xffff {
+                return Err("ICMP: not an echo reply, or its checksum".into());
+            }
+            Ok(())
+        }
+        6 => check_tcp(v, f[30..34].try_into().expect("4"), l4, sent, cycle),
+        p => Err(format!("IP protocol {p}")),
+    }
+}
+
+fn check_tcp(
+    v: &mut EngineView,
+    dst: [u8; 4],
+    t: &[u8],
+    sent: &[usize],
+    cycle: u64,
+) -> Result<(), String> {
+    v.tcp += 1;
+    if tcp_sum(ENGINE_IP, dst, t) != 0xffff {
+        return Err("TCP checksum".into());
+    }
+    let c = be16(t, 0).wrapping_sub(50000) as usize;
+    if c >= v.conns.len() || be16(t, 2) != 4420 {
+        return Err(format!("TCP ports {} -> {}", be16(t, 0), be16(t, 2)));
+    }
+    let thl = usize::from(t[12] >> 4) * 4;
+    let fl = t[13];
+    let seq = be32(t, 4);
+    let ack = be32(t, 8);
+    let plen = t.len() - thl;
+    let (mss, ws, key) = (v.mss, v.wscale, v.key);
+    let k = &mut v.conns[c];
+    if fl == 0x02 {
+        k.syns += 1;
+        if thl != 28 || plen != 0 {
+            return Err(format!("SYN: header {thl} bytes, payload {plen}"));
+        }
+        let want = [2, 4, (mss >> 8) as u8, mss as u8, 1, 3, 3, ws];
+        if t[20..28] != want {
+            return Err(format!("SYN options {:02x?}, want {want:02x?}", &t[20..28]));
+        }
+        match k.iss {
+            Some(iss) if iss != seq => {
+                return Err(format!("SYN again with seq {seq:#x}, not the ISS {iss:#x}"))
+            }
+            Some(_) => {}
+            None => {
+                let lport = local_port(c);
+                let words = [
+                    u32::from_be_bytes(ENGINE_IP),
+                    u32::from_be_bytes(PEER_IP),
+                    lport << 16 | 4420,
+                ];
+                let m = seq.wrapping_sub(half_siphash(key.0, key.1, &words));
+                let clock = (cycle >> 10) as u32;
+                if clock.wrapping_sub(m) > 16 {
+                    return Err(format!(
+                        "ISN {seq:#x}: minus F is {m:#x}, not the clock ({clock:#x}) of RFC 6528"
+                    ));
+                }
+                k.iss = Some(seq);
+            }
+        }
+        return Ok(());
+    }
+    if ![0x10, 0x18, 0x11, 0x14].contains(&fl) || thl != 20 {
+        return Err(format!("flags {fl:#04x} with a {thl}-byte header"));
+    }
+    let Some(iss) = k.iss else {
+        return Err("a segment before any SYN".into());
+    };
+    let Some(peer_end) = k.peer_end else {
+        return Err("an ACK before the peer sent anything".into());
+    };
+    if (ack.wrapping_sub(peer_end) as i32) > 0 {
+        return Err(format!(
+            "ACK {ack:#x} is ahead of what the peer sent (up to {peer_end:#x})"
+        ));
+    }
+    if fl & 4 != 0 {
+        k.rsts += 1;
+        return if k.rst_ok {
+            Ok(())
+        } else {
+            Err("a RST nobody asked for".into())
+        };
+    }
+    let rel = seq.wrapping_sub(iss).wrapping_sub(1) as i32;
+    let given = sent[c] as i64;
+    // After our FIN, a segment's sequence number is one past the data.
+    let after_fin = k.fins > 0 && plen == 0 && fl & 1 == 0 && i64::from(rel) == given + 1;
+    if !after_fin && (rel < 0 || i64::from(rel) + plen as i64 > given) {
+        return Err(format!(
+            "seq {seq:#x} + {plen} outside the {given} bytes given (ISS {iss:#x})"
+        ));
+    }
+    let rel = rel as usize;
+    if plen > 0 && t[thl..] != k.data[rel..rel + plen] {
+        return Err(format!(
+            "payload at stream offset {rel} is not the application's bytes"
+        ));
+    }
+    if fl & 1 != 0 {
+        k.fins += 1;
+        if !k.closing || rel != given as usize || plen != 0 {
+            return Err(format!(
+                "FIN at offset {rel} (given {given}, close asked: {})",
+                k.closing
+            ));
+        }
+    }
+    Ok(())
+}

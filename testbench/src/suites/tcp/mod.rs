@@ -1,0 +1,526 @@
+//! Suite `tcp`: the TCP/IP engine (`tcp_*`, hdl-gen/src/tcp/mod.rs) against smoltcp, an
+//! independent TCP/IP stack, in process. The engine's Ethernet port and smoltcp's interface
+//! are joined by a lossy link (per direction: loss, duplication, reordering, corruption,
+//! truncation, as the `rdma` suite's link); the engine's byte streams are driven by an
+//! application model with random beat sizes and random backpressure. Every frame the engine
+//! sends is checked on its own by `models::tcp` (checksums, addresses, sequence numbers inside
+//! what the application gave, payload bytes equal to the stream's, ACK numbers never ahead of
+//! what the peer sent, the SYN's options and the RFC 6528 ISN).
+//!
+//! Properties: `tcp_stream` (`stream.rs`: every connection opens to a smoltcp listener on
+//! 4420, random byte streams both ways under faults, every byte delivered exactly once and in
+//! order, then FIN close from either side, counters checked) and `tcp_ping` (`ping.rs`: ICMP
+//! echo from smoltcp answered byte for byte, too-large and corrupted requests and frames for
+//! other hosts dropped and counted).
+
+pub mod ping;
+pub mod stream;
+
+use crate::drivers::axil::{Axil, AxilConfig};
+use crate::drivers::axis::{AxisSink, AxisSource};
+use crate::models::tcp::{self as golden, EngineView};
+use crate::rng::Rng;
+use crate::rtl::regs::tcp_csr;
+use crate::rtl::TcpTop as Top;
+use crate::sim::{Component, Signal, Sim};
+use smoltcp::iface::{Config, Interface, SocketSet};
+use smoltcp::phy::{self, Device, DeviceCapabilities, Medium};
+use smoltcp::time::Instant;
+use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr};
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::path::Path;
+use std::rc::Rc;
+
+/// smoltcp time per engine cycle, microseconds (so smoltcp's 1 s minimum RTO is 20 000 cycles).
+pub const US_PER_CYCLE: i64 = 50;
+/// The engine's MAC and IPv4 address in the suite.
+pub const ENGINE_MAC: [u8; 6] = [0x02, 0x00, 0x00, 0x00, 0x00, 0x01];
+pub const ENGINE_IP: [u8; 4] = [10, 0, 0, 1];
+/// smoltcp's.
+pub const PEER_MAC: [u8; 6] = [0x02, 0x00, 0x00, 0x00, 0x00, 0x02];
+pub const PEER_IP: [u8; 4] = [10, 0, 0, 2];
+
+/// Fault rates of one direction of the link, percent per frame.
+#[derive(Clone, Debug, Default)]
+pub struct Faults {
+    pub drop: u8,
+    pub dup: u8,
+    pub reorder: u8,
+    pub corrupt: u8,
+    pub truncate: u8,
+}
+
+/// One direction of the link: frames in, faults applied, frames out after a small delay.
+pub struct Lossy {
+    rng: Rng,
+    faults: Faults,
+    /// Frames on the way: (cycle it arrives, bytes).
+    queue: VecDeque<(u64, Vec<u8>)>,
+    /// A frame held back to be delivered after the next one (reordering).
+    held: Option<Vec<u8>>,
+    /// What happened: dropped, duplicated, reordered, corrupted, truncated.
+    pub counts: [u32; 5],
+}
+
+impl Lossy {
+    pub fn new(seed: u64, faults: Faults) -> Lossy {
+        Lossy {
+            rng: Rng::new(seed),
+            faults,
+            queue: VecDeque::new(),
+            held: None,
+            counts: [0; 5],
+        }
+    }
+
+    /// Frame `f` enters the link at `now`.
+    pub fn push(&mut self, now: u64, mut f: Vec<u8>) {
+        let fa = self.faults.clone();
+        if self.rng.chance(fa.drop) {
+            self.counts[0] += 1;
+            return;
+        }
+        let ipv4 = f.len() > 34 && f[12..14] == [8, 0];
+        if self.rng.chance(fa.corrupt) && ipv4 {
+            // IPv4 frames past the Ethernet header, so the frame still reaches its host and is
+            // caught by a checksum there (or is a padding byte, which nothing reads). ARP has
+            // no checksum: on a real link the MAC's FCS is what catches its corruption.
+            let at = 14 + self.rng.below(f.len() as u64 - 14) as usize;
+            f[at] ^= 1 << self.rng.below(8);
+            self.counts[3] += 1;
+        }
+        if self.rng.chance(fa.truncate) && f.len() > 20 {
+            let keep = 14 + self.rng.below(f.len() as u64 - 20) as usize;
+            f.truncate(keep);
+            self.counts[4] += 1;
+        }
+        let delay = 20 + self.rng.below(40);
+        if self.rng.chance(fa.dup) {
+            self.counts[1] += 1;
+            self.queue.push_back((now + delay, f.clone()));
+        }
+        if self.held.is_none() && self.rng.chance(fa.reorder) {
+            self.counts[2] += 1;
+            self.held = Some(f);
+            return;
+        }
+        self.queue.push_back((now + delay, f));
+        if let Some(h) = self.held.take() {
+            self.queue.push_back((now + delay + 1, h));
+        }
+    }
+
+    /// Frames due at `now`; a held frame is let go when nothing else comes for a while.
+    pub fn pop(&mut self, now: u64) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        while self.queue.front().is_some_and(|(t, _)| *t <= now) {
+            out.push(self.queue.pop_front().expect("front").1);
+        }
+        if self.queue.is_empty() && self.rng.chance(1) {
+            if let Some(h) = self.held.take() {
+                out.push(h);
+            }
+        }
+        out
+    }
+
+    /// Nothing on the way.
+    pub fn idle(&self) -> bool {
+        self.queue.is_empty() && self.held.is_none()
+    }
+}
+
+/// smoltcp's device: frames from the link in, frames to the link out.
+#[derive(Default)]
+pub struct Dev {
+    pub rx: VecDeque<Vec<u8>>,
+    pub tx: Vec<Vec<u8>>,
+}
+
+pub struct RxTok(Vec<u8>);
+pub struct TxTok<'a>(&'a mut Vec<Vec<u8>>);
+
+impl phy::RxToken for RxTok {
+    fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
+        f(&self.0)
+    }
+}
+
+impl phy::TxToken for TxTok<'_> {
+    fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
+        let mut b = vec![0u8; len];
+        let r = f(&mut b);
+        self.0.push(b);
+        r
+    }
+}
+
+impl Device for Dev {
+    type RxToken<'a> = RxTok;
+    type TxToken<'a> = TxTok<'a>;
+
+    fn receive(&mut self, _t: Instant) -> Option<(RxTok, TxTok<'_>)> {
+        let f = self.rx.pop_front()?;
+        Some((RxTok(f), TxTok(&mut self.tx)))
+    }
+
+    fn transmit(&mut self, _t: Instant) -> Option<TxTok<'_>> {
+        Some(TxTok(&mut self.tx))
+    }
+
+    fn capabilities(&self) -> DeviceCapabilities {
+        let mut c = DeviceCapabilities::default();
+        c.medium = Medium::Ethernet;
+        c.max_transmission_unit = 1514;
+        c
+    }
+}
+
+/// The NVMe/TCP side of the engine: writes each connection's stream into `tx` as credit
+/// allows (random beat sizes, random idle cycles) and takes `rx` with random `rx_space_i`.
+pub struct App {
+    tx_valid: Signal,
+    tx_ready: Signal,
+    tx_conn: Signal,
+    tx_data: Signal,
+    tx_keep: Signal,
+    tx_credit: Signal,
+    rx_valid: Signal,
+    rx_ready: Signal,
+    rx_conn: Signal,
+    rx_data: Signal,
+    rx_keep: Signal,
+    rx_space: Signal,
+    rng: Rng,
+    lanes: usize,
+    /// Per connection: the bytes still to write.
+    pub to_send: Vec<VecDeque<u8>>,
+    /// Per connection: bytes the engine took.
+    pub sent: Vec<usize>,
+    /// Per connection: bytes received.
+    pub got: Vec<Vec<u8>>,
+    beat: Option<(usize, Vec<u8>)>,
+    space: u64,
+    /// Percent of cycles a connection has no `rx_space`.
+    pub stall: u8,
+    /// Percent of cycles no beat is offered.
+    pub idle: u8,
+    pub violations: Vec<String>,
+}
+
+impl App {
+    pub fn new(sim: &Sim<Top>, seed: u64, n: usize) -> App {
+        let s = |x: &str| sim.signal(x);
+        App {
+            tx_valid: s("tx_valid_i"),
+            tx_ready: s("tx_ready_o"),
+            tx_conn: s("tx_conn_i"),
+            tx_data: s("tx_data_i"),
+            tx_keep: s("tx_keep_i"),
+            tx_credit: s("tx_credit_o"),
+            rx_valid: s("rx_valid_o"),
+            rx_ready: s("rx_ready_i"),
+            rx_conn: s("rx_conn_o"),
+            rx_data: s("rx_data_o"),
+            rx_keep: s("rx_keep_o"),
+            rx_space: s("rx_space_i"),
+            rng: Rng::new(seed),
+            lanes: (sim.signal("tx_keep_i").width()) as usize,
+            to_send: vec![VecDeque::new(); n],
+            sent: vec![0; n],
+            got: vec![Vec::new(); n],
+            beat: None,
+            space: 0,
+            stall: 0,
+            idle: 0,
+            violations: Vec::new(),
+        }
+    }
+}
+
+fn bytes_of(words: &[u32], n: usize) -> Vec<u8> {
+    words.iter().flat_map(|w| w.to_le_bytes()).take(n).collect()
+}
+
+impl Component for App {
+    fn sample(&mut self, _cycle: u64) {
+        if self.beat.is_some() && self.tx_ready.get() == 1 {
+            let (c, b) = self.beat.take().expect("beat");
+            self.sent[c] += b.len();
+        }
+        if self.rx_valid.get() == 1 && self.rx_ready.get() == 1 {
+            let c = self.rx_conn.get() as usize;
+            let keep = self.rx_keep.get();
+            let k = keep.trailing_ones() as usize;
+            if keep >> k != 0 || k == 0 {
+                self.violations.push(format!(
+                    "rx beat with keep {keep:#x}: not a run of ones from lane 0"
+                ));
+            }
+            if (self.space >> c) & 1 == 0 {
+                self.violations
+                    .push(format!("rx beat of connection {c} taken without rx_space"));
+            }
+            let data = bytes_of(&self.rx_data.get_words(), k);
+            self.got[c].extend(data);
+        }
+    }
+
+    fn drive(&mut self, _cycle: u64) {
+        let n = self.to_send.len();
+        if self.beat.is_none() && !self.rng.chance(self.idle) {
+            let credit = self.tx_credit.get();
+            let start = self.rng.below(n as u64) as usize;
+            for j in 0..n {
+                let c = (start + j) % n;
+                if (credit >> c) & 1 == 1 && !self.to_send[c].is_empty() {
+                    let k = 1 + self.rng.below(self.lanes as u64) as usize;
+                    let k = k.min(self.to_send[c].len());
+                    let b: Vec<u8> = self.to_send[c].drain(..k).collect();
+                    self.beat = Some((c, b));
+                    break;
+                }
+            }
+        }
+        match &self.beat {
+            Some((c, b)) => {
+                self.tx_valid.set(1);
+                self.tx_conn.set(*c as u64);
+                let mut words = vec![0u32; self.lanes.div_ceil(4)];
+                for (i, x) in b.iter().enumerate() {
+                    words[i / 4] |= u32::from(*x) << (8 * (i % 4));
+                }
+                self.tx_data.set_words(&words);
+                self.tx_keep.set((1u64 << b.len()) - 1);
+            }
+            None => self.tx_valid.set(0),
+        }
+        let mut space = 0u64;
+        for c in 0..n {
+            if !self.rng.chance(self.stall) {
+                space |= 1 << c;
+            }
+        }
+        self.space = space;
+        self.rx_space.set(space);
+        let c = self.rx_conn.get();
+        self.rx_ready.set((space >> c) & 1);
+    }
+}
+
+/// A test's own change to smoltcp's frames.
+pub type Mangle = Box<dyn FnMut(&mut Vec<u8>)>;
+
+/// The engine, its drivers, the link and smoltcp.
+pub struct Env {
+    pub sim: Sim<Top>,
+    pub axil: Axil,
+    pub src: Rc<RefCell<AxisSource>>,
+    pub sink: Rc<RefCell<AxisSink>>,
+    pub app: Rc<RefCell<App>>,
+    pub to_peer: Lossy,
+    pub to_engine: Lossy,
+    pub dev: Dev,
+    pub iface: Interface,
+    pub sockets: SocketSet<'static>,
+    pub view: EngineView,
+    seen_tx: usize,
+    next_poll: u64,
+    /// Every frame the engine sent (for the counters).
+    pub engine_frames: Vec<Vec<u8>>,
+    pub n: usize,
+    /// Changes smoltcp's frames before the link (a test's own corruption).
+    pub mangle: Option<Mangle>,
+}
+
+/// Connection `c`'s register at `off`.
+pub fn creg(c: usize, off: u32) -> u32 {
+    tcp_csr::C0_REMOTE_IP + 0x40 * c as u32 + off
+}
+
+/// Per-case engine settings.
+#[derive(Clone, Debug)]
+pub struct Setup {
+    pub mss: u32,
+    pub wscale: u32,
+    pub key: (u32, u32),
+    pub rto_min: u32,
+    pub retries: u32,
+    /// TIME-WAIT, ticks (20 cycles each, 1 ms of smoltcp's time).
+    pub time_wait: u32,
+}
+
+impl Env {
+    pub fn new(
+        waves: Option<&Path>,
+        seed: u64,
+        to_peer: Faults,
+        to_engine: Faults,
+        setup: &Setup,
+    ) -> Env {
+        let mut sim = Sim::<Top>::maybe_waves(waves);
+        let n = sim.signal("up_o").width() as usize;
+        let src = sim.add(AxisSource::new(&sim, "s_axis", seed ^ 1, 10));
+        let sink = sim.add(AxisSink::new(&sim, "m_axis", seed ^ 2, 10));
+        let app = sim.add(App::new(&sim, seed ^ 3, n));
+        let axil = Axil::attach(
+            &mut sim,
+            "s_axil",
+            AxilConfig {
+                seed: seed ^ 4,
+                ..AxilConfig::default()
+            },
+        );
+        sim.reset(3);
+        {
+            let mut bus = axil.mmio(&mut sim);
+            bus.write32(
+                tcp_csr::MAC_HI,
+                u32::from(u16::from_be_bytes([ENGINE_MAC[0], ENGINE_MAC[1]])),
+            );
+            bus.write32(
+                tcp_csr::MAC_LO,
+                u32::from_be_bytes([ENGINE_MAC[2], ENGINE_MAC[3], ENGINE_MAC[4], ENGINE_MAC[5]]),
+            );
+            bus.write32(tcp_csr::IP, u32::from_be_bytes(ENGINE_IP));
+            bus.write32(tcp_csr::NETMASK, 0xffff_ff00);
+            bus.write32(tcp_csr::GATEWAY, u32::from_be_bytes([10, 0, 0, 254]));
+            bus.write32(tcp_csr::TICK, 20);
+            bus.write32(tcp_csr::RTO_MIN, setup.rto_min);
+            bus.write32(tcp_csr::RTO_MAX, 2000);
+            bus.write32(tcp_csr::RTO_INIT, 300);
+            bus.write32(tcp_csr::RETRIES, 20 << 8 | setup.retries);
+            bus.write32(tcp_csr::ARP_RETRY, 100);
+            bus.write32(tcp_csr::TIME_WAIT, setup.time_wait);
+            bus.write32(tcp_csr::ISN_KEY0, setup.key.0);
+            bus.write32(tcp_csr::ISN_KEY1, setup.key.1);
+            bus.write32(tcp_csr::MSS, setup.mss);
+            bus.write32(tcp_csr::WSCALE, setup.wscale);
+            for c in 0..n {
+                bus.write32(creg(c, 0), u32::from_be_bytes(PEER_IP));
+                bus.write32(creg(c, 4), (50000 + c as u32) << 16 | 4420);
+            }
+        }
+        let mut dev = Dev::default();
+        let mut cfg = Config::new(HardwareAddress::Ethernet(EthernetAddress(PEER_MAC)));
+        cfg.random_seed = seed;
+        let mut iface = Interface::new(cfg, &mut dev, Instant::ZERO);
+        iface.update_ip_addrs(|a| {
+            a.push(IpCidr::new(
+                IpAddress::v4(PEER_IP[0], PEER_IP[1], PEER_IP[2], PEER_IP[3]),
+                24,
+            ))
+            .expect("one address");
+        });
+        let view = EngineView::new(n, setup.mss as u16, setup.wscale as u8, setup.key);
+        Env {
+            sim,
+            axil,
+            src,
+            sink,
+            app,
+            to_peer: Lossy::new(seed ^ 5, to_peer),
+            to_engine: Lossy::new(seed ^ 6, to_engine),
+            dev,
+            iface,
+            sockets: SocketSet::new(vec![]),
+            view,
+            seen_tx: 0,
+            next_poll: 0,
+            engine_frames: Vec::new(),
+            n,
+            mangle: None,
+        }
+    }
+
+    /// smoltcp's clock now.
+    pub fn now(&self) -> Instant {
+        Instant::from_micros(self.sim.cycle() as i64 * US_PER_CYCLE)
+    }
+
+    /// One cycle: the engine, its frames through the golden check onto the link, the link,
+    /// smoltcp when it has work (`app` runs between smoltcp's polls: the peer application).
+    pub fn step(&mut self, app: &mut dyn FnMut(&mut SocketSet<'static>)) -> Result<(), String> {
+        self.sim.step();
+        let cycle = self.sim.cycle();
+        let new: Vec<Vec<u8>> = self.sink.borrow().frames[self.seen_tx..]
+            .iter()
+            .map(|f| f.data.clone())
+            .collect();
+        self.seen_tx += new.len();
+        for f in new {
+            let app = self.app.borrow();
+            golden::check_frame(&mut self.view, &f, &app.sent, cycle)
+                .map_err(|e| format!("cycle {cycle}: engine frame {f:02x?}: {e}"))?;
+            drop(app);
+            self.engine_frames.push(f.clone());
+            self.to_peer.push(cycle, f);
+        }
+        let arrived = self.to_peer.pop(cycle);
+        let busy = !arrived.is_empty();
+        self.dev.rx.extend(arrived);
+        if busy || cycle >= self.next_poll {
+            let now = self.now();
+            self.iface.poll(now, &mut self.dev, &mut self.sockets);
+            app(&mut self.sockets);
+            self.iface.poll(now, &mut self.dev, &mut self.sockets);
+            let delay = self.iface.poll_delay(now, &self.sockets).map_or(64, |d| {
+                (d.total_micros() / US_PER_CYCLE as u64).clamp(1, 64)
+            });
+            self.next_poll = cycle + delay;
+        }
+        for mut f in std::mem::take(&mut self.dev.tx) {
+            self.view.peer_frame(&f);
+            if let Some(m) = self.mangle.as_mut() {
+                m(&mut f);
+            }
+            self.to_engine.push(cycle, f);
+        }
+        for f in self.to_engine.pop(cycle) {
+            self.src.borrow_mut().send(f);
+        }
+        let v = &self.sink.borrow().violations;
+        if !v.is_empty() {
+            return Err(format!("m_axis: {}", v.join("; ")));
+        }
+        let v = &self.app.borrow().violations;
+        if !v.is_empty() {
+            return Err(format!("byte streams: {}", v.join("; ")));
+        }
+        Ok(())
+    }
+
+    /// A CSR read.
+    pub fn read(&mut self, addr: u32) -> u32 {
+        self.axil.mmio(&mut self.sim).read32(addr)
+    }
+
+    /// A CSR write.
+    pub fn write(&mut self, addr: u32, v: u32) {
+        self.axil.mmio(&mut self.sim).write32(addr, v)
+    }
+
+    /// The counters, in `tcp_csr` order.
+    pub fn counters(&mut self) -> Vec<u32> {
+        (0..12)
+            .map(|i| self.read(tcp_csr::SEG_IN + 4 * i))
+            .collect()
+    }
+}
+
+/// Counter indices.
+pub mod cnt {
+    pub const SEG_IN: usize = 0;
+    pub const SEG_OUT: usize = 1;
+    pub const RETRANS: usize = 2;
+    pub const RTO_FIRES: usize = 3;
+    pub const DROP_CSUM: usize = 4;
+    pub const DROP_OTHER: usize = 5;
+    pub const DROP_MALFORMED: usize = 6;
+    pub const RST_IN: usize = 7;
+    pub const RST_OUT: usize = 8;
+    pub const ECHO_OUT: usize = 9;
+    pub const ARP_OUT: usize = 10;
+    pub const TX_DROP: usize = 11;
+}
