@@ -98,9 +98,8 @@
 //! # Scheduling (one decision per cycle)
 //!
 //! A buffered command at the head of its queue is eligible when the block is enabled
-//! (`ctrl.enable`), its queue's `dst_space_i` bit is 1 in that cycle, its queue was not decided
-//! in the previous cycle, its queue's budget bit is 1 and its namespace's bandwidth and IOPS
-//! buckets have budget. A head that is not eligible is passed over and keeps its place (in its
+//! (`ctrl.enable`), its queue's `dst_space_i` bit is 1 in that cycle, its queue's budget bit is
+//! 1 and its namespace's bandwidth and IOPS buckets have budget. A head that is not eligible is passed over and keeps its place (in its
 //! queue and in the round robin); a head passed over for its channel spends no budget. In every
 //! cycle where the output register is free (empty, or its command leaves) and some head is
 //! eligible, one head is released: from the highest class present among the eligible heads
@@ -108,21 +107,19 @@
 //! weights, 0's based: weight w allows w + 1 commands in a row). The decision is work
 //! conserving, and a command without budget or channel space waits, never dropped. A command
 //! accepted in cycle t is a candidate from cycle t + 2; a decision in cycle t shows on
-//! `m_io_cmd` in cycle t + 1. The block makes one decision per cycle when two or more queues
-//! have eligible heads; one queue alone is released at most every other cycle (the cycle after
-//! a decision charges it; the chip's channel mask already decides a queue at most every other
-//! cycle).
+//! `m_io_cmd` in cycle t + 1. One queue alone may be decided in consecutive cycles.
 //!
 //! **Charge.** A command decided in cycle t is charged in cycle t + 1: its cost (from the
 //! metadata RAM) is taken from its queue's and its namespace's buckets. So a namespace
 //! bucket's level in cycle t + 2 is `min(L(t + 1) - spent(t) + r, B)`, where spent(t) is the
 //! cost of the command of that namespace decided in cycle t: a decision in cycle t sees every
-//! spend decided up to cycle t - 2. A queue's own buckets see every spend (the queue is not a
-//! candidate in the cycle after its decision).
+//! spend decided up to cycle t - 2. A queue's own buckets see every spend: in the charge cycle
+//! the queue's budget comes from the charge itself (forwarded), so it may be decided again at
+//! once when its buckets still have budget.
 //!
 //! **Queue budget bit.** A queue's budget bit is 1 after reset and while the block is disabled.
 //! The charge sets it to whether both of the queue's buckets have budget after the spend
-//! (level >= 0 or rate 0, as stepped by the rule below). A bit at 0 is set again by the sweep:
+//! (level >= 0 or rate 0, as stepped by the rule below), effective in the charge cycle. A bit at 0 is set again by the sweep:
 //! each cycle it reads one queue whose bit is 0 (round robin over them, by queue index) and sets
 //! the bit when both buckets have budget. Rule: if a queue's buckets reach budget again in cycle
 //! x (its levels are exact whatever the lag: lazy refill loses no token), its bit is 1 again by
@@ -153,7 +150,7 @@
 //!
 //! Flip-flops per queue: the buffer pointers and count (3 dw + 1 bits for depth 2^dw), the class
 //! (2), "weight is 0" (1), the budget bit (1), the head's namespace index and direction
-//! (clog2 N + 1): 15 bits at depth 4 and 4 namespaces, whatever the limits and counters. In RAMs
+//! (clog2 N + 1): 14 bits at depth 4 and 4 namespaces, whatever the limits and counters. In RAMs
 //! (registered reads): the SQEs (Q x depth x 512 bits) and their metadata (namespace, cost,
 //! direction), per queue the limits (4 words of 32 bits), the bucket levels with the cycle they
 //! are the levels of (146 bits: lazy refill, `min(L + rate * (now - then), burst)`, idle time
@@ -161,10 +158,13 @@
 //! buckets, counters and the grant table stay in flip-flops (at most 64 each).
 //!
 //! Pipeline: decision (cycle t) -> charge (t + 1: RAM words read at t, lazy refill to cycle t,
-//! spend, write back; budget bit, counters, namespace buckets) -> the decided queue is a
-//! candidate again from t + 2. The sweep reads one queue without budget per cycle (RAM read
-//! ports of its own) and sets its bit the cycle after. Denials update their queue's counters by
-//! read-modify-write with the previous cycle's write forwarded.
+//! spend, write back; budget bit, counters, namespace buckets). The charge's budget and the new
+//! head's namespace (read from the metadata RAM at the decision) feed the eligibility of the
+//! charged queue in the charge cycle itself, and a queue charged in consecutive cycles gets
+//! the previous charge's bucket and counter words forwarded (its RAM read saw the old ones).
+//! The sweep reads one queue without budget per cycle (RAM read ports of its own) and sets its
+//! bit the cycle after. Denials update their queue's counters by read-modify-write with the
+//! previous cycle's write forwarded.
 //!
 //! The command buffer stays per queue (Q x depth SQEs): 16 KiB at 64 queues and depth 4,
 //! 256 KiB at 1024 queues and depth 4, 256 KiB at 4096 queues and depth 2 (the configuration to
@@ -175,9 +175,11 @@
 //! the namespace budget selected by the head's namespace index), four per-class searches for the
 //! first eligible queue at or after the class's pointer, each in two levels (`sched.rs`: about
 //! 2 sqrt(Q) carry gates in series instead of Q), a priority multiplexer of the four, and the
-//! RAM read addresses. The charge's lazy refill is a 32 x 40-bit multiply (one for each bucket
-//! kind, and again in the sweep) in one cycle: fine in simulation, to be pipelined or mapped to
-//! DSPs for a fast FPGA clock.
+//! RAM read addresses. The longest path starts at the bucket RAM's read data: the charge's lazy
+//! refill (a 32 x 40-bit multiply for each bucket kind), the spend, the budget's sign, the
+//! charged queue's eligibility, the search, the next RAM addresses. Fine in simulation; for a
+//! fast FPGA clock the refill is to be pipelined or mapped to DSPs (at the price of the
+//! charged queue's back-to-back decision, or a second look-ahead budget bit).
 
 pub mod arbiter;
 pub mod bucket;
