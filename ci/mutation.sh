@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 cases=${CASES:-60}
 # Which suites' mutants to run (the DMA mutants rebuild large models: minutes each).
 suites=${MUTANT_SUITES:-stdlib dma nvme nvme-tcp qos rdma chip}
+# Only the mutants whose name contains this text (all when empty).
+match=${MUTANT_MATCH:-}
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
@@ -85,6 +87,7 @@ for m in "${mutants[@]}"; do
   fi
   IFS='|' read -r name file expr suite property <<<"$m"
   case " $suites " in *" $suite "*) ;; *) continue ;; esac
+  case "$name" in *"$match"*) ;; *) continue ;; esac
   dir="$scratch/rtl"
   rm -rf "$dir" && cp -r rtl "$dir"
   if [ ! -f "$dir/$file" ]; then
