@@ -54,6 +54,36 @@ fn or_all(items: impl IntoIterator<Item = Expr>) -> Expr {
         .unwrap_or_else(|| lit(1, 0))
 }
 
+/// The concatenation of `items` (item 0 in the low bits), in nets of 64 items each so no
+/// emitted line grows with the number of queues.
+fn cat_chunked(m: &mut ModuleBuilder, name: &str, items: Vec<Expr>) -> Sig {
+    if items.len() <= 64 {
+        return m.net(name, cat(items.into_iter().rev()));
+    }
+    let parts: Vec<Sig> = items
+        .chunks(64)
+        .enumerate()
+        .map(|(k, c)| m.net(&format!("{name}_g{k}"), cat(c.iter().rev().cloned())))
+        .collect();
+    m.net(name, cat(parts.iter().rev().map(|s| s.ex())))
+}
+
+/// The OR of `items`, in nets of 64 items each (see [`cat_chunked`]).
+fn or_chunked(m: &mut ModuleBuilder, name: &str, items: Vec<Expr>) -> Sig {
+    if items.len() <= 64 {
+        return m.net(name, or_all(items));
+    }
+    let parts: Vec<Expr> = items
+        .chunks(64)
+        .enumerate()
+        .map(|(k, c)| {
+            m.net(&format!("{name}_g{k}"), or_all(c.iter().cloned()))
+                .ex()
+        })
+        .collect();
+    m.net(name, or_all(parts))
+}
+
 /// `n` bits, bit `idx` set when `valid`.
 fn one_hot(m: &mut ModuleBuilder, name: &str, valid: impl Into<Expr>, idx: Sig, n: u32) -> Sig {
     m.net(name, mux(valid, lit(n, 1).shl_by(idx), lit(n, 0)))
@@ -376,7 +406,8 @@ pub fn arbiter(p: &QosParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             (count[q as usize].q.zext(dw + 2) + in_chk.zext(dw + 2)).lt(u64::from(depth))
         })
         .collect();
-    m.assign(space_o, cat(space.into_iter().rev()));
+    let space_v = cat_chunked(&mut m, "space", space);
+    m.assign(space_o, space_v);
 
     // ---- Per-queue flip-flops: class, "weight is 0", budget, the head's namespace and side.
     let mut q_class = Vec::new();
@@ -492,8 +523,12 @@ pub fn arbiter(p: &QosParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         nonempty.push(m.net(&format!("q{q}_nonempty"), count[qu].q.ne(0u64)));
         ns_budget.push(ns_ok_vec.shr_by(q_hns[qu].q).bit(0));
     }
-    let nonempty_v = m.net("nonempty", cat(nonempty.iter().rev().map(|s| s.ex())));
-    let nsb_v = m.net("head_ns_budget", cat(ns_budget.into_iter().rev()));
+    let nonempty_v = cat_chunked(
+        &mut m,
+        "nonempty",
+        nonempty.iter().map(|s| s.ex()).collect(),
+    );
+    let nsb_v = cat_chunked(&mut m, "head_ns_budget", ns_budget);
     let nsb_next = m.net("next_head_ns_budget", ns_ok_vec.shr_by(m2_ns).bit(0));
     let qb_eff = m.net(
         "queue_budget",
@@ -512,12 +547,18 @@ pub fn arbiter(p: &QosParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.comment(cand, "buffered, and its channel has space");
     let elig_v = m.net("elig", cand & budget_v);
     m.bind(u_sched, "elig_i", elig_v);
-    m.bind(
-        u_sched,
-        "class_i",
-        cat(q_class.iter().rev().map(|s| s.q.ex())),
+    let class_v = cat_chunked(
+        &mut m,
+        "queue_class",
+        q_class.iter().map(|s| s.q.ex()).collect(),
     );
-    m.bind(u_sched, "wz_i", cat(q_wz.iter().rev().map(|s| s.q.ex())));
+    m.bind(u_sched, "class_i", class_v);
+    let wz_v = cat_chunked(
+        &mut m,
+        "weight_zero",
+        q_wz.iter().map(|s| s.q.ex()).collect(),
+    );
+    m.bind(u_sched, "wz_i", wz_v);
     let any = m.bind_out(u_sched, "any_o");
 
     // ---- Output register; the SQE comes from the RAM's registered read.
@@ -964,13 +1005,17 @@ pub fn arbiter(p: &QosParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         let pre = format!("ns{}", n + 1);
         let pop = charge.q & c_ns.eq(u64::from(n));
         let wait_of = |m: &mut ModuleBuilder, wr: bool| {
-            let e = or_all((0..nq as usize).map(|q| {
-                let dir = if wr { q_hwr[q].q.ex() } else { !q_hwr[q].q };
-                waiting_old.bit(q as u32) & q_hns[q].q.eq(u64::from(n)) & dir
-            }));
+            let side = if wr { "wr" } else { "rd" };
+            let items = (0..nq as usize)
+                .map(|q| {
+                    let dir = if wr { q_hwr[q].q.ex() } else { !q_hwr[q].q };
+                    waiting_old.bit(q as u32) & q_hns[q].q.eq(u64::from(n)) & dir
+                })
+                .collect();
+            let e = or_chunked(m, &format!("{pre}_wait_{side}_heads"), items);
             let dir = if wr { m2_wr.ex() } else { !m2_wr };
             let e = e | (waiting_next & m2_ns.eq(u64::from(n)) & dir);
-            m.net(&format!("{pre}_wait_{}", if wr { "wr" } else { "rd" }), e)
+            m.net(&format!("{pre}_wait_{side}"), e)
         };
         let wait_rd = wait_of(&mut m, false);
         let wait_wr = wait_of(&mut m, true);
