@@ -220,7 +220,7 @@ pub struct Tcp {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Qos {
-    /// I/O submission queues the block serves (SQ ids 1 to `queues`), 2 to 64.
+    /// I/O submission queues the block serves (SQ ids 1 to `queues`), 2 to 4096 (per-queue state in RAMs).
     pub queues: u32,
     /// Namespaces the block polices (NSIDs 1 to `namespaces`), 1 to 64.
     pub namespaces: u32,
@@ -554,8 +554,8 @@ impl Config {
             "qos.queues",
             q.queues,
             2,
-            64,
-            " (per-queue state is in flip-flops; see hdl-gen/src/qos/mod.rs on scaling)",
+            4096,
+            " (per-queue state is in RAMs; see hdl-gen/src/qos/mod.rs, Structure)",
         )?;
         range(file, "qos.namespaces", q.namespaces, 1, 64, "")?;
         range(file, "qos.grants", q.grants, 1, 64, "")?;

@@ -122,10 +122,10 @@ fn qos_keys_are_checked() {
         msg.contains("qos.queue_depth: 3 is not allowed; use 2, 4, 8 or 16"),
         "{msg}"
     );
-    let (msg, wrote, _s) = bad_config("qqueues", "queues = 8", "queues = 65");
+    let (msg, wrote, _s) = bad_config("qqueues", "\nqueues = 64", "\nqueues = 4097");
     assert!(!wrote);
     assert!(
-        msg.contains("qos.queues: 65 is out of range; allowed 2 to 64"),
+        msg.contains("qos.queues: 4097 is out of range; allowed 2 to 4096"),
         "{msg}"
     );
 }

@@ -68,6 +68,13 @@
 //! before Create I/O SQ): a completion names its channel, and the table maps a channel back to
 //! the last SQ bound to it.
 //!
+//! The table stays in flip-flops, unlike QoS's per-queue state: every cycle QoS needs every
+//! queue's `dst_space_i` bit, which is the space bit of that queue's channel, so every entry is
+//! read in every cycle (a RAM gives one entry per port per cycle). An entry is small: bound (1),
+//! transport (2) and channel (clog2 of the most channels) bits, 5 to 7 bits per queue (at
+//! 64 queues, about 450 flip-flops), plus one SQ id per channel for the way back. `route_get`
+//! reads the selected entry through a multiplexer of Q entries.
+//!
 //! ## Flow control (no full channel stalls another)
 //!
 //! Each transport channel gives a space bit (the engine's `sq_space_o`: a command is taken

@@ -66,6 +66,7 @@ fn decisions_per_cycle(k: usize, cycles: u64) -> Result<f64, String> {
     let cfg = all_granted(queues, namespaces, &pairs);
     let mut traffic = Traffic {
         lists: Vec::new(),
+        timed: Vec::new(),
         gens: (0..k).map(|q| (q as u16 + 1, flooder(None))).collect(),
         feed_end: cycles,
         least_in_flight: true,
@@ -162,6 +163,7 @@ pub fn run_bench() -> i32 {
     let mut traffic = Traffic {
         lists: Vec::new(),
         gens,
+        timed: Vec::new(),
         feed_end: warm + cycles,
         least_in_flight: true,
         fill: [0; 64],

@@ -248,6 +248,9 @@ pub fn check(cfg: &Config, sqid: u16, sqe: &Sqe) -> Verdict {
 pub enum Standing {
     /// A candidate of this cycle's decision.
     Eligible,
+    /// Its buckets have budget, but its queue left debt so recently that the block may not
+    /// know yet (the budget bit's lag): it may be a candidate or wait for budget.
+    Maybe,
     /// Its channel is full (`dst_space_i` bit 0): passed over, spends nothing, and is not
     /// counted as waiting for budget, whatever its buckets say.
     NoChannel,
@@ -255,13 +258,66 @@ pub enum Standing {
     NoBudget,
 }
 
-/// The standing of a buffered head (of an enabled block) whose channel has space or not and
-/// whose buckets all have budget or not, in one cycle.
-pub fn standing(channel_space: bool, budget: bool) -> Standing {
-    match (channel_space, budget) {
-        (false, _) => Standing::NoChannel,
-        (true, false) => Standing::NoBudget,
-        (true, true) => Standing::Eligible,
+/// What the block knows of a queue's own buckets in one cycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueBudget {
+    /// Budget, and the block knows it.
+    Yes,
+    /// Budget, regained within the lag the contract allows: the block may not know yet.
+    Lagging,
+    /// No budget (the block never believes otherwise).
+    No,
+}
+
+/// The standing of a buffered head (of an enabled block) in one cycle: whether its channel
+/// has space, what is known of its queue's buckets, and whether its namespace's buckets
+/// (charged the cycle after each decision) have budget.
+pub fn standing(channel_space: bool, queue: QueueBudget, ns: bool) -> Standing {
+    match (channel_space, queue, ns) {
+        (false, ..) => Standing::NoChannel,
+        (true, QueueBudget::Yes, true) => Standing::Eligible,
+        (true, QueueBudget::Lagging, true) => Standing::Maybe,
+        _ => Standing::NoBudget,
+    }
+}
+
+/// The contract's bound on the budget bit's lag: a queue whose buckets regained budget in
+/// cycle x is known to have it from cycle `x + budget_lag(queues)` on.
+pub fn budget_lag(queues: usize) -> u64 {
+    queues as u64 + 2
+}
+
+/// A queue's budget as the block may know it: the exact buckets, and since when they have
+/// had budget again after a charge left one in debt.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BudgetBit {
+    in_debt: bool,
+    regained: Option<u64>,
+}
+
+impl BudgetBit {
+    /// After the charge of a command of this queue: `ok` is whether its buckets have budget
+    /// after the spend.
+    pub fn charged(&mut self, ok: bool) {
+        self.in_debt = !ok;
+        self.regained = None;
+    }
+
+    /// In cycle `t`, with the exact buckets' budget `ok` and a lag bound of `lag` cycles.
+    pub fn at(&mut self, t: u64, ok: bool, lag: u64) -> QueueBudget {
+        if !ok {
+            return QueueBudget::No;
+        }
+        if !self.in_debt {
+            return QueueBudget::Yes;
+        }
+        let x = *self.regained.get_or_insert(t);
+        if t < x + lag {
+            QueueBudget::Lagging
+        } else {
+            self.in_debt = false;
+            QueueBudget::Yes
+        }
     }
 }
 
@@ -310,11 +366,23 @@ impl DebtBucket {
 /// (cycle, cost; cycles increasing), in `2^-frac` tokens; `<= 0` means every window keeps the
 /// bound. Returns the excess and the window (first cycle, last cycle) where it is largest.
 pub fn worst_window(frac: u32, limit: Limit, events: &[(u64, u64)]) -> (i128, u64, u64) {
+    worst_window_debt(frac, limit, events, 1)
+}
+
+/// As [`worst_window`] for a bucket that may go into debt by `debt` commands: the bound is
+/// `rate * T + burst + debt * max_cost` (a namespace bucket, charged the cycle after each
+/// decision, has `debt` 2).
+pub fn worst_window_debt(
+    frac: u32,
+    limit: Limit,
+    events: &[(u64, u64)],
+    debt: u64,
+) -> (i128, u64, u64) {
     if limit.rate == 0 || events.is_empty() {
         return (i128::MIN, 0, 0);
     }
     let max_cost = events.iter().map(|e| e.1).max().unwrap_or(0);
-    let allowance = (i128::from(limit.burst) + i128::from(max_cost)) << frac;
+    let allowance = (i128::from(limit.burst) + i128::from(debt * max_cost)) << frac;
     let r = i128::from(limit.rate);
     // Window from event j to event k: (S_k - S_{j-1}) << frac - r (t_k - t_j + 1).
     let mut best = (i128::MIN, 0, 0);

@@ -80,6 +80,7 @@ pub fn all() -> Vec<Suite> {
             entry::<qos::mix::QosMixProp>(),
             entry::<qos::flood::QosFloodProp>(),
             entry::<qos::flood::QosShareProp>(),
+            entry::<qos::idle::QosIdleProp>(),
         ],
     });
     suites.push(Suite {

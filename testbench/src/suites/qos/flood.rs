@@ -9,8 +9,9 @@
 //!   trickler's channel always has space, and it must still get its rate within 1% (a command
 //!   of a full channel that reached the output register would block it there, so the
 //!   trickler's rate is what a full channel must not touch).
-//! - `qos_share`: two to all queues of one class flood with no limit, and the transport takes
-//!   commands in 30% to 60% of the cycles (so commands wait in the block: saturation); each
+//! - `qos_share`: two to all queues of one class (at most one per grant table entry) flood
+//!   with no limit, and the transport takes commands in 30% to 60% of the cycles (so commands
+//!   wait in the block: saturation); each
 //!   queue gets `(w + 1) / sum(w + 1)` of the releases within 1% (relative) of that share. In
 //!   some cases one member's channel is stuck full for long stretches: the other members then
 //!   share the releases by their weights alone, within 1% (the weighted round robin order among
@@ -222,6 +223,7 @@ pub fn run_flood(input: &FloodInput, waves: Option<&Path>) -> Result<(Outcome, u
     let mut traffic = Traffic {
         lists: Vec::new(),
         gens,
+        timed: Vec::new(),
         feed_end: input.cycles,
         least_in_flight: true,
         fill: [0x5a; 64],
@@ -298,9 +300,10 @@ pub struct ShareInput {
 }
 
 fn share_strategy() -> BoxedStrategy<ShareInput> {
-    let nq = dims().queues;
+    // One grant per member.
+    let d = dims();
     (
-        prop::collection::vec(0u8..8, 2..=nq),
+        prop::collection::vec(0u8..8, 2..=d.queues.min(d.grants)),
         any::<u8>(),
         0u8..4,
         40u8..70,
@@ -345,6 +348,7 @@ pub fn run_share(
     let cfg = saturation_config(class, &members);
     let mut traffic = Traffic {
         lists: Vec::new(),
+        timed: Vec::new(),
         gens: members
             .iter()
             .map(|m| (m.0 as u16 + 1, flooder(None)))

@@ -251,6 +251,7 @@ fn run_mix(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     }
     let mut traffic = Traffic {
         lists,
+        timed: Vec::new(),
         gens: Vec::new(),
         feed_end: 0,
         least_in_flight: false,

@@ -33,12 +33,13 @@
 //!   cycles a head waited for budget alone, its channel's bit being 1).
 
 pub mod flood;
+pub mod idle;
 pub mod mix;
 
 use crate::drivers::axil::{Axil, AxilConfig};
 use crate::models::qos::{
-    check, standing, worst_window, Config, DebtBucket, Limit, Sqe, Standing, Verdict, BW_FRAC,
-    IOPS_FRAC,
+    budget_lag, check, standing, worst_window, worst_window_debt, BudgetBit, Config, DebtBucket,
+    Limit, Sqe, Standing, Verdict, BW_FRAC, IOPS_FRAC,
 };
 use crate::rng::Rng;
 use crate::rtl::regs::qos_csr;
@@ -58,7 +59,17 @@ pub struct Dims {
     pub grants: usize,
 }
 
-/// The block's sizes, from the register names of `qos_csr`.
+/// The width of port `name` of the block.
+fn port_width(name: &str) -> usize {
+    Top::PORTS
+        .iter()
+        .find(|p| p.0 == name)
+        .unwrap_or_else(|| panic!("qos_arbiter has no port {name}"))
+        .1 as usize
+}
+
+/// The block's sizes: queues from the width of `sq_space_o`, the rest from the register
+/// names of `qos_csr`.
 pub fn dims() -> Dims {
     let count = |pre: &str, suf: &str| {
         qos_csr::REGISTERS
@@ -66,11 +77,57 @@ pub fn dims() -> Dims {
             .filter(|r| r.0.starts_with(pre) && r.0.ends_with(suf))
             .count()
     };
+    let queues = port_width("sq_space_o");
+    assert!(
+        queues <= 64,
+        "the qos suite drives dst_space_i as one 64-bit word: at most 64 queues"
+    );
     Dims {
-        queues: count("sq", "_cfg"),
+        queues,
         namespaces: count("ns", "_cfg"),
         grants: count("grant", "_ctrl"),
     }
+}
+
+/// A mask of the low `n` bits (`n <= 64`).
+pub fn mask(n: usize) -> u64 {
+    if n >= 64 {
+        u64::MAX
+    } else {
+        (1 << n) - 1
+    }
+}
+
+/// Per-queue registers of the queue window, in offset order (`hdl-gen/src/qos/csr.rs`).
+pub const QUEUE_REGS: [&str; 12] = [
+    "cfg",
+    "bw_rate",
+    "bw_burst",
+    "iops_rate",
+    "adm_rd",
+    "adm_wr",
+    "bytes_rd",
+    "bytes_wr",
+    "thr_rd",
+    "thr_wr",
+    "deny_rd",
+    "deny_wr",
+];
+
+/// Per-queue counters, in register order (the last eight of [`QUEUE_REGS`]).
+pub const QUEUE_COUNTERS: [&str; 8] = [
+    "adm_rd", "adm_wr", "bytes_rd", "bytes_wr", "thr_rd", "thr_wr", "deny_rd", "deny_wr",
+];
+
+/// The offset of SQ `q + 1`'s register `name` in the queue window (at `1 << queue_shift`,
+/// the block's address being one bit wider than a slot).
+pub fn qreg(q: usize, name: &str) -> u32 {
+    let base = 1u32 << (port_width("s_axil_awaddr_i") - 1);
+    let k = QUEUE_REGS
+        .iter()
+        .position(|r| *r == name)
+        .unwrap_or_else(|| panic!("the queue window has no register {name}"));
+    base + 0x40 * q as u32 + 4 * k as u32
 }
 
 /// The offset of register `name`.
@@ -82,7 +139,7 @@ pub fn reg(name: &str) -> u32 {
         .1
 }
 
-/// Counter names, in register order (as `hdl-gen/src/qos/csr.rs`).
+/// Namespace counter names, in register order (as `hdl-gen/src/qos/csr.rs`).
 pub const COUNTERS: [&str; 8] = [
     "adm_rd", "adm_wr", "bytes_rd", "bytes_wr", "wait_rd", "wait_wr", "deny_rd", "deny_wr",
 ];
@@ -155,7 +212,7 @@ impl Channels {
 /// long stretches (with or without drops on the others).
 pub fn channels_strategy(nq: usize) -> proptest::strategy::BoxedStrategy<Channels> {
     use proptest::prelude::*;
-    let all = (1u64 << nq) - 1;
+    let all = mask(nq);
     let drops =
         (1..=all, 1u8..40, 1u16..40).prop_map(|(drop_mask, drop_percent, max_run)| Channels {
             drop_mask,
@@ -190,7 +247,7 @@ impl ChannelState {
     /// `dst_space_i` for traffic cycle `t` (draws from `rng` only for queues that drop).
     fn next(&mut self, t: u64, nq: usize, rng: &mut Rng) -> u64 {
         let p = self.pattern;
-        let mut bits = (1u64 << nq) - 1;
+        let mut bits = mask(nq);
         for q in 0..nq {
             if p.drop_percent > 0 && (p.drop_mask >> q) & 1 == 1 {
                 if self.full_left[q] == 0 && rng.chance(p.drop_percent) {
@@ -218,6 +275,8 @@ pub struct Traffic {
     pub lists: Vec<(u16, VecDeque<Sqe>)>,
     /// (sqid, generator): presented until cycle `feed_end` (counted from the traffic start).
     pub gens: Vec<(u16, Gen)>,
+    /// (sqid, commands in order, each not presented before its traffic cycle).
+    pub timed: Vec<(u16, VecDeque<(u64, Sqe)>)>,
     /// Generators stop at this traffic cycle.
     pub feed_end: u64,
     /// Pick the queue with the fewest commands in the block (else a random one).
@@ -317,21 +376,30 @@ fn program(axil: &Axil, sim: &mut Sim<Top>, cfg: &Config) -> Result<(), String> 
     let mut bus = axil.mmio(sim);
     let d = dims();
     let info = bus.read32(reg("info"));
-    let want = (d.queues | d.namespaces << 8 | d.grants << 16) as u32;
-    if info & 0x00ff_ffff != want {
+    let want = (d.queues | d.namespaces << 16 | d.grants << 24) as u32;
+    if info != want {
+        return Err(format!("info reads {info:#x}, expected {want:#x}"));
+    }
+    let shift = (bus.read32(reg("info2")) >> 8) & 0xff;
+    if 1 << shift != qreg(0, "cfg") {
         return Err(format!(
-            "info reads {info:#x}, expected {want:#x} in bits 23:0"
+            "info2.queue_shift reads {shift}, the queue window is at {:#x}",
+            qreg(0, "cfg")
         ));
     }
     for (i, q) in cfg.queues.iter().enumerate() {
-        let p = format!("sq{}", i + 1);
-        bus.write32(
-            reg(&format!("{p}_cfg")),
-            u32::from(q.class) | u32::from(q.weight) << 8 | q.iops.burst << 24,
-        );
-        bus.write32(reg(&format!("{p}_bw_rate")), q.bw.rate);
-        bus.write32(reg(&format!("{p}_bw_burst")), q.bw.burst);
-        bus.write32(reg(&format!("{p}_iops_rate")), q.iops.rate);
+        let cfg_word = u32::from(q.class) | u32::from(q.weight) << 8 | q.iops.burst << 24;
+        bus.write32(qreg(i, "cfg"), cfg_word);
+        bus.write32(qreg(i, "bw_rate"), q.bw.rate);
+        bus.write32(qreg(i, "bw_burst"), q.bw.burst);
+        bus.write32(qreg(i, "iops_rate"), q.iops.rate);
+        let back = bus.read32(qreg(i, "cfg"));
+        if back != cfg_word {
+            return Err(format!(
+                "SQ {} cfg reads back {back:#x}, {cfg_word:#x} was written",
+                i + 1
+            ));
+        }
     }
     for (i, n) in cfg.namespaces.iter().enumerate() {
         let p = format!("ns{}", i + 1);
@@ -503,9 +571,17 @@ pub fn run(
     let mut denials: VecDeque<(u16, u16, Vec<u16>)> = VecDeque::new();
     let mut current: Option<(u16, [u8; 64])> = None;
     let mut in_block = vec![0usize; nq];
-    // Counters: [queue or namespace][counter].
+    // Counters: [queue or namespace][counter]; per queue in QUEUE_COUNTERS order. The
+    // namespaces' wait counters are a range: cycles that surely waited, and that may have.
     let mut qcnt = vec![[0u64; 8]; nq];
     let mut ncnt = vec![[0u64; 8]; nn];
+    let mut nwait_hi = vec![[0u64; 2]; nn];
+    // The budget bit of each queue as the block may know it, and the contract's lag bound.
+    let mut bits = vec![BudgetBit::default(); nq];
+    let lag = budget_lag(nq);
+    // The decision of the previous cycle (queue, namespace, cost): its namespace's buckets
+    // are charged at the end of this one.
+    let mut last: Option<(usize, usize, u64)> = None;
     let mut out = Outcome {
         channel_full: vec![0; nq],
         ..Outcome::default()
@@ -555,25 +631,34 @@ pub fn run(
         if t > 0 {
             // The scheduler's cycle t - 1, with the releases the RTL made.
             let u = t - 1;
+            // elig: surely a candidate; maybe: a candidate unless the budget bit lags.
             let mut elig = vec![false; nq];
+            let mut maybe = vec![false; nq];
             let mut ns_wait = vec![[false; 2]; nn];
+            let mut ns_wait_hi = vec![[false; 2]; nn];
             for q in 0..nq {
+                let qb = bits[q].at(u, qbw[q].ok() && qiops[q].ok(), lag);
                 let Some(e) = fifo[q].front().filter(|e| e.ready <= u) else {
                     continue;
                 };
-                let budget = qbw[q].ok() && qiops[q].ok() && nbw[e.ns].ok() && niops[e.ns].ok();
-                match standing((prev_dst >> q) & 1 == 1, budget) {
+                let ns_ok = nbw[e.ns].ok() && niops[e.ns].ok();
+                match standing((prev_dst >> q) & 1 == 1, qb, ns_ok) {
                     Standing::Eligible => elig[q] = true,
+                    Standing::Maybe => {
+                        maybe[q] = true;
+                        ns_wait_hi[e.ns][e.write as usize] = true;
+                    }
                     Standing::NoChannel => {}
                     Standing::NoBudget => {
-                        qcnt[q][4 + e.write as usize] += 1;
                         ns_wait[e.ns][e.write as usize] = true;
+                        ns_wait_hi[e.ns][e.write as usize] = true;
                     }
                 }
             }
             for n in 0..nn {
                 for w in 0..2 {
                     ncnt[n][4 + w] += ns_wait[n][w] as u64;
+                    nwait_hi[n][w] += ns_wait_hi[n][w] as u64;
                 }
             }
             let free = !prev_mv || prev_mr;
@@ -582,6 +667,11 @@ pub fn run(
             let mut nspend = vec![0u64; nn];
             let mut nops = vec![0u64; nn];
             let mut released = vec![false; nq];
+            let mut rel_write = false;
+            if let Some((_, n, cost)) = last.take() {
+                nspend[n] = cost;
+                nops[n] = 1;
+            }
             if new_word {
                 let sqid = m_sqid.get() as usize;
                 let bytes = get_sqe(&m_sqe);
@@ -613,14 +703,18 @@ pub fn run(
                         "decided SQ {sqid} (on m_io_cmd in cycle {t}) while its dst_space_i bit was 0: its channel was full"
                     )));
                 }
-                if !elig[q] {
+                if !elig[q] && !maybe[q] {
                     return Err(ctx(u, format!(
                         "released SQ {sqid} without budget (queue bw {} iops {}, namespace {} bw {} iops {}; levels {} {} {} {})",
                         qbw[q].ok(), qiops[q].ok(), e.ns + 1, nbw[e.ns].ok(), niops[e.ns].ok(),
                         qbw[q].level(), qiops[q].level(), nbw[e.ns].level(), niops[e.ns].level()
                     )));
                 }
-                let (pick, c) = wrr.pick(&elig, &class).expect("one is eligible");
+                // A queue in the lag window may or may not be a candidate: the pick must be
+                // the rule's among the sure candidates and this one.
+                let mut cands = elig.clone();
+                cands[q] = true;
+                let (pick, c) = wrr.pick(&cands, &class).expect("one is eligible");
                 if pick != q {
                     return Err(ctx(u, format!(
                         "released SQ {sqid} (class {}), the rule picks SQ {} (class {c}); eligible: {:?}",
@@ -632,9 +726,9 @@ pub fn run(
                 let e = fifo[q].pop_front().unwrap();
                 in_block[q] -= 1;
                 qspend[q] = e.cost;
-                nspend[e.ns] = e.cost;
-                nops[e.ns] = 1;
+                last = Some((q, e.ns, e.cost));
                 released[q] = true;
+                rel_write = e.write;
                 let w = e.write as usize;
                 qcnt[q][w] += 1;
                 qcnt[q][2 + w] += e.cost;
@@ -661,6 +755,14 @@ pub fn run(
             for q in 0..nq {
                 qbw[q].step(qspend[q]);
                 qiops[q].step(released[q] as u64);
+                if released[q] {
+                    // The charge: the buckets' budget after the spend sets the budget bit.
+                    let ok = qbw[q].ok() && qiops[q].ok();
+                    bits[q].charged(ok);
+                    if !ok {
+                        qcnt[q][4 + rel_write as usize] += 1;
+                    }
+                }
             }
         }
         if c_valid.is_high() && c_ready.is_high() {
@@ -721,6 +823,7 @@ pub fn run(
 
         let drained = current.is_none()
             && traffic.lists.iter().all(|(_, l)| l.is_empty())
+            && traffic.timed.iter().all(|(_, l)| l.is_empty())
             && (traffic.gens.is_empty() || t >= traffic.feed_end)
             && fifo.iter().all(|f| f.is_empty())
             && denials.is_empty()
@@ -754,26 +857,46 @@ pub fn run(
     sim.run(4);
 
     // Counters, read through AXI4-Lite (they wrap at their width).
-    let width_mask = u64::from(qos_csr::SQ1_ADM_RD_VALUE_MASK);
+    let width_mask = u64::from(qos_csr::NS1_ADM_RD_VALUE_MASK);
     let mut bus = axil.mmio(&mut sim);
-    let mut check_counter = |name: String, want: u64| -> Result<(), String> {
-        let got = u64::from(bus.read32(reg(&name)));
-        let want = want & width_mask;
-        if got != want {
-            return Err(format!(
-                "counter {name} reads {got}, the model counts {want}"
-            ));
-        }
-        Ok(())
-    };
     for (q, counts) in qcnt.iter().enumerate() {
-        for (k, c) in COUNTERS.iter().enumerate() {
-            check_counter(format!("sq{}_{c}", q + 1), counts[k])?;
+        for (k, c) in QUEUE_COUNTERS.iter().enumerate() {
+            let got = u64::from(bus.read32(qreg(q, c)));
+            let want = counts[k] & width_mask;
+            if got != want {
+                return Err(format!(
+                    "counter {c} of SQ {} reads {got}, the model counts {want}",
+                    q + 1
+                ));
+            }
         }
     }
     for (n, counts) in ncnt.iter().enumerate() {
         for (k, c) in COUNTERS.iter().enumerate() {
-            check_counter(format!("ns{}_{c}", n + 1), counts[k])?;
+            let name = format!("ns{}_{c}", n + 1);
+            let got = u64::from(bus.read32(reg(&name)));
+            // Cycles waiting for budget are a range: between those that surely waited and
+            // those that may have (the budget bit's lag); the rest are exact.
+            let (lo, hi) = if k == 4 || k == 5 {
+                (counts[k], nwait_hi[n][k - 4])
+            } else {
+                (counts[k], counts[k])
+            };
+            let fits = if hi <= width_mask {
+                (lo..=hi).contains(&got)
+            } else {
+                hi - lo > width_mask || (lo & width_mask..=hi & width_mask).contains(&got)
+            };
+            if !fits {
+                let want = if lo == hi {
+                    format!("{}", lo & width_mask)
+                } else {
+                    format!("{lo} to {hi}")
+                };
+                return Err(format!(
+                    "counter {name} reads {got}, the model counts {want}"
+                ));
+            }
         }
     }
     if let Some(v) = axil.master().violations.first() {
@@ -808,15 +931,28 @@ pub fn run(
             rel.map(|r| (r.cycle, 1)).collect(),
         )?;
     }
+    // A namespace bucket may owe two commands (charged the cycle after each decision).
+    let window_ns = |what: String, frac: u32, limit: Limit, ev: Vec<(u64, u64)>| {
+        let (excess, a, b) = worst_window_debt(frac, limit, &ev, 2);
+        if excess > 0 {
+            return Err(format!(
+                "{what}: cycles {a}..={b} admitted {} tokens over rate * T + burst + 2 largest commands (rate {:#x}, burst {})",
+                excess as f64 / (1u64 << frac) as f64,
+                limit.rate,
+                limit.burst
+            ));
+        }
+        Ok(())
+    };
     for n in 0..nn {
         let rel = out.releases.iter().filter(|r| r.ns == n);
-        window(
+        window_ns(
             format!("namespace {} bandwidth", n + 1),
             BW_FRAC,
             cfg.namespaces[n].bw,
             rel.clone().map(|r| (r.cycle, r.cost)).collect(),
         )?;
-        window(
+        window_ns(
             format!("namespace {} IOPS", n + 1),
             IOPS_FRAC,
             cfg.namespaces[n].iops,
@@ -844,17 +980,22 @@ fn next_command(
             in_block[usize::from(sqid) - 1]
         }
     };
-    // Candidates: (is generator, index).
-    let mut cands: Vec<(bool, usize, u16)> = Vec::new();
+    // Candidates: (kind: 0 list, 1 generator, 2 timed; index, sqid).
+    let mut cands: Vec<(u8, usize, u16)> = Vec::new();
     for (i, (sqid, l)) in traffic.lists.iter().enumerate() {
         if !l.is_empty() && ok(*sqid) {
-            cands.push((false, i, *sqid));
+            cands.push((0, i, *sqid));
+        }
+    }
+    for (i, (sqid, l)) in traffic.timed.iter().enumerate() {
+        if l.front().is_some_and(|c| c.0 <= t) && ok(*sqid) {
+            cands.push((2, i, *sqid));
         }
     }
     if t < traffic.feed_end {
         for (i, (sqid, _)) in traffic.gens.iter().enumerate() {
             if ok(*sqid) {
-                cands.push((true, i, *sqid));
+                cands.push((1, i, *sqid));
             }
         }
     }
@@ -869,10 +1010,10 @@ fn next_command(
         cands[rng.below(cands.len() as u64) as usize]
     };
     let fill = traffic.fill;
-    let sqe = if pick.0 {
-        (traffic.gens[pick.1].1)(rng)
-    } else {
-        traffic.lists[pick.1].1.pop_front().unwrap()
+    let sqe = match pick.0 {
+        0 => traffic.lists[pick.1].1.pop_front().unwrap(),
+        1 => (traffic.gens[pick.1].1)(rng),
+        _ => traffic.timed[pick.1].1.pop_front().unwrap().1,
     };
     Some((pick.2, sqe.bytes(&fill)))
 }
