@@ -122,10 +122,11 @@
 //!
 //! ## Not yet in the top (see the issue "The whole chip")
 //!
-//! QoS serves SQ ids 1..`qos.queues` (8 by default) of the front end's
-//! `nvme.io_queue_pairs` (64): the others are denied 86h until QoS keeps its per-queue state
-//! in RAM. (Latency histograms: the front end's, in `nvme_csr`, doorbell to CQE of a sample of
-//! commands, read, write and other apart; `nvme/mod.rs`.)
+//! The TCP/IP engine under NVMe/TCP (`tcp/`, emitted as a block of its own: the NVMe/TCP
+//! byte streams are still ports), and a width converter (every transport must have the DMA
+//! engine's host-memory data width). QoS serves SQ ids 1..`qos.queues`, which the shipped
+//! configuration sets to `nvme.io_queue_pairs` (64); a configuration with fewer QoS queues
+//! gets 86h for the rest.
 
 pub mod csr;
 pub mod route;
