@@ -36,7 +36,7 @@ mutants=(
   "NVMe/TCP completes a command its dead connection never answered with success, not 22h (block level)|nvme_tcp_conn_w64_d4_h8192_i4096.sv|/end else if (~cpl_slot_resp) begin/{n;s/cpl_slot_final = 15'h22;/cpl_slot_final = 15'h0;/}|nvme-tcp|nvme_tcp_conn_hostile"
   "QoS namespace bandwidth bucket lends one token of credit|qos_bucket_c32_t32_f16.sv|s/~level_q\[48\];/~(level_q[48] \& (level_q[47:16] != 32'hffffffff));/|qos|qos_mix"
   "QoS grants ignore their write bit|qos_arbiter_q64_n4_g8_d4.sv|s/(~chk_need_write . csr_grant\([0-9]*\)_ctrl_write)/1'b1/g|qos|qos_mix"
-  "QoS arbiter ignores dst_space_i (releases a head whose transport channel is full)|qos_arbiter_q64_n4_g8_d4.sv|s/assign candidate = nonempty \& dst_space_i \& /assign candidate = nonempty \& /|qos|qos_mix"
+  "QoS arbiter ignores dst_space_i (releases a head whose transport channel is full)|qos_arbiter_q64_n4_g8_d4.sv|s/assign candidate = nonempty \& dst_space_i;/assign candidate = nonempty;/|qos|qos_mix"
   "QoS arbiter waits for an empty output register|qos_arbiter_q64_n4_g8_d4.sv|s/assign decide = csr_ctrl_enable \& out_free \& sched_any;/assign decide = csr_ctrl_enable \& ~out_valid_q \& sched_any;/|qos|qos_mix"
   "QoS lazy bucket keeps the stamp of an earlier charge (refills from a stale time)|qos_arbiter_q64_n4_g8_d4.sv|s/assign charge_bucket_word = {charge_bw_spent_level, charge_iops_spent_level, now_q};/assign charge_bucket_word = {charge_bw_spent_level, charge_iops_spent_level, charge_stamp};/|qos|qos_idle"
   "QoS lazy refill forgets the burst cap (a long idle buys more than a burst)|qos_arbiter_q64_n4_g8_d4.sv|s/ . (~charge_bw_sum\[73\] \& (charge_bw_sum > {25'd0, charge_bw_full}))//|qos|qos_idle"
