@@ -508,6 +508,28 @@ pub fn check_header(h: &Header, e: &Expect) -> Result<usize, Fatal> {
     Ok(plen)
 }
 
+/// Decodes a PDU a peer sent that may be deliberately malformed (a hostile target's, when a
+/// scoreboard reads back what it sent): `None` unless its common header is sound (a known
+/// type with its HLEN, PLEN the PDU's length, digests and PDO inside it), then [`decode`].
+pub fn decode_sent(b: &[u8]) -> Option<Received> {
+    if b.len() < 8 {
+        return None;
+    }
+    let (t, flags, hlen, pdo) = (b[0], b[1], b[2] as usize, b[3] as usize);
+    let plen = u32::from_le_bytes(b[4..8].try_into().unwrap()) as usize;
+    let hd = if flags & flag::HDGSTF != 0 { 4 } else { 0 };
+    let dd = if flags & flag::DDGSTF != 0 { 4 } else { 0 };
+    let sound = hlen_of(t) == Some(hlen)
+        && plen == b.len()
+        && hlen + hd <= plen
+        && (pdo == 0 && plen == hlen + hd
+            || pdo >= hlen + hd && pdo + dd <= plen && (dd == 0 || pdo + dd < plen));
+    if !sound {
+        return None;
+    }
+    decode(b).ok()
+}
+
 /// Decodes a whole PDU of `check_header`'s length: header digest (fatal), PDU specific fields,
 /// data digest (reported in [`Received::data_digest_error`]).
 pub fn decode(b: &[u8]) -> Result<Received, Fatal> {
@@ -597,7 +619,15 @@ pub fn decode(b: &[u8]) -> Result<Received, Fatal> {
             r2to: u32at(12),
             r2tl: u32at(16),
         },
-        _ => unreachable!("check_header refused type {:#04x}", h.t),
+        // A type `check_header` lets through but no PDU has (a hostile peer's, seen when a
+        // scoreboard decodes what a target sent): refused like any bad type.
+        t => {
+            return Err(Fatal::new(
+                fes::INVALID_HEADER_FIELD,
+                0,
+                format!("PDU type {t:#04x} is not one of the specification's"),
+            ))
+        }
     };
     Ok(Received {
         pdu,

@@ -4,7 +4,7 @@
 //! it, a Write's data as its H2CData PDUs or its capsule carried it).
 
 use crate::drivers::tcp_streams::ByteStreams;
-use crate::models::nvme_tcp::{decode, Pdu};
+use crate::models::nvme_tcp::{decode_sent, Pdu};
 use crate::models::nvme_tcp_target::{status, Fault, Target, TargetConfig};
 use crate::rng::Rng;
 use crate::sim::Component;
@@ -302,7 +302,7 @@ pub fn read_data(t: &Target, cid: u16, len: usize) -> Result<Vec<u8>, String> {
     let pdus: Vec<Pdu> = t
         .sent
         .iter()
-        .filter_map(|b| decode(b).ok().map(|r| r.pdu))
+        .filter_map(|b| decode_sent(b).map(|r| r.pdu))
         .collect();
     let pieces: Vec<(u32, &[u8])> = pdus
         .iter()

@@ -1,6 +1,6 @@
 //! Stimulus and checks shared by the `nvme-tcp` properties.
 
-use crate::models::nvme_tcp::{decode, sqe, ty, Pdu, STATUS_TRANSIENT_TRANSPORT};
+use crate::models::nvme_tcp::{decode_sent, sqe, ty, Pdu, STATUS_TRANSIENT_TRANSPORT};
 use crate::models::nvme_tcp_host::{Completion, HostConfig};
 use crate::models::nvme_tcp_target::{pattern, status, Fault, Target, TargetConfig, LBA_BYTES};
 use proptest::prelude::*;
@@ -361,7 +361,7 @@ pub fn check(
             let answered: Vec<u16> = target
                 .sent
                 .iter()
-                .filter_map(|b| decode(b).ok().map(|r| r.pdu))
+                .filter_map(|b| decode_sent(b).map(|r| r.pdu))
                 .filter_map(|p| match p {
                     Pdu::CapsuleResp { cqe } => Some(u16::from_le_bytes([cqe[12], cqe[13]])),
                     Pdu::Data {
