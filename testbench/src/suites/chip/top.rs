@@ -1064,6 +1064,36 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     Ok(())
 }
 
+/// Runs until no queue bound to a channel `on` accepts has a command outstanding (the host
+/// consuming completions meanwhile); `Ok(false)` if that takes more than `limit` cycles.
+fn drain<T: Dut>(
+    env: &mut Env<T>,
+    table: &BTreeMap<u16, Chan>,
+    on: impl Fn(&Chan) -> bool,
+    limit: u64,
+) -> Result<bool, String> {
+    let sqs: Vec<u16> = table
+        .iter()
+        .filter(|(_, c)| on(c))
+        .map(|(y, _)| *y)
+        .collect();
+    let start = env.sim.cycle();
+    while sqs.iter().any(|y| {
+        env.host
+            .model
+            .sqs
+            .get(y)
+            .is_some_and(|q| !q.outstanding.is_empty())
+    }) {
+        env.consume_all()?;
+        env.step()?;
+        if env.sim.cycle() - start > limit {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
 /// The RoCE target died: the host waits for every command of the queues on RoCE to complete
 /// (the QPs give up after their retry limit: 22h), then firmware resets each QP (`ctrl.en` 0
 /// then 1, from the same connection registers) and the target's side of it, and the target
@@ -1074,24 +1104,9 @@ fn restart_roce<T: Dut>(
     table: &BTreeMap<u16, Chan>,
     qps: usize,
 ) -> Result<(), String> {
-    let on_roce: Vec<u16> = table
-        .iter()
-        .filter(|(_, c)| matches!(c, Chan::Roce(_)))
-        .map(|(y, _)| *y)
-        .collect();
-    let start = env.sim.cycle();
-    while on_roce.iter().any(|y| {
-        env.host
-            .model
-            .sqs
-            .get(y)
-            .is_some_and(|q| !q.outstanding.is_empty())
-    }) {
-        env.consume_all()?;
-        env.step()?;
-        if env.sim.cycle() - start > 400_000 {
-            return Err("the RoCE target died and the commands of the queues on RoCE never completed (retry limit 5)".into());
-        }
+    if !drain(env, table, |c| matches!(c, Chan::Roce(_)), 400_000)? {
+        return Err("the RoCE target died and the commands of the queues on RoCE never completed (retry limit 5)"
+            .to_string());
     }
     let roce = chip_csr::MAP_ROCE_BASE_RESET;
     let mut rbus = env.fw_bus.mmio(&mut env.sim).at(u64::from(roce));
@@ -1114,30 +1129,11 @@ fn restart_tcp<T: Dut>(
     tcp_link: &Rc<RefCell<TcpLink>>,
     table: &BTreeMap<u16, Chan>,
 ) -> Result<(), String> {
-    let on_tcp: Vec<u16> = table
-        .iter()
-        .filter(|(_, c)| matches!(c, Chan::Tcp(_)))
-        .map(|(y, _)| *y)
-        .collect();
-    let busy = |env: &Env<T>| {
-        on_tcp.iter().any(|y| {
-            env.host
-                .model
-                .sqs
-                .get(y)
-                .is_some_and(|q| !q.outstanding.is_empty())
-        })
-    };
-    let start = env.sim.cycle();
-    while busy(env) {
-        env.consume_all()?;
-        env.step()?;
-        if env.sim.cycle() - start > 300_000 {
-            return Err(format!(
-                "a target killed its NVMe/TCP connection (tcp_dead_o {:#x}) and the commands of the queues on NVMe/TCP never completed",
-                env.sim.signal("tcp_dead_o").get()
-            ));
-        }
+    if !drain(env, table, |c| matches!(c, Chan::Tcp(_)), 300_000)? {
+        return Err(format!(
+            "a target killed its NVMe/TCP connection (tcp_dead_o {:#x}) and the commands of the queues on NVMe/TCP never completed",
+            env.sim.signal("tcp_dead_o").get()
+        ));
     }
     let mut bus = env.fw_bus.mmio(&mut env.sim);
     bus.write32(chip_csr::TCP_CTRL, 0);
