@@ -59,7 +59,8 @@
 //! with them, after the data digest. A good verdict issues the DMA command and forwards the
 //! beats; a bad one (data digest error) drops them, so no byte of such a PDU reaches host memory.
 //! **Data digest errors do not end the connection**: the command completes with Transient
-//! Transport Error (22h) once its answer (CapsuleResp or SUCCESS) arrives. SUCCESS with
+//! Transport Error (22h) once its answer (CapsuleResp or SUCCESS) arrives, with the answer's DW0
+//! (0 for SUCCESS). SUCCESS with
 //! LAST_PDU answers a command as a CapsuleResp with status 0 would (a later CapsuleResp for it is
 //! then an unknown CCCID, 01h FEI 20).
 //!

@@ -19,7 +19,10 @@
 //! faulty doorbells (a queue that does not exist, values past a queue: `event_qid` and
 //! `db_faults` right after, an Asynchronous Event completion later), and the RoCE target dying
 //! (the link drops everything; the QPs give up after a retry limit of 5, their commands
-//! complete with 22h; firmware then resets every QP and the target comes back). One command in twelve
+//! complete with 22h; a command the target acknowledged before dying is completed with 22h
+//! when the host's keep-alive expires and firmware disables the QPs; firmware then resets
+//! every QP and the target comes back). A data digest error (not fatal) completes only the
+//! command it hit with 22h (and its answer's DW0). One command in twelve
 //! has host memory fail the chip's accesses to its buffer (SLVERR on a Read's data writes or a
 //! Write's data reads) when it would otherwise succeed. In a third of the cases one NVMe/TCP
 //! target (on a connection a queue is bound to) is hostile: it breaks the protocol once (any
@@ -99,6 +102,9 @@ const NS2_BLOCKS: u64 = 16;
 const TCP_DGST_ALL: [u8; 4] = [0, 1, 2, 3];
 /// The RoCE engines' retransmit timeout in the property, cycles.
 const RETRY_TIMEOUT: u32 = 4000;
+/// The host's keep-alive after the RoCE target died, cycles: five retransmit timeouts and a
+/// margin, after which a command still waiting was acknowledged by the dead target.
+const KEEP_ALIVE: u64 = 100_000;
 
 /// One I/O command of the stimulus.
 #[derive(Clone, Debug)]
@@ -704,6 +710,12 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         .dying()
         .filter(|&c| table.values().any(|&x| x == Chan::Tcp(c)));
     let mut recovered = false;
+    // A data digest error does not end the connection: the one command whose C2HData failed
+    // completes with 22h and its answer's DW0 once that answer arrives, every other as usual.
+    let digest_only = dying.is_some()
+        && input.tcp.die.is_some_and(|d| {
+            TcpFault::ALL[usize::from(d.1) % TcpFault::ALL.len()] == TcpFault::DataDigest
+        });
 
     // Commands.
     let mut rng = Rng::new(input.seed ^ 0x5eed);
@@ -815,7 +827,9 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 if route == IoRoute::Offload {
                     env.host.model.io_expect.insert(
                         (sqid, cid),
-                        if doomed {
+                        if doomed && digest_only {
+                            vec![(status, dw0), (0x0022, dw0)]
+                        } else if doomed {
                             // The chip's own 22h carries DW0 0.
                             vec![(status, dw0), (0x0022, Some(0))]
                         } else {
@@ -942,6 +956,27 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             .find(|c| c.2.sqid == s.sqid && c.2.cid == s.cid)
             .map(|c| c.2.status)
             .ok_or(format!("SQ {} CID {:#x}: no CQE seen", s.sqid, s.cid))?;
+    }
+    if digest_only {
+        // Exactly the command the bad data digest hit (if the target got to commit it) got 22h.
+        let t = tcp_link.borrow();
+        let hit = dying
+            .and_then(|c| t.all(c).first().and_then(|x| x.committed))
+            .is_some_and(|(f, _, cid)| f == TcpFault::DataDigest && cid.is_some());
+        let on = |s: &&Sent| s.doomed && s.via.is_some_and(|v| Some(v) == dying.map(Chan::Tcp));
+        let n = sent.iter().filter(on).filter(|s| s.status == 0x22).count();
+        // (A controller reset may have dropped the command it hit.)
+        let dropped = sent.iter().filter(on).any(|s| s.dropped);
+        if n > usize::from(hit) || (n < usize::from(hit) && !dropped) {
+            return Err(format!(
+                "a data digest error {} but {n} commands on its connection completed with 22h",
+                if hit {
+                    "hit one command"
+                } else {
+                    "never happened"
+                }
+            ));
+        }
     }
     // Let the last bytes on the NVMe/TCP streams settle (a PDU the target got after the host
     // saw its command complete cannot be, but a stray one must be seen).
@@ -1095,7 +1130,8 @@ fn drain<T: Dut>(
 }
 
 /// The RoCE target died: the host waits for every command of the queues on RoCE to complete
-/// (the QPs give up after their retry limit: 22h), then firmware resets each QP (`ctrl.en` 0
+/// (the QPs give up after their retry limit, or firmware disables them once the keep-alive
+/// expires: 22h), then firmware resets each QP (`ctrl.en` 0
 /// then 1, from the same connection registers) and the target's side of it, and the target
 /// is reachable again.
 fn restart_roce<T: Dut>(
@@ -1104,17 +1140,26 @@ fn restart_roce<T: Dut>(
     table: &BTreeMap<u16, Chan>,
     qps: usize,
 ) -> Result<(), String> {
-    if !drain(env, table, |c| matches!(c, Chan::Roce(_)), 400_000)? {
-        return Err("the RoCE target died and the commands of the queues on RoCE never completed (retry limit 5)"
-            .to_string());
-    }
     let roce = chip_csr::MAP_ROCE_BASE_RESET;
+    let ctrl = |q: usize| crate::suites::rdma::engine::reg(&format!("qp{q}_ctrl"));
+    // A QP gives up after its retry limit only while a capsule is unacknowledged; a command
+    // whose capsule the target acknowledged before dying waits for a response that never
+    // comes. The host's keep-alive then expires (as an NVMe-oF host's would) and firmware
+    // disables the QPs, which completes what they hold with 22h.
+    if !drain(env, table, |c| matches!(c, Chan::Roce(_)), KEEP_ALIVE)? {
+        let mut rbus = env.fw_bus.mmio(&mut env.sim).at(u64::from(roce));
+        for q in 0..qps {
+            rbus.write32(ctrl(q), 0);
+        }
+        if !drain(env, table, |c| matches!(c, Chan::Roce(_)), 50_000)? {
+            return Err("the RoCE target died and the commands of the queues on RoCE never completed, neither after the retry limit (5) nor with their QPs disabled".to_string());
+        }
+    }
     let mut rbus = env.fw_bus.mmio(&mut env.sim).at(u64::from(roce));
     for q in 0..qps {
-        let ctrl = crate::suites::rdma::engine::reg(&format!("qp{q}_ctrl"));
-        rbus.write32(ctrl, 0);
+        rbus.write32(ctrl(q), 0);
         link.borrow_mut().target.reset_qp(q);
-        rbus.write32(ctrl, 1);
+        rbus.write32(ctrl(q), 1);
     }
     link.borrow_mut().dead = false;
     Ok(())
@@ -1273,9 +1318,10 @@ fn check<T: Dut>(
             continue;
         };
         let Some(via) = s.via else { continue };
-        if (s.mem_err || (s.doomed && s.status != 0)) && !b.write {
-            // Host memory failed the Read's writes, or its connection died under it: its
-            // buffer's bytes are undefined.
+        if (s.mem_err || (s.doomed && (s.status != 0 || s.dropped))) && !b.write {
+            // Host memory failed the Read's writes, or its connection died under it (and it
+            // did not succeed, or a reset dropped it): its buffer's bytes are undefined (a
+            // cut-through C2HData's bytes may reach memory before the PDU is found bad).
             for &(addr, n) in &b.pieces {
                 let r = alt
                     .iter_mut()
@@ -1284,6 +1330,7 @@ fn check<T: Dut>(
                 let o = (addr - r.0) as usize;
                 r.1[o..o + n].copy_from_slice(&mem.read_vec(addr, n));
             }
+            continue;
         }
         if s.status != 0 {
             continue;
