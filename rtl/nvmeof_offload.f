@@ -9,6 +9,12 @@ fifo_w32_d13.sv
 fifo_fwft_w32_d13.sv
 rr_arbiter_n4.sv
 wrr_arbiter_n4_w8.sv
+fifo_fwft_w15_d8.sv
+fifo_fwft_w76_d4.sv
+fifo_fwft_w3_d4.sv
+fifo_fwft_w577_d66.sv
+fifo_fwft_w4_d8.sv
+axi_upsizer_i4_n64_w512.sv
 fifo_fwft_w9_d2.sv
 fifo_fwft_w65_d512.sv
 dma_walker_w64_t3_l21.sv

@@ -403,6 +403,7 @@ fn main() {
         ("RrArbiterTop", "rr_arbiter_"),
         ("WrrArbiterTop", "wrr_arbiter_"),
         ("AxiInterconnectTop", "axi_interconnect_"),
+        ("AxiUpsizerTop", "axi_upsizer_"),
         ("SkidBufferTop", "skid_buffer_w"),
         ("AxilDecoderTop", "axil_decoder_"),
         ("IntervalTimerTop", "interval_timer_w"),

@@ -480,7 +480,7 @@ pub fn axi_interconnect(
 }
 
 /// A wire `name` that is `items[sel]` (all of one width), zero for other values of `sel`.
-fn select(m: &mut ModuleBuilder, name: &str, sel: Sig, items: Vec<Expr>) -> Sig {
+pub(crate) fn select(m: &mut ModuleBuilder, name: &str, sel: Sig, items: Vec<Expr>) -> Sig {
     let width = items[0].width();
     select_default(m, name, sel, items, lit(width, 0))
 }

@@ -4,6 +4,7 @@
 
 pub mod arbiter;
 pub mod axi_interconnect;
+pub mod axi_upsizer;
 pub mod axil_decoder;
 pub mod chip_info;
 pub mod crc;

@@ -234,6 +234,14 @@ pub fn design(cfg: &Config) -> Result<Design, Errors> {
         st.arbiter_weight_width,
         reset,
     )?);
+    // The width converter the widest configuration needs between a transport's DMA master
+    // (`roce.data_width`) and a 512-bit host bus, as a top of its own for its property.
+    d.add_top(blocks::axi_upsizer::axi_upsizer(
+        cfg.dma.id_width,
+        cfg.roce.data_width,
+        512,
+        reset,
+    )?);
     d.add_top(crate::dma::walker::walker(&dma_params(cfg), reset)?);
     d.add_top(crate::dma::mover::mover(&dma_params(cfg), reset)?);
     d.add_top(crate::dma::engine::engine(&dma_params(cfg), reset)?);

@@ -53,6 +53,7 @@ pub fn all() -> Vec<Suite> {
             entry::<stdlib::arbiter::WrrArbiterProp>(),
             entry::<stdlib::axil_decoder::AxilDecoderProp>(),
             entry::<stdlib::axi_interconnect::AxiInterconnectProp>(),
+            entry::<stdlib::axi_upsizer::AxiUpsizerProp>(),
         ],
     }];
     suites.push(Suite {

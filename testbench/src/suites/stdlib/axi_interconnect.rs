@@ -35,11 +35,11 @@ use std::collections::VecDeque;
 use std::path::Path;
 
 /// Bytes of each master's region.
-const REGION: u64 = 0x4000;
+pub(crate) const REGION: u64 = 0x4000;
 /// The interconnect's B buffer depth (`hdl_gen::blocks::axi_interconnect::B_DEPTH`).
 const B_DEPTH: u32 = 8;
 
-fn region_base(master: usize) -> u64 {
+pub(crate) fn region_base(master: usize) -> u64 {
     0x10_0000 * (master as u64 + 1)
 }
 
@@ -51,13 +51,13 @@ pub struct Op {
     /// Position in the region, in beats (wrapped to the region).
     beat: u16,
     /// Beats minus one (cut so the burst stays in its 4 KiB page).
-    len: u8,
+    pub(crate) len: u8,
 }
 
 /// A master's stimulus and manners.
 #[derive(Debug, Clone)]
 pub struct MasterIn {
-    ops: Vec<Op>,
+    pub(crate) ops: Vec<Op>,
     /// Percent of cycles a ready operation is not issued yet.
     issue_gap: u8,
     /// Percent of cycles no W beat is offered.
@@ -80,7 +80,7 @@ pub struct Input {
     seed: u64,
 }
 
-fn op() -> impl Strategy<Value = Op> {
+pub(crate) fn op() -> impl Strategy<Value = Op> {
     (
         any::<bool>(),
         0u8..4,
@@ -95,7 +95,7 @@ fn op() -> impl Strategy<Value = Op> {
         })
 }
 
-fn master_in(saturate: bool) -> impl Strategy<Value = MasterIn> {
+pub(crate) fn master_in(saturate: bool) -> impl Strategy<Value = MasterIn> {
     let pct = move |hi: u8| if saturate { 0u8..1 } else { 0u8..hi };
     (
         prop::collection::vec(op(), 0..40),
@@ -207,6 +207,7 @@ impl Property for AxiInterconnectProp {
                 .collect();
             ms.push(sim.add(Master::new(
                 &sim,
+                &format!("s{i}_axi_"),
                 i,
                 mi,
                 ops,
@@ -339,16 +340,16 @@ impl Property for AxiInterconnectProp {
 }
 
 #[derive(Debug, Clone, Copy)]
-struct ErrRange {
-    dir: Option<Dir>,
-    lo: u64,
-    hi: u64,
-    resp: Resp,
+pub(crate) struct ErrRange {
+    pub(crate) dir: Option<Dir>,
+    pub(crate) lo: u64,
+    pub(crate) hi: u64,
+    pub(crate) resp: Resp,
 }
 
 /// A burst as the master issues it.
 #[derive(Debug, Clone)]
-struct Burst {
+pub(crate) struct Burst {
     write: bool,
     id: u64,
     addr: u64,
@@ -356,7 +357,7 @@ struct Burst {
 }
 
 impl Burst {
-    fn new(o: &Op, master: usize, bytes: u32, id_width: u32) -> Burst {
+    pub(crate) fn new(o: &Op, master: usize, bytes: u32, id_width: u32) -> Burst {
         let b = u64::from(bytes);
         let off = (u64::from(o.beat) * b) % REGION;
         let to_page = (4096 - off % 4096) / b;
@@ -378,7 +379,7 @@ impl Burst {
 }
 
 /// A W beat: data bytes, strobe bits.
-type WBeat = (Vec<u8>, u64);
+pub(crate) type WBeat = (Vec<u8>, u64);
 
 struct ReadOut {
     id: u64,
@@ -431,8 +432,8 @@ struct Ports5 {
 }
 
 impl Ports5 {
-    fn bind(p: &impl Ports, i: usize) -> Ports5 {
-        let s = |n: &str| p.port(&format!("s{i}_axi_{n}"));
+    fn bind(p: &impl Ports, prefix: &str) -> Ports5 {
+        let s = |n: &str| p.port(&format!("{prefix}{n}"));
         Ports5 {
             arvalid: s("arvalid_i"),
             arready: s("arready_o"),
@@ -467,8 +468,9 @@ impl Ports5 {
     }
 }
 
-/// A random AXI4 master BFM on `s{i}_axi_*`, checking what comes back against its image.
-struct Master {
+/// A random AXI4 master BFM on `s{i}_axi_*` (or another prefix), checking what comes back
+/// against its image.
+pub(crate) struct Master {
     i: usize,
     p: Ports5,
     bytes: u32,
@@ -478,7 +480,7 @@ struct Master {
     r_stall: u8,
     b_stall: u8,
     ops: VecDeque<Burst>,
-    image: Vec<u8>,
+    pub(crate) image: Vec<u8>,
     err: Option<ErrRange>,
     reads: Vec<ReadOut>,
     writes: Vec<WriteOut>,
@@ -488,19 +490,22 @@ struct Master {
     wq: VecDeque<(WBeat, bool)>,
     w_on: bool,
     /// Every W burst sent, in order, as sent.
-    sent_w: Vec<Vec<WBeat>>,
+    pub(crate) sent_w: Vec<Vec<WBeat>>,
+    /// The address of each write burst, in the order issued (the order of `sent_w`).
+    sent_w_addr: Vec<u64>,
     cur_w: Vec<WBeat>,
     r_hold: Hold<(Vec<u8>, u64, u64, u64)>,
     b_hold: Hold<(u64, u64)>,
     fired: [bool; 5],
     buf: Vec<u8>,
-    errors: Vec<String>,
+    pub(crate) errors: Vec<String>,
 }
 
 impl Master {
     #[allow(clippy::too_many_arguments)]
-    fn new(
+    pub(crate) fn new(
         ports: &impl Ports,
+        prefix: &str,
         i: usize,
         mi: &MasterIn,
         ops: VecDeque<Burst>,
@@ -511,7 +516,7 @@ impl Master {
     ) -> Master {
         let m = Master {
             i,
-            p: Ports5::bind(ports, i),
+            p: Ports5::bind(ports, prefix),
             bytes,
             rng: Rng::new(seed),
             issue_gap: mi.issue_gap,
@@ -528,6 +533,7 @@ impl Master {
             wq: VecDeque::new(),
             w_on: false,
             sent_w: Vec::new(),
+            sent_w_addr: Vec::new(),
             cur_w: Vec::new(),
             r_hold: Hold::default(),
             b_hold: Hold::default(),
@@ -551,7 +557,7 @@ impl Master {
         }
     }
 
-    fn idle(&self) -> bool {
+    pub(crate) fn idle(&self) -> bool {
         self.ops.is_empty()
             && self.reads.is_empty()
             && self.writes.is_empty()
@@ -560,7 +566,12 @@ impl Master {
             && self.wq.is_empty()
     }
 
-    fn state(&self) -> String {
+    /// The address of the `j`-th write burst issued.
+    pub(crate) fn sent_addr(&self, j: usize) -> u64 {
+        self.sent_w_addr[j]
+    }
+
+    pub(crate) fn state(&self) -> String {
         format!(
             "master {}: {} ops to issue, {} reads and {} writes outstanding, AR {}, AW {}, {} W beats to send",
             self.i,
@@ -615,6 +626,7 @@ impl Master {
                 }
                 self.wq.push_back(((data, strb), k + 1 == b.beats));
             }
+            self.sent_w_addr.push(b.addr);
             self.writes.push(WriteOut {
                 id: b.id,
                 addr: b.addr,
@@ -848,7 +860,9 @@ impl Monitor {
         Monitor {
             n,
             id_width,
-            up: (0..n).map(|i| Ports5::bind(p, i)).collect(),
+            up: (0..n)
+                .map(|i| Ports5::bind(p, &format!("s{i}_axi_")))
+                .collect(),
             m_awvalid: m("awvalid_o"),
             m_awready: m("awready_i"),
             m_awid: m("awid_o"),

@@ -2,6 +2,7 @@
 
 pub mod arbiter;
 pub mod axi_interconnect;
+pub mod axi_upsizer;
 pub mod axil_decoder;
 pub mod crc;
 pub mod fifo;
