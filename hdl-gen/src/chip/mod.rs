@@ -123,8 +123,9 @@
 //! ## Not yet in the top (see the issue "The whole chip")
 //!
 //! The TCP/IP engine under NVMe/TCP (`tcp/`, emitted as a block of its own: the NVMe/TCP
-//! byte streams are still ports), and a width converter (every transport must have the DMA
-//! engine's host-memory data width). QoS serves SQ ids 1..`qos.queues`, which the shipped
+//! byte streams are still ports), and the width converter between a transport's DMA master
+//! and a wider host bus (every transport must still have the DMA engine's host-memory data
+//! width; the converter, `blocks/axi_upsizer.rs`, exists and is verified alone). QoS serves SQ ids 1..`qos.queues`, which the shipped
 //! configuration sets to `nvme.io_queue_pairs` (64); a configuration with fewer QoS queues
 //! gets 86h for the rest.
 
