@@ -237,6 +237,33 @@ pub fn lint_design(design: &Design) -> Result<Vec<(String, Outcome, Outcome)>, F
     Ok(out)
 }
 
+/// Asserts that the module `top` of `design`, with every module under it, passes
+/// `verilator --lint-only -Wall` as one hierarchy (for a chip top of a configuration that is
+/// not the shipped one: linting each of its modules alone would take minutes).
+pub fn assert_top_verilator_clean(design: &Design, top: &str) {
+    need("verilator", "verilator").unwrap_or_else(|f| panic!("{}", f.message));
+    let files = design
+        .emit(&EmitOptions {
+            header: vec!["lint".into()],
+            core_name: "lint:lint:lint:0".into(),
+            description: "lint".into(),
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    let dir = scratch_dir().with_extension(format!("top_{top}"));
+    crate::cli::write_tree(&dir, &files).unwrap_or_else(|e| panic!("{e}"));
+    let m = design
+        .modules()
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_iter()
+        .find(|m| m.name() == top)
+        .unwrap_or_else(|| panic!("no module `{top}` in the design"));
+    let mut deps = Vec::new();
+    subtree(&m, &mut deps);
+    let v = verilator(&dir, m.name(), &deps);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(v.ok, "{top}: verilator -Wall:\n{}", v.log);
+}
+
 /// Asserts that every module of `design` passes `verilator --lint-only -Wall` (for tests of
 /// parameter sets too large to synthesize on every run; the shipped configuration's modules go
 /// through Yosys in `hdl-gen lint`).

@@ -6,6 +6,7 @@ use super::csr::{self, MAP_REGS};
 use super::route::{self, code};
 use super::{channels, dma_params, facts, nvme_params, nvme_tcp_params, qos_params, roce_params};
 use crate::blocks::axi_interconnect::axi_interconnect;
+use crate::blocks::axi_upsizer::axi_upsizer;
 use crate::blocks::axil_decoder::axil_decoder;
 use crate::blocks::chip_info::chip_info;
 use crate::config::{Config, Transport};
@@ -140,21 +141,29 @@ pub fn top(cfg: &Config, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         ));
     }
 
-    // Host memory: every master's data width must be the chip's (no width converter yet).
+    // Host memory: the front end's data width is the bus's (dma.data_width); an engine with a
+    // narrower master reaches it through an upsizer.
     let dw = port_width(&nvme, "m_axi_rdata_i").unwrap_or(64);
     let mut idw = 1;
+    let mut ups: Vec<Option<Rc<Module>>> = Vec::new();
     for (t, e) in &engines {
         let w = port_width(e, "m_axi_rdata_i").unwrap_or(0);
-        if w != dw {
+        let id = port_width(e, "m_axi_arid_o").unwrap_or(1);
+        if w > dw {
             return Err(Errors::invalid(
                 &name,
                 format!(
-                    "the chip top needs one host-memory data width: the front end's is {dw} bits (dma.data_width), the {} engine's {w}; set them equal (no width converter yet)",
+                    "the {} engine's host-memory master is {w} bits wide, the host bus (dma.data_width) {dw}: raise dma.data_width to at least {w} (there is no downsizer)",
                     t.name()
                 ),
             ));
         }
-        idw = idw.max(port_width(e, "m_axi_arid_o").unwrap_or(1));
+        ups.push(if w < dw {
+            Some(axi_upsizer(id, w, dw, reset)?)
+        } else {
+            None
+        });
+        idw = idw.max(id);
     }
     let ic = axi_interconnect(1 + engines.len() as u32, idw, dw, reset)?;
 
@@ -210,6 +219,14 @@ pub fn top(cfg: &Config, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         .iter()
         .map(|(t, e)| m.instance(&format!("u_{}", t.name()), e))
         .collect();
+    let u_ups: Vec<Option<Inst>> = engines
+        .iter()
+        .zip(&ups)
+        .map(|((t, _), u)| {
+            u.as_ref()
+                .map(|u| m.instance(&format!("u_{}_upsizer", t.name()), u))
+        })
+        .collect();
 
     m.group("host: BAR0, interrupts");
     expose(&mut m, u_nvme, &nvme, "s_bar_", "s_bar_");
@@ -260,7 +277,13 @@ pub fn top(cfg: &Config, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     connect_bus(&mut m, (u_nvme, &nvme, "m_axi_"), (u_ic, &ic, "s0_axi_"));
     for (i, (_, e)) in engines.iter().enumerate() {
         let pre = format!("s{}_axi_", i + 1);
-        connect_bus(&mut m, (u_eng[i], e, "m_axi_"), (u_ic, &ic, &pre));
+        match (&ups[i], u_ups[i]) {
+            (Some(up), Some(u)) => {
+                connect_bus(&mut m, (u_eng[i], e, "m_axi_"), (u, up, "s_axi_"));
+                connect_bus(&mut m, (u, up, "m_axi_"), (u_ic, &ic, &pre));
+            }
+            _ => connect_bus(&mut m, (u_eng[i], e, "m_axi_"), (u_ic, &ic, &pre)),
+        }
     }
 
     // Commands: front end -> QoS -> routing table -> transports; completions back.
