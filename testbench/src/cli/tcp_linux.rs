@@ -37,6 +37,9 @@ pub struct Args {
     /// A case not done after this many seconds fails.
     #[arg(long, default_value_t = 30)]
     pub timeout: u64,
+    /// Run only case K (its seed and faults as in a full run), to replay a failure.
+    #[arg(long, value_name = "K")]
+    pub only: Option<u64>,
     /// Record every frame crossing the TAP (both directions, every case) into this pcap.
     #[arg(long)]
     pub pcap: Option<PathBuf>,
@@ -67,8 +70,12 @@ pub fn run(args: &Args) -> i32 {
     let mut pcap = args.pcap.as_ref().map(|_| Pcap::new());
     let t0 = Instant::now();
     let (mut passed, mut failed) = (0u64, 0u64);
-    let (mut up, mut down, mut retrans, mut k_retrans, mut pings) = (0usize, 0usize, 0u32, 0u64, 0u32);
+    let (mut up, mut down, mut retrans, mut k_retrans, mut pings) =
+        (0usize, 0usize, 0u32, 0u64, 0u32);
     for i in 0..args.cases {
+        if args.only.is_some_and(|k| k != i) {
+            continue;
+        }
         let seed = case_seed(args.seed, i);
         match linux::run_case(i, seed, &opt, pcap.as_mut()) {
             Ok(r) => {

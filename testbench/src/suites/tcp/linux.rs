@@ -169,7 +169,9 @@ pub fn preflight() -> Result<(), String> {
     let need = "tcp-linux needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN: it makes a network \
                 namespace with `ip netns add` and a TAP device through /dev/net/tun)";
     if unsafe { libc::geteuid() } != 0 {
-        return Err(format!("{need}; run it as root, e.g. `sudo -E cargo run --release -p testbench -- tcp-linux`"));
+        return Err(format!(
+            "{need}; run it as root, e.g. `sudo -E cargo run --release -p testbench -- tcp-linux`"
+        ));
     }
     if !std::path::Path::new("/dev/net/tun").exists() {
         return Err(format!(
@@ -492,7 +494,9 @@ fn accept_all(
                 if c >= n || seen[c] {
                     let _ = out.send((
                         c.min(n - 1),
-                        Err(format!("the kernel accepted an unexpected connection from {addr}")),
+                        Err(format!(
+                            "the kernel accepted an unexpected connection from {addr}"
+                        )),
                     ));
                     return;
                 }
@@ -631,6 +635,39 @@ struct Plan {
 }
 
 impl Plan {
+    /// Where `bytes` (wrong bytes the engine delivered) occur: in which stream or echo request
+    /// payload, at which offset.
+    fn whence(&self, bytes: &[u8], seed: u64) -> String {
+        if bytes.len() < 8 {
+            return "too few to say where they come from".into();
+        }
+        let k = &bytes[..8];
+        let find = |h: &[u8]| h.windows(8).position(|w| w == k);
+        let mut found = Vec::new();
+        for (c, d) in self.down.iter().enumerate() {
+            if let Some(i) = find(d) {
+                found.push(format!("kernel stream {c} offset {i}"));
+            }
+        }
+        for (c, d) in self.up.iter().enumerate() {
+            if let Some(i) = find(d) {
+                found.push(format!("engine stream {c} offset {i}"));
+            }
+        }
+        let mut rng = Rng::new(seed ^ 7);
+        for (j, &len) in self.pings.iter().enumerate() {
+            let p: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
+            if let Some(i) = find(&p) {
+                found.push(format!("echo request {j} data offset {i}"));
+            }
+        }
+        if found.is_empty() {
+            "found in no stream and no echo request".into()
+        } else {
+            format!("found in {}", found.join(", "))
+        }
+    }
+
     fn draw(seed: u64, n: usize, opt: &Options, clean: bool) -> Plan {
         let mut r = Rng::new(seed);
         let stream = |r: &mut Rng| -> Vec<u8> {
@@ -674,6 +711,53 @@ impl Plan {
     }
 }
 
+/// The kernel's last TCP segments per connection as the engine got them (after the bridge's
+/// faults), sequence numbers relative to the kernel's ISN: what a failure report shows.
+struct Trail {
+    isn: Vec<Option<u32>>,
+    last: Vec<std::collections::VecDeque<(u64, i64, usize, u8)>>,
+}
+
+impl Trail {
+    fn new(n: usize) -> Trail {
+        Trail {
+            isn: vec![None; n],
+            last: vec![Default::default(); n],
+        }
+    }
+
+    fn note(&mut self, cycle: u64, f: &[u8]) {
+        if !is_tcp(f) || f.len() < 54 {
+            return;
+        }
+        let c = usize::from(u16::from_be_bytes([f[36], f[37]])).wrapping_sub(50000);
+        if c >= self.isn.len() {
+            return;
+        }
+        let seq = u32::from_be_bytes([f[38], f[39], f[40], f[41]]);
+        let flags = f[47];
+        if flags & 2 != 0 {
+            self.isn[c] = Some(seq);
+        }
+        let ip_len = usize::from(u16::from_be_bytes([f[16], f[17]]));
+        let len = ip_len.saturating_sub(20 + usize::from(f[46] >> 4) * 4);
+        let rel = self.isn[c].map_or(-1, |i| i64::from(seq.wrapping_sub(i).wrapping_sub(1)));
+        let l = &mut self.last[c];
+        l.push_back((cycle, rel, len, flags));
+        if l.len() > 40 {
+            l.pop_front();
+        }
+    }
+
+    fn show(&self, c: usize) -> String {
+        self.last[c]
+            .iter()
+            .map(|(t, o, l, f)| format!("({t}, {o}, {l}, {f:#04x})"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
 /// An ARP frame's operation (1 request, 2 reply).
 fn arp_kind(f: &[u8]) -> Option<u8> {
     if f.len() >= 42 && f[12..14] == [8, 6] {
@@ -696,10 +780,7 @@ pub fn run_case(
 ) -> Result<Report, String> {
     let t0 = Instant::now();
     let deadline = t0 + opt.timeout;
-    let mut ns = Netns::create(&format!(
-        "{NETNS_PREFIX}{}-{case}",
-        std::process::id()
-    ))?;
+    let mut ns = Netns::create(&format!("{NETNS_PREFIX}{}-{case}", std::process::id()))?;
     // IPv6 off before the TAP exists: no router solicitations or MLD reports on the link.
     ns.enter(|| {
         for k in ["all", "default"] {
@@ -820,6 +901,7 @@ pub fn run_case(
     let mut was_up = vec![false; n];
     // CSR accesses run the model too, so the periodic work goes by due cycles.
     let (mut next_rx, mut next_pace, mut next_ctl) = (0u64, 0u64, 0u64);
+    let mut trail = Trail::new(n);
     let state = |sim: &mut Sim<Top>, c: usize| axil.mmio(sim).read32(creg(c, 12));
     loop {
         sim.step();
@@ -866,9 +948,8 @@ pub fn run_case(
         if cycle >= next_rx {
             next_rx = cycle + 32;
             loop {
-                let r = unsafe {
-                    libc::read(tap_fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len())
-                };
+                let r =
+                    unsafe { libc::read(tap_fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
                 if r < 0 {
                     let e = std::io::Error::last_os_error();
                     if e.kind() == ErrorKind::WouldBlock {
@@ -899,6 +980,7 @@ pub fn run_case(
             }
         }
         for f in to_engine.pop(cycle) {
+            trail.note(cycle, &f);
             src.borrow_mut().send(f);
         }
         // Pacing: no faster than `mhz` cycles per microsecond of wall time.
@@ -934,9 +1016,20 @@ pub fn run_case(
             let a = app.borrow();
             for c in 0..n {
                 if !plan.down[c].starts_with(&a.got[c]) {
+                    let at = a.got[c]
+                        .iter()
+                        .zip(&plan.down[c])
+                        .position(|(x, y)| x != y)
+                        .unwrap_or(plan.down[c].len());
+                    let wrong = &a.got[c][at..a.got[c].len().min(at + 16)];
                     return Err(format!(
-                        "connection {c}: the engine delivered {} bytes, not a prefix of the kernel's stream",
-                        a.got[c].len()
+                        "connection {c}: the engine delivered {} bytes, wrong from stream offset \
+                         {at}: {wrong:02x?}, want {:02x?} ({}); the kernel's last segments as the \
+                         engine got them (cycle, offset, length, flags): {}",
+                        a.got[c].len(),
+                        &plan.down[c][at..plan.down[c].len().min(at + 16)],
+                        plan.whence(wrong, seed),
+                        trail.show(c)
                     ));
                 }
             }
