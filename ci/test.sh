@@ -41,6 +41,8 @@ step "testbench regress --suite chip: the whole chip top end to end (about 25 co
 cargo run -q --release -p testbench -- regress --suite chip --cases 150
 step "testbench regress --suite tcp: the TCP/IP engine against smoltcp in process, over a lossy link"
 cargo run -q --release -p testbench -- regress --suite tcp --cases 300
+step "testbench tcp-linux: the TCP engine against the Linux kernel's TCP/IP over a TAP device (root, own namespace), tshark on the capture"
+CASES=3 bash ci/tcp_linux_check.sh
 # Every suite again from random initial values (registers, RAM words, X assignments drawn from
 # each case's seed): a state that a reset or an init sweep does not set must not matter.
 step "testbench regress --x-init random: every suite, part of the cases"

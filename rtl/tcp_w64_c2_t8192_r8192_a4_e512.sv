@@ -928,7 +928,7 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   assign rx_hit_any = c0_rx_match | c1_rx_match;
   assign rx_hit_idx = c0_rx_match ? 1'b0 : (c1_rx_match ? 1'b1 : 1'b0);
   assign rx_pay_start = {10'd0, rx_thl} + 16'h22;
-  assign rx_in_pay = rx_byte_valid & (rx_idx_q >= rx_pay_start) & (rx_idx17 < rx_ip_end) & rx_is_ip & (rx_proto == 8'd6);
+  assign rx_in_pay = rx_byte_valid & (rx_idx_q >= 16'h36) & (rx_idx_q >= rx_pay_start) & (rx_idx17 < rx_ip_end) & rx_is_ip & (rx_proto == 8'd6);
   assign rx_conn_hit_d = rx_latch_conn ? rx_hit_any : ((rx_byte_valid & (rx_idx_q == 16'd0)) ? 1'b0 : rx_conn_hit_q);
   assign rx_conn_d = rx_latch_conn ? rx_hit_idx : rx_conn_q;
   assign rx_conn_free_d = rx_latch_conn ? ((rx_hit_idx == 1'b0) ? c0_rx_free : c1_rx_free) : rx_conn_free_q;

@@ -7,6 +7,7 @@ fn main() {
         Command::Regress(args) => testbench::cli::regress::run(args),
         Command::Fio(args) => testbench::cli::fio::run(args),
         Command::Nbd(args) => testbench::cli::nbd::run(args),
+        Command::TcpLinux(args) => testbench::cli::tcp_linux::run(args),
         Command::Bench {
             suite,
             cycles,

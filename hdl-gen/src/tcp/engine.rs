@@ -828,9 +828,12 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             .fold(lit(cw, 0), |a, c| mux(matches[c], lit(cw, c as u128), a)),
     );
     let pay_start = m.net("rx_pay_start", thl.zext(16) + 34u64);
+    // `thl` comes from byte 46, so until byte 47 it is the previous frame's: never before 54
+    // (the shortest TCP header), or a frame after one with a small byte 46 (an ARP frame, an
+    // echo request) has its header bytes 43-46 written as payload (found against Linux).
     let in_pay = m.net(
         "rx_in_pay",
-        bv & ri.q.ge(pay_start) & ri17.lt(ip_end) & is_ip & proto.eq(6u64),
+        bv & ri.q.ge(54u64) & ri.q.ge(pay_start) & ri17.lt(ip_end) & is_ip & proto.eq(6u64),
     );
     m.assign(
         pm.d,

@@ -14,6 +14,7 @@ pub mod cocotb;
 pub mod fio;
 pub mod nbd;
 pub mod regress;
+pub mod tcp_linux;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -36,6 +37,9 @@ pub enum Command {
     Fio(fio::Args),
     /// Exports a device (the simulated chip, or memory) as an NBD server on a local socket.
     Nbd(nbd::Args),
+    /// Runs the TCP/IP engine against the Linux kernel's TCP/IP over a TAP device, in network
+    /// namespaces of its own (needs root).
+    TcpLinux(tcp_linux::Args),
     /// Measures simulation speed (`--suite harness`: Rust vs a plain C++ loop vs cocotb).
     Bench {
         /// Which benchmark.
