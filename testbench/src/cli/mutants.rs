@@ -365,10 +365,12 @@ fn run_inner(args: &Args) -> Result<i32, Fatal> {
         return Err("no mutant matches the selection".into());
     }
     check_properties(&sel, &table_path)?;
+    // Absolute: the build script that reads TB_RTL_DIR runs in testbench/.
     let dir = args
         .dir
         .clone()
         .unwrap_or_else(|| target_dir(&root).join("mutants"));
+    let dir = std::path::absolute(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
 
     // Builds replace target/release/testbench: go on from a copy of this binary.
     if !args.list && std::env::var_os("TB_MUTANTS_DRIVER").is_none() {
