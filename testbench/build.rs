@@ -56,7 +56,10 @@ fn instantiated(text: &str, known: &BTreeSet<String>) -> Vec<String> {
         .collect()
 }
 
-fn subtree(top: &str, deps: &BTreeMap<String, Vec<String>>, out: &mut Vec<String>) {
+/// Each module's children (the modules it instantiates).
+type Deps = BTreeMap<String, Vec<String>>;
+
+fn subtree(top: &str, deps: &Deps, out: &mut Vec<String>) {
     for d in deps.get(top).into_iter().flatten() {
         subtree(d, deps, out);
     }
@@ -298,8 +301,8 @@ fn main() {
         );
     }
     let default_rtl = manifest.join("../rtl").canonicalize().expect("rtl/ exists");
-    let base: Option<(BTreeMap<String, String>, BTreeMap<String, Vec<String>>)> =
-        (only.is_some() && default_rtl != rtl).then(|| {
+    let base: Option<(BTreeMap<String, String>, Deps)> = (only.is_some() && default_rtl != rtl)
+        .then(|| {
             println!("cargo:rerun-if-changed={}", default_rtl.display());
             let mut src: BTreeMap<String, String> = sources
                 .iter()

@@ -234,11 +234,7 @@ fn balanced(expr: &str) -> bool {
             '(' => depth.push(')'),
             '[' => depth.push(']'),
             '{' => depth.push('}'),
-            ')' | ']' | '}' => {
-                if depth.pop() != Some(c) {
-                    return false;
-                }
-            }
+            ')' | ']' | '}' if depth.pop() != Some(c) => return false,
             _ => {}
         }
     }
