@@ -56,7 +56,10 @@ fn instantiated(text: &str, known: &BTreeSet<String>) -> Vec<String> {
         .collect()
 }
 
-fn subtree(top: &str, deps: &BTreeMap<String, Vec<String>>, out: &mut Vec<String>) {
+/// Each module's children (the modules it instantiates).
+type Deps = BTreeMap<String, Vec<String>>;
+
+fn subtree(top: &str, deps: &Deps, out: &mut Vec<String>) {
     for d in deps.get(top).into_iter().flatten() {
         subtree(d, deps, out);
     }
@@ -101,6 +104,17 @@ fn model_cache(out: &std::path::Path) -> PathBuf {
         .join("verilated")
 }
 
+/// Appends `line` to the file `TB_BUILD_LOG` names, when set: which models a build verilated
+/// and in how many seconds (`testbench mutants` reports them). Not an input of the build.
+fn build_log(line: &str) {
+    if let Some(path) = std::env::var_os("TB_BUILD_LOG") {
+        use std::io::Write;
+        if let Ok(mut f) = fs::OpenOptions::new().create(true).append(true).open(path) {
+            let _ = writeln!(f, "{line}");
+        }
+    }
+}
+
 /// Versions of one top's model kept in the cache (the most recently used ones).
 const CACHE_KEEP: usize = 4;
 
@@ -111,7 +125,9 @@ fn cached_model(cache: &std::path::Path, top: &str, h: u64, files: &[PathBuf]) -
     let top_dir = cache.join(top);
     let mdir = top_dir.join(format!("{h:016x}"));
     let archive = format!("V{top}__ALL.a");
-    if !mdir.join(&archive).exists() {
+    let started = std::time::Instant::now();
+    let built = !mdir.join(&archive).exists();
+    if built {
         let tmp = top_dir.join(format!("{h:016x}.tmp{}", std::process::id()));
         let _ = fs::remove_dir_all(&tmp);
         fs::create_dir_all(&tmp).unwrap();
@@ -136,6 +152,11 @@ fn cached_model(cache: &std::path::Path, top: &str, h: u64, files: &[PathBuf]) -
             let _ = fs::remove_dir_all(&tmp);
         }
     }
+    build_log(&format!(
+        "{} {top} {:.1} {h:016x}",
+        if built { "built" } else { "cached" },
+        started.elapsed().as_secs_f64()
+    ));
     // Mark it used, and keep only the most recently used versions of this top.
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -260,6 +281,50 @@ fn main() {
         .map(|(m, t)| (m.clone(), instantiated(t, &known)))
         .collect();
 
+    // TB_RTL_TOPS (a comma-separated list, with TB_RTL_DIR): only these tops are built from
+    // TB_RTL_DIR; every other top is built from rtl/ (so it is found in the model cache). A
+    // mutant run (`testbench mutants`) re-verilates only the tops its properties drive, not
+    // every top that contains the mutated module.
+    println!("cargo:rerun-if-env-changed=TB_RTL_TOPS");
+    let only: Option<BTreeSet<String>> = std::env::var("TB_RTL_TOPS").ok().map(|v| {
+        v.split(',')
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty())
+            .collect()
+    });
+    for t in only.iter().flatten() {
+        assert!(
+            tops.contains(t),
+            "TB_RTL_TOPS names `{t}`, which is not a top of {} (tops: {})",
+            rtl.display(),
+            tops.join(", ")
+        );
+    }
+    let default_rtl = manifest.join("../rtl").canonicalize().expect("rtl/ exists");
+    let base: Option<(BTreeMap<String, String>, Deps)> = (only.is_some() && default_rtl != rtl)
+        .then(|| {
+            println!("cargo:rerun-if-changed={}", default_rtl.display());
+            let mut src: BTreeMap<String, String> = sources
+                .iter()
+                .filter(|(m, _)| dir_of.contains_key(*m))
+                .map(|(m, t)| (m.clone(), t.clone()))
+                .collect();
+            for e in fs::read_dir(&default_rtl).unwrap() {
+                let p = e.unwrap().path();
+                let name = p.file_name().unwrap().to_string_lossy().to_string();
+                if let Some(m) = name.strip_suffix(".sv") {
+                    println!("cargo:rerun-if-changed={}", p.display());
+                    src.insert(m.to_string(), fs::read_to_string(&p).unwrap());
+                }
+            }
+            let known: BTreeSet<String> = src.keys().cloned().collect();
+            let dep = src
+                .iter()
+                .map(|(m, t)| (m.clone(), instantiated(t, &known)))
+                .collect();
+            (src, dep)
+        });
+
     let root = String::from_utf8(
         Command::new("verilator")
             .args(["--getenv", "VERILATOR_ROOT"])
@@ -280,17 +345,23 @@ fn main() {
     let cache = model_cache(&out);
     let mut model_dirs = Vec::new();
     for top in &tops {
+        // Where this top's SystemVerilog comes from: TB_RTL_DIR, or rtl/ for a top that
+        // TB_RTL_TOPS leaves out.
+        let (srcs, dps, sv_dir) = match &base {
+            Some((s, d)) if !only.as_ref().is_some_and(|o| o.contains(top)) => (s, d, &default_rtl),
+            _ => (&sources, &deps, &rtl),
+        };
         let mut files = Vec::new();
-        subtree(top, &deps, &mut files);
+        subtree(top, dps, &mut files);
         let mut h = fnv(&version, 0xcbf2_9ce4_8422_2325);
         h = fnv(VERILATOR_FLAGS.join(" ").as_bytes(), h);
         for f in &files {
             h = fnv(f.as_bytes(), h);
-            h = fnv(sources[f].as_bytes(), h);
+            h = fnv(srcs[f].as_bytes(), h);
         }
         let paths: Vec<PathBuf> = files
             .iter()
-            .map(|f| dir(f).join(format!("{f}.sv")))
+            .map(|f| dir_of.get(f).unwrap_or(sv_dir).join(format!("{f}.sv")))
             .collect();
         let mdir = cached_model(&cache, top, h, &paths);
         fs::copy(

@@ -4,6 +4,7 @@
 //! - [`drivers`]: bus functional models bound to ports by name;
 //! - [`models`]: golden reference models, plain Rust;
 //! - [`prop`], [`suites`]: property-based runs, shrinking, regressions;
+//! - [`mutants`]: the mutant table and mutant schemata (every mutant of a module in one model);
 //! - [`fio`]: fio's workloads on the simulated chip ([`suites::chip::session`]);
 //! - [`nbd`]: an NBD server exporting a block device (the chip, or memory) to real clients;
 //! - [`rtl`]: the Verilated tops of rtl/, with their generated bindings.
@@ -12,6 +13,7 @@ pub mod cli;
 pub mod drivers;
 pub mod fio;
 pub mod models;
+pub mod mutants;
 pub mod nbd;
 pub mod pcap;
 pub mod prop;

@@ -81,6 +81,16 @@ pub fn input_for<P: Property>(seed: u64) -> P::Input {
         .current()
 }
 
+/// How long proptest may shrink one failure, in milliseconds: `PROPTEST_MAX_SHRINK_TIME` when
+/// set (`testbench mutants` bounds every mutant's shrink with it), else 30 s. A shrink step
+/// that started before the bound still finishes.
+fn shrink_time_ms() -> u32 {
+    std::env::var("PROPTEST_MAX_SHRINK_TIME")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(30_000)
+}
+
 /// Runs case `seed` of property `P`, its models starting as `x_init` says; on failure shrinks
 /// it, saves it to `regressions` (a file of `<property> <seed> [x-init=random]` lines) and
 /// re-runs the minimal case writing `<waves_dir>/<property>-<seed>[-xr].fst`.
@@ -94,7 +104,7 @@ pub fn run_case<P: Property>(
         cases: 1,
         failure_persistence: None,
         max_shrink_iters: 4096,
-        max_shrink_time: 30_000,
+        max_shrink_time: shrink_time_ms(),
         ..Config::default()
     };
     let mut runner = TestRunner::new_with_rng(config, rng_for(seed));

@@ -303,6 +303,23 @@ impl fmt::Display for Hang {
 
 impl std::error::Error for Hang {}
 
+/// Names of the tops this process created models of, since [`take_tops_created`] last ran.
+static TOPS_CREATED: std::sync::Mutex<std::collections::BTreeSet<&'static str>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+fn record_top(name: &'static str) {
+    TOPS_CREATED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(name);
+}
+
+/// The tops whose models were created (by [`Sim::new`]) since the last call, and forgets them:
+/// `testbench mutants` runs a case of a property to learn which tops it drives.
+pub fn take_tops_created() -> std::collections::BTreeSet<&'static str> {
+    std::mem::take(&mut *TOPS_CREATED.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
 /// A Verilated top with its clock, reset and components.
 pub struct Sim<M: Dut> {
     components: Vec<Rc<RefCell<dyn Component>>>,
@@ -325,6 +342,10 @@ impl<M: Dut> Sim<M> {
     /// ([`with_x_init`]); its inputs start at zero either way (the testbench drives them: a
     /// random value on an input no component drives would be the testbench's, not the RTL's).
     pub fn new() -> Self {
+        record_top(M::NAME);
+        // Keeps the DPI function that mutant schemata models import linked into every binary
+        // (the models' archives come after the Rust code on the link line).
+        std::hint::black_box(crate::mutants::tb_mutant_sel as extern "C" fn() -> std::ffi::c_int);
         let init_seed = next_init_seed();
         let dut = Rc::new(if init_seed == 0 {
             M::create(0)

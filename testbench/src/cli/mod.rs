@@ -12,6 +12,7 @@ pub mod bench_qos;
 pub mod bench_rdma;
 pub mod cocotb;
 pub mod fio;
+pub mod mutants;
 pub mod nbd;
 pub mod regress;
 pub mod tcp_linux;
@@ -33,6 +34,9 @@ pub struct Cli {
 pub enum Command {
     /// Runs a suite's property cases; ends with `NAME: P passed, F failed`.
     Regress(regress::Args),
+    /// Runs the mutant table on mutant schemata models (one build, every mutant chosen at run
+    /// time); one line per mutant, a score per file; exits 1 when a mutant survives.
+    Mutants(mutants::Args),
     /// Runs fio's workloads on the simulated chip; prints fio's text or JSON.
     Fio(fio::Args),
     /// Exports a device (the simulated chip, or memory) as an NBD server on a local socket.

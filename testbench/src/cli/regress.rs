@@ -159,6 +159,13 @@ pub fn run(args: &Args) -> i32 {
         .clone()
         .unwrap_or_else(|| root.parent().unwrap_or(root).join("target").join("waves"));
 
+    let mutant = match crate::mutants::selected_from_env() {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("testbench: {e}");
+            return 2;
+        }
+    };
     let x_init = args.x_init.unwrap_or_else(XInit::from_env);
     let xr = |x: XInit| {
         if x == XInit::Random {
@@ -295,6 +302,13 @@ pub fn run(args: &Args) -> i32 {
         }
     }
     eprintln!("{:.1} s on {jobs} threads", started.elapsed().as_secs_f64());
+    if let Some(k) = mutant {
+        // `testbench mutants` checks this: a mutant no model read changed nothing.
+        eprintln!(
+            "mutant {k}: the select was read by {} model instances",
+            crate::mutants::select_reads()
+        );
+    }
     println!("{}: {passed} passed, {failed} failed", suite.name);
     if failed > 0 {
         1
