@@ -31,7 +31,7 @@ pub struct Input {
     pub seed: u64,
 }
 
-fn hostile_frame(kind: u8) -> Vec<u8> {
+pub(crate) fn hostile_frame(kind: u8) -> Vec<u8> {
     let mut f = Vec::new();
     let eth = |f: &mut Vec<u8>, dst: [u8; 6], ty: u16| {
         f.extend(dst);

@@ -4,7 +4,8 @@
 //! rates; about a third of the cases run clean) with random beat sizes, idle cycles and
 //! backpressure on the engine's byte streams and random MSS, window shifts and smoltcp buffer
 //! sizes (so both sides' windows are scaled and fill up), then the connections close with FIN,
-//! the engine or the peer first. Checked: every byte arrives exactly once and in order on both
+//! the engine or the peer first, with stray frames the engine must drop (ARP and IPv4 for other
+//! addresses, frames for another MAC) between the segments. Checked: every byte arrives exactly once and in order on both
 //! sides; every frame passes `models::tcp`'s golden check; the engine ends CLOSED or in TIME-WAIT
 //! without a failure and smoltcp in CLOSED or TIME-WAIT; the counters agree with the frames seen (segments
 //! and ARP frames sent, no RST either way, no tx byte dropped, a checksum drop for each frame
@@ -36,6 +37,10 @@ pub struct Input {
     pub peer_buf: u8,
     pub engine_closes_first: bool,
     pub key: (u32, u32),
+    /// Stray frames the engine must drop (the `tcp_ping` kinds 0 to 2: an ARP request for
+    /// another address, IPv4 for another address, a frame for another MAC), sent to the engine
+    /// at these cycles, between the segments of the streams.
+    pub stray: Vec<(u8, u32)>,
     pub seed: u64,
 }
 
@@ -167,9 +172,15 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     let mut last_poll = 0u64;
     let mut was_up = vec![false; n];
     let state = |env: &mut Env, c: usize| env.read(creg(c, 12));
+    let mut stray = input.stray.clone();
+    stray.sort_by_key(|x| std::cmp::Reverse(x.1));
     loop {
         env.step(&mut |s| peer.run(s))?;
         let cycle = env.sim.cycle();
+        while stray.last().is_some_and(|x| u64::from(x.1) <= cycle) {
+            let (k, _) = stray.pop().expect("checked");
+            env.src.borrow_mut().send(super::ping::hostile_frame(k % 3));
+        }
         {
             let app = env.app.borrow();
             for c in 0..n {
@@ -365,6 +376,7 @@ impl Property for TcpStreamProp {
             (0u8..40, 0u8..40),
             (any::<u8>(), any::<u8>(), any::<u8>(), any::<bool>()),
             (any::<u32>(), any::<u32>()),
+            prop::collection::vec((0u8..3, 0u32..60_000), 0..8),
             any::<u64>(),
         )
             .prop_map(
@@ -375,6 +387,7 @@ impl Property for TcpStreamProp {
                     (stall, idle),
                     (mss, wscale, peer_buf, first),
                     key,
+                    stray,
                     seed,
                 )| {
                     Input {
@@ -388,6 +401,7 @@ impl Property for TcpStreamProp {
                         peer_buf,
                         engine_closes_first: first,
                         key,
+                        stray,
                         seed,
                     }
                 },
