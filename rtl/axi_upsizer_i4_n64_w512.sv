@@ -110,9 +110,7 @@ module axi_upsizer_i4_n64_w512 (
   logic [14:0]  r_info_m_data;
   logic [3:0]   r_id;
   logic [2:0]   r_first_lane;
-  logic [7:0]   r_last_beat;              // the burst's narrow ARLEN
-  logic         r_started_q;              // a narrow beat of the head burst was handed out
-  logic         r_started_d;
+  logic [7:0]   r_arlen;                  // the head burst's narrow ARLEN
   logic [2:0]   r_lane_q;
   logic [2:0]   r_lane_d;
   logic [7:0]   r_count_q;                // narrow beats of the head burst handed out
@@ -245,9 +243,9 @@ module axi_upsizer_i4_n64_w512 (
   assign m_axi_arid_o = 4'd0;
   assign r_id = r_info_m_data[14:11];
   assign r_first_lane = r_info_m_data[10:8];
-  assign r_last_beat = r_info_m_data[7:0];
-  assign r_lane_now = r_started_q ? r_lane_q : r_first_lane;
-  assign r_last = r_count_q == r_last_beat;
+  assign r_arlen = r_info_m_data[7:0];
+  assign r_lane_now = (r_count_q != 8'd0) ? r_lane_q : r_first_lane;
+  assign r_last = r_count_q == r_arlen;
   assign r_wide_done = r_last | (r_lane_now == 3'd7);
 
   always_comb begin
@@ -288,7 +286,6 @@ module axi_upsizer_i4_n64_w512 (
   assign s_axi_rid_o = r_id;
   assign m_axi_rready_o = r_info_m_valid & s_axi_rready_i & r_wide_done;
   assign r_fire = r_info_m_valid & m_axi_rvalid_i & s_axi_rready_i;
-  assign r_started_d = r_fire ? ~r_last : r_started_q;
   assign r_count_d = r_fire ? (r_last ? 8'd0 : (r_count_q + 8'd1)) : r_count_q;
   assign r_lane_d = r_fire ? (r_lane_now + 3'd1) : r_lane_q;
   assign aw_lane = s_axi_awaddr_i[5:3];
@@ -331,7 +328,6 @@ module axi_upsizer_i4_n64_w512 (
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       ar_valid_q <= 1'b0;
-      r_started_q <= 1'b0;
       r_lane_q <= 3'd0;
       r_count_q <= 8'd0;
       pk_started_q <= 1'b0;
@@ -342,7 +338,6 @@ module axi_upsizer_i4_n64_w512 (
       w_sendable_q <= 7'd0;
     end else begin
       ar_valid_q <= ar_valid_d;
-      r_started_q <= r_started_d;
       r_lane_q <= r_lane_d;
       r_count_q <= r_count_d;
       pk_started_q <= pk_started_d;

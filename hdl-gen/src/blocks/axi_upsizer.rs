@@ -223,14 +223,12 @@ pub fn axi_upsizer(
     );
 
     // ---------------------------------------------------------------- AR
-    // The wide burst: from the wide beat holding the first narrow beat to the one holding the
-    // last; `(first lane + narrow beats - 1) >> log2(lanes)` wide beats after the first.
+    // The wide burst's ARLEN/AWLEN: from the wide beat holding the first narrow beat to the
+    // one holding the last, `(first lane + narrow LEN) >> log2(lanes)`.
+    let wide_len = |lane: Sig, len: Sig| ((lane.zext(9) + len.zext(9)) >> lgr).slice(7, 0);
     let ar_lane = m.net("ar_lane", s_araddr.slice(lgw - 1, lgn));
     m.comment(ar_lane, "the narrow burst's first lane in its wide beat");
-    let ar_wlen = m.net(
-        "ar_wlen",
-        ((ar_lane.zext(9) + s_arlen.zext(9)) >> lgr).slice(7, 0),
-    );
+    let ar_wlen = m.net("ar_wlen", wide_len(ar_lane, s_arlen));
     m.comment(ar_wlen, "the wide burst's ARLEN");
     let arv = m.reg("ar_valid", 1, 0);
     let ara = m.reg_noreset("ar_addr", 64);
@@ -272,21 +270,16 @@ pub fn axi_upsizer(
     let rinfo = m.bind_out(u_rinfo, "m_data_o");
     let r_id = m.net("r_id", rinfo.slice(riw - 1, lgr + 8));
     let r_first = m.net("r_first_lane", rinfo.slice(lgr + 7, 8));
-    let r_beats = m.net("r_last_beat", rinfo.slice(7, 0));
-    m.comment(r_beats, "the burst's narrow ARLEN");
-    let r_started = m.reg("r_started", 1, 0);
-    m.comment(
-        r_started.q,
-        "a narrow beat of the head burst was handed out",
-    );
+    let r_arlen = m.net("r_arlen", rinfo.slice(7, 0));
+    m.comment(r_arlen, "the head burst's narrow ARLEN");
     let r_lane_q = m.reg("r_lane", lgr, 0);
     let r_cnt = m.reg("r_count", 8, 0);
     m.comment(r_cnt.q, "narrow beats of the head burst handed out");
     let r_lane = m.net(
         "r_lane_now",
-        mux(r_started.q, r_lane_q.q.ex(), r_first.ex()),
+        mux(r_cnt.q.ne(0), r_lane_q.q.ex(), r_first.ex()),
     );
-    let r_last = m.net("r_last", r_cnt.q.eq(r_beats));
+    let r_last = m.net("r_last", r_cnt.q.eq(r_arlen));
     let r_end = m.net("r_wide_done", r_last | r_lane.eq(u64::from(lanes - 1)));
     m.comment(r_end, "this narrow beat is the wide beat's last");
     let lanes_of = |m: &mut ModuleBuilder, name: &str, word: Sig, w: u32, sel: Sig| {
@@ -304,7 +297,6 @@ pub fn axi_upsizer(
     m.assign(m_rready, rinfo_valid & s_rready & r_end);
     let r_fire = m.net("r_fire", rinfo_valid & m_rvalid & s_rready);
     m.bind(u_rinfo, "m_ready_i", r_fire & r_last);
-    m.assign(r_started.d, mux(r_fire, !r_last, r_started.q.ex()));
     m.assign(
         r_cnt.d,
         mux(r_fire, mux(r_last, lit(8, 0), r_cnt.q + 1), r_cnt.q.ex()),
@@ -314,10 +306,7 @@ pub fn axi_upsizer(
     // ---------------------------------------------------------------- AW
     let aw_lane = m.net("aw_lane", s_awaddr.slice(lgw - 1, lgn));
     m.comment(aw_lane, "the narrow burst's first lane in its wide beat");
-    let aw_wlen = m.net(
-        "aw_wlen",
-        ((aw_lane.zext(9) + s_awlen.zext(9)) >> lgr).slice(7, 0),
-    );
+    let aw_wlen = m.net("aw_wlen", wide_len(aw_lane, s_awlen));
     let u_aw = m.instance("u_aw_fifo", &aw_fifo);
     let u_winfo = m.instance("u_w_info", &w_info);
     let aw_room = m.bind_out(u_aw, "s_ready_o");

@@ -244,11 +244,47 @@ fn pack(narrow: &[WBeat], addr: u64, wide_addr: u64, nb: usize, wb: usize) -> Ve
     out
 }
 
+/// One address channel of `m_axi` (`ar` or `aw`).
+struct AddrPorts {
+    valid: Signal,
+    ready: Signal,
+    addr: Signal,
+    len: Signal,
+    size: Signal,
+    burst: Signal,
+    id: Signal,
+}
+
+impl AddrPorts {
+    fn bind(p: &impl Ports, ch: &str) -> AddrPorts {
+        let s = |n: &str, dir: &str| p.port(&format!("m_axi_{ch}{n}_{dir}"));
+        AddrPorts {
+            valid: s("valid", "o"),
+            ready: s("ready", "i"),
+            addr: s("addr", "o"),
+            len: s("len", "o"),
+            size: s("size", "o"),
+            burst: s("burst", "o"),
+            id: s("id", "o"),
+        }
+    }
+
+    fn fired(&self) -> bool {
+        self.valid.is_high() && self.ready.is_high()
+    }
+}
+
 /// Watches `m_axi`: the shape of every AR and AW, the W bursts as they leave, and that a W
 /// burst, once started, is never paused by the upsizer.
 struct Monitor {
     wb: u32,
-    p: [Signal; 19],
+    ar: AddrPorts,
+    aw: AddrPorts,
+    wvalid: Signal,
+    wready: Signal,
+    wdata: Signal,
+    wstrb: Signal,
+    wlast: Signal,
     /// (address, AWLEN) of each AW, in order.
     aws: Vec<(u64, u32)>,
     w_bursts: Vec<Vec<WBeat>>,
@@ -264,27 +300,13 @@ impl Monitor {
         let m = |s: &str| p.port(&format!("m_axi_{s}"));
         Monitor {
             wb,
-            p: [
-                m("arvalid_o"),
-                m("arready_i"),
-                m("araddr_o"),
-                m("arlen_o"),
-                m("arsize_o"),
-                m("arburst_o"),
-                m("arid_o"),
-                m("awvalid_o"),
-                m("awready_i"),
-                m("awaddr_o"),
-                m("awlen_o"),
-                m("awsize_o"),
-                m("awburst_o"),
-                m("awid_o"),
-                m("wvalid_o"),
-                m("wready_i"),
-                m("wdata_o"),
-                m("wstrb_o"),
-                m("wlast_o"),
-            ],
+            ar: AddrPorts::bind(p, "ar"),
+            aw: AddrPorts::bind(p, "aw"),
+            wvalid: m("wvalid_o"),
+            wready: m("wready_i"),
+            wdata: m("wdata_o"),
+            wstrb: m("wstrb_o"),
+            wlast: m("wlast_o"),
             aws: Vec::new(),
             w_bursts: Vec::new(),
             cur: Vec::new(),
@@ -294,7 +316,10 @@ impl Monitor {
         }
     }
 
-    fn shape(&mut self, cycle: u64, what: &str, addr: u64, size: u64, burst: u64, id: u64) {
+    /// Checks a handshaken AR or AW: INCR, full wide beats, aligned, ID 0.
+    fn shape(&mut self, cycle: u64, what: &str, write: bool) {
+        let c = if write { &self.aw } else { &self.ar };
+        let (addr, size, burst, id) = (c.addr.get(), c.size.get(), c.burst.get(), c.id.get());
         let lg = u64::from(self.wb.trailing_zeros());
         if size != lg || burst != 1 || id != 0 || !addr.is_multiple_of(u64::from(self.wb)) {
             self.errors.push(format!(
@@ -307,28 +332,22 @@ impl Monitor {
 
 impl Component for Monitor {
     fn sample(&mut self, cycle: u64) {
-        let v: Vec<u64> = (0..19)
-            .map(|i| if i == 16 { 0 } else { self.p[i].get() })
-            .collect();
-        let g = |i: usize| v[i];
-        let (ar, aw) = (g(0) == 1 && g(1) == 1, g(7) == 1 && g(8) == 1);
-        let (wv, wr) = (g(14) == 1, g(15) == 1);
-        if ar {
-            let (a, sz, b, id) = (g(2), g(4), g(5), g(6));
-            self.shape(cycle, "AR", a, sz, b, id);
+        let (wv, wr) = (self.wvalid.is_high(), self.wready.is_high());
+        if self.ar.fired() {
+            self.shape(cycle, "AR", false);
         }
         // The AW of a burst whose W beats have not all left comes with a W beat (a slave may
         // take the W beats first, as this one does).
-        if g(7) == 1 && !wv && self.w_bursts.len() <= self.aws.len() {
+        if self.aw.valid.is_high() && !wv && self.w_bursts.len() <= self.aws.len() {
             self.errors.push(format!(
                 "cycle {cycle}: AW {} offered on m_axi without a W beat (the interconnect waits for one)",
                 self.aws.len()
             ));
         }
-        if aw {
-            let (a, sz, b, id) = (g(9), g(11), g(12), g(13));
-            self.shape(cycle, "AW", a, sz, b, id);
-            self.aws.push((a, g(10) as u32));
+        if self.aw.fired() {
+            self.shape(cycle, "AW", true);
+            self.aws
+                .push((self.aw.addr.get(), self.aw.len.get() as u32));
         }
         if self.in_burst && !wv {
             self.errors.push(format!(
@@ -337,10 +356,9 @@ impl Component for Monitor {
             ));
         }
         if wv && wr {
-            get_bytes(&self.p[16], &mut self.buf);
-            let strb = self.p[17].get();
-            self.cur.push((self.buf.clone(), strb));
-            let last = g(18) == 1;
+            get_bytes(&self.wdata, &mut self.buf);
+            self.cur.push((self.buf.clone(), self.wstrb.get()));
+            let last = self.wlast.is_high();
             if last {
                 self.w_bursts.push(std::mem::take(&mut self.cur));
             }
