@@ -90,6 +90,33 @@ impl BoardPort {
     }
 }
 
+/// What an ECP5 part holds, from Lattice's ECP5 and ECP5-5G family data sheet
+/// (FPGA-DS-02012, table 1.1): LUT4s (two per slice, each with its flip-flop), 18-kbit block
+/// RAMs and 18x18 multipliers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capacity {
+    pub lut4: u64,
+    pub ff: u64,
+    pub dp16kd: u64,
+    pub mult18x18d: u64,
+}
+
+/// LFE5U-25F and LFE5UM5G-25F: 12,144 slices.
+pub const ECP5_25K: Capacity = Capacity {
+    lut4: 24_288,
+    ff: 24_288,
+    dp16kd: 56,
+    mult18x18d: 28,
+};
+
+/// LFE5U-85F and LFE5UM5G-85F: 41,820 slices.
+pub const ECP5_85K: Capacity = Capacity {
+    lut4: 83_640,
+    ff: 83_640,
+    dp16kd: 208,
+    mult18x18d: 156,
+};
+
 /// A bring-up board.
 #[derive(Clone, Debug)]
 pub struct Board {
@@ -101,6 +128,8 @@ pub struct Board {
     pub part: &'static str,
     /// nextpnr-ecp5 device options.
     pub device_args: &'static [&'static str],
+    /// What the part holds (a module over it is not placed).
+    pub capacity: Capacity,
     /// Oscillator frequency in Hz.
     pub osc_hz: u64,
     /// Core clock in Hz (the PLL output, the timing target).
@@ -206,6 +235,7 @@ pub fn butterstick() -> Board {
         title: "GSG ButterStick r1.0",
         part: "LFE5UM5G-85F-8BG381C",
         device_args: &["--um5g-85k", "--package", "CABGA381", "--speed", "8"],
+        capacity: ECP5_85K,
         osc_hz: 30_000_000,
         core_hz: 125_000_000,
         baud: 115_200,
@@ -388,6 +418,7 @@ pub fn colorlight_i5() -> Board {
         title: "Colorlight i5 v7.0",
         part: "LFE5U-25F-6BG381C",
         device_args: &["--25k", "--package", "CABGA381", "--speed", "6"],
+        capacity: ECP5_25K,
         osc_hz: 25_000_000,
         core_hz: 100_000_000,
         baud: 115_200,

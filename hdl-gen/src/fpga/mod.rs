@@ -297,9 +297,22 @@ pub fn blocks(cfg: &Config, only: &[String], out: &Path) -> Result<BlocksReport,
             cells.dp16kd,
             cells.mult18x18d
         );
+        let mut does_not_fit = BTreeMap::new();
         for tg in &targets {
             if !has_clock {
                 fmax.insert(tg.board.clone(), None);
+                continue;
+            }
+            let cap = boards::by_name(&tg.board)
+                .expect("a target is a board")
+                .capacity;
+            if let Some(why) = cells.over(&cap) {
+                let _ = std::fmt::Write::write_fmt(
+                    &mut line,
+                    format_args!("; {} does not fit ({why})", tg.board),
+                );
+                fmax.insert(tg.board.clone(), None);
+                does_not_fit.insert(tg.board.clone(), why);
                 continue;
             }
             let rep = format!("pnr_{}.json", tg.board);
@@ -351,6 +364,7 @@ pub fn blocks(cfg: &Config, only: &[String], out: &Path) -> Result<BlocksReport,
             source_hash: module_hash(m, &files),
             cells,
             fmax_mhz: fmax,
+            does_not_fit,
         });
     }
     // Merge with what the report already holds, in the design's module order.

@@ -50,6 +50,23 @@ impl Cells {
             mult18x18d: n("MULT18X18D"),
         }
     }
+
+    /// The resources these cells need beyond what a part holds (`None`: they fit), e.g.
+    /// `LUT4 91203 > 83640`. Distributed RAM is not counted, so a module listed as fitting may
+    /// still fail to place; one listed as not fitting cannot place.
+    pub fn over(&self, cap: &crate::boards::Capacity) -> Option<String> {
+        let over: Vec<String> = [
+            ("LUT4", self.lut4, cap.lut4),
+            ("FF", self.ff, cap.ff),
+            ("DP16KD", self.dp16kd, cap.dp16kd),
+            ("MULT18X18D", self.mult18x18d, cap.mult18x18d),
+        ]
+        .iter()
+        .filter(|(_, n, c)| n > c)
+        .map(|(k, n, c)| format!("{k} {n} > {c}"))
+        .collect();
+        (!over.is_empty()).then(|| over.join(", "))
+    }
 }
 
 /// One block of the per-block report.
@@ -61,8 +78,13 @@ pub struct BlockEntry {
     pub source_hash: String,
     /// Its cells after `synth_ecp5`.
     pub cells: Cells,
-    /// Fmax in MHz per board (rounded to 0.1), `None` for a module without a clock.
+    /// Fmax in MHz per board (rounded to 0.1), `None` for a module without a clock or one
+    /// that does not fit the board's part.
     pub fmax_mhz: BTreeMap<String, Option<f64>>,
+    /// Per board whose part the module does not fit, what it needs beyond the part (not
+    /// placed and routed there).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub does_not_fit: BTreeMap<String, String>,
 }
 
 /// The per-block report.
@@ -186,8 +208,15 @@ pub fn blocks_markdown(r: &BlocksReport) -> String {
             b.module, c.lut4, c.ccu2c, c.ff, c.lutram, c.dp16kd, c.mult18x18d
         );
         for tg in &r.targets {
-            let f = b.fmax_mhz.get(&tg.board).copied().flatten();
-            let _ = write!(t, " {} |", cell(f, tg.target_mhz));
+            match b.does_not_fit.get(&tg.board) {
+                Some(why) => {
+                    let _ = write!(t, " **does not fit: {why}** |");
+                }
+                None => {
+                    let f = b.fmax_mhz.get(&tg.board).copied().flatten();
+                    let _ = write!(t, " {} |", cell(f, tg.target_mhz));
+                }
+            }
         }
         let _ = writeln!(t);
     }
@@ -195,7 +224,10 @@ pub fn blocks_markdown(r: &BlocksReport) -> String {
     let _ = writeln!(
         t,
         "LUT4 counts logic LUT4s plus two per CCU2C carry cell; LUTRAM counts TRELLIS_DPR16X4 \
-         cells (16 x 4 bits of distributed RAM each). A bold Fmax is below the board's target."
+         cells (16 x 4 bits of distributed RAM each). A bold Fmax is below the board's target. A \
+         module whose cells exceed the part's LUT4s, flip-flops, block RAMs or multipliers (ECP5 \
+         family data sheet) is not placed and routed for that board: its entry says what it \
+         needs beyond the part."
     );
     t
 }
@@ -283,4 +315,25 @@ pub fn body(text: &str) -> &str {
         }
     }
     rest
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::boards::{ECP5_25K, ECP5_85K};
+
+    #[test]
+    fn a_module_over_a_part_says_what_it_needs() {
+        let c = Cells {
+            lut4: 30_000,
+            ff: 20_000,
+            dp16kd: 60,
+            ..Cells::default()
+        };
+        assert_eq!(
+            c.over(&ECP5_25K).as_deref(),
+            Some("LUT4 30000 > 24288, DP16KD 60 > 56")
+        );
+        assert_eq!(c.over(&ECP5_85K), None);
+    }
 }
