@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The nightly job: what does not fit in ci/test.sh's budget. Today: every mutant of
 # ci/mutants.txt on its schemata model (ci/test.sh runs the part that fits in about 6 minutes),
-# and the TCP engine against Linux with bridge faults (real time: a run does not replay exactly).
+# the TCP engine against Linux with bridge faults (real time: a run does not replay exactly), and
+# the widest configuration's chip top in simulation (ci/widest.sh: the chip property and bench;
+# verilating its 512-bit chip top takes many minutes when the model cache does not hold it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/setup.sh
@@ -10,4 +12,6 @@ step "mutants: every entry of ci/mutants.txt"
 bash ci/mutation.sh
 step "tcp-linux with bridge faults (drop, duplicate, reorder up to 3 % per frame), more cases"
 CASES=8 bash ci/tcp_linux_check.sh
+step "widest configuration: chip property and bench on its chip top"
+bash ci/widest.sh
 step "all passed"

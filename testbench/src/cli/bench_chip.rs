@@ -23,10 +23,12 @@
 //!   "no delay" so TIME = 255), QD 32 4 KiB reads: goal 0.125.
 //! - **Simulation speed**: cycles and commands per wall-clock second (a figure to read).
 //!
-//! The widest (512-bit) configuration is not measured: the chip top has no width converter,
-//! so it cannot hold transports of a different data width than the DMA engines yet.
+//! It measures the chip top the testbench was built with: the shipped one (rtl/), or another
+//! configuration's (`TB_RTL_DIR=... TB_RTL_TOPS=nvmeof_offload`, as ci/widest.sh builds the
+//! widest one); the header names the link widths, and every bound is in beats of those widths.
 
 use crate::fio::{self, Job, Rw};
+use crate::rtl::ChipTop;
 use crate::suites::chip::session::{self, Io, Op, Session, Setup, Traffic, Transport, Widths};
 use std::time::Instant;
 
@@ -115,10 +117,16 @@ fn quiet_setup(
 /// Beats per command on each link: (link, beats).
 type LinkBeats = [(&'static str, f64); 6];
 
-/// Commands per cycle of Flushes or 512-byte Reads, and the beats per command of each link.
-fn command_rate(t: Transport, op: Op, count: u64) -> Result<(f64, LinkBeats), String> {
-    let channels = session::channels(t);
-    let mut s = Session::open(&quiet_setup(vec![t; channels], 32, 4096, 1, (50, 100)))?;
+/// Commands per cycle of Flushes or 512-byte Reads on `channels` channels of `t` (one queue
+/// each), host memory answering reads in `mem` cycles, and the beats per command of each link.
+fn command_rate(
+    t: Transport,
+    op: Op,
+    count: u64,
+    channels: usize,
+    mem: (u32, u32),
+) -> Result<(f64, LinkBeats), String> {
+    let mut s = Session::open(&quiet_setup(vec![t; channels], 32, 4096, 1, mem))?;
     let queues = channels as u16;
     let warm = count / 10;
     let (mut sent, mut done) = (0u64, 0u64);
@@ -257,8 +265,17 @@ pub fn run(check: bool) -> i32 {
     let mut cmds_total = 0u64;
     let mut secs = 0.0;
     let res = (|| -> Result<(), String> {
+        let bits = |port: &str| {
+            ChipTop::PORTS
+                .iter()
+                .find(|p| p.0 == port)
+                .map_or(0, |p| p.1)
+        };
         println!(
-            "chip: the shipped configuration at {CLOCK_MHZ} MHz, host memory reads 50-100 cycles"
+            "chip: the top built (host bus {} bits, RoCE stream {} bits, NVMe/TCP streams {} bits) at {CLOCK_MHZ} MHz, host memory reads 50-100 cycles",
+            bits("m_axi_wdata_o"),
+            bits("m_axis_tdata_o"),
+            bits("tcp_tx_data_o"),
         );
         println!("  4 KiB random I/O at QD 32, remote latency 2 us + up to 0.5 us:");
         for t in [Transport::Roce, Transport::Tcp] {
@@ -291,7 +308,8 @@ pub fn run(check: bool) -> i32 {
         println!("  Command rate, QD 32 on every channel, remote latency 0:");
         for t in [Transport::Roce, Transport::Tcp] {
             for (op, what) in [(Op::Flush, "Flush"), (Op::Read, "Read 512 B")] {
-                let (rate, links) = command_rate(t, op, 2000)?;
+                let channels = session::channels(t);
+                let (rate, links) = command_rate(t, op, 2000, channels, (50, 100))?;
                 let (name, worst) =
                     links
                         .iter()
@@ -309,9 +327,20 @@ pub fn run(check: bool) -> i32 {
                     t.name(),
                     rate * CLOCK_MHZ,
                 );
+                // Where the rate is set: a limit per channel (the transport's commands in
+                // flight per QP or connection) halves it on one channel of two; a shared block
+                // (QoS, routing, the front end) or a link does not; the SQE fetch's host memory
+                // latency shows in the rate with host memory answering in 1 cycle.
+                let (one, _) = command_rate(t, op, 1000, 1, (50, 100))?;
+                let (fast, _) = command_rate(t, op, 1000, channels, (1, 1))?;
+                println!(
+                    "    {:8} {what:10}: on 1 channel of {channels}: {one:.4} commands/cycle ({:.2} of the rate on all); host memory in 1 cycle: {fast:.4} ({:.2})",
+                    t.name(),
+                    one / rate,
+                    fast / rate,
+                );
             }
         }
-        println!("  The widest (512-bit) configuration: not measured (the chip top has no width converter yet)");
         println!("  Added latency, one command at a time, remote latency 0, host memory answering in 1 cycle (worst of 20):");
         for t in [Transport::Roce, Transport::Tcp] {
             for (op, what) in [
