@@ -97,6 +97,14 @@ impl Pcap {
         self.record(frame);
     }
 
+    /// Records one Ethernet frame with its own timestamp, `us` microseconds since the Unix
+    /// epoch (a capture of real time, such as `tcp-linux`'s; kept monotonic: never before the
+    /// previous frame).
+    pub fn ethernet_at(&mut self, frame: &[u8], us: u64) {
+        self.time_us = self.time_us.max(us.saturating_sub(10));
+        self.record(frame);
+    }
+
     fn record(&mut self, frame: &[u8]) {
         self.time_us += 10;
         let (s, us) = (self.time_us / 1_000_000, self.time_us % 1_000_000);

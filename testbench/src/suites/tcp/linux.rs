@@ -392,9 +392,11 @@ fn serve(
         }
         if Instant::now() > deadline {
             return Err(format!(
-                "the kernel sent {off} of {} bytes, received {got} of {}, EOF {eof}, closed {shut}",
+                "the kernel sent {off} of {} bytes, received {got} of {}, EOF {eof}, closed \
+                 {shut}; its socket: {}",
                 send.len(),
-                expect.len()
+                expect.len(),
+                tcp_info(fd).map_or_else(|e| e, |ti| show_tcp_info(&ti))
             ));
         }
         let mut p = libc::pollfd {
@@ -450,6 +452,14 @@ fn serve(
             break;
         }
     }
+    let ti = tcp_info(fd)?;
+    Ok(ConnEnd {
+        rtt_us: ti.tcpi_rtt,
+    })
+}
+
+/// The kernel's `TCP_INFO` of socket `fd`.
+fn tcp_info(fd: i32) -> Result<libc::tcp_info, String> {
     let mut ti: libc::tcp_info = unsafe { std::mem::zeroed() };
     let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
     let r = unsafe {
@@ -464,9 +474,30 @@ fn serve(
     if r != 0 {
         return Err(os_err("TCP_INFO"));
     }
-    Ok(ConnEnd {
-        rtt_us: ti.tcpi_rtt,
-    })
+    Ok(ti)
+}
+
+/// What a stalled kernel socket says about itself: state, congestion state, retransmission
+/// and probe counts, backoff, RTO, unacknowledged segments, congestion window, time since it
+/// last sent data and last received an ACK.
+fn show_tcp_info(ti: &libc::tcp_info) -> String {
+    format!(
+        "state {}, ca_state {}, retransmits {}, probes {}, backoff {}, rto {} us, unacked {}, \
+         cwnd {}, ssthresh {}, total_retrans {}, last data sent {} ms ago, last ACK received \
+         {} ms ago",
+        ti.tcpi_state,
+        ti.tcpi_ca_state,
+        ti.tcpi_retransmits,
+        ti.tcpi_probes,
+        ti.tcpi_backoff,
+        ti.tcpi_rto,
+        ti.tcpi_unacked,
+        ti.tcpi_snd_cwnd,
+        ti.tcpi_snd_ssthresh,
+        ti.tcpi_total_retrans,
+        ti.tcpi_last_data_sent,
+        ti.tcpi_last_ack_recv
+    )
 }
 
 /// Accepts the engine's `n` connections and serves each on its own thread; each result goes
@@ -767,6 +798,14 @@ fn arp_kind(f: &[u8]) -> Option<u8> {
     }
 }
 
+/// Wall time, microseconds since the Unix epoch: the pcap's timestamps (the kernel's timers run
+/// in real time, so a capture shows them as they were).
+fn wall_us() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as u64)
+}
+
 fn is_tcp(f: &[u8]) -> bool {
     f.len() >= 34 && f[12..14] == [8, 0] && f[23] == 6
 }
@@ -939,7 +978,7 @@ pub fn run_case(
                 return Err(format!("write to the TAP: {e}"));
             }
             if let Some(p) = pcap.as_deref_mut() {
-                p.ethernet(f);
+                p.ethernet_at(f, wall_us());
             }
             report.frames[0] += 1;
             out_queue.pop_front();
@@ -963,7 +1002,7 @@ pub fn run_case(
                 }
                 report.frames[1] += 1;
                 if let Some(p) = pcap.as_deref_mut() {
-                    p.ethernet(&f);
+                    p.ethernet_at(&f, wall_us());
                 }
                 match arp_kind(&f) {
                     Some(1) => report.arp[2] += 1,
@@ -1035,7 +1074,30 @@ pub fn run_case(
             }
         }
         while let Ok((c, r)) = res_rx.try_recv() {
-            ends[c] = Some(r.map_err(|e| format!("connection {c}, kernel side: {e}"))?);
+            match r {
+                Ok(e) => ends[c] = Some(e),
+                Err(e) => {
+                    let regs: Vec<u32> = [12, 16, 20, 24, 28, 32, 36]
+                        .iter()
+                        .map(|&o| axil.mmio(&mut sim).read32(creg(c, o)))
+                        .collect();
+                    let cn: Vec<u32> = (0..12)
+                        .map(|i| axil.mmio(&mut sim).read32(tcp_csr::SEG_IN + 4 * i))
+                        .collect();
+                    let a = app.borrow();
+                    return Err(format!(
+                        "connection {c}, kernel side: {e}; engine (state, snd_una, snd_nxt, \
+                         rcv_nxt, rtt, iss, snd_wnd) {regs:x?}, delivered {} of {} bytes, took \
+                         {} of {}; engine counters {cn:?}; the kernel's last segments as the \
+                         engine got them (cycle, offset, length, flags): {}",
+                        a.got[c].len(),
+                        plan.down[c].len(),
+                        a.sent[c],
+                        plan.up[c].len(),
+                        trail.show(c)
+                    ));
+                }
+            }
         }
         let states: Vec<u32> = (0..n).map(|c| state(&mut sim, c)).collect();
         if let Some(c) = states.iter().position(|s| s & 0x10 != 0) {
