@@ -841,7 +841,7 @@ impl LateRsts {
     }
 
     /// An engine frame written to the TAP.
-    fn to_kernel(&mut self, f: &[u8]) {
+    fn engine_frame(&mut self, f: &[u8]) {
         let Some((c, seq, ack, fl, len)) = self.fields(f, 34) else {
             return;
         };
@@ -854,7 +854,7 @@ impl LateRsts {
     }
 
     /// A kernel frame read from the TAP.
-    fn from_kernel(&mut self, f: &[u8]) {
+    fn kernel_frame(&mut self, f: &[u8]) {
         let Some((c, seq, ack, fl, len)) = self.fields(f, 36) else {
             return;
         };
@@ -1063,7 +1063,7 @@ pub fn run_case(
             if let Some(p) = pcap.as_deref_mut() {
                 p.ethernet_at(f, wall_us());
             }
-            late.to_kernel(f);
+            late.engine_frame(f);
             report.frames[0] += 1;
             out_queue.pop_front();
         }
@@ -1094,7 +1094,7 @@ pub fn run_case(
                     _ => {}
                 }
                 view.peer_frame(&f);
-                late.from_kernel(&f);
+                late.kernel_frame(&f);
                 f.resize(f.len().max(60), 0);
                 if is_tcp(&f) {
                     to_engine.push(cycle, f);
