@@ -1127,117 +1127,117 @@ impl Program<'_> {
             self.table,
         );
         let nvme_base = chip_csr::MAP_NVME_BASE_RESET;
-    let mut bus = env.fw_bus.mmio(&mut env.sim);
-    // The digests every NVMe/TCP connection asks for in its ICReq: the engine is held in
-    // reset while firmware sets them, as the contract says (a connection starts, ICReq
-    // and all, when tcp_ctrl.run rises).
-    bus.write32(chip_csr::TCP_CTRL, 0);
-    bus.write32(chip_csr::TCP_DGST, u32::from(input.tcp_dgst));
-    bus.write32(chip_csr::TCP_CTRL, 1);
-    let map: Vec<u32> = [
-        chip_csr::MAP_NVME,
-        chip_csr::MAP_QOS,
-        chip_csr::MAP_ROCE,
-        chip_csr::MAP_CHIP,
-        chip_csr::MAP_NVME_TCP,
-    ]
-    .iter()
-    .map(|&a| bus.read32(a))
-    .collect();
-    let want = [
-        nvme_base,
-        chip_csr::MAP_QOS_BASE_RESET,
-        chip_csr::MAP_ROCE_BASE_RESET,
-        0,
-        chip_csr::MAP_NVME_TCP_BASE_RESET,
-    ];
-    if map != want {
-        return Err(format!(
-            "chip_csr map reads {map:#x?}, the generated map says {want:#x?}"
-        ));
-    }
-    let (qos, roce) = (map[1], map[2]);
-    let qreg = |n: &str| {
-        qos + qos_csr::REGISTERS
-            .iter()
-            .find(|r| r.0 == n)
-            .unwrap_or_else(|| panic!("qos_csr has no {n}"))
-            .1
-    };
-    bus.write32(qreg("ns1_size_lo"), BLOCKS as u32);
-    bus.write32(qreg("ns2_size_lo"), NS2_BLOCKS as u32);
-    let mut g = 0;
-    for (&y, &gr) in grants.iter() {
-        for (nsid, r, w, first, last) in grant_entries(gr) {
-            let p = format!("grant{g}");
-            bus.write32(qreg(&format!("{p}_first_lo")), first as u32);
-            bus.write32(qreg(&format!("{p}_first_hi")), (first >> 32) as u32);
-            bus.write32(qreg(&format!("{p}_last_lo")), last as u32);
-            bus.write32(qreg(&format!("{p}_last_hi")), (last >> 32) as u32);
-            bus.write32(
-                qreg(&format!("{p}_ctrl")),
-                u32::from(r) | u32::from(w) << 1 | nsid << 8 | u32::from(y) << 16,
-            );
-            g += 1;
-        }
-    }
-    bus.write32(qreg("ctrl"), 1);
-    // A finite retry limit where the target may die (7: none).
-    let retry_limit = if input.faults.iter().any(|f| matches!(f.1, Fault::RoceDies)) {
-        5
-    } else {
-        7
-    };
-    let mut rbus = env.fw_bus.mmio(&mut env.sim).at(u64::from(roce));
-    for (i, c) in confs.iter().enumerate() {
-        program_qp(&mut rbus, i, c, mtu_code, retry_limit << 24 | RETRY_TIMEOUT);
-        rbus.write32(crate::suites::rdma::engine::reg(&format!("qp{i}_ctrl")), 1);
-    }
-    link.borrow_mut().target.icd_max = rbus.read32(roce_csr::IN_CAPSULE) as usize;
-    let mut bus = env.fw_bus.mmio(&mut env.sim);
-    // A refused write (a QP the chip does not have) changes nothing and is reported.
-    bus.write32(chip_csr::ROUTE_SEL, 1);
-    bus.write32(chip_csr::ROUTE_SET, 1 << 31 | 0x7f);
-    let err = bus.read32(chip_csr::ROUTE_ERR);
-    if err != 2 {
-        return Err(format!(
-            "route_err reads {err:#x} after binding SQ 1 to QP 127 (expected bad_channel)"
-        ));
-    }
-    bus.write32(chip_csr::ROUTE_ERR, 3);
-    // The same for a connection the chip does not have.
-    bus.write32(chip_csr::ROUTE_SET, 1 << 31 | 1 << 16 | 0x7f);
-    let err = bus.read32(chip_csr::ROUTE_ERR);
-    if err != 2 {
-        return Err(format!(
-            "route_err reads {err:#x} after binding SQ 1 to NVMe/TCP connection 127 (expected bad_channel)"
-        ));
-    }
-    bus.write32(chip_csr::ROUTE_ERR, 3);
-    for &(y, e) in writes.iter() {
-        bus.write32(chip_csr::ROUTE_SEL, u32::from(y));
-        bus.write32(chip_csr::ROUTE_SET, e);
-    }
-    for y in 1..=field_u16(chip_csr::INFO_QUEUES_RESET) {
-        bus.write32(chip_csr::ROUTE_SEL, u32::from(y));
-        let got = bus.read32(chip_csr::ROUTE_GET);
-        let want = table.get(&y).map_or(0, |&c| match c {
-            Chan::Roce(q) => 1 << 31 | q as u32,
-            Chan::Tcp(q) => 1 << 31 | 1 << 16 | q as u32,
-        });
-        if got != want {
+        let mut bus = env.fw_bus.mmio(&mut env.sim);
+        // The digests every NVMe/TCP connection asks for in its ICReq: the engine is held in
+        // reset while firmware sets them, as the contract says (a connection starts, ICReq
+        // and all, when tcp_ctrl.run rises).
+        bus.write32(chip_csr::TCP_CTRL, 0);
+        bus.write32(chip_csr::TCP_DGST, u32::from(input.tcp_dgst));
+        bus.write32(chip_csr::TCP_CTRL, 1);
+        let map: Vec<u32> = [
+            chip_csr::MAP_NVME,
+            chip_csr::MAP_QOS,
+            chip_csr::MAP_ROCE,
+            chip_csr::MAP_CHIP,
+            chip_csr::MAP_NVME_TCP,
+        ]
+        .iter()
+        .map(|&a| bus.read32(a))
+        .collect();
+        let want = [
+            nvme_base,
+            chip_csr::MAP_QOS_BASE_RESET,
+            chip_csr::MAP_ROCE_BASE_RESET,
+            0,
+            chip_csr::MAP_NVME_TCP_BASE_RESET,
+        ];
+        if map != want {
             return Err(format!(
-                "route_get of SQ {y} reads {got:#x}, the contract says {want:#x}"
+                "chip_csr map reads {map:#x?}, the generated map says {want:#x?}"
             ));
         }
-    }
-    let dgst = bus.read32(chip_csr::TCP_DGST);
-    if dgst != u32::from(input.tcp_dgst) {
-        return Err(format!(
-            "chip_csr.tcp_dgst reads {dgst:#x}, firmware wrote {:#x}",
-            input.tcp_dgst
+        let (qos, roce) = (map[1], map[2]);
+        let qreg = |n: &str| {
+            qos + qos_csr::REGISTERS
+                .iter()
+                .find(|r| r.0 == n)
+                .unwrap_or_else(|| panic!("qos_csr has no {n}"))
+                .1
+        };
+        bus.write32(qreg("ns1_size_lo"), BLOCKS as u32);
+        bus.write32(qreg("ns2_size_lo"), NS2_BLOCKS as u32);
+        let mut g = 0;
+        for (&y, &gr) in grants.iter() {
+            for (nsid, r, w, first, last) in grant_entries(gr) {
+                let p = format!("grant{g}");
+                bus.write32(qreg(&format!("{p}_first_lo")), first as u32);
+                bus.write32(qreg(&format!("{p}_first_hi")), (first >> 32) as u32);
+                bus.write32(qreg(&format!("{p}_last_lo")), last as u32);
+                bus.write32(qreg(&format!("{p}_last_hi")), (last >> 32) as u32);
+                bus.write32(
+                    qreg(&format!("{p}_ctrl")),
+                    u32::from(r) | u32::from(w) << 1 | nsid << 8 | u32::from(y) << 16,
+                );
+                g += 1;
+            }
+        }
+        bus.write32(qreg("ctrl"), 1);
+        // A finite retry limit where the target may die (7: none).
+        let retry_limit = if input.faults.iter().any(|f| matches!(f.1, Fault::RoceDies)) {
+            5
+        } else {
+            7
+        };
+        let mut rbus = env.fw_bus.mmio(&mut env.sim).at(u64::from(roce));
+        for (i, c) in confs.iter().enumerate() {
+            program_qp(&mut rbus, i, c, mtu_code, retry_limit << 24 | RETRY_TIMEOUT);
+            rbus.write32(crate::suites::rdma::engine::reg(&format!("qp{i}_ctrl")), 1);
+        }
+        link.borrow_mut().target.icd_max = rbus.read32(roce_csr::IN_CAPSULE) as usize;
+        let mut bus = env.fw_bus.mmio(&mut env.sim);
+        // A refused write (a QP the chip does not have) changes nothing and is reported.
+        bus.write32(chip_csr::ROUTE_SEL, 1);
+        bus.write32(chip_csr::ROUTE_SET, 1 << 31 | 0x7f);
+        let err = bus.read32(chip_csr::ROUTE_ERR);
+        if err != 2 {
+            return Err(format!(
+                "route_err reads {err:#x} after binding SQ 1 to QP 127 (expected bad_channel)"
+            ));
+        }
+        bus.write32(chip_csr::ROUTE_ERR, 3);
+        // The same for a connection the chip does not have.
+        bus.write32(chip_csr::ROUTE_SET, 1 << 31 | 1 << 16 | 0x7f);
+        let err = bus.read32(chip_csr::ROUTE_ERR);
+        if err != 2 {
+            return Err(format!(
+            "route_err reads {err:#x} after binding SQ 1 to NVMe/TCP connection 127 (expected bad_channel)"
         ));
-    }
+        }
+        bus.write32(chip_csr::ROUTE_ERR, 3);
+        for &(y, e) in writes.iter() {
+            bus.write32(chip_csr::ROUTE_SEL, u32::from(y));
+            bus.write32(chip_csr::ROUTE_SET, e);
+        }
+        for y in 1..=field_u16(chip_csr::INFO_QUEUES_RESET) {
+            bus.write32(chip_csr::ROUTE_SEL, u32::from(y));
+            let got = bus.read32(chip_csr::ROUTE_GET);
+            let want = table.get(&y).map_or(0, |&c| match c {
+                Chan::Roce(q) => 1 << 31 | q as u32,
+                Chan::Tcp(q) => 1 << 31 | 1 << 16 | q as u32,
+            });
+            if got != want {
+                return Err(format!(
+                    "route_get of SQ {y} reads {got:#x}, the contract says {want:#x}"
+                ));
+            }
+        }
+        let dgst = bus.read32(chip_csr::TCP_DGST);
+        if dgst != u32::from(input.tcp_dgst) {
+            return Err(format!(
+                "chip_csr.tcp_dgst reads {dgst:#x}, firmware wrote {:#x}",
+                input.tcp_dgst
+            ));
+        }
         Ok(())
     }
 }
@@ -1355,15 +1355,27 @@ fn check_reset_values<T: Dut>(
 ) -> Result<Vec<u32>, String> {
     use crate::rtl::regs::{chip_info_csr, nvme_tcp_csr};
     let blocks: [(&str, u32, &[(&str, u32, u32)]); 6] = [
-        ("chip_csr", chip_csr::MAP_CHIP_BASE_RESET, chip_csr::REGISTERS),
+        (
+            "chip_csr",
+            chip_csr::MAP_CHIP_BASE_RESET,
+            chip_csr::REGISTERS,
+        ),
         (
             "chip_info_csr",
             chip_csr::MAP_CHIP_INFO_BASE_RESET,
             chip_info_csr::REGISTERS,
         ),
-        ("nvme_csr", chip_csr::MAP_NVME_BASE_RESET, nvme_csr::REGISTERS),
+        (
+            "nvme_csr",
+            chip_csr::MAP_NVME_BASE_RESET,
+            nvme_csr::REGISTERS,
+        ),
         ("qos_csr", chip_csr::MAP_QOS_BASE_RESET, qos_csr::REGISTERS),
-        ("roce_csr", chip_csr::MAP_ROCE_BASE_RESET, roce_csr::REGISTERS),
+        (
+            "roce_csr",
+            chip_csr::MAP_ROCE_BASE_RESET,
+            roce_csr::REGISTERS,
+        ),
         (
             "nvme_tcp_csr",
             chip_csr::MAP_NVME_TCP_BASE_RESET,
