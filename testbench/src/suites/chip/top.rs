@@ -22,7 +22,7 @@
 //! complete with 22h; a command the target acknowledged before dying is completed with 22h
 //! when the host's keep-alive expires and firmware disables the QPs; firmware then resets
 //! every QP and the target comes back), and a hardware reset (the chip's reset input, for 2 to
-//! 9 cycles, up to 600 cycles after the doorbells: firmware programs everything again as at
+//! 9 cycles, up to 300 cycles after the doorbells: firmware programs everything again as at
 //! power-on, the host brings the controller up again with the same queues, the RoCE target
 //! resets its QPs and every NVMe/TCP connection starts anew with fresh targets). A data digest error (not fatal) completes only the
 //! command it hit with 22h (and its answer's DW0). One command in twelve
@@ -195,7 +195,7 @@ pub enum Fault {
     /// after `retry.limit` timeouts and their commands complete with 22h; once the queues on
     /// RoCE drained, firmware resets every QP (`ctrl.en` 0 then 1) and the target comes back.
     RoceDies,
-    /// The chip's reset input is asserted for 2 to 9 cycles, `wait` (modulo 600) cycles after
+    /// The chip's reset input is asserted for 2 to 9 cycles, `wait` (modulo 300) cycles after
     /// the doorbells, whatever is in flight: every CSR is back at its reset value, so
     /// firmware programs everything again (as at power-on), the host brings the controller
     /// up again with the same queues, the RoCE target resets its QPs and every NVMe/TCP
@@ -827,7 +827,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 }
                 Fault::HwReset { wait, cycles } => {
                     // The traffic runs on a little, so the reset hits anywhere.
-                    let until = env.sim.cycle() + u64::from(wait) % 600;
+                    let until = env.sim.cycle() + u64::from(wait) % 300;
                     while env.sim.cycle() < until {
                         env.consume_all()?;
                         env.step()?;
@@ -1396,6 +1396,45 @@ fn check_reset_values<T: Dut>(
             got.push(v);
         }
     }
+    // The tables behind a select register: the routing table must hold the contract's reset
+    // binding (SQ y on QP y - 1, the default transport RoCE), and each queue's counters
+    // (`nvme_csr.cnt_sel`) read as at power-on.
+    let queues = field_u16(chip_csr::INFO_QUEUES_RESET);
+    let qps = super::session::channels(super::session::Transport::Roce);
+    let table = routes(&[], qps, queues);
+    for y in 1..=queues {
+        bus.write32(chip_csr::ROUTE_SEL, u32::from(y));
+        let v = bus.read32(chip_csr::ROUTE_GET);
+        let want = table.get(&y).map_or(0, |&c| match c {
+            Chan::Roce(q) => 1 << 31 | q as u32,
+            Chan::Tcp(q) => 1 << 31 | 1 << 16 | q as u32,
+        });
+        if v != want {
+            bad.push(format!(
+                "chip_csr.route_get of SQ {y} {v:#x} (the reset binding {want:#x})"
+            ));
+        }
+    }
+    bus.write32(chip_csr::ROUTE_SEL, 0);
+    let nvme = chip_csr::MAP_NVME_BASE_RESET;
+    for q in 0..=4u32 {
+        bus.write32(nvme + nvme_csr::CNT_SEL, q);
+        for (name, off) in [
+            ("cnt_fetched", nvme_csr::CNT_FETCHED),
+            ("cnt_completed", nvme_csr::CNT_COMPLETED),
+        ] {
+            let v = bus.read32(nvme + off);
+            if let Some(&was) = power_on.and_then(|p| p.get(got.len())) {
+                if v != was {
+                    bad.push(format!(
+                        "nvme_csr.{name} of queue {q} {v:#x} (at power-on {was:#x})"
+                    ));
+                }
+            }
+            got.push(v);
+        }
+    }
+    bus.write32(nvme + nvme_csr::CNT_SEL, 0);
     if bad.is_empty() {
         Ok(got)
     } else {
