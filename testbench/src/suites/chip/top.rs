@@ -1354,7 +1354,9 @@ fn check_reset_values<T: Dut>(
     power_on: Option<&[u32]>,
 ) -> Result<Vec<u32>, String> {
     use crate::rtl::regs::{chip_info_csr, nvme_tcp_csr};
-    let blocks: [(&str, u32, &[(&str, u32, u32)]); 6] = [
+    // (block, base, its registers: name, offset, reset value)
+    type Regs = &'static [(&'static str, u32, u32)];
+    let blocks: [(&str, u32, Regs); 6] = [
         (
             "chip_csr",
             chip_csr::MAP_CHIP_BASE_RESET,
