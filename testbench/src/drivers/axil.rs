@@ -307,6 +307,15 @@ impl AxilMaster {
         self.done.pop_front()
     }
 
+    /// Drops the accesses queued and not yet issued (their tickets go to `lost`), as a master
+    /// whose own side was reset would: with [`Component::reset`] (which drops the ones in
+    /// flight) nothing of before a reset reaches the slave after it.
+    pub fn cancel_queued(&mut self) {
+        for op in self.queue.drain(..) {
+            self.lost.push(op.ticket);
+        }
+    }
+
     /// Changes the idle and backpressure percentages from now on.
     pub fn set_timing(&mut self, idle_percent: u8, stall_percent: u8) {
         self.cfg.idle_percent = idle_percent;

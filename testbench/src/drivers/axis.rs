@@ -131,6 +131,15 @@ impl AxisSource {
         self.bus.bytes
     }
 
+    /// Drops every frame not yet sent whole (the peer that queued them is gone); the next
+    /// frame starts at a frame boundary once the model's reset ends.
+    pub fn clear(&mut self) {
+        self.frames.clear();
+        self.offset = 0;
+        self.beat = None;
+        self.start = None;
+    }
+
     /// Queues a frame (`tuser` 0).
     #[track_caller]
     pub fn send(&mut self, frame: impl Into<Vec<u8>>) {

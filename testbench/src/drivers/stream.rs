@@ -59,6 +59,13 @@ impl StreamSource {
         self.queue.push_back(word);
     }
 
+    /// Drops every word not yet accepted (queued, or on the bus now).
+    pub fn clear(&mut self) {
+        self.queue.clear();
+        self.current = None;
+        self.valid.set(0);
+    }
+
     /// Words not yet accepted (queued, or on the bus now).
     pub fn pending(&self) -> usize {
         self.queue.len() + self.current.is_some() as usize

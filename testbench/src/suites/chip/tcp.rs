@@ -320,6 +320,31 @@ pub fn read_data(t: &Target, cid: u16, len: usize) -> Result<Vec<u8>, String> {
     assemble(len, &pieces, &format!("C2HData of CID {cid:#x}"))
 }
 
+/// Byte by byte, what target `t` sent for Read `cid` of `len` bytes (its C2HData PDUs, as
+/// encoded), `None` for a byte it never sent (a reset cut the Read short).
+pub fn read_bytes(t: &Target, cid: u16, len: usize) -> Vec<Option<u8>> {
+    let mut out = vec![None; len];
+    for b in &t.sent {
+        if let Some(Pdu::Data {
+            c2h: true,
+            cccid,
+            datao,
+            data,
+            ..
+        }) = decode_sent(b).map(|r| r.pdu)
+        {
+            if cccid == cid {
+                for (i, x) in data.iter().enumerate() {
+                    if let Some(o) = out.get_mut(datao as usize + i) {
+                        *o = Some(*x);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The data target `t` received for Write `cid` of `len` bytes: in its capsule, or as H2CData.
 pub fn write_data(t: &Target, cid: u16, len: usize) -> Result<Vec<u8>, String> {
     let mut pieces: Vec<(u32, &[u8])> = Vec::new();

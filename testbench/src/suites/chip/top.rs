@@ -21,7 +21,10 @@
 //! (the link drops everything; the QPs give up after a retry limit of 5, their commands
 //! complete with 22h; a command the target acknowledged before dying is completed with 22h
 //! when the host's keep-alive expires and firmware disables the QPs; firmware then resets
-//! every QP and the target comes back). A data digest error (not fatal) completes only the
+//! every QP and the target comes back), and a hardware reset (the chip's reset input, for 2 to
+//! 9 cycles, up to 300 cycles after the doorbells: firmware programs everything again as at
+//! power-on, the host brings the controller up again with the same queues, the RoCE target
+//! resets its QPs and every NVMe/TCP connection starts anew with fresh targets). A data digest error (not fatal) completes only the
 //! command it hit with 22h (and its answer's DW0). One command in twelve
 //! has host memory fail the chip's accesses to its buffer (SLVERR on a Read's data writes or a
 //! Write's data reads) when it would otherwise succeed. In a third of the cases one NVMe/TCP
@@ -60,13 +63,18 @@
 //! Under bad input: a command whose host memory failed completes exactly once with 04h Data
 //! Transfer Error (the DMA engine's status, in place of the target's; DW0 still the target's),
 //! its buffer's bytes undefined and no byte outside it changed. A command outstanding when
-//! the host reset the controller (dropped: its CQE is never seen) reaches its target or
-//! firmware at most once, a Write that reached it carried its buffer, a Read's buffer holds,
-//! byte by byte, what it held or what the target sent; no host-memory write is accepted from
-//! CSTS.RDY's fall to the new bring-up, and no byte of a region placed before the last reset
-//! changes after RDY fell (nothing stale reaches host memory); commands after the reset
-//! complete as the rules above say. Counters allow exactly the freedom a reset gives (a
-//! dropped command may have been fetched, routed or not); interrupts cover the last CQE of
+//! the host reset the controller or the chip's reset input rose (dropped: its CQE is never
+//! seen) reaches its target or firmware at most once, a Write that reached it carried its
+//! buffer, a Read's buffer holds, byte by byte, what it held or what the target sent (for a
+//! Read a hardware reset cut short: sent so far); no host-memory write is accepted from
+//! CSTS.RDY's fall (or the reset input's rise) to the new bring-up, and no byte of a region
+//! placed before the last reset changes after RDY fell or the reset ended (nothing stale
+//! reaches host memory); commands after the reset complete as the rules above say. Right
+//! after a hardware reset, before firmware writes anything, every register of every block on
+//! the firmware bus reads as it did at power-on (counters, routing table, QPs included); the
+//! counters' final check counts the commands sent since the last hardware reset (and the
+//! targets' receptions since), exactly, allowing only the freedom a controller reset gives
+//! (a dropped command may have been fetched, routed or not); interrupts cover the last CQE of
 //! each CQ the controller still has. A command in flight on RoCE when its target died, or
 //! sent to a connection its hostile target kills before the restart, completes with its target's answer or 22h (DW0 0), reaches the
 //! target at most once, and is checked by the status it got (a success moved every byte); the
@@ -187,6 +195,12 @@ pub enum Fault {
     /// after `retry.limit` timeouts and their commands complete with 22h; once the queues on
     /// RoCE drained, firmware resets every QP (`ctrl.en` 0 then 1) and the target comes back.
     RoceDies,
+    /// The chip's reset input is asserted for 2 to 9 cycles, `wait` (modulo 300) cycles after
+    /// the doorbells, whatever is in flight: every CSR is back at its reset value, so
+    /// firmware programs everything again (as at power-on), the host brings the controller
+    /// up again with the same queues, the RoCE target resets its QPs and every NVMe/TCP
+    /// connection starts anew (fresh targets).
+    HwReset { wait: u16, cycles: u8 },
 }
 
 /// The stimulus.
@@ -274,6 +288,18 @@ impl RoceLink {
     /// The `s_axis` source (frames the chip took from the fabric).
     pub fn source(&self) -> std::cell::Ref<'_, AxisSource> {
         self.src.borrow()
+    }
+
+    /// The chip was reset: the target's side of every one of the `qps` QPs starts afresh (as
+    /// after the dying-target recovery) and the frames on the wire either way are lost.
+    pub fn peer_gone(&mut self, qps: usize) {
+        self.in_flight.clear();
+        self.to_host.clear();
+        self.src.borrow_mut().clear();
+        self.quiet = 0;
+        for q in 0..qps {
+            self.target.reset_qp(q);
+        }
     }
 
     /// The cycle of each frame's first beat the chip sent, in order.
@@ -498,6 +524,8 @@ struct Sent {
     /// It reaches its target (or firmware) at most once, and its buffer may or may not hold
     /// the target's data; nothing of it touches host memory once CSTS.RDY fell.
     dropped: bool,
+    /// Hardware resets before it was sent (the chip's counters count from the last one).
+    epoch: usize,
 }
 
 fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
@@ -514,7 +542,9 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         backend: false,
     };
     let mut env = Env::attach(sim, &input.timing, input.seed, &opts);
-    env.limit = 400_000 + 40_000 * input.batches.iter().map(|b| b.0.len() as u64).sum::<u64>();
+    env.limit = 400_000
+        + 40_000 * input.batches.iter().map(|b| b.0.len() as u64).sum::<u64>()
+        + 100_000 * input.faults.len() as u64;
     // Firmware's namespace for the commands it executes is the remote one (QoS's ns1).
     env.set_fallback(
         [(1, BLOCKS)].into_iter().collect(),
@@ -564,124 +594,21 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         &env.sim, &tcp_conf, BLOCKS, ICD_BYTES, input.seed,
     ));
     env.sim.reset(3);
+    let power_on = check_reset_values(&mut env, None)?;
 
     // Firmware: find the blocks, program QoS, the QPs and the routing table.
     let grants: BTreeMap<u16, Grant> = (1..=queues)
         .map(|y| (y, input.grants[usize::from(y - 1) % input.grants.len()]))
         .collect();
-    {
-        let mut bus = env.fw_bus.mmio(&mut env.sim);
-        // The digests every NVMe/TCP connection asks for in its ICReq: the engine is held in
-        // reset while firmware sets them, as the contract says (a connection starts, ICReq
-        // and all, when tcp_ctrl.run rises).
-        bus.write32(chip_csr::TCP_CTRL, 0);
-        bus.write32(chip_csr::TCP_DGST, u32::from(input.tcp_dgst));
-        bus.write32(chip_csr::TCP_CTRL, 1);
-        let map: Vec<u32> = [
-            chip_csr::MAP_NVME,
-            chip_csr::MAP_QOS,
-            chip_csr::MAP_ROCE,
-            chip_csr::MAP_CHIP,
-            chip_csr::MAP_NVME_TCP,
-        ]
-        .iter()
-        .map(|&a| bus.read32(a))
-        .collect();
-        let want = [
-            nvme_base,
-            chip_csr::MAP_QOS_BASE_RESET,
-            chip_csr::MAP_ROCE_BASE_RESET,
-            0,
-            chip_csr::MAP_NVME_TCP_BASE_RESET,
-        ];
-        if map != want {
-            return Err(format!(
-                "chip_csr map reads {map:#x?}, the generated map says {want:#x?}"
-            ));
-        }
-        let (qos, roce) = (map[1], map[2]);
-        let qreg = |n: &str| {
-            qos + qos_csr::REGISTERS
-                .iter()
-                .find(|r| r.0 == n)
-                .unwrap_or_else(|| panic!("qos_csr has no {n}"))
-                .1
-        };
-        bus.write32(qreg("ns1_size_lo"), BLOCKS as u32);
-        bus.write32(qreg("ns2_size_lo"), NS2_BLOCKS as u32);
-        let mut g = 0;
-        for (&y, &gr) in &grants {
-            for (nsid, r, w, first, last) in grant_entries(gr) {
-                let p = format!("grant{g}");
-                bus.write32(qreg(&format!("{p}_first_lo")), first as u32);
-                bus.write32(qreg(&format!("{p}_first_hi")), (first >> 32) as u32);
-                bus.write32(qreg(&format!("{p}_last_lo")), last as u32);
-                bus.write32(qreg(&format!("{p}_last_hi")), (last >> 32) as u32);
-                bus.write32(
-                    qreg(&format!("{p}_ctrl")),
-                    u32::from(r) | u32::from(w) << 1 | nsid << 8 | u32::from(y) << 16,
-                );
-                g += 1;
-            }
-        }
-        bus.write32(qreg("ctrl"), 1);
-        // A finite retry limit where the target may die (7: none).
-        let retry_limit = if input.faults.iter().any(|f| matches!(f.1, Fault::RoceDies)) {
-            5
-        } else {
-            7
-        };
-        let mut rbus = env.fw_bus.mmio(&mut env.sim).at(u64::from(roce));
-        for (i, c) in confs.iter().enumerate() {
-            program_qp(&mut rbus, i, c, mtu_code, retry_limit << 24 | RETRY_TIMEOUT);
-            rbus.write32(crate::suites::rdma::engine::reg(&format!("qp{i}_ctrl")), 1);
-        }
-        link.borrow_mut().target.icd_max = rbus.read32(roce_csr::IN_CAPSULE) as usize;
-        let mut bus = env.fw_bus.mmio(&mut env.sim);
-        // A refused write (a QP the chip does not have) changes nothing and is reported.
-        bus.write32(chip_csr::ROUTE_SEL, 1);
-        bus.write32(chip_csr::ROUTE_SET, 1 << 31 | 0x7f);
-        let err = bus.read32(chip_csr::ROUTE_ERR);
-        if err != 2 {
-            return Err(format!(
-                "route_err reads {err:#x} after binding SQ 1 to QP 127 (expected bad_channel)"
-            ));
-        }
-        bus.write32(chip_csr::ROUTE_ERR, 3);
-        // The same for a connection the chip does not have.
-        bus.write32(chip_csr::ROUTE_SET, 1 << 31 | 1 << 16 | 0x7f);
-        let err = bus.read32(chip_csr::ROUTE_ERR);
-        if err != 2 {
-            return Err(format!(
-                "route_err reads {err:#x} after binding SQ 1 to NVMe/TCP connection 127 (expected bad_channel)"
-            ));
-        }
-        bus.write32(chip_csr::ROUTE_ERR, 3);
-        for &(y, e) in &writes {
-            bus.write32(chip_csr::ROUTE_SEL, u32::from(y));
-            bus.write32(chip_csr::ROUTE_SET, e);
-        }
-        for y in 1..=field_u16(chip_csr::INFO_QUEUES_RESET) {
-            bus.write32(chip_csr::ROUTE_SEL, u32::from(y));
-            let got = bus.read32(chip_csr::ROUTE_GET);
-            let want = table.get(&y).map_or(0, |&c| match c {
-                Chan::Roce(q) => 1 << 31 | q as u32,
-                Chan::Tcp(q) => 1 << 31 | 1 << 16 | q as u32,
-            });
-            if got != want {
-                return Err(format!(
-                    "route_get of SQ {y} reads {got:#x}, the contract says {want:#x}"
-                ));
-            }
-        }
-        let dgst = bus.read32(chip_csr::TCP_DGST);
-        if dgst != u32::from(input.tcp_dgst) {
-            return Err(format!(
-                "chip_csr.tcp_dgst reads {dgst:#x}, firmware wrote {:#x}",
-                input.tcp_dgst
-            ));
-        }
-    }
+    let fw = Program {
+        input,
+        confs: &confs,
+        mtu_code,
+        grants: &grants,
+        writes: &writes,
+        table: &table,
+    };
+    fw.run(&mut env, &link)?;
     // The TCP engine underneath opens the connections' byte streams.
     tcp_link.borrow_mut().open = true;
 
@@ -703,6 +630,10 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     // were when RDY last fell: nothing may change them after.
     let mut resets: Vec<(u64, u64)> = Vec::new();
     let mut frozen: Vec<(u64, Vec<u8>)> = Vec::new();
+    // Hardware resets: the cycle the reset input rose, and where the RoCE target's executed
+    // commands and the NVMe/TCP connections' retired targets stood after it (the chip's
+    // counters count from there).
+    let mut hw: Vec<(u64, usize, usize)> = Vec::new();
     // The connection a hostile target kills (if a queue is bound to it), and whether firmware
     // restarted the engine since.
     let dying = tcp_link
@@ -847,6 +778,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                     mem_err,
                     doomed,
                     dropped: false,
+                    epoch: hw.len(),
                 });
                 placed.push(s);
             }
@@ -890,6 +822,65 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                     if again != live {
                         return Err(format!(
                             "after the controller reset the host created the queues {again:?}, before it {live:?}"
+                        ));
+                    }
+                }
+                Fault::HwReset { wait, cycles } => {
+                    // The traffic runs on a little, so the reset hits anywhere.
+                    let until = env.sim.cycle() + u64::from(wait) % 300;
+                    while env.sim.cycle() < until {
+                        env.consume_all()?;
+                        env.step()?;
+                    }
+                    let out: BTreeSet<(u16, u16)> = env
+                        .host
+                        .model
+                        .sqs
+                        .iter()
+                        .flat_map(|(q, s)| s.outstanding.keys().map(move |c| (*q, *c)))
+                        .collect();
+                    for s in sent.iter_mut() {
+                        s.dropped |= out.contains(&(s.sqid, s.cid));
+                    }
+                    let at = env.sim.cycle();
+                    // The remote side sees its peer gone: the RoCE target resets its QPs, the
+                    // TCP engine underneath opens new connections (fresh targets) once
+                    // firmware has programmed the chip again.
+                    link.borrow_mut().peer_gone(qps);
+                    {
+                        let mut t = tcp_link.borrow_mut();
+                        t.open = false;
+                        t.restart();
+                    }
+                    env.hardware_reset(2 + u64::from(cycles) % 8);
+                    frozen = regions
+                        .iter()
+                        .map(|(a, r)| (*a, env.mem.borrow().mem.read_vec(*a, r.len())))
+                        .collect();
+                    check_reset_values(&mut env, Some(&power_on))?;
+                    hw.push((
+                        at,
+                        link.borrow().target.executed.len(),
+                        tcp_link.borrow().retired.len(),
+                    ));
+                    fw.run(&mut env, &link)?;
+                    tcp_link.borrow_mut().open = true;
+                    // The connections' targets are fresh: none is hostile any more.
+                    recovered = true;
+                    // Quiet from the reset to the new bring-up's first BAR write.
+                    resets.push((at, env.sim.cycle()));
+                    env.enable(32, 32, false)?;
+                    for (i, p) in input.pairs.iter().take(usize::from(queues)).enumerate() {
+                        let vectors = env.vectors;
+                        create_pair(&mut env, i as u16 + 1, p, vectors)?;
+                    }
+                    rearm_aer(&mut env)?;
+                    let again: Vec<u16> = (1..=queues)
+                        .filter(|y| env.host.model.sqs.contains_key(y))
+                        .collect();
+                    if again != live {
+                        return Err(format!(
+                            "after the hardware reset the host created the queues {again:?}, before it {live:?}"
                         ));
                     }
                 }
@@ -998,8 +989,9 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     if std::env::var_os("CHIP_DEBUG").is_some() {
         let t = tcp_link.borrow();
         eprintln!(
-            "chip case: {} resets ({} commands dropped), {} doorbell faults, NVMe/TCP target fault {:?} ({} doomed, {} of them 22h, {} engine restarts), {} commands, {} to RoCE ({} executed, {} frames), {} to NVMe/TCP ({} capsules, {}/{} bytes tx/rx), digests {}, {} cycles",
-            resets.len(),
+            "chip case: {} controller resets, {} hardware resets ({} commands dropped), {} doorbell faults, NVMe/TCP target fault {:?} ({} doomed, {} of them 22h, {} engine restarts), {} commands, {} to RoCE ({} executed, {} frames), {} to NVMe/TCP ({} capsules, {}/{} bytes tx/rx), digests {}, {} cycles",
+            resets.len() - hw.len(),
+            hw.len(),
             sent.iter().filter(|s| s.dropped).count(),
             env.host.faults,
             (input.tcp.die, dying, t.all(dying.unwrap_or(0)).iter().find_map(|x| x.committed.map(|c| c.0))),
@@ -1026,14 +1018,21 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     // or may not have been routed); an unbound queue's are counted unless a reset dropped
     // them before the table saw them. A command doomed by its connection's death was routed
     // to it but may have been answered 22h by the engine without reaching the target.
+    // The counters restart from 0 at a hardware reset (checked right after it with every
+    // other register): they count the commands of the last epoch, the ones sent since the
+    // last hardware reset, which reached the targets the chip had since.
+    let epoch = hw.len();
+    let (roce_base, tcp_base, hw_at) = hw.last().map_or((0, 0, 0), |h| (h.1, h.2, h.0));
+    let sent: Vec<&Sent> = sent.iter().filter(|s| s.epoch == epoch).collect();
     let roce = {
         let t = &link.borrow().target;
-        let got = t.executed.len() as u32;
+        let executed = &t.executed[roce_base..];
+        let got = executed.len() as u32;
         let lost = sent
             .iter()
             .filter(|s| {
                 s.doomed
-                    && matches!(s.via, Some(Chan::Roce(q)) if !t.executed.iter().any(|e| e.cid == s.cid && e.qp == q))
+                    && matches!(s.via, Some(Chan::Roce(q)) if !executed.iter().any(|e| e.cid == s.cid && e.qp == q))
             })
             .count() as u32;
         (got, got + lost)
@@ -1043,7 +1042,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         let got = t
             .targets
             .iter()
-            .chain(t.retired.iter().map(|r| &r.1))
+            .chain(t.retired[tcp_base..].iter().map(|r| &r.1))
             .flat_map(|t| t.received.iter())
             .filter(|p| matches!(p, Pdu::CapsuleCmd { .. }))
             .count() as u32;
@@ -1065,7 +1064,11 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         (n, n + all.filter(|s| s.dropped).count() as u32)
     };
     let unbound = range(&|s| s.status == 0x0082);
-    let fallback = env.fallback_received().len() as u32;
+    let fallback = env
+        .fallback_received()
+        .iter()
+        .filter(|r| r.0 >= hw_at)
+        .count() as u32;
     let mut bus = env.fw_bus.mmio(&mut env.sim);
     let got = (
         bus.read32(chip_csr::CNT_ROCE),
@@ -1097,6 +1100,146 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// What firmware programs, at power-on and again after every hardware reset (every CSR is
+/// then at its reset value).
+struct Program<'a> {
+    input: &'a Input,
+    confs: &'a [QpConf],
+    mtu_code: u32,
+    grants: &'a BTreeMap<u16, Grant>,
+    writes: &'a [(u16, u32)],
+    table: &'a BTreeMap<u16, Chan>,
+}
+
+impl Program<'_> {
+    /// Firmware finds the blocks, programs `chip_csr.tcp_dgst` (the engine held in reset by
+    /// `tcp_ctrl.run`), QoS's namespaces and grants, the RoCE QPs and the routing table, and
+    /// checks what it reads back.
+    fn run<T: Dut>(&self, env: &mut Env<T>, link: &Rc<RefCell<RoceLink>>) -> Result<(), String> {
+        let (input, confs, mtu_code, grants, writes, table) = (
+            self.input,
+            self.confs,
+            self.mtu_code,
+            self.grants,
+            self.writes,
+            self.table,
+        );
+        let nvme_base = chip_csr::MAP_NVME_BASE_RESET;
+        let mut bus = env.fw_bus.mmio(&mut env.sim);
+        // The digests every NVMe/TCP connection asks for in its ICReq: the engine is held in
+        // reset while firmware sets them, as the contract says (a connection starts, ICReq
+        // and all, when tcp_ctrl.run rises).
+        bus.write32(chip_csr::TCP_CTRL, 0);
+        bus.write32(chip_csr::TCP_DGST, u32::from(input.tcp_dgst));
+        bus.write32(chip_csr::TCP_CTRL, 1);
+        let map: Vec<u32> = [
+            chip_csr::MAP_NVME,
+            chip_csr::MAP_QOS,
+            chip_csr::MAP_ROCE,
+            chip_csr::MAP_CHIP,
+            chip_csr::MAP_NVME_TCP,
+        ]
+        .iter()
+        .map(|&a| bus.read32(a))
+        .collect();
+        let want = [
+            nvme_base,
+            chip_csr::MAP_QOS_BASE_RESET,
+            chip_csr::MAP_ROCE_BASE_RESET,
+            0,
+            chip_csr::MAP_NVME_TCP_BASE_RESET,
+        ];
+        if map != want {
+            return Err(format!(
+                "chip_csr map reads {map:#x?}, the generated map says {want:#x?}"
+            ));
+        }
+        let (qos, roce) = (map[1], map[2]);
+        let qreg = |n: &str| {
+            qos + qos_csr::REGISTERS
+                .iter()
+                .find(|r| r.0 == n)
+                .unwrap_or_else(|| panic!("qos_csr has no {n}"))
+                .1
+        };
+        bus.write32(qreg("ns1_size_lo"), BLOCKS as u32);
+        bus.write32(qreg("ns2_size_lo"), NS2_BLOCKS as u32);
+        let mut g = 0;
+        for (&y, &gr) in grants.iter() {
+            for (nsid, r, w, first, last) in grant_entries(gr) {
+                let p = format!("grant{g}");
+                bus.write32(qreg(&format!("{p}_first_lo")), first as u32);
+                bus.write32(qreg(&format!("{p}_first_hi")), (first >> 32) as u32);
+                bus.write32(qreg(&format!("{p}_last_lo")), last as u32);
+                bus.write32(qreg(&format!("{p}_last_hi")), (last >> 32) as u32);
+                bus.write32(
+                    qreg(&format!("{p}_ctrl")),
+                    u32::from(r) | u32::from(w) << 1 | nsid << 8 | u32::from(y) << 16,
+                );
+                g += 1;
+            }
+        }
+        bus.write32(qreg("ctrl"), 1);
+        // A finite retry limit where the target may die (7: none).
+        let retry_limit = if input.faults.iter().any(|f| matches!(f.1, Fault::RoceDies)) {
+            5
+        } else {
+            7
+        };
+        let mut rbus = env.fw_bus.mmio(&mut env.sim).at(u64::from(roce));
+        for (i, c) in confs.iter().enumerate() {
+            program_qp(&mut rbus, i, c, mtu_code, retry_limit << 24 | RETRY_TIMEOUT);
+            rbus.write32(crate::suites::rdma::engine::reg(&format!("qp{i}_ctrl")), 1);
+        }
+        link.borrow_mut().target.icd_max = rbus.read32(roce_csr::IN_CAPSULE) as usize;
+        let mut bus = env.fw_bus.mmio(&mut env.sim);
+        // A refused write (a QP the chip does not have) changes nothing and is reported.
+        bus.write32(chip_csr::ROUTE_SEL, 1);
+        bus.write32(chip_csr::ROUTE_SET, 1 << 31 | 0x7f);
+        let err = bus.read32(chip_csr::ROUTE_ERR);
+        if err != 2 {
+            return Err(format!(
+                "route_err reads {err:#x} after binding SQ 1 to QP 127 (expected bad_channel)"
+            ));
+        }
+        bus.write32(chip_csr::ROUTE_ERR, 3);
+        // The same for a connection the chip does not have.
+        bus.write32(chip_csr::ROUTE_SET, 1 << 31 | 1 << 16 | 0x7f);
+        let err = bus.read32(chip_csr::ROUTE_ERR);
+        if err != 2 {
+            return Err(format!(
+            "route_err reads {err:#x} after binding SQ 1 to NVMe/TCP connection 127 (expected bad_channel)"
+        ));
+        }
+        bus.write32(chip_csr::ROUTE_ERR, 3);
+        for &(y, e) in writes.iter() {
+            bus.write32(chip_csr::ROUTE_SEL, u32::from(y));
+            bus.write32(chip_csr::ROUTE_SET, e);
+        }
+        for y in 1..=field_u16(chip_csr::INFO_QUEUES_RESET) {
+            bus.write32(chip_csr::ROUTE_SEL, u32::from(y));
+            let got = bus.read32(chip_csr::ROUTE_GET);
+            let want = table.get(&y).map_or(0, |&c| match c {
+                Chan::Roce(q) => 1 << 31 | q as u32,
+                Chan::Tcp(q) => 1 << 31 | 1 << 16 | q as u32,
+            });
+            if got != want {
+                return Err(format!(
+                    "route_get of SQ {y} reads {got:#x}, the contract says {want:#x}"
+                ));
+            }
+        }
+        let dgst = bus.read32(chip_csr::TCP_DGST);
+        if dgst != u32::from(input.tcp_dgst) {
+            return Err(format!(
+                "chip_csr.tcp_dgst reads {dgst:#x}, firmware wrote {:#x}",
+                input.tcp_dgst
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Runs until no queue bound to a channel `on` accepts has a command outstanding (the host
@@ -1201,13 +1344,118 @@ fn restart_tcp<T: Dut>(
     Ok(())
 }
 
+/// Every register of every block on the firmware bus (the generated maps' `REGISTERS`), read
+/// before firmware writes anything: at power-on the readings are returned (`power_on` is
+/// `None`); right after a hardware reset in mid-traffic each must read as it did at power-on
+/// (no register, counter or table entry survives the reset; the maps' reset values are not
+/// the rule, as read-only registers read constants or live state).
+fn check_reset_values<T: Dut>(
+    env: &mut Env<T>,
+    power_on: Option<&[u32]>,
+) -> Result<Vec<u32>, String> {
+    use crate::rtl::regs::{chip_info_csr, nvme_tcp_csr};
+    // (block, base, its registers: name, offset, reset value)
+    type Regs = &'static [(&'static str, u32, u32)];
+    let blocks: [(&str, u32, Regs); 6] = [
+        (
+            "chip_csr",
+            chip_csr::MAP_CHIP_BASE_RESET,
+            chip_csr::REGISTERS,
+        ),
+        (
+            "chip_info_csr",
+            chip_csr::MAP_CHIP_INFO_BASE_RESET,
+            chip_info_csr::REGISTERS,
+        ),
+        (
+            "nvme_csr",
+            chip_csr::MAP_NVME_BASE_RESET,
+            nvme_csr::REGISTERS,
+        ),
+        ("qos_csr", chip_csr::MAP_QOS_BASE_RESET, qos_csr::REGISTERS),
+        (
+            "roce_csr",
+            chip_csr::MAP_ROCE_BASE_RESET,
+            roce_csr::REGISTERS,
+        ),
+        (
+            "nvme_tcp_csr",
+            chip_csr::MAP_NVME_TCP_BASE_RESET,
+            nvme_tcp_csr::REGISTERS,
+        ),
+    ];
+    let mut bad = Vec::new();
+    let mut got = Vec::new();
+    let mut bus = env.fw_bus.mmio(&mut env.sim);
+    for (block, base, regs) in blocks {
+        for &(name, off, _) in regs {
+            let v = bus.read32(base + off);
+            if let Some(&was) = power_on.and_then(|p| p.get(got.len())) {
+                if v != was {
+                    bad.push(format!("{block}.{name} {v:#x} (at power-on {was:#x})"));
+                }
+            }
+            got.push(v);
+        }
+    }
+    // The tables behind a select register: the routing table must hold the contract's reset
+    // binding (SQ y on QP y - 1, the default transport RoCE), and each queue's counters
+    // (`nvme_csr.cnt_sel`) read as at power-on.
+    let queues = field_u16(chip_csr::INFO_QUEUES_RESET);
+    let qps = super::session::channels(super::session::Transport::Roce);
+    let table = routes(&[], qps, queues);
+    for y in 1..=queues {
+        bus.write32(chip_csr::ROUTE_SEL, u32::from(y));
+        let v = bus.read32(chip_csr::ROUTE_GET);
+        let want = table.get(&y).map_or(0, |&c| match c {
+            Chan::Roce(q) => 1 << 31 | q as u32,
+            Chan::Tcp(q) => 1 << 31 | 1 << 16 | q as u32,
+        });
+        if v != want {
+            bad.push(format!(
+                "chip_csr.route_get of SQ {y} {v:#x} (the reset binding {want:#x})"
+            ));
+        }
+    }
+    bus.write32(chip_csr::ROUTE_SEL, 0);
+    let nvme = chip_csr::MAP_NVME_BASE_RESET;
+    for q in 0..=4u32 {
+        bus.write32(nvme + nvme_csr::CNT_SEL, q);
+        for (name, off) in [
+            ("cnt_fetched", nvme_csr::CNT_FETCHED),
+            ("cnt_completed", nvme_csr::CNT_COMPLETED),
+        ] {
+            let v = bus.read32(nvme + off);
+            if let Some(&was) = power_on.and_then(|p| p.get(got.len())) {
+                if v != was {
+                    bad.push(format!(
+                        "nvme_csr.{name} of queue {q} {v:#x} (at power-on {was:#x})"
+                    ));
+                }
+            }
+            got.push(v);
+        }
+    }
+    bus.write32(nvme + nvme_csr::CNT_SEL, 0);
+    if bad.is_empty() {
+        Ok(got)
+    } else {
+        Err(format!(
+            "right after a hardware reset in mid-traffic, registers do not read as at power-on: {}",
+            bad.join(", ")
+        ))
+    }
+}
+
 fn field_u16(v: u32) -> u16 {
     v as u16
 }
 
 /// Nothing reaches host memory while the controller is reset: no AXI write is accepted from
-/// CSTS.RDY's fall to the new bring-up, and every region placed before the last reset holds,
-/// at the end, what it held when RDY fell (no late byte of a dropped command lands later).
+/// CSTS.RDY's fall (a controller reset) or the reset input's rise (a hardware reset) to the
+/// new bring-up, and every region placed before the last reset holds, at the end, what it
+/// held when RDY fell or the reset input was released (no late byte of a dropped command
+/// lands later).
 fn check_quiet<T: Dut>(
     env: &Env<T>,
     resets: &[(u64, u64)],
@@ -1382,7 +1630,28 @@ fn check<T: Dut>(
                 .map_err(|e| format!("{who}: {e}")),
         };
         let data = match data {
-            Err(_) if s.dropped => continue,
+            Err(_) if s.dropped => {
+                // A hardware reset may cut a dropped Read's C2HData short: each byte of its
+                // buffer holds what it held or what its target sent for it.
+                if let Chan::Tcp(c) = via {
+                    let part = tcp::read_bytes(tcp_link.holder(c, b.cid), b.cid, len);
+                    let mut k = 0;
+                    for &(addr, n) in &b.pieces {
+                        let r = alt
+                            .iter_mut()
+                            .find(|r| r.0 <= addr && addr + n as u64 <= r.0 + r.1.len() as u64)
+                            .ok_or("a buffer piece outside its region")?;
+                        let o = (addr - r.0) as usize;
+                        for (i, x) in part[k..k + n].iter().enumerate() {
+                            if let Some(x) = x {
+                                r.1[o + i] = *x;
+                            }
+                        }
+                        k += n;
+                    }
+                }
+                continue;
+            }
             d => d?,
         };
         let mut k = 0;
@@ -1704,6 +1973,7 @@ impl Property for ChipProp {
             1 => Just(Fault::Reset),
             1 => (0u8..4, 0u8..4, any::<u16>()).prop_map(|(kind, q, v)| Fault::Doorbell { kind, q, v }),
             1 => Just(Fault::RoceDies),
+            1 => (any::<u16>(), any::<u8>()).prop_map(|(wait, cycles)| Fault::HwReset { wait, cycles }),
         ];
         let timing =
             (1u32..30, 0u8..30, 0u8..30, 0u8..20).prop_map(|(lat, stall, idle, axil)| Timing {

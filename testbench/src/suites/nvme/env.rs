@@ -356,6 +356,21 @@ pub struct Firmware {
 }
 
 impl Firmware {
+    /// The chip's reset input: firmware starts over as at power-on (its queue table, the
+    /// AERs and fallback commands it held, its pending CSR work and accesses are gone: the
+    /// hardware that would take their answers was reset).
+    fn power_on(&mut self) {
+        self.acts.clear();
+        self.ticket = None;
+        self.poll = None;
+        self.events_read = None;
+        self.aers.clear();
+        self.enabled = false;
+        self.sqs.clear();
+        self.cqs.clear();
+        self.held_io.clear();
+    }
+
     /// A fallback I/O command of SQ `sqid`: firmware executes it (or refuses its opcode) and
     /// answers after a random delay, with its SQ id.
     fn start_io(&mut self, sqid: u16, sqe: &[u8; 64], cycle: u64) {
@@ -646,6 +661,10 @@ pub struct Host {
     next_mem: u64,
     /// Doorbell faults the host provoked (the controller must count each).
     pub faults: u64,
+    /// `faults` at the last hardware reset (`db_faults` counts from there).
+    pub faults_base: u64,
+    /// Cycles at which the chip's reset input was asserted ([`Env::hardware_reset`]).
+    pub hw_resets: Vec<u64>,
     /// Cycles at which a controller reset ended (CSTS.RDY seen low).
     pub resets: Vec<u64>,
     /// Commands per SQ since its creation (for the per-queue counters).
@@ -858,6 +877,8 @@ impl<T: Dut> Env<T> {
                 next_cid: BTreeMap::new(),
                 next_mem: 0x10_0000_0000,
                 faults: 0,
+                faults_base: 0,
+                hw_resets: Vec::new(),
                 resets: Vec::new(),
                 submitted: BTreeMap::new(),
                 completed: BTreeMap::new(),
@@ -1039,15 +1060,16 @@ impl<T: Dut> Env<T> {
         loop {
             let got = self.fw_read(csr::EVENT_QID)? & 0x1_ffff;
             let cnt = self.fw_read(csr::DB_FAULTS)?;
-            if got == ev && cnt == self.host.faults as u32 {
+            if got == ev && cnt == (self.host.faults - self.host.faults_base) as u32 {
                 return Ok(true);
             }
             k += 1;
             if k > 50 {
                 return Err(format!(
                     "doorbell fault (kind {kind}, value {val} at {addr:#x}): event_qid \
-                     {got:#x}, expected {ev:#x}; db_faults {cnt}, expected {}",
-                    self.host.faults
+                     {got:#x}, expected {ev:#x}; db_faults {cnt}, expected {} (since the \
+                     last hardware reset)",
+                    self.host.faults - self.host.faults_base
                 ));
             }
         }
@@ -1137,6 +1159,31 @@ impl<T: Dut> Env<T> {
         self.host.cq_ring.clear();
         self.host.cq_head.clear();
         Ok(())
+    }
+
+    /// The chip's reset input, asserted for `cycles` cycles wherever the traffic is: every
+    /// register, queue and command in flight in the chip is gone. The host's view is then as
+    /// after a controller reset (its queues and outstanding commands gone, CC.EN 0: it must
+    /// bring the controller up again), firmware's as at power-on, the bus models drop what
+    /// they had in flight or queued for the chip, and `db_faults` counts from 0 again.
+    pub fn hardware_reset(&mut self, cycles: u64) {
+        let now = self.sim.cycle();
+        for &ri in self.host.sq_ring.values().chain(self.host.cq_ring.values()) {
+            self.host.rings[ri].dead = self.host.rings[ri].dead.min(now);
+        }
+        self.host.hw_resets.push(now);
+        self.bar.master().cancel_queued();
+        self.fw_bus.master().cancel_queued();
+        self.fw.power_on();
+        self.adm.borrow_mut().queue.clear();
+        self.adm_cpl.borrow_mut().clear();
+        self.sim.reset(cycles);
+        self.host.model.reset();
+        self.host.sq_ring.clear();
+        self.host.cq_ring.clear();
+        self.host.cq_head.clear();
+        self.host.faults_base = self.host.faults;
+        self.admin_sqes.clear();
     }
 
     /// Places SQEs on SQ `sqid` (waiting for room, consuming completions meanwhile) and rings
