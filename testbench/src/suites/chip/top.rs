@@ -792,38 +792,13 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         {
             match f {
                 Fault::Reset => {
-                    let out: BTreeSet<(u16, u16)> = env
-                        .host
-                        .model
-                        .sqs
-                        .iter()
-                        .flat_map(|(q, s)| s.outstanding.keys().map(move |c| (*q, *c)))
-                        .collect();
-                    for s in sent.iter_mut() {
-                        s.dropped |= out.contains(&(s.sqid, s.cid));
-                    }
+                    mark_dropped(&env, &mut sent);
                     env.controller_reset()?;
                     let fall = env.sim.cycle();
-                    frozen = regions
-                        .iter()
-                        .map(|(a, r)| (*a, env.mem.borrow().mem.read_vec(*a, r.len())))
-                        .collect();
+                    frozen = snapshot(&env, &regions);
                     // Quiet from RDY's fall to the new bring-up's first BAR write.
                     resets.push((fall, env.sim.cycle()));
-                    env.enable(32, 32, false)?;
-                    for (i, p) in input.pairs.iter().take(usize::from(queues)).enumerate() {
-                        let vectors = env.vectors;
-                        create_pair(&mut env, i as u16 + 1, p, vectors)?;
-                    }
-                    rearm_aer(&mut env)?;
-                    let again: Vec<u16> = (1..=queues)
-                        .filter(|y| env.host.model.sqs.contains_key(y))
-                        .collect();
-                    if again != live {
-                        return Err(format!(
-                            "after the controller reset the host created the queues {again:?}, before it {live:?}"
-                        ));
-                    }
+                    bring_up_again(&mut env, &input.pairs, queues, &live, "controller")?;
                 }
                 Fault::HwReset { wait, cycles } => {
                     // The traffic runs on a little, so the reset hits anywhere.
@@ -832,16 +807,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                         env.consume_all()?;
                         env.step()?;
                     }
-                    let out: BTreeSet<(u16, u16)> = env
-                        .host
-                        .model
-                        .sqs
-                        .iter()
-                        .flat_map(|(q, s)| s.outstanding.keys().map(move |c| (*q, *c)))
-                        .collect();
-                    for s in sent.iter_mut() {
-                        s.dropped |= out.contains(&(s.sqid, s.cid));
-                    }
+                    mark_dropped(&env, &mut sent);
                     let at = env.sim.cycle();
                     // The remote side sees its peer gone: the RoCE target resets its QPs, the
                     // TCP engine underneath opens new connections (fresh targets) once
@@ -853,10 +819,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                         t.restart();
                     }
                     env.hardware_reset(2 + u64::from(cycles) % 8);
-                    frozen = regions
-                        .iter()
-                        .map(|(a, r)| (*a, env.mem.borrow().mem.read_vec(*a, r.len())))
-                        .collect();
+                    frozen = snapshot(&env, &regions);
                     check_reset_values(&mut env, Some(&power_on))?;
                     hw.push((
                         at,
@@ -869,20 +832,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                     recovered = true;
                     // Quiet from the reset to the new bring-up's first BAR write.
                     resets.push((at, env.sim.cycle()));
-                    env.enable(32, 32, false)?;
-                    for (i, p) in input.pairs.iter().take(usize::from(queues)).enumerate() {
-                        let vectors = env.vectors;
-                        create_pair(&mut env, i as u16 + 1, p, vectors)?;
-                    }
-                    rearm_aer(&mut env)?;
-                    let again: Vec<u16> = (1..=queues)
-                        .filter(|y| env.host.model.sqs.contains_key(y))
-                        .collect();
-                    if again != live {
-                        return Err(format!(
-                            "after the hardware reset the host created the queues {again:?}, before it {live:?}"
-                        ));
-                    }
+                    bring_up_again(&mut env, &input.pairs, queues, &live, "hardware")?;
                 }
                 Fault::Doorbell { kind, q, v } => {
                     let qid = live[usize::from(q) % live.len()];
@@ -1221,10 +1171,7 @@ impl Program<'_> {
         for y in 1..=field_u16(chip_csr::INFO_QUEUES_RESET) {
             bus.write32(chip_csr::ROUTE_SEL, u32::from(y));
             let got = bus.read32(chip_csr::ROUTE_GET);
-            let want = table.get(&y).map_or(0, |&c| match c {
-                Chan::Roce(q) => 1 << 31 | q as u32,
-                Chan::Tcp(q) => 1 << 31 | 1 << 16 | q as u32,
-            });
+            let want = route_word(table, y);
             if got != want {
                 return Err(format!(
                     "route_get of SQ {y} reads {got:#x}, the contract says {want:#x}"
@@ -1244,6 +1191,78 @@ impl Program<'_> {
 
 /// Runs until no queue bound to a channel `on` accepts has a command outstanding (the host
 /// consuming completions meanwhile); `Ok(false)` if that takes more than `limit` cycles.
+/// After a reset hit: the commands the host still waited for are dropped (their CQEs may
+/// never come).
+fn mark_dropped<T: Dut>(env: &Env<T>, sent: &mut [Sent]) {
+    let out: BTreeSet<(u16, u16)> = env
+        .host
+        .model
+        .sqs
+        .iter()
+        .flat_map(|(q, s)| s.outstanding.keys().map(move |c| (*q, *c)))
+        .collect();
+    for s in sent.iter_mut() {
+        s.dropped |= out.contains(&(s.sqid, s.cid));
+    }
+}
+
+/// Host memory's regions as they are now: nothing may change them after a reset.
+fn snapshot<T: Dut>(env: &Env<T>, regions: &[(u64, Vec<u8>)]) -> Vec<(u64, Vec<u8>)> {
+    regions
+        .iter()
+        .map(|(a, r)| (*a, env.mem.borrow().mem.read_vec(*a, r.len())))
+        .collect()
+}
+
+/// The host's bring-up after a `what` (controller or hardware) reset: the controller enabled,
+/// the same I/O queue pairs created, the AERs armed again.
+fn bring_up_again<T: Dut>(
+    env: &mut Env<T>,
+    pairs: &[Pair],
+    queues: u16,
+    live: &[u16],
+    what: &str,
+) -> Result<(), String> {
+    env.enable(32, 32, false)?;
+    for (i, p) in pairs.iter().take(usize::from(queues)).enumerate() {
+        let vectors = env.vectors;
+        create_pair(env, i as u16 + 1, p, vectors)?;
+    }
+    rearm_aer(env)?;
+    let again: Vec<u16> = (1..=queues)
+        .filter(|y| env.host.model.sqs.contains_key(y))
+        .collect();
+    if again != live {
+        return Err(format!(
+            "after the {what} reset the host created the queues {again:?}, before it {live:?}"
+        ));
+    }
+    Ok(())
+}
+
+/// What `chip_csr.route_get` reads for SQ `y` under `table`: bit 31 bound, bit 16 NVMe/TCP
+/// (else RoCE), the channel in the low bits; 0 for an unbound queue.
+fn route_word(table: &BTreeMap<u16, Chan>, y: u16) -> u32 {
+    table.get(&y).map_or(0, |&c| match c {
+        Chan::Roce(q) => 1 << 31 | q as u32,
+        Chan::Tcp(q) => 1 << 31 | 1 << 16 | q as u32,
+    })
+}
+
+/// The region of `regions` holding the buffer piece of `n` bytes at `addr`, and the piece's
+/// offset in it.
+fn piece(
+    regions: &mut [(u64, Vec<u8>)],
+    addr: u64,
+    n: usize,
+) -> Result<(&mut Vec<u8>, usize), String> {
+    let r = regions
+        .iter_mut()
+        .find(|r| r.0 <= addr && addr + n as u64 <= r.0 + r.1.len() as u64)
+        .ok_or("a buffer piece outside its region")?;
+    Ok((&mut r.1, (addr - r.0) as usize))
+}
+
 fn drain<T: Dut>(
     env: &mut Env<T>,
     table: &BTreeMap<u16, Chan>,
@@ -1407,10 +1426,7 @@ fn check_reset_values<T: Dut>(
     for y in 1..=queues {
         bus.write32(chip_csr::ROUTE_SEL, u32::from(y));
         let v = bus.read32(chip_csr::ROUTE_GET);
-        let want = table.get(&y).map_or(0, |&c| match c {
-            Chan::Roce(q) => 1 << 31 | q as u32,
-            Chan::Tcp(q) => 1 << 31 | 1 << 16 | q as u32,
-        });
+        let want = route_word(&table, y);
         if v != want {
             bad.push(format!(
                 "chip_csr.route_get of SQ {y} {v:#x} (the reset binding {want:#x})"
@@ -1571,12 +1587,8 @@ fn check<T: Dut>(
             // did not succeed, or a reset dropped it): its buffer's bytes are undefined (a
             // cut-through C2HData's bytes may reach memory before the PDU is found bad).
             for &(addr, n) in &b.pieces {
-                let r = alt
-                    .iter_mut()
-                    .find(|r| r.0 <= addr && addr + n as u64 <= r.0 + r.1.len() as u64)
-                    .ok_or("a buffer piece outside its region")?;
-                let o = (addr - r.0) as usize;
-                r.1[o..o + n].copy_from_slice(&mem.read_vec(addr, n));
+                let (r, o) = piece(&mut alt, addr, n)?;
+                r[o..o + n].copy_from_slice(&mem.read_vec(addr, n));
             }
             continue;
         }
@@ -1637,14 +1649,10 @@ fn check<T: Dut>(
                     let part = tcp::read_bytes(tcp_link.holder(c, b.cid), b.cid, len);
                     let mut k = 0;
                     for &(addr, n) in &b.pieces {
-                        let r = alt
-                            .iter_mut()
-                            .find(|r| r.0 <= addr && addr + n as u64 <= r.0 + r.1.len() as u64)
-                            .ok_or("a buffer piece outside its region")?;
-                        let o = (addr - r.0) as usize;
+                        let (r, o) = piece(&mut alt, addr, n)?;
                         for (i, x) in part[k..k + n].iter().enumerate() {
                             if let Some(x) = x {
-                                r.1[o + i] = *x;
+                                r[o + i] = *x;
                             }
                         }
                         k += n;
@@ -1657,12 +1665,8 @@ fn check<T: Dut>(
         let mut k = 0;
         for &(addr, n) in &b.pieces {
             for e in [&mut alt, &mut expect] {
-                let r = e
-                    .iter_mut()
-                    .find(|r| r.0 <= addr && addr + n as u64 <= r.0 + r.1.len() as u64)
-                    .ok_or("a buffer piece outside its region")?;
-                let o = (addr - r.0) as usize;
-                r.1[o..o + n].copy_from_slice(&data[k..k + n]);
+                let (r, o) = piece(e, addr, n)?;
+                r[o..o + n].copy_from_slice(&data[k..k + n]);
                 if s.dropped {
                     break;
                 }
