@@ -345,13 +345,15 @@ fn main() {
             );
         }
     }
+    // Whether a top's files come from rtl/ although TB_RTL_DIR points elsewhere (a top that
+    // TB_RTL_TOPS leaves out).
+    let from_rtl = |top: &str| base.is_some() && !only.as_ref().is_some_and(|o| o.contains(top));
     // The folder a top's files (SystemVerilog, shim, binding) come from.
     let top_dir = |top: &str| -> PathBuf {
-        match &base {
-            Some(_) if !only.as_ref().is_some_and(|o| o.contains(top)) => {
-                dir_of.get(top).unwrap_or(&default_rtl).clone()
-            }
-            _ => dir(top),
+        if from_rtl(top) {
+            dir_of.get(top).unwrap_or(&default_rtl).clone()
+        } else {
+            dir(top)
         }
     };
 
@@ -378,7 +380,7 @@ fn main() {
         // Where this top's SystemVerilog comes from: TB_RTL_DIR, or rtl/ for a top that
         // TB_RTL_TOPS leaves out.
         let (srcs, dps, sv_dir) = match &base {
-            Some((s, d)) if !only.as_ref().is_some_and(|o| o.contains(top)) => (s, d, &default_rtl),
+            Some((s, d)) if from_rtl(top) => (s, d, &default_rtl),
             _ => (&sources, &deps, &rtl),
         };
         let mut files = Vec::new();
@@ -420,7 +422,7 @@ fn main() {
     if let Some(top) = tops.iter().find(|t| t.starts_with("skid_buffer_w")) {
         let bench = out.join("bench_loop.cpp");
         let text = match &base {
-            Some((s, _)) if !only.as_ref().is_some_and(|o| o.contains(top)) => &s[top.as_str()],
+            Some((s, _)) if from_rtl(top) => &s[top.as_str()],
             _ => &sources[top.as_str()],
         };
         let (rst, on, off) = if text.contains("rst_ni") {

@@ -663,8 +663,6 @@ pub struct Host {
     pub faults: u64,
     /// `faults` at the last hardware reset (`db_faults` counts from there).
     pub faults_base: u64,
-    /// Cycles at which the chip's reset input was asserted ([`Env::hardware_reset`]).
-    pub hw_resets: Vec<u64>,
     /// Cycles at which a controller reset ended (CSTS.RDY seen low).
     pub resets: Vec<u64>,
     /// Commands per SQ since its creation (for the per-queue counters).
@@ -878,7 +876,6 @@ impl<T: Dut> Env<T> {
                 next_mem: 0x10_0000_0000,
                 faults: 0,
                 faults_base: 0,
-                hw_resets: Vec::new(),
                 resets: Vec::new(),
                 submitted: BTreeMap::new(),
                 completed: BTreeMap::new(),
@@ -1171,7 +1168,6 @@ impl<T: Dut> Env<T> {
         for &ri in self.host.sq_ring.values().chain(self.host.cq_ring.values()) {
             self.host.rings[ri].dead = self.host.rings[ri].dead.min(now);
         }
-        self.host.hw_resets.push(now);
         self.bar.master().cancel_queued();
         self.fw_bus.master().cancel_queued();
         self.fw.power_on();
