@@ -30,7 +30,9 @@
 //! slower. Needs root (network namespaces and TAP devices); without it the command fails and
 //! says so.
 
-use super::{cnt, creg, App, Faults, Lossy, ENGINE_IP, ENGINE_MAC, PEER_IP, PEER_MAC};
+use super::{
+    cnt, creg, App, Faults, Lossy, ENGINE_IP, ENGINE_MAC, LOCAL_PORT_BASE, PEER_IP, PEER_MAC,
+};
 use crate::drivers::axil::{Axil, AxilConfig};
 use crate::drivers::axis::{AxisSink, AxisSource};
 use crate::models::tcp::{self as golden, sum16, EngineView};
@@ -503,7 +505,7 @@ fn show_tcp_info(ti: &libc::tcp_info) -> String {
 }
 
 /// Accepts the engine's `n` connections and serves each on its own thread; each result goes
-/// to `out` with its connection number (local port - 50000).
+/// to `out` with its connection number (local port - `LOCAL_PORT_BASE`).
 fn accept_all(
     listener: TcpListener,
     down: Arc<Vec<Vec<u8>>>,
@@ -523,7 +525,7 @@ fn accept_all(
     while done < n && !stop.load(Ordering::SeqCst) && Instant::now() < deadline {
         match listener.accept() {
             Ok((s, addr)) => {
-                let c = usize::from(addr.port()).wrapping_sub(50000);
+                let c = usize::from(addr.port()).wrapping_sub(LOCAL_PORT_BASE as usize);
                 if c >= n || seen[c] {
                     let _ = out.send((
                         c.min(n - 1),
@@ -763,7 +765,8 @@ impl Trail {
         if !is_tcp(f) || f.len() < 54 {
             return;
         }
-        let c = usize::from(u16::from_be_bytes([f[36], f[37]])).wrapping_sub(50000);
+        let c =
+            usize::from(u16::from_be_bytes([f[36], f[37]])).wrapping_sub(LOCAL_PORT_BASE as usize);
         if c >= self.isn.len() {
             return;
         }
@@ -828,7 +831,8 @@ impl LateRsts {
         if !is_tcp(f) || f.len() < 54 || f[14] != 0x45 {
             return None;
         }
-        let c = usize::from(u16::from_be_bytes([f[at], f[at + 1]])).wrapping_sub(50000);
+        let c = usize::from(u16::from_be_bytes([f[at], f[at + 1]]))
+            .wrapping_sub(LOCAL_PORT_BASE as usize);
         if c >= self.gone.len() {
             return None;
         }
@@ -970,7 +974,7 @@ pub fn run_case(
         bus.write32(tcp_csr::WSCALE, plan.wscale);
         for c in 0..n {
             bus.write32(creg(c, 0), u32::from_be_bytes(PEER_IP));
-            bus.write32(creg(c, 4), (50000 + c as u32) << 16 | 4420);
+            bus.write32(creg(c, 4), (LOCAL_PORT_BASE + c as u32) << 16 | 4420);
         }
     }
     let mut view = EngineView::new(n, plan.mss as u16, plan.wscale as u8, plan.key);

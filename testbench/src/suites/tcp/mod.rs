@@ -45,6 +45,8 @@ pub const ENGINE_IP: [u8; 4] = [10, 0, 0, 1];
 /// smoltcp's.
 pub const PEER_MAC: [u8; 6] = [0x02, 0x00, 0x00, 0x00, 0x00, 0x02];
 pub const PEER_IP: [u8; 4] = [10, 0, 0, 2];
+/// The engine's local port of connection `c` is `LOCAL_PORT_BASE + c` (firmware programs it).
+pub const LOCAL_PORT_BASE: u32 = 50000;
 
 /// Fault rates of one direction of the link, percent per frame.
 #[derive(Clone, Debug, Default)]
@@ -404,7 +406,7 @@ impl Env {
             bus.write32(tcp_csr::WSCALE, setup.wscale);
             for c in 0..n {
                 bus.write32(creg(c, 0), u32::from_be_bytes(PEER_IP));
-                bus.write32(creg(c, 4), (50000 + c as u32) << 16 | 4420);
+                bus.write32(creg(c, 4), (LOCAL_PORT_BASE + c as u32) << 16 | 4420);
             }
         }
         let mut dev = Dev::default();

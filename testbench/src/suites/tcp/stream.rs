@@ -11,7 +11,7 @@
 //! and ARP frames sent, no RST either way, no tx byte dropped, a checksum drop for each frame
 //! the link corrupted in its TCP or IP bytes at most, none without faults).
 
-use super::{cnt, creg, Env, Faults, Setup};
+use super::{cnt, creg, Env, Faults, Setup, LOCAL_PORT_BASE};
 use crate::prop::Property;
 use crate::rng::Rng;
 use proptest::prelude::*;
@@ -80,7 +80,8 @@ impl Peer {
             let s = sockets.get_mut::<tcp::Socket>(*h);
             if self.conn[i].is_none() {
                 if let Some(ep) = s.remote_endpoint() {
-                    self.conn[i] = Some(usize::from(ep.port).wrapping_sub(50000));
+                    self.conn[i] =
+                        Some(usize::from(ep.port).wrapping_sub(LOCAL_PORT_BASE as usize));
                 }
             }
             let Some(c) = self.conn[i] else { continue };
