@@ -21,6 +21,60 @@ fn subtree(m: &Rc<Module>, out: &mut Vec<String>) {
     }
 }
 
+/// Every module of `modules` as a job: its name and the files of its subtree.
+fn jobs(modules: &[Rc<Module>]) -> Vec<(String, Vec<String>)> {
+    modules
+        .iter()
+        .map(|m| {
+            let mut deps = Vec::new();
+            subtree(m, &mut deps);
+            (m.name().to_string(), deps)
+        })
+        .collect()
+}
+
+/// Runs `job` on every (top, files) pair on as many threads as the machine has cores (the
+/// tools are single-threaded processes); `done` sees each result in the pairs' order, as soon
+/// as it and every one before it are finished. Returns the results in that order.
+fn run_jobs<T: Send>(
+    jobs: &[(String, Vec<String>)],
+    job: impl Fn(&str, &[String]) -> T + Sync,
+    done: impl Fn(&str, &T) + Sync,
+) -> Vec<T> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(jobs.len().max(1));
+    let next = AtomicUsize::new(0);
+    // The results, and how many of them `done` has seen.
+    let state: Mutex<(Vec<Option<T>>, usize)> =
+        Mutex::new(((0..jobs.len()).map(|_| None).collect(), 0));
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some((top, files)) = jobs.get(i) else {
+                    break;
+                };
+                let r = job(top, files);
+                let mut st = state.lock().expect("no lint thread panics holding it");
+                st.0[i] = Some(r);
+                while let Some(Some(r)) = st.0.get(st.1) {
+                    done(&jobs[st.1].0, r);
+                    st.1 += 1;
+                }
+            });
+        }
+    });
+    let (results, _) = state.into_inner().expect("no lint thread panicked");
+    results
+        .into_iter()
+        .map(|r| r.expect("every job ran"))
+        .collect()
+}
+
 fn need(tool: &str, package: &str) -> Result<(), Failure> {
     let found = Command::new(tool).arg("-V").output().is_ok();
     if found {
@@ -175,29 +229,29 @@ pub fn run(cfg: &Config) -> Result<(), Failure> {
     crate::cli::write_tree(&dir, &files)
         .map_err(|e| Failure::usage(format!("cannot write to {}: {e}", dir.display())))?;
     let width = modules.iter().map(|m| m.name().len()).max().unwrap_or(0);
-    let mut failed = Vec::new();
-    for m in &modules {
-        let mut deps = Vec::new();
-        subtree(m, &mut deps);
-        let v = verilator(&dir, m.name(), &deps);
-        let y = yosys(&dir, m.name(), &deps);
-        let status = if v.ok && y.ok { "ok  " } else { "FAIL" };
-        println!(
-            "{status} {:width$}  verilator -Wall: {:6}  yosys: {}",
-            m.name(),
-            v.summary,
-            y.summary
-        );
-        if !v.ok {
-            eprintln!("{}", v.log.trim_end());
-        }
-        if !y.ok {
-            eprintln!("{}", y.log.trim_end());
-        }
-        if !(v.ok && y.ok) {
-            failed.push(m.name().to_string());
-        }
-    }
+    let results = run_jobs(
+        &jobs(&modules),
+        |top, deps| (verilator(&dir, top, deps), yosys(&dir, top, deps)),
+        |top, (v, y)| {
+            let status = if v.ok && y.ok { "ok  " } else { "FAIL" };
+            println!(
+                "{status} {top:width$}  verilator -Wall: {:6}  yosys: {}",
+                v.summary, y.summary
+            );
+            if !v.ok {
+                eprintln!("{}", v.log.trim_end());
+            }
+            if !y.ok {
+                eprintln!("{}", y.log.trim_end());
+            }
+        },
+    );
+    let failed: Vec<&str> = modules
+        .iter()
+        .zip(&results)
+        .filter(|(_, (v, y))| !(v.ok && y.ok))
+        .map(|(m, _)| m.name())
+        .collect();
     let _ = std::fs::remove_dir_all(&dir);
     if failed.is_empty() {
         println!("lint: {} modules clean", modules.len());
@@ -225,16 +279,18 @@ pub fn lint_design(design: &Design) -> Result<Vec<(String, Outcome, Outcome)>, F
     let dir = scratch_dir().with_extension(n.to_string());
     crate::cli::write_tree(&dir, &files)
         .map_err(|e| Failure::usage(format!("cannot write to {}: {e}", dir.display())))?;
-    let mut out = Vec::new();
-    for m in design.modules()? {
-        let mut deps = Vec::new();
-        subtree(&m, &mut deps);
-        let v = verilator(&dir, m.name(), &deps);
-        let y = yosys(&dir, m.name(), &deps);
-        out.push((m.name().to_string(), v, y));
-    }
+    let jobs = jobs(&design.modules()?);
+    let results = run_jobs(
+        &jobs,
+        |top, deps| (verilator(&dir, top, deps), yosys(&dir, top, deps)),
+        |_, _| {},
+    );
     let _ = std::fs::remove_dir_all(&dir);
-    Ok(out)
+    Ok(jobs
+        .into_iter()
+        .zip(results)
+        .map(|((name, _), (v, y))| (name, v, y))
+        .collect())
 }
 
 /// Asserts that the module `top` of `design`, with every module under it, passes
@@ -280,13 +336,12 @@ pub fn assert_verilator_clean(design: &Design) {
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = scratch_dir().with_extension(format!("v{n}"));
     crate::cli::write_tree(&dir, &files).unwrap_or_else(|e| panic!("{e}"));
-    for m in design.modules().unwrap_or_else(|e| panic!("{e}")) {
-        let mut deps = Vec::new();
-        subtree(&m, &mut deps);
-        let v = verilator(&dir, m.name(), &deps);
-        assert!(v.ok, "{}: verilator -Wall:\n{}", m.name(), v.log);
-    }
+    let jobs = jobs(&design.modules().unwrap_or_else(|e| panic!("{e}")));
+    let results = run_jobs(&jobs, |top, deps| verilator(&dir, top, deps), |_, _| {});
     let _ = std::fs::remove_dir_all(&dir);
+    for ((name, _), v) in jobs.iter().zip(results) {
+        assert!(v.ok, "{name}: verilator -Wall:\n{}", v.log);
+    }
 }
 
 /// Asserts that every module of `design` is lint-clean and synthesizes (for tests).

@@ -42,24 +42,41 @@ fn bindings_and_shims_compile() {
         })
         .collect();
     assert!(!tops.is_empty());
-    for top in &tops {
-        let obj = dir.join(format!("obj_{top}"));
-        run(Command::new("verilator")
-            .current_dir(dir)
-            .args(["--cc", "--top-module", top, "--Mdir"])
-            .arg(&obj)
-            .arg(format!("{top}.sv")));
-        run(Command::new("g++")
-            .current_dir(dir)
-            .args(["-std=c++17", "-fsyntax-only", "-Wall", "-Werror"])
-            .arg(format!("-I{}", obj.display()))
-            .arg(format!("-I{inc}"))
-            .arg(format!("-I{inc}/vltstd"))
-            .arg(format!("{top}_shim.cpp")));
-        run(Command::new("rustc")
-            .current_dir(dir)
-            .args(["--edition", "2021", "--crate-type", "lib", "-D", "warnings"])
-            .args(["--out-dir", obj.to_str().unwrap()])
-            .arg(format!("{top}.rs")));
-    }
+    // Each top is verilated and compiled alone: spread them over the machine's cores.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|sc| {
+        for _ in 0..threads {
+            sc.spawn(|| {
+                while let Some(top) =
+                    tops.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                {
+                    check_top(dir, &inc, top);
+                }
+            });
+        }
+    });
+}
+
+/// Verilates `top` (C++ only), compiles its shim against the model's headers with `-Wall
+/// -Werror` and its Rust binding with `-D warnings`.
+fn check_top(dir: &std::path::Path, inc: &str, top: &str) {
+    let obj = dir.join(format!("obj_{top}"));
+    run(Command::new("verilator")
+        .current_dir(dir)
+        .args(["--cc", "--top-module", top, "--Mdir"])
+        .arg(&obj)
+        .arg(format!("{top}.sv")));
+    run(Command::new("g++")
+        .current_dir(dir)
+        .args(["-std=c++17", "-fsyntax-only", "-Wall", "-Werror"])
+        .arg(format!("-I{}", obj.display()))
+        .arg(format!("-I{inc}"))
+        .arg(format!("-I{inc}/vltstd"))
+        .arg(format!("{top}_shim.cpp")));
+    run(Command::new("rustc")
+        .current_dir(dir)
+        .args(["--edition", "2021", "--crate-type", "lib", "-D", "warnings"])
+        .args(["--out-dir", obj.to_str().unwrap()])
+        .arg(format!("{top}.rs")));
 }

@@ -128,10 +128,12 @@ mod tests {
     use crate::prop::input_for;
 
     /// Every fault is committed in some generated case, and the host answers it as expected.
+    /// Every fault has been committed by seed 41; 80 seeds leave room for the generator to move
+    /// (200 took about a minute in a debug build).
     #[test]
     fn every_fault_is_committed_and_answered() {
         let mut seen = std::collections::BTreeMap::new();
-        for seed in 0..200u64 {
+        for seed in 0..80u64 {
             let sc = input_for::<NvmeTcpModelHostileProp>(seed);
             let (out, target) = run_model(&sc).unwrap();
             check(&sc, &sc.submitted(), &out, &target).unwrap();
