@@ -188,10 +188,32 @@ fn read_cells(stat: &Path, module: &str) -> Result<Cells, Failure> {
             stat.display()
         ))
     })?;
-    let m = s.modules.get(&format!("\\{module}")).ok_or_else(|| {
+    let types = cell_types(&s, module, 0).ok_or_else(|| {
         Failure::usage(format!("{}: no statistics for `{module}`", stat.display()))
     })?;
-    Ok(Cells::from_types(&m.num_cells_by_type))
+    Ok(Cells::from_types(&types))
+}
+
+/// The primitive cells of `module` and of every module below it that Yosys kept apart
+/// (`keep_hierarchy`), by type: a cell whose type is a module of the netlist counts as that
+/// module's cells.
+fn cell_types(s: &Stat, module: &str, depth: usize) -> Option<BTreeMap<String, u64>> {
+    let m = s.modules.get(&format!("\\{module}"))?;
+    let mut out = BTreeMap::new();
+    for (ty, n) in &m.num_cells_by_type {
+        let sub = ty
+            .strip_prefix('\\')
+            .filter(|_| depth < 32 && s.modules.contains_key(ty));
+        match sub.and_then(|t| cell_types(s, t, depth + 1)) {
+            Some(inner) => {
+                for (t, k) in inner {
+                    *out.entry(t).or_insert(0) += k * n;
+                }
+            }
+            None => *out.entry(ty.clone()).or_insert(0) += n,
+        }
+    }
+    Some(out)
 }
 
 #[derive(serde::Deserialize)]
@@ -270,11 +292,17 @@ pub fn blocks(cfg: &Config, only: &[String], out: &Path) -> Result<BlocksReport,
         d.add_top(wrapper.clone());
         let names = write_design(&d, &dir)?;
         progress(&format!("[{}/{n}] {}: synthesis", i + 1, m.name()));
+        // The chip top keeps every module apart: synthesized flat, ABC9 ran for over an hour
+        // on it without finishing; module by module it is the sum of problems of block size.
+        let keep = if m.name() == cfg.chip.name {
+            "*".to_string()
+        } else {
+            m.name().to_string()
+        };
         let script = format!(
-            "read_verilog -sv {}\nhierarchy -check -top {w}\nsetattr -mod -set keep_hierarchy 1 {b}\nsynth_ecp5 -top {w} -json {w}.json\ntee -q -o stat.json stat -json\n",
+            "read_verilog -sv {}\nhierarchy -check -top {w}\nsetattr -mod -set keep_hierarchy 1 {keep}\nsynth_ecp5 -top {w} -json {w}.json\ntee -q -o stat.json stat -json\n",
             names.join(" "),
             w = wrapper.name(),
-            b = m.name()
         );
         write(&dir.join("synth.ys"), &script)?;
         tools.run(
@@ -389,7 +417,8 @@ pub fn blocks(cfg: &Config, only: &[String], out: &Path) -> Result<BlocksReport,
         method: vec![
             "Each module is synthesized with `synth_ecp5` inside a wrapper that puts a flip-flop on \
              every input and output port (its hierarchy kept, so the cell counts are the module's \
-             alone), then placed and routed out of context (`nextpnr-ecp5 --out-of-context \
+             alone; the chip top keeps every module below it apart too, and its counts are their \
+             sum, with no optimization across module boundaries), then placed and routed out of context (`nextpnr-ecp5 --out-of-context \
              --placer-heap-beta 0.5`, seed 1) for each board's device at that board's core clock."
                 .to_string(),
             "Fmax is nextpnr's figure for `clk_i` after routing: the slowest register-to-register \
@@ -991,6 +1020,24 @@ pub fn netlist(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kept_hierarchy_counts_every_module_below_the_top() {
+        let s: Stat = serde_json::from_str(
+            r#"{"modules": {
+                "\\top": {"num_cells_by_type": {"LUT4": 3, "\\mid": 2, "TRELLIS_FF": 1}},
+                "\\mid": {"num_cells_by_type": {"LUT4": 5, "\\leaf": 1}},
+                "\\leaf": {"num_cells_by_type": {"CCU2C": 4, "TRELLIS_FF": 7}}
+            }}"#,
+        )
+        .unwrap();
+        let t = cell_types(&s, "top", 0).unwrap();
+        assert_eq!(t.get("LUT4"), Some(&13));
+        assert_eq!(t.get("CCU2C"), Some(&8));
+        assert_eq!(t.get("TRELLIS_FF"), Some(&15));
+        assert!(!t.contains_key("\\mid"));
+        assert!(cell_types(&s, "none", 0).is_none());
+    }
 
     #[test]
     fn netlist_ports_are_read_with_their_widths() {
