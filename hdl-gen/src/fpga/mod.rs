@@ -201,9 +201,8 @@ fn cell_types(s: &Stat, module: &str, depth: usize) -> Option<BTreeMap<String, u
     let m = s.modules.get(&format!("\\{module}"))?;
     let mut out = BTreeMap::new();
     for (ty, n) in &m.num_cells_by_type {
-        let sub = ty
-            .strip_prefix('\\')
-            .filter(|_| depth < 32 && s.modules.contains_key(ty));
+        // Cell types name modules without the `\\` their own entries carry.
+        let sub = (depth < 32 && s.modules.contains_key(&format!("\\{ty}"))).then_some(ty.as_str());
         match sub.and_then(|t| cell_types(s, t, depth + 1)) {
             Some(inner) => {
                 for (t, k) in inner {
@@ -1025,8 +1024,8 @@ mod tests {
     fn a_kept_hierarchy_counts_every_module_below_the_top() {
         let s: Stat = serde_json::from_str(
             r#"{"modules": {
-                "\\top": {"num_cells_by_type": {"LUT4": 3, "\\mid": 2, "TRELLIS_FF": 1}},
-                "\\mid": {"num_cells_by_type": {"LUT4": 5, "\\leaf": 1}},
+                "\\top": {"num_cells_by_type": {"LUT4": 3, "mid": 2, "TRELLIS_FF": 1}},
+                "\\mid": {"num_cells_by_type": {"LUT4": 5, "leaf": 1}},
                 "\\leaf": {"num_cells_by_type": {"CCU2C": 4, "TRELLIS_FF": 7}}
             }}"#,
         )
@@ -1035,7 +1034,7 @@ mod tests {
         assert_eq!(t.get("LUT4"), Some(&13));
         assert_eq!(t.get("CCU2C"), Some(&8));
         assert_eq!(t.get("TRELLIS_FF"), Some(&15));
-        assert!(!t.contains_key("\\mid"));
+        assert!(!t.contains_key("mid"));
         assert!(cell_types(&s, "none", 0).is_none());
     }
 
