@@ -52,6 +52,28 @@ pub const REGISTERS: &[(&str, u32, u32)] = &[
     ("map_chip", MAP_CHIP, MAP_CHIP_RESET),
 ];
 
+/// Every register: name, offset, the bits the block itself holds (read-write fields) or
+/// reads as 0 (write-only), and its value after reset: right after a reset, before any
+/// write, `read & mask == reset & mask`. Read-only and W1C bits show hardware state.
+pub const RESET_CHECK: &[(&str, u32, u32, u32)] = &[
+    ("route_sel", ROUTE_SEL, 0x0000_ffff, ROUTE_SEL_RESET),
+    ("route_set", ROUTE_SET, 0xffff_ffff, ROUTE_SET_RESET),
+    ("route_get", ROUTE_GET, 0x0000_0000, ROUTE_GET_RESET),
+    ("route_err", ROUTE_ERR, 0x0000_0000, ROUTE_ERR_RESET),
+    ("tcp_dgst", TCP_DGST, 0x0000_0003, TCP_DGST_RESET),
+    ("info", INFO, 0x0000_0000, INFO_RESET),
+    ("tcp_ctrl", TCP_CTRL, 0x0000_0001, TCP_CTRL_RESET),
+    ("cnt_roce", CNT_ROCE, 0x0000_0000, CNT_ROCE_RESET),
+    ("cnt_nvme_tcp", CNT_NVME_TCP, 0x0000_0000, CNT_NVME_TCP_RESET),
+    ("cnt_unbound", CNT_UNBOUND, 0x0000_0000, CNT_UNBOUND_RESET),
+    ("map_chip_info", MAP_CHIP_INFO, 0x0000_0000, MAP_CHIP_INFO_RESET),
+    ("map_nvme", MAP_NVME, 0x0000_0000, MAP_NVME_RESET),
+    ("map_qos", MAP_QOS, 0x0000_0000, MAP_QOS_RESET),
+    ("map_roce", MAP_ROCE, 0x0000_0000, MAP_ROCE_RESET),
+    ("map_nvme_tcp", MAP_NVME_TCP, 0x0000_0000, MAP_NVME_TCP_RESET),
+    ("map_chip", MAP_CHIP, 0x0000_0000, MAP_CHIP_RESET),
+];
+
 /// Offset of `route_sel`: Routing table: the SQ id route_set and route_get name
 pub const ROUTE_SEL: u32 = 0x00;
 /// Value of `route_sel` after reset.

@@ -32,6 +32,19 @@ pub const REGISTERS: &[(&str, u32, u32)] = &[
     ("scratch", SCRATCH, SCRATCH_RESET),
 ];
 
+/// Every register: name, offset, the bits the block itself holds (read-write fields) or
+/// reads as 0 (write-only), and its value after reset: right after a reset, before any
+/// write, `read & mask == reset & mask`. Read-only and W1C bits show hardware state.
+pub const RESET_CHECK: &[(&str, u32, u32, u32)] = &[
+    ("id", ID, 0x0000_0000, ID_RESET),
+    ("version", VERSION, 0x0000_0000, VERSION_RESET),
+    ("config_hash_lo", CONFIG_HASH_LO, 0x0000_0000, CONFIG_HASH_LO_RESET),
+    ("config_hash_hi", CONFIG_HASH_HI, 0x0000_0000, CONFIG_HASH_HI_RESET),
+    ("nvme_cap", NVME_CAP, 0x0000_0000, NVME_CAP_RESET),
+    ("nvme_dstrd", NVME_DSTRD, 0x0000_0000, NVME_DSTRD_RESET),
+    ("scratch", SCRATCH, 0xffff_ffff, SCRATCH_RESET),
+];
+
 /// Offset of `id`: Chip identifier
 pub const ID: u32 = 0x0000;
 /// Value of `id` after reset.

@@ -34,6 +34,21 @@ pub const REGISTERS: &[(&str, u32, u32)] = &[
     ("err_other", ERR_OTHER, ERR_OTHER_RESET),
 ];
 
+/// Every register: name, offset, the bits the block itself holds (read-write fields) or
+/// reads as 0 (write-only), and its value after reset: right after a reset, before any
+/// write, `read & mask == reset & mask`. Read-only and W1C bits show hardware state.
+pub const RESET_CHECK: &[(&str, u32, u32, u32)] = &[
+    ("bytes_read", BYTES_READ, 0x0000_0000, BYTES_READ_RESET),
+    ("bytes_written", BYTES_WRITTEN, 0x0000_0000, BYTES_WRITTEN_RESET),
+    ("transfers", TRANSFERS, 0x0000_0000, TRANSFERS_RESET),
+    ("err_data_transfer", ERR_DATA_TRANSFER, 0x0000_0000, ERR_DATA_TRANSFER_RESET),
+    ("err_sgl_segment", ERR_SGL_SEGMENT, 0x0000_0000, ERR_SGL_SEGMENT_RESET),
+    ("err_sgl_length", ERR_SGL_LENGTH, 0x0000_0000, ERR_SGL_LENGTH_RESET),
+    ("err_sgl_type", ERR_SGL_TYPE, 0x0000_0000, ERR_SGL_TYPE_RESET),
+    ("err_prp_offset", ERR_PRP_OFFSET, 0x0000_0000, ERR_PRP_OFFSET_RESET),
+    ("err_other", ERR_OTHER, 0x0000_0000, ERR_OTHER_RESET),
+];
+
 /// Offset of `bytes_read`: Bytes read from host memory
 pub const BYTES_READ: u32 = 0x00;
 /// Value of `bytes_read` after reset.

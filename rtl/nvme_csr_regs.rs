@@ -49,6 +49,36 @@ pub const REGISTERS: &[(&str, u32, u32)] = &[
     ("lat_ctrl", LAT_CTRL, LAT_CTRL_RESET),
 ];
 
+/// Every register: name, offset, the bits the block itself holds (read-write fields) or
+/// reads as 0 (write-only), and its value after reset: right after a reset, before any
+/// write, `read & mask == reset & mask`. Read-only and W1C bits show hardware state.
+pub const RESET_CHECK: &[(&str, u32, u32, u32)] = &[
+    ("q_base_lo", Q_BASE_LO, 0xffff_f000, Q_BASE_LO_RESET),
+    ("q_base_hi", Q_BASE_HI, 0xffff_ffff, Q_BASE_HI_RESET),
+    ("q_cfg", Q_CFG, 0x0007_ffff, Q_CFG_RESET),
+    ("q_bind", Q_BIND, 0xffff_ffff, Q_BIND_RESET),
+    ("q_cmd", Q_CMD, 0x0007_ffff, Q_CMD_RESET),
+    ("status", STATUS, 0x0000_0000, STATUS_RESET),
+    ("arb", ARB, 0xffff_ff07, ARB_RESET),
+    ("coalesce", COALESCE, 0x0000_ffff, COALESCE_RESET),
+    ("coal_tick", COAL_TICK, 0x00ff_ffff, COAL_TICK_RESET),
+    ("vec_cfg", VEC_CFG, 0x0001_ffff, VEC_CFG_RESET),
+    ("events", EVENTS, 0x0000_0000, EVENTS_RESET),
+    ("event_qid", EVENT_QID, 0x0000_0000, EVENT_QID_RESET),
+    ("cnt_sel", CNT_SEL, 0x0000_ffff, CNT_SEL_RESET),
+    ("cnt_fetched", CNT_FETCHED, 0x0000_0000, CNT_FETCHED_RESET),
+    ("cnt_completed", CNT_COMPLETED, 0x0000_0000, CNT_COMPLETED_RESET),
+    ("irqs", IRQS, 0x0000_0000, IRQS_RESET),
+    ("db_faults", DB_FAULTS, 0x0000_0000, DB_FAULTS_RESET),
+    ("fetched", FETCHED, 0x0000_0000, FETCHED_RESET),
+    ("completed", COMPLETED, 0x0000_0000, COMPLETED_RESET),
+    ("cnt_offload", CNT_OFFLOAD, 0x0000_0000, CNT_OFFLOAD_RESET),
+    ("cnt_fallback", CNT_FALLBACK, 0x0000_0000, CNT_FALLBACK_RESET),
+    ("lat_sel", LAT_SEL, 0x0000_031f, LAT_SEL_RESET),
+    ("lat_count", LAT_COUNT, 0x0000_0000, LAT_COUNT_RESET),
+    ("lat_ctrl", LAT_CTRL, 0x0000_0001, LAT_CTRL_RESET),
+];
+
 /// Offset of `q_base_lo`: Queue base address, low word (page aligned)
 pub const Q_BASE_LO: u32 = 0x00;
 /// Value of `q_base_lo` after reset.

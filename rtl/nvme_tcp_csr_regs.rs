@@ -38,6 +38,25 @@ pub const REGISTERS: &[(&str, u32, u32)] = &[
     ("rx_r2t", RX_R2T, RX_R2T_RESET),
 ];
 
+/// Every register: name, offset, the bits the block itself holds (read-write fields) or
+/// reads as 0 (write-only), and its value after reset: right after a reset, before any
+/// write, `read & mask == reset & mask`. Read-only and W1C bits show hardware state.
+pub const RESET_CHECK: &[(&str, u32, u32, u32)] = &[
+    ("tx_icreq", TX_ICREQ, 0x0000_0000, TX_ICREQ_RESET),
+    ("tx_capsule_cmd", TX_CAPSULE_CMD, 0x0000_0000, TX_CAPSULE_CMD_RESET),
+    ("tx_h2c_termreq", TX_H2C_TERMREQ, 0x0000_0000, TX_H2C_TERMREQ_RESET),
+    ("tx_bytes", TX_BYTES, 0x0000_0000, TX_BYTES_RESET),
+    ("rx_icresp", RX_ICRESP, 0x0000_0000, RX_ICRESP_RESET),
+    ("rx_capsule_resp", RX_CAPSULE_RESP, 0x0000_0000, RX_CAPSULE_RESP_RESET),
+    ("rx_c2h_termreq", RX_C2H_TERMREQ, 0x0000_0000, RX_C2H_TERMREQ_RESET),
+    ("rx_bytes", RX_BYTES, 0x0000_0000, RX_BYTES_RESET),
+    ("hdgst_errors", HDGST_ERRORS, 0x0000_0000, HDGST_ERRORS_RESET),
+    ("rx_c2h_data", RX_C2H_DATA, 0x0000_0000, RX_C2H_DATA_RESET),
+    ("ddgst_errors", DDGST_ERRORS, 0x0000_0000, DDGST_ERRORS_RESET),
+    ("tx_h2c_data", TX_H2C_DATA, 0x0000_0000, TX_H2C_DATA_RESET),
+    ("rx_r2t", RX_R2T, 0x0000_0000, RX_R2T_RESET),
+];
+
 /// Offset of `tx_icreq`: ICReq PDUs sent
 pub const TX_ICREQ: u32 = 0x00;
 /// Value of `tx_icreq` after reset.

@@ -75,6 +75,61 @@ pub const REGISTERS: &[(&str, u32, u32)] = &[
     ("c1_snd_wnd", C1_SND_WND, C1_SND_WND_RESET),
 ];
 
+/// Every register: name, offset, the bits the block itself holds (read-write fields) or
+/// reads as 0 (write-only), and its value after reset: right after a reset, before any
+/// write, `read & mask == reset & mask`. Read-only and W1C bits show hardware state.
+pub const RESET_CHECK: &[(&str, u32, u32, u32)] = &[
+    ("mac_hi", MAC_HI, 0x0000_ffff, MAC_HI_RESET),
+    ("mac_lo", MAC_LO, 0xffff_ffff, MAC_LO_RESET),
+    ("ip", IP, 0xffff_ffff, IP_RESET),
+    ("netmask", NETMASK, 0xffff_ffff, NETMASK_RESET),
+    ("gateway", GATEWAY, 0xffff_ffff, GATEWAY_RESET),
+    ("tick", TICK, 0x00ff_ffff, TICK_RESET),
+    ("rto_min", RTO_MIN, 0x0000_ffff, RTO_MIN_RESET),
+    ("rto_max", RTO_MAX, 0x0000_ffff, RTO_MAX_RESET),
+    ("rto_init", RTO_INIT, 0x0000_ffff, RTO_INIT_RESET),
+    ("retries", RETRIES, 0x0000_ffff, RETRIES_RESET),
+    ("arp_retry", ARP_RETRY, 0x0000_ffff, ARP_RETRY_RESET),
+    ("time_wait", TIME_WAIT, 0x0000_ffff, TIME_WAIT_RESET),
+    ("isn_key0", ISN_KEY0, 0xffff_ffff, ISN_KEY0_RESET),
+    ("isn_key1", ISN_KEY1, 0xffff_ffff, ISN_KEY1_RESET),
+    ("mss", MSS, 0x0000_ffff, MSS_RESET),
+    ("wscale", WSCALE, 0x0000_000f, WSCALE_RESET),
+    ("params", PARAMS, 0x0000_0000, PARAMS_RESET),
+    ("seg_in", SEG_IN, 0x0000_0000, SEG_IN_RESET),
+    ("seg_out", SEG_OUT, 0x0000_0000, SEG_OUT_RESET),
+    ("retrans", RETRANS, 0x0000_0000, RETRANS_RESET),
+    ("rto_fires", RTO_FIRES, 0x0000_0000, RTO_FIRES_RESET),
+    ("drop_csum", DROP_CSUM, 0x0000_0000, DROP_CSUM_RESET),
+    ("drop_other", DROP_OTHER, 0x0000_0000, DROP_OTHER_RESET),
+    ("drop_malformed", DROP_MALFORMED, 0x0000_0000, DROP_MALFORMED_RESET),
+    ("rst_in", RST_IN, 0x0000_0000, RST_IN_RESET),
+    ("rst_out", RST_OUT, 0x0000_0000, RST_OUT_RESET),
+    ("echo_out", ECHO_OUT, 0x0000_0000, ECHO_OUT_RESET),
+    ("arp_out", ARP_OUT, 0x0000_0000, ARP_OUT_RESET),
+    ("tx_drop", TX_DROP, 0x0000_0000, TX_DROP_RESET),
+    ("c0_remote_ip", C0_REMOTE_IP, 0xffff_ffff, C0_REMOTE_IP_RESET),
+    ("c0_ports", C0_PORTS, 0xffff_ffff, C0_PORTS_RESET),
+    ("c0_ctrl", C0_CTRL, 0x0000_0007, C0_CTRL_RESET),
+    ("c0_state", C0_STATE, 0x0000_0000, C0_STATE_RESET),
+    ("c0_snd_una", C0_SND_UNA, 0x0000_0000, C0_SND_UNA_RESET),
+    ("c0_snd_nxt", C0_SND_NXT, 0x0000_0000, C0_SND_NXT_RESET),
+    ("c0_rcv_nxt", C0_RCV_NXT, 0x0000_0000, C0_RCV_NXT_RESET),
+    ("c0_rtt", C0_RTT, 0x0000_0000, C0_RTT_RESET),
+    ("c0_iss", C0_ISS, 0x0000_0000, C0_ISS_RESET),
+    ("c0_snd_wnd", C0_SND_WND, 0x0000_0000, C0_SND_WND_RESET),
+    ("c1_remote_ip", C1_REMOTE_IP, 0xffff_ffff, C1_REMOTE_IP_RESET),
+    ("c1_ports", C1_PORTS, 0xffff_ffff, C1_PORTS_RESET),
+    ("c1_ctrl", C1_CTRL, 0x0000_0007, C1_CTRL_RESET),
+    ("c1_state", C1_STATE, 0x0000_0000, C1_STATE_RESET),
+    ("c1_snd_una", C1_SND_UNA, 0x0000_0000, C1_SND_UNA_RESET),
+    ("c1_snd_nxt", C1_SND_NXT, 0x0000_0000, C1_SND_NXT_RESET),
+    ("c1_rcv_nxt", C1_RCV_NXT, 0x0000_0000, C1_RCV_NXT_RESET),
+    ("c1_rtt", C1_RTT, 0x0000_0000, C1_RTT_RESET),
+    ("c1_iss", C1_ISS, 0x0000_0000, C1_ISS_RESET),
+    ("c1_snd_wnd", C1_SND_WND, 0x0000_0000, C1_SND_WND_RESET),
+];
+
 /// Offset of `mac_hi`: Local MAC address, bytes 0-1 (byte 0 first on the wire)
 pub const MAC_HI: u32 = 0x000;
 /// Value of `mac_hi` after reset.

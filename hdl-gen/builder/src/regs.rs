@@ -471,7 +471,7 @@ const SV_FIXED: &[&str] = &[
 ];
 
 /// Names the Rust accessors use for themselves.
-const RUST_FIXED: &[&str] = &["CsrBus", "WINDOW", "REGISTERS"];
+const RUST_FIXED: &[&str] = &["CsrBus", "WINDOW", "REGISTERS", "RESET_CHECK"];
 
 /// The write strobe of register `reg`.
 fn we_name(reg: &str) -> String {
@@ -647,6 +647,22 @@ impl Register {
             .iter()
             .filter(|f| f.access.is_readable())
             .fold(0, |v, f| v | (f.reset << f.lsb))
+    }
+
+    /// The bits whose value right after reset the register block itself decides: read-write
+    /// fields (their reset value) and write-only ones (read as 0).
+    pub fn reset_mask(&self) -> u32 {
+        self.fields
+            .iter()
+            .filter(|f| matches!(f.access, Access::Rw | Access::WoPulse))
+            .fold(0, |v, f| {
+                let ones = if f.width >= 32 {
+                    u32::MAX
+                } else {
+                    (1u32 << f.width) - 1
+                };
+                v | (ones << f.lsb)
+            })
     }
 
     /// True when some field of the register can be written.
@@ -1006,7 +1022,8 @@ impl RegMap {
     /// writable registers `write_<reg>`, through the `CsrBus` trait the file declares (each file
     /// its own, so it compiles alone). Registers with read-write fields and otherwise only
     /// read-only ones also get `modify_<reg>` (a read-modify-write would clear W1C bits).
-    /// `WINDOW` is the window's size and `REGISTERS` lists (name, offset, reset value).
+    /// `WINDOW` is the window's size, `REGISTERS` lists (name, offset, reset value) and
+    /// `RESET_CHECK` (name, offset, the bits the block decides after reset, reset value).
     pub fn rust(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(
@@ -1040,6 +1057,30 @@ impl RegMap {
         for r in &self.regs {
             let up = r.name.to_uppercase();
             let _ = writeln!(s, "    (\"{}\", {up}, {up}_RESET),", r.name);
+        }
+        let _ = writeln!(s, "];");
+        s.push('\n');
+        let _ = writeln!(
+            s,
+            "/// Every register: name, offset, the bits the block itself holds (read-write fields) or"
+        );
+        let _ = writeln!(
+            s,
+            "/// reads as 0 (write-only), and its value after reset: right after a reset, before any"
+        );
+        let _ = writeln!(
+            s,
+            "/// write, `read & mask == reset & mask`. Read-only and W1C bits show hardware state."
+        );
+        let _ = writeln!(s, "pub const RESET_CHECK: &[(&str, u32, u32, u32)] = &[");
+        for r in &self.regs {
+            let up = r.name.to_uppercase();
+            let _ = writeln!(
+                s,
+                "    (\"{}\", {up}, {}, {up}_RESET),",
+                r.name,
+                hex32(r.reset_mask())
+            );
         }
         let _ = writeln!(s, "];");
         for r in &self.regs {

@@ -24,6 +24,14 @@ pub const REGISTERS: &[(&str, u32, u32)] = &[
     ("status", STATUS, STATUS_RESET),
 ];
 
+/// Every register: name, offset, the bits the block itself holds (read-write fields) or
+/// reads as 0 (write-only), and its value after reset: right after a reset, before any
+/// write, `read & mask == reset & mask`. Read-only and W1C bits show hardware state.
+pub const RESET_CHECK: &[(&str, u32, u32, u32)] = &[
+    ("ctrl", CTRL, 0x0000_0131, CTRL_RESET),
+    ("status", STATUS, 0x0000_0000, STATUS_RESET),
+];
+
 /// Offset of `ctrl`: Control
 pub const CTRL: u32 = 0x0;
 /// Value of `ctrl` after reset.

@@ -1363,52 +1363,62 @@ fn restart_tcp<T: Dut>(
     Ok(())
 }
 
-/// Every register of every block on the firmware bus (the generated maps' `REGISTERS`), read
+/// Every register of every block on the firmware bus (the generated maps' `RESET_CHECK`), read
 /// before firmware writes anything: at power-on the readings are returned (`power_on` is
 /// `None`); right after a hardware reset in mid-traffic each must read as it did at power-on
-/// (no register, counter or table entry survives the reset; the maps' reset values are not
-/// the rule, as read-only registers read constants or live state).
+/// (no register, counter or table entry survives the reset). Both times, the bits the register
+/// block itself holds (read-write fields; write-only ones read 0) must read the map's reset
+/// value; the other bits show live state or constants, so for them power-on is the rule.
 fn check_reset_values<T: Dut>(
     env: &mut Env<T>,
     power_on: Option<&[u32]>,
 ) -> Result<Vec<u32>, String> {
     use crate::rtl::regs::{chip_info_csr, nvme_tcp_csr};
-    // (block, base, its registers: name, offset, reset value)
-    type Regs = &'static [(&'static str, u32, u32)];
+    // (block, base, its registers: name, offset, the bits the block decides, reset value)
+    type Regs = &'static [(&'static str, u32, u32, u32)];
     let blocks: [(&str, u32, Regs); 6] = [
         (
             "chip_csr",
             chip_csr::MAP_CHIP_BASE_RESET,
-            chip_csr::REGISTERS,
+            chip_csr::RESET_CHECK,
         ),
         (
             "chip_info_csr",
             chip_csr::MAP_CHIP_INFO_BASE_RESET,
-            chip_info_csr::REGISTERS,
+            chip_info_csr::RESET_CHECK,
         ),
         (
             "nvme_csr",
             chip_csr::MAP_NVME_BASE_RESET,
-            nvme_csr::REGISTERS,
+            nvme_csr::RESET_CHECK,
         ),
-        ("qos_csr", chip_csr::MAP_QOS_BASE_RESET, qos_csr::REGISTERS),
+        (
+            "qos_csr",
+            chip_csr::MAP_QOS_BASE_RESET,
+            qos_csr::RESET_CHECK,
+        ),
         (
             "roce_csr",
             chip_csr::MAP_ROCE_BASE_RESET,
-            roce_csr::REGISTERS,
+            roce_csr::RESET_CHECK,
         ),
         (
             "nvme_tcp_csr",
             chip_csr::MAP_NVME_TCP_BASE_RESET,
-            nvme_tcp_csr::REGISTERS,
+            nvme_tcp_csr::RESET_CHECK,
         ),
     ];
     let mut bad = Vec::new();
     let mut got = Vec::new();
     let mut bus = env.fw_bus.mmio(&mut env.sim);
     for (block, base, regs) in blocks {
-        for &(name, off, _) in regs {
+        for &(name, off, mask, reset) in regs {
             let v = bus.read32(base + off);
+            if v & mask != reset & mask {
+                bad.push(format!(
+                    "{block}.{name} {v:#x}: its read-write bits {mask:#x} are not the map's reset value {reset:#x}"
+                ));
+            }
             if let Some(&was) = power_on.and_then(|p| p.get(got.len())) {
                 if v != was {
                     bad.push(format!("{block}.{name} {v:#x} (at power-on {was:#x})"));
@@ -1457,7 +1467,12 @@ fn check_reset_values<T: Dut>(
         Ok(got)
     } else {
         Err(format!(
-            "right after a hardware reset in mid-traffic, registers do not read as at power-on: {}",
+            "{}, registers do not read as they should: {}",
+            if power_on.is_some() {
+                "right after a hardware reset in mid-traffic"
+            } else {
+                "at power-on"
+            },
             bad.join(", ")
         ))
     }
