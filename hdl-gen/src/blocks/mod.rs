@@ -3,6 +3,7 @@
 //! `testbench/src/suites/`, under the same name.
 
 pub mod arbiter;
+pub mod async_fifo;
 pub mod axi_interconnect;
 pub mod axi_upsizer;
 pub mod axil_decoder;
@@ -10,7 +11,9 @@ pub mod chip_info;
 pub mod crc;
 pub mod fifo;
 pub mod interval_timer;
+pub mod reset_sync;
 pub mod skid_buffer;
+pub mod sync_2ff;
 pub mod token_bucket;
 pub mod uart;
 pub mod uart_bridge;
