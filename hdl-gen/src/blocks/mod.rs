@@ -9,6 +9,7 @@ pub mod axi_upsizer;
 pub mod axil_decoder;
 pub mod chip_info;
 pub mod crc;
+pub mod ecp5;
 pub mod fifo;
 pub mod interval_timer;
 pub mod reset_sync;
