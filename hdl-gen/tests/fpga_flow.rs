@@ -136,6 +136,32 @@ fn the_timing_wrapper_keeps_the_ports_and_is_lint_clean() {
 }
 
 #[test]
+fn the_wrapper_of_a_two_clock_block_registers_each_port_in_its_domain() {
+    let afifo = hdl_gen::blocks::async_fifo::async_fifo(8, 4, hdl_builder::ResetStyle::AsyncLow)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let w = fpga::ooc_wrapper(&afifo).unwrap_or_else(|e| panic!("{e}"));
+    let ports = |m: &hdl_builder::Module| {
+        m.ports()
+            .iter()
+            .map(|p| (p.name.clone(), p.width, p.input))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ports(&w), ports(&afifo));
+    let domain = |name: &str| {
+        afifo
+            .ports()
+            .into_iter()
+            .find(|p| p.name == name)
+            .and_then(|p| p.domain)
+    };
+    assert_eq!(domain("s_ready_o").as_deref(), Some("wr"));
+    assert_eq!(domain("m_data_o").as_deref(), Some("rd"));
+    let mut d = hdl_builder::Design::new("w2");
+    d.add_top(w);
+    hdl_gen::lint::assert_clean(&d);
+}
+
+#[test]
 fn the_markdown_reports_are_what_their_json_gives() {
     let dir = root().join("fpga/reports");
     let blocks: report::BlocksReport =

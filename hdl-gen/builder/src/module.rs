@@ -329,6 +329,11 @@ pub struct PortInfo {
     pub is_reset: bool,
     /// The group comment the port was declared under, if any.
     pub group: Option<String>,
+    /// The clock domain the port's value belongs to, by name as [`Module::domains`] lists it
+    /// (`""` the default domain): an input's declared domain, an output's launching domain
+    /// (or that of the inputs it follows); `None` for an asynchronous input or output, a
+    /// declared crossing, or a domain without a clock port.
+    pub domain: Option<String>,
 }
 
 /// A finished, checked module. Instantiate it in other modules or add it to a [`crate::Design`].
@@ -364,9 +369,38 @@ impl Module {
                     is_clock: s.role == Role::Clock,
                     is_reset: s.role == Role::Reset,
                     group: s.group.clone(),
+                    domain: self.port_domain(id),
                 }
             })
             .collect()
+    }
+
+    fn port_domain(&self, id: u32) -> Option<String> {
+        let named = |t: Timing| match t {
+            Timing::Domain(k) => {
+                let d = &self.data.domains[k as usize];
+                (!d.internal && d.clock.is_some()).then(|| d.name.clone())
+            }
+            _ => None,
+        };
+        let s = self.data.sig(id);
+        if s.kind != SigKind::Output {
+            return named(s.timing);
+        }
+        let ports = self.data.port_ids();
+        let pi = ports.iter().position(|&p| p == id)?;
+        let mut ts: Vec<Timing> = self.launch[pi].iter().copied().collect();
+        ts.extend(
+            self.comb_inputs[pi]
+                .iter()
+                .map(|&i| self.data.sig(ports[i]).timing),
+        );
+        ts.sort();
+        ts.dedup();
+        match ts.as_slice() {
+            [t] => named(*t),
+            _ => None,
+        }
     }
 
     /// The reset style the module was built with.
