@@ -7,6 +7,9 @@ crc32c_d64.sv
 token_bucket_c16_t24_f16.sv
 fifo_w32_d13.sv
 fifo_fwft_w32_d13.sv
+sync_2ff_w5.sv
+async_fifo_w32_d16.sv
+reset_sync.sv
 rr_arbiter_n4.sv
 wrr_arbiter_n4_w8.sv
 fifo_fwft_w15_d8.sv

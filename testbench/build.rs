@@ -529,6 +529,9 @@ fn main() {
         ("RoceTop", "roce_w"),
         ("RoceDcqcnTop", "roce_dcqcn_"),
         ("TcpTop", "tcp_w"),
+        ("AsyncFifoTop", "async_fifo_w"),
+        ("Sync2ffTop", "sync_2ff_w"),
+        ("ResetSyncTop", "reset_sync"),
     ] {
         if let Some(top) = tops.iter().find(|t| t.starts_with(prefix)) {
             rs.push_str(&format!(

@@ -4,7 +4,7 @@
 // Board top of the GSG ButterStick r1.0 (LFE5UM5G-85F-8BG381C): the 30 MHz oscillator feeds an EHXPLLL that makes the
 // 125 MHz core clock (CLKI_DIV 6, CLKFB_DIV 25, CLKOP_DIV 5, VCO 625 MHz); the core is held in
 // reset until the PLL locks and for 2^16 cycles after, and while the reset button is held.
-// Pins: constraints/butterstick.lpf. Emitted as text: see hdl-gen/src/boards/mod.rs.
+// Pins: constraints/butterstick.lpf.
 
 module butterstick_top (
   input  logic       clk30_i,      // 30 MHz oscillator
@@ -26,14 +26,16 @@ module butterstick_top (
   input  logic [3:0] eth_rxd_i     // RGMII receive data (unused)
 );
 
-  logic clk_core;    // 125 MHz, from the PLL
+  logic clk_core;   // 125 MHz, from the PLL
   logic pll_locked;
-  logic rst_core_n;  // the core's reset, active low
+  logic rst_core_n; // the core's reset, active low
 
   (* FREQUENCY_PIN_CLKI = "30" *)
   (* FREQUENCY_PIN_CLKOP = "125" *)
-  (* ICP_CURRENT = "12" *) (* LPF_RESISTOR = "8" *)
-  (* MFG_ENABLE_FILTEROPAMP = "1" *) (* MFG_GMCREF_SEL = "2" *)
+  (* ICP_CURRENT = "12" *)
+  (* LPF_RESISTOR = "8" *)
+  (* MFG_ENABLE_FILTEROPAMP = "1" *)
+  (* MFG_GMCREF_SEL = "2" *)
   EHXPLLL #(
     .PLLRST_ENA      ("DISABLED"),
     .INTFB_WAKE      ("DISABLED"),
@@ -66,7 +68,6 @@ module butterstick_top (
     .LOCK         (pll_locked)
   );
 
-  // Reset request: the PLL has not locked, or the button is pressed.
   reset_gen_c16 u_reset_gen (
     .clk_i  (clk_core),
     .rst_ni (pll_locked & rst_btn_ni),

@@ -4,7 +4,7 @@
 // Board top of the Colorlight i5 v7.0 (LFE5U-25F-6BG381C): the 25 MHz oscillator feeds an EHXPLLL that makes the
 // 100 MHz core clock (CLKI_DIV 1, CLKFB_DIV 4, CLKOP_DIV 6, VCO 600 MHz); the core is held in
 // reset until the PLL locks and for 2^16 cycles after, and while the reset button is held.
-// Pins: constraints/colorlight_i5.lpf. Emitted as text: see hdl-gen/src/boards/mod.rs.
+// Pins: constraints/colorlight_i5.lpf.
 
 module colorlight_i5_top (
   input  logic       clk25_i,       // 25 MHz oscillator
@@ -29,14 +29,16 @@ module colorlight_i5_top (
   input  logic [3:0] eth1_rxd_i     // PHY 1 RGMII receive data (unused)
 );
 
-  logic clk_core;    // 100 MHz, from the PLL
+  logic clk_core;   // 100 MHz, from the PLL
   logic pll_locked;
-  logic rst_core_n;  // the core's reset, active low
+  logic rst_core_n; // the core's reset, active low
 
   (* FREQUENCY_PIN_CLKI = "25" *)
   (* FREQUENCY_PIN_CLKOP = "100" *)
-  (* ICP_CURRENT = "12" *) (* LPF_RESISTOR = "8" *)
-  (* MFG_ENABLE_FILTEROPAMP = "1" *) (* MFG_GMCREF_SEL = "2" *)
+  (* ICP_CURRENT = "12" *)
+  (* LPF_RESISTOR = "8" *)
+  (* MFG_ENABLE_FILTEROPAMP = "1" *)
+  (* MFG_GMCREF_SEL = "2" *)
   EHXPLLL #(
     .PLLRST_ENA      ("DISABLED"),
     .INTFB_WAKE      ("DISABLED"),
@@ -69,7 +71,6 @@ module colorlight_i5_top (
     .LOCK         (pll_locked)
   );
 
-  // Reset request: the PLL has not locked, or the button is pressed.
   reset_gen_c16 u_reset_gen (
     .clk_i  (clk_core),
     .rst_ni (pll_locked & rst_btn_ni),

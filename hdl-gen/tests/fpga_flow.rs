@@ -75,9 +75,13 @@ fn every_port_bit_has_one_cited_pin_and_no_pin_is_shared() {
             b.name
         );
         // The top declares exactly the board's ports, in their directions.
-        let core = boards::core(&b, &c).unwrap();
-        let rgen = boards::bringup::reset_gen(boards::RESET_BITS, c.chip.reset.into()).unwrap();
-        let top = boards::top_text(&b, &c, &core, &rgen);
+        let files = boards::files(&b, &c).unwrap();
+        let top_path = format!("fpga/{}/{}.sv", b.name, boards::top_name(&b));
+        let top = &files
+            .iter()
+            .find(|f| f.path == top_path)
+            .expect("the top is emitted")
+            .contents;
         for p in &b.ports {
             let dir = match p.dir {
                 Dir::In => "input  logic",
@@ -127,6 +131,32 @@ fn the_timing_wrapper_keeps_the_ports_and_is_lint_clean() {
     };
     assert_eq!(names(&w), names(&fifo));
     let mut d = hdl_builder::Design::new("w");
+    d.add_top(w);
+    hdl_gen::lint::assert_clean(&d);
+}
+
+#[test]
+fn the_wrapper_of_a_two_clock_block_registers_each_port_in_its_domain() {
+    let afifo = hdl_gen::blocks::async_fifo::async_fifo(8, 4, hdl_builder::ResetStyle::AsyncLow)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let w = fpga::ooc_wrapper(&afifo).unwrap_or_else(|e| panic!("{e}"));
+    let ports = |m: &hdl_builder::Module| {
+        m.ports()
+            .iter()
+            .map(|p| (p.name.clone(), p.width, p.input))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ports(&w), ports(&afifo));
+    let domain = |name: &str| {
+        afifo
+            .ports()
+            .into_iter()
+            .find(|p| p.name == name)
+            .and_then(|p| p.domain)
+    };
+    assert_eq!(domain("s_ready_o").as_deref(), Some("wr"));
+    assert_eq!(domain("m_data_o").as_deref(), Some("rd"));
+    let mut d = hdl_builder::Design::new("w2");
     d.add_top(w);
     hdl_gen::lint::assert_clean(&d);
 }

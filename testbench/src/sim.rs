@@ -560,6 +560,215 @@ impl<M: Dut> Drop for Sim<M> {
     }
 }
 
+/// One clock of a [`MultiSim`]: a clock port of the model, or a virtual clock that toggles no
+/// port (a harness's own timing for input changes asynchronous to every clock of the model).
+struct Clock {
+    port: Option<Signal>,
+    /// Picoseconds high and low in one period.
+    high_ps: u64,
+    low_ps: u64,
+    /// Time of this clock's next toggle.
+    next: u64,
+    high: bool,
+    /// Rising edges so far.
+    edges: u64,
+}
+
+/// A Verilated top with several unrelated clocks, advanced one clock edge at a time in
+/// simulated picoseconds (event-driven: time jumps to the next toggle of any clock).
+///
+/// A harness loop: [`MultiSim::next_edge`] applies every falling edge up to the next rising
+/// edge, evaluates the model and returns the clock about to rise, so the harness samples what
+/// that clock's flip-flops will see; [`MultiSim::rise`] applies the edge; the harness then
+/// drives the inputs of that clock's domain for its next cycle. Edges of several clocks at the
+/// same instant are taken one after the other, in the order the clocks were given (as if the
+/// first came a moment earlier). Nothing here knows about resets: a multi-clock top has one
+/// per domain, and the harness drives each (an asynchronous reset acts on its edge under
+/// Verilator: start it released, then assert it).
+pub struct MultiSim<M: Dut> {
+    dut: Rc<M>,
+    clocks: Vec<Clock>,
+    pending: Option<usize>,
+    time: u64,
+    waves: Option<PathBuf>,
+    /// The last time dumped to the waveform (FST takes one dump per time).
+    dumped: Option<u64>,
+}
+
+impl<M: Dut> MultiSim<M> {
+    /// A fresh model (its state starts as [`with_x_init`] says, its inputs at zero) with
+    /// `clocks`: (port name, or `""` for a virtual clock; period in ps, at least 2; time of the
+    /// first rising edge in ps). Every clock starts low. Writes an FST waveform to `waves` when
+    /// given (one time unit is one picosecond; what an edge samples is dumped a picosecond
+    /// before it).
+    pub fn new(clocks: &[(&'static str, u64, u64)], waves: Option<&Path>) -> Self {
+        record_top(M::NAME);
+        std::hint::black_box(crate::mutants::tb_mutant_sel as extern "C" fn() -> std::ffi::c_int);
+        let init_seed = next_init_seed();
+        let dut = Rc::new(if init_seed == 0 {
+            M::create(0)
+        } else {
+            let _one_at_a_time = RANDOM_CREATE.lock().unwrap_or_else(|e| e.into_inner());
+            M::create(init_seed)
+        });
+        let keep: Rc<dyn Any> = dut.clone();
+        for &(name, width, input) in M::PORTS {
+            if input {
+                if let Some((ptr, _)) = dut.port_ptr(name) {
+                    Signal {
+                        ptr,
+                        width,
+                        name,
+                        _keep: keep.clone(),
+                    }
+                    .set_words(&[]);
+                }
+            }
+        }
+        let clocks = clocks
+            .iter()
+            .map(|&(name, period, first_rise)| {
+                assert!(period >= 2, "clock `{name}`: a period of at least 2 ps");
+                let port = (!name.is_empty()).then(|| {
+                    let (ptr, width) = dut
+                        .port_ptr(name)
+                        .unwrap_or_else(|| panic!("{} has no clock port `{name}`", M::NAME));
+                    Signal {
+                        ptr,
+                        width,
+                        name,
+                        _keep: keep.clone(),
+                    }
+                });
+                Clock {
+                    port,
+                    high_ps: period / 2,
+                    low_ps: period - period / 2,
+                    next: first_rise,
+                    high: false,
+                    edges: 0,
+                }
+            })
+            .collect();
+        let mut sim = MultiSim {
+            dut,
+            clocks,
+            pending: None,
+            time: 0,
+            waves: None,
+            dumped: None,
+        };
+        if let Some(path) = waves {
+            if let Some(dir) = path.parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            assert!(
+                sim.dut.trace_open(path),
+                "{}: this model was built without FST tracing",
+                M::NAME
+            );
+            sim.waves = Some(path.to_path_buf());
+        }
+        sim.dut.eval();
+        sim
+    }
+
+    /// A port by name. Panics, listing the ports, when there is no such port.
+    #[track_caller]
+    pub fn signal(&self, name: &str) -> Signal {
+        let entry = M::PORTS.iter().find(|p| p.0 == name).unwrap_or_else(|| {
+            let names: Vec<&str> = M::PORTS.iter().map(|p| p.0).collect();
+            panic!(
+                "{} has no port `{name}`; its ports: {}",
+                M::NAME,
+                names.join(", ")
+            )
+        });
+        let (ptr, width) = self.dut.port_ptr(name).unwrap();
+        let keep: Rc<dyn Any> = self.dut.clone();
+        Signal {
+            ptr,
+            width,
+            name: entry.0,
+            _keep: keep,
+        }
+    }
+
+    /// Simulated time in picoseconds.
+    pub fn time(&self) -> u64 {
+        self.time
+    }
+
+    /// Rising edges clock `k` has had.
+    pub fn edges(&self, k: usize) -> u64 {
+        self.clocks[k].edges
+    }
+
+    /// Evaluates the model with the inputs as set now, without an edge.
+    pub fn settle(&mut self) {
+        self.dut.eval();
+        self.dump(self.time);
+    }
+
+    /// Dumps the waveform at `t` unless something was dumped at or after it.
+    fn dump(&mut self, t: u64) {
+        if self.waves.is_some() && self.dumped.is_none_or(|d| t > d) {
+            self.dut.trace_dump(t);
+            self.dumped = Some(t);
+        }
+    }
+
+    /// Moves time to the next rising edge of any clock (applying the falling edges before it),
+    /// evaluates the model, and returns that clock's index; the edge itself waits for
+    /// [`Self::rise`].
+    pub fn next_edge(&mut self) -> usize {
+        assert!(self.pending.is_none(), "next_edge twice without rise");
+        loop {
+            let k = (0..self.clocks.len())
+                .min_by_key(|&k| (self.clocks[k].next, k))
+                .expect("at least one clock");
+            self.time = self.clocks[k].next;
+            if self.clocks[k].high {
+                let c = &mut self.clocks[k];
+                c.high = false;
+                c.next += c.low_ps;
+                if let Some(p) = &c.port {
+                    p.set(0);
+                }
+                continue;
+            }
+            self.dut.eval();
+            // What the edge samples, a picosecond before it.
+            self.dump(self.time.saturating_sub(1));
+            self.pending = Some(k);
+            return k;
+        }
+    }
+
+    /// Applies the rising edge [`Self::next_edge`] announced: the clock goes high and the model
+    /// is evaluated (its flip-flops of that clock update).
+    pub fn rise(&mut self) {
+        let k = self.pending.take().expect("rise without next_edge");
+        let c = &mut self.clocks[k];
+        c.high = true;
+        c.next += c.high_ps;
+        c.edges += 1;
+        if let Some(p) = &c.port {
+            p.set(1);
+        }
+        self.dut.eval();
+        self.dump(self.time);
+    }
+}
+
+impl<M: Dut> Drop for MultiSim<M> {
+    fn drop(&mut self) {
+        if self.waves.is_some() {
+            self.dut.trace_close();
+        }
+    }
+}
+
 /// A clock for components without a Verilated model, wired together by
 /// [`Signal::detached`] signals: each cycle every component `sample`s (seeing what the others
 /// drove after the last edge), then every component `drive`s. There is no combinational logic

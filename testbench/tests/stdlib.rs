@@ -53,3 +53,18 @@ fn rr_arbiter() {
 fn wrr_arbiter() {
     check::<arbiter::WrrArbiterProp>(16);
 }
+
+#[test]
+fn async_fifo() {
+    check::<async_fifo::AsyncFifoProp>(16);
+}
+
+#[test]
+fn sync_2ff() {
+    check::<sync_2ff::Sync2ffProp>(16);
+}
+
+#[test]
+fn reset_sync() {
+    check::<reset_sync::ResetSyncProp>(16);
+}

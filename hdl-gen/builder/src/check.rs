@@ -9,7 +9,7 @@
 
 use crate::error::{Error, ErrorKind, Loc};
 use crate::expr::{BinOp, CmpOp, Expr, Kind, Sig};
-use crate::module::{sig_name, Bind, Item, ModuleData, Role, SigKind, Stmt};
+use crate::module::{sig_name, Bind, Item, ModuleData, Role, SigKind, Stmt, Timing};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 struct Ctx<'a> {
@@ -604,8 +604,12 @@ fn walk_stmts(
 }
 
 /// Runs every check on `d`, appending to `errors`. Returns, for each port in port order, the
-/// input port indices it depends on combinationally (used when the module is instantiated).
-pub(crate) fn check(d: &ModuleData, errors: &mut Vec<Error>) -> Vec<Vec<usize>> {
+/// input port indices it depends on combinationally and the domains its value is launched
+/// from (used when the module is instantiated).
+pub(crate) fn check(
+    d: &ModuleData,
+    errors: &mut Vec<Error>,
+) -> (Vec<Vec<usize>>, Vec<BTreeSet<Timing>>) {
     let mut ctx = Ctx {
         d,
         errors,
@@ -639,6 +643,46 @@ pub(crate) fn check(d: &ModuleData, errors: &mut Vec<Error>) -> Vec<Vec<usize>> 
                 ctx.expr(value, &mut r);
                 if ctx.own(*target, *loc) {
                     deps.entry(target.id).or_default().extend(r);
+                    drivers[target.id as usize].push(Driver {
+                        loc: *loc,
+                        source: (0, idx),
+                    });
+                }
+            }
+            Item::Tristate {
+                target,
+                oe,
+                value,
+                loc,
+            } => {
+                let mut r = BTreeSet::new();
+                ctx.cond(oe, &mut r, "output enable");
+                ctx.expr(value, &mut r);
+                if ctx.own(*target, *loc) {
+                    if d.sig(target.id).kind != SigKind::InOut {
+                        let name = d.sig(target.id).name.clone();
+                        ctx.err(
+                            ErrorKind::DrivingInput,
+                            Some(name.clone()),
+                            *loc,
+                            format!("`{name}` is not an inout port; only inout ports take a tristate driver"),
+                        );
+                    }
+                    if target.width != value.width() {
+                        let name = d.sig(target.id).name.clone();
+                        ctx.err(
+                            ErrorKind::Width,
+                            Some(name.clone()),
+                            *loc,
+                            format!(
+                                "width mismatch: a {}-bit value drives the {}-bit `{name}`",
+                                value.width(),
+                                target.width
+                            ),
+                        );
+                    }
+                    // No dependency: what the pin reads back is the wire, not this driver's
+                    // logic, so reading it is no combinational path.
                     drivers[target.id as usize].push(Driver {
                         loc: *loc,
                         source: (0, idx),
@@ -688,15 +732,20 @@ pub(crate) fn check(d: &ModuleData, errors: &mut Vec<Error>) -> Vec<Vec<usize>> 
         let w = d.sig(r.d).width;
         ctx.mark(d.handle(r.d), w.saturating_sub(1), 0);
     }
-    // Flip-flops read the clock, and the reset when they have one.
-    for (i, s) in d.signals.iter().enumerate() {
-        let read = match s.role {
-            Role::Clock => !d.regs.is_empty() || !d.mems.is_empty(),
-            Role::Reset => d.regs.iter().any(|r| r.reset.is_some()),
-            Role::Normal => false,
-        };
-        if read {
-            ctx.mark(d.handle(i as u32), 0, 0);
+    // Flip-flops read their domain's clock, and its reset when they have one.
+    for (k, dom) in d.domains.iter().enumerate() {
+        let k = k as u32;
+        let clocked = d.regs.iter().any(|r| r.dom == k)
+            || d.mems
+                .iter()
+                .any(|m| m.dom == k || m.reads.iter().any(|r| r.dom == k));
+        if let (Some(c), true) = (dom.clock, clocked) {
+            ctx.mark(d.handle(c), 0, 0);
+        }
+        if let Some(r) = dom.reset {
+            if d.regs.iter().any(|r| r.dom == k && r.reset.is_some()) {
+                ctx.mark(d.handle(r), 0, 0);
+            }
         }
     }
     for m in &d.mems {
@@ -817,6 +866,10 @@ pub(crate) fn check(d: &ModuleData, errors: &mut Vec<Error>) -> Vec<Vec<usize>> 
                             loc: *loc,
                             source: (1, ii),
                         });
+                        if p.kind == SigKind::InOut {
+                            // The child reads the pin as well as driving it.
+                            ctx.mark(*t, t.width.saturating_sub(1), 0);
+                        }
                     }
                 }
             }
@@ -860,6 +913,21 @@ pub(crate) fn check(d: &ModuleData, errors: &mut Vec<Error>) -> Vec<Vec<usize>> 
                         Some(s.name.clone()),
                         first.loc,
                         why,
+                    );
+                }
+            }
+            SigKind::InOut => {
+                if let Some(second) = dr.get(1) {
+                    ctx.err(
+                        ErrorKind::MultiplyDriven,
+                        Some(s.name.clone()),
+                        second.loc,
+                        format!(
+                            "inout `{}` has more than one driver (the first at {}:{}); drive it from one tristate or one instance",
+                            s.name,
+                            dr[0].loc.file(),
+                            dr[0].loc.line()
+                        ),
                     );
                 }
             }
@@ -934,6 +1002,9 @@ pub(crate) fn check(d: &ModuleData, errors: &mut Vec<Error>) -> Vec<Vec<usize>> 
         );
     }
 
+    // Clock domains: where every value is launched, and the crossings nothing declared.
+    let launch = check_domains(&mut ctx, &deps, &drivers);
+
     // Port-to-port combinational paths, for parents that instantiate this module.
     let ports = d.port_ids();
     let input_pos: HashMap<u32, usize> = ports
@@ -942,7 +1013,7 @@ pub(crate) fn check(d: &ModuleData, errors: &mut Vec<Error>) -> Vec<Vec<usize>> 
         .filter(|(_, &p)| d.sig(p).kind == SigKind::Input)
         .map(|(i, &p)| (p, i))
         .collect();
-    ports
+    let comb = ports
         .iter()
         .map(|&p| {
             if d.sig(p).kind != SigKind::Output {
@@ -963,6 +1034,309 @@ pub(crate) fn check(d: &ModuleData, errors: &mut Vec<Error>) -> Vec<Vec<usize>> 
                 }
             }
             found.into_iter().collect()
+        })
+        .collect();
+    (comb, launch)
+}
+
+/// The signals an expression reads, without checking anything.
+fn expr_reads(e: &Expr, out: &mut BTreeSet<u32>) {
+    match e.kind() {
+        Kind::Sig(s) => {
+            out.insert(s.id);
+        }
+        Kind::Const(_) | Kind::Ones | Kind::EnumItem(_) => {}
+        Kind::Not(a)
+        | Kind::Reduce(_, a)
+        | Kind::ShiftConst(_, a, _)
+        | Kind::Slice(a, ..)
+        | Kind::Repeat(a, _)
+        | Kind::Zext(a) => expr_reads(a, out),
+        Kind::Bin(_, a, b) | Kind::Cmp(_, a, b) | Kind::Shift(_, a, b) => {
+            expr_reads(a, out);
+            expr_reads(b, out);
+        }
+        Kind::Concat(parts) => parts.iter().for_each(|p| expr_reads(p, out)),
+        Kind::Mux(c, a, b) => {
+            expr_reads(c, out);
+            expr_reads(a, out);
+            expr_reads(b, out);
+        }
+    }
+}
+
+/// Where values come from: for each signal, the timings of the launch points it reads
+/// combinationally, each with one signal that brings it (for the message).
+struct Sources<'a> {
+    d: &'a ModuleData,
+    deps: &'a BTreeMap<u32, BTreeSet<u32>>,
+    /// Wires driven by instance outputs: the parent timings of the child's launch points.
+    inst_out: HashMap<u32, BTreeSet<Timing>>,
+    /// Read port data signal -> its domain.
+    mem_read: HashMap<u32, u32>,
+    /// Count input ports as launch points (false: only what is launched inside the module).
+    with_inputs: bool,
+    memo: HashMap<u32, BTreeMap<Timing, u32>>,
+    visiting: BTreeSet<u32>,
+}
+
+impl Sources<'_> {
+    fn of(&mut self, id: u32) -> BTreeMap<Timing, u32> {
+        if let Some(m) = self.memo.get(&id) {
+            return m.clone();
+        }
+        if !self.visiting.insert(id) {
+            return BTreeMap::new(); // a loop, reported elsewhere
+        }
+        let s = self.d.sig(id);
+        let mut out: BTreeMap<Timing, u32> = BTreeMap::new();
+        match s.kind {
+            SigKind::Input => {
+                if self.with_inputs && s.role != Role::Clock {
+                    out.insert(s.timing, id);
+                }
+            }
+            SigKind::RegQ(r) => {
+                out.insert(Timing::Domain(self.d.regs[r as usize].dom), id);
+            }
+            SigKind::MemRead(_) => {
+                if let Some(&k) = self.mem_read.get(&id) {
+                    out.insert(Timing::Domain(k), id);
+                }
+            }
+            SigKind::InOut => {
+                out.insert(Timing::Async, id);
+            }
+            SigKind::Output | SigKind::Wire | SigKind::RegD(_) => {}
+        }
+        if let Some(ts) = self.inst_out.get(&id) {
+            for t in ts {
+                out.entry(*t).or_insert(id);
+            }
+        }
+        // A domain's clock and reset, when they are this module's own signals, are not data.
+        let clocks: BTreeSet<u32> = self.d.domains.iter().filter_map(|d| d.clock).collect();
+        let deps: Vec<u32> = self
+            .deps
+            .get(&id)
+            .map(|x| x.iter().copied().collect())
+            .unwrap_or_default();
+        for dep in deps {
+            if clocks.contains(&dep) {
+                continue;
+            }
+            for (t, origin) in self.of(dep) {
+                out.entry(t).or_insert(origin);
+            }
+        }
+        self.visiting.remove(&id);
+        self.memo.insert(id, out.clone());
+        out
+    }
+}
+
+fn domain_desc(d: &ModuleData, k: u32) -> String {
+    let dom = &d.domains[k as usize];
+    let Some(c) = dom.clock else {
+        return format!(
+            "{} (which has no clock here: declare the input with `input_in` for the domain that launches it, or `input_async`)",
+            if dom.name.is_empty() { "the default domain".to_string() } else { format!("domain `{}`", dom.name) }
+        );
+    };
+    let clock = d.sig(c).name.clone();
+    if dom.name.is_empty() {
+        format!("the default domain (clock `{clock}`)")
+    } else {
+        format!("domain `{}` (clock `{clock}`)", dom.name)
+    }
+}
+
+fn timing_desc(d: &ModuleData, t: Timing) -> String {
+    match t {
+        Timing::Domain(k) => domain_desc(d, k),
+        Timing::Async => "no clock domain (asynchronous)".into(),
+        Timing::Crossing => "a declared crossing (a synchronizer's input)".into(),
+    }
+}
+
+const CROSSING_HINT: &str = "a value crossing clock domains must go through a synchronizer block (`sync_2ff` for a level or a gray-coded value, `reset_sync` for a reset, `async_fifo` for a stream), whose input is a declared crossing";
+
+/// Checks that every register, memory port and instance input takes values of its own domain
+/// only, and returns each port's launch timings (for parents).
+fn check_domains(
+    ctx: &mut Ctx,
+    deps: &BTreeMap<u32, BTreeSet<u32>>,
+    drivers: &[Vec<Driver>],
+) -> Vec<BTreeSet<Timing>> {
+    let d = ctx.d;
+    let mut inst_out: HashMap<u32, BTreeSet<Timing>> = HashMap::new();
+    for inst in &d.insts {
+        let child = &inst.module;
+        for (pi, _) in child.data.port_ids().iter().enumerate() {
+            if let Some((Bind::Out(t), _)) = &inst.binds[pi] {
+                if t.module != d.id {
+                    continue;
+                }
+                let e = inst_out.entry(t.id).or_default();
+                for lt in &child.launch[pi] {
+                    e.insert(match lt {
+                        Timing::Domain(k) => match inst.dom_binds.get(*k as usize) {
+                            Some(Some((p, _))) => Timing::Domain(*p),
+                            _ => Timing::Async,
+                        },
+                        other => *other,
+                    });
+                }
+            }
+        }
+    }
+    let mem_read: HashMap<u32, u32> = d
+        .mems
+        .iter()
+        .flat_map(|m| m.reads.iter().map(|r| (r.data, r.dom)))
+        .collect();
+    let mut src = Sources {
+        d,
+        deps,
+        inst_out: inst_out.clone(),
+        mem_read: mem_read.clone(),
+        with_inputs: true,
+        memo: HashMap::new(),
+        visiting: BTreeSet::new(),
+    };
+    let mut errs: Vec<(String, Loc, String)> = Vec::new();
+    let wrong = |src: &mut Sources, reads: &BTreeSet<u32>, k: u32| -> Option<(Timing, u32)> {
+        for &r in reads {
+            for (t, origin) in src.of(r) {
+                match t {
+                    Timing::Domain(j) if j == k => {}
+                    Timing::Crossing => {}
+                    _ => return Some((t, origin)),
+                }
+            }
+        }
+        None
+    };
+    for r in &d.regs {
+        let reads: BTreeSet<u32> = [r.d].into_iter().collect();
+        if let Some((t, origin)) = wrong(&mut src, &reads, r.dom) {
+            let q = d.sig(r.q).name.clone();
+            let loc = drivers[r.d as usize]
+                .first()
+                .map_or(d.sig(r.q).loc, |x| x.loc);
+            errs.push((
+                q.clone(),
+                loc,
+                format!(
+                    "register `{q}` of {} is fed combinationally from `{}`, of {}; {CROSSING_HINT}",
+                    domain_desc(d, r.dom),
+                    d.sig(origin).name,
+                    timing_desc(d, t)
+                ),
+            ));
+        }
+    }
+    for m in &d.mems {
+        for w in &m.writes {
+            let mut reads = BTreeSet::new();
+            expr_reads(&w.en, &mut reads);
+            expr_reads(&w.addr, &mut reads);
+            expr_reads(&w.data, &mut reads);
+            if let Some((t, origin)) = wrong(&mut src, &reads, m.dom) {
+                errs.push((
+                    m.name.clone(),
+                    w.loc,
+                    format!(
+                        "a write port of memory `{}` ({}) takes `{}`, of {}; {CROSSING_HINT}",
+                        m.name,
+                        domain_desc(d, m.dom),
+                        d.sig(origin).name,
+                        timing_desc(d, t)
+                    ),
+                ));
+            }
+        }
+        for r in &m.reads {
+            let mut reads = BTreeSet::new();
+            expr_reads(&r.en, &mut reads);
+            expr_reads(&r.addr, &mut reads);
+            if let Some((t, origin)) = wrong(&mut src, &reads, r.dom) {
+                errs.push((
+                    m.name.clone(),
+                    r.addr.loc(),
+                    format!(
+                        "a read port of memory `{}` ({}) takes `{}`, of {}; {CROSSING_HINT}",
+                        m.name,
+                        domain_desc(d, r.dom),
+                        d.sig(origin).name,
+                        timing_desc(d, t)
+                    ),
+                ));
+            }
+        }
+    }
+    for inst in &d.insts {
+        let child = &inst.module;
+        for (pi, &pid) in child.data.port_ids().iter().enumerate() {
+            let p = child.data.sig(pid);
+            let Timing::Domain(k) = p.timing else {
+                continue; // asynchronous or a declared crossing: anything may feed it
+            };
+            let cd = &child.data.domains[k as usize];
+            if p.role != Role::Normal || cd.internal || cd.clock.is_none() {
+                continue;
+            }
+            let (Some(Some((pk, _))), Some((Bind::In(e), loc))) =
+                (inst.dom_binds.get(k as usize), &inst.binds[pi])
+            else {
+                continue;
+            };
+            let mut reads = BTreeSet::new();
+            expr_reads(e, &mut reads);
+            if let Some((t, origin)) = wrong(&mut src, &reads, *pk) {
+                errs.push((
+                    inst.name.clone(),
+                    *loc,
+                    format!(
+                        "input `{}` of instance `{}` belongs to {} of this module, but is fed from `{}`, of {}; {CROSSING_HINT}",
+                        p.name,
+                        inst.name,
+                        domain_desc(d, *pk),
+                        d.sig(origin).name,
+                        timing_desc(d, t)
+                    ),
+                ));
+            }
+        }
+    }
+    if !d.is_model {
+        for (signal, loc, message) in errs {
+            ctx.err(ErrorKind::ClockCrossing, Some(signal), loc, message);
+        }
+    }
+    let mut launch_src = Sources {
+        d,
+        deps,
+        inst_out,
+        mem_read,
+        with_inputs: false,
+        memo: HashMap::new(),
+        visiting: BTreeSet::new(),
+    };
+    d.port_ids()
+        .iter()
+        .map(|&p| {
+            if d.sig(p).kind != SigKind::Output {
+                return BTreeSet::new();
+            }
+            launch_src
+                .of(p)
+                .into_keys()
+                .map(|t| match t {
+                    Timing::Domain(k) if d.domains[k as usize].internal => Timing::Async,
+                    other => other,
+                })
+                .collect()
         })
         .collect()
 }

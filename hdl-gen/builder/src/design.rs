@@ -83,17 +83,23 @@ impl Design {
         for t in &self.tops {
             visit(t, &mut order, &mut errors);
         }
-        let styles: Vec<_> = order.iter().map(|m| m.reset_style()).collect();
-        if let Some(m) = order.iter().find(|m| m.reset_style() != styles[0]) {
+        let styles: Vec<_> = order
+            .iter()
+            .filter(|m| !m.is_primitive())
+            .map(|m| m.reset_style())
+            .collect();
+        if let Some(m) = order
+            .iter()
+            .find(|m| !m.is_primitive() && m.reset_style() != styles[0])
+        {
             errors.push(Error {
                 kind: ErrorKind::Invalid,
                 module: m.name().to_string(),
                 signal: None,
                 loc: m.data.loc,
                 message: format!(
-                    "reset style {:?} differs from `{}`'s {:?}; a design has one reset style",
+                    "reset style {:?} differs from the design's {:?}; a design has one reset style",
                     m.reset_style(),
-                    order[0].name(),
                     styles[0]
                 ),
             });
@@ -105,7 +111,22 @@ impl Design {
         }
     }
 
-    /// Emits every file: `<module>.sv` for each module, `<top>.rs` and `<top>_shim.cpp` for each
+    /// The behavioural models of the vendor primitives the design instantiates, each once.
+    pub fn models(&self) -> Result<Vec<Rc<Module>>, Errors> {
+        let mut out: Vec<Rc<Module>> = Vec::new();
+        for m in self.modules()? {
+            if let Some(model) = m.model() {
+                if !out.iter().any(|o| o.name() == model.name()) {
+                    out.push(model);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Emits every file: `<module>.sv` for each module (none for a vendor primitive: synthesis
+    /// has it in its cell library; its behavioural model goes to `models/<primitive>.sv`, for
+    /// simulation and lint only, and is left out of the file list), `<top>.rs` and `<top>_shim.cpp` for each
     /// top, the file list `<design>.f` and the FuseSoC core `<design>.core`. Sorted by path.
     pub fn emit(&self, opts: &EmitOptions) -> Result<Vec<OutFile>, Errors> {
         let modules = self.modules()?;
@@ -122,11 +143,19 @@ impl Design {
             }
             h
         };
-        for m in &modules {
+        let models = self.models()?;
+        for m in modules.iter().filter(|m| !m.is_primitive()).chain(&models) {
             let mut text = header("//");
             text.push_str("//\n");
+            let is_model = models.iter().any(|x| Rc::ptr_eq(x, m));
+            if is_model {
+                text.push_str(&format!(
+                    "// Behavioural model of the vendor primitive `{}`, for simulation and lint only:\n// synthesis uses the vendor's cell.\n",
+                    m.name()
+                ));
+            }
             text.push_str(&module_body(m));
-            files.insert(format!("{}.sv", m.name()), text);
+            files.insert(m.file_name(is_model), text);
         }
         for t in &self.tops {
             let mut rs = header("//");
@@ -137,13 +166,13 @@ impl Design {
             files.insert(format!("{}_shim.cpp", t.name()), cpp);
         }
         let mut flist = header("//");
-        for m in &modules {
+        for m in modules.iter().filter(|m| !m.is_primitive()) {
             flist.push_str(&format!("{}.sv\n", m.name()));
         }
         files.insert(format!("{}.f", self.name), flist);
         files.insert(
             format!("{}.core", self.name),
-            core_file(opts, &modules, &self.tops),
+            core_file(opts, &modules, &models, &self.tops),
         );
         Ok(files
             .into_iter()
@@ -152,7 +181,12 @@ impl Design {
     }
 }
 
-fn core_file(opts: &EmitOptions, modules: &[Rc<Module>], tops: &[Rc<Module>]) -> String {
+fn core_file(
+    opts: &EmitOptions,
+    modules: &[Rc<Module>],
+    models: &[Rc<Module>],
+    tops: &[Rc<Module>],
+) -> String {
     let mut s = String::from("CAPI=2:\n");
     for l in &opts.header {
         s.push('#');
@@ -165,13 +199,22 @@ fn core_file(opts: &EmitOptions, modules: &[Rc<Module>], tops: &[Rc<Module>]) ->
     s.push_str(&format!("name: \"{}\"\n", opts.core_name));
     s.push_str(&format!("description: \"{}\"\n\n", opts.description));
     s.push_str("filesets:\n  rtl:\n    file_type: systemVerilogSource\n    files:\n");
-    for m in modules {
+    for m in modules.iter().filter(|m| !m.is_primitive()) {
         s.push_str(&format!("      - {}.sv\n", m.name()));
     }
+    let lint_sets = if models.is_empty() {
+        "[rtl]"
+    } else {
+        s.push_str("  models:\n    file_type: systemVerilogSource\n    files:\n");
+        for m in models {
+            s.push_str(&format!("      - models/{}.sv\n", m.name()));
+        }
+        "[models, rtl]"
+    };
     s.push_str("\ntargets:\n  default:\n    filesets: [rtl]\n");
     for t in tops {
         s.push_str(&format!(
-            "\n  lint_{0}:\n    default_tool: verilator\n    filesets: [rtl]\n    toplevel: {0}\n    tools:\n      verilator:\n        mode: lint-only\n        verilator_options: [-Wall]\n",
+            "\n  lint_{0}:\n    default_tool: verilator\n    filesets: {lint_sets}\n    toplevel: {0}\n    tools:\n      verilator:\n        mode: lint-only\n        verilator_options: [-Wall]\n",
             t.name()
         ));
     }

@@ -1,7 +1,7 @@
 //! The SystemVerilog emitter: one module per file, lowRISC style, deterministic output.
 
 use crate::expr::{BinOp, CmpOp, Expr, Kind, RedOp, ShiftOp};
-use crate::module::{Bind, Item, Module, ModuleData, ResetStyle, Role, SigKind, Stmt};
+use crate::module::{Bind, Item, Module, ModuleData, ParamValue, ResetStyle, SigKind, Stmt};
 use std::fmt::Write;
 
 const IND: &str = "  ";
@@ -241,11 +241,40 @@ pub(crate) fn module_body(m: &Module) -> String {
 
     // Port list.
     let ports = d.port_ids();
-    if ports.is_empty() {
-        let _ = writeln!(out, "module {} ();", d.name);
+    let params = if d.params.is_empty() {
+        String::new()
     } else {
-        let _ = writeln!(out, "module {} (", d.name);
-        let types: Vec<String> = ports.iter().map(|&p| vec_type(d.sig(p).width)).collect();
+        // Only behavioural models of vendor primitives carry parameters.
+        let mut t = String::from(" #(\n");
+        let nw = d.params.iter().map(|p| p.0.len()).max().unwrap_or(0);
+        for (i, (n, v)) in d.params.iter().enumerate() {
+            // `parameter string` is beyond Yosys 0.23; a string parameter takes its type from
+            // its value.
+            let ty = match v {
+                ParamValue::Int(_) => "integer ",
+                ParamValue::Str(_) => "",
+            };
+            let comma = if i + 1 < d.params.len() { "," } else { "" };
+            let _ = writeln!(t, "{IND}parameter {ty}{n:nw$} = {}{comma}", v.sv());
+        }
+        t.push(')');
+        t
+    };
+    if ports.is_empty() {
+        let _ = writeln!(out, "module {}{params} ();", d.name);
+    } else {
+        let _ = writeln!(out, "module {}{params} (", d.name);
+        let types: Vec<String> = ports
+            .iter()
+            .map(|&p| {
+                let s = d.sig(p);
+                if s.kind == SigKind::InOut {
+                    vec_type(s.width).replacen("logic", "wire", 1)
+                } else {
+                    vec_type(s.width)
+                }
+            })
+            .collect();
         let tw = types.iter().map(String::len).max().unwrap_or(0);
         // Trailing comments line up one column past the longest port line.
         let cw = ports
@@ -264,10 +293,10 @@ pub(crate) fn module_body(m: &Module) -> String {
                 let _ = writeln!(out, "{IND}// {}", s.group.as_deref().unwrap_or(""));
             }
             group = s.group.as_deref().or(group);
-            let dir = if s.kind == SigKind::Input {
-                "input "
-            } else {
-                "output"
+            let dir = match s.kind {
+                SigKind::Input => "input ",
+                SigKind::InOut => "inout ",
+                _ => "output",
             };
             let comma = if i + 1 < ports.len() { "," } else { "" };
             let mut line = format!("{IND}{dir} {:tw$} {}{comma}", types[i], s.name);
@@ -298,7 +327,12 @@ pub(crate) fn module_body(m: &Module) -> String {
 
     // Declarations.
     let locals: Vec<usize> = (0..d.signals.len())
-        .filter(|&i| !matches!(d.signals[i].kind, SigKind::Input | SigKind::Output))
+        .filter(|&i| {
+            !matches!(
+                d.signals[i].kind,
+                SigKind::Input | SigKind::Output | SigKind::InOut
+            )
+        })
         .collect();
     if !locals.is_empty() || !d.mems.is_empty() {
         out.push('\n');
@@ -331,12 +365,43 @@ pub(crate) fn module_body(m: &Module) -> String {
             let _ = writeln!(out, "{IND}{} {} [{}];", vec_type(m.width), m.name, m.depth);
         }
     }
+    if !d.params.is_empty() {
+        // A model reads every parameter, so lint sees none unused (the vendor's cell uses them).
+        let terms: Vec<String> = d
+            .params
+            .iter()
+            .map(|(n, v)| match v {
+                ParamValue::Int(_) => format!("({n} != 0)"),
+                ParamValue::Str(_) => format!("({n} != \"\")"),
+            })
+            .collect();
+        out.push('\n');
+        let _ = writeln!(
+            out,
+            "{IND}// Parameters the vendor's cell uses and this model does not."
+        );
+        let _ = writeln!(out, "{IND}logic unused_params;");
+        let _ = writeln!(out, "{IND}assign unused_params = {};", terms.join(" ^ "));
+    }
 
     // Instances.
     for inst in &d.insts {
         out.push('\n');
         let cports = inst.module.data.port_ids();
-        let _ = writeln!(out, "{IND}{} {} (", inst.module.name(), inst.name);
+        for (n, v) in &inst.attrs {
+            let _ = writeln!(out, "{IND}(* {n} = {v} *)");
+        }
+        if inst.params.is_empty() {
+            let _ = writeln!(out, "{IND}{} {} (", inst.module.name(), inst.name);
+        } else {
+            let _ = writeln!(out, "{IND}{} #(", inst.module.name());
+            let pw = inst.params.iter().map(|p| p.0.len()).max().unwrap_or(0);
+            for (i, (n, v)) in inst.params.iter().enumerate() {
+                let comma = if i + 1 < inst.params.len() { "," } else { "" };
+                let _ = writeln!(out, "{IND}{IND}.{n:pw$} ({}){comma}", v.sv());
+            }
+            let _ = writeln!(out, "{IND}) {} (", inst.name);
+        }
         let nw = cports
             .iter()
             .map(|&p| inst.module.data.sig(p).name.len())
@@ -371,6 +436,21 @@ pub(crate) fn module_body(m: &Module) -> String {
                 );
                 last_was_assign = true;
             }
+            Item::Tristate {
+                target, oe, value, ..
+            } => {
+                if i == 0 || !last_was_assign {
+                    out.push('\n');
+                }
+                let _ = writeln!(
+                    out,
+                    "{IND}assign {} = {} ? {} : 'z;",
+                    d.sig(target.id).name,
+                    w.operand(oe, None, false),
+                    w.operand(value, None, false)
+                );
+                last_was_assign = true;
+            }
             Item::Comb { stmts: body, .. } => {
                 out.push('\n');
                 let _ = writeln!(out, "{IND}always_comb begin");
@@ -381,63 +461,66 @@ pub(crate) fn module_body(m: &Module) -> String {
         }
     }
 
-    // Registers.
-    let clk = d
-        .signals
-        .iter()
-        .find(|s| s.role == Role::Clock)
-        .map(|s| s.name.clone())
-        .unwrap_or_default();
-    let rst = d
-        .signals
-        .iter()
-        .find(|s| s.role == Role::Reset)
-        .map(|s| s.name.clone())
-        .unwrap_or_default();
-    let with_reset: Vec<_> = d.regs.iter().filter(|r| r.reset.is_some()).collect();
-    let without: Vec<_> = d.regs.iter().filter(|r| r.reset.is_none()).collect();
-    if !with_reset.is_empty() {
-        out.push('\n');
-        let st = d.reset_style;
-        let sens = match st {
-            ResetStyle::AsyncLow => format!("posedge {clk} or negedge {rst}"),
-            ResetStyle::AsyncHigh => format!("posedge {clk} or posedge {rst}"),
-            ResetStyle::SyncLow | ResetStyle::SyncHigh => format!("posedge {clk}"),
-        };
-        let cond = if st.active_low() {
-            format!("!{rst}")
-        } else {
-            rst.clone()
-        };
-        let _ = writeln!(out, "{IND}always_ff @({sens}) begin");
-        let _ = writeln!(out, "{IND}{IND}if ({cond}) begin");
-        for r in &with_reset {
-            let q = d.sig(r.q);
-            let reset = r.reset.as_ref().map(|e| w.expr(e)).unwrap_or_default();
-            let _ = writeln!(out, "{IND}{IND}{IND}{} <= {reset};", q.name);
+    // Registers, one group per clock domain in declaration order.
+    let name_of = |id: Option<u32>| id.map(|i| d.sig(i).name.clone()).unwrap_or_default();
+    for (k, dom) in d.domains.iter().enumerate() {
+        let k = k as u32;
+        let clk = name_of(dom.clock);
+        let rst = name_of(dom.reset);
+        let with_reset: Vec<_> = d
+            .regs
+            .iter()
+            .filter(|r| r.dom == k && r.reset.is_some())
+            .collect();
+        let without: Vec<_> = d
+            .regs
+            .iter()
+            .filter(|r| r.dom == k && r.reset.is_none())
+            .collect();
+        if !with_reset.is_empty() {
+            out.push('\n');
+            let st = d.reset_style;
+            let sens = match st {
+                ResetStyle::AsyncLow => format!("posedge {clk} or negedge {rst}"),
+                ResetStyle::AsyncHigh => format!("posedge {clk} or posedge {rst}"),
+                ResetStyle::SyncLow | ResetStyle::SyncHigh => format!("posedge {clk}"),
+            };
+            let cond = if st.active_low() {
+                format!("!{rst}")
+            } else {
+                rst.clone()
+            };
+            let _ = writeln!(out, "{IND}always_ff @({sens}) begin");
+            let _ = writeln!(out, "{IND}{IND}if ({cond}) begin");
+            for r in &with_reset {
+                let q = d.sig(r.q);
+                let reset = r.reset.as_ref().map(|e| w.expr(e)).unwrap_or_default();
+                let _ = writeln!(out, "{IND}{IND}{IND}{} <= {reset};", q.name);
+            }
+            let _ = writeln!(out, "{IND}{IND}end else begin");
+            for r in &with_reset {
+                let _ = writeln!(
+                    out,
+                    "{IND}{IND}{IND}{} <= {};",
+                    d.sig(r.q).name,
+                    d.sig(r.d).name
+                );
+            }
+            let _ = writeln!(out, "{IND}{IND}end");
+            let _ = writeln!(out, "{IND}end");
         }
-        let _ = writeln!(out, "{IND}{IND}end else begin");
-        for r in &with_reset {
-            let _ = writeln!(
-                out,
-                "{IND}{IND}{IND}{} <= {};",
-                d.sig(r.q).name,
-                d.sig(r.d).name
-            );
+        if !without.is_empty() {
+            out.push('\n');
+            let _ = writeln!(out, "{IND}always_ff @(posedge {clk}) begin");
+            for r in &without {
+                let _ = writeln!(out, "{IND}{IND}{} <= {};", d.sig(r.q).name, d.sig(r.d).name);
+            }
+            let _ = writeln!(out, "{IND}end");
         }
-        let _ = writeln!(out, "{IND}{IND}end");
-        let _ = writeln!(out, "{IND}end");
-    }
-    if !without.is_empty() {
-        out.push('\n');
-        let _ = writeln!(out, "{IND}always_ff @(posedge {clk}) begin");
-        for r in &without {
-            let _ = writeln!(out, "{IND}{IND}{} <= {};", d.sig(r.q).name, d.sig(r.d).name);
-        }
-        let _ = writeln!(out, "{IND}end");
     }
 
-    // Memories: no reset, registered read, so FPGA tools infer block RAM.
+    // Memories: no reset, registered read, so FPGA tools infer block RAM. Read ports of
+    // another domain than the writes get a process of their own (a dual-clock RAM).
     for m in &d.mems {
         out.push('\n');
         let _ = writeln!(
@@ -445,6 +528,7 @@ pub(crate) fn module_body(m: &Module) -> String {
             "{IND}// memory `{}`: {} x {} bits, registered read",
             m.name, m.depth, m.width
         );
+        let clk = name_of(d.domains[m.dom as usize].clock);
         let _ = writeln!(out, "{IND}always_ff @(posedge {clk}) begin");
         for wr in &m.writes {
             let _ = writeln!(out, "{IND}{IND}if ({}) begin", w.expr(&wr.en));
@@ -457,7 +541,7 @@ pub(crate) fn module_body(m: &Module) -> String {
             );
             let _ = writeln!(out, "{IND}{IND}end");
         }
-        for rd in &m.reads {
+        let read = |out: &mut String, rd: &crate::module::MemReadPort| {
             let _ = writeln!(out, "{IND}{IND}if ({}) begin", w.expr(&rd.en));
             let _ = writeln!(
                 out,
@@ -467,8 +551,17 @@ pub(crate) fn module_body(m: &Module) -> String {
                 w.expr(&rd.addr)
             );
             let _ = writeln!(out, "{IND}{IND}end");
+        };
+        for rd in m.reads.iter().filter(|r| r.dom == m.dom) {
+            read(&mut out, rd);
         }
         let _ = writeln!(out, "{IND}end");
+        for rd in m.reads.iter().filter(|r| r.dom != m.dom) {
+            let clk = name_of(d.domains[rd.dom as usize].clock);
+            let _ = writeln!(out, "{IND}always_ff @(posedge {clk}) begin");
+            read(&mut out, rd);
+            let _ = writeln!(out, "{IND}end");
+        }
     }
 
     out.push('\n');

@@ -31,6 +31,9 @@ pub enum ErrorKind {
     Latch,
     /// A signal of one module is used in another.
     ForeignSignal,
+    /// A register, memory port or instance input of one clock domain takes a value of another
+    /// (or an asynchronous input) without a synchronizer block in between.
+    ClockCrossing,
     /// Anything else the builder refuses (an illegal parameter, a bad register map).
     Invalid,
 }
@@ -49,6 +52,7 @@ impl ErrorKind {
             ErrorKind::Unused => "unused",
             ErrorKind::Latch => "latch",
             ErrorKind::ForeignSignal => "foreign-signal",
+            ErrorKind::ClockCrossing => "clock-crossing",
             ErrorKind::Invalid => "invalid",
         }
     }

@@ -47,6 +47,9 @@ pub const CLOCK_PORT: &str = "clk_i";
 pub(crate) enum SigKind {
     Input,
     Output,
+    /// A bidirectional port (`inout`): read like an input, driven by one [`Item::Tristate`] or
+    /// an instance's inout port.
+    InOut,
     Wire,
     /// Register output `name_q`; the index is into `regs`.
     RegQ(u32),
@@ -63,12 +66,39 @@ pub(crate) enum Role {
     Normal,
 }
 
+/// When an input port's value may change: the clock domain it is sampled in, or never
+/// predictably.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Timing {
+    /// Launched by a flip-flop of this module's domain (index into `domains`).
+    Domain(u32),
+    /// Asynchronous to every clock of the module (a button, a pin): no register may take it
+    /// combinationally; it must pass through a synchronizer instance.
+    Async,
+    /// A declared clock-domain crossing: a synchronizer's input. A register of any domain may
+    /// take it; the block's own structure (two flip-flops, gray code) makes that safe.
+    Crossing,
+}
+
+/// A clock domain: its clock, and its reset once something needs one.
+#[derive(Clone, Debug)]
+pub(crate) struct DomainDecl {
+    /// Empty for the default domain (`clk_i`).
+    pub name: String,
+    pub clock: Option<u32>,
+    pub reset: Option<u32>,
+    /// The clock and reset are signals of this module (a PLL's output), not ports it creates.
+    pub internal: bool,
+}
+
 #[derive(Clone, Debug)]
 pub(crate) struct SigDecl {
     pub name: String,
     pub width: u32,
     pub kind: SigKind,
     pub role: Role,
+    /// For inputs: the domain the value belongs to. For clock and reset ports: their domain.
+    pub timing: Timing,
     pub loc: Loc,
     pub group: Option<String>,
     pub comment: Option<String>,
@@ -80,6 +110,8 @@ pub(crate) struct RegDecl {
     pub q: u32,
     pub d: u32,
     pub reset: Option<Expr>,
+    /// Index into `domains`.
+    pub dom: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -103,6 +135,8 @@ pub(crate) struct MemReadPort {
     pub en: Expr,
     pub addr: Expr,
     pub data: u32,
+    /// The domain whose clock registers the read (index into `domains`).
+    pub dom: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -113,6 +147,8 @@ pub(crate) struct MemDecl {
     pub addr_width: u32,
     pub writes: Vec<MemWrite>,
     pub reads: Vec<MemReadPort>,
+    /// The domain whose clock writes (index into `domains`).
+    pub dom: u32,
     pub loc: Loc,
 }
 
@@ -140,8 +176,64 @@ pub(crate) enum Stmt {
 
 #[derive(Clone, Debug)]
 pub(crate) enum Item {
-    Assign { target: Sig, value: Expr, loc: Loc },
-    Comb { stmts: Vec<Stmt>, loc: Loc },
+    Assign {
+        target: Sig,
+        value: Expr,
+        loc: Loc,
+    },
+    Comb {
+        stmts: Vec<Stmt>,
+        loc: Loc,
+    },
+    /// `assign target = oe ? value : 'z;` on an inout port.
+    Tristate {
+        target: Sig,
+        oe: Expr,
+        value: Expr,
+        loc: Loc,
+    },
+}
+
+/// The value of a parameter of a vendor primitive's instance.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ParamValue {
+    /// An integer: `.CLKI_DIV (6)`.
+    Int(i64),
+    /// A string: `.FEEDBK_PATH ("CLKOP")`.
+    Str(String),
+}
+
+impl ParamValue {
+    /// The value as SystemVerilog writes it.
+    pub fn sv(&self) -> String {
+        match self {
+            ParamValue::Int(v) => v.to_string(),
+            ParamValue::Str(s) => format!("\"{s}\""),
+        }
+    }
+}
+
+impl From<i64> for ParamValue {
+    fn from(v: i64) -> ParamValue {
+        ParamValue::Int(v)
+    }
+}
+
+impl From<&str> for ParamValue {
+    fn from(v: &str) -> ParamValue {
+        ParamValue::Str(v.to_string())
+    }
+}
+
+/// What a vendor primitive declares about itself (it has no body the checks could read).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PrimitiveDecl {
+    /// Output signal -> the domains (or `Async`) that launch it.
+    pub launch: Vec<(u32, Timing)>,
+    /// Output signal -> the input signals it follows combinationally.
+    pub follows: Vec<(u32, Vec<u32>)>,
+    /// The behavioural model simulation and lint use in its place.
+    pub model: Option<Rc<Module>>,
 }
 
 #[derive(Clone, Debug)]
@@ -156,6 +248,13 @@ pub(crate) struct InstDecl {
     pub module: Rc<Module>,
     /// One entry per port of `module`, in its port order.
     pub binds: Vec<Option<(Bind, Loc)>>,
+    /// For each domain of `module` (by index), the domain of this module its clock and reset
+    /// are bound to; unset ones are settled by `finish` (the default domain to the default).
+    pub dom_binds: Vec<Option<(u32, Loc)>>,
+    /// Parameter values (`#(.NAME (value))`), for vendor primitives.
+    pub params: Vec<(String, ParamValue)>,
+    /// Attributes written before the instance (`(* NAME = value *)`), value as written.
+    pub attrs: Vec<(String, String)>,
     pub loc: Loc,
 }
 
@@ -165,6 +264,16 @@ pub(crate) struct ModuleData {
     pub name: String,
     pub doc: Vec<String>,
     pub reset_style: ResetStyle,
+    /// Clock domains; index 0 is the default domain (`clk_i`, `rst_ni`).
+    pub domains: Vec<DomainDecl>,
+    /// SystemVerilog parameters and their defaults: those a vendor primitive accepts, or the
+    /// same list on its behavioural model (which emits them).
+    pub params: Vec<(String, ParamValue)>,
+    /// Set for a vendor primitive: no file is emitted for it, only for its model.
+    pub primitive: Option<PrimitiveDecl>,
+    /// A primitive's behavioural model: its flip-flops may sample across its clock domains
+    /// (both edges of one clock, a pin), as the vendor's cell does by construction.
+    pub is_model: bool,
     pub signals: Vec<SigDecl>,
     pub regs: Vec<RegDecl>,
     pub enums: Vec<EnumDecl>,
@@ -180,7 +289,9 @@ impl ModuleData {
         let mut ports: Vec<u32> = Vec::new();
         for role in [Role::Clock, Role::Reset, Role::Normal] {
             for (i, s) in self.signals.iter().enumerate() {
-                if s.role == role && matches!(s.kind, SigKind::Input | SigKind::Output) {
+                if s.role == role
+                    && matches!(s.kind, SigKind::Input | SigKind::Output | SigKind::InOut)
+                {
                     ports.push(i as u32);
                 }
             }
@@ -218,6 +329,11 @@ pub struct PortInfo {
     pub is_reset: bool,
     /// The group comment the port was declared under, if any.
     pub group: Option<String>,
+    /// The clock domain the port's value belongs to, by name as [`Module::domains`] lists it
+    /// (`""` the default domain): an input's declared domain, an output's launching domain
+    /// (or that of the inputs it follows); `None` for an asynchronous input or output, a
+    /// declared crossing, or a domain without a clock port.
+    pub domain: Option<String>,
 }
 
 /// A finished, checked module. Instantiate it in other modules or add it to a [`crate::Design`].
@@ -226,6 +342,11 @@ pub struct Module {
     pub(crate) data: ModuleData,
     /// For each port (in port order), the input port indices it depends on combinationally.
     pub(crate) comb_inputs: Vec<Vec<usize>>,
+    /// For each port (in port order), where its value is launched inside the module: the
+    /// domains of the flip-flops it is read from (combinationally), and `Async` when an
+    /// internal clock's flip-flops or an asynchronous input reach it. Inputs it follows
+    /// combinationally are in `comb_inputs` instead.
+    pub(crate) launch: Vec<std::collections::BTreeSet<Timing>>,
 }
 
 impl Module {
@@ -248,14 +369,76 @@ impl Module {
                     is_clock: s.role == Role::Clock,
                     is_reset: s.role == Role::Reset,
                     group: s.group.clone(),
+                    domain: self.port_domain(id),
                 }
             })
             .collect()
     }
 
+    fn port_domain(&self, id: u32) -> Option<String> {
+        let named = |t: Timing| match t {
+            Timing::Domain(k) => {
+                let d = &self.data.domains[k as usize];
+                (!d.internal && d.clock.is_some()).then(|| d.name.clone())
+            }
+            _ => None,
+        };
+        let s = self.data.sig(id);
+        if s.kind != SigKind::Output {
+            return named(s.timing);
+        }
+        let ports = self.data.port_ids();
+        let pi = ports.iter().position(|&p| p == id)?;
+        let mut ts: Vec<Timing> = self.launch[pi].iter().copied().collect();
+        ts.extend(
+            self.comb_inputs[pi]
+                .iter()
+                .map(|&i| self.data.sig(ports[i]).timing),
+        );
+        ts.sort();
+        ts.dedup();
+        match ts.as_slice() {
+            [t] => named(*t),
+            _ => None,
+        }
+    }
+
     /// The reset style the module was built with.
     pub fn reset_style(&self) -> ResetStyle {
         self.data.reset_style
+    }
+
+    /// The names of the module's clock domains whose clock is a port, in declaration order:
+    /// `""` for the default domain (`clk_i`), then each [`ModuleBuilder::domain`]. A parent binds
+    /// each to one of its own with [`ModuleBuilder::bind_domain`].
+    pub fn domains(&self) -> Vec<String> {
+        self.data
+            .domains
+            .iter()
+            .filter(|d| !d.internal && d.clock.is_some())
+            .map(|d| d.name.clone())
+            .collect()
+    }
+
+    /// True for a vendor primitive ([`ModuleBuilder::primitive`]): instantiated, never emitted.
+    pub fn is_primitive(&self) -> bool {
+        self.data.primitive.is_some()
+    }
+
+    /// The behavioural model of a vendor primitive, for simulation and lint.
+    pub fn model(&self) -> Option<Rc<Module>> {
+        self.data.primitive.as_ref().and_then(|p| p.model.clone())
+    }
+
+    /// The file a tool reads for this module, relative to the emitted folder: `<name>.sv`, or
+    /// `models/<name>.sv` for the behavioural model of a vendor primitive (`model` true) and
+    /// for the primitive itself (simulation and lint read the model in its place).
+    pub fn file_name(&self, model: bool) -> String {
+        if model || self.is_primitive() {
+            format!("models/{}.sv", self.name())
+        } else {
+            format!("{}.sv", self.name())
+        }
     }
 
     /// Names of the modules instantiated directly inside this one, in instance order.
@@ -322,6 +505,15 @@ pub struct Mem {
     pub width: u32,
 }
 
+/// A clock domain of the module being built: a clock and (when a register needs one) a
+/// reset. Registers, memories and inputs name their domain; [`ModuleBuilder::finish`] refuses
+/// a register fed combinationally from another domain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Domain {
+    module: u32,
+    index: u32,
+}
+
 /// A handle to an instance inside the module being built.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Inst(u32);
@@ -349,6 +541,15 @@ impl ModuleBuilder {
                 name: name.to_string(),
                 doc: Vec::new(),
                 reset_style,
+                domains: vec![DomainDecl {
+                    name: String::new(),
+                    clock: None,
+                    reset: None,
+                    internal: false,
+                }],
+                params: Vec::new(),
+                primitive: None,
+                is_model: false,
                 signals: Vec::new(),
                 regs: Vec::new(),
                 enums: Vec::new(),
@@ -398,7 +599,9 @@ impl ModuleBuilder {
         enum_ty: Option<u32>,
         loc: Loc,
     ) -> Sig {
-        let group = if matches!(kind, SigKind::Input | SigKind::Output) && role == Role::Normal {
+        let group = if matches!(kind, SigKind::Input | SigKind::Output | SigKind::InOut)
+            && role == Role::Normal
+        {
             self.group.clone()
         } else {
             None
@@ -409,6 +612,7 @@ impl ModuleBuilder {
             width,
             kind,
             role,
+            timing: Timing::Domain(0),
             loc,
             group,
             comment: None,
@@ -442,37 +646,157 @@ impl ModuleBuilder {
         });
     }
 
-    /// The clock input `clk_i`, created on first use (registers and memories create it too).
+    /// The clock input `clk_i` of the default domain, created on first use (registers and
+    /// memories create it too).
     #[track_caller]
     pub fn clock(&mut self) -> Sig {
-        if let Some(i) = self.d.signals.iter().position(|s| s.role == Role::Clock) {
-            return self.d.handle(i as u32);
-        }
-        self.add_sig(
-            CLOCK_PORT,
-            1,
-            SigKind::Input,
-            Role::Clock,
-            None,
-            Location::caller(),
-        )
+        self.domain_clock_sig(0, Location::caller())
     }
 
-    /// The reset input (`rst_ni` or `rst_i`, by reset style), created on first use.
+    /// The reset input (`rst_ni` or `rst_i`, by reset style) of the default domain, created on
+    /// first use.
     #[track_caller]
     pub fn reset(&mut self) -> Sig {
-        if let Some(i) = self.d.signals.iter().position(|s| s.role == Role::Reset) {
-            return self.d.handle(i as u32);
+        self.domain_reset_sig(0, Location::caller())
+    }
+
+    /// The default domain: `clk_i` and the reset port.
+    pub fn default_domain(&self) -> Domain {
+        Domain {
+            module: self.d.id,
+            index: 0,
         }
-        let name = self.d.reset_style.port_name();
-        self.add_sig(
-            name,
-            1,
-            SigKind::Input,
-            Role::Reset,
-            None,
-            Location::caller(),
-        )
+    }
+
+    /// A new clock domain `name` with ports of its own, created on first use: clock
+    /// `clk_<name>_i` and reset `rst_<name>_ni` (or `rst_<name>_i`, by reset style). Its
+    /// registers ([`Self::reg_in`]), memories and inputs ([`Self::input_in`]) name it; the
+    /// parent binds it with [`Self::bind_domain`].
+    #[track_caller]
+    pub fn domain(&mut self, name: &str) -> Domain {
+        let loc = Location::caller();
+        if name.is_empty() || self.d.domains.iter().any(|d| d.name == name) {
+            self.error(
+                ErrorKind::NameCollision,
+                Some(name),
+                loc,
+                format!("clock domain name `{name}` is empty or already used; give each domain its own name"),
+            );
+        }
+        self.d.domains.push(DomainDecl {
+            name: name.to_string(),
+            clock: None,
+            reset: None,
+            internal: false,
+        });
+        Domain {
+            module: self.d.id,
+            index: self.d.domains.len() as u32 - 1,
+        }
+    }
+
+    /// A clock domain `name` clocked by a signal of this module (a PLL's output, a clock
+    /// input pin declared with [`Self::input_async`]) and reset by `reset` (in the design's
+    /// reset style; `None` when no register of the domain has a reset value). Nothing outside
+    /// the module can bind to it: its outputs are asynchronous to every parent domain.
+    #[track_caller]
+    pub fn domain_from(&mut self, name: &str, clock: Sig, reset: Option<Sig>) -> Domain {
+        let dom = self.domain(name);
+        let loc = Location::caller();
+        for s in std::iter::once(clock).chain(reset) {
+            if s.module != self.d.id || s.width != 1 {
+                self.error(
+                    ErrorKind::Invalid,
+                    Some(name),
+                    loc,
+                    format!("the clock and reset of domain `{name}` must be 1-bit signals of this module"),
+                );
+            }
+        }
+        let dd = &mut self.d.domains[dom.index as usize];
+        dd.internal = true;
+        dd.clock = Some(clock.id);
+        dd.reset = reset.map(|r| r.id);
+        dom
+    }
+
+    fn check_domain(&mut self, dom: Domain, loc: Loc) -> u32 {
+        if dom.module != self.d.id {
+            self.error(
+                ErrorKind::ForeignSignal,
+                None,
+                loc,
+                "clock domain belongs to another module; declare it in this one".into(),
+            );
+            return 0;
+        }
+        dom.index
+    }
+
+    /// The clock signal of domain `dom`, created as a port on first use.
+    #[track_caller]
+    pub fn domain_clock(&mut self, dom: Domain) -> Sig {
+        let loc = Location::caller();
+        let i = self.check_domain(dom, loc);
+        self.domain_clock_sig(i, loc)
+    }
+
+    /// The reset signal of domain `dom`, created as a port on first use.
+    #[track_caller]
+    pub fn domain_reset(&mut self, dom: Domain) -> Sig {
+        let loc = Location::caller();
+        let i = self.check_domain(dom, loc);
+        self.domain_reset_sig(i, loc)
+    }
+
+    pub(crate) fn domain_clock_sig(&mut self, dom: u32, loc: Loc) -> Sig {
+        if let Some(c) = self.d.domains[dom as usize].clock {
+            return self.d.handle(c);
+        }
+        let name = match self.d.domains[dom as usize].name.as_str() {
+            "" => CLOCK_PORT.to_string(),
+            n => format!("clk_{n}_i"),
+        };
+        let s = self.add_sig(&name, 1, SigKind::Input, Role::Clock, None, loc);
+        self.d.signals[s.id as usize].timing = Timing::Domain(dom);
+        self.d.domains[dom as usize].clock = Some(s.id);
+        s
+    }
+
+    pub(crate) fn domain_reset_sig(&mut self, dom: u32, loc: Loc) -> Sig {
+        let dd = &self.d.domains[dom as usize];
+        if let Some(r) = dd.reset {
+            return self.d.handle(r);
+        }
+        if dd.internal {
+            let n = dd.name.clone();
+            self.error(
+                ErrorKind::Invalid,
+                Some(&n),
+                loc,
+                format!("domain `{n}` was made with domain_from without a reset; give it one for registers with a reset value"),
+            );
+            // A stand-in so building goes on; the error stops `finish`.
+            let s = self.add_sig(
+                &format!("rst_{n}_missing"),
+                1,
+                SigKind::Wire,
+                Role::Normal,
+                None,
+                loc,
+            );
+            self.d.domains[dom as usize].reset = Some(s.id);
+            return s;
+        }
+        let base = self.d.reset_style.port_name();
+        let name = match dd.name.as_str() {
+            "" => base.to_string(),
+            n => base.replacen("rst_", &format!("rst_{n}_"), 1),
+        };
+        let s = self.add_sig(&name, 1, SigKind::Input, Role::Reset, None, loc);
+        self.d.signals[s.id as usize].timing = Timing::Domain(dom);
+        self.d.domains[dom as usize].reset = Some(s.id);
+        s
     }
 
     /// An input port. Name it with the `_i` suffix.
@@ -486,6 +810,304 @@ impl ModuleBuilder {
             None,
             Location::caller(),
         )
+    }
+
+    /// An input port whose value is launched by flip-flops clocked by domain `dom`'s clock
+    /// ([`Self::input`] is the same in the default domain).
+    #[track_caller]
+    pub fn input_in(&mut self, dom: Domain, name: &str, width: u32) -> Sig {
+        let loc = Location::caller();
+        let i = self.check_domain(dom, loc);
+        let s = self.add_sig(name, width, SigKind::Input, Role::Normal, None, loc);
+        self.d.signals[s.id as usize].timing = Timing::Domain(i);
+        s
+    }
+
+    /// An input port asynchronous to every clock of the module (a button, a pin, another
+    /// chip's signal): no register may take it combinationally; pass it through a synchronizer
+    /// instance first. A parent may bind anything to it.
+    #[track_caller]
+    pub fn input_async(&mut self, name: &str, width: u32) -> Sig {
+        let s = self.add_sig(
+            name,
+            width,
+            SigKind::Input,
+            Role::Normal,
+            None,
+            Location::caller(),
+        );
+        self.d.signals[s.id as usize].timing = Timing::Async;
+        s
+    }
+
+    /// A declared clock-domain crossing: the input of a synchronizer block. A parent may bind
+    /// a value of any domain to it, and a register of any domain in this module may take it;
+    /// the block's structure (two flip-flops in a row, gray-coded values) is what makes that
+    /// safe, so declare only the inputs of such blocks this way.
+    #[track_caller]
+    pub fn input_crossing(&mut self, name: &str, width: u32) -> Sig {
+        let s = self.add_sig(
+            name,
+            width,
+            SigKind::Input,
+            Role::Normal,
+            None,
+            Location::caller(),
+        );
+        self.d.signals[s.id as usize].timing = Timing::Crossing;
+        s
+    }
+
+    /// A vendor primitive (an FPGA cell such as ECP5 `ODDRX1F` or `EHXPLLL`): a module the
+    /// builder does not generate. Declare its parameters ([`Self::param`]), its clock ports
+    /// ([`Self::clock_port`]), its inputs and its outputs with where each is launched
+    /// ([`Self::output_in`], [`Self::output_async`], [`Self::output_follows`]), and attach a
+    /// behavioural model ([`Self::set_model`]) for simulation and lint. Instances of it take
+    /// parameter values ([`Self::set_param`]) and are emitted as `NAME #(.P (v)) u (...)`; no
+    /// file is emitted for the primitive itself (synthesis tools have it in their cell library),
+    /// only `models/NAME.sv` for its model.
+    #[track_caller]
+    pub fn primitive(name: &str) -> ModuleBuilder {
+        let mut m = Self::with_reset(name, ResetStyle::AsyncLow);
+        m.d.primitive = Some(PrimitiveDecl::default());
+        m
+    }
+
+    /// The behavioural model of a vendor primitive named `name`, for simulation and lint
+    /// ([`Self::set_model`] attaches it): an ordinary module, checked like any other except
+    /// that its flip-flops may take values across its clock domains (a DDR register samples a
+    /// pin on both edges of one clock; the vendor's cell is what makes that safe).
+    #[track_caller]
+    pub fn model(name: &str) -> ModuleBuilder {
+        let mut m = Self::with_reset(name, ResetStyle::AsyncLow);
+        m.d.is_model = true;
+        m
+    }
+
+    /// Declares a SystemVerilog parameter with its default: on a primitive, one its instances
+    /// may set; on a primitive's model, emitted in its header (the model must accept what the
+    /// instances pass). Ordinary modules have none: generators elaborate their parameters.
+    #[track_caller]
+    pub fn param(&mut self, name: &str, default: impl Into<ParamValue>) {
+        let loc = Location::caller();
+        if self.d.params.iter().any(|p| p.0 == name) {
+            self.error(
+                ErrorKind::NameCollision,
+                Some(name),
+                loc,
+                format!("parameter `{name}` is declared twice"),
+            );
+        }
+        self.d.params.push((name.to_string(), default.into()));
+    }
+
+    /// A clock input port named `name` (a vendor primitive's `SCLK`, `CLKI`), as the clock of
+    /// a new domain of that name.
+    #[track_caller]
+    pub fn clock_port(&mut self, name: &str) -> Domain {
+        let loc = Location::caller();
+        let dom = self.domain(name);
+        let s = self.add_sig(name, 1, SigKind::Input, Role::Clock, None, loc);
+        self.d.signals[s.id as usize].timing = Timing::Domain(dom.index);
+        self.d.domains[dom.index as usize].clock = Some(s.id);
+        dom
+    }
+
+    fn primitive_output(&mut self, name: &str, width: u32, loc: Loc) -> Option<Sig> {
+        if self.d.primitive.is_none() {
+            self.error(
+                ErrorKind::Invalid,
+                Some(name),
+                loc,
+                "only a vendor primitive declares where an output is launched; a generated module's checks find it".into(),
+            );
+            return None;
+        }
+        Some(self.add_sig(name, width, SigKind::Output, Role::Normal, None, loc))
+    }
+
+    /// A primitive's output launched by flip-flops of domain `dom` (an `IDDRX1F`'s `Q0`).
+    #[track_caller]
+    pub fn output_in(&mut self, dom: Domain, name: &str, width: u32) -> Option<Sig> {
+        let loc = Location::caller();
+        let k = self.check_domain(dom, loc);
+        let s = self.primitive_output(name, width, loc)?;
+        if let Some(p) = self.d.primitive.as_mut() {
+            p.launch.push((s.id, Timing::Domain(k)));
+        }
+        Some(s)
+    }
+
+    /// A primitive's output in no clock domain of its parent (a PLL's clock or lock, a pin):
+    /// a parent register may take it only through a synchronizer.
+    #[track_caller]
+    pub fn output_async(&mut self, name: &str, width: u32) -> Option<Sig> {
+        let loc = Location::caller();
+        let s = self.primitive_output(name, width, loc)?;
+        if let Some(p) = self.d.primitive.as_mut() {
+            p.launch.push((s.id, Timing::Async));
+        }
+        Some(s)
+    }
+
+    /// A primitive's output that follows `inputs` combinationally (a delay line's `Z`).
+    #[track_caller]
+    pub fn output_follows(&mut self, name: &str, width: u32, inputs: &[Sig]) -> Option<Sig> {
+        let loc = Location::caller();
+        let s = self.primitive_output(name, width, loc)?;
+        if let Some(p) = self.d.primitive.as_mut() {
+            p.follows
+                .push((s.id, inputs.iter().map(|i| i.id).collect()));
+        }
+        Some(s)
+    }
+
+    /// Attaches the behavioural model of this primitive: a module of the same name, ports and
+    /// parameters, built with the builder (it is checked like any other), that simulation and
+    /// lint read in place of the vendor's cell.
+    #[track_caller]
+    pub fn set_model(&mut self, model: Rc<Module>) {
+        let loc = Location::caller();
+        let mine: Vec<(String, u32, SigKind)> = self
+            .d
+            .port_ids()
+            .iter()
+            .map(|&p| {
+                let s = self.d.sig(p);
+                (s.name.clone(), s.width, s.kind)
+            })
+            .collect();
+        let mut theirs: Vec<(String, u32, SigKind)> = model
+            .data
+            .port_ids()
+            .iter()
+            .map(|&p| {
+                let s = model.data.sig(p);
+                (s.name.clone(), s.width, s.kind)
+            })
+            .collect();
+        let mut mine_sorted = mine.clone();
+        mine_sorted.sort_by(|a, b| a.0.cmp(&b.0));
+        theirs.sort_by(|a, b| a.0.cmp(&b.0));
+        let params_match = model.data.params.len() == self.d.params.len()
+            && self
+                .d
+                .params
+                .iter()
+                .all(|p| model.data.params.iter().any(|q| q.0 == p.0));
+        if model.name() != self.d.name || mine_sorted != theirs || !params_match {
+            let n = self.d.name.clone();
+            self.error(
+                ErrorKind::PortMismatch,
+                Some(&n),
+                loc,
+                format!(
+                    "the model `{}` must have the primitive `{n}`'s name, ports (name, width, direction) and parameters",
+                    model.name()
+                ),
+            );
+        }
+        if let Some(p) = self.d.primitive.as_mut() {
+            p.model = Some(model);
+        }
+    }
+
+    /// A bidirectional port (`inout wire`): read it like an input; drive it with
+    /// [`Self::tristate`] or bind it to an instance's inout port with [`Self::bind_inout`].
+    /// Reading it is asynchronous to every clock.
+    #[track_caller]
+    pub fn inout(&mut self, name: &str, width: u32) -> Sig {
+        let s = self.add_sig(
+            name,
+            width,
+            SigKind::InOut,
+            Role::Normal,
+            None,
+            Location::caller(),
+        );
+        self.d.signals[s.id as usize].timing = Timing::Async;
+        s
+    }
+
+    /// Drives the inout port `io` with `value` while `oe` is high, and releases it (high
+    /// impedance) otherwise: `assign io = oe ? value : 'z;`.
+    #[track_caller]
+    pub fn tristate(&mut self, io: Sig, oe: impl Operand, value: impl Operand) {
+        let loc = Location::caller();
+        let oe = oe.to_expr(1, loc);
+        let value = value.to_expr(io.width, loc);
+        self.d.items.push(Item::Tristate {
+            target: io,
+            oe,
+            value,
+            loc,
+        });
+    }
+
+    /// Connects the inout port `port` of instance `inst` to the inout port `io` of this module.
+    #[track_caller]
+    pub fn bind_inout(&mut self, inst: Inst, port: &str, io: Sig) {
+        let loc = Location::caller();
+        let decl = &self.d.insts[inst.0 as usize];
+        let child = decl.module.clone();
+        let iname = decl.name.clone();
+        let ports = child.data.port_ids();
+        let Some(i) = ports.iter().position(|&p| {
+            let s = child.data.sig(p);
+            s.name == port && s.kind == SigKind::InOut
+        }) else {
+            return self.error(
+                ErrorKind::PortMismatch,
+                Some(&iname),
+                loc,
+                format!("module `{}` has no inout port `{port}`", child.name()),
+            );
+        };
+        self.d.insts[inst.0 as usize].binds[i] = Some((Bind::Out(io), loc));
+    }
+
+    /// Sets parameter `name` of instance `inst` of a vendor primitive (`#(.name (value))`).
+    #[track_caller]
+    pub fn set_param(&mut self, inst: Inst, name: &str, value: impl Into<ParamValue>) {
+        let loc = Location::caller();
+        let decl = &self.d.insts[inst.0 as usize];
+        let iname = decl.name.clone();
+        let child = decl.module.clone();
+        if !child.data.params.iter().any(|p| p.0 == name) {
+            let names: Vec<&str> = child.data.params.iter().map(|p| p.0.as_str()).collect();
+            return self.error(
+                ErrorKind::PortMismatch,
+                Some(&iname),
+                loc,
+                format!(
+                    "module `{}` has no parameter `{name}`; its parameters are {}",
+                    child.name(),
+                    if names.is_empty() {
+                        "none".to_string()
+                    } else {
+                        names.join(", ")
+                    }
+                ),
+            );
+        }
+        let decl = &mut self.d.insts[inst.0 as usize];
+        if decl.params.iter().any(|p| p.0 == name) {
+            return self.error(
+                ErrorKind::MultiplyDriven,
+                Some(&iname),
+                loc,
+                format!("parameter `{name}` of instance `{iname}` is set twice"),
+            );
+        }
+        decl.params.push((name.to_string(), value.into()));
+    }
+
+    /// Writes the attribute `(* name = value *)` before instance `inst` (`value` as
+    /// SystemVerilog spells it, e.g. `"\"125\""` for a string), for vendor tools.
+    pub fn attr(&mut self, inst: Inst, name: &str, value: &str) {
+        self.d.insts[inst.0 as usize]
+            .attrs
+            .push((name.to_string(), value.to_string()));
     }
 
     /// An output port. Name it with the `_o` suffix; drive it exactly once.
@@ -566,13 +1188,30 @@ impl ModuleBuilder {
     pub fn reg(&mut self, name: &str, width: u32, reset: impl Operand) -> Reg {
         let loc = Location::caller();
         let reset = reset.to_expr(width, loc);
-        self.add_reg(name, width, None, Some(reset), loc)
+        self.add_reg(name, width, None, Some(reset), 0, loc)
     }
 
     /// A register without reset, for datapath values that are qualified by a valid bit.
     #[track_caller]
     pub fn reg_noreset(&mut self, name: &str, width: u32) -> Reg {
-        self.add_reg(name, width, None, None, Location::caller())
+        self.add_reg(name, width, None, None, 0, Location::caller())
+    }
+
+    /// A register with a reset value, clocked and reset by domain `dom`.
+    #[track_caller]
+    pub fn reg_in(&mut self, dom: Domain, name: &str, width: u32, reset: impl Operand) -> Reg {
+        let loc = Location::caller();
+        let i = self.check_domain(dom, loc);
+        let reset = reset.to_expr(width, loc);
+        self.add_reg(name, width, None, Some(reset), i, loc)
+    }
+
+    /// A register without reset, clocked by domain `dom`.
+    #[track_caller]
+    pub fn reg_noreset_in(&mut self, dom: Domain, name: &str, width: u32) -> Reg {
+        let loc = Location::caller();
+        let i = self.check_domain(dom, loc);
+        self.add_reg(name, width, None, None, i, loc)
     }
 
     /// An enum-typed register (a state machine's state), reset to `reset`.
@@ -580,7 +1219,7 @@ impl ModuleBuilder {
     pub fn reg_enum(&mut self, name: &str, ty: &EnumTy, reset: Expr) -> Reg {
         let loc = Location::caller();
         self.check_enum(ty, loc);
-        self.add_reg(name, ty.width, Some(ty.index), Some(reset), loc)
+        self.add_reg(name, ty.width, Some(ty.index), Some(reset), 0, loc)
     }
 
     fn add_reg(
@@ -589,11 +1228,12 @@ impl ModuleBuilder {
         width: u32,
         ty: Option<u32>,
         reset: Option<Expr>,
+        dom: u32,
         loc: Loc,
     ) -> Reg {
-        self.clock();
+        self.domain_clock_sig(dom, loc);
         if reset.is_some() {
-            self.reset();
+            self.domain_reset_sig(dom, loc);
         }
         let r = self.d.regs.len() as u32;
         let q = self.add_sig(
@@ -616,6 +1256,7 @@ impl ModuleBuilder {
             q: q.id,
             d: d.id,
             reset,
+            dom,
         });
         Reg { q, d }
     }
@@ -651,8 +1292,20 @@ impl ModuleBuilder {
     /// A memory of `depth` words of `width` bits, without reset. Reads are registered.
     #[track_caller]
     pub fn memory(&mut self, name: &str, width: u32, depth: u64) -> Mem {
+        self.add_memory(name, width, depth, 0, Location::caller())
+    }
+
+    /// A memory written in domain `dom` (its write ports use `dom`'s clock); read ports may be
+    /// in other domains ([`Self::mem_read_in`]): a dual-clock block RAM.
+    #[track_caller]
+    pub fn memory_in(&mut self, dom: Domain, name: &str, width: u32, depth: u64) -> Mem {
         let loc = Location::caller();
-        self.clock();
+        let i = self.check_domain(dom, loc);
+        self.add_memory(name, width, depth, i, loc)
+    }
+
+    fn add_memory(&mut self, name: &str, width: u32, depth: u64, dom: u32, loc: Loc) -> Mem {
+        self.domain_clock_sig(dom, loc);
         if depth < 2 || width == 0 {
             self.error(
                 ErrorKind::Invalid,
@@ -672,6 +1325,7 @@ impl ModuleBuilder {
             addr_width,
             writes: Vec::new(),
             reads: Vec::new(),
+            dom,
             loc,
         });
         Mem {
@@ -713,6 +1367,32 @@ impl ModuleBuilder {
     #[track_caller]
     pub fn mem_read(&mut self, mem: Mem, en: impl Into<Expr>, addr: impl Into<Expr>) -> Sig {
         let loc = Location::caller();
+        let dom = self
+            .d
+            .mems
+            .get(mem.index as usize)
+            .filter(|_| mem.module == self.d.id)
+            .map_or(0, |m| m.dom);
+        self.add_mem_read(mem, en.into(), addr.into(), dom, loc)
+    }
+
+    /// A registered read port clocked by domain `dom` (another domain than the memory's writes:
+    /// the read side of a dual-clock RAM). As [`Self::mem_read`] otherwise.
+    #[track_caller]
+    pub fn mem_read_in(
+        &mut self,
+        dom: Domain,
+        mem: Mem,
+        en: impl Into<Expr>,
+        addr: impl Into<Expr>,
+    ) -> Sig {
+        let loc = Location::caller();
+        let i = self.check_domain(dom, loc);
+        self.domain_clock_sig(i, loc);
+        self.add_mem_read(mem, en.into(), addr.into(), i, loc)
+    }
+
+    fn add_mem_read(&mut self, mem: Mem, en: Expr, addr: Expr, dom: u32, loc: Loc) -> Sig {
         let m = &self.d.mems[mem.index as usize];
         let name = if m.reads.is_empty() {
             format!("{}_rdata_q", m.name)
@@ -737,9 +1417,10 @@ impl ModuleBuilder {
             return s;
         }
         self.d.mems[mem.index as usize].reads.push(MemReadPort {
-            en: en.into(),
-            addr: addr.into(),
+            en,
+            addr,
             data: s.id,
+            dom,
         });
         s
     }
@@ -791,42 +1472,126 @@ impl ModuleBuilder {
     }
 
     /// Instantiates `module` as `name`. Bind its ports with [`Self::bind`] and [`Self::bind_out`];
-    /// the clock and reset are connected to this module's own.
+    /// the clock and reset of its default domain are connected to this module's own unless
+    /// [`Self::bind_domain`] says otherwise, and every other domain of it must be bound that way.
     #[track_caller]
     pub fn instance(&mut self, name: &str, module: &Rc<Module>) -> Inst {
         let loc = Location::caller();
         let ports = module.data.port_ids();
-        let mut binds: Vec<Option<(Bind, Loc)>> = vec![None; ports.len()];
-        for (i, &pid) in ports.iter().enumerate() {
-            let role = module.data.sig(pid).role;
-            if role == Role::Clock {
-                let c = self.clock();
-                binds[i] = Some((Bind::In(sig_expr(c, loc)), loc));
-            } else if role == Role::Reset {
-                if module.data.reset_style != self.d.reset_style {
-                    self.error(
-                        ErrorKind::PortMismatch,
-                        Some(name),
-                        loc,
-                        format!(
-                            "module `{}` uses reset style {:?}, this module {:?}; a design has one reset style",
-                            module.name(),
-                            module.data.reset_style,
-                            self.d.reset_style
-                        ),
-                    );
-                }
-                let r = self.reset();
-                binds[i] = Some((Bind::In(sig_expr(r, loc)), loc));
-            }
+        let binds: Vec<Option<(Bind, Loc)>> = vec![None; ports.len()];
+        let has_reset = ports
+            .iter()
+            .any(|&p| module.data.sig(p).role == Role::Reset);
+        if has_reset && module.data.reset_style != self.d.reset_style {
+            self.error(
+                ErrorKind::PortMismatch,
+                Some(name),
+                loc,
+                format!(
+                    "module `{}` uses reset style {:?}, this module {:?}; a design has one reset style",
+                    module.name(),
+                    module.data.reset_style,
+                    self.d.reset_style
+                ),
+            );
         }
         self.d.insts.push(InstDecl {
             name: name.to_string(),
             module: module.clone(),
             binds,
+            dom_binds: vec![None; module.data.domains.len()],
+            params: Vec::new(),
+            attrs: Vec::new(),
             loc,
         });
         Inst(self.d.insts.len() as u32 - 1)
+    }
+
+    /// Clocks (and resets) the domain `child_domain` of instance `inst` (`""` for its default
+    /// domain, otherwise a name given to [`Self::domain`] in the child; see
+    /// [`Module::domains`]) with this module's domain `dom`: the child's registers of that
+    /// domain are then registers of `dom` for the crossing checks.
+    #[track_caller]
+    pub fn bind_domain(&mut self, inst: Inst, child_domain: &str, dom: Domain) {
+        let loc = Location::caller();
+        let i = self.check_domain(dom, loc);
+        let decl = &self.d.insts[inst.0 as usize];
+        let child = decl.module.clone();
+        let iname = decl.name.clone();
+        let Some(k) = child
+            .data
+            .domains
+            .iter()
+            .position(|d| d.name == child_domain && !d.internal && d.clock.is_some())
+        else {
+            let names: Vec<String> = child.domains().iter().map(|n| format!("`{n}`")).collect();
+            return self.error(
+                ErrorKind::PortMismatch,
+                Some(&iname),
+                loc,
+                format!(
+                    "module `{}` has no clock domain `{child_domain}` with a clock port; its domains are {}",
+                    child.name(),
+                    names.join(", ")
+                ),
+            );
+        };
+        if self.d.insts[inst.0 as usize].dom_binds[k].is_some() {
+            return self.error(
+                ErrorKind::MultiplyDriven,
+                Some(&iname),
+                loc,
+                format!("domain `{child_domain}` of instance `{iname}` is bound twice"),
+            );
+        }
+        self.d.insts[inst.0 as usize].dom_binds[k] = Some((i, loc));
+    }
+
+    /// Binds the clock and reset ports of every domain of every instance (the default domain
+    /// to this module's default domain unless bound otherwise).
+    fn settle_domains(&mut self) {
+        for ii in 0..self.d.insts.len() {
+            let child = self.d.insts[ii].module.clone();
+            let loc = self.d.insts[ii].loc;
+            let ports = child.data.port_ids();
+            for (k, cd) in child.data.domains.iter().enumerate() {
+                if cd.internal || cd.clock.is_none() {
+                    continue;
+                }
+                let (dom, bloc) = match self.d.insts[ii].dom_binds[k] {
+                    Some(b) => b,
+                    None if k == 0 => (0, loc),
+                    None => {
+                        let iname = self.d.insts[ii].name.clone();
+                        self.error(
+                            ErrorKind::UnconnectedInput,
+                            Some(&iname),
+                            loc,
+                            format!(
+                                "clock domain `{}` of instance `{iname}` (module `{}`) is not bound; use bind_domain",
+                                cd.name,
+                                child.name()
+                            ),
+                        );
+                        continue;
+                    }
+                };
+                self.d.insts[ii].dom_binds[k] = Some((dom, bloc));
+                for (pi, &pid) in ports.iter().enumerate() {
+                    let p = child.data.sig(pid);
+                    if p.timing != Timing::Domain(k as u32) || self.d.insts[ii].binds[pi].is_some()
+                    {
+                        continue;
+                    }
+                    let sig = match p.role {
+                        Role::Clock => self.domain_clock_sig(dom, bloc),
+                        Role::Reset => self.domain_reset_sig(dom, bloc),
+                        Role::Normal => continue,
+                    };
+                    self.d.insts[ii].binds[pi] = Some((Bind::In(sig_expr(sig, bloc)), bloc));
+                }
+            }
+        }
     }
 
     fn port_index(&mut self, inst: Inst, port: &str, want_input: bool, loc: Loc) -> Option<usize> {
@@ -888,10 +1653,10 @@ impl ModuleBuilder {
         let decl = &self.d.insts[inst.0 as usize];
         let child = decl.module.clone();
         let ports = child.data.port_ids();
-        let Some(i) = ports
-            .iter()
-            .position(|&p| child.data.sig(p).role == Role::Reset)
-        else {
+        let Some(i) = ports.iter().position(|&p| {
+            let s = child.data.sig(p);
+            s.role == Role::Reset && s.timing == Timing::Domain(0)
+        }) else {
             let iname = decl.name.clone();
             self.error(
                 ErrorKind::PortMismatch,
@@ -911,7 +1676,17 @@ impl ModuleBuilder {
         let loc = Location::caller();
         if let Some(i) = self.port_index(inst, port, true, loc) {
             let decl = &self.d.insts[inst.0 as usize];
-            let w = decl.module.data.sig(decl.module.data.port_ids()[i]).width;
+            let pd = decl.module.data.sig(decl.module.data.port_ids()[i]);
+            if pd.role == Role::Clock {
+                let iname = decl.name.clone();
+                return self.error(
+                    ErrorKind::PortMismatch,
+                    Some(&iname),
+                    loc,
+                    format!("`{port}` is a clock port; bind its domain with bind_domain"),
+                );
+            }
+            let w = pd.width;
             let e = value.to_expr(w, loc);
             self.d.insts[inst.0 as usize].binds[i] = Some((Bind::In(e), loc));
         }
@@ -979,6 +1754,10 @@ impl ModuleBuilder {
 
     /// Runs every elaboration check and returns the finished module, or all the errors found.
     pub fn finish(mut self) -> Result<Rc<Module>, Errors> {
+        if self.d.primitive.is_some() {
+            return self.finish_primitive();
+        }
+        self.settle_domains();
         // Outputs of instances left unbound go to `unused_*` wires, which lint accepts as intended.
         for ii in 0..self.d.insts.len() {
             let child = self.d.insts[ii].module.clone();
@@ -993,11 +1772,60 @@ impl ModuleBuilder {
             }
         }
         let mut errors = self.pending;
-        let comb_inputs = check::check(&self.d, &mut errors);
+        let (comb_inputs, launch) = check::check(&self.d, &mut errors);
         if errors.is_empty() {
             Ok(Rc::new(Module {
                 data: self.d,
                 comb_inputs,
+                launch,
+            }))
+        } else {
+            Err(Errors(errors))
+        }
+    }
+}
+
+impl ModuleBuilder {
+    /// A primitive has no body: its port-level facts are what it declared.
+    fn finish_primitive(self) -> Result<Rc<Module>, Errors> {
+        let d = self.d;
+        let decl = d.primitive.clone().unwrap_or_default();
+        let ports = d.port_ids();
+        let mut comb_inputs = vec![Vec::new(); ports.len()];
+        let mut launch = vec![std::collections::BTreeSet::new(); ports.len()];
+        for (pi, &p) in ports.iter().enumerate() {
+            for (s, t) in &decl.launch {
+                if *s == p {
+                    launch[pi].insert(*t);
+                }
+            }
+            for (s, ins) in &decl.follows {
+                if *s == p {
+                    comb_inputs[pi] = ins
+                        .iter()
+                        .filter_map(|i| ports.iter().position(|q| q == i))
+                        .collect();
+                }
+            }
+        }
+        let mut errors = self.pending;
+        if decl.model.is_none() {
+            errors.push(Error {
+                kind: ErrorKind::Invalid,
+                module: d.name.clone(),
+                signal: None,
+                loc: d.loc,
+                message: format!(
+                    "primitive `{}` has no behavioural model; build one and attach it with set_model so simulation and lint can read it",
+                    d.name
+                ),
+            });
+        }
+        if errors.is_empty() {
+            Ok(Rc::new(Module {
+                data: d,
+                comb_inputs,
+                launch,
             }))
         } else {
             Err(Errors(errors))

@@ -3,14 +3,18 @@
 //! `testbench/src/suites/`, under the same name.
 
 pub mod arbiter;
+pub mod async_fifo;
 pub mod axi_interconnect;
 pub mod axi_upsizer;
 pub mod axil_decoder;
 pub mod chip_info;
 pub mod crc;
+pub mod ecp5;
 pub mod fifo;
 pub mod interval_timer;
+pub mod reset_sync;
 pub mod skid_buffer;
+pub mod sync_2ff;
 pub mod token_bucket;
 pub mod uart;
 pub mod uart_bridge;

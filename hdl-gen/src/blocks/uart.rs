@@ -59,7 +59,8 @@ pub fn uart_rx(div: u32, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.clock();
     m.reset();
     m.group("serial line");
-    let rx = m.input("rx_i", 1);
+    // A declared crossing: the two flip-flops of `rx_sync` below synchronize it.
+    let rx = m.input_crossing("rx_i", 1);
     m.group("received bytes");
     let o = m.stream_out("m", &byte_stream());
     m.group("errors");

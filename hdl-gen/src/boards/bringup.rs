@@ -189,7 +189,8 @@ pub fn add_bringup(
     let ram_mod = axil_ram(HOST_MEM_ADDR_BITS, reset)?;
 
     m.group("UART to the host");
-    let rx_pin = m.input("uart_rx_i", 1);
+    // The pin is asynchronous; the receiver synchronizes it.
+    let rx_pin = m.input_async("uart_rx_i", 1);
     let tx_pin = m.output("uart_tx_o", 1);
 
     let urx = m.instance("u_uart_rx", &rx_mod);

@@ -7,11 +7,11 @@
 //! - `<board>_core.sv` and the modules below it (builder-made): the UART bridge onto `chip_info`
 //!   and a block-RAM host memory ([`bringup`]), status LEDs, the Ethernet PHY pins held idle;
 //! - `reset_gen_c<bits>.sv` (builder-made);
-//! - `<board>_top.sv`: the PLL (`EHXPLLL`), the reset generator and the core, wired together.
-//!   It is emitted as text, not with the builder: the builder binds every instance's clock and
-//!   reset to its parent's own `clk_i` and reset ports and has no vendor primitives with
-//!   parameters nor `inout` ports, so a module cannot hold a PLL, a reset synchronizer feeding
-//!   its siblings, or the PHY's MDIO pin.
+//! - `<board>_top.sv`: the PLL (`EHXPLLL`, a vendor primitive with parameters), the reset
+//!   generator and the core, wired together in the clock domain the PLL makes, with the MDIO
+//!   pin as an `inout` port: built with the builder like everything else;
+//! - `models/EHXPLLL.sv`: the PLL's behavioural model, for Verilator only (synthesis uses
+//!   Yosys' ECP5 cell; the file list `<board>.f` leaves it out).
 //!
 //! and `constraints/<board>.lpf`.
 
@@ -19,6 +19,7 @@ pub mod bringup;
 pub mod pll;
 
 use crate::blocks::chip_info::chip_info;
+use crate::blocks::ecp5;
 use crate::chip::{self, MARKER, VERSION};
 use crate::config::Config;
 use bringup::{add_bringup, reset_gen, sigma_delta, BringupParams};
@@ -670,7 +671,8 @@ pub fn core(b: &Board, cfg: &Config) -> Result<Rc<Module>, Errors> {
             };
             m.assign(o, value);
         } else {
-            let i = m.input(&name, w);
+            // A pin: asynchronous to the core clock (read only through a synchronizer).
+            let i = m.input_async(&name, w);
             unused.push(i.ex());
         }
     }
@@ -706,157 +708,110 @@ pub fn pll_setting(b: &Board) -> pll::PllSetting {
     })
 }
 
-/// The board top as SystemVerilog text.
-pub fn top_text(b: &Board, cfg: &Config, core: &Module, rgen: &Module) -> String {
+/// The board top, built with the builder: the PLL (`EHXPLLL`, a vendor primitive), the reset
+/// generator and the core, in the clock domain `core` the PLL's output clocks. Board pins are
+/// asynchronous inputs (each block that reads one synchronizes it), the MDIO pin an `inout`.
+pub fn top(b: &Board, cfg: &Config) -> Result<Rc<Module>, Errors> {
     let reset: ResetStyle = cfg.chip.reset.into();
-    let mut t = String::new();
-    for l in header(cfg) {
-        let _ = writeln!(t, "// {l}");
-    }
+    let core = core(b, cfg)?;
+    let rgen = reset_gen(RESET_BITS, reset)?;
+    let pll_prim = ecp5::ehxplll()?;
     let s = pll_setting(b);
-    let _ = writeln!(t, "//");
-    let _ = writeln!(
-        t,
-        "// Board top of the {} ({}): the {} MHz oscillator feeds an EHXPLLL that makes the",
+    let mut m = ModuleBuilder::with_reset(&top_name(b), reset);
+    m.doc(&format!(
+        "Board top of the {} ({}): the {} MHz oscillator feeds an EHXPLLL that makes the",
         b.title,
         b.part,
         mhz(b.osc_hz)
-    );
-    let _ = writeln!(
-        t,
-        "// {} MHz core clock (CLKI_DIV {}, CLKFB_DIV {}, CLKOP_DIV {}, VCO {} MHz); the core is held in",
+    ));
+    m.doc(&format!(
+        "{} MHz core clock (CLKI_DIV {}, CLKFB_DIV {}, CLKOP_DIV {}, VCO {} MHz); the core is held in",
         mhz(s.fout_hz()),
         s.clki_div,
         s.clkfb_div,
         s.clkop_div,
         mhz(s.fvco_hz())
-    );
-    let _ = writeln!(
-        t,
-        "// reset until the PLL locks and for 2^{RESET_BITS} cycles after, and while the reset button is held."
-    );
-    let _ = writeln!(
-        t,
-        "// Pins: constraints/{}.lpf. Emitted as text: see hdl-gen/src/boards/mod.rs.",
-        b.name
-    );
-    let _ = writeln!(t);
-    let top = top_name(b);
-    let _ = writeln!(t, "module {top} (");
-    let decls: Vec<(String, String, &str)> = b
+    ));
+    m.doc(&format!(
+        "reset until the PLL locks and for 2^{RESET_BITS} cycles after, and while the reset button is held."
+    ));
+    m.doc(&format!("Pins: constraints/{}.lpf.", b.name));
+    let mut pins = std::collections::BTreeMap::new();
+    for p in &b.ports {
+        let sig = match p.dir {
+            Dir::In => m.input_async(p.name, p.width()),
+            Dir::Out => m.output(p.name, p.width()),
+            Dir::InOut => m.inout(p.name, p.width()),
+        };
+        m.comment(sig, p.what);
+        pins.insert(p.name, sig);
+    }
+    let clk_core = m.wire("clk_core", 1);
+    m.comment(clk_core, &format!("{} MHz, from the PLL", mhz(b.core_hz)));
+    let locked = m.wire("pll_locked", 1);
+    let rst_core_n = m.wire("rst_core_n", 1);
+    m.comment(rst_core_n, "the core's reset, active low");
+    let osc = b
         .ports
         .iter()
-        .map(|p| {
-            let dir = match p.dir {
-                Dir::In => "input  logic",
-                Dir::Out => "output logic",
-                Dir::InOut => "inout  wire ",
-            };
-            let range = if p.width() > 1 {
-                format!("[{}:0]", p.width() - 1)
-            } else {
-                String::new()
-            };
-            (format!("{dir} {range:5}"), p.name.to_string(), p.what)
-        })
-        .collect();
-    let nw = decls.iter().map(|d| d.1.len() + 1).max().unwrap_or(0);
-    for (i, (d, n, what)) in decls.iter().enumerate() {
-        let comma = if i + 1 < decls.len() { "," } else { "" };
-        let name = format!("{n}{comma}");
-        let _ = writeln!(t, "  {d} {name:nw$} // {what}");
-    }
-    let _ = writeln!(t, ");");
-    let _ = writeln!(t);
-    let _ = writeln!(
-        t,
-        "  logic clk_core;    // {} MHz, from the PLL",
-        mhz(b.core_hz)
-    );
-    let _ = writeln!(t, "  logic pll_locked;");
-    let _ = writeln!(t, "  logic rst_core_n;  // the core's reset, active low");
-    let _ = writeln!(t);
-    let clk = b.ports.iter().find(|p| p.role == Role::Clock).unwrap();
+        .find(|p| p.role == Role::Clock)
+        .expect("an oscillator");
     let btn = b.ports.iter().find(|p| p.role == Role::ResetButton);
-    t.push_str(&pll::instance_header(&s));
-    let pll_ports: [(&str, String); 13] = [
-        ("CLKI", clk.name.to_string()),
-        ("CLKFB", "clk_core".into()),
-        ("RST", "1'b0".into()),
-        ("STDBY", "1'b0".into()),
-        ("PHASESEL0", "1'b0".into()),
-        ("PHASESEL1", "1'b0".into()),
-        ("PHASEDIR", "1'b1".into()),
-        ("PHASESTEP", "1'b1".into()),
-        ("PHASELOADREG", "1'b1".into()),
-        ("PLLWAKESYNC", "1'b0".into()),
-        ("ENCLKOP", "1'b0".into()),
-        ("CLKOP", "clk_core".into()),
-        ("LOCK", "pll_locked".into()),
-    ];
-    instance_ports(&mut t, "u_pll", &pll_ports);
-    let _ = writeln!(t);
-    let request = match btn {
-        Some(b) => format!("pll_locked & {}", b.name),
-        None => "pll_locked".into(),
-    };
-    let (rst_port, rst_in, core_rst) = if reset.active_low() {
-        (reset.port_name(), request, "rst_core_n".to_string())
+
+    let u_pll = m.instance("u_pll", &pll_prim);
+    let freq = |hz: u64| format!("\"{}\"", pll::attr_mhz(hz));
+    m.attr(u_pll, "FREQUENCY_PIN_CLKI", &freq(s.fin_hz));
+    m.attr(u_pll, "FREQUENCY_PIN_CLKOP", &freq(s.fout_hz()));
+    for (k, v) in pll::LOOP_FILTER {
+        m.attr(u_pll, k, &format!("\"{v}\""));
+    }
+    for (k, v) in pll::params(&s) {
+        m.set_param(u_pll, k, v);
+    }
+    m.bind(u_pll, "CLKI", pins[osc.name]);
+    m.bind(u_pll, "CLKFB", clk_core);
+    for (port, v) in pll::TIES {
+        m.bind(u_pll, port, lit(1, u128::from(*v)));
+    }
+    m.bind_out_to(u_pll, "CLKOP", clk_core);
+    m.bind_out_to(u_pll, "LOCK", locked);
+
+    let core_rst = if reset.active_low() {
+        rst_core_n
     } else {
-        (
-            reset.port_name(),
-            format!("~({request})"),
-            "~rst_core_n".into(),
-        )
+        m.net("rst_core", !rst_core_n)
     };
-    let _ = writeln!(
-        t,
-        "  // Reset request: the PLL has not locked, or the button is pressed."
-    );
-    let _ = write!(t, "  {}", rgen.name());
-    instance_ports(
-        &mut t,
-        " u_reset_gen",
-        &[
-            ("clk_i", "clk_core".into()),
-            (rst_port, rst_in),
-            ("rst_no", "rst_core_n".into()),
-        ],
-    );
-    let _ = writeln!(t);
-    let _ = write!(t, "  {}", core.name());
-    let mut binds: Vec<(String, String)> = vec![
-        ("clk_i".into(), "clk_core".into()),
-        (reset.port_name().into(), core_rst),
-    ];
+    let dom = m.domain_from("core", clk_core, Some(core_rst));
+    // Reset request: the PLL has not locked, or the button is pressed.
+    let request: Expr = match btn {
+        Some(bp) => locked & pins[bp.name],
+        None => locked.ex(),
+    };
+    let request = if reset.active_low() {
+        request
+    } else {
+        !request
+    };
+    let u_rgen = m.instance("u_reset_gen", &rgen);
+    m.bind_reset(u_rgen, request);
+    m.bind_domain(u_rgen, "", dom);
+    m.bind_out_to(u_rgen, "rst_no", rst_core_n);
+
+    let u_core = m.instance("u_core", &core);
+    m.bind_domain(u_core, "", dom);
     for cp in core.ports().iter().filter(|p| !p.is_clock && !p.is_reset) {
         let bp = b
             .ports
             .iter()
             .find(|bp| core_port_name(bp) == cp.name)
             .unwrap_or_else(|| panic!("core port {} has no board pin", cp.name));
-        binds.push((cp.name.clone(), bp.name.to_string()));
+        if cp.input {
+            m.bind(u_core, &cp.name, pins[bp.name]);
+        } else {
+            m.bind_out_to(u_core, &cp.name, pins[bp.name]);
+        }
     }
-    let binds: Vec<(&str, String)> = binds.iter().map(|(a, b)| (a.as_str(), b.clone())).collect();
-    instance_ports(&mut t, " u_core", &binds);
-    let _ = writeln!(t);
-    let _ = writeln!(t, "endmodule");
-    t
-}
-
-/// ` name (\n    .port (value),\n ... );` with aligned port names.
-fn instance_ports(t: &mut String, name: &str, ports: &[(&str, String)]) {
-    let w = ports.iter().map(|p| p.0.len()).max().unwrap_or(0);
-    if name.starts_with(' ') {
-        let _ = writeln!(t, "{name} (");
-    } else {
-        let _ = writeln!(t, "  ) {name} (");
-    }
-    for (i, (p, v)) in ports.iter().enumerate() {
-        let comma = if i + 1 < ports.len() { "," } else { "" };
-        let _ = writeln!(t, "    .{p:w$} ({v}){comma}");
-    }
-    let _ = writeln!(t, "  );");
+    m.finish()
 }
 
 /// The LPF constraint file of a board.
@@ -917,46 +872,33 @@ pub fn lpf_text(b: &Board, cfg: &Config) -> String {
 /// Every file a board needs, relative to the repository root: `fpga/<board>/*.sv`, the file list
 /// `fpga/<board>/<board>.f` (children first, the top last) and `constraints/<board>.lpf`.
 pub fn files(b: &Board, cfg: &Config) -> Result<Vec<OutFile>, Errors> {
-    let reset: ResetStyle = cfg.chip.reset.into();
-    let core = core(b, cfg)?;
-    let rgen = reset_gen(RESET_BITS, reset)?;
+    let top = top(b, cfg)?;
     let mut d = Design::new(b.name);
-    d.add_top(rgen.clone());
-    d.add_top(core.clone());
+    d.add_top(top);
     let opts = EmitOptions {
         header: header(cfg),
         core_name: format!("nvmeof:bringup:{}:{VERSION}", b.name),
         description: format!("bring-up design for the {}", b.title),
     };
     let mut out = Vec::new();
-    let mut list = Vec::new();
     for f in d.emit(&opts)? {
+        // SystemVerilog only (the vendor primitives' models under models/); a board top has no
+        // testbench binding.
         if f.path.ends_with(".sv") {
-            list.push(f.path.clone());
             out.push(OutFile {
                 path: format!("fpga/{}/{}", b.name, f.path),
                 contents: f.contents,
             });
         }
     }
-    // The design's file list is children first; keep its order and add the top last.
-    let order: Vec<String> = d
-        .modules()?
-        .iter()
-        .map(|m| format!("{}.sv", m.name()))
-        .filter(|f| list.contains(f))
-        .collect();
-    let top = format!("{}.sv", top_name(b));
-    out.push(OutFile {
-        path: format!("fpga/{}/{top}", b.name),
-        contents: top_text(b, cfg, &core, &rgen),
-    });
+    // The file list for synthesis: children first, the top last; no models (synthesis has the
+    // vendor's cells).
     let mut f = String::new();
     for l in header(cfg) {
         let _ = writeln!(f, "// {l}");
     }
-    for n in order.iter().chain(std::iter::once(&top)) {
-        let _ = writeln!(f, "{n}");
+    for m in d.modules()?.iter().filter(|m| !m.is_primitive()) {
+        let _ = writeln!(f, "{}.sv", m.name());
     }
     out.push(OutFile {
         path: format!("fpga/{}/{}.f", b.name, b.name),

@@ -8,6 +8,8 @@
 //! the same choice as Project Trellis' `ecppll`, which `tests/fpga_boards.rs` compares against
 //! when the FPGA tools are installed.
 
+use hdl_builder::ParamValue;
+
 /// One PLL setting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PllSetting {
@@ -89,95 +91,58 @@ pub fn compute(fin_hz: u64, fout_hz: u64, tolerance_hz: u64) -> Option<PllSettin
         .map(|b| b.0)
 }
 
-/// Attributes and parameters of the `EHXPLLL` instance for `s`, as SystemVerilog lines
-/// (indented by two spaces), ending before the port list.
-pub fn instance_header(s: &PllSetting) -> String {
-    let mhz = |hz: u64| {
-        if hz.is_multiple_of(1_000_000) {
-            format!("{}", hz / 1_000_000)
-        } else {
-            format!("{:.6}", hz as f64 / 1e6)
-        }
-    };
-    let mut t = String::new();
-    t.push_str(&format!(
-        "  (* FREQUENCY_PIN_CLKI = \"{}\" *)\n  (* FREQUENCY_PIN_CLKOP = \"{}\" *)\n",
-        mhz(s.fin_hz),
-        mhz(s.fout_hz())
-    ));
-    // Loop filter settings every open ECP5 flow uses for these dividers.
-    t.push_str("  (* ICP_CURRENT = \"12\" *) (* LPF_RESISTOR = \"8\" *)\n");
-    t.push_str("  (* MFG_ENABLE_FILTEROPAMP = \"1\" *) (* MFG_GMCREF_SEL = \"2\" *)\n");
-    t.push_str("  EHXPLLL #(\n");
-    let params: Vec<(&str, String)> = vec![
-        ("PLLRST_ENA", "\"DISABLED\"".into()),
-        ("INTFB_WAKE", "\"DISABLED\"".into()),
-        ("STDBY_ENABLE", "\"DISABLED\"".into()),
-        ("DPHASE_SOURCE", "\"DISABLED\"".into()),
-        ("OUTDIVIDER_MUXA", "\"DIVA\"".into()),
-        ("OUTDIVIDER_MUXB", "\"DIVB\"".into()),
-        ("OUTDIVIDER_MUXC", "\"DIVC\"".into()),
-        ("OUTDIVIDER_MUXD", "\"DIVD\"".into()),
-        ("CLKI_DIV", s.clki_div.to_string()),
-        ("CLKOP_ENABLE", "\"ENABLED\"".into()),
-        ("CLKOP_DIV", s.clkop_div.to_string()),
-        ("CLKOP_CPHASE", s.clkop_cphase().to_string()),
-        ("CLKOP_FPHASE", "0".into()),
-        ("FEEDBK_PATH", "\"CLKOP\"".into()),
-        ("CLKFB_DIV", s.clkfb_div.to_string()),
-    ];
-    let w = params.iter().map(|p| p.0.len()).max().unwrap_or(0);
-    let n = params.len();
-    for (i, (k, v)) in params.iter().enumerate() {
-        let comma = if i + 1 < n { "," } else { "" };
-        t.push_str(&format!("    .{k:w$} ({v}){comma}\n"));
+/// A frequency as the `FREQUENCY_PIN_*` attributes spell it, in MHz.
+pub fn attr_mhz(hz: u64) -> String {
+    if hz.is_multiple_of(1_000_000) {
+        format!("{}", hz / 1_000_000)
+    } else {
+        format!("{:.6}", hz as f64 / 1e6)
     }
-    t
 }
 
-/// A lint-only model of `EHXPLLL` with the ports and parameters the board tops use, so
-/// `verilator --lint-only` can check a top without the vendor library. Not for simulation.
-pub fn lint_stub() -> String {
-    "// Lint-only stand-in for the ECP5 EHXPLLL primitive (ports and parameters the board tops use).\n\
-     /* verilator lint_off UNUSEDSIGNAL */\n\
-     /* verilator lint_off UNUSEDPARAM */\n\
-     module EHXPLLL #(\n\
-     \x20 parameter PLLRST_ENA = \"DISABLED\",\n\
-     \x20 parameter INTFB_WAKE = \"DISABLED\",\n\
-     \x20 parameter STDBY_ENABLE = \"DISABLED\",\n\
-     \x20 parameter DPHASE_SOURCE = \"DISABLED\",\n\
-     \x20 parameter OUTDIVIDER_MUXA = \"DIVA\",\n\
-     \x20 parameter OUTDIVIDER_MUXB = \"DIVB\",\n\
-     \x20 parameter OUTDIVIDER_MUXC = \"DIVC\",\n\
-     \x20 parameter OUTDIVIDER_MUXD = \"DIVD\",\n\
-     \x20 parameter integer CLKI_DIV = 1,\n\
-     \x20 parameter CLKOP_ENABLE = \"ENABLED\",\n\
-     \x20 parameter integer CLKOP_DIV = 8,\n\
-     \x20 parameter integer CLKOP_CPHASE = 0,\n\
-     \x20 parameter integer CLKOP_FPHASE = 0,\n\
-     \x20 parameter FEEDBK_PATH = \"CLKOP\",\n\
-     \x20 parameter integer CLKFB_DIV = 1\n\
-     ) (\n\
-     \x20 input  logic CLKI,\n\
-     \x20 input  logic CLKFB,\n\
-     \x20 input  logic RST,\n\
-     \x20 input  logic STDBY,\n\
-     \x20 input  logic PHASESEL0,\n\
-     \x20 input  logic PHASESEL1,\n\
-     \x20 input  logic PHASEDIR,\n\
-     \x20 input  logic PHASESTEP,\n\
-     \x20 input  logic PHASELOADREG,\n\
-     \x20 input  logic PLLWAKESYNC,\n\
-     \x20 input  logic ENCLKOP,\n\
-     \x20 output logic CLKOP,\n\
-     \x20 output logic LOCK\n\
-     );\n\
-     \x20 assign CLKOP = CLKI;\n\
-     \x20 assign LOCK = 1'b1;\n\
-     endmodule\n\
-     /* verilator lint_on UNUSEDPARAM */\n\
-     /* verilator lint_on UNUSEDSIGNAL */\n"
-        .to_string()
+/// Loop filter attributes every open ECP5 flow sets for these dividers (nextpnr reads them
+/// from the instance's attributes).
+pub const LOOP_FILTER: &[(&str, &str)] = &[
+    ("ICP_CURRENT", "12"),
+    ("LPF_RESISTOR", "8"),
+    ("MFG_ENABLE_FILTEROPAMP", "1"),
+    ("MFG_GMCREF_SEL", "2"),
+];
+
+/// The `EHXPLLL` control inputs and the constant each is tied to.
+pub const TIES: &[(&str, u8)] = &[
+    ("RST", 0),
+    ("STDBY", 0),
+    ("PHASESEL0", 0),
+    ("PHASESEL1", 0),
+    ("PHASEDIR", 1),
+    ("PHASESTEP", 1),
+    ("PHASELOADREG", 1),
+    ("PLLWAKESYNC", 0),
+    ("ENCLKOP", 0),
+];
+
+/// The parameters of the `EHXPLLL` instance for `s`, in the order they are written.
+pub fn params(s: &PllSetting) -> Vec<(&'static str, ParamValue)> {
+    let st = |v: &str| ParamValue::Str(v.to_string());
+    let int = |v: u32| ParamValue::Int(i64::from(v));
+    vec![
+        ("PLLRST_ENA", st("DISABLED")),
+        ("INTFB_WAKE", st("DISABLED")),
+        ("STDBY_ENABLE", st("DISABLED")),
+        ("DPHASE_SOURCE", st("DISABLED")),
+        ("OUTDIVIDER_MUXA", st("DIVA")),
+        ("OUTDIVIDER_MUXB", st("DIVB")),
+        ("OUTDIVIDER_MUXC", st("DIVC")),
+        ("OUTDIVIDER_MUXD", st("DIVD")),
+        ("CLKI_DIV", int(s.clki_div)),
+        ("CLKOP_ENABLE", st("ENABLED")),
+        ("CLKOP_DIV", int(s.clkop_div)),
+        ("CLKOP_CPHASE", int(s.clkop_cphase())),
+        ("CLKOP_FPHASE", int(0)),
+        ("FEEDBK_PATH", st("CLKOP")),
+        ("CLKFB_DIV", int(s.clkfb_div)),
+    ]
 }
 
 #[cfg(test)]

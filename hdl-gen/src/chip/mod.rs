@@ -229,6 +229,19 @@ pub fn design(cfg: &Config) -> Result<Design, Errors> {
         true,
         reset,
     )?);
+    // Clock-domain crossing: the asynchronous FIFO at the FIFOs' width and the power of two at
+    // or above their depth, its pointer synchronizer as a top of its own (so its property
+    // drives exactly the instance the FIFO holds), and the reset synchronizer.
+    let afifo = blocks::async_fifo::async_fifo(
+        st.fifo_width,
+        st.fifo_depth.next_power_of_two().max(2),
+        reset,
+    )?;
+    if let Some(sync) = afifo.children().first() {
+        d.add_top(sync.clone());
+    }
+    d.add_top(afifo);
+    d.add_top(blocks::reset_sync::reset_sync(reset)?);
     d.add_top(blocks::arbiter::rr_arbiter(st.arbiter_requesters, reset)?);
     d.add_top(blocks::arbiter::wrr_arbiter(
         st.arbiter_requesters,

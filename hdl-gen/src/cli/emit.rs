@@ -40,6 +40,9 @@ pub fn write_tree(dir: &Path, files: &[OutFile]) -> std::io::Result<(usize, usiz
         if std::fs::read_to_string(&path).ok().as_deref() == Some(f.contents.as_str()) {
             continue;
         }
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
         std::fs::write(&path, &f.contents)?;
         tracing::debug!(file = %path.display(), "wrote");
         written += 1;

@@ -127,20 +127,45 @@ pub fn ooc_wrapper(m: &Rc<Module>) -> Result<Rc<Module>, hdl_builder::Errors> {
         "Timing wrapper of {}: every port through a flip-flop (hdl-gen fpga blocks).",
         m.name()
     ));
-    w.clock();
+    let domains = m.domains();
+    // The default clock when the block has one (or no clock at all: a combinational block's
+    // ports are registered on clk_i).
+    if domains.is_empty() || domains.iter().any(|d| d.is_empty()) {
+        w.clock();
+    }
     let u = w.instance("u_dut", m);
+    // One wrapper domain per clock domain of the block (several for a clock-crossing block),
+    // each port registered in its own domain (asynchronous ones in the default).
+    let mut doms = std::collections::BTreeMap::new();
+    for name in domains {
+        let dom = if name.is_empty() {
+            w.default_domain()
+        } else {
+            let d = w.domain(&name);
+            w.bind_domain(u, &name, d);
+            d
+        };
+        doms.insert(name, dom);
+    }
+    let default = w.default_domain();
     for p in m.ports() {
         if p.is_clock || p.is_reset {
             continue;
         }
+        let dom = p
+            .domain
+            .as_ref()
+            .and_then(|n| doms.get(n))
+            .copied()
+            .unwrap_or(default);
         if p.input {
-            let i = w.input(&p.name, p.width);
-            let r = w.reg_noreset(&format!("{}_reg", p.name), p.width);
+            let i = w.input_in(dom, &p.name, p.width);
+            let r = w.reg_noreset_in(dom, &format!("{}_reg", p.name), p.width);
             w.assign(r.d, i);
             w.bind(u, &p.name, r.q);
         } else {
             let o = w.output(&p.name, p.width);
-            let r = w.reg_noreset(&format!("{}_reg", p.name), p.width);
+            let r = w.reg_noreset_in(dom, &format!("{}_reg", p.name), p.width);
             let v = w.bind_out(u, &p.name);
             w.assign(r.d, v);
             w.assign(o, r.q);
@@ -625,7 +650,8 @@ pub fn check(cfg: &Config, root: &Path, strict_reports: bool) -> Result<(), Fail
 }
 
 /// `hdl-gen fpga lint`: `verilator --lint-only -Wall` on each board top and everything below it
-/// (with a lint-only model of EHXPLLL), as the generator emits them now.
+/// (with the behavioural models of the vendor primitives, `models/*.sv`), as the generator
+/// emits them now.
 pub fn lint(cfg: &Config) -> Result<(), Failure> {
     let mut failed = Vec::new();
     for b in boards::all() {
@@ -645,8 +671,6 @@ pub fn lint(cfg: &Config) -> Result<(), Failure> {
                 }
             }
         }
-        write(&dir.join("EHXPLLL.sv"), &boards::pll::lint_stub())?;
-        svs.insert(0, "EHXPLLL.sv".into());
         let top = boards::top_name(&b);
         let v = crate::lint::verilator(&dir, &top, &svs);
         println!(

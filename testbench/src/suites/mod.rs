@@ -54,6 +54,9 @@ pub fn all() -> Vec<Suite> {
             entry::<stdlib::axil_decoder::AxilDecoderProp>(),
             entry::<stdlib::axi_interconnect::AxiInterconnectProp>(),
             entry::<stdlib::axi_upsizer::AxiUpsizerProp>(),
+            entry::<stdlib::async_fifo::AsyncFifoProp>(),
+            entry::<stdlib::sync_2ff::Sync2ffProp>(),
+            entry::<stdlib::reset_sync::ResetSyncProp>(),
         ],
     }];
     suites.push(Suite {
