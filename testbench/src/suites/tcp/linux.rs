@@ -92,6 +92,13 @@ pub struct Report {
     pub k_retrans: u64,
     /// The kernel's smoothed RTT of its connections at the end, largest, microseconds.
     pub k_rtt_us: u32,
+    /// The kernel's RTO expiries and fast retransmits (`TcpExt.TCPTimeouts`,
+    /// `TcpExt.TCPFastRetrans` in the namespace's /proc/net/netstat).
+    pub k_timeouts: u64,
+    pub k_fast: u64,
+    /// The longest time a connection's kernel-to-engine stream did not move (bytes left to
+    /// deliver, none delivered), milliseconds of wall time.
+    pub stall_ms: u64,
     /// Echo requests answered, and their data bytes each.
     pub pings: u32,
     pub ping_bytes: usize,
@@ -111,7 +118,8 @@ impl std::fmt::Display for Report {
         write!(
             f,
             "{} conns, engine->linux {} B, linux->engine {} B, {} closed first; engine segs \
-             out {} in {}, retrans {} (RTO {}); linux segs in {} out {} retrans {}, srtt {} us; {} pings answered \
+             out {} in {}, retrans {} (RTO {}); linux segs in {} out {} retrans {} (RTO expiries {}, fast \
+             retransmits {}), srtt {} us; longest receive stall {} ms; {} pings answered \
              ({} data bytes); ARP engine req {} rep {}, linux req {} rep {}; TAP frames {} to \
              linux, {} to the engine; bridge \
              drop/dup/reorder to linux {:?} to engine {:?}; {} cycles in {:.2} s",
@@ -130,7 +138,10 @@ impl std::fmt::Display for Report {
             self.k_in,
             self.k_out,
             self.k_retrans,
+            self.k_timeouts,
+            self.k_fast,
             self.k_rtt_us,
+            self.stall_ms,
             self.pings,
             self.ping_bytes,
             self.arp[0],
@@ -322,6 +333,13 @@ fn icmp_socket() -> Result<OwnedFd, String> {
 fn snmp() -> Result<Vec<(String, u64)>, String> {
     let text = std::fs::read_to_string("/proc/thread-self/net/snmp")
         .map_err(|e| format!("/proc/thread-self/net/snmp: {e}"))?;
+    Ok(parse_snmp(&text))
+}
+
+/// The namespace's `/proc/net/netstat` counters, `TcpExt.TCPTimeouts` style.
+fn netstat() -> Result<Vec<(String, u64)>, String> {
+    let text = std::fs::read_to_string("/proc/thread-self/net/netstat")
+        .map_err(|e| format!("/proc/thread-self/net/netstat: {e}"))?;
     Ok(parse_snmp(&text))
 }
 
@@ -1024,6 +1042,8 @@ pub fn run_case(
     let start_cycle = sim.cycle();
     let pace0 = Instant::now();
     let mut was_up = vec![false; n];
+    // Per connection: bytes delivered at the last look, and when they last moved.
+    let mut progress: Vec<(usize, Option<Instant>)> = vec![(0, None); n];
     // CSR accesses run the model too, so the periodic work goes by due cycles.
     let (mut next_rx, mut next_pace, mut next_ctl) = (0u64, 0u64, 0u64);
     let mut trail = Trail::new(n);
@@ -1142,6 +1162,19 @@ pub fn run_case(
         // Control, every 2048 cycles.
         {
             let a = app.borrow();
+            let now = Instant::now();
+            for c in 0..n {
+                let got = a.got[c].len();
+                if was_up[c] && got < plan.down[c].len() {
+                    match progress[c] {
+                        (g, Some(t)) if g == got => {
+                            let ms = now.duration_since(t).as_millis() as u64;
+                            report.stall_ms = report.stall_ms.max(ms);
+                        }
+                        _ => progress[c] = (got, Some(now)),
+                    }
+                }
+            }
             for c in 0..n {
                 if !plan.down[c].starts_with(&a.got[c]) {
                     let at = a.got[c]
@@ -1296,6 +1329,9 @@ pub fn run_case(
     report.k_in = counter(&k, "Tcp.InSegs");
     report.k_out = counter(&k, "Tcp.OutSegs");
     report.k_retrans = counter(&k, "Tcp.RetransSegs");
+    let kx = ns.enter(netstat)??;
+    report.k_timeouts = counter(&kx, "TcpExt.TCPTimeouts");
+    report.k_fast = counter(&kx, "TcpExt.TCPFastRetrans");
 
     // The checks at the end.
     let mut bad = Vec::new();
