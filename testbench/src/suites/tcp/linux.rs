@@ -86,6 +86,11 @@ pub struct Report {
     pub seg_in: u32,
     pub retrans: u32,
     pub rto_fires: u32,
+    /// Engine counters: fast retransmissions, duplicate ACKs in, out-of-order segments kept
+    /// and dropped.
+    pub fast_retrans: u32,
+    pub dup_acks: u32,
+    pub ooo: [u32; 2],
     /// Kernel (namespace) counters: TCP segments in, out, retransmitted.
     pub k_in: u64,
     pub k_out: u64,
@@ -118,7 +123,7 @@ impl std::fmt::Display for Report {
         write!(
             f,
             "{} conns, engine->linux {} B, linux->engine {} B, {} closed first; engine segs \
-             out {} in {}, retrans {} (RTO {}); linux segs in {} out {} retrans {} (RTO expiries {}, fast \
+             out {} in {}, retrans {} (RTO {}, fast {}), dup ACKs in {}, out of order kept {} dropped {}; linux segs in {} out {} retrans {} (RTO expiries {}, fast \
              retransmits {}), srtt {} us; longest receive stall {} ms; {} pings answered \
              ({} data bytes); ARP engine req {} rep {}, linux req {} rep {}; TAP frames {} to \
              linux, {} to the engine; bridge \
@@ -135,6 +140,10 @@ impl std::fmt::Display for Report {
             self.seg_in,
             self.retrans,
             self.rto_fires,
+            self.fast_retrans,
+            self.dup_acks,
+            self.ooo[0],
+            self.ooo[1],
             self.k_in,
             self.k_out,
             self.k_retrans,
@@ -996,6 +1005,7 @@ pub fn run_case(
         }
     }
     let mut view = EngineView::new(n, plan.mss as u16, plan.wscale as u8, plan.key);
+    view.rx_bytes = super::rx_bytes(&axil, &mut sim);
     {
         let mut a = app.borrow_mut();
         a.stall = plan.stall;
@@ -1060,7 +1070,9 @@ pub fn run_case(
         seen += new.len();
         for f in new {
             if opt.golden {
-                golden::check_frame(&mut view, &f, &app.borrow().sent, cycle)
+                let a = app.borrow();
+                let got: Vec<usize> = a.got.iter().map(Vec::len).collect();
+                golden::check_frame(&mut view, &f, &a.sent, &got, cycle)
                     .map_err(|e| format!("cycle {cycle}: engine frame {f:02x?}: {e}"))?;
             }
             match arp_kind(&f) {
@@ -1203,7 +1215,7 @@ pub fn run_case(
                         .iter()
                         .map(|&o| axil.mmio(&mut sim).read32(creg(c, o)))
                         .collect();
-                    let cn: Vec<u32> = (0..12)
+                    let cn: Vec<u32> = (0..golden::COUNTERS)
                         .map(|i| axil.mmio(&mut sim).read32(tcp_csr::SEG_IN + 4 * i))
                         .collect();
                     let a = app.borrow();
@@ -1223,7 +1235,7 @@ pub fn run_case(
         }
         let states: Vec<u32> = (0..n).map(|c| state(&mut sim, c)).collect();
         if let Some(c) = states.iter().position(|s| s & 0x10 != 0) {
-            let cn: Vec<u32> = (0..12)
+            let cn: Vec<u32> = (0..golden::COUNTERS)
                 .map(|i| axil.mmio(&mut sim).read32(tcp_csr::SEG_IN + 4 * i))
                 .collect();
             return Err(format!(
@@ -1282,7 +1294,7 @@ pub fn run_case(
             break;
         }
         if Instant::now() > deadline {
-            let cn: Vec<u32> = (0..12)
+            let cn: Vec<u32> = (0..golden::COUNTERS)
                 .map(|i| axil.mmio(&mut sim).read32(tcp_csr::SEG_IN + 4 * i))
                 .collect();
             let kernel = kernel_summary(&ns);
@@ -1318,13 +1330,16 @@ pub fn run_case(
     report.pings = ping_result.unwrap_or(0);
     report.ping_bytes = plan.pings.iter().sum::<usize>();
     report.faults = [to_kernel.counts, to_engine.counts].map(|c| [c[0], c[1], c[2]]);
-    let cn: Vec<u32> = (0..12)
+    let cn: Vec<u32> = (0..golden::COUNTERS)
         .map(|i| axil.mmio(&mut sim).read32(tcp_csr::SEG_IN + 4 * i))
         .collect();
     report.seg_out = cn[cnt::SEG_OUT];
     report.seg_in = cn[cnt::SEG_IN];
     report.retrans = cn[cnt::RETRANS];
     report.rto_fires = cn[cnt::RTO_FIRES];
+    report.fast_retrans = cn[cnt::FAST_RETRANS];
+    report.dup_acks = cn[cnt::DUP_ACKS];
+    report.ooo = [cn[cnt::OOO_KEPT], cn[cnt::OOO_DROPPED]];
     let k = ns.enter(snmp)??;
     report.k_in = counter(&k, "Tcp.InSegs");
     report.k_out = counter(&k, "Tcp.OutSegs");
