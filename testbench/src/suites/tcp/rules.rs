@@ -6,7 +6,8 @@
 //! 1. Receiving (the engine's application sends nothing): the peer's stream, cut into segments,
 //!    arrives in a drawn order with repeats (out of order, duplicated, overlapping the kept
 //!    range, entirely old) and with probes (no data, sequence number RCV.NXT - 1, as Linux's
-//!    zero-window probe). The script waits until the engine is quiet and its application has
+//!    zero-window probe) and with segments whose checksum fails (other bytes at a segment's
+//!    sequence numbers: unanswered, and never in place of kept bytes). The script waits until the engine is quiet and its application has
 //!    taken every byte in order before each segment, then checks the engine's answer: exactly
 //!    an ACK of what a one-range reassembly model says RCV.NXT is; for a segment out of order,
 //!    old, or a probe, the same ACK number and window as the engine's previous segment (a
@@ -19,7 +20,7 @@
 //!    partial ACK in recovery (RFC 6582) the next hole within `GAP` cycles.
 //!
 //! Checked at the end: both streams byte for byte, and the counters exactly: `ooo_kept` and
-//! `ooo_dropped` (the model's), `dup_acks` (the duplicate ACKs the peer sent), `fast_retrans`
+//! `ooo_dropped` (the model's), `drop_csum` (the broken segments), `dup_acks` (the duplicate ACKs the peer sent), `fast_retrans`
 //! and `retrans` (one per dropped segment), `rto_fires` 0. Every engine frame also passes
 //! `models::tcp`'s golden check, window rules included.
 
@@ -49,6 +50,9 @@ pub enum Step {
     Seg(u8),
     /// A segment without data at RCV.NXT - 1.
     Probe,
+    /// Segment `i`'s sequence numbers with other bytes and a broken TCP checksum: dropped
+    /// unanswered, and its bytes must not replace kept ones.
+    Bad(u8),
 }
 
 /// The stimulus.
@@ -328,8 +332,10 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         .map(|st| match st {
             Step::Seg(i) => Some(usize::from(*i) % offs.len()),
             Step::Probe => None,
+            Step::Bad(i) => Some(offs.len() + usize::from(*i) % offs.len()),
         })
         .collect();
+    let mut bad = 0u32;
     // Then everything in order, so the whole stream arrives.
     steps.extend((0..offs.len()).map(Some));
     let ack0 = iss.wrapping_add(1);
@@ -343,6 +349,25 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             last = (x.ack, x.wnd);
         }
         let (dup, what) = match *st {
+            Some(j) if j >= offs.len() => {
+                let (a, b) = offs[j - offs.len()];
+                let seq = piss.wrapping_add(1).wrapping_add(a);
+                let junk: Vec<u8> = (a..b).map(|_| rng.next_u64() as u8).collect();
+                let mut f = peer_tcp(seq, ack0, 0x18, wfield, &[], &junk);
+                f[50] ^= 0x5a;
+                s.send(f);
+                bad += 1;
+                let end = s.env.sim.cycle() + 2 * QUIET + 2 * u64::from(b - a);
+                while s.env.sim.cycle() < end {
+                    s.step()?;
+                }
+                if let Some(x) = s.inbox.pop_front() {
+                    return Err(format!(
+                        "step {n}: a segment with a bad checksum over [{a}, {b}) was answered: {x:?}"
+                    ));
+                }
+                continue;
+            }
             Some(i) => {
                 let (a, b) = offs[i];
                 let seq = piss.wrapping_add(1).wrapping_add(a);
@@ -565,6 +590,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         (cnt::FAST_RETRANS, dues, "fast_retrans"),
         (cnt::RETRANS, dues, "retrans"),
         (cnt::RTO_FIRES, 0, "rto_fires"),
+        (cnt::DROP_CSUM, bad, "drop_csum"),
         (cnt::SEG_OUT, s.env.view.tcp, "seg_out"),
     ];
     if fast_seen != dues {
@@ -598,6 +624,7 @@ impl Property for TcpRulesProp {
                 prop_oneof![
                     6 => any::<u8>().prop_map(Step::Seg),
                     1 => Just(Step::Probe),
+                    2 => any::<u8>().prop_map(Step::Bad),
                 ],
                 0..16,
             ),
