@@ -1441,6 +1441,7 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
           c0_app_rd_d = rx_seq + 32'd1;
           c0_adv_edge_d = rx_seq + 32'd1 + 32'h2000;
           c0_snd_una_d = rx_ack;
+          c0_snd_nxt_d = rx_ack;
           c0_snd_wnd_d = {16'd0, rx_wnd};
           c0_snd_wl1_d = rx_seq;
           c0_snd_wl2_d = rx_ack;
@@ -1782,6 +1783,7 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
           c1_app_rd_d = rx_seq + 32'd1;
           c1_adv_edge_d = rx_seq + 32'd1 + 32'h2000;
           c1_snd_una_d = rx_ack;
+          c1_snd_nxt_d = rx_ack;
           c1_snd_wnd_d = {16'd0, rx_wnd};
           c1_snd_wl1_d = rx_seq;
           c1_snd_wl2_d = rx_ack;

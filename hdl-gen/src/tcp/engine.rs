@@ -2341,6 +2341,9 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                         b.set(k.rd.d, seq.ex() + 1u64);
                         b.set(k.adv_edge.d, seq.ex() + 1u64 + u64::from(p.rx_bytes));
                         b.set(k.snd_una.d, ackn);
+                        // An RTO may have set SND.NXT back to the ISS for the SYN again: the
+                        // SYN-ACK ends that (else the ACK and data would go from the ISS).
+                        b.set(k_nxt.d, ackn);
                         b.set(k.snd_wnd.d, wnd.zext(32));
                         b.set(k.wl1.d, seq);
                         b.set(k.wl2.d, ackn);
