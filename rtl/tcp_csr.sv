@@ -34,6 +34,10 @@
 //   0x0a4 echo_out        ICMP echo replies sent
 //   0x0a8 arp_out         ARP requests and replies sent
 //   0x0ac tx_drop         tx bytes dropped (a beat without credit)
+//   0x0b0 ooo_kept        out-of-order segments kept (first byte in the free space, touching the kept range)
+//   0x0b4 ooo_dropped     out-of-order segments dropped (no room, or apart from the kept range)
+//   0x0b8 dup_acks        duplicate ACKs received (RFC 5681)
+//   0x0bc fast_retrans    segments sent by fast retransmit or a NewReno partial ACK (in retrans too)
 //   0x100 c0_remote_ip    Remote IPv4 address
 //   0x104 c0_ports        TCP ports
 //   0x108 c0_ctrl         Connection control
@@ -175,6 +179,18 @@ module tcp_csr (
 
   // tx_drop (0x0ac): tx bytes dropped (a beat without credit)
   input  logic [31:0] tx_drop_value_i,        // tx bytes dropped (a beat without credit)
+
+  // ooo_kept (0x0b0): out-of-order segments kept (first byte in the free space, touching the kept range)
+  input  logic [31:0] ooo_kept_value_i,       // out-of-order segments kept (first byte in the free space, touching the kept range)
+
+  // ooo_dropped (0x0b4): out-of-order segments dropped (no room, or apart from the kept range)
+  input  logic [31:0] ooo_dropped_value_i,    // out-of-order segments dropped (no room, or apart from the kept range)
+
+  // dup_acks (0x0b8): duplicate ACKs received (RFC 5681)
+  input  logic [31:0] dup_acks_value_i,       // duplicate ACKs received (RFC 5681)
+
+  // fast_retrans (0x0bc): segments sent by fast retransmit or a NewReno partial ACK (in retrans too)
+  input  logic [31:0] fast_retrans_value_i,   // segments sent by fast retransmit or a NewReno partial ACK (in retrans too)
 
   // c0_remote_ip (0x100): Remote IPv4 address
   output logic [31:0] c0_remote_ip_value_o,   // address
@@ -549,6 +565,18 @@ module tcp_csr (
         9'h2b: begin
           bresp_d = RespOkay;
         end
+        9'h2c: begin
+          bresp_d = RespOkay;
+        end
+        9'h2d: begin
+          bresp_d = RespOkay;
+        end
+        9'h2e: begin
+          bresp_d = RespOkay;
+        end
+        9'h2f: begin
+          bresp_d = RespOkay;
+        end
         9'h40: begin
           bresp_d = RespOkay;
           c0_remote_ip_we = 1'b1;
@@ -746,6 +774,22 @@ module tcp_csr (
         9'h2b: begin
           rresp_d = RespOkay;
           rdata_d = tx_drop_value_i;
+        end
+        9'h2c: begin
+          rresp_d = RespOkay;
+          rdata_d = ooo_kept_value_i;
+        end
+        9'h2d: begin
+          rresp_d = RespOkay;
+          rdata_d = ooo_dropped_value_i;
+        end
+        9'h2e: begin
+          rresp_d = RespOkay;
+          rdata_d = dup_acks_value_i;
+        end
+        9'h2f: begin
+          rresp_d = RespOkay;
+          rdata_d = fast_retrans_value_i;
         end
         9'h40: begin
           rresp_d = RespOkay;

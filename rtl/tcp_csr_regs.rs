@@ -53,6 +53,10 @@ pub const REGISTERS: &[(&str, u32, u32)] = &[
     ("echo_out", ECHO_OUT, ECHO_OUT_RESET),
     ("arp_out", ARP_OUT, ARP_OUT_RESET),
     ("tx_drop", TX_DROP, TX_DROP_RESET),
+    ("ooo_kept", OOO_KEPT, OOO_KEPT_RESET),
+    ("ooo_dropped", OOO_DROPPED, OOO_DROPPED_RESET),
+    ("dup_acks", DUP_ACKS, DUP_ACKS_RESET),
+    ("fast_retrans", FAST_RETRANS, FAST_RETRANS_RESET),
     ("c0_remote_ip", C0_REMOTE_IP, C0_REMOTE_IP_RESET),
     ("c0_ports", C0_PORTS, C0_PORTS_RESET),
     ("c0_ctrl", C0_CTRL, C0_CTRL_RESET),
@@ -1184,6 +1188,122 @@ pub const fn set_tx_drop_value(_reg: u32, value: u32) -> u32 {
 /// Reads `tx_drop` of the block at byte address `base`.
 pub fn read_tx_drop<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(TX_DROP))
+}
+
+/// Offset of `ooo_kept`: out-of-order segments kept (first byte in the free space, touching the kept range)
+pub const OOO_KEPT: u32 = 0x0b0;
+/// Value of `ooo_kept` after reset.
+pub const OOO_KEPT_RESET: u32 = 0x0000_0000;
+
+/// `ooo_kept.value` [31:0], RO: out-of-order segments kept (first byte in the free space, touching the kept range)
+pub const OOO_KEPT_VALUE_SHIFT: u32 = 0;
+/// Bits of `ooo_kept.value` within `ooo_kept`.
+pub const OOO_KEPT_VALUE_MASK: u32 = 0xffff_ffff;
+/// Value of `ooo_kept.value` after reset.
+pub const OOO_KEPT_VALUE_RESET: u32 = 0x0;
+/// `ooo_kept.value` in a value of `ooo_kept`.
+#[inline]
+#[must_use]
+pub const fn get_ooo_kept_value(reg: u32) -> u32 {
+    reg
+}
+/// `reg`, a value of `ooo_kept`, with `ooo_kept.value` replaced by `value` (32 bits).
+#[inline]
+#[must_use]
+pub const fn set_ooo_kept_value(_reg: u32, value: u32) -> u32 {
+    value
+}
+
+/// Reads `ooo_kept` of the block at byte address `base`.
+pub fn read_ooo_kept<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(OOO_KEPT))
+}
+
+/// Offset of `ooo_dropped`: out-of-order segments dropped (no room, or apart from the kept range)
+pub const OOO_DROPPED: u32 = 0x0b4;
+/// Value of `ooo_dropped` after reset.
+pub const OOO_DROPPED_RESET: u32 = 0x0000_0000;
+
+/// `ooo_dropped.value` [31:0], RO: out-of-order segments dropped (no room, or apart from the kept range)
+pub const OOO_DROPPED_VALUE_SHIFT: u32 = 0;
+/// Bits of `ooo_dropped.value` within `ooo_dropped`.
+pub const OOO_DROPPED_VALUE_MASK: u32 = 0xffff_ffff;
+/// Value of `ooo_dropped.value` after reset.
+pub const OOO_DROPPED_VALUE_RESET: u32 = 0x0;
+/// `ooo_dropped.value` in a value of `ooo_dropped`.
+#[inline]
+#[must_use]
+pub const fn get_ooo_dropped_value(reg: u32) -> u32 {
+    reg
+}
+/// `reg`, a value of `ooo_dropped`, with `ooo_dropped.value` replaced by `value` (32 bits).
+#[inline]
+#[must_use]
+pub const fn set_ooo_dropped_value(_reg: u32, value: u32) -> u32 {
+    value
+}
+
+/// Reads `ooo_dropped` of the block at byte address `base`.
+pub fn read_ooo_dropped<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(OOO_DROPPED))
+}
+
+/// Offset of `dup_acks`: duplicate ACKs received (RFC 5681)
+pub const DUP_ACKS: u32 = 0x0b8;
+/// Value of `dup_acks` after reset.
+pub const DUP_ACKS_RESET: u32 = 0x0000_0000;
+
+/// `dup_acks.value` [31:0], RO: duplicate ACKs received (RFC 5681)
+pub const DUP_ACKS_VALUE_SHIFT: u32 = 0;
+/// Bits of `dup_acks.value` within `dup_acks`.
+pub const DUP_ACKS_VALUE_MASK: u32 = 0xffff_ffff;
+/// Value of `dup_acks.value` after reset.
+pub const DUP_ACKS_VALUE_RESET: u32 = 0x0;
+/// `dup_acks.value` in a value of `dup_acks`.
+#[inline]
+#[must_use]
+pub const fn get_dup_acks_value(reg: u32) -> u32 {
+    reg
+}
+/// `reg`, a value of `dup_acks`, with `dup_acks.value` replaced by `value` (32 bits).
+#[inline]
+#[must_use]
+pub const fn set_dup_acks_value(_reg: u32, value: u32) -> u32 {
+    value
+}
+
+/// Reads `dup_acks` of the block at byte address `base`.
+pub fn read_dup_acks<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(DUP_ACKS))
+}
+
+/// Offset of `fast_retrans`: segments sent by fast retransmit or a NewReno partial ACK (in retrans too)
+pub const FAST_RETRANS: u32 = 0x0bc;
+/// Value of `fast_retrans` after reset.
+pub const FAST_RETRANS_RESET: u32 = 0x0000_0000;
+
+/// `fast_retrans.value` [31:0], RO: segments sent by fast retransmit or a NewReno partial ACK (in retrans too)
+pub const FAST_RETRANS_VALUE_SHIFT: u32 = 0;
+/// Bits of `fast_retrans.value` within `fast_retrans`.
+pub const FAST_RETRANS_VALUE_MASK: u32 = 0xffff_ffff;
+/// Value of `fast_retrans.value` after reset.
+pub const FAST_RETRANS_VALUE_RESET: u32 = 0x0;
+/// `fast_retrans.value` in a value of `fast_retrans`.
+#[inline]
+#[must_use]
+pub const fn get_fast_retrans_value(reg: u32) -> u32 {
+    reg
+}
+/// `reg`, a value of `fast_retrans`, with `fast_retrans.value` replaced by `value` (32 bits).
+#[inline]
+#[must_use]
+pub const fn set_fast_retrans_value(_reg: u32, value: u32) -> u32 {
+    value
+}
+
+/// Reads `fast_retrans` of the block at byte address `base`.
+pub fn read_fast_retrans<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(FAST_RETRANS))
 }
 
 /// Offset of `c0_remote_ip`: Remote IPv4 address

@@ -242,6 +242,22 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   logic         c0_arp_due_d;
   logic         c0_probe_q;
   logic         c0_probe_d;
+  logic         c0_ooo_on_q;
+  logic         c0_ooo_on_d;
+  logic [31:0]  c0_ooo_lo_q;
+  logic [31:0]  c0_ooo_lo_d;
+  logic [31:0]  c0_ooo_hi_q;
+  logic [31:0]  c0_ooo_hi_d;
+  logic [1:0]   c0_dup_owed_q;
+  logic [1:0]   c0_dup_owed_d;
+  logic [1:0]   c0_dupacks_q;
+  logic [1:0]   c0_dupacks_d;
+  logic         c0_in_recovery_q;
+  logic         c0_in_recovery_d;
+  logic [31:0]  c0_recover_q;
+  logic [31:0]  c0_recover_d;
+  logic         c0_fr_pend_q;
+  logic         c0_fr_pend_d;
   tcp_state_e   c1_state_q;
   tcp_state_e   c1_state_d;
   logic         c1_failed_q;
@@ -312,6 +328,22 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   logic         c1_arp_due_d;
   logic         c1_probe_q;
   logic         c1_probe_d;
+  logic         c1_ooo_on_q;
+  logic         c1_ooo_on_d;
+  logic [31:0]  c1_ooo_lo_q;
+  logic [31:0]  c1_ooo_lo_d;
+  logic [31:0]  c1_ooo_hi_q;
+  logic [31:0]  c1_ooo_hi_d;
+  logic [1:0]   c1_dup_owed_q;
+  logic [1:0]   c1_dup_owed_d;
+  logic [1:0]   c1_dupacks_q;
+  logic [1:0]   c1_dupacks_d;
+  logic         c1_in_recovery_q;
+  logic         c1_in_recovery_d;
+  logic [31:0]  c1_recover_q;
+  logic [31:0]  c1_recover_d;
+  logic         c1_fr_pend_q;
+  logic         c1_fr_pend_d;
   logic [15:0]  csr_c0_ports_remote;
   logic [15:0]  csr_c1_ports_remote;
   logic [15:0]  csr_c0_ports_local;
@@ -338,7 +370,11 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   logic         rx_hit_idx;
   logic [15:0]  rx_pay_start;
   logic         rx_in_pay;
-  logic         rx_buf_we;                 // a payload byte inside the free space after RCV.NXT
+  logic         rx_conn_ooo_on;
+  logic [31:0]  rx_conn_ooo_lo;
+  logic [31:0]  rx_conn_ooo_hi;
+  logic         rx_in_kept;                // the payload byte falls in the kept out-of-order range
+  logic         rx_buf_we;                 // a payload byte inside the free space after RCV.NXT, not kept already
   logic         echo_pend_q;               // an echo reply waits or is being sent (its bytes are in echo_buf)
   logic         echo_pend_d;
   logic [15:0]  rx_echo_idx;
@@ -466,14 +502,21 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   logic         c0_want_rst;
   logic         c0_want_syn;
   logic [15:0]  c0_tx_len_probe;           // a zero-window probe sends one byte past the window
+  logic [31:0]  c0_fr_out;                 // data bytes sent and not acknowledged
+  logic [15:0]  c0_fr_len;
+  logic         c0_want_dup_ack;
+  logic         c0_want_fr;
   logic         c0_want_data;
   logic         c0_want_fin;
+  logic [31:0]  c0_tx_ack;
+  logic [31:0]  c0_rx_edge;                // the right edge the free receive space allows
+  logic         c0_rx_edge_moves;          // the advertised edge may move: by min(rx_bytes / 2, MSS) at least
+  logic [31:0]  c0_tx_edge;
   logic         c0_want_wupd;
   logic         c0_want_arp;
   logic         c0_tx_want;
   logic [31:0]  c0_tx_seq;
   logic [7:0]   c0_tx_flags;
-  logic [31:0]  c0_tx_ack;
   logic [15:0]  c0_tx_wnd;
   logic [15:0]  c0_tx_seg_len;
   logic         c0_tx_retx;
@@ -484,14 +527,21 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   logic         c1_want_rst;
   logic         c1_want_syn;
   logic [15:0]  c1_tx_len_probe;           // a zero-window probe sends one byte past the window
+  logic [31:0]  c1_fr_out;                 // data bytes sent and not acknowledged
+  logic [15:0]  c1_fr_len;
+  logic         c1_want_dup_ack;
+  logic         c1_want_fr;
   logic         c1_want_data;
   logic         c1_want_fin;
+  logic [31:0]  c1_tx_ack;
+  logic [31:0]  c1_rx_edge;                // the right edge the free receive space allows
+  logic         c1_rx_edge_moves;          // the advertised edge may move: by min(rx_bytes / 2, MSS) at least
+  logic [31:0]  c1_tx_edge;
   logic         c1_want_wupd;
   logic         c1_want_arp;
   logic         c1_tx_want;
   logic [31:0]  c1_tx_seq;
   logic [7:0]   c1_tx_flags;
-  logic [31:0]  c1_tx_ack;
   logic [15:0]  c1_tx_wnd;
   logic [15:0]  c1_tx_seg_len;
   logic         c1_tx_retx;
@@ -522,6 +572,7 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   logic [15:0]  seg_wnd;
   logic         seg_retx;
   logic         seg_rst;
+  logic         seg_fast_retx;
   logic [31:0]  seg_rip;
   logic [47:0]  seg_rmac;
   logic [15:0]  seg_sport;
@@ -633,13 +684,24 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   logic [18:0]  c0_srtt_new;
   logic [15:0]  c0_rto_new;
   logic [15:0]  c0_rto_backoff;
-  logic         c0_ack_beyond;
+  logic         c0_ack_beyond;             // an ACK of data not sent: answered, the segment dropped
+  logic         c0_ack_old;                // an ACK below SND.UNA (a reordered segment): ignored, its data still taken
   logic         c0_ack_adv;
   logic         c0_fin_acked;
+  logic         c0_dup_ack;
+  logic         c0_fr_enter;               // the third duplicate ACK: fast retransmit, NewReno recovery (RFC 6582)
   logic [31:0]  c0_seg_end;
   logic         c0_takes;
+  logic [31:0]  c0_fit_end;                // one past the segment's last byte written (the free space ends the rest)
+  logic         c0_ooo_merge;              // RCV.NXT reaches the kept out-of-order range
   logic [31:0]  c0_rcv_nxt_new;
+  logic         c0_ooo_seg;
+  logic         c0_ooo_keep;
+  logic         c0_seg_data;               // the segment's data and FIN are looked at
+  logic         c0_ooo_kept;
+  logic         c0_ooo_dropped;
   logic         c0_fin_take;
+  logic         c0_seg_old;                // the segment begins before RCV.NXT: answered with an ACK (zero-window probes)
   tcp_state_e   c0_state_after_ack;
   tcp_state_e   c0_state_after_fin;
   logic         c0_rst_in;
@@ -660,13 +722,24 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   logic [18:0]  c1_srtt_new;
   logic [15:0]  c1_rto_new;
   logic [15:0]  c1_rto_backoff;
-  logic         c1_ack_beyond;
+  logic         c1_ack_beyond;             // an ACK of data not sent: answered, the segment dropped
+  logic         c1_ack_old;                // an ACK below SND.UNA (a reordered segment): ignored, its data still taken
   logic         c1_ack_adv;
   logic         c1_fin_acked;
+  logic         c1_dup_ack;
+  logic         c1_fr_enter;               // the third duplicate ACK: fast retransmit, NewReno recovery (RFC 6582)
   logic [31:0]  c1_seg_end;
   logic         c1_takes;
+  logic [31:0]  c1_fit_end;                // one past the segment's last byte written (the free space ends the rest)
+  logic         c1_ooo_merge;              // RCV.NXT reaches the kept out-of-order range
   logic [31:0]  c1_rcv_nxt_new;
+  logic         c1_ooo_seg;
+  logic         c1_ooo_keep;
+  logic         c1_seg_data;               // the segment's data and FIN are looked at
+  logic         c1_ooo_kept;
+  logic         c1_ooo_dropped;
   logic         c1_fin_take;
+  logic         c1_seg_old;                // the segment begins before RCV.NXT: answered with an ACK (zero-window probes)
   tcp_state_e   c1_state_after_ack;
   tcp_state_e   c1_state_after_fin;
   logic         c1_rst_in;
@@ -698,6 +771,14 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   logic [31:0]  cnt_arp_out_d;
   logic [31:0]  cnt_tx_drop_q;
   logic [31:0]  cnt_tx_drop_d;
+  logic [31:0]  cnt_ooo_kept_q;
+  logic [31:0]  cnt_ooo_kept_d;
+  logic [31:0]  cnt_ooo_dropped_q;
+  logic [31:0]  cnt_ooo_dropped_d;
+  logic [31:0]  cnt_dup_acks_q;
+  logic [31:0]  cnt_dup_acks_d;
+  logic [31:0]  cnt_fast_retrans_q;
+  logic [31:0]  cnt_fast_retrans_d;
   logic [7:0] rx_buf [16384];
   logic [7:0] echo_buf [512];
   logic [7:0] tx_buf [16384];
@@ -754,6 +835,10 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
     .echo_out_value_i       (cnt_echo_out_q),
     .arp_out_value_i        (cnt_arp_out_q),
     .tx_drop_value_i        (cnt_tx_drop_q),
+    .ooo_kept_value_i       (cnt_ooo_kept_q),
+    .ooo_dropped_value_i    (cnt_ooo_dropped_q),
+    .dup_acks_value_i       (cnt_dup_acks_q),
+    .fast_retrans_value_i   (cnt_fast_retrans_q),
     .c0_remote_ip_value_o   (csr_c0_remote_ip_value),
     .c0_ports_remote_o      (csr_c0_ports_remote),
     .c0_ports_local_o       (csr_c0_ports_local),
@@ -934,7 +1019,11 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   assign rx_conn_free_d = rx_latch_conn ? ((rx_hit_idx == 1'b0) ? c0_rx_free : c1_rx_free) : rx_conn_free_q;
   assign rx_conn_rcv_nxt_d = rx_latch_conn ? ((rx_hit_idx == 1'b0) ? c0_rcv_nxt_q : c1_rcv_nxt_q) : rx_conn_rcv_nxt_q;
   assign rx_pseq_d = rx_latch_conn ? rx_seq : (rx_in_pay ? (rx_pseq_q + 32'd1) : rx_pseq_q);
-  assign rx_buf_we = rx_in_pay & rx_conn_hit_q & ((rx_pseq_q - rx_conn_rcv_nxt_q) < rx_conn_free_q);
+  assign rx_conn_ooo_on = (rx_conn_q == 1'b0) ? c0_ooo_on_q : c1_ooo_on_q;
+  assign rx_conn_ooo_lo = (rx_conn_q == 1'b0) ? c0_ooo_lo_q : c1_ooo_lo_q;
+  assign rx_conn_ooo_hi = (rx_conn_q == 1'b0) ? c0_ooo_hi_q : c1_ooo_hi_q;
+  assign rx_in_kept = rx_conn_ooo_on & ((rx_pseq_q - rx_conn_ooo_lo) < (rx_conn_ooo_hi - rx_conn_ooo_lo));
+  assign rx_buf_we = rx_in_pay & rx_conn_hit_q & ((rx_pseq_q - rx_conn_rcv_nxt_q) < rx_conn_free_q) & ~rx_in_kept;
   assign rx_echo_idx = rx_idx_q - 16'h26;
   assign rx_done_d = rx_byte_valid & rx_eof;
   assign rx_len_d = (rx_byte_valid & rx_eof) ? (rx_idx_q + 16'd1) : rx_len_q;
@@ -1040,17 +1129,24 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   assign c0_want_rst = c0_rst_pend_q;
   assign c0_want_syn = (c0_state_q == StSynSent) & (c0_snd_nxt_q == c0_iss_q);
   assign c0_tx_len_probe = (c0_probe_q & (c0_tx_len == 16'd0) & (c0_tx_avail != 32'd0)) ? 16'd1 : c0_tx_len;
-  assign c0_want_data = ((c0_state_q == StEstab) | (c0_state_q == StCloseWait) | (c0_state_q == StFinWait1) | (c0_state_q == StClosing) | (c0_state_q == StLastAck)) & (c0_tx_len_probe != 16'd0);
-  assign c0_want_fin = c0_fin_req_q & ((c0_state_q == StEstab) | (c0_state_q == StCloseWait) | (c0_state_q == StFinWait1) | (c0_state_q == StClosing) | (c0_state_q == StLastAck)) & (c0_snd_nxt_q == c0_app_wr_q);
-  assign c0_want_wupd = ((c0_state_q == StEstab) | (c0_state_q == StFinWait1) | (c0_state_q == StFinWait2)) & (1'(((c0_app_rd_q + 32'h2000) - c0_adv_edge_q) >> 31) == 1'b0) & (((c0_app_rd_q + 32'h2000) - c0_adv_edge_q) >= ((32'h1000 < {16'd0, csr_mss_bytes}) ? 32'h1000 : {16'd0, csr_mss_bytes}));
-  assign c0_want_arp = (c0_state_q == StArp) & c0_arp_due_q & ~c0_arp_hit;
-  assign c0_tx_want = c0_want_rst | c0_want_syn | c0_want_data | c0_want_fin | ((c0_ack_pend_q | c0_want_wupd) & ~((c0_state_q == StClosed) | (c0_state_q == StArp) | (c0_state_q == StIsn) | (c0_state_q == StSynSent)));
-  assign c0_tx_seq = c0_want_rst ? c0_snd_max_q : ((c0_want_fin & ~c0_want_data) ? c0_app_wr_q : c0_snd_nxt_q);
-  assign c0_tx_flags = c0_want_rst ? 8'h14 : (c0_want_syn ? 8'd2 : (c0_want_data ? 8'h18 : (c0_want_fin ? 8'h11 : 8'h10)));
+  assign c0_fr_out = (((1'((c0_snd_max_q - c0_app_wr_q) >> 31) == 1'b0) & (|(c0_snd_max_q - c0_app_wr_q))) ? c0_app_wr_q : c0_snd_max_q) - c0_snd_una_q;
+  assign c0_fr_len = 16'((c0_fr_out < {16'd0, c0_mss}) ? c0_fr_out : {16'd0, c0_mss});
+  assign c0_want_dup_ack = (c0_dup_owed_q != 2'd0) & ((c0_state_q == StEstab) | (c0_state_q == StFinWait1) | (c0_state_q == StFinWait2));
+  assign c0_want_fr = ((c0_state_q == StEstab) | (c0_state_q == StCloseWait) | (c0_state_q == StFinWait1) | (c0_state_q == StClosing) | (c0_state_q == StLastAck)) & ~c0_want_dup_ack & c0_fr_pend_q & (c0_fr_out[31] == 1'b0) & (c0_fr_out != 32'd0);
+  assign c0_want_data = ((c0_state_q == StEstab) | (c0_state_q == StCloseWait) | (c0_state_q == StFinWait1) | (c0_state_q == StClosing) | (c0_state_q == StLastAck)) & ~c0_want_dup_ack & (c0_want_fr | (c0_tx_len_probe != 16'd0));
+  assign c0_want_fin = c0_fin_req_q & ((c0_state_q == StEstab) | (c0_state_q == StCloseWait) | (c0_state_q == StFinWait1) | (c0_state_q == StClosing) | (c0_state_q == StLastAck)) & ~c0_want_dup_ack & (c0_snd_nxt_q == c0_app_wr_q);
   assign c0_tx_ack = c0_rcv_nxt_q + {31'd0, c0_fin_in_q};
-  assign c0_tx_wnd = ((c0_want_syn ? c0_rx_free : (c0_rx_free >> (c0_ws_ok_q ? our_wscale : 4'd0))) > 32'hffff) ? 16'hffff : 16'(c0_want_syn ? c0_rx_free : (c0_rx_free >> (c0_ws_ok_q ? our_wscale : 4'd0)));
-  assign c0_tx_seg_len = (~c0_want_rst & ~c0_want_syn & c0_want_data) ? c0_tx_len_probe : 16'd0;
-  assign c0_tx_retx = ~c0_want_rst & ((c0_want_syn & (c0_snd_max_q != c0_iss_q)) | (~c0_want_syn & c0_want_data & ((1'((c0_snd_max_q - c0_snd_nxt_q) >> 31) == 1'b0) & (|(c0_snd_max_q - c0_snd_nxt_q)))) | (~c0_want_syn & ~c0_want_data & c0_want_fin & c0_fin_sent_q));
+  assign c0_rx_edge = c0_app_rd_q + 32'h2000;
+  assign c0_rx_edge_moves = (1'((c0_rx_edge - (((1'((c0_tx_ack - c0_adv_edge_q) >> 31) == 1'b0) & (|(c0_tx_ack - c0_adv_edge_q))) ? c0_tx_ack : c0_adv_edge_q)) >> 31) == 1'b0) & ((c0_rx_edge - (((1'((c0_tx_ack - c0_adv_edge_q) >> 31) == 1'b0) & (|(c0_tx_ack - c0_adv_edge_q))) ? c0_tx_ack : c0_adv_edge_q)) >= ((32'h1000 < {16'd0, csr_mss_bytes}) ? 32'h1000 : {16'd0, csr_mss_bytes}));
+  assign c0_tx_edge = c0_rx_edge_moves ? c0_rx_edge : c0_adv_edge_q;
+  assign c0_want_wupd = ((c0_state_q == StEstab) | (c0_state_q == StFinWait1) | (c0_state_q == StFinWait2)) & c0_rx_edge_moves;
+  assign c0_want_arp = (c0_state_q == StArp) & c0_arp_due_q & ~c0_arp_hit;
+  assign c0_tx_want = c0_want_rst | c0_want_syn | c0_want_data | c0_want_fin | ((c0_ack_pend_q | c0_want_wupd | c0_want_dup_ack) & ~((c0_state_q == StClosed) | (c0_state_q == StArp) | (c0_state_q == StIsn) | (c0_state_q == StSynSent)));
+  assign c0_tx_seq = c0_want_rst ? c0_snd_max_q : (c0_want_dup_ack ? c0_snd_nxt_q : (c0_want_fr ? c0_snd_una_q : ((c0_want_fin & ~c0_want_data) ? c0_app_wr_q : c0_snd_nxt_q)));
+  assign c0_tx_flags = c0_want_rst ? 8'h14 : (c0_want_syn ? 8'd2 : (c0_want_data ? 8'h18 : (c0_want_fin ? 8'h11 : 8'h10)));
+  assign c0_tx_wnd = ((c0_want_syn ? c0_rx_free : ((1'((c0_tx_edge - c0_tx_ack) >> 31) ? 32'd0 : (c0_tx_edge - c0_tx_ack)) >> (c0_ws_ok_q ? our_wscale : 4'd0))) > 32'hffff) ? 16'hffff : 16'(c0_want_syn ? c0_rx_free : ((1'((c0_tx_edge - c0_tx_ack) >> 31) ? 32'd0 : (c0_tx_edge - c0_tx_ack)) >> (c0_ws_ok_q ? our_wscale : 4'd0)));
+  assign c0_tx_seg_len = (~c0_want_rst & ~c0_want_syn & c0_want_data) ? (c0_want_fr ? c0_fr_len : c0_tx_len_probe) : 16'd0;
+  assign c0_tx_retx = ~c0_want_rst & ((c0_want_syn & (c0_snd_max_q != c0_iss_q)) | (~c0_want_syn & c0_want_data & (c0_want_fr | ((1'((c0_snd_max_q - c0_snd_nxt_q) >> 31) == 1'b0) & (|(c0_snd_max_q - c0_snd_nxt_q))))) | (~c0_want_syn & ~c0_want_data & c0_want_fin & c0_fin_sent_q));
   assign c1_tx_avail = 1'((c1_app_wr_q - c1_snd_nxt_q) >> 31) ? 32'd0 : (c1_app_wr_q - c1_snd_nxt_q);
   assign c1_tx_room = 1'(((c1_snd_una_q + c1_snd_wnd_q) - c1_snd_nxt_q) >> 31) ? 32'd0 : ((c1_snd_una_q + c1_snd_wnd_q) - c1_snd_nxt_q);
   assign c1_mss = (csr_mss_bytes < c1_peer_mss_q) ? csr_mss_bytes : c1_peer_mss_q;
@@ -1058,17 +1154,24 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   assign c1_want_rst = c1_rst_pend_q;
   assign c1_want_syn = (c1_state_q == StSynSent) & (c1_snd_nxt_q == c1_iss_q);
   assign c1_tx_len_probe = (c1_probe_q & (c1_tx_len == 16'd0) & (c1_tx_avail != 32'd0)) ? 16'd1 : c1_tx_len;
-  assign c1_want_data = ((c1_state_q == StEstab) | (c1_state_q == StCloseWait) | (c1_state_q == StFinWait1) | (c1_state_q == StClosing) | (c1_state_q == StLastAck)) & (c1_tx_len_probe != 16'd0);
-  assign c1_want_fin = c1_fin_req_q & ((c1_state_q == StEstab) | (c1_state_q == StCloseWait) | (c1_state_q == StFinWait1) | (c1_state_q == StClosing) | (c1_state_q == StLastAck)) & (c1_snd_nxt_q == c1_app_wr_q);
-  assign c1_want_wupd = ((c1_state_q == StEstab) | (c1_state_q == StFinWait1) | (c1_state_q == StFinWait2)) & (1'(((c1_app_rd_q + 32'h2000) - c1_adv_edge_q) >> 31) == 1'b0) & (((c1_app_rd_q + 32'h2000) - c1_adv_edge_q) >= ((32'h1000 < {16'd0, csr_mss_bytes}) ? 32'h1000 : {16'd0, csr_mss_bytes}));
-  assign c1_want_arp = (c1_state_q == StArp) & c1_arp_due_q & ~c1_arp_hit;
-  assign c1_tx_want = c1_want_rst | c1_want_syn | c1_want_data | c1_want_fin | ((c1_ack_pend_q | c1_want_wupd) & ~((c1_state_q == StClosed) | (c1_state_q == StArp) | (c1_state_q == StIsn) | (c1_state_q == StSynSent)));
-  assign c1_tx_seq = c1_want_rst ? c1_snd_max_q : ((c1_want_fin & ~c1_want_data) ? c1_app_wr_q : c1_snd_nxt_q);
-  assign c1_tx_flags = c1_want_rst ? 8'h14 : (c1_want_syn ? 8'd2 : (c1_want_data ? 8'h18 : (c1_want_fin ? 8'h11 : 8'h10)));
+  assign c1_fr_out = (((1'((c1_snd_max_q - c1_app_wr_q) >> 31) == 1'b0) & (|(c1_snd_max_q - c1_app_wr_q))) ? c1_app_wr_q : c1_snd_max_q) - c1_snd_una_q;
+  assign c1_fr_len = 16'((c1_fr_out < {16'd0, c1_mss}) ? c1_fr_out : {16'd0, c1_mss});
+  assign c1_want_dup_ack = (c1_dup_owed_q != 2'd0) & ((c1_state_q == StEstab) | (c1_state_q == StFinWait1) | (c1_state_q == StFinWait2));
+  assign c1_want_fr = ((c1_state_q == StEstab) | (c1_state_q == StCloseWait) | (c1_state_q == StFinWait1) | (c1_state_q == StClosing) | (c1_state_q == StLastAck)) & ~c1_want_dup_ack & c1_fr_pend_q & (c1_fr_out[31] == 1'b0) & (c1_fr_out != 32'd0);
+  assign c1_want_data = ((c1_state_q == StEstab) | (c1_state_q == StCloseWait) | (c1_state_q == StFinWait1) | (c1_state_q == StClosing) | (c1_state_q == StLastAck)) & ~c1_want_dup_ack & (c1_want_fr | (c1_tx_len_probe != 16'd0));
+  assign c1_want_fin = c1_fin_req_q & ((c1_state_q == StEstab) | (c1_state_q == StCloseWait) | (c1_state_q == StFinWait1) | (c1_state_q == StClosing) | (c1_state_q == StLastAck)) & ~c1_want_dup_ack & (c1_snd_nxt_q == c1_app_wr_q);
   assign c1_tx_ack = c1_rcv_nxt_q + {31'd0, c1_fin_in_q};
-  assign c1_tx_wnd = ((c1_want_syn ? c1_rx_free : (c1_rx_free >> (c1_ws_ok_q ? our_wscale : 4'd0))) > 32'hffff) ? 16'hffff : 16'(c1_want_syn ? c1_rx_free : (c1_rx_free >> (c1_ws_ok_q ? our_wscale : 4'd0)));
-  assign c1_tx_seg_len = (~c1_want_rst & ~c1_want_syn & c1_want_data) ? c1_tx_len_probe : 16'd0;
-  assign c1_tx_retx = ~c1_want_rst & ((c1_want_syn & (c1_snd_max_q != c1_iss_q)) | (~c1_want_syn & c1_want_data & ((1'((c1_snd_max_q - c1_snd_nxt_q) >> 31) == 1'b0) & (|(c1_snd_max_q - c1_snd_nxt_q)))) | (~c1_want_syn & ~c1_want_data & c1_want_fin & c1_fin_sent_q));
+  assign c1_rx_edge = c1_app_rd_q + 32'h2000;
+  assign c1_rx_edge_moves = (1'((c1_rx_edge - (((1'((c1_tx_ack - c1_adv_edge_q) >> 31) == 1'b0) & (|(c1_tx_ack - c1_adv_edge_q))) ? c1_tx_ack : c1_adv_edge_q)) >> 31) == 1'b0) & ((c1_rx_edge - (((1'((c1_tx_ack - c1_adv_edge_q) >> 31) == 1'b0) & (|(c1_tx_ack - c1_adv_edge_q))) ? c1_tx_ack : c1_adv_edge_q)) >= ((32'h1000 < {16'd0, csr_mss_bytes}) ? 32'h1000 : {16'd0, csr_mss_bytes}));
+  assign c1_tx_edge = c1_rx_edge_moves ? c1_rx_edge : c1_adv_edge_q;
+  assign c1_want_wupd = ((c1_state_q == StEstab) | (c1_state_q == StFinWait1) | (c1_state_q == StFinWait2)) & c1_rx_edge_moves;
+  assign c1_want_arp = (c1_state_q == StArp) & c1_arp_due_q & ~c1_arp_hit;
+  assign c1_tx_want = c1_want_rst | c1_want_syn | c1_want_data | c1_want_fin | ((c1_ack_pend_q | c1_want_wupd | c1_want_dup_ack) & ~((c1_state_q == StClosed) | (c1_state_q == StArp) | (c1_state_q == StIsn) | (c1_state_q == StSynSent)));
+  assign c1_tx_seq = c1_want_rst ? c1_snd_max_q : (c1_want_dup_ack ? c1_snd_nxt_q : (c1_want_fr ? c1_snd_una_q : ((c1_want_fin & ~c1_want_data) ? c1_app_wr_q : c1_snd_nxt_q)));
+  assign c1_tx_flags = c1_want_rst ? 8'h14 : (c1_want_syn ? 8'd2 : (c1_want_data ? 8'h18 : (c1_want_fin ? 8'h11 : 8'h10)));
+  assign c1_tx_wnd = ((c1_want_syn ? c1_rx_free : ((1'((c1_tx_edge - c1_tx_ack) >> 31) ? 32'd0 : (c1_tx_edge - c1_tx_ack)) >> (c1_ws_ok_q ? our_wscale : 4'd0))) > 32'hffff) ? 16'hffff : 16'(c1_want_syn ? c1_rx_free : ((1'((c1_tx_edge - c1_tx_ack) >> 31) ? 32'd0 : (c1_tx_edge - c1_tx_ack)) >> (c1_ws_ok_q ? our_wscale : 4'd0)));
+  assign c1_tx_seg_len = (~c1_want_rst & ~c1_want_syn & c1_want_data) ? (c1_want_fr ? c1_fr_len : c1_tx_len_probe) : 16'd0;
+  assign c1_tx_retx = ~c1_want_rst & ((c1_want_syn & (c1_snd_max_q != c1_iss_q)) | (~c1_want_syn & c1_want_data & (c1_want_fr | ((1'((c1_snd_max_q - c1_snd_nxt_q) >> 31) == 1'b0) & (|(c1_snd_max_q - c1_snd_nxt_q))))) | (~c1_want_syn & ~c1_want_data & c1_want_fin & c1_fin_sent_q));
   assign gen_idle = gen_state_q == 2'd0;
   assign c0_tx_req = c0_tx_want & ~(rx_seg_ok & (rx_conn_q == 1'b0));
   assign c1_tx_req = c1_tx_want & ~(rx_seg_ok & (rx_conn_q == 1'b1));
@@ -1094,6 +1197,7 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   assign seg_wnd = (gen_tcp_pick == 1'b0) ? c0_tx_wnd : c1_tx_wnd;
   assign seg_retx = (gen_tcp_pick == 1'b0) ? c0_tx_retx : c1_tx_retx;
   assign seg_rst = (gen_tcp_pick == 1'b0) ? c0_want_rst : c1_want_rst;
+  assign seg_fast_retx = (gen_tcp_pick == 1'b0) ? c0_want_fr : c1_want_fr;
   assign seg_rip = (gen_tcp_pick == 1'b0) ? csr_c0_remote_ip_value : csr_c1_remote_ip_value;
   assign seg_rmac = (gen_tcp_pick == 1'b0) ? c0_rmac_q : c1_rmac_q;
   assign seg_sport = (gen_tcp_pick == 1'b0) ? csr_c0_ports_local : csr_c1_ports_local;
@@ -1256,13 +1360,24 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   assign c0_srtt_new = c0_has_rtt_q ? ((c0_srtt8_q - {3'd0, c0_srtt8_q[18:3]}) + {3'd0, c0_rtt_r}) : {c0_rtt_r, 3'd0};
   assign c0_rto_new = (({3'd0, c0_srtt_new[18:3]} + {1'b0, (c0_rttvar_new == 18'd0) ? 18'd1 : c0_rttvar_new}) < {3'd0, csr_rto_min_ticks}) ? csr_rto_min_ticks : ((({3'd0, c0_srtt_new[18:3]} + {1'b0, (c0_rttvar_new == 18'd0) ? 18'd1 : c0_rttvar_new}) > {3'd0, csr_rto_max_ticks}) ? csr_rto_max_ticks : 16'({3'd0, c0_srtt_new[18:3]} + {1'b0, (c0_rttvar_new == 18'd0) ? 18'd1 : c0_rttvar_new}));
   assign c0_rto_backoff = (({1'b0, c0_rto_q} + {1'b0, c0_rto_q}) > {1'b0, csr_rto_max_ticks}) ? csr_rto_max_ticks : 16'({1'b0, c0_rto_q} + {1'b0, c0_rto_q});
-  assign c0_ack_beyond = (rx_ack - c0_snd_una_q) > (c0_snd_max_q - c0_snd_una_q);
-  assign c0_ack_adv = rx_ack != c0_snd_una_q;
+  assign c0_ack_beyond = (1'((rx_ack - c0_snd_max_q) >> 31) == 1'b0) & (|(rx_ack - c0_snd_max_q));
+  assign c0_ack_old = (1'((c0_snd_una_q - rx_ack) >> 31) == 1'b0) & (|(c0_snd_una_q - rx_ack));
+  assign c0_ack_adv = (1'((rx_ack - c0_snd_una_q) >> 31) == 1'b0) & (|(rx_ack - c0_snd_una_q));
   assign c0_fin_acked = c0_fin_sent_q & (rx_ack == c0_snd_max_q);
+  assign c0_dup_ack = c0_seg & rx_flags[4] & ~rx_flags[2] & ~rx_flags[1] & ~rx_flags[0] & (rx_plen == 16'd0) & (rx_ack == c0_snd_una_q) & c0_outstanding & ((c0_ws_ok_q ? ({16'd0, rx_wnd} << c0_peer_ws_q) : {16'd0, rx_wnd}) == c0_snd_wnd_q) & ((c0_state_q == StEstab) | (c0_state_q == StFinWait1) | (c0_state_q == StClosing) | (c0_state_q == StCloseWait) | (c0_state_q == StLastAck));
+  assign c0_fr_enter = c0_dup_ack & (c0_dupacks_q == 2'd2) & ~c0_in_recovery_q & ((1'((rx_ack - c0_recover_q) >> 31) == 1'b0) & (|(rx_ack - c0_recover_q)));
   assign c0_seg_end = rx_seq + {16'd0, rx_plen};
   assign c0_takes = ((c0_state_q == StEstab) | (c0_state_q == StFinWait1) | (c0_state_q == StFinWait2)) & (1'((c0_rcv_nxt_q - rx_seq) >> 31) == 1'b0) & ((1'((c0_seg_end - c0_rcv_nxt_q) >> 31) == 1'b0) & (|(c0_seg_end - c0_rcv_nxt_q)));
-  assign c0_rcv_nxt_new = c0_takes ? (c0_rcv_nxt_q + (((c0_seg_end - c0_rcv_nxt_q) < rx_conn_free_q) ? (c0_seg_end - c0_rcv_nxt_q) : rx_conn_free_q)) : c0_rcv_nxt_q;
+  assign c0_fit_end = c0_rcv_nxt_q + (((c0_seg_end - c0_rcv_nxt_q) < rx_conn_free_q) ? (c0_seg_end - c0_rcv_nxt_q) : rx_conn_free_q);
+  assign c0_ooo_merge = c0_takes & c0_ooo_on_q & (1'((c0_fit_end - c0_ooo_lo_q) >> 31) == 1'b0);
+  assign c0_rcv_nxt_new = c0_ooo_merge ? (((1'((c0_ooo_hi_q - c0_fit_end) >> 31) == 1'b0) & (|(c0_ooo_hi_q - c0_fit_end))) ? c0_ooo_hi_q : c0_fit_end) : (c0_takes ? c0_fit_end : c0_rcv_nxt_q);
+  assign c0_ooo_seg = ((c0_state_q == StEstab) | (c0_state_q == StFinWait1) | (c0_state_q == StFinWait2)) & ((1'((rx_seq - c0_rcv_nxt_q) >> 31) == 1'b0) & (|(rx_seq - c0_rcv_nxt_q))) & (rx_plen != 16'd0);
+  assign c0_ooo_keep = c0_ooo_seg & ((rx_seq - c0_rcv_nxt_q) < rx_conn_free_q) & (~c0_ooo_on_q | ((1'((c0_ooo_hi_q - rx_seq) >> 31) == 1'b0) & (1'((c0_fit_end - c0_ooo_lo_q) >> 31) == 1'b0)));
+  assign c0_seg_data = c0_seg & rx_flags[4] & ~rx_flags[2] & ~rx_flags[1] & ((c0_state_q == StEstab) | (c0_state_q == StFinWait1) | (c0_state_q == StFinWait2) | (c0_state_q == StClosing) | (c0_state_q == StTimeWait) | (c0_state_q == StCloseWait) | (c0_state_q == StLastAck)) & ~c0_ack_beyond;
+  assign c0_ooo_kept = c0_seg_data & c0_ooo_keep;
+  assign c0_ooo_dropped = c0_seg_data & c0_ooo_seg & ~c0_ooo_keep;
   assign c0_fin_take = rx_flags[0] & ~c0_fin_in_q & ((c0_state_q == StEstab) | (c0_state_q == StFinWait1) | (c0_state_q == StFinWait2)) & (1'((c0_rcv_nxt_q - rx_seq) >> 31) == 1'b0) & (c0_seg_end == c0_rcv_nxt_new);
+  assign c0_seg_old = (1'(((c0_rcv_nxt_q + {31'd0, c0_fin_in_q}) - rx_seq) >> 31) == 1'b0) & (|((c0_rcv_nxt_q + {31'd0, c0_fin_in_q}) - rx_seq));
   assign c0_state_after_ack = (c0_fin_acked & (c0_state_q == StFinWait1)) ? StFinWait2 : ((c0_fin_acked & (c0_state_q == StClosing)) ? StTimeWait : ((c0_fin_acked & (c0_state_q == StLastAck)) ? StClosed : c0_state_q));
   assign c0_state_after_fin = (c0_state_after_ack == StEstab) ? StCloseWait : ((c0_state_after_ack == StFinWait1) ? StClosing : ((c0_state_after_ack == StFinWait2) ? StTimeWait : c0_state_after_ack));
   assign c0_rst_in = c0_seg & rx_flags[2] & (((c0_state_q == StSynSent) & rx_flags[4] & (rx_ack == (c0_iss_q + 32'd1))) | (((c0_state_q == StEstab) | (c0_state_q == StFinWait1) | (c0_state_q == StFinWait2) | (c0_state_q == StClosing) | (c0_state_q == StTimeWait) | (c0_state_q == StCloseWait) | (c0_state_q == StLastAck)) & ((rx_seq - (c0_rcv_nxt_q + {31'd0, c0_fin_in_q})) < ((c0_rx_free == 32'd0) ? 32'd1 : c0_rx_free))));
@@ -1303,6 +1418,14 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
     c0_rst_pend_d = c0_rst_pend_q;
     c0_arp_due_d = c0_arp_due_q;
     c0_probe_d = c0_probe_q;
+    c0_ooo_on_d = c0_ooo_on_q;
+    c0_ooo_lo_d = c0_ooo_lo_q;
+    c0_ooo_hi_d = c0_ooo_hi_q;
+    c0_dup_owed_d = c0_dup_owed_q;
+    c0_dupacks_d = c0_dupacks_q;
+    c0_in_recovery_d = c0_in_recovery_q;
+    c0_recover_d = c0_recover_q;
+    c0_fr_pend_d = c0_fr_pend_q;
     c0_abort_req_d = c0_abort_req_q | c0_abort_pulse;
     c0_tmr_d = c0_tmr_run ? (tick ? (c0_tmr_q + 16'd1) : c0_tmr_q) : 16'd0;
     c0_app_wr_d = c0_tx_push ? (c0_app_wr_q + 32'd1) : c0_app_wr_q;
@@ -1318,6 +1441,7 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
           c0_app_rd_d = rx_seq + 32'd1;
           c0_adv_edge_d = rx_seq + 32'd1 + 32'h2000;
           c0_snd_una_d = rx_ack;
+          c0_snd_nxt_d = rx_ack;
           c0_snd_wnd_d = {16'd0, rx_wnd};
           c0_snd_wl1_d = rx_seq;
           c0_snd_wl2_d = rx_ack;
@@ -1362,16 +1486,50 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
               c0_has_rtt_d = 1'b1;
               c0_rtt_on_d = 1'b0;
             end
+            if (~c0_in_recovery_q | (1'((rx_ack - c0_recover_q) >> 31) == 1'b0)) begin
+              c0_in_recovery_d = 1'b0;
+              c0_dupacks_d = 2'd0;
+              c0_fr_pend_d = 1'b0;
+            end else begin
+              c0_fr_pend_d = 1'b1;
+            end
           end
-          if (((1'((rx_seq - c0_snd_wl1_q) >> 31) == 1'b0) & (|(rx_seq - c0_snd_wl1_q))) | ((rx_seq == c0_snd_wl1_q) & (1'((rx_ack - c0_snd_wl2_q) >> 31) == 1'b0))) begin
+          if (c0_dup_ack & ~(c0_dupacks_q == 2'd3)) begin
+            c0_dupacks_d = c0_dupacks_q + 2'd1;
+          end
+          if (c0_fr_enter) begin
+            c0_in_recovery_d = 1'b1;
+            c0_recover_d = c0_snd_max_q;
+            c0_fr_pend_d = 1'b1;
+            c0_rtt_on_d = 1'b0;
+          end
+          if (~c0_ack_old & (((1'((rx_seq - c0_snd_wl1_q) >> 31) == 1'b0) & (|(rx_seq - c0_snd_wl1_q))) | ((rx_seq == c0_snd_wl1_q) & (1'((rx_ack - c0_snd_wl2_q) >> 31) == 1'b0)))) begin
             c0_snd_wnd_d = c0_ws_ok_q ? ({16'd0, rx_wnd} << c0_peer_ws_q) : {16'd0, rx_wnd};
             c0_snd_wl1_d = rx_seq;
             c0_snd_wl2_d = rx_ack;
           end
           c0_state_d = c0_state_after_ack;
           c0_rcv_nxt_d = c0_rcv_nxt_new;
-          if ((rx_plen != 16'd0) | rx_flags[0]) begin
+          if ((rx_plen != 16'd0) | rx_flags[0] | c0_seg_old) begin
             c0_ack_pend_d = 1'b1;
+          end
+          if (c0_takes) begin
+            c0_dup_owed_d = 2'd0;
+          end
+          if (c0_ooo_merge) begin
+            c0_ooo_on_d = 1'b0;
+          end
+          if (c0_ooo_seg & ~(c0_dup_owed_q == 2'd3)) begin
+            c0_dup_owed_d = c0_dup_owed_q + 2'd1;
+          end
+          if (c0_ooo_keep) begin
+            c0_ooo_on_d = 1'b1;
+            if (~c0_ooo_on_q | ((1'((c0_ooo_lo_q - rx_seq) >> 31) == 1'b0) & (|(c0_ooo_lo_q - rx_seq)))) begin
+              c0_ooo_lo_d = rx_seq;
+            end
+            if (~c0_ooo_on_q | ((1'((c0_fit_end - c0_ooo_hi_q) >> 31) == 1'b0) & (|(c0_fit_end - c0_ooo_hi_q)))) begin
+              c0_ooo_hi_d = c0_fit_end;
+            end
           end
           if (c0_fin_take) begin
             c0_fin_in_d = 1'b1;
@@ -1384,7 +1542,12 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
       end
     end else if (c0_tx_latch) begin
       c0_ack_pend_d = 1'b0;
-      c0_adv_edge_d = c0_rcv_nxt_q + ({16'd0, c0_tx_wnd} << (c0_ws_ok_q ? our_wscale : 4'd0));
+      if (~c0_want_syn) begin
+        c0_adv_edge_d = c0_tx_edge;
+      end
+      if (c0_want_dup_ack) begin
+        c0_dup_owed_d = c0_dup_owed_q - 2'd1;
+      end
       if (c0_want_rst) begin
         c0_state_d = StClosed;
         c0_failed_d = 1'b1;
@@ -1396,6 +1559,12 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
           c0_rtt_on_d = 1'b1;
           c0_rtt_end_d = c0_iss_q + 32'd1;
           c0_rtt_start_d = now_q;
+        end
+      end else if (c0_want_fr) begin
+        c0_fr_pend_d = 1'b0;
+        c0_rtt_on_d = 1'b0;
+        if ((1'(((c0_snd_una_q + {16'd0, c0_tx_seg_len}) - c0_snd_nxt_q) >> 31) == 1'b0) & (|((c0_snd_una_q + {16'd0, c0_tx_seg_len}) - c0_snd_nxt_q))) begin
+          c0_snd_nxt_d = c0_snd_una_q + {16'd0, c0_tx_seg_len};
         end
       end else if (c0_want_data) begin
         c0_probe_d = 1'b0;
@@ -1447,6 +1616,10 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
       end else begin
         c0_retries_d = c0_retries_q + 8'd1;
         c0_rto_d = c0_rto_backoff;
+        c0_in_recovery_d = 1'b0;
+        c0_dupacks_d = 2'd0;
+        c0_fr_pend_d = 1'b0;
+        c0_recover_d = c0_snd_max_q;
         c0_snd_nxt_d = (c0_state_q == StSynSent) ? c0_iss_q : c0_snd_una_q;
         c0_rtt_on_d = 1'b0;
         c0_tmr_d = 16'd0;
@@ -1495,6 +1668,12 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
             c0_fin_in_d = 1'b0;
             c0_ack_pend_d = 1'b0;
             c0_rst_pend_d = 1'b0;
+            c0_ooo_on_d = 1'b0;
+            c0_dup_owed_d = 2'd0;
+            c0_dupacks_d = 2'd0;
+            c0_in_recovery_d = 1'b0;
+            c0_recover_d = isn_value;
+            c0_fr_pend_d = 1'b0;
           end
         end
         StTimeWait: begin
@@ -1523,13 +1702,24 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   assign c1_srtt_new = c1_has_rtt_q ? ((c1_srtt8_q - {3'd0, c1_srtt8_q[18:3]}) + {3'd0, c1_rtt_r}) : {c1_rtt_r, 3'd0};
   assign c1_rto_new = (({3'd0, c1_srtt_new[18:3]} + {1'b0, (c1_rttvar_new == 18'd0) ? 18'd1 : c1_rttvar_new}) < {3'd0, csr_rto_min_ticks}) ? csr_rto_min_ticks : ((({3'd0, c1_srtt_new[18:3]} + {1'b0, (c1_rttvar_new == 18'd0) ? 18'd1 : c1_rttvar_new}) > {3'd0, csr_rto_max_ticks}) ? csr_rto_max_ticks : 16'({3'd0, c1_srtt_new[18:3]} + {1'b0, (c1_rttvar_new == 18'd0) ? 18'd1 : c1_rttvar_new}));
   assign c1_rto_backoff = (({1'b0, c1_rto_q} + {1'b0, c1_rto_q}) > {1'b0, csr_rto_max_ticks}) ? csr_rto_max_ticks : 16'({1'b0, c1_rto_q} + {1'b0, c1_rto_q});
-  assign c1_ack_beyond = (rx_ack - c1_snd_una_q) > (c1_snd_max_q - c1_snd_una_q);
-  assign c1_ack_adv = rx_ack != c1_snd_una_q;
+  assign c1_ack_beyond = (1'((rx_ack - c1_snd_max_q) >> 31) == 1'b0) & (|(rx_ack - c1_snd_max_q));
+  assign c1_ack_old = (1'((c1_snd_una_q - rx_ack) >> 31) == 1'b0) & (|(c1_snd_una_q - rx_ack));
+  assign c1_ack_adv = (1'((rx_ack - c1_snd_una_q) >> 31) == 1'b0) & (|(rx_ack - c1_snd_una_q));
   assign c1_fin_acked = c1_fin_sent_q & (rx_ack == c1_snd_max_q);
+  assign c1_dup_ack = c1_seg & rx_flags[4] & ~rx_flags[2] & ~rx_flags[1] & ~rx_flags[0] & (rx_plen == 16'd0) & (rx_ack == c1_snd_una_q) & c1_outstanding & ((c1_ws_ok_q ? ({16'd0, rx_wnd} << c1_peer_ws_q) : {16'd0, rx_wnd}) == c1_snd_wnd_q) & ((c1_state_q == StEstab) | (c1_state_q == StFinWait1) | (c1_state_q == StClosing) | (c1_state_q == StCloseWait) | (c1_state_q == StLastAck));
+  assign c1_fr_enter = c1_dup_ack & (c1_dupacks_q == 2'd2) & ~c1_in_recovery_q & ((1'((rx_ack - c1_recover_q) >> 31) == 1'b0) & (|(rx_ack - c1_recover_q)));
   assign c1_seg_end = rx_seq + {16'd0, rx_plen};
   assign c1_takes = ((c1_state_q == StEstab) | (c1_state_q == StFinWait1) | (c1_state_q == StFinWait2)) & (1'((c1_rcv_nxt_q - rx_seq) >> 31) == 1'b0) & ((1'((c1_seg_end - c1_rcv_nxt_q) >> 31) == 1'b0) & (|(c1_seg_end - c1_rcv_nxt_q)));
-  assign c1_rcv_nxt_new = c1_takes ? (c1_rcv_nxt_q + (((c1_seg_end - c1_rcv_nxt_q) < rx_conn_free_q) ? (c1_seg_end - c1_rcv_nxt_q) : rx_conn_free_q)) : c1_rcv_nxt_q;
+  assign c1_fit_end = c1_rcv_nxt_q + (((c1_seg_end - c1_rcv_nxt_q) < rx_conn_free_q) ? (c1_seg_end - c1_rcv_nxt_q) : rx_conn_free_q);
+  assign c1_ooo_merge = c1_takes & c1_ooo_on_q & (1'((c1_fit_end - c1_ooo_lo_q) >> 31) == 1'b0);
+  assign c1_rcv_nxt_new = c1_ooo_merge ? (((1'((c1_ooo_hi_q - c1_fit_end) >> 31) == 1'b0) & (|(c1_ooo_hi_q - c1_fit_end))) ? c1_ooo_hi_q : c1_fit_end) : (c1_takes ? c1_fit_end : c1_rcv_nxt_q);
+  assign c1_ooo_seg = ((c1_state_q == StEstab) | (c1_state_q == StFinWait1) | (c1_state_q == StFinWait2)) & ((1'((rx_seq - c1_rcv_nxt_q) >> 31) == 1'b0) & (|(rx_seq - c1_rcv_nxt_q))) & (rx_plen != 16'd0);
+  assign c1_ooo_keep = c1_ooo_seg & ((rx_seq - c1_rcv_nxt_q) < rx_conn_free_q) & (~c1_ooo_on_q | ((1'((c1_ooo_hi_q - rx_seq) >> 31) == 1'b0) & (1'((c1_fit_end - c1_ooo_lo_q) >> 31) == 1'b0)));
+  assign c1_seg_data = c1_seg & rx_flags[4] & ~rx_flags[2] & ~rx_flags[1] & ((c1_state_q == StEstab) | (c1_state_q == StFinWait1) | (c1_state_q == StFinWait2) | (c1_state_q == StClosing) | (c1_state_q == StTimeWait) | (c1_state_q == StCloseWait) | (c1_state_q == StLastAck)) & ~c1_ack_beyond;
+  assign c1_ooo_kept = c1_seg_data & c1_ooo_keep;
+  assign c1_ooo_dropped = c1_seg_data & c1_ooo_seg & ~c1_ooo_keep;
   assign c1_fin_take = rx_flags[0] & ~c1_fin_in_q & ((c1_state_q == StEstab) | (c1_state_q == StFinWait1) | (c1_state_q == StFinWait2)) & (1'((c1_rcv_nxt_q - rx_seq) >> 31) == 1'b0) & (c1_seg_end == c1_rcv_nxt_new);
+  assign c1_seg_old = (1'(((c1_rcv_nxt_q + {31'd0, c1_fin_in_q}) - rx_seq) >> 31) == 1'b0) & (|((c1_rcv_nxt_q + {31'd0, c1_fin_in_q}) - rx_seq));
   assign c1_state_after_ack = (c1_fin_acked & (c1_state_q == StFinWait1)) ? StFinWait2 : ((c1_fin_acked & (c1_state_q == StClosing)) ? StTimeWait : ((c1_fin_acked & (c1_state_q == StLastAck)) ? StClosed : c1_state_q));
   assign c1_state_after_fin = (c1_state_after_ack == StEstab) ? StCloseWait : ((c1_state_after_ack == StFinWait1) ? StClosing : ((c1_state_after_ack == StFinWait2) ? StTimeWait : c1_state_after_ack));
   assign c1_rst_in = c1_seg & rx_flags[2] & (((c1_state_q == StSynSent) & rx_flags[4] & (rx_ack == (c1_iss_q + 32'd1))) | (((c1_state_q == StEstab) | (c1_state_q == StFinWait1) | (c1_state_q == StFinWait2) | (c1_state_q == StClosing) | (c1_state_q == StTimeWait) | (c1_state_q == StCloseWait) | (c1_state_q == StLastAck)) & ((rx_seq - (c1_rcv_nxt_q + {31'd0, c1_fin_in_q})) < ((c1_rx_free == 32'd0) ? 32'd1 : c1_rx_free))));
@@ -1570,6 +1760,14 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
     c1_rst_pend_d = c1_rst_pend_q;
     c1_arp_due_d = c1_arp_due_q;
     c1_probe_d = c1_probe_q;
+    c1_ooo_on_d = c1_ooo_on_q;
+    c1_ooo_lo_d = c1_ooo_lo_q;
+    c1_ooo_hi_d = c1_ooo_hi_q;
+    c1_dup_owed_d = c1_dup_owed_q;
+    c1_dupacks_d = c1_dupacks_q;
+    c1_in_recovery_d = c1_in_recovery_q;
+    c1_recover_d = c1_recover_q;
+    c1_fr_pend_d = c1_fr_pend_q;
     c1_abort_req_d = c1_abort_req_q | c1_abort_pulse;
     c1_tmr_d = c1_tmr_run ? (tick ? (c1_tmr_q + 16'd1) : c1_tmr_q) : 16'd0;
     c1_app_wr_d = c1_tx_push ? (c1_app_wr_q + 32'd1) : c1_app_wr_q;
@@ -1585,6 +1783,7 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
           c1_app_rd_d = rx_seq + 32'd1;
           c1_adv_edge_d = rx_seq + 32'd1 + 32'h2000;
           c1_snd_una_d = rx_ack;
+          c1_snd_nxt_d = rx_ack;
           c1_snd_wnd_d = {16'd0, rx_wnd};
           c1_snd_wl1_d = rx_seq;
           c1_snd_wl2_d = rx_ack;
@@ -1629,16 +1828,50 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
               c1_has_rtt_d = 1'b1;
               c1_rtt_on_d = 1'b0;
             end
+            if (~c1_in_recovery_q | (1'((rx_ack - c1_recover_q) >> 31) == 1'b0)) begin
+              c1_in_recovery_d = 1'b0;
+              c1_dupacks_d = 2'd0;
+              c1_fr_pend_d = 1'b0;
+            end else begin
+              c1_fr_pend_d = 1'b1;
+            end
           end
-          if (((1'((rx_seq - c1_snd_wl1_q) >> 31) == 1'b0) & (|(rx_seq - c1_snd_wl1_q))) | ((rx_seq == c1_snd_wl1_q) & (1'((rx_ack - c1_snd_wl2_q) >> 31) == 1'b0))) begin
+          if (c1_dup_ack & ~(c1_dupacks_q == 2'd3)) begin
+            c1_dupacks_d = c1_dupacks_q + 2'd1;
+          end
+          if (c1_fr_enter) begin
+            c1_in_recovery_d = 1'b1;
+            c1_recover_d = c1_snd_max_q;
+            c1_fr_pend_d = 1'b1;
+            c1_rtt_on_d = 1'b0;
+          end
+          if (~c1_ack_old & (((1'((rx_seq - c1_snd_wl1_q) >> 31) == 1'b0) & (|(rx_seq - c1_snd_wl1_q))) | ((rx_seq == c1_snd_wl1_q) & (1'((rx_ack - c1_snd_wl2_q) >> 31) == 1'b0)))) begin
             c1_snd_wnd_d = c1_ws_ok_q ? ({16'd0, rx_wnd} << c1_peer_ws_q) : {16'd0, rx_wnd};
             c1_snd_wl1_d = rx_seq;
             c1_snd_wl2_d = rx_ack;
           end
           c1_state_d = c1_state_after_ack;
           c1_rcv_nxt_d = c1_rcv_nxt_new;
-          if ((rx_plen != 16'd0) | rx_flags[0]) begin
+          if ((rx_plen != 16'd0) | rx_flags[0] | c1_seg_old) begin
             c1_ack_pend_d = 1'b1;
+          end
+          if (c1_takes) begin
+            c1_dup_owed_d = 2'd0;
+          end
+          if (c1_ooo_merge) begin
+            c1_ooo_on_d = 1'b0;
+          end
+          if (c1_ooo_seg & ~(c1_dup_owed_q == 2'd3)) begin
+            c1_dup_owed_d = c1_dup_owed_q + 2'd1;
+          end
+          if (c1_ooo_keep) begin
+            c1_ooo_on_d = 1'b1;
+            if (~c1_ooo_on_q | ((1'((c1_ooo_lo_q - rx_seq) >> 31) == 1'b0) & (|(c1_ooo_lo_q - rx_seq)))) begin
+              c1_ooo_lo_d = rx_seq;
+            end
+            if (~c1_ooo_on_q | ((1'((c1_fit_end - c1_ooo_hi_q) >> 31) == 1'b0) & (|(c1_fit_end - c1_ooo_hi_q)))) begin
+              c1_ooo_hi_d = c1_fit_end;
+            end
           end
           if (c1_fin_take) begin
             c1_fin_in_d = 1'b1;
@@ -1651,7 +1884,12 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
       end
     end else if (c1_tx_latch) begin
       c1_ack_pend_d = 1'b0;
-      c1_adv_edge_d = c1_rcv_nxt_q + ({16'd0, c1_tx_wnd} << (c1_ws_ok_q ? our_wscale : 4'd0));
+      if (~c1_want_syn) begin
+        c1_adv_edge_d = c1_tx_edge;
+      end
+      if (c1_want_dup_ack) begin
+        c1_dup_owed_d = c1_dup_owed_q - 2'd1;
+      end
       if (c1_want_rst) begin
         c1_state_d = StClosed;
         c1_failed_d = 1'b1;
@@ -1663,6 +1901,12 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
           c1_rtt_on_d = 1'b1;
           c1_rtt_end_d = c1_iss_q + 32'd1;
           c1_rtt_start_d = now_q;
+        end
+      end else if (c1_want_fr) begin
+        c1_fr_pend_d = 1'b0;
+        c1_rtt_on_d = 1'b0;
+        if ((1'(((c1_snd_una_q + {16'd0, c1_tx_seg_len}) - c1_snd_nxt_q) >> 31) == 1'b0) & (|((c1_snd_una_q + {16'd0, c1_tx_seg_len}) - c1_snd_nxt_q))) begin
+          c1_snd_nxt_d = c1_snd_una_q + {16'd0, c1_tx_seg_len};
         end
       end else if (c1_want_data) begin
         c1_probe_d = 1'b0;
@@ -1714,6 +1958,10 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
       end else begin
         c1_retries_d = c1_retries_q + 8'd1;
         c1_rto_d = c1_rto_backoff;
+        c1_in_recovery_d = 1'b0;
+        c1_dupacks_d = 2'd0;
+        c1_fr_pend_d = 1'b0;
+        c1_recover_d = c1_snd_max_q;
         c1_snd_nxt_d = (c1_state_q == StSynSent) ? c1_iss_q : c1_snd_una_q;
         c1_rtt_on_d = 1'b0;
         c1_tmr_d = 16'd0;
@@ -1762,6 +2010,12 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
             c1_fin_in_d = 1'b0;
             c1_ack_pend_d = 1'b0;
             c1_rst_pend_d = 1'b0;
+            c1_ooo_on_d = 1'b0;
+            c1_dup_owed_d = 2'd0;
+            c1_dupacks_d = 2'd0;
+            c1_in_recovery_d = 1'b0;
+            c1_recover_d = isn_value;
+            c1_fr_pend_d = 1'b0;
           end
         end
         StTimeWait: begin
@@ -1791,6 +2045,10 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   assign cnt_echo_out_d = cnt_echo_out_q + {31'd0, gen_go_echo};
   assign cnt_arp_out_d = cnt_arp_out_q + {31'd0, gen_go_arp_reply | gen_go_arp_req};
   assign cnt_tx_drop_d = cnt_tx_drop_q + {31'd0, app_tx_drop};
+  assign cnt_ooo_kept_d = cnt_ooo_kept_q + (32'd0 + {31'd0, c0_ooo_kept} + {31'd0, c1_ooo_kept});
+  assign cnt_ooo_dropped_d = cnt_ooo_dropped_q + (32'd0 + {31'd0, c0_ooo_dropped} + {31'd0, c1_ooo_dropped});
+  assign cnt_dup_acks_d = cnt_dup_acks_q + (32'd0 + {31'd0, c0_dup_ack} + {31'd0, c1_dup_ack});
+  assign cnt_fast_retrans_d = cnt_fast_retrans_q + {31'd0, gen_go_tcp & seg_fast_retx};
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -1849,6 +2107,14 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
       c0_abort_req_q <= 1'b0;
       c0_arp_due_q <= 1'b0;
       c0_probe_q <= 1'b0;
+      c0_ooo_on_q <= 1'b0;
+      c0_ooo_lo_q <= 32'd0;
+      c0_ooo_hi_q <= 32'd0;
+      c0_dup_owed_q <= 2'd0;
+      c0_dupacks_q <= 2'd0;
+      c0_in_recovery_q <= 1'b0;
+      c0_recover_q <= 32'd0;
+      c0_fr_pend_q <= 1'b0;
       c1_state_q <= StClosed;
       c1_failed_q <= 1'b0;
       c1_reason_q <= 2'd0;
@@ -1884,6 +2150,14 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
       c1_abort_req_q <= 1'b0;
       c1_arp_due_q <= 1'b0;
       c1_probe_q <= 1'b0;
+      c1_ooo_on_q <= 1'b0;
+      c1_ooo_lo_q <= 32'd0;
+      c1_ooo_hi_q <= 32'd0;
+      c1_dup_owed_q <= 2'd0;
+      c1_dupacks_q <= 2'd0;
+      c1_in_recovery_q <= 1'b0;
+      c1_recover_q <= 32'd0;
+      c1_fr_pend_q <= 1'b0;
       rx_conn_hit_q <= 1'b0;
       rx_conn_q <= 1'b0;
       rx_conn_free_q <= 32'd0;
@@ -1963,6 +2237,10 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
       cnt_echo_out_q <= 32'd0;
       cnt_arp_out_q <= 32'd0;
       cnt_tx_drop_q <= 32'd0;
+      cnt_ooo_kept_q <= 32'd0;
+      cnt_ooo_dropped_q <= 32'd0;
+      cnt_dup_acks_q <= 32'd0;
+      cnt_fast_retrans_q <= 32'd0;
     end else begin
       tick_cnt_q <= tick_cnt_d;
       now_q <= now_d;
@@ -2019,6 +2297,14 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
       c0_abort_req_q <= c0_abort_req_d;
       c0_arp_due_q <= c0_arp_due_d;
       c0_probe_q <= c0_probe_d;
+      c0_ooo_on_q <= c0_ooo_on_d;
+      c0_ooo_lo_q <= c0_ooo_lo_d;
+      c0_ooo_hi_q <= c0_ooo_hi_d;
+      c0_dup_owed_q <= c0_dup_owed_d;
+      c0_dupacks_q <= c0_dupacks_d;
+      c0_in_recovery_q <= c0_in_recovery_d;
+      c0_recover_q <= c0_recover_d;
+      c0_fr_pend_q <= c0_fr_pend_d;
       c1_state_q <= c1_state_d;
       c1_failed_q <= c1_failed_d;
       c1_reason_q <= c1_reason_d;
@@ -2054,6 +2340,14 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
       c1_abort_req_q <= c1_abort_req_d;
       c1_arp_due_q <= c1_arp_due_d;
       c1_probe_q <= c1_probe_d;
+      c1_ooo_on_q <= c1_ooo_on_d;
+      c1_ooo_lo_q <= c1_ooo_lo_d;
+      c1_ooo_hi_q <= c1_ooo_hi_d;
+      c1_dup_owed_q <= c1_dup_owed_d;
+      c1_dupacks_q <= c1_dupacks_d;
+      c1_in_recovery_q <= c1_in_recovery_d;
+      c1_recover_q <= c1_recover_d;
+      c1_fr_pend_q <= c1_fr_pend_d;
       rx_conn_hit_q <= rx_conn_hit_d;
       rx_conn_q <= rx_conn_d;
       rx_conn_free_q <= rx_conn_free_d;
@@ -2133,6 +2427,10 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
       cnt_echo_out_q <= cnt_echo_out_d;
       cnt_arp_out_q <= cnt_arp_out_d;
       cnt_tx_drop_q <= cnt_tx_drop_d;
+      cnt_ooo_kept_q <= cnt_ooo_kept_d;
+      cnt_ooo_dropped_q <= cnt_ooo_dropped_d;
+      cnt_dup_acks_q <= cnt_dup_acks_d;
+      cnt_fast_retrans_q <= cnt_fast_retrans_d;
     end
   end
 

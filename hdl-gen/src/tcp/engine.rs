@@ -21,7 +21,7 @@ pub fn module_name(p: &TcpParams) -> String {
 }
 
 /// The counters, in register order from [`COUNTER_BASE`].
-pub const COUNTERS: [(&str, &str); 12] = [
+pub const COUNTERS: [(&str, &str); 16] = [
     (
         "seg_in",
         "TCP segments matched to a connection, good checksum",
@@ -46,6 +46,19 @@ pub const COUNTERS: [(&str, &str); 12] = [
     ("echo_out", "ICMP echo replies sent"),
     ("arp_out", "ARP requests and replies sent"),
     ("tx_drop", "tx bytes dropped (a beat without credit)"),
+    (
+        "ooo_kept",
+        "out-of-order segments kept (first byte in the free space, touching the kept range)",
+    ),
+    (
+        "ooo_dropped",
+        "out-of-order segments dropped (no room, or apart from the kept range)",
+    ),
+    ("dup_acks", "duplicate ACKs received (RFC 5681)"),
+    (
+        "fast_retrans",
+        "segments sent by fast retransmit or a NewReno partial ACK (in retrans too)",
+    ),
 ];
 
 /// Byte offset of the first counter.
@@ -374,6 +387,14 @@ struct Conn {
     abort_req: Reg,
     arp_due: Reg,
     probe: Reg,
+    ooo_on: Reg,
+    ooo_lo: Reg,
+    ooo_hi: Reg,
+    dup_owed: Reg,
+    dupacks: Reg,
+    in_rec: Reg,
+    recover: Reg,
+    fr_pend: Reg,
 }
 
 /// The engine (see `mod.rs`).
@@ -752,6 +773,14 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             abort_req: r(&mut m, "abort_req", 1),
             arp_due: r(&mut m, "arp_due", 1),
             probe: r(&mut m, "probe", 1),
+            ooo_on: r(&mut m, "ooo_on", 1),
+            ooo_lo: r(&mut m, "ooo_lo", 32),
+            ooo_hi: r(&mut m, "ooo_hi", 32),
+            dup_owed: r(&mut m, "dup_owed", 2),
+            dupacks: r(&mut m, "dupacks", 2),
+            in_rec: r(&mut m, "in_recovery", 1),
+            recover: r(&mut m, "recover", 32),
+            fr_pend: r(&mut m, "fr_pend", 1),
         });
     }
     let rport: Vec<Sig> = (0..n)
@@ -859,11 +888,31 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         mux(latch_at, seq.ex(), mux(in_pay, pseq.q + 1u64, pseq.q.ex())),
     );
     let rxbuf = m.memory("rx_buf", 8, u64::from(n) << rab);
+    // Bytes inside the kept out-of-order range are there already (a good segment carries the
+    // same bytes at the same sequence numbers); not writing them keeps a segment that fails
+    // its checksum later from overwriting them.
+    let pk_sel = |f: &dyn Fn(&Conn) -> Expr| -> Expr {
+        sel(&pc.q.ex(), &conns.iter().map(f).collect::<Vec<_>>())
+    };
+    let p_oon = m.net("rx_conn_ooo_on", pk_sel(&|k| k.ooo_on.q.ex()));
+    let p_olo = m.net("rx_conn_ooo_lo", pk_sel(&|k| k.ooo_lo.q.ex()));
+    let p_ohi = m.net("rx_conn_ooo_hi", pk_sel(&|k| k.ooo_hi.q.ex()));
+    let in_kept = m.net(
+        "rx_in_kept",
+        p_oon & (pseq.q.ex() - p_olo.ex()).lt(p_ohi.ex() - p_olo.ex()),
+    );
+    m.comment(
+        in_kept,
+        "the payload byte falls in the kept out-of-order range",
+    );
     let rx_we = m.net(
         "rx_buf_we",
-        in_pay & pm.q & (pseq.q.ex() - prn.q.ex()).lt(pfree.q),
+        in_pay & pm.q & (pseq.q.ex() - prn.q.ex()).lt(pfree.q) & !in_kept,
     );
-    m.comment(rx_we, "a payload byte inside the free space after RCV.NXT");
+    m.comment(
+        rx_we,
+        "a payload byte inside the free space after RCV.NXT, not kept already",
+    );
     m.mem_write(
         rxbuf,
         rx_we,
@@ -1163,11 +1212,14 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         syn: Sig,
         data: Sig,
         fin: Sig,
+        dup: Sig,
+        fr: Sig,
         len: Sig,
         seq: Sig,
         flags: Sig,
         ack: Sig,
         wnd: Sig,
+        edge: Sig,
         retx: Sig,
         arp: Sig,
         avail: Sig,
@@ -1217,23 +1269,76 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             ),
         );
         m.comment(len, "a zero-window probe sends one byte past the window");
-        let data = m.net(&format!("c{c}_want_data"), sends.clone() & len.ne(0u64));
+        // Fast retransmission: the segment at SND.UNA, data bytes only (a FIN outstanding
+        // alone is the RTO's).
+        let data_max = mux(
+            seq_gt(&k.snd_max.q.ex(), &k.wr.q.ex()),
+            k.wr.q.ex(),
+            k.snd_max.q.ex(),
+        );
+        let fr_out = m.net(&format!("c{c}_fr_out"), data_max - k.snd_una.q.ex());
+        m.comment(fr_out, "data bytes sent and not acknowledged");
+        let fr_len = m.net(
+            &format!("c{c}_fr_len"),
+            min(fr_out.ex(), mss_eff.zext(32)).slice(15, 0),
+        );
+        // An out-of-order segment owes the peer a duplicate ACK of its own (RFC 5681 4.2): a
+        // segment without data, or the peer does not count it.
+        let dup = m.net(
+            &format!("c{c}_want_dup_ack"),
+            k.dup_owed.q.ne(0u64) & in_state(k, &["StEstab", "StFinWait1", "StFinWait2"]),
+        );
+        let fr = m.net(
+            &format!("c{c}_want_fr"),
+            sends.clone() & !dup & k.fr_pend.q & fr_out.bit(31).eq(0u64) & fr_out.ne(0u64),
+        );
+        let data = m.net(
+            &format!("c{c}_want_data"),
+            sends.clone() & !dup & (fr | len.ne(0u64)),
+        );
         let fin = m.net(
             &format!("c{c}_want_fin"),
-            k.fin_req.q & sends & k.snd_nxt.q.eq(k.wr.q),
+            k.fin_req.q & sends & !dup & k.snd_nxt.q.eq(k.wr.q),
         );
-        // Window update: the right edge moved by min(rx_bytes / 2, MSS) since advertised.
-        let edge = k.rd.q.ex() + u64::from(p.rx_bytes);
-        let moved = edge - k.adv_edge.q.ex();
+        // Receive window (RFC 9293 3.8.6.2.2): the right edge we advertised is held exactly,
+        // in sequence space, and moves only forward, by at least min(rx_bytes / 2, MSS) at a
+        // time; every segment advertises (edge - RCV.NXT) >> shift, so ACKs with the same
+        // ACK number carry the same window (RFC 5681's duplicate ACKs).
+        let rcv_ack = m.net(
+            &format!("c{c}_tx_ack"),
+            k.rcv_nxt.q.ex() + k.fin_in.q.zext(32),
+        );
+        let ack = rcv_ack;
+        let redge = m.net(
+            &format!("c{c}_rx_edge"),
+            k.rd.q.ex() + u64::from(p.rx_bytes),
+        );
+        m.comment(redge, "the right edge the free receive space allows");
+        let base = mux(
+            seq_gt(&rcv_ack.ex(), &k.adv_edge.q.ex()),
+            rcv_ack.ex(),
+            k.adv_edge.q.ex(),
+        );
+        let moved = redge.ex() - base;
         let thresh = min(lit(32, u128::from(p.rx_bytes / 2)), mss_csr.zext(32));
+        let bump = m.net(
+            &format!("c{c}_rx_edge_moves"),
+            moved.bit(31).eq(0u64) & moved.ge(thresh),
+        );
+        m.comment(
+            bump,
+            "the advertised edge may move: by min(rx_bytes / 2, MSS) at least",
+        );
+        let edge = m.net(
+            &format!("c{c}_tx_edge"),
+            mux(bump, redge.ex(), k.adv_edge.q.ex()),
+        );
         let wupd = m.net(
             &format!("c{c}_want_wupd"),
-            in_state(k, &["StEstab", "StFinWait1", "StFinWait2"])
-                & moved.bit(31).eq(0u64)
-                & moved.ge(thresh),
+            in_state(k, &["StEstab", "StFinWait1", "StFinWait2"]) & bump,
         );
-        let ackw =
-            (k.ack_pend.q.ex() | wupd) & !in_state(k, &["StClosed", "StArp", "StIsn", "StSynSent"]);
+        let ackw = (k.ack_pend.q.ex() | wupd | dup)
+            & !in_state(k, &["StClosed", "StArp", "StIsn", "StSynSent"]);
         let arp = m.net(
             &format!("c{c}_want_arp"),
             k.st.q.eq(s("StArp")) & k.arp_due.q & !hit[c],
@@ -1244,7 +1349,15 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             mux(
                 rst,
                 k.snd_max.q.ex(),
-                mux(fin & !data, k.wr.q.ex(), k.snd_nxt.q.ex()),
+                mux(
+                    dup,
+                    k.snd_nxt.q.ex(),
+                    mux(
+                        fr,
+                        k.snd_una.q.ex(),
+                        mux(fin & !data, k.wr.q.ex(), k.snd_nxt.q.ex()),
+                    ),
+                ),
             ),
         );
         // Flags: FIN 0, SYN 1, RST 2, PSH 3, ACK 4.
@@ -1258,12 +1371,9 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             ),
         );
         let flags = m.net(&format!("c{c}_tx_flags"), fl);
-        let ack = m.net(
-            &format!("c{c}_tx_ack"),
-            k.rcv_nxt.q.ex() + k.fin_in.q.zext(32),
-        );
         let rws = mux(k.ws_ok.q, our_ws.ex(), lit(4, 0));
-        let wscaled = rfree[c].shr_by(rws);
+        let wopen = edge.ex() - rcv_ack.ex();
+        let wscaled = mux(wopen.bit(31), lit(32, 0), wopen).shr_by(rws);
         let wfull = mux(syn, rfree[c].ex(), wscaled);
         let wnd = m.net(
             &format!("c{c}_tx_wnd"),
@@ -1271,12 +1381,16 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         );
         let seg_len = m.net(
             &format!("c{c}_tx_seg_len"),
-            mux(!rst & !syn & data, len.ex(), lit(16, 0)),
+            mux(
+                !rst & !syn & data,
+                mux(fr, fr_len.ex(), len.ex()),
+                lit(16, 0),
+            ),
         );
         let retx = m.net(
             &format!("c{c}_tx_retx"),
             !rst & ((syn & k.snd_max.q.ne(k.iss.q))
-                | (!syn & data & seq_gt(&k.snd_max.q.ex(), &k.snd_nxt.q.ex()))
+                | (!syn & data & (fr | seq_gt(&k.snd_max.q.ex(), &k.snd_nxt.q.ex())))
                 | (!syn & !data & fin & k.fin_sent.q)),
         );
         wants.push(Want {
@@ -1285,11 +1399,14 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             syn,
             data,
             fin,
+            dup,
+            fr,
             len: seg_len,
             seq,
             flags,
             ack,
             wnd,
+            edge,
             retx,
             arp,
             avail,
@@ -1384,6 +1501,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let t_wnd = m.net("seg_wnd", pk(&|w| w.wnd.ex()));
     let t_retx = m.net("seg_retx", pk(&|w| w.retx.ex()));
     let t_rst = m.net("seg_rst", pk(&|w| w.rst.ex()));
+    let t_fr = m.net("seg_fast_retx", pk(&|w| w.fr.ex()));
     let t_rip = m.net(
         "seg_rip",
         sel(&tpick.ex(), &rip.iter().map(|x| x.ex()).collect::<Vec<_>>()),
@@ -1874,6 +1992,9 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     // ------------------------------------------------------------ connections: behaviour
     let mut rto_fire: Vec<Sig> = Vec::new();
     let mut rst_acc: Vec<Sig> = Vec::new();
+    let mut dup_in: Vec<Sig> = Vec::new();
+    let mut ooo_kept: Vec<Sig> = Vec::new();
+    let mut ooo_drop: Vec<Sig> = Vec::new();
     for c in 0..n as usize {
         let k = &conns[c];
         let segc = m.net(&format!("c{c}_seg"), seg_ok & pc.q.eq(c as u64));
@@ -1983,16 +2104,65 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         let rst_ok = (seq.ex() - rcv_ack).lt(rwin);
         let ack_beyond = m.net(
             &format!("c{c}_ack_beyond"),
-            (ackn.ex() - k.snd_una.q.ex()).gt(k.snd_max.q.ex() - k.snd_una.q.ex()),
+            seq_gt(&ackn.ex(), &k.snd_max.q.ex()),
         );
-        let ack_adv = m.net(&format!("c{c}_ack_adv"), ackn.ne(k.snd_una.q));
-        let wnd_new = seq_gt(&seq.ex(), &k.wl1.q.ex())
-            | (seq.eq(k.wl1.q) & seq_ge(&ackn.ex(), &k.wl2.q.ex()));
+        m.comment(
+            ack_beyond,
+            "an ACK of data not sent: answered, the segment dropped",
+        );
+        let ack_old = m.net(
+            &format!("c{c}_ack_old"),
+            seq_gt(&k.snd_una.q.ex(), &ackn.ex()),
+        );
+        m.comment(
+            ack_old,
+            "an ACK below SND.UNA (a reordered segment): ignored, its data still taken",
+        );
+        let ack_adv = m.net(
+            &format!("c{c}_ack_adv"),
+            seq_gt(&ackn.ex(), &k.snd_una.q.ex()),
+        );
+        let wnd_new = !ack_old.ex()
+            & (seq_gt(&seq.ex(), &k.wl1.q.ex())
+                | (seq.eq(k.wl1.q) & seq_ge(&ackn.ex(), &k.wl2.q.ex())));
         let wnd_scaled = mux(k.ws_ok.q, wnd.zext(32).shl_by(k.peer_ws.q), wnd.zext(32));
         let fin_acked = m.net(
             &format!("c{c}_fin_acked"),
             k.fin_sent.q & ackn.eq(k.snd_max.q),
         );
+        // RFC 5681's duplicate ACK: data outstanding, none in the segment, no SYN or FIN, the
+        // ACK number SND.UNA and the window unchanged.
+        let is_dup = m.net(
+            &format!("c{c}_dup_ack"),
+            segc & f_ack.clone()
+                & !f_rst.clone()
+                & !f_syn.clone()
+                & !f_fin.clone()
+                & plen.eq(0u64)
+                & ackn.eq(k.snd_una.q)
+                & outstanding
+                & wnd_scaled.eq(k.snd_wnd.q)
+                & in_state(
+                    k,
+                    &[
+                        "StEstab",
+                        "StFinWait1",
+                        "StClosing",
+                        "StCloseWait",
+                        "StLastAck",
+                    ],
+                ),
+        );
+        dup_in.push(is_dup);
+        let fr_enter = m.net(
+            &format!("c{c}_fr_enter"),
+            is_dup & k.dupacks.q.eq(2u64) & !k.in_rec.q & seq_gt(&ackn.ex(), &k.recover.q.ex()),
+        );
+        m.comment(
+            fr_enter,
+            "the third duplicate ACK: fast retransmit, NewReno recovery (RFC 6582)",
+        );
+        let full_ack = seq_ge(&ackn.ex(), &k.recover.q.ex());
         let receives = in_state(k, &["StEstab", "StFinWait1", "StFinWait2"]);
         let seg_end = m.net(&format!("c{c}_seg_end"), seq.ex() + plen.zext(32));
         let starts_ok = seq_ge(&k.rcv_nxt.q.ex(), &seq.ex());
@@ -2001,14 +2171,60 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             receives.clone() & starts_ok.clone() & seq_gt(&seg_end.ex(), &k.rcv_nxt.q.ex()),
         );
         let newb = seg_end.ex() - k.rcv_nxt.q.ex();
-        let took = min(newb, pfree.q.ex());
+        let fit_end = m.net(
+            &format!("c{c}_fit_end"),
+            k.rcv_nxt.q.ex() + min(newb, pfree.q.ex()),
+        );
+        m.comment(
+            fit_end,
+            "one past the segment's last byte written (the free space ends the rest)",
+        );
+        let merge = m.net(
+            &format!("c{c}_ooo_merge"),
+            takes & k.ooo_on.q & seq_ge(&fit_end.ex(), &k.ooo_lo.q.ex()),
+        );
+        m.comment(merge, "RCV.NXT reaches the kept out-of-order range");
         let rn_new = m.net(
             &format!("c{c}_rcv_nxt_new"),
-            mux(takes, k.rcv_nxt.q.ex() + took, k.rcv_nxt.q.ex()),
+            mux(
+                merge,
+                mux(
+                    seq_gt(&k.ooo_hi.q.ex(), &fit_end.ex()),
+                    k.ooo_hi.q.ex(),
+                    fit_end.ex(),
+                ),
+                mux(takes, fit_end.ex(), k.rcv_nxt.q.ex()),
+            ),
         );
+        // Out of order: data beginning past RCV.NXT. One range is kept per connection; a
+        // segment is kept when its first byte fits in the free space and it overlaps or
+        // touches the range (or there is none), else dropped.
+        let ooo = m.net(
+            &format!("c{c}_ooo_seg"),
+            receives.clone() & seq_gt(&seq.ex(), &k.rcv_nxt.q.ex()) & plen.ne(0u64),
+        );
+        let ooo_fits = (seq.ex() - k.rcv_nxt.q.ex()).lt(pfree.q);
+        let touches = seq_ge(&k.ooo_hi.q.ex(), &seq.ex()) & seq_ge(&fit_end.ex(), &k.ooo_lo.q.ex());
+        let keep = m.net(
+            &format!("c{c}_ooo_keep"),
+            ooo & ooo_fits & (!k.ooo_on.q | touches),
+        );
+        let seg_data = m.net(
+            &format!("c{c}_seg_data"),
+            segc & f_ack.clone() & !f_rst.clone() & !f_syn.clone() & sync.clone() & !ack_beyond,
+        );
+        m.comment(seg_data, "the segment's data and FIN are looked at");
+        ooo_kept.push(m.net(&format!("c{c}_ooo_kept"), seg_data & keep));
+        ooo_drop.push(m.net(&format!("c{c}_ooo_dropped"), seg_data & ooo & !keep));
         let fin_take = m.net(
             &format!("c{c}_fin_take"),
             f_fin.clone() & !k.fin_in.q & receives & starts_ok & seg_end.eq(rn_new),
+        );
+        let rcv_ack_now = k.rcv_nxt.q.ex() + k.fin_in.q.zext(32);
+        let seg_old = m.net(&format!("c{c}_seg_old"), seq_gt(&rcv_ack_now, &seq.ex()));
+        m.comment(
+            seg_old,
+            "the segment begins before RCV.NXT: answered with an ACK (zero-window probes)",
         );
         let st_ack = mux(
             fin_acked & k.st.q.eq(s("StFinWait1")),
@@ -2088,6 +2304,14 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                 &k.rst_pend,
                 &k.arp_due,
                 &k.probe,
+                &k.ooo_on,
+                &k.ooo_lo,
+                &k.ooo_hi,
+                &k.dup_owed,
+                &k.dupacks,
+                &k.in_rec,
+                &k.recover,
+                &k.fr_pend,
             ] {
                 b.set(r.d, r.q);
             }
@@ -2117,6 +2341,9 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                         b.set(k.rd.d, seq.ex() + 1u64);
                         b.set(k.adv_edge.d, seq.ex() + 1u64 + u64::from(p.rx_bytes));
                         b.set(k.snd_una.d, ackn);
+                        // An RTO may have set SND.NXT back to the ISS for the SYN again: the
+                        // SYN-ACK ends that (else the ACK and data would go from the ISS).
+                        b.set(k_nxt.d, ackn);
                         b.set(k.snd_wnd.d, wnd.zext(32));
                         b.set(k.wl1.d, seq);
                         b.set(k.wl2.d, ackn);
@@ -2149,6 +2376,23 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                             b.set(k.tmr.d, 0u64);
                             b.if_(seq_gt(&ackn.ex(), &k_nxt.q.ex()), |b| b.set(k_nxt.d, ackn));
                             b.if_(k.rtt_on.q & seq_ge(&ackn.ex(), &k.rtt_end.q.ex()), sample);
+                            // NewReno: a partial ACK retransmits the next hole at once, a full
+                            // one ends recovery.
+                            b.if_(!k.in_rec.q | full_ack.clone(), |b| {
+                                b.set(k.in_rec.d, 0u64);
+                                b.set(k.dupacks.d, 0u64);
+                                b.set(k.fr_pend.d, 0u64);
+                            })
+                            .else_(|b| b.set(k.fr_pend.d, 1u64));
+                        });
+                        b.if_(is_dup & !k.dupacks.q.eq(3u64), |b| {
+                            b.set(k.dupacks.d, k.dupacks.q + 1u64)
+                        });
+                        b.if_(fr_enter, |b| {
+                            b.set(k.in_rec.d, 1u64);
+                            b.set(k.recover.d, k_max.q);
+                            b.set(k.fr_pend.d, 1u64);
+                            b.set(k.rtt_on.d, 0u64);
                         });
                         b.if_(wnd_new.clone(), |b| {
                             b.set(k.snd_wnd.d, wnd_scaled.clone());
@@ -2157,7 +2401,23 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                         });
                         b.set(k.st.d, st_ack);
                         b.set(k.rcv_nxt.d, rn_new);
-                        b.if_(plen.ne(0u64) | f_fin.clone(), |b| b.set(k.ack_pend.d, 1u64));
+                        b.if_(plen.ne(0u64) | f_fin.clone() | seg_old, |b| {
+                            b.set(k.ack_pend.d, 1u64)
+                        });
+                        b.if_(takes, |b| b.set(k.dup_owed.d, 0u64));
+                        b.if_(merge, |b| b.set(k.ooo_on.d, 0u64));
+                        b.if_(ooo & !k.dup_owed.q.eq(3u64), |b| {
+                            b.set(k.dup_owed.d, k.dup_owed.q + 1u64)
+                        });
+                        b.if_(keep, |b| {
+                            b.set(k.ooo_on.d, 1u64);
+                            b.if_(!k.ooo_on.q | seq_gt(&k.ooo_lo.q.ex(), &seq.ex()), |b| {
+                                b.set(k.ooo_lo.d, seq)
+                            });
+                            b.if_(!k.ooo_on.q | seq_gt(&fit_end.ex(), &k.ooo_hi.q.ex()), |b| {
+                                b.set(k.ooo_hi.d, fit_end)
+                            });
+                        });
                         b.if_(fin_take, |b| {
                             b.set(k.fin_in.d, 1u64);
                             b.set(k.st.d, st_fin);
@@ -2170,13 +2430,8 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             })
             .else_if(lat, |b| {
                 b.set(k.ack_pend.d, 0u64);
-                b.set(
-                    k.adv_edge.d,
-                    k.rcv_nxt.q.ex()
-                        + w.wnd
-                            .zext(32)
-                            .shl_by(mux(k.ws_ok.q, our_ws.ex(), lit(4, 0))),
-                );
+                b.if_(!w.syn, |b| b.set(k.adv_edge.d, w.edge));
+                b.if_(w.dup, |b| b.set(k.dup_owed.d, k.dup_owed.q - 1u64));
                 b.if_(w.rst, |b| {
                     b.set(k.st.d, s("StClosed"));
                     b.set(k.failed.d, 1u64);
@@ -2189,6 +2444,16 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                         b.set(k.rtt_on.d, 1u64);
                         b.set(k.rtt_end.d, k_iss.q.ex() + 1u64);
                         b.set(k.rtt_start.d, now.q);
+                    });
+                })
+                .else_if(w.fr, |b| {
+                    // Fast retransmission of the segment at SND.UNA; new data goes on from
+                    // SND.NXT (moved past it if it was behind).
+                    let fr_end = k_una.q.ex() + w.len.zext(32);
+                    b.set(k.fr_pend.d, 0u64);
+                    b.set(k.rtt_on.d, 0u64);
+                    b.if_(seq_gt(&fr_end, &k_nxt.q.ex()), |b| {
+                        b.set(k_nxt.d, fr_end.clone())
                     });
                 })
                 .else_if(w.data, |b| {
@@ -2241,6 +2506,12 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                 .else_(|b| {
                     b.set(k.retries.d, k.retries.q + 1u64);
                     b.set(k.rto.d, rto_back);
+                    // RFC 6582: after a timeout, duplicate ACKs below SND.MAX start no fast
+                    // retransmit.
+                    b.set(k.in_rec.d, 0u64);
+                    b.set(k.dupacks.d, 0u64);
+                    b.set(k.fr_pend.d, 0u64);
+                    b.set(k.recover.d, k_max.q);
                     b.set(
                         k_nxt.d,
                         mux(k.st.q.eq(s("StSynSent")), k_iss.q.ex(), k_una.q.ex()),
@@ -2295,6 +2566,12 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                             b.set(k.fin_in.d, 0u64);
                             b.set(k.ack_pend.d, 0u64);
                             b.set(k.rst_pend.d, 0u64);
+                            b.set(k.ooo_on.d, 0u64);
+                            b.set(k.dup_owed.d, 0u64);
+                            b.set(k.dupacks.d, 0u64);
+                            b.set(k.in_rec.d, 0u64);
+                            b.set(k.recover.d, isn_val);
+                            b.set(k.fr_pend.d, 0u64);
                         });
                     });
                     a.arm(s("StTimeWait"), |b| {
@@ -2347,6 +2624,10 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         go_echo.zext(32),
         (go_arep | go_areq).zext(32),
         tx_drop_inc.zext(32),
+        popc(&ooo_kept),
+        popc(&ooo_drop),
+        popc(&dup_in),
+        (go_tcp & t_fr).zext(32),
     ];
     for (i, (cname, _)) in COUNTERS.iter().enumerate() {
         let r = m.reg(&format!("cnt_{cname}"), 32, 0);

@@ -75,19 +75,51 @@
 //!   min(our MSS, the peer's MSS) bytes and never goes past SND.UNA + SND.WND (the peer's
 //!   window, scaled). Segments are sent as soon as bytes are there (no Nagle). The FIN goes once
 //!   every byte is sent after `close`.
-//! - Receiving: in order only. A segment's payload is written into the receive buffer (a RAM
-//!   of `rx_bytes` per connection) only at sequence numbers in [RCV.NXT, RCV.NXT + free); at the
-//!   frame's end, with a good checksum and SEG.SEQ <= RCV.NXT < SEG.SEQ + SEG.LEN, RCV.NXT
-//!   moves to the end of what fitted (so a retransmission overlapping bytes already received is
-//!   trimmed). A segment beginning beyond RCV.NXT is dropped (out of order: not kept in this
-//!   slice) and answered with an ACK, as is every segment that carries data or FIN or a SYN after
-//!   the handshake. The FIN is taken when it follows the last byte taken.
-//! - Window: we advertise free receive-buffer space >> our shift (at most 65535); when the
-//!   consumer drains and the right edge moves by at least min(rx_bytes / 2, MSS), a window
-//!   update (an ACK) goes out.
+//! - Receiving: the receive buffer (a RAM of `rx_bytes` per connection) is addressed by
+//!   sequence number. A segment's payload is written only at sequence numbers in [RCV.NXT,
+//!   RCV.NXT + free) and outside the kept out-of-order range (its bytes are there already, and a
+//!   segment failing its checksum at the frame's end must not overwrite them). At the frame's
+//!   end, with a good checksum, an ACK bit, no RST or SYN and an ACK not beyond SND.MAX:
+//!   - in order (SEG.SEQ <= RCV.NXT < SEG.SEQ + SEG.LEN): RCV.NXT moves to the end of what
+//!     fitted (a retransmission overlapping bytes already received is trimmed); when it
+//!     reaches the kept range's start, it moves on to the range's end and the range is gone
+//!     (merged);
+//!   - out of order (SEG.SEQ > RCV.NXT, with data): one range [start, end) per connection is
+//!     kept (two sequence registers). The segment is kept (`ooo_kept`) when its first byte
+//!     fits in the free space and there is no range, or it overlaps or touches the range (the
+//!     range grows to cover both, up to what fitted); otherwise it is dropped (`ooo_dropped`;
+//!     its bytes may be in the RAM, but nothing remembers them). A FIN out of order is not
+//!     kept (the peer sends it again). The FIN is taken when it follows the last byte taken.
+//! - ACKs sent: every segment that carries data or FIN, a SYN after the handshake, or begins
+//!   before RCV.NXT (an old segment, a zero-window probe at RCV.NXT - 1) is answered with an
+//!   ACK; an out-of-order segment owes a duplicate ACK of its own (RFC 5681 4.2: up to three
+//!   are owed at once), a segment without data even when data waits to go, or the peer would
+//!   not count it.
+//! - Window (receiver silly-window avoidance, RFC 9293 3.8.6.2.2): the right edge advertised
+//!   is held exactly, in sequence space, and moves only forward, to RCV.BUF's end (the bytes
+//!   the consumer took + `rx_bytes`) once that is at least min(rx_bytes / 2, MSS) past it
+//!   (past RCV.NXT if that is beyond the edge). Every segment advertises (edge - RCV.NXT) >>
+//!   our shift (0 once RCV.NXT is past the edge; at most 65535), so two ACKs with the same
+//!   ACK number carry the same window unless the edge moved: duplicate ACKs are duplicates
+//!   for the peer (RFC 5681 counts only ACKs with the same window). When the edge may move in
+//!   a receiving state, a window update (an ACK) goes out. The SYN advertises the free space
+//!   unscaled.
 //! - ACKs: cumulative. An ACK in (SND.UNA, SND.MAX] frees buffer bytes; an ACK beyond
-//!   SND.MAX is answered with an ACK and otherwise ignored. The peer's window is taken from a
-//!   segment newer than the last one it was taken from (SND.WL1/SND.WL2, RFC 9293).
+//!   SND.MAX is answered with an ACK and the segment dropped; an ACK below SND.UNA (a segment
+//!   the network reordered) is ignored, its data still taken. The peer's window is taken from
+//!   a segment newer than the last one it was taken from (SND.WL1/SND.WL2, RFC 9293), whose
+//!   ACK is not below SND.UNA.
+//! - Fast retransmit and NewReno (RFC 5681 3.2, RFC 6582): a duplicate ACK (ACK bit, no data,
+//!   SYN, FIN or RST, SEG.ACK = SND.UNA with data outstanding, the peer's window unchanged)
+//!   is counted (`dup_acks`); the third in a row, outside recovery and with SEG.ACK beyond
+//!   `recover`, retransmits the segment at SND.UNA (at most an MSS, data only) at once and
+//!   starts recovery with `recover` = SND.MAX; in recovery an ACK that advances SND.UNA but not
+//!   to `recover` (partial) retransmits the segment at the new SND.UNA at once, one that
+//!   reaches it ends recovery. New data goes on from SND.NXT meanwhile (moved past the
+//!   retransmitted segment if behind it); the RTT measurement in progress is dropped (Karn).
+//!   An RTO ends recovery and sets `recover` to SND.MAX, so the duplicate ACKs that follow a
+//!   go-back-N start no fast retransmit. There is no congestion window yet (the peer's window
+//!   is the only limit), so recovery does not inflate or deflate one.
 //! - Retransmission (RFC 6298, in ticks of `tick` cycles): one RTT measurement at a time, not
 //!   on retransmitted data (Karn); SRTT and RTTVAR with 3 and 2 fraction bits; RTO = SRTT +
 //!   max(1, 4 RTTVAR) bounded by `rto_min` and `rto_max`, `rto_init` before the first sample.
@@ -104,7 +136,11 @@
 //! Counters (32 bits, wrapping): `seg_in` (TCP segments matched to a connection with a good
 //! checksum), `seg_out`, `retrans` (segments carrying bytes below SND.MAX, or a SYN/FIN again),
 //! `rto_fires`, `drop_csum` (IPv4, ICMP or TCP checksum), `drop_other`, `drop_malformed`,
-//! `rst_in`, `rst_out`, `echo_out`, `arp_out` (requests and replies sent), `tx_drop`.
+//! `rst_in`, `rst_out`, `echo_out`, `arp_out` (requests and replies sent), `tx_drop`,
+//! `ooo_kept` and `ooo_dropped` (out-of-order segments, by the rule above), `dup_acks`
+//! (duplicate ACKs received, by the rule above), `fast_retrans` (segments sent by fast
+//! retransmit or on a partial ACK; `retrans` counts them too, so `retrans - fast_retrans` is
+//! what timeouts resent).
 //!
 //! # Features against the RFCs
 //!
@@ -123,8 +159,11 @@
 //! | ISN from a keyed function of the 4-tuple plus a clock | 6528 | done (HalfSipHash rounds) |
 //! | Retransmission timer: SRTT/RTTVAR, Karn, backoff, minimum, retry limit | 6298 | done |
 //! | Cumulative ACK, peer window respected, window update after the consumer drains | 9293 | done |
-//! | Out-of-order segments kept | 9293 | not done yet (dropped, recovered by retransmission) |
-//! | Fast retransmit, NewReno | 5681, 6582 | not done yet |
+//! | Receiver silly-window avoidance (the edge held exactly, moved by min(rx/2, MSS)) | 9293 3.8.6.2.2 | done |
+//! | ACK for old segments and zero-window probes | 9293 | done |
+//! | Immediate duplicate ACK for an out-of-order segment | 5681 4.2 | done |
+//! | Out-of-order segments kept | 9293 | done (one range per connection, merged when RCV.NXT reaches it) |
+//! | Fast retransmit, NewReno | 5681, 6582 | done (no cwnd inflation: there is no congestion window yet) |
 //! | Slow start, congestion avoidance | 5681 | not done yet (the peer's window is the only limit) |
 //! | Delayed ACK | 9293, 5681 | not done yet (every data segment is ACKed at once) |
 //! | Zero-window probes | 9293 | done (basic: one byte past a closed window when the RTO timer expires, backed off) |

@@ -72,6 +72,8 @@ pub fn run(args: &Args) -> i32 {
     let (mut passed, mut failed) = (0u64, 0u64);
     let (mut up, mut down, mut retrans, mut k_retrans, mut pings) =
         (0usize, 0usize, 0u32, 0u64, 0u32);
+    // Kernel RTO expiries and fast retransmits; receive stalls over 1 s, the longest.
+    let (mut k_timeouts, mut k_fast, mut stalls, mut stall_max) = (0u64, 0u64, 0u32, 0u64);
     for i in 0..args.cases {
         if args.only.is_some_and(|k| k != i) {
             continue;
@@ -84,6 +86,10 @@ pub fn run(args: &Args) -> i32 {
                 down += r.down;
                 retrans += r.retrans;
                 k_retrans += r.k_retrans;
+                k_timeouts += r.k_timeouts;
+                k_fast += r.k_fast;
+                stalls += u32::from(r.stall_ms > 1000);
+                stall_max = stall_max.max(r.stall_ms);
                 pings += r.pings;
                 println!("case {i} (seed {seed:#x}): passed: {r}");
             }
@@ -108,8 +114,9 @@ pub fn run(args: &Args) -> i32 {
     }
     println!(
         "tcp-linux: {passed} passed, {failed} failed; engine->linux {up} B, linux->engine {down} B, \
-         engine retransmissions {retrans}, linux retransmissions {k_retrans}, {pings} pings \
-         answered, {:.1} s",
+         engine retransmissions {retrans}, linux retransmissions {k_retrans} (RTO expiries \
+         {k_timeouts}, fast retransmits {k_fast}); {stalls} passed cases with a receive stall \
+         over 1 s (longest {stall_max} ms); {pings} pings answered, {:.1} s",
         t0.elapsed().as_secs_f64()
     );
     if failed > 0 {

@@ -7,6 +7,9 @@
 //! the peer has sent; a SYN carries exactly the MSS and window-scale options and an ISN of
 //! RFC 6528's form (M + F, F = HalfSipHash-2-4 of the 4-tuple, M the cycle count / 1024).
 
+/// The number of counters in `tcp_csr` (from `seg_in`).
+pub const COUNTERS: u32 = 16;
+
 /// The engine's addresses in the suite (see `suites::tcp`).
 use crate::suites::tcp::{ENGINE_IP, ENGINE_MAC, PEER_IP};
 
@@ -91,6 +94,14 @@ pub struct ConnView {
     pub syns: u32,
     pub fins: u32,
     pub rsts: u32,
+    /// The peer's ISN (from its SYN) and whether its SYN carried a window-scale option (then
+    /// the engine's windows are scaled by its own shift).
+    pub peer_iss: Option<u32>,
+    pub peer_ws: bool,
+    /// The engine's last ACK number and window field, and the furthest right edge (ACK +
+    /// window << shift) it advertised.
+    pub last_adv: Option<(u32, u16)>,
+    pub max_edge: Option<u32>,
 }
 
 /// The checker's state.
@@ -110,6 +121,9 @@ pub struct EngineView {
     pub peer_rsts: Vec<Vec<u8>>,
     /// The peer's last segments (TCP headers), for reports.
     pub peer_last: Vec<Vec<u8>>,
+    /// The engine's receive buffer per connection, bytes (`params.rx_log2`): 0 leaves the
+    /// window rules unchecked.
+    pub rx_bytes: u32,
 }
 
 /// The local port of connection `c` in the suite.
@@ -130,6 +144,7 @@ impl EngineView {
             peer_segments: 0,
             peer_rsts: Vec::new(),
             peer_last: Vec::new(),
+            rx_bytes: 0,
         }
     }
 
@@ -155,6 +170,21 @@ impl EngineView {
             .wrapping_add(u32::from(fl & 2 != 0))
             .wrapping_add(u32::from(fl & 1 != 0));
         let k = &mut self.conns[c];
+        if fl & 0x12 == 0x12 && fl & 4 == 0 && k.peer_iss.is_none() {
+            k.peer_iss = Some(be32(f, 38));
+            let opts = &f[54..(34 + thl).min(f.len())];
+            let mut i = 0;
+            while i < opts.len() && opts[i] != 0 {
+                if opts[i] == 1 {
+                    i += 1;
+                    continue;
+                }
+                if opts[i] == 3 {
+                    k.peer_ws = true;
+                }
+                i += usize::from(opts.get(i + 1).copied().unwrap_or(2)).max(2);
+            }
+        }
         k.peer_end = Some(match k.peer_end {
             Some(e) if (end.wrapping_sub(e) as i32) < 0 => e,
             _ => end,
@@ -163,8 +193,14 @@ impl EngineView {
 }
 
 /// Checks one frame the engine sent at `cycle`; `sent[c]` is how many bytes connection `c`'s
-/// application had handed to the engine by then.
-pub fn check_frame(v: &mut EngineView, f: &[u8], sent: &[usize], cycle: u64) -> Result<(), String> {
+/// application had handed to the engine by then, `got[c]` how many it had taken from it.
+pub fn check_frame(
+    v: &mut EngineView,
+    f: &[u8],
+    sent: &[usize],
+    got: &[usize],
+    cycle: u64,
+) -> Result<(), String> {
     if f.len() < 60 {
         return Err(format!("{} bytes: shorter than 60", f.len()));
     }
@@ -188,12 +224,18 @@ pub fn check_frame(v: &mut EngineView, f: &[u8], sent: &[usize], cycle: u64) -> 
             }
             Ok(())
         }
-        0x0800 => check_ip(v, f, sent, cycle),
+        0x0800 => check_ip(v, f, sent, got, cycle),
         t => Err(format!("EtherType {t:#06x}")),
     }
 }
 
-fn check_ip(v: &mut EngineView, f: &[u8], sent: &[usize], cycle: u64) -> Result<(), String> {
+fn check_ip(
+    v: &mut EngineView,
+    f: &[u8],
+    sent: &[usize],
+    got: &[usize],
+    cycle: u64,
+) -> Result<(), String> {
     if f[14] != 0x45 || sum16(0, &f[14..34]) != 0xffff {
         return Err("IPv4 version/IHL or header checksum".into());
     }
@@ -213,7 +255,7 @@ fn check_ip(v: &mut EngineView, f: &[u8], sent: &[usize], cycle: u64) -> Result<
             }
             Ok(())
         }
-        6 => check_tcp(v, f[30..34].try_into().expect("4"), l4, sent, cycle),
+        6 => check_tcp(v, f[30..34].try_into().expect("4"), l4, sent, got, cycle),
         p => Err(format!("IP protocol {p}")),
     }
 }
@@ -223,6 +265,7 @@ fn check_tcp(
     dst: [u8; 4],
     t: &[u8],
     sent: &[usize],
+    got: &[usize],
     cycle: u64,
 ) -> Result<(), String> {
     v.tcp += 1;
@@ -287,6 +330,10 @@ fn check_tcp(
             "ACK {ack:#x} is ahead of what the peer sent (up to {peer_end:#x})"
         ));
     }
+    if fl & 4 == 0 && v.rx_bytes != 0 {
+        let wnd = be16(t, 14) as u16;
+        check_window(k, ack, wnd, ws, mss, v.rx_bytes, got[c])?;
+    }
     if fl & 4 != 0 {
         k.rsts += 1;
         return if k.rst_ok {
@@ -320,4 +367,95 @@ fn check_tcp(
         }
     }
     Ok(())
+}
+
+/// The receive-window rules (hdl-gen/src/tcp/mod.rs, RFC 9293 3.8.6.2.2): the engine holds the
+/// right edge it advertised exactly and moves it only forward, by min(rx_bytes / 2, MSS) at
+/// least, and advertises (edge - ACK) >> shift; seen from here, where the edge is rounded down
+/// by the shift: (a) the advertised edge never goes back by a whole unit of the shift, (b) two
+/// segments in a row with the same ACK number carry the same window unless the edge moved by
+/// a threshold's worth (so duplicate ACKs are duplicates, RFC 5681), (c) the edge never passes
+/// what the receive buffer holds (the bytes the application has taken, plus `rx_bytes`).
+fn check_window(
+    k: &mut ConnView,
+    ack: u32,
+    wnd: u16,
+    ws: u8,
+    mss: u16,
+    rx_bytes: u32,
+    got: usize,
+) -> Result<(), String> {
+    let Some(piss) = k.peer_iss else {
+        return Ok(());
+    };
+    let shift = if k.peer_ws { u32::from(ws.min(14)) } else { 0 };
+    let unit = 1i64 << shift;
+    let edge = ack.wrapping_add(u32::from(wnd) << shift);
+    let d = |a: u32, b: u32| i64::from(a.wrapping_sub(b) as i32);
+    let thresh = i64::from((rx_bytes / 2).min(u32::from(mss)));
+    let capped = wnd == 0xffff;
+    if let Some(m) = k.max_edge {
+        if d(edge, m) <= -unit && !capped {
+            return Err(format!(
+                "window: the right edge {edge:#x} (ACK {ack:#x}, window {wnd} << {shift}) is \
+                 behind {m:#x}, advertised before: the window shrank"
+            ));
+        }
+    }
+    if let Some((pa, pw)) = k.last_adv {
+        let pe = pa.wrapping_add(u32::from(pw) << shift);
+        if pa == ack && pw != wnd && !capped && d(edge, pe) <= thresh - unit {
+            return Err(format!(
+                "window: ACK {ack:#x} again with window {wnd} (was {pw}, << {shift}): the edge \
+                 moved by {}, less than min(rx_bytes / 2, MSS) = {thresh}, so this is no \
+                 duplicate ACK",
+                d(edge, pe)
+            ));
+        }
+    }
+    let limit = piss
+        .wrapping_add(1)
+        .wrapping_add(got as u32)
+        .wrapping_add(rx_bytes);
+    if d(edge, limit) > 0 {
+        return Err(format!(
+            "window: the right edge {edge:#x} is {} bytes past the receive buffer's end \
+             (the application took {got} bytes, the buffer holds {rx_bytes})",
+            d(edge, limit)
+        ));
+    }
+    k.last_adv = Some((ack, wnd));
+    if k.max_edge.is_none_or(|m| d(edge, m) > 0) {
+        k.max_edge = Some(edge);
+    }
+    Ok(())
+}
+
+/// A TCP segment's fields, as read from a frame.
+#[derive(Clone, Debug)]
+pub struct Seg {
+    pub seq: u32,
+    pub ack: u32,
+    pub flags: u8,
+    pub wnd: u16,
+    pub data: Vec<u8>,
+}
+
+/// The TCP segment in Ethernet frame `f`, if it holds one (lengths consistent).
+pub fn parse_seg(f: &[u8]) -> Option<Seg> {
+    if f.len() < 54 || be16(f, 12) != 0x0800 || f[23] != 6 {
+        return None;
+    }
+    let ip_len = be16(f, 16) as usize;
+    let thl = usize::from(f[46] >> 4) * 4;
+    if 14 + ip_len > f.len() || ip_len < 20 + thl || thl < 20 {
+        return None;
+    }
+    Some(Seg {
+        seq: be32(f, 38),
+        ack: be32(f, 42),
+        flags: f[47],
+        wnd: be16(f, 48) as u16,
+        data: f[34 + thl..14 + ip_len].to_vec(),
+    })
 }

@@ -109,6 +109,7 @@ pub fn all() -> Vec<Suite> {
         properties: vec![
             entry::<tcp::stream::TcpStreamProp>(),
             entry::<tcp::ping::TcpPingProp>(),
+            entry::<tcp::rules::TcpRulesProp>(),
         ],
     });
     suites.push(Suite {

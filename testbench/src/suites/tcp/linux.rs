@@ -86,12 +86,24 @@ pub struct Report {
     pub seg_in: u32,
     pub retrans: u32,
     pub rto_fires: u32,
+    /// Engine counters: fast retransmissions, duplicate ACKs in, out-of-order segments kept
+    /// and dropped.
+    pub fast_retrans: u32,
+    pub dup_acks: u32,
+    pub ooo: [u32; 2],
     /// Kernel (namespace) counters: TCP segments in, out, retransmitted.
     pub k_in: u64,
     pub k_out: u64,
     pub k_retrans: u64,
     /// The kernel's smoothed RTT of its connections at the end, largest, microseconds.
     pub k_rtt_us: u32,
+    /// The kernel's RTO expiries and fast retransmits (`TcpExt.TCPTimeouts`,
+    /// `TcpExt.TCPFastRetrans` in the namespace's /proc/net/netstat).
+    pub k_timeouts: u64,
+    pub k_fast: u64,
+    /// The longest time a connection's kernel-to-engine stream did not move (bytes left to
+    /// deliver, none delivered), milliseconds of wall time.
+    pub stall_ms: u64,
     /// Echo requests answered, and their data bytes each.
     pub pings: u32,
     pub ping_bytes: usize,
@@ -111,7 +123,8 @@ impl std::fmt::Display for Report {
         write!(
             f,
             "{} conns, engine->linux {} B, linux->engine {} B, {} closed first; engine segs \
-             out {} in {}, retrans {} (RTO {}); linux segs in {} out {} retrans {}, srtt {} us; {} pings answered \
+             out {} in {}, retrans {} (RTO {}, fast {}), dup ACKs in {}, out of order kept {} dropped {}; linux segs in {} out {} retrans {} (RTO expiries {}, fast \
+             retransmits {}), srtt {} us; longest receive stall {} ms; {} pings answered \
              ({} data bytes); ARP engine req {} rep {}, linux req {} rep {}; TAP frames {} to \
              linux, {} to the engine; bridge \
              drop/dup/reorder to linux {:?} to engine {:?}; {} cycles in {:.2} s",
@@ -127,10 +140,17 @@ impl std::fmt::Display for Report {
             self.seg_in,
             self.retrans,
             self.rto_fires,
+            self.fast_retrans,
+            self.dup_acks,
+            self.ooo[0],
+            self.ooo[1],
             self.k_in,
             self.k_out,
             self.k_retrans,
+            self.k_timeouts,
+            self.k_fast,
             self.k_rtt_us,
+            self.stall_ms,
             self.pings,
             self.ping_bytes,
             self.arp[0],
@@ -322,6 +342,13 @@ fn icmp_socket() -> Result<OwnedFd, String> {
 fn snmp() -> Result<Vec<(String, u64)>, String> {
     let text = std::fs::read_to_string("/proc/thread-self/net/snmp")
         .map_err(|e| format!("/proc/thread-self/net/snmp: {e}"))?;
+    Ok(parse_snmp(&text))
+}
+
+/// The namespace's `/proc/net/netstat` counters, `TcpExt.TCPTimeouts` style.
+fn netstat() -> Result<Vec<(String, u64)>, String> {
+    let text = std::fs::read_to_string("/proc/thread-self/net/netstat")
+        .map_err(|e| format!("/proc/thread-self/net/netstat: {e}"))?;
     Ok(parse_snmp(&text))
 }
 
@@ -978,6 +1005,7 @@ pub fn run_case(
         }
     }
     let mut view = EngineView::new(n, plan.mss as u16, plan.wscale as u8, plan.key);
+    view.rx_bytes = super::rx_bytes(&axil, &mut sim);
     {
         let mut a = app.borrow_mut();
         a.stall = plan.stall;
@@ -1024,6 +1052,8 @@ pub fn run_case(
     let start_cycle = sim.cycle();
     let pace0 = Instant::now();
     let mut was_up = vec![false; n];
+    // Per connection: bytes delivered at the last look, and when they last moved.
+    let mut progress: Vec<(usize, Option<Instant>)> = vec![(0, None); n];
     // CSR accesses run the model too, so the periodic work goes by due cycles.
     let (mut next_rx, mut next_pace, mut next_ctl) = (0u64, 0u64, 0u64);
     let mut trail = Trail::new(n);
@@ -1040,7 +1070,9 @@ pub fn run_case(
         seen += new.len();
         for f in new {
             if opt.golden {
-                golden::check_frame(&mut view, &f, &app.borrow().sent, cycle)
+                let a = app.borrow();
+                let got: Vec<usize> = a.got.iter().map(Vec::len).collect();
+                golden::check_frame(&mut view, &f, &a.sent, &got, cycle)
                     .map_err(|e| format!("cycle {cycle}: engine frame {f:02x?}: {e}"))?;
             }
             match arp_kind(&f) {
@@ -1142,6 +1174,19 @@ pub fn run_case(
         // Control, every 2048 cycles.
         {
             let a = app.borrow();
+            let now = Instant::now();
+            for c in 0..n {
+                let got = a.got[c].len();
+                if was_up[c] && got < plan.down[c].len() {
+                    match progress[c] {
+                        (g, Some(t)) if g == got => {
+                            let ms = now.duration_since(t).as_millis() as u64;
+                            report.stall_ms = report.stall_ms.max(ms);
+                        }
+                        _ => progress[c] = (got, Some(now)),
+                    }
+                }
+            }
             for c in 0..n {
                 if !plan.down[c].starts_with(&a.got[c]) {
                     let at = a.got[c]
@@ -1170,7 +1215,7 @@ pub fn run_case(
                         .iter()
                         .map(|&o| axil.mmio(&mut sim).read32(creg(c, o)))
                         .collect();
-                    let cn: Vec<u32> = (0..12)
+                    let cn: Vec<u32> = (0..golden::COUNTERS)
                         .map(|i| axil.mmio(&mut sim).read32(tcp_csr::SEG_IN + 4 * i))
                         .collect();
                     let a = app.borrow();
@@ -1190,7 +1235,7 @@ pub fn run_case(
         }
         let states: Vec<u32> = (0..n).map(|c| state(&mut sim, c)).collect();
         if let Some(c) = states.iter().position(|s| s & 0x10 != 0) {
-            let cn: Vec<u32> = (0..12)
+            let cn: Vec<u32> = (0..golden::COUNTERS)
                 .map(|i| axil.mmio(&mut sim).read32(tcp_csr::SEG_IN + 4 * i))
                 .collect();
             return Err(format!(
@@ -1249,7 +1294,7 @@ pub fn run_case(
             break;
         }
         if Instant::now() > deadline {
-            let cn: Vec<u32> = (0..12)
+            let cn: Vec<u32> = (0..golden::COUNTERS)
                 .map(|i| axil.mmio(&mut sim).read32(tcp_csr::SEG_IN + 4 * i))
                 .collect();
             let kernel = kernel_summary(&ns);
@@ -1285,17 +1330,23 @@ pub fn run_case(
     report.pings = ping_result.unwrap_or(0);
     report.ping_bytes = plan.pings.iter().sum::<usize>();
     report.faults = [to_kernel.counts, to_engine.counts].map(|c| [c[0], c[1], c[2]]);
-    let cn: Vec<u32> = (0..12)
+    let cn: Vec<u32> = (0..golden::COUNTERS)
         .map(|i| axil.mmio(&mut sim).read32(tcp_csr::SEG_IN + 4 * i))
         .collect();
     report.seg_out = cn[cnt::SEG_OUT];
     report.seg_in = cn[cnt::SEG_IN];
     report.retrans = cn[cnt::RETRANS];
     report.rto_fires = cn[cnt::RTO_FIRES];
+    report.fast_retrans = cn[cnt::FAST_RETRANS];
+    report.dup_acks = cn[cnt::DUP_ACKS];
+    report.ooo = [cn[cnt::OOO_KEPT], cn[cnt::OOO_DROPPED]];
     let k = ns.enter(snmp)??;
     report.k_in = counter(&k, "Tcp.InSegs");
     report.k_out = counter(&k, "Tcp.OutSegs");
     report.k_retrans = counter(&k, "Tcp.RetransSegs");
+    let kx = ns.enter(netstat)??;
+    report.k_timeouts = counter(&kx, "TcpExt.TCPTimeouts");
+    report.k_fast = counter(&kx, "TcpExt.TCPFastRetrans");
 
     // The checks at the end.
     let mut bad = Vec::new();

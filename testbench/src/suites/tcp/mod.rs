@@ -19,6 +19,7 @@
 
 pub mod linux;
 pub mod ping;
+pub mod rules;
 pub mod stream;
 
 use crate::drivers::axil::{Axil, AxilConfig};
@@ -341,6 +342,11 @@ pub struct Env {
     pub mangle: Option<Mangle>,
 }
 
+/// The engine's receive buffer per connection, bytes (its `params` CSR).
+pub fn rx_bytes(axil: &Axil, sim: &mut Sim<Top>) -> u32 {
+    1 << ((axil.mmio(sim).read32(tcp_csr::PARAMS) >> 8) & 31)
+}
+
 /// Connection `c`'s register at `off`.
 pub fn creg(c: usize, off: u32) -> u32 {
     tcp_csr::C0_REMOTE_IP + 0x40 * c as u32 + off
@@ -420,7 +426,8 @@ impl Env {
             ))
             .expect("one address");
         });
-        let view = EngineView::new(n, setup.mss as u16, setup.wscale as u8, setup.key);
+        let mut view = EngineView::new(n, setup.mss as u16, setup.wscale as u8, setup.key);
+        view.rx_bytes = rx_bytes(&axil, &mut sim);
         Env {
             sim,
             axil,
@@ -458,7 +465,8 @@ impl Env {
         self.seen_tx += new.len();
         for f in new {
             let app = self.app.borrow();
-            golden::check_frame(&mut self.view, &f, &app.sent, cycle)
+            let got: Vec<usize> = app.got.iter().map(Vec::len).collect();
+            golden::check_frame(&mut self.view, &f, &app.sent, &got, cycle)
                 .map_err(|e| format!("cycle {cycle}: engine frame {f:02x?}: {e}"))?;
             drop(app);
             self.engine_frames.push(f.clone());
@@ -510,7 +518,7 @@ impl Env {
 
     /// The counters, in `tcp_csr` order.
     pub fn counters(&mut self) -> Vec<u32> {
-        (0..12)
+        (0..golden::COUNTERS)
             .map(|i| self.read(tcp_csr::SEG_IN + 4 * i))
             .collect()
     }
@@ -530,4 +538,8 @@ pub mod cnt {
     pub const ECHO_OUT: usize = 9;
     pub const ARP_OUT: usize = 10;
     pub const TX_DROP: usize = 11;
+    pub const OOO_KEPT: usize = 12;
+    pub const OOO_DROPPED: usize = 13;
+    pub const DUP_ACKS: usize = 14;
+    pub const FAST_RETRANS: usize = 15;
 }

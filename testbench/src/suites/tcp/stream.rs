@@ -9,7 +9,8 @@
 //! sides; every frame passes `models::tcp`'s golden check; the engine ends CLOSED or in TIME-WAIT
 //! without a failure and smoltcp in CLOSED or TIME-WAIT; the counters agree with the frames seen (segments
 //! and ARP frames sent, no RST either way, no tx byte dropped, a checksum drop for each frame
-//! the link corrupted in its TCP or IP bytes at most, none without faults).
+//! the link corrupted in its TCP or IP bytes at most, none without faults; no out-of-order
+//! segment without faults; fast retransmissions among the retransmissions).
 
 use super::{cnt, creg, Env, Faults, Setup, LOCAL_PORT_BASE};
 use crate::prop::Property;
@@ -335,6 +336,20 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     if !faulty && cn[cnt::DROP_CSUM] + cn[cnt::DROP_MALFORMED] != 0 {
         return Err(format!(
             "a clean link, yet checksum or malformed drops: {cn:?}"
+        ));
+    }
+    // Out of order needs a link that reorders or loses (the exact counts are `tcp_rules`').
+    if !faulty && cn[cnt::OOO_KEPT] + cn[cnt::OOO_DROPPED] != 0 {
+        return Err(format!("a clean link, yet out-of-order segments: {cn:?}"));
+    }
+    if cn[cnt::OOO_KEPT] + cn[cnt::OOO_DROPPED] + cn[cnt::DUP_ACKS] > cn[cnt::SEG_IN] {
+        return Err(format!(
+            "more out-of-order segments and duplicate ACKs than segments in: {cn:?}"
+        ));
+    }
+    if cn[cnt::FAST_RETRANS] > cn[cnt::RETRANS] {
+        return Err(format!(
+            "more fast retransmissions than retransmissions: {cn:?}"
         ));
     }
     // A corrupted frame may also have been duplicated.

@@ -1,0 +1,654 @@
+//! Property `tcp_rules`: the engine's receive and retransmission rules against a scripted peer
+//! (no smoltcp: the test writes every frame the peer sends, so each rule is exercised on purpose
+//! and checked exactly). Connection 0 opens (the script answers its ARP request and its SYN,
+//! with or without a window-scale option), then:
+//!
+//! 1. Receiving (the engine's application sends nothing): the peer's stream, cut into segments,
+//!    arrives in a drawn order with repeats (out of order, duplicated, overlapping the kept
+//!    range, entirely old) and with probes (no data, sequence number RCV.NXT - 1, as Linux's
+//!    zero-window probe) and with segments whose checksum fails (other bytes at a segment's
+//!    sequence numbers: unanswered, and never in place of kept bytes). The script waits until the engine is quiet and its application has
+//!    taken every byte in order before each segment, then checks the engine's answer: exactly
+//!    an ACK of what a one-range reassembly model says RCV.NXT is; for a segment out of order,
+//!    old, or a probe, the same ACK number and window as the engine's previous segment (a
+//!    duplicate ACK, RFC 5681). Then every segment in order, so the whole stream arrives.
+//! 2. Sending: the engine's application sends a stream; the peer holds its ACKs until it has
+//!    every segment's first transmission, drops the drawn ones among them, and then ACKs one
+//!    segment at a time, cumulatively, `GAP` cycles apart (a retransmission is taken and ACKed
+//!    next). The RTO is far longer than the test, so every retransmission must be a fast one:
+//!    none before the third duplicate ACK of a loss, one within `GAP` cycles of it, and after a
+//!    partial ACK in recovery (RFC 6582) the next hole within `GAP` cycles.
+//!
+//! Checked at the end: both streams byte for byte, and the counters exactly: `ooo_kept` and
+//! `ooo_dropped` (the model's), `drop_csum` (the broken segments), `dup_acks` (the duplicate ACKs the peer sent), `fast_retrans`
+//! and `retrans` (one per dropped segment), `rto_fires` 0. Every engine frame also passes
+//! `models::tcp`'s golden check, window rules included.
+
+use super::{
+    cnt, creg, Env, Faults, Setup, ENGINE_IP, ENGINE_MAC, LOCAL_PORT_BASE, PEER_IP, PEER_MAC,
+};
+use crate::models::tcp::{parse_seg, sum16, tcp_sum, Seg};
+use crate::prop::Property;
+use crate::rng::Rng;
+use crate::rtl::regs::tcp_csr;
+use proptest::prelude::*;
+use proptest::strategy::BoxedStrategy;
+use std::collections::VecDeque;
+use std::path::Path;
+
+/// Cycles the peer leaves between its ACKs in the sending part (and waits for an answer): a
+/// full segment takes about 3000 cycles to come out (a checksum pass, then a byte a cycle),
+/// and another may be on its way first.
+const GAP: u64 = 8000;
+/// Cycles without an engine frame that count as quiet.
+const QUIET: u64 = 400;
+
+/// One step of the receiving part.
+#[derive(Clone, Debug)]
+pub enum Step {
+    /// Segment `i` of the peer's stream (modulo the segment count).
+    Seg(u8),
+    /// A segment without data at RCV.NXT - 1.
+    Probe,
+    /// Segment `i`'s sequence numbers with other bytes and a broken TCP checksum: dropped
+    /// unanswered, and its bytes must not replace kept ones.
+    Bad(u8),
+}
+
+/// The stimulus.
+#[derive(Clone, Debug)]
+pub struct Input {
+    /// The peer's stream, as segment lengths.
+    pub seg_lens: Vec<u16>,
+    pub steps: Vec<Step>,
+    /// The window shift in the peer's SYN (none: no option, so neither side scales).
+    pub peer_ws: Option<u8>,
+    /// MSS CSR choice, window-shift CSR.
+    pub mss: u8,
+    pub wscale: u8,
+    /// The engine's stream, bytes.
+    pub tx_bytes: u16,
+    /// Which first transmissions the peer drops (fractions of the segment count, in 1/256).
+    pub lost: Vec<u8>,
+    pub seed: u64,
+}
+
+/// An Ethernet/IPv4/TCP frame from the peer to the engine's connection 0.
+fn peer_tcp(seq: u32, ack: u32, flags: u8, wnd: u16, opts: &[u8], data: &[u8]) -> Vec<u8> {
+    let mut t = Vec::new();
+    t.extend(4420u16.to_be_bytes());
+    t.extend((LOCAL_PORT_BASE as u16).to_be_bytes());
+    t.extend(seq.to_be_bytes());
+    t.extend(ack.to_be_bytes());
+    t.push(((20 + opts.len()) as u8 / 4) << 4);
+    t.push(flags);
+    t.extend(wnd.to_be_bytes());
+    t.extend([0, 0, 0, 0]);
+    t.extend(opts);
+    t.extend(data);
+    let s = !(tcp_sum(PEER_IP, ENGINE_IP, &t) as u16);
+    t[16..18].copy_from_slice(&s.to_be_bytes());
+    let mut f = Vec::new();
+    f.extend(ENGINE_MAC);
+    f.extend(PEER_MAC);
+    f.extend([8, 0]);
+    let mut h = vec![0x45, 0, 0, 0, 0, 0, 0x40, 0, 64, 6, 0, 0];
+    h[2..4].copy_from_slice(&(20 + t.len() as u16).to_be_bytes());
+    h.extend(PEER_IP);
+    h.extend(ENGINE_IP);
+    let s = !(sum16(0, &h) as u16);
+    h[10..12].copy_from_slice(&s.to_be_bytes());
+    f.extend(h);
+    f.extend(t);
+    f.resize(f.len().max(60), 0);
+    f
+}
+
+fn arp_reply() -> Vec<u8> {
+    let mut f = Vec::new();
+    f.extend(ENGINE_MAC);
+    f.extend(PEER_MAC);
+    f.extend([8, 6, 0, 1, 8, 0, 6, 4, 0, 2]);
+    f.extend(PEER_MAC);
+    f.extend(PEER_IP);
+    f.extend(ENGINE_MAC);
+    f.extend(ENGINE_IP);
+    f.resize(60, 0);
+    f
+}
+
+/// The engine, the frames it sent not yet looked at, and the script's clock.
+struct Script {
+    env: Env,
+    seen: usize,
+    inbox: VecDeque<Seg>,
+    last_out: u64,
+    arp_req: u32,
+}
+
+impl Script {
+    fn step(&mut self) -> Result<(), String> {
+        self.env.sim.step();
+        let cycle = self.env.sim.cycle();
+        let new: Vec<Vec<u8>> = self.env.sink.borrow().frames[self.seen..]
+            .iter()
+            .map(|f| f.data.clone())
+            .collect();
+        self.seen += new.len();
+        for f in new {
+            {
+                let app = self.env.app.borrow();
+                let got: Vec<usize> = app.got.iter().map(Vec::len).collect();
+                crate::models::tcp::check_frame(&mut self.env.view, &f, &app.sent, &got, cycle)
+                    .map_err(|e| format!("cycle {cycle}: engine frame {f:02x?}: {e}"))?;
+            }
+            self.last_out = cycle;
+            if f[12..14] == [8, 6] {
+                self.arp_req += u32::from(f[21] == 1);
+            } else if let Some(s) = parse_seg(&f) {
+                self.env.engine_frames.push(f);
+                self.inbox.push_back(s);
+            }
+        }
+        if let Some(v) = self.env.sink.borrow().violations.first() {
+            return Err(format!("m_axis: {v}"));
+        }
+        if let Some(v) = self.env.app.borrow().violations.first() {
+            return Err(format!("byte streams: {v}"));
+        }
+        Ok(())
+    }
+
+    fn send(&mut self, f: Vec<u8>) {
+        self.env.view.peer_frame(&f);
+        self.env.src.borrow_mut().send(f);
+    }
+
+    /// The engine's next TCP segment within `limit` cycles.
+    fn next_seg(&mut self, limit: u64, what: &str) -> Result<Seg, String> {
+        let end = self.env.sim.cycle() + limit;
+        while self.inbox.is_empty() {
+            if self.env.sim.cycle() > end {
+                return Err(format!(
+                    "cycle {}: no segment from the engine within {limit} cycles ({what})",
+                    self.env.sim.cycle()
+                ));
+            }
+            self.step()?;
+        }
+        Ok(self.inbox.pop_front().expect("checked"))
+    }
+
+    /// Steps until `done` has held, and no engine frame came, for `QUIET` cycles (a window
+    /// update after the application's last byte has had its time).
+    fn settle(&mut self, done: &dyn Fn(&Env) -> bool, what: &str) -> Result<(), String> {
+        let end = self.env.sim.cycle() + 200_000;
+        let mut since: Option<u64> = None;
+        loop {
+            self.step()?;
+            let c = self.env.sim.cycle();
+            since = if done(&self.env) {
+                since.or(Some(c))
+            } else {
+                None
+            };
+            if since.is_some_and(|t| c - t.max(self.last_out) > QUIET) {
+                return Ok(());
+            }
+            if c > end {
+                return Err(format!("cycle {c}: never quiet ({what})"));
+            }
+        }
+    }
+}
+
+/// One-range reassembly as the contract states it: RCV.NXT and the kept range, offsets in the
+/// peer's stream.
+#[derive(Default)]
+struct Reasm {
+    nxt: u32,
+    hole: Option<(u32, u32)>,
+    kept: u32,
+    dropped: u32,
+}
+
+impl Reasm {
+    /// A data segment [a, b); true when it is out of order.
+    fn seg(&mut self, a: u32, b: u32) -> bool {
+        if a <= self.nxt {
+            if b > self.nxt {
+                self.nxt = b;
+                if let Some((lo, hi)) = self.hole {
+                    if lo <= self.nxt {
+                        self.nxt = self.nxt.max(hi);
+                        self.hole = None;
+                    }
+                }
+            }
+            return false;
+        }
+        match self.hole {
+            None => {
+                self.hole = Some((a, b));
+                self.kept += 1;
+            }
+            Some((lo, hi)) if a <= hi && b >= lo => {
+                self.hole = Some((lo.min(a), hi.max(b)));
+                self.kept += 1;
+            }
+            Some(_) => self.dropped += 1,
+        }
+        true
+    }
+}
+
+pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
+    let mss = [536u32, 1000, 1460][usize::from(input.mss % 3)];
+    let setup = Setup {
+        mss,
+        wscale: u32::from(input.wscale % 5),
+        key: (7, 9),
+        // 6000 ticks of 20 cycles: no RTO within the test.
+        rto_min: 6000,
+        retries: 8,
+        time_wait: 50,
+    };
+    let mut env = Env::new(
+        waves,
+        input.seed,
+        Faults::default(),
+        Faults::default(),
+        &setup,
+    );
+    env.write(tcp_csr::RTO_INIT, 6000);
+    env.write(tcp_csr::RTO_MAX, 12000);
+    let mut rng = Rng::new(input.seed ^ 11);
+    let down: Vec<u8> = {
+        let total: usize = input.seg_lens.iter().map(|&l| usize::from(l)).sum();
+        (0..total).map(|_| rng.next_u64() as u8).collect()
+    };
+    let up: Vec<u8> = (0..input.tx_bytes).map(|_| rng.next_u64() as u8).collect();
+    env.view.conns[0].data = up.clone();
+    let mut s = Script {
+        env,
+        seen: 0,
+        inbox: VecDeque::new(),
+        last_out: 0,
+        arp_req: 0,
+    };
+
+    // Open: ARP, SYN, SYN-ACK, ACK.
+    s.env.write(creg(0, 8), 1);
+    let end = s.env.sim.cycle() + 20_000;
+    while s.arp_req == 0 {
+        if s.env.sim.cycle() > end {
+            return Err("no ARP request from the engine".into());
+        }
+        s.step()?;
+    }
+    s.send(arp_reply());
+    let syn = s.next_seg(20_000, "the SYN")?;
+    if syn.flags != 0x02 {
+        return Err(format!(
+            "the engine's first segment has flags {:#04x}",
+            syn.flags
+        ));
+    }
+    let iss = syn.seq;
+    let piss = rng.next_u64() as u32;
+    // The peer's window: a multiple of any shift, the same in every segment once scaled.
+    let pwnd: u32 = 0xf000;
+    let mut opts = vec![2, 4, 0x05, 0xb4];
+    if let Some(ws) = input.peer_ws {
+        opts.extend([1, 3, 3, ws % 13]);
+    }
+    let pws = input.peer_ws.map_or(0, |w| w % 13);
+    s.send(peer_tcp(
+        piss,
+        iss.wrapping_add(1),
+        0x12,
+        pwnd as u16,
+        &opts,
+        &[],
+    ));
+    let a = s.next_seg(20_000, "the ACK of the SYN-ACK")?;
+    if a.flags != 0x10 || a.ack != piss.wrapping_add(1) || a.seq != iss.wrapping_add(1) {
+        return Err(format!("the handshake's ACK: {a:?}"));
+    }
+    let wfield = (pwnd >> pws) as u16;
+    let mut last = (a.ack, a.wnd);
+
+    // 1. Receiving.
+    let mut offs = Vec::new();
+    let mut o = 0u32;
+    for &l in &input.seg_lens {
+        offs.push((o, o + u32::from(l)));
+        o += u32::from(l);
+    }
+    let mut m = Reasm::default();
+    let mut steps: Vec<Option<usize>> = input
+        .steps
+        .iter()
+        .map(|st| match st {
+            Step::Seg(i) => Some(usize::from(*i) % offs.len()),
+            Step::Probe => None,
+            Step::Bad(i) => Some(offs.len() + usize::from(*i) % offs.len()),
+        })
+        .collect();
+    let mut bad = 0u32;
+    // Then everything in order, so the whole stream arrives.
+    steps.extend((0..offs.len()).map(Some));
+    let ack0 = iss.wrapping_add(1);
+    for (n, st) in steps.iter().enumerate() {
+        let nxt = m.nxt as usize;
+        s.settle(
+            &|e: &Env| e.app.borrow().got[0].len() == nxt,
+            "before a segment",
+        )?;
+        while let Some(x) = s.inbox.pop_front() {
+            last = (x.ack, x.wnd);
+        }
+        let (dup, what) = match *st {
+            Some(j) if j >= offs.len() => {
+                let (a, b) = offs[j - offs.len()];
+                let seq = piss.wrapping_add(1).wrapping_add(a);
+                let junk: Vec<u8> = (a..b).map(|_| rng.next_u64() as u8).collect();
+                let mut f = peer_tcp(seq, ack0, 0x18, wfield, &[], &junk);
+                f[50] ^= 0x5a;
+                s.send(f);
+                bad += 1;
+                let end = s.env.sim.cycle() + 2 * QUIET + 2 * u64::from(b - a);
+                while s.env.sim.cycle() < end {
+                    s.step()?;
+                }
+                if let Some(x) = s.inbox.pop_front() {
+                    return Err(format!(
+                        "step {n}: a segment with a bad checksum over [{a}, {b}) was answered: {x:?}"
+                    ));
+                }
+                continue;
+            }
+            Some(i) => {
+                let (a, b) = offs[i];
+                let seq = piss.wrapping_add(1).wrapping_add(a);
+                let f = peer_tcp(seq, ack0, 0x18, wfield, &[], &down[a as usize..b as usize]);
+                s.send(f);
+                let ooo = m.seg(a, b);
+                (
+                    ooo || b <= nxt as u32,
+                    format!("step {n}: segment {i} [{a}, {b})"),
+                )
+            }
+            None => {
+                let seq = piss.wrapping_add(m.nxt);
+                s.send(peer_tcp(seq, ack0, 0x10, wfield, &[], &[]));
+                (true, format!("step {n}: a probe at RCV.NXT - 1"))
+            }
+        };
+        let r = s.next_seg(5000, &what)?;
+        let want = piss.wrapping_add(1).wrapping_add(m.nxt);
+        if r.flags != 0x10 || !r.data.is_empty() || r.ack != want {
+            return Err(format!(
+                "{what}: the engine answered {r:?}, want a pure ACK of {want:#x} (RCV.NXT at \
+                 stream offset {}, kept range {:?})",
+                m.nxt, m.hole
+            ));
+        }
+        if dup && (r.ack, r.wnd) != last {
+            return Err(format!(
+                "{what}: a duplicate ACK must repeat the last one, (ACK, window) {last:x?}, \
+                 the engine sent {:x?}",
+                (r.ack, r.wnd)
+            ));
+        }
+        last = (r.ack, r.wnd);
+    }
+    let total = down.len();
+    s.settle(
+        &|e: &Env| e.app.borrow().got[0].len() == total,
+        "the stream's end",
+    )?;
+    if s.env.app.borrow().got[0] != down {
+        return Err("the engine delivered bytes other than the peer's stream".into());
+    }
+
+    // 2. Sending: every first transmission, held.
+    let pseq = piss.wrapping_add(1).wrapping_add(total as u32);
+    let start = iss.wrapping_add(1);
+    let stream_end = start.wrapping_add(u32::from(input.tx_bytes));
+    let rel = |x: u32| x.wrapping_sub(start);
+    s.env.app.borrow_mut().to_send[0] = up.iter().copied().collect();
+    let mut firsts: Vec<Seg> = Vec::new();
+    let mut sent_end = start;
+    let end = s.env.sim.cycle() + 100_000;
+    while sent_end != stream_end {
+        if s.env.sim.cycle() > end {
+            return Err(format!(
+                "the engine sent {} of its {} bytes before any ACK",
+                rel(sent_end),
+                input.tx_bytes
+            ));
+        }
+        s.step()?;
+        while let Some(x) = s.inbox.pop_front() {
+            if x.data.is_empty() {
+                continue;
+            }
+            if x.seq != sent_end {
+                return Err(format!(
+                    "a retransmission at offset {} before any ACK (RTO is 120000 cycles)",
+                    rel(x.seq)
+                ));
+            }
+            sent_end = x.seq.wrapping_add(x.data.len() as u32);
+            firsts.push(x);
+        }
+    }
+    let nseg = firsts.len();
+    let mut lost: Vec<usize> = if nseg >= 4 {
+        input
+            .lost
+            .iter()
+            .map(|&f| usize::from(f) * (nseg - 3) / 256)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    lost.sort_unstable();
+    lost.dedup();
+    // Three segments after the first loss at least, so its third duplicate ACK comes.
+    while !lost.is_empty() && nseg - lost[0] - lost.len() < 3 {
+        lost.pop();
+    }
+    // The peer's receiver: received ranges (offsets), cumulative ACK.
+    let mut have = vec![false; usize::from(input.tx_bytes)];
+    let mut queue: VecDeque<Seg> = firsts
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| !lost.contains(i))
+        .map(|(_, x)| x)
+        .collect();
+    let mut ack = start;
+    let mut dups_sent = 0u32;
+    let mut dups_episode = 0u32;
+    let mut in_rec = false;
+    let mut fast_seen = 0u32;
+    // A retransmission is due by this cycle (third duplicate ACK, partial ACK).
+    let mut due: Option<(u64, u32, &str)> = None;
+    let mut dues = 0u32;
+    loop {
+        // Take what arrived: retransmissions first in the queue.
+        while let Some(x) = s.inbox.pop_front() {
+            if x.data.is_empty() {
+                continue;
+            }
+            let a = rel(x.seq);
+            if (x.seq.wrapping_sub(sent_end) as i32) < 0 {
+                if !(in_rec || dups_episode >= 3) {
+                    return Err(format!(
+                        "cycle {}: a retransmission at offset {a} after {dups_episode} duplicate \
+                         ACKs (a fast retransmit needs 3; the RTO is far away)",
+                        s.env.sim.cycle()
+                    ));
+                }
+                if x.seq != ack {
+                    return Err(format!(
+                        "a fast retransmission at offset {a}, not at SND.UNA (offset {})",
+                        rel(ack)
+                    ));
+                }
+                fast_seen += 1;
+                in_rec = true;
+                due = None;
+                queue.push_front(x);
+            } else {
+                sent_end = x.seq.wrapping_add(x.data.len() as u32);
+                queue.push_back(x);
+            }
+        }
+        if let Some((t, at, why)) = due {
+            if s.env.sim.cycle() > t {
+                let cn = s.env.counters();
+                let regs: Vec<u32> = [12, 16, 20, 24, 36]
+                    .iter()
+                    .map(|&o| s.env.read(creg(0, o)))
+                    .collect();
+                return Err(format!(
+                    "no retransmission of offset {} within {GAP} cycles of {why} ({dups_sent} \
+                     duplicate ACKs sent; engine counters {cn:?}; state, SND.UNA, SND.NXT, \
+                     RCV.NXT, SND.WND {regs:x?}; offsets from {start:#x})",
+                    rel(at)
+                ));
+            }
+        }
+        if ack == stream_end && queue.is_empty() {
+            break;
+        }
+        let Some(x) = queue.pop_front() else {
+            if due.is_none() {
+                return Err(format!(
+                    "the engine stopped: ACK at offset {}, of {} bytes",
+                    rel(ack),
+                    input.tx_bytes
+                ));
+            }
+            s.step()?;
+            continue;
+        };
+        let a = rel(x.seq) as usize;
+        for (j, &b) in x.data.iter().enumerate() {
+            if up[a + j] != b {
+                return Err(format!("the engine sent a wrong byte at offset {}", a + j));
+            }
+            have[a + j] = true;
+        }
+        let cum = have.iter().position(|&h| !h).unwrap_or(have.len()) as u32;
+        let new_ack = start.wrapping_add(cum);
+        if new_ack == ack && ack != sent_end {
+            // A duplicate while data is outstanding (once everything is ACKed, a copy the peer
+            // already had is ACKed again, but that is no duplicate ACK for the engine).
+            dups_sent += 1;
+            dups_episode += 1;
+            if dups_episode == 3 && !in_rec {
+                due = Some((s.env.sim.cycle() + GAP, ack, "the third duplicate ACK"));
+                dues += 1;
+            }
+        } else {
+            dups_episode = 0;
+            if in_rec && new_ack != sent_end {
+                due = Some((s.env.sim.cycle() + GAP, new_ack, "a partial ACK"));
+                dues += 1;
+            } else {
+                in_rec = false;
+            }
+        }
+        ack = new_ack;
+        if std::env::var_os("TCP_RULES_TRACE").is_some() {
+            eprintln!(
+                "cycle {}: peer ACK {} (segment at {} len {}), dups {dups_episode}, due {due:?}",
+                s.env.sim.cycle(),
+                rel(ack),
+                a,
+                x.data.len()
+            );
+        }
+        s.send(peer_tcp(pseq, ack, 0x10, wfield, &[], &[]));
+        let until = s.env.sim.cycle() + GAP;
+        while s.env.sim.cycle() < until && (s.inbox.is_empty() || due.is_none()) {
+            s.step()?;
+        }
+    }
+    if s.env.app.borrow().sent[0] != up.len() {
+        return Err("the application's stream was not all taken".into());
+    }
+    s.settle(&|_| true, "the end")?;
+    let cn = s.env.counters();
+    let want = [
+        (cnt::OOO_KEPT, m.kept, "ooo_kept"),
+        (cnt::OOO_DROPPED, m.dropped, "ooo_dropped"),
+        (cnt::DUP_ACKS, dups_sent, "dup_acks"),
+        (cnt::FAST_RETRANS, dues, "fast_retrans"),
+        (cnt::RETRANS, dues, "retrans"),
+        (cnt::RTO_FIRES, 0, "rto_fires"),
+        (cnt::DROP_CSUM, bad, "drop_csum"),
+        (cnt::SEG_OUT, s.env.view.tcp, "seg_out"),
+    ];
+    if fast_seen != dues {
+        return Err(format!(
+            "{fast_seen} fast retransmissions seen, {dues} due (third duplicate ACKs and \
+             partial ACKs)"
+        ));
+    }
+    for (i, w, name) in want {
+        if cn[i] != w {
+            return Err(format!(
+                "counter {name} is {}, want {w} (counters {cn:?}; {fast_seen} fast \
+                 retransmissions seen, lost first transmissions {lost:?} of {nseg})",
+                cn[i]
+            ));
+        }
+    }
+    Ok(())
+}
+
+pub struct TcpRulesProp;
+
+impl Property for TcpRulesProp {
+    type Input = Input;
+    const NAME: &'static str = "tcp_rules";
+
+    fn strategy() -> BoxedStrategy<Input> {
+        (
+            prop::collection::vec(1u16..700, 2..10),
+            prop::collection::vec(
+                prop_oneof![
+                    6 => any::<u8>().prop_map(Step::Seg),
+                    1 => Just(Step::Probe),
+                    2 => any::<u8>().prop_map(Step::Bad),
+                ],
+                0..16,
+            ),
+            prop::option::of(0u8..15),
+            (any::<u8>(), any::<u8>()),
+            (1u16..7000, prop::collection::vec(any::<u8>(), 0..3)),
+            any::<u64>(),
+        )
+            .prop_map(
+                |(seg_lens, steps, peer_ws, (mss, wscale), (tx_bytes, lost), seed)| Input {
+                    seg_lens,
+                    steps,
+                    peer_ws,
+                    mss,
+                    wscale,
+                    tx_bytes,
+                    lost,
+                    seed,
+                },
+            )
+            .boxed()
+    }
+
+    fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
+        run(input, waves)
+    }
+}
