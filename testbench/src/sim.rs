@@ -102,6 +102,15 @@ thread_local! {
 /// random models are created one at a time, or a concurrent creation would change the values.
 static RANDOM_CREATE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// Holds [`RANDOM_CREATE`] while a model with random initial values (`init_seed` nonzero) is
+/// created and first evaluated. Verilator draws those values from a per-thread generator that
+/// reseeds itself whenever any model on any thread sets its seed (a process-wide epoch), and it
+/// draws them both in the constructor and in the first evaluation (the X-assignment values of
+/// `initial` code): with another thread seeding in between, a case would not replay.
+fn random_create(init_seed: u32) -> Option<std::sync::MutexGuard<'static, ()>> {
+    (init_seed != 0).then(|| RANDOM_CREATE.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
 /// Runs `f` with every model it creates (on this thread) starting as `mode` says; with
 /// [`XInit::Random`], the n-th model gets values drawn from a seed derived from `seed` and n.
 /// Property runs wrap every run of a case in it (the case's seed), so shrinking and replay see
@@ -347,12 +356,8 @@ impl<M: Dut> Sim<M> {
         // (the models' archives come after the Rust code on the link line).
         std::hint::black_box(crate::mutants::tb_mutant_sel as extern "C" fn() -> std::ffi::c_int);
         let init_seed = next_init_seed();
-        let dut = Rc::new(if init_seed == 0 {
-            M::create(0)
-        } else {
-            let _one_at_a_time = RANDOM_CREATE.lock().unwrap_or_else(|e| e.into_inner());
-            M::create(init_seed)
-        });
+        let one_at_a_time = random_create(init_seed);
+        let dut = Rc::new(M::create(init_seed));
         let keep: Rc<dyn Any> = dut.clone();
         let find = |name: &'static str| {
             dut.port_ptr(name).map(|(ptr, width)| Signal {
@@ -391,6 +396,9 @@ impl<M: Dut> Sim<M> {
         sim.clk.set(0);
         if let Some((r, low)) = &sim.rst {
             r.set(if *low { 1 } else { 0 });
+        }
+        if one_at_a_time.is_some() {
+            sim.dut.eval();
         }
         sim
     }
@@ -605,12 +613,8 @@ impl<M: Dut> MultiSim<M> {
         record_top(M::NAME);
         std::hint::black_box(crate::mutants::tb_mutant_sel as extern "C" fn() -> std::ffi::c_int);
         let init_seed = next_init_seed();
-        let dut = Rc::new(if init_seed == 0 {
-            M::create(0)
-        } else {
-            let _one_at_a_time = RANDOM_CREATE.lock().unwrap_or_else(|e| e.into_inner());
-            M::create(init_seed)
-        });
+        let one_at_a_time = random_create(init_seed);
+        let dut = Rc::new(M::create(init_seed));
         let keep: Rc<dyn Any> = dut.clone();
         for &(name, width, input) in M::PORTS {
             if input {
@@ -650,6 +654,10 @@ impl<M: Dut> MultiSim<M> {
                 }
             })
             .collect();
+        if one_at_a_time.is_some() {
+            dut.eval();
+        }
+        drop(one_at_a_time);
         let mut sim = MultiSim {
             dut,
             clocks,
