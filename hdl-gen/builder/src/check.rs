@@ -417,6 +417,14 @@ fn check_names(ctx: &mut Ctx) {
     for i in &d.insts {
         names.push((&i.name, i.loc));
     }
+    let labels: Vec<(String, Loc)> = d
+        .covers
+        .iter()
+        .map(|c| (format!("cov_{}", c.name), c.loc))
+        .collect();
+    for (l, loc) in &labels {
+        names.push((l, loc));
+    }
     if let Err(msg) = legal_identifier(&d.name) {
         ctx.err(ErrorKind::NameCollision, None, d.loc, msg);
     }
@@ -691,13 +699,18 @@ pub(crate) fn check(d: &ModuleData, errors: &mut Vec<Error>) -> Vec<Vec<usize>> 
     // Flip-flops read the clock, and the reset when they have one.
     for (i, s) in d.signals.iter().enumerate() {
         let read = match s.role {
-            Role::Clock => !d.regs.is_empty() || !d.mems.is_empty(),
-            Role::Reset => d.regs.iter().any(|r| r.reset.is_some()),
+            Role::Clock => !d.regs.is_empty() || !d.mems.is_empty() || !d.covers.is_empty(),
+            Role::Reset => d.regs.iter().any(|r| r.reset.is_some()) || !d.covers.is_empty(),
             Role::Normal => false,
         };
         if read {
             ctx.mark(d.handle(i as u32), 0, 0);
         }
+    }
+    // Coverage points read their conditions (in simulation only; see `ModuleBuilder::cover`).
+    for c in &d.covers {
+        let mut reads = BTreeSet::new();
+        ctx.cond(&c.cond, &mut reads, "cover condition");
     }
     for m in &d.mems {
         for w in &m.writes {

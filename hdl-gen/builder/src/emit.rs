@@ -471,6 +471,34 @@ pub(crate) fn module_body(m: &Module) -> String {
         let _ = writeln!(out, "{IND}end");
     }
 
+    // Functional coverage points, last: simulation only.
+    if !d.covers.is_empty() {
+        let active = if d.reset_style.active_low() {
+            rst.clone()
+        } else {
+            format!("!{rst}")
+        };
+        out.push('\n');
+        let _ = writeln!(
+            out,
+            "{IND}// Functional coverage: each point counts the clock edges, out of reset, at which"
+        );
+        let _ = writeln!(
+            out,
+            "{IND}// its condition holds (Verilator --coverage-user). Not for synthesis."
+        );
+        let _ = writeln!(out, "`ifndef SYNTHESIS");
+        for c in &d.covers {
+            let _ = writeln!(
+                out,
+                "{IND}cov_{}: cover property (@(posedge {clk}) {active} && ({}));",
+                c.name,
+                w.expr(&c.cond)
+            );
+        }
+        let _ = writeln!(out, "`endif");
+    }
+
     out.push('\n');
     let _ = writeln!(out, "endmodule");
     out
