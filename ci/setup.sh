@@ -11,7 +11,8 @@ set -euo pipefail
 # fio and libnbd-bin: ci/nbd_check.sh has unmodified NBD clients use `testbench nbd` (fio's
 # nbd engine, which Debian's fio is built with, and nbdinfo and nbdcopy from libnbd-bin).
 # iproute2: `testbench tcp-linux` (ci/tcp_linux_check.sh) makes its namespace with `ip`.
-packages=(verilator yosys g++ make zlib1g-dev python3-venv libpython3-dev tshark fio libnbd-bin iproute2)
+# lcov: genhtml, for `testbench coverage`'s HTML report (ci/nightly.sh).
+packages=(verilator yosys g++ make zlib1g-dev python3-venv libpython3-dev tshark fio libnbd-bin iproute2 lcov)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

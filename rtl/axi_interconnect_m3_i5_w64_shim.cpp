@@ -2,15 +2,39 @@
 // Do not edit: change the generator or the configuration and run `hdl-gen emit`.
 //
 // C shim between the Verilated `Vaxi_interconnect_m3_i5_w64` and its Rust binding axi_interconnect_m3_i5_w64.rs.
-// Build with -DVM_TRACE_FST=1 (and verilate with --trace-fst) for waveforms.
+// Build with -DVM_TRACE_FST=1 (and verilate with --trace-fst) for waveforms, with
+// -DVM_COVERAGE=1 (and verilate with --coverage-*) for coverage.
 
 #include "Vaxi_interconnect_m3_i5_w64.h"
 #include "verilated.h"
 #if VM_TRACE_FST
 #include "verilated_fst_c.h"
 #endif
+#if VM_COVERAGE
+#include "Vaxi_interconnect_m3_i5_w64__Syms.h"
+#include "verilated_cov.h"
+#include <cstddef>
+#include <mutex>
+#include <vector>
+#endif
 
 namespace {
+#if VM_COVERAGE
+// A model's coverage counters live in it and die with it: each model adds them here as it is
+// deleted, point by point (every model of this top has the same points, in the same order),
+// and `_coverage_write` writes the sums through a fresh model's coverage context.
+std::mutex cov_mutex;
+std::vector<uint64_t> cov_sums;
+uint64_t cov_models = 0;
+// The counters are `uint32_t` (`std::atomic<uint32_t>` in Verilator 5.006).
+template <class Counter>
+void cov_add(const Counter* counts, size_t n) {
+  std::lock_guard<std::mutex> lock{cov_mutex};
+  if (cov_sums.size() < n) cov_sums.resize(n, 0);
+  for (size_t i = 0; i < n; ++i) cov_sums[i] += counts[i];
+  ++cov_models;
+}
+#endif
 struct Model {
   VerilatedContext ctx;
   Vaxi_interconnect_m3_i5_w64* top;
@@ -31,6 +55,10 @@ struct Model {
     if (fst) { fst->close(); delete fst; }
 #endif
     top->final();
+#if VM_COVERAGE
+    const auto& c = top->rootp->vlSymsp->__Vcoverage;
+    cov_add(c, sizeof(c) / sizeof(c[0]));
+#endif
     delete top;
   }
 };
@@ -319,6 +347,26 @@ void axi_interconnect_m3_i5_w64_trace_close(void* model) {
   if (m->fst) { m->fst->close(); delete m->fst; m->fst = nullptr; }
 #else
   (void)model;
+#endif
+}
+
+// Writes the coverage counts of every model of this top deleted so far, summed, to `path`
+// (Verilator's coverage.dat format). Returns the number of models summed (0: none, no file
+// written), or -1 when the model was not built for coverage.
+int64_t axi_interconnect_m3_i5_w64_coverage_write(const char* path) {
+#if VM_COVERAGE
+  std::lock_guard<std::mutex> lock{cov_mutex};
+  if (cov_models == 0) return 0;
+  VerilatedContext ctx;
+  Vaxi_interconnect_m3_i5_w64 top{&ctx};
+  auto& c = top.rootp->vlSymsp->__Vcoverage;
+  for (size_t i = 0; i < sizeof(c) / sizeof(c[0]) && i < cov_sums.size(); ++i)
+    c[i] = cov_sums[i] > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(cov_sums[i]);
+  ctx.coveragep()->write(path);
+  return static_cast<int64_t>(cov_models);
+#else
+  (void)path;
+  return -1;
 #endif
 }
 

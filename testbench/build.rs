@@ -32,6 +32,11 @@ const VERILATOR_FLAGS: &[&str] = &[
     "-fPIC",
 ];
 
+/// Added for the tops `TB_COVERAGE` names (`testbench coverage`): line coverage (every block and
+/// branch), toggle coverage (every bit of every signal up to 256 bits wide: Verilator skips
+/// wider ones, memories included) and user coverage (the generators' `cover property` points).
+const COVERAGE_FLAGS: &[&str] = &["--coverage-line", "--coverage-toggle", "--coverage-user"];
+
 fn run(cmd: &mut Command) {
     let out = cmd.output().unwrap_or_else(|e| {
         panic!("cannot run {cmd:?}: {e}; run ci/setup.sh to install Verilator")
@@ -104,6 +109,20 @@ fn model_cache(out: &std::path::Path) -> PathBuf {
         .join("verilated")
 }
 
+/// Where coverage models (the tops `TB_COVERAGE` names) are kept: `TB_COVERAGE_CACHE`, else
+/// `<target dir>/verilated-coverage`. Apart from the normal models, so that their versions never
+/// push a normal model out of its top's most-recently-used list (a shared cache may hold both).
+fn coverage_cache(out: &std::path::Path) -> PathBuf {
+    println!("cargo:rerun-if-env-changed=TB_COVERAGE_CACHE");
+    if let Some(dir) = std::env::var_os("TB_COVERAGE_CACHE") {
+        return PathBuf::from(dir);
+    }
+    out.ancestors()
+        .nth(4)
+        .expect("OUT_DIR lies four levels under the target dir")
+        .join("verilated-coverage")
+}
+
 /// Appends `line` to the file `TB_BUILD_LOG` names, when set: which models a build verilated
 /// and in how many seconds (`testbench mutants` reports them). Not an input of the build.
 fn build_log(line: &str) {
@@ -121,7 +140,13 @@ const CACHE_KEEP: usize = 4;
 /// The model of `top` for inputs of hash `h`: Verilates and compiles it into the cache unless a
 /// build of the same inputs is there. A build goes to a scratch folder that is renamed into place
 /// when complete, so concurrent builds (a debug and a release one) never see half a model.
-fn cached_model(cache: &std::path::Path, top: &str, h: u64, files: &[PathBuf]) -> PathBuf {
+fn cached_model(
+    cache: &std::path::Path,
+    top: &str,
+    h: u64,
+    flags: &[&str],
+    files: &[PathBuf],
+) -> PathBuf {
     let top_dir = cache.join(top);
     let mdir = top_dir.join(format!("{h:016x}"));
     let archive = format!("V{top}__ALL.a");
@@ -132,7 +157,7 @@ fn cached_model(cache: &std::path::Path, top: &str, h: u64, files: &[PathBuf]) -
         let _ = fs::remove_dir_all(&tmp);
         fs::create_dir_all(&tmp).unwrap();
         let mut cmd = Command::new("verilator");
-        cmd.args(VERILATOR_FLAGS)
+        cmd.args(flags)
             .arg("--Mdir")
             .arg(&tmp)
             .args(["--top-module", top])
@@ -179,11 +204,12 @@ fn cached_model(cache: &std::path::Path, top: &str, h: u64, files: &[PathBuf]) -
     mdir
 }
 
-/// Compiler settings of the shims (part of their cache key).
+/// Compiler settings of the shims (part of their cache key); a coverage model's shim adds
+/// `VM_COVERAGE=1`.
 const SHIM_FLAGS: &str = "c++17 -O2 -Wno-unused-parameter VM_TRACE=1 VM_TRACE_FST=1";
 
 /// The C++ build of shims (and of the bench loop), with the settings [`SHIM_FLAGS`] names.
-fn shim_build(inc: &std::path::Path) -> cc::Build {
+fn shim_build(inc: &std::path::Path, coverage: bool) -> cc::Build {
     let mut b = cc::Build::new();
     b.cpp(true)
         .std("c++17")
@@ -193,6 +219,9 @@ fn shim_build(inc: &std::path::Path) -> cc::Build {
         .define("VM_TRACE_FST", "1")
         .include(inc)
         .include(inc.join("vltstd"));
+    if coverage {
+        b.define("VM_COVERAGE", "1");
+    }
     b
 }
 
@@ -205,15 +234,19 @@ fn cached_shim(
     top: &str,
     src: &std::path::Path,
     inc: &std::path::Path,
+    coverage: bool,
 ) -> PathBuf {
     let text = fs::read(src).unwrap();
-    let h = fnv(SHIM_FLAGS.as_bytes(), fnv(&text, 0xcbf2_9ce4_8422_2325));
+    let mut h = fnv(SHIM_FLAGS.as_bytes(), fnv(&text, 0xcbf2_9ce4_8422_2325));
+    if coverage {
+        h = fnv(b"VM_COVERAGE=1", h);
+    }
     let lib = mdir.join(format!("lib{top}_shim_{h:016x}.a"));
     if !lib.exists() {
         let tmp = mdir.join(format!("shim.tmp{}", std::process::id()));
         let _ = fs::remove_dir_all(&tmp);
         fs::create_dir_all(&tmp).unwrap();
-        shim_build(inc)
+        shim_build(inc, coverage)
             .include(mdir)
             .file(src)
             .out_dir(&tmp)
@@ -372,11 +405,45 @@ fn main() {
         .unwrap()
         .stdout;
 
+    // TB_COVERAGE (a comma-separated list of tops, or `all`): these tops are Verilated with
+    // coverage (COVERAGE_FLAGS) into their own cache, and their shims count and write it
+    // (`testbench coverage` sets it to the tops a suite drives); every other top is the normal
+    // model, from the normal cache.
+    println!("cargo:rerun-if-env-changed=TB_COVERAGE");
+    let covered: BTreeSet<String> = match std::env::var("TB_COVERAGE").ok().as_deref() {
+        None | Some("") => BTreeSet::new(),
+        Some("all") => tops.iter().cloned().collect(),
+        Some(v) => v
+            .split(',')
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty())
+            .collect(),
+    };
+    for t in &covered {
+        assert!(
+            tops.contains(t),
+            "TB_COVERAGE names `{t}`, which is not a top (tops: {})",
+            tops.join(", ")
+        );
+    }
+    let cov_flags: Vec<&str> = VERILATOR_FLAGS
+        .iter()
+        .chain(COVERAGE_FLAGS)
+        .copied()
+        .collect();
+
     let libdir = out.join("lib");
     fs::create_dir_all(&libdir).unwrap();
     let cache = model_cache(&out);
+    let cov_cache = (!covered.is_empty()).then(|| coverage_cache(&out));
     let mut model_dirs = Vec::new();
     for top in &tops {
+        let coverage = covered.contains(top);
+        let flags: &[&str] = if coverage {
+            &cov_flags
+        } else {
+            VERILATOR_FLAGS
+        };
         // Where this top's SystemVerilog comes from: TB_RTL_DIR, or rtl/ for a top that
         // TB_RTL_TOPS leaves out.
         let (srcs, dps, sv_dir) = match &base {
@@ -386,7 +453,7 @@ fn main() {
         let mut files = Vec::new();
         subtree(top, dps, &mut files);
         let mut h = fnv(&version, 0xcbf2_9ce4_8422_2325);
-        h = fnv(VERILATOR_FLAGS.join(" ").as_bytes(), h);
+        h = fnv(flags.join(" ").as_bytes(), h);
         for f in &files {
             h = fnv(f.as_bytes(), h);
             h = fnv(srcs[f].as_bytes(), h);
@@ -395,7 +462,10 @@ fn main() {
             .iter()
             .map(|f| dir_of.get(f).unwrap_or(sv_dir).join(format!("{f}.sv")))
             .collect();
-        let mdir = cached_model(&cache, top, h, &paths);
+        let mdir = match (&cov_cache, coverage) {
+            (Some(c), true) => cached_model(c, top, h, flags, &paths),
+            _ => cached_model(&cache, top, h, flags, &paths),
+        };
         fs::copy(
             mdir.join(format!("V{top}__ALL.a")),
             libdir.join(format!("lib{top}_vl.a")),
@@ -406,6 +476,7 @@ fn main() {
             top,
             &top_dir(top).join(format!("{top}_shim.cpp")),
             &inc,
+            coverage,
         );
         fs::copy(shim, libdir.join(format!("lib{top}_shim.a"))).unwrap();
         model_dirs.push(mdir);
@@ -414,7 +485,7 @@ fn main() {
     let mut rs = String::from("// Generated by testbench/build.rs from rtl/.\n");
 
     // Link order matters for static archives: shims, then models, then the runtime.
-    let mut shims = shim_build(&inc);
+    let mut shims = shim_build(&inc, false);
     for d in &model_dirs {
         shims.include(d);
     }
@@ -451,6 +522,28 @@ fn main() {
     }
     for top in &tops {
         println!("cargo:rustc-link-lib=static={top}_vl");
+    }
+    // Verilator's coverage runtime, for coverage models only (after them in the link order).
+    if !covered.is_empty() {
+        let stamp = out.join("runtime_cov.version");
+        if fs::read(&stamp).ok().as_deref() != Some(&version[..])
+            || !out.join("libtb_verilated_cov.a").exists()
+        {
+            cc::Build::new()
+                .cpp(true)
+                .std("c++17")
+                .opt_level(2)
+                .warnings(false)
+                .define("VM_COVERAGE", "1")
+                .include(&inc)
+                .include(inc.join("vltstd"))
+                .file(inc.join("verilated_cov.cpp"))
+                .cargo_metadata(false)
+                .compile("tb_verilated_cov");
+            fs::write(&stamp, &version).unwrap();
+        }
+        println!("cargo:rustc-link-search=native={}", out.display());
+        println!("cargo:rustc-link-lib=static=tb_verilated_cov");
     }
     let runtime_stamp = out.join("runtime.version");
     let runtime_current = fs::read(&runtime_stamp).ok().as_deref() == Some(&version[..])
@@ -505,6 +598,35 @@ fn main() {
             top_dir(top).join(format!("{top}.rs"))
         ));
     }
+    // Coverage (`testbench coverage`): every top whose shim can write it (the generated ones).
+    let with_cov: Vec<&String> = tops
+        .iter()
+        .filter(|t| {
+            fs::read_to_string(top_dir(t).join(format!("{t}_shim.cpp")))
+                .is_ok_and(|s| s.contains(&format!("{t}_coverage_write")))
+        })
+        .collect();
+    rs.push_str("\nextern \"C\" {\n");
+    for t in &with_cov {
+        rs.push_str(&format!(
+            "    fn {t}_coverage_write(path: *const std::ffi::c_char) -> i64;\n"
+        ));
+    }
+    rs.push_str("}\n");
+    rs.push_str(&format!(
+        "\n/// The tops built for coverage (`TB_COVERAGE`).\npub const COVERAGE_TOPS: &[&str] = &{:?};\n",
+        covered.iter().collect::<Vec<_>>()
+    ));
+    rs.push_str(
+        "\n/// Writes the summed coverage counts of every deleted model of `top` to `path` (Verilator's\n/// coverage.dat): the number of models summed (0: none, nothing written), -1 when `top` was not\n/// built for coverage, `None` when its shim cannot write coverage.\npub fn coverage_write(top: &str, path: &std::path::Path) -> Option<i64> {\n    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).ok()?;\n    // SAFETY: `c` is a NUL-terminated path; the shim only reads it.\n    match top {\n",
+    );
+    for t in &with_cov {
+        rs.push_str(&format!(
+            "        {t:?} => Some(unsafe {{ {t}_coverage_write(c.as_ptr()) }}),\n"
+        ));
+    }
+    rs.push_str("        _ => {\n            let _ = c;\n            None\n        }\n    }\n}\n");
+
     // Aliases for the suites, so they do not depend on the configuration's widths.
     for (alias, prefix) in [
         ("Crc32Top", "crc32_d"),

@@ -1,5 +1,6 @@
 //! The Rust binding and the C++ shim emitted for every top compile: the shim against the
-//! Verilated model's headers, the binding with rustc `-D warnings`.
+//! Verilated model's headers (and, for one top, its coverage side against a coverage model),
+//! the binding with rustc `-D warnings`.
 
 mod common;
 
@@ -74,6 +75,30 @@ fn check_top(dir: &std::path::Path, inc: &str, top: &str) {
         .arg(format!("-I{inc}"))
         .arg(format!("-I{inc}/vltstd"))
         .arg(format!("{top}_shim.cpp")));
+    // The coverage side of the shim (`testbench coverage`), on one small top: it reads the
+    // model's coverage counters, which exist only in a model Verilated with coverage.
+    if top.starts_with("skid_buffer_w") {
+        let cov = dir.join(format!("obj_{top}_cov"));
+        run(Command::new("verilator")
+            .current_dir(dir)
+            .args([
+                "--cc",
+                "--coverage-line",
+                "--coverage-toggle",
+                "--coverage-user",
+            ])
+            .args(["--top-module", top, "--Mdir"])
+            .arg(&cov)
+            .arg(format!("{top}.sv")));
+        run(Command::new("g++")
+            .current_dir(dir)
+            .args(["-std=c++17", "-fsyntax-only", "-Wall", "-Werror"])
+            .arg("-DVM_COVERAGE=1")
+            .arg(format!("-I{}", cov.display()))
+            .arg(format!("-I{inc}"))
+            .arg(format!("-I{inc}/vltstd"))
+            .arg(format!("{top}_shim.cpp")));
+    }
     run(Command::new("rustc")
         .current_dir(dir)
         .args(["--edition", "2021", "--crate-type", "lib", "-D", "warnings"])

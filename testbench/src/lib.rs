@@ -4,12 +4,14 @@
 //! - [`drivers`]: bus functional models bound to ports by name;
 //! - [`models`]: golden reference models, plain Rust;
 //! - [`prop`], [`suites`]: property-based runs, shrinking, regressions;
+//! - [`coverage`]: Verilator coverage data, merged, and the per-module table;
 //! - [`mutants`]: the mutant table and mutant schemata (every mutant of a module in one model);
 //! - [`fio`]: fio's workloads on the simulated chip ([`suites::chip::session`]);
 //! - [`nbd`]: an NBD server exporting a block device (the chip, or memory) to real clients;
 //! - [`rtl`]: the Verilated tops of rtl/, with their generated bindings.
 
 pub mod cli;
+pub mod coverage;
 pub mod drivers;
 pub mod fio;
 pub mod models;

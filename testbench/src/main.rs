@@ -6,6 +6,7 @@ fn main() {
     let code = match &cli.command {
         Command::Regress(args) => testbench::cli::regress::run(args),
         Command::Mutants(args) => testbench::cli::mutants::run(args),
+        Command::Coverage(args) => testbench::cli::coverage::run(args),
         Command::Fio(args) => testbench::cli::fio::run(args),
         Command::Nbd(args) => testbench::cli::nbd::run(args),
         Command::TcpLinux(args) => testbench::cli::tcp_linux::run(args),

@@ -346,7 +346,11 @@ pub(crate) fn shim(m: &Module) -> String {
     );
     let _ = writeln!(
         s,
-        "// Build with -DVM_TRACE_FST=1 (and verilate with --trace-fst) for waveforms."
+        "// Build with -DVM_TRACE_FST=1 (and verilate with --trace-fst) for waveforms, with"
+    );
+    let _ = writeln!(
+        s,
+        "// -DVM_COVERAGE=1 (and verilate with --coverage-*) for coverage."
     );
     s.push('\n');
     let _ = writeln!(s, "#include \"V{name}.h\"");
@@ -354,8 +358,35 @@ pub(crate) fn shim(m: &Module) -> String {
     let _ = writeln!(s, "#if VM_TRACE_FST");
     let _ = writeln!(s, "#include \"verilated_fst_c.h\"");
     let _ = writeln!(s, "#endif");
+    let _ = writeln!(s, "#if VM_COVERAGE");
+    let _ = writeln!(s, "#include \"V{name}__Syms.h\"");
+    let _ = writeln!(s, "#include \"verilated_cov.h\"");
+    let _ = writeln!(s, "#include <cstddef>");
+    let _ = writeln!(s, "#include <mutex>");
+    let _ = writeln!(s, "#include <vector>");
+    let _ = writeln!(s, "#endif");
     s.push('\n');
     let _ = writeln!(s, "namespace {{");
+    for l in [
+        "#if VM_COVERAGE",
+        "// A model's coverage counters live in it and die with it: each model adds them here as it is",
+        "// deleted, point by point (every model of this top has the same points, in the same order),",
+        "// and `_coverage_write` writes the sums through a fresh model's coverage context.",
+        "std::mutex cov_mutex;",
+        "std::vector<uint64_t> cov_sums;",
+        "uint64_t cov_models = 0;",
+        "// The counters are `uint32_t` (`std::atomic<uint32_t>` in Verilator 5.006).",
+        "template <class Counter>",
+        "void cov_add(const Counter* counts, size_t n) {",
+        "  std::lock_guard<std::mutex> lock{cov_mutex};",
+        "  if (cov_sums.size() < n) cov_sums.resize(n, 0);",
+        "  for (size_t i = 0; i < n; ++i) cov_sums[i] += counts[i];",
+        "  ++cov_models;",
+        "}",
+        "#endif",
+    ] {
+        let _ = writeln!(s, "{l}");
+    }
     let _ = writeln!(s, "struct Model {{");
     let _ = writeln!(s, "  VerilatedContext ctx;");
     let _ = writeln!(s, "  V{name}* top;");
@@ -382,6 +413,10 @@ pub(crate) fn shim(m: &Module) -> String {
     let _ = writeln!(s, "    if (fst) {{ fst->close(); delete fst; }}");
     let _ = writeln!(s, "#endif");
     let _ = writeln!(s, "    top->final();");
+    let _ = writeln!(s, "#if VM_COVERAGE");
+    let _ = writeln!(s, "    const auto& c = top->rootp->vlSymsp->__Vcoverage;");
+    let _ = writeln!(s, "    cov_add(c, sizeof(c) / sizeof(c[0]));");
+    let _ = writeln!(s, "#endif");
     let _ = writeln!(s, "    delete top;");
     let _ = writeln!(s, "  }}");
     let _ = writeln!(s, "}};");
@@ -467,6 +502,34 @@ pub(crate) fn shim(m: &Module) -> String {
     );
     let _ = writeln!(s, "#else");
     let _ = writeln!(s, "  (void)model;");
+    let _ = writeln!(s, "#endif");
+    let _ = writeln!(s, "}}");
+    s.push('\n');
+    for l in [
+        "// Writes the coverage counts of every model of this top deleted so far, summed, to `path`",
+        "// (Verilator's coverage.dat format). Returns the number of models summed (0: none, no file",
+        "// written), or -1 when the model was not built for coverage.",
+    ] {
+        let _ = writeln!(s, "{l}");
+    }
+    let _ = writeln!(s, "int64_t {name}_coverage_write(const char* path) {{");
+    let _ = writeln!(s, "#if VM_COVERAGE");
+    for l in [
+        "  std::lock_guard<std::mutex> lock{cov_mutex};",
+        "  if (cov_models == 0) return 0;",
+        "  VerilatedContext ctx;",
+        "  V{name} top{&ctx};",
+        "  auto& c = top.rootp->vlSymsp->__Vcoverage;",
+        "  for (size_t i = 0; i < sizeof(c) / sizeof(c[0]) && i < cov_sums.size(); ++i)",
+        "    c[i] = cov_sums[i] > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(cov_sums[i]);",
+        "  ctx.coveragep()->write(path);",
+        "  return static_cast<int64_t>(cov_models);",
+    ] {
+        let _ = writeln!(s, "{}", l.replace("{name}", name));
+    }
+    let _ = writeln!(s, "#else");
+    let _ = writeln!(s, "  (void)path;");
+    let _ = writeln!(s, "  return -1;");
     let _ = writeln!(s, "#endif");
     let _ = writeln!(s, "}}");
     s.push('\n');

@@ -417,6 +417,14 @@ fn check_names(ctx: &mut Ctx) {
     for i in &d.insts {
         names.push((&i.name, i.loc));
     }
+    let labels: Vec<(String, Loc)> = d
+        .covers
+        .iter()
+        .map(|c| (format!("cov_{}", c.name), c.loc))
+        .collect();
+    for (l, loc) in &labels {
+        names.push((l, loc));
+    }
     if let Err(msg) = legal_identifier(&d.name) {
         ctx.err(ErrorKind::NameCollision, None, d.loc, msg);
     }
@@ -732,10 +740,13 @@ pub(crate) fn check(
         let w = d.sig(r.d).width;
         ctx.mark(d.handle(r.d), w.saturating_sub(1), 0);
     }
-    // Flip-flops read their domain's clock, and its reset when they have one.
+    // Flip-flops read their domain's clock, and its reset when they have one; coverage points
+    // (in the default domain) read both.
     for (k, dom) in d.domains.iter().enumerate() {
         let k = k as u32;
-        let clocked = d.regs.iter().any(|r| r.dom == k)
+        let covered = k == 0 && !d.covers.is_empty();
+        let clocked = covered
+            || d.regs.iter().any(|r| r.dom == k)
             || d.mems
                 .iter()
                 .any(|m| m.dom == k || m.reads.iter().any(|r| r.dom == k));
@@ -743,10 +754,15 @@ pub(crate) fn check(
             ctx.mark(d.handle(c), 0, 0);
         }
         if let Some(r) = dom.reset {
-            if d.regs.iter().any(|r| r.dom == k && r.reset.is_some()) {
+            if covered || d.regs.iter().any(|r| r.dom == k && r.reset.is_some()) {
                 ctx.mark(d.handle(r), 0, 0);
             }
         }
+    }
+    // Coverage points read their conditions (in simulation only; see `ModuleBuilder::cover`).
+    for c in &d.covers {
+        let mut reads = BTreeSet::new();
+        ctx.cond(&c.cond, &mut reads, "cover condition");
     }
     for m in &d.mems {
         for w in &m.writes {

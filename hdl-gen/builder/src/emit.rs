@@ -564,6 +564,36 @@ pub(crate) fn module_body(m: &Module) -> String {
         }
     }
 
+    // Functional coverage points, last: simulation only.
+    if !d.covers.is_empty() {
+        // Coverage points live in the default domain: its clock, out of its reset.
+        let clk = name_of(d.domains[0].clock);
+        let active = match d.domains[0].reset {
+            Some(r) if d.reset_style.active_low() => d.sig(r).name.clone(),
+            Some(r) => format!("!{}", d.sig(r).name),
+            None => "1'b1".to_string(),
+        };
+        out.push('\n');
+        let _ = writeln!(
+            out,
+            "{IND}// Functional coverage: each point counts the clock edges, out of reset, at which"
+        );
+        let _ = writeln!(
+            out,
+            "{IND}// its condition holds (Verilator --coverage-user). Not for synthesis."
+        );
+        let _ = writeln!(out, "`ifndef SYNTHESIS");
+        for c in &d.covers {
+            let _ = writeln!(
+                out,
+                "{IND}cov_{}: cover property (@(posedge {clk}) {active} && ({}));",
+                c.name,
+                w.expr(&c.cond)
+            );
+        }
+        let _ = writeln!(out, "`endif");
+    }
+
     out.push('\n');
     let _ = writeln!(out, "endmodule");
     out

@@ -258,6 +258,16 @@ pub(crate) struct InstDecl {
     pub loc: Loc,
 }
 
+/// A functional coverage point (see [`ModuleBuilder::cover`]).
+#[derive(Clone, Debug)]
+pub(crate) struct CoverDecl {
+    /// Point name; the emitted label is `cov_<name>`.
+    pub name: String,
+    /// One bit: the point is hit in a cycle (out of reset) where this holds.
+    pub cond: Expr,
+    pub loc: Loc,
+}
+
 #[derive(Clone, Debug)]
 pub(crate) struct ModuleData {
     pub id: u32,
@@ -280,6 +290,7 @@ pub(crate) struct ModuleData {
     pub mems: Vec<MemDecl>,
     pub items: Vec<Item>,
     pub insts: Vec<InstDecl>,
+    pub covers: Vec<CoverDecl>,
     pub loc: Loc,
 }
 
@@ -556,6 +567,7 @@ impl ModuleBuilder {
                 mems: Vec::new(),
                 items: Vec::new(),
                 insts: Vec::new(),
+                covers: Vec::new(),
                 loc: Location::caller(),
             },
             group: None,
@@ -1467,6 +1479,25 @@ impl ModuleBuilder {
         self.d.items.push(Item::Assign {
             target: s,
             value,
+            loc,
+        });
+    }
+
+    /// A functional coverage point: counts the clock edges, out of reset, at which `cond` (one
+    /// bit) holds. Emitted as `cov_<name>: cover property (@(posedge clk) <out of reset> &&
+    /// (cond));` inside `` `ifndef SYNTHESIS ``, so it costs no hardware: simulators count it
+    /// (Verilator with `--coverage-user`; `testbench coverage` lists the points never hit) and
+    /// synthesis never sees it. Name the events a suite must reach: every error cause, every
+    /// status, each arbitration class, a queue wrapping. Creates the clock and reset ports if
+    /// the module has none yet.
+    #[track_caller]
+    pub fn cover(&mut self, name: &str, cond: impl Into<Expr>) {
+        let loc = Location::caller();
+        self.clock();
+        self.reset();
+        self.d.covers.push(CoverDecl {
+            name: name.to_string(),
+            cond: cond.into(),
             loc,
         });
     }

@@ -452,3 +452,60 @@ fn bind_reset_drives_a_child_reset_from_a_derived_one() {
     let msg = expect(m2.finish(), ErrorKind::PortMismatch, line);
     assert!(msg.contains("has no reset port"), "{msg}");
 }
+
+#[test]
+fn cover_points_are_emitted_for_simulation_only() {
+    let mut m = ModuleBuilder::new("cov");
+    let a = m.input("a_i", 4);
+    let y = m.output("y_o", 4);
+    m.assign(y, a);
+    m.cover("a_max", a.eq(15));
+    m.cover("a_zero", a.eq(0));
+    let module = m
+        .finish()
+        .expect("a cover point reads its condition, clock and reset");
+    let mut d = hdl_builder::Design::new("cov");
+    d.add_top(module);
+    let files = d
+        .emit(&hdl_builder::EmitOptions {
+            header: vec!["test".into()],
+            core_name: "test:cov:cov:0".into(),
+            description: "cov".into(),
+        })
+        .unwrap();
+    let sv = &files.iter().find(|f| f.path == "cov.sv").unwrap().contents;
+    assert!(
+        sv.contains("input  logic clk_i") || sv.contains("clk_i"),
+        "{sv}"
+    );
+    let block = "`ifndef SYNTHESIS\n  cov_a_max: cover property (@(posedge clk_i) rst_ni && (a_i == 4'hf));\n  cov_a_zero: cover property (@(posedge clk_i) rst_ni && (a_i == 4'd0));\n`endif\n";
+    assert!(sv.contains(block), "{sv}");
+}
+
+#[test]
+fn cover_condition_is_one_bit() {
+    let mut m = ModuleBuilder::new("cov");
+    let a = m.input("a_i", 4);
+    let y = m.output("y_o", 4);
+    m.assign(y, a);
+    m.cover("a", a);
+    let errors = m.finish().unwrap_err();
+    let e = errors.find(ErrorKind::Width).expect("a width error");
+    assert!(
+        e.to_string().contains("cover condition is 4 bits wide"),
+        "{e}"
+    );
+}
+
+#[test]
+fn cover_names_are_unique() {
+    let mut m = ModuleBuilder::new("cov");
+    let a = m.input("a_i", 1);
+    let y = m.output("y_o", 1);
+    m.assign(y, a);
+    m.cover("a", a);
+    let line = line!() + 1;
+    m.cover("a", !a);
+    let msg = expect(m.finish(), ErrorKind::NameCollision, line);
+    assert!(msg.contains("`cov_a` is already used"), "{msg}");
+}

@@ -11,6 +11,7 @@ pub mod bench_nvme_tcp;
 pub mod bench_qos;
 pub mod bench_rdma;
 pub mod cocotb;
+pub mod coverage;
 pub mod fio;
 pub mod mutants;
 pub mod nbd;
@@ -37,6 +38,9 @@ pub enum Command {
     /// Runs the mutant table on mutant schemata models (one build, every mutant chosen at run
     /// time); one line per mutant, a score per file; exits 1 when a mutant survives.
     Mutants(mutants::Args),
+    /// Verilator line and toggle coverage of the RTL under suites' regressions: lcov, HTML, and
+    /// a per-module table (`coverage --help` says how it is built and what is counted).
+    Coverage(coverage::Args),
     /// Runs fio's workloads on the simulated chip; prints fio's text or JSON.
     Fio(fio::Args),
     /// Exports a device (the simulated chip, or memory) as an NBD server on a local socket.

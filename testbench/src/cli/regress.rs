@@ -309,10 +309,57 @@ pub fn run(args: &Args) -> i32 {
             crate::mutants::select_reads()
         );
     }
+    if let Some(dir) = std::env::var_os("TB_COVERAGE_OUT") {
+        if let Err(e) = write_coverage(Path::new(&dir)) {
+            eprintln!("testbench: coverage: {e}");
+            return 2;
+        }
+    }
     println!("{}: {passed} passed, {failed} failed", suite.name);
     if failed > 0 {
         1
     } else {
         0
     }
+}
+
+/// `TB_COVERAGE_OUT` (set by `testbench coverage`): writes `<dir>/<top>.dat` for every top built
+/// for coverage that this run made models of (their counts summed over the models). A top the
+/// run drove that was built without coverage is an error: its figures would be missing.
+fn write_coverage(dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let created = crate::sim::take_tops_created();
+    let mut written = Vec::new();
+    for top in crate::rtl::COVERAGE_TOPS {
+        let path = dir.join(format!("{top}.dat"));
+        match crate::rtl::coverage_write(top, &path) {
+            Some(n) if n > 0 => written.push(format!("{top} ({n} models)")),
+            Some(0) => {}
+            Some(_) | None => {
+                return Err(format!(
+                    "{top} is listed as built for coverage but its shim cannot write it"
+                ))
+            }
+        }
+    }
+    let missing: Vec<&str> = created
+        .into_iter()
+        .filter(|t| !crate::rtl::COVERAGE_TOPS.contains(t))
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "this run drove {} without coverage (not in TB_COVERAGE when it was built)",
+            missing.join(", ")
+        ));
+    }
+    eprintln!(
+        "coverage: {} written to {}",
+        if written.is_empty() {
+            "nothing".to_string()
+        } else {
+            written.join(", ")
+        },
+        dir.display()
+    );
+    Ok(())
 }
