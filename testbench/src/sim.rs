@@ -102,6 +102,24 @@ thread_local! {
 /// random models are created one at a time, or a concurrent creation would change the values.
 static RANDOM_CREATE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// Sets every input port of a fresh model to zero (random initial values cover inputs too,
+/// and an input no component drives is the testbench's, not the RTL's).
+fn zero_inputs<M: Dut>(dut: &M, keep: &Rc<dyn Any>) {
+    for &(name, width, input) in M::PORTS {
+        if input {
+            if let Some((ptr, _)) = dut.port_ptr(name) {
+                Signal {
+                    ptr,
+                    width,
+                    name,
+                    _keep: keep.clone(),
+                }
+                .set_words(&[]);
+            }
+        }
+    }
+}
+
 /// Holds [`RANDOM_CREATE`] while a model with random initial values (`init_seed` nonzero) is
 /// created and first evaluated. Verilator draws those values from a per-thread generator that
 /// reseeds itself whenever any model on any thread sets its seed (a process-wide epoch), and it
@@ -380,19 +398,7 @@ impl<M: Dut> Sim<M> {
             time: 0,
             waves: None,
         };
-        for &(name, width, input) in M::PORTS {
-            if input {
-                if let Some((ptr, _)) = sim.dut.port_ptr(name) {
-                    Signal {
-                        ptr,
-                        width,
-                        name,
-                        _keep: keep.clone(),
-                    }
-                    .set_words(&[]);
-                }
-            }
-        }
+        zero_inputs(&*sim.dut, &keep);
         sim.clk.set(0);
         if let Some((r, low)) = &sim.rst {
             r.set(if *low { 1 } else { 0 });
@@ -616,19 +622,7 @@ impl<M: Dut> MultiSim<M> {
         let one_at_a_time = random_create(init_seed);
         let dut = Rc::new(M::create(init_seed));
         let keep: Rc<dyn Any> = dut.clone();
-        for &(name, width, input) in M::PORTS {
-            if input {
-                if let Some((ptr, _)) = dut.port_ptr(name) {
-                    Signal {
-                        ptr,
-                        width,
-                        name,
-                        _keep: keep.clone(),
-                    }
-                    .set_words(&[]);
-                }
-            }
-        }
+        zero_inputs(&*dut, &keep);
         let clocks = clocks
             .iter()
             .map(|&(name, period, first_rise)| {
