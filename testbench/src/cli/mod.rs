@@ -67,3 +67,23 @@ pub enum Command {
         check: bool,
     },
 }
+
+/// The repository (the testbench crate's parent folder).
+pub(crate) fn root() -> PathBuf {
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().unwrap_or(manifest).to_path_buf()
+}
+
+/// Cargo's target folder: `CARGO_TARGET_DIR`, else `<root>/target`.
+pub(crate) fn target_dir(root: &std::path::Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"))
+}
+
+/// Prints a progress line at once (stdout may be a pipe).
+pub(crate) fn out(line: &str) {
+    use std::io::Write;
+    println!("{line}");
+    let _ = std::io::stdout().flush();
+}

@@ -27,7 +27,6 @@ use crate::sim::{self, XInit};
 use crate::suites;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -71,21 +70,7 @@ pub struct Args {
 /// A failure that stops the run (exit code 2).
 type Fatal = String;
 
-fn root() -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest.parent().unwrap_or(manifest).to_path_buf()
-}
-
-fn target_dir(root: &Path) -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"))
-}
-
-fn out(line: &str) {
-    println!("{line}");
-    let _ = std::io::stdout().flush();
-}
+use super::{out, root, target_dir};
 
 /// Runs `testbench mutants`; returns the exit code.
 pub fn run(args: &Args) -> i32 {
