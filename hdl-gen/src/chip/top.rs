@@ -185,18 +185,27 @@ pub fn top(cfg: &Config, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         ));
     }
     debug_assert_eq!(blocks.len(), slots.len());
-    let mut windows = Vec::new();
-    for (b, module) in &blocks {
-        let w = port_width(module, "s_axil_awaddr_i").unwrap_or(2);
-        if w > slot_bits {
-            return Err(Errors::invalid(
-                &name,
-                format!(
-                    "csr.addr_width {slot_bits} is too small for `{b}`, whose window needs {w} address bits; raise csr.addr_width to at least {w}"
-                ),
-            ));
-        }
-        windows.push(w);
+    let windows: Vec<u32> = blocks
+        .iter()
+        .map(|(_, module)| port_width(module, "s_axil_awaddr_i").unwrap_or(2))
+        .collect();
+    // Name every block that does not fit and the width that fits them all, so one edit of the
+    // configuration is enough.
+    let need = windows.iter().copied().max().unwrap_or(2);
+    if need > slot_bits {
+        let short: Vec<String> = blocks
+            .iter()
+            .zip(&windows)
+            .filter(|(_, &w)| w > slot_bits)
+            .map(|((b, _), w)| format!("`{b}` {w}"))
+            .collect();
+        return Err(Errors::invalid(
+            &name,
+            format!(
+                "csr.addr_width {slot_bits} is too small for these CSR windows (address bits each needs): {}; raise csr.addr_width to at least {need}",
+                short.join(", ")
+            ),
+        ));
     }
     let dec = axil_decoder(slot_bits, &windows, reset)?;
 
