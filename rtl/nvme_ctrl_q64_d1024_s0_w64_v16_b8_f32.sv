@@ -216,8 +216,8 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   logic [15:0]  op_qid_d;
   logic [51:0]  op_base_q;
   logic [51:0]  op_base_d;
-  logic [9:0]   op_size_q;
-  logic [9:0]   op_size_d;
+  logic [11:0]  op_size_q;
+  logic [11:0]  op_size_d;
   logic [1:0]   op_prio_q;
   logic [1:0]   op_prio_d;
   logic         op_ien_q;
@@ -235,15 +235,15 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   logic [6:0]   cq_raddr;
   logic         sq_we;
   logic [6:0]   sq_waddr;
-  logic [200:0] sq_wdata;
+  logic [208:0] sq_wdata;
   logic         cq_we;
   logic [6:0]   cq_waddr;
-  logic [88:0]  cq_wdata;
+  logic [94:0]  cq_wdata;
   logic         fsm_hd_we;
-  logic [200:0] sq_state_rdata_q;
-  logic [9:0]   sq_arrived_rdata_q;
-  logic [88:0]  cq_state_rdata_q;
-  logic [200:0] sq_state_rdata1_q;
+  logic [208:0] sq_state_rdata_q;
+  logic [11:0]  sq_arrived_rdata_q;
+  logic [94:0]  cq_state_rdata_q;
+  logic [208:0] sq_state_rdata1_q;
   logic [18:0]  lat_cmd_rdata_q;
   logic         cnt_ok_q;
   logic         cnt_ok_d;
@@ -252,12 +252,12 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   logic         s_act;
   logic [1:0]   s_prio;
   logic [6:0]   s_cqid;
-  logic [9:0]   s_size;
-  logic [9:0]   s_head;
-  logic [9:0]   s_tail;
+  logic [11:0]  s_size;
+  logic [11:0]  s_head;
+  logic [11:0]  s_tail;
   logic [51:0]  s_base;
   logic [1:0]   s_smp;
-  logic [9:0]   s_smp_idx;
+  logic [11:0]  s_smp_idx;
   logic [31:0]  s_smp_t;
   logic [31:0]  s_fetched;
   logic [31:0]  s_completed;
@@ -265,12 +265,12 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   logic         c_ien;
   logic         c_phase;
   logic [3:0]   c_vec;
-  logic [9:0]   c_size;
-  logic [9:0]   c_head;
-  logic [9:0]   c_tail;
+  logic [11:0]  c_size;
+  logic [11:0]  c_head;
+  logic [11:0]  c_tail;
   logic [51:0]  c_base;
-  logic [10:0]  s_size1;
-  logic [10:0]  c_size1;
+  logic [12:0]  s_size1;
+  logic [12:0]  c_size1;
   fsm_state_e   state_q;
   fsm_state_e   state_d;
   logic         flush_q;
@@ -414,18 +414,18 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   logic [1:0]   wrr_pick;
   logic [8:0]   wrr_cnt_new;
   logic [6:0]   pick_qid;
-  logic [10:0]  f_avail;
-  logic [10:0]  f_to_end;
-  logic [10:0]  f_ab_limit;
+  logic [12:0]  f_avail;
+  logic [12:0]  f_to_end;
+  logic [12:0]  f_ab_limit;
   logic [8:0]   f_turn_left;
   logic         f_in_wrr_turn;
-  logic [10:0]  f_limit;
-  logic [10:0]  f_n_wide;
+  logic [12:0]  f_limit;
+  logic [12:0]  f_n_wide;
   logic [3:0]   f_n;
-  logic [10:0]  f_head_sum;
-  logic [9:0]   f_head_new;
+  logic [12:0]  f_head_sum;
+  logic [11:0]  f_head_new;
   logic         f_more;
-  logic [10:0]  f_smp_off;
+  logic [12:0]  f_smp_off;
   logic         f_timed;
   logic [6:0]   space_idx;
   logic         f_eligible;
@@ -433,7 +433,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   logic [63:0]  f_addr;
   logic [7:0]   f_len;
   logic [15:0]  db_value;
-  logic [9:0]   db_value_idx;
+  logic [11:0]  db_value_idx;
   logic         db_sq_value_bad;
   logic         db_cq_past_tail;
   logic         db_cq_value_bad;
@@ -444,9 +444,9 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   logic         db_arm;
   logic         r_timed;
   logic         lat_cmd_invalidate;
-  logic [10:0]  p_tail_sum;
+  logic [12:0]  p_tail_sum;
   logic         p_wrap;
-  logic [9:0]   p_tail_new;
+  logic [11:0]  p_tail_new;
   logic         p_full;
   logic         lat_cmd_valid;
   logic [15:0]  lat_cmd_cid;
@@ -470,10 +470,10 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   logic         ev_bad_db_reg;
   logic         ev_bad_db_value;
   logic         reset_done;
-  logic [25:0]  fetch_desc_m_data;
+  logic [27:0]  fetch_desc_m_data;
   logic [6:0]   desc_qid;
   logic [3:0]   desc_n;
-  logic [9:0]   desc_head;
+  logic [11:0]  desc_head;
   logic         desc_timed;
   logic [3:0]   desc_timed_off;
   logic         fetch_desc_m_valid;
@@ -787,9 +787,9 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   logic         unused_u_csr_vec_cfg_vector_we_o;
   logic         unused_u_csr_events_bad_db_reg_o;
   logic         unused_u_csr_events_bad_db_value_o;
-  logic [200:0] sq_state [65];
-  logic [9:0] sq_arrived [65];
-  logic [88:0] cq_state [65];
+  logic [208:0] sq_state [65];
+  logic [11:0] sq_arrived [65];
+  logic [94:0] cq_state [65];
   logic [18:0] lat_cmd [65];
   logic [31:0] lat_hist [96];
 
@@ -847,8 +847,8 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
     .event_qid_qid_i           (event_qid_q),
     .event_qid_cq_i            (event_cq_q),
     .cnt_sel_qid_o             (csr_cnt_sel_qid),
-    .cnt_fetched_value_i       (cnt_ok_q ? sq_state_rdata1_q[168:137] : 32'd0),
-    .cnt_completed_value_i     (cnt_ok_q ? sq_state_rdata1_q[200:169] : 32'd0),
+    .cnt_fetched_value_i       (cnt_ok_q ? sq_state_rdata1_q[176:145] : 32'd0),
+    .cnt_completed_value_i     (cnt_ok_q ? sq_state_rdata1_q[208:177] : 32'd0),
     .irqs_value_i              (cnt_irqs_q),
     .db_faults_value_i         (cnt_db_faults_q),
     .fetched_value_i           (cnt_fetched_q),
@@ -920,7 +920,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
     .gnt_idx_o (cpl_arbiter_gnt_idx)
   );
 
-  fifo_fwft_w26_d32 u_fetch_desc (
+  fifo_fwft_w28_d32 u_fetch_desc (
     .clk_i     (clk_i),
     .rst_ni    (rst_ni),
     .s_valid_i (ar_issue),
@@ -1057,37 +1057,37 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   assign op_code_d = op_load ? csr_q_cmd_op : op_code_q;
   assign op_qid_d = op_load ? csr_q_cmd_qid : op_qid_q;
   assign op_base_d = op_load ? {csr_q_base_hi_addr, csr_q_base_lo_addr} : op_base_q;
-  assign op_size_d = op_load ? csr_q_cfg_size[9:0] : op_size_q;
+  assign op_size_d = op_load ? csr_q_cfg_size[11:0] : op_size_q;
   assign op_prio_d = op_load ? csr_q_cfg_prio : op_prio_q;
   assign op_ien_d = op_load ? csr_q_cfg_ien : op_ien_q;
   assign op_cqid_d = op_load ? csr_q_bind_cqid[6:0] : op_cqid_q;
   assign op_vec_d = op_load ? csr_q_bind_vector[3:0] : op_vec_q;
   assign unused_csr_high_bits = ^{csr_q_cfg_size, csr_q_bind_cqid, csr_q_bind_vector, csr_vec_cfg_vector, csr_cnt_sel_qid};
   assign cnt_ok_d = csr_cnt_sel_qid <= 16'h40;
-  assign unused_cnt_rd_rest = ^sq_state_rdata1_q[136:0];
+  assign unused_cnt_rd_rest = ^sq_state_rdata1_q[144:0];
   assign s_en = sq_state_rdata_q[0];
   assign s_act = sq_state_rdata_q[1];
   assign s_prio = sq_state_rdata_q[3:2];
   assign s_cqid = sq_state_rdata_q[10:4];
-  assign s_size = sq_state_rdata_q[20:11];
-  assign s_head = sq_state_rdata_q[30:21];
-  assign s_tail = sq_state_rdata_q[40:31];
-  assign s_base = sq_state_rdata_q[92:41];
-  assign s_smp = sq_state_rdata_q[94:93];
-  assign s_smp_idx = sq_state_rdata_q[104:95];
-  assign s_smp_t = sq_state_rdata_q[136:105];
-  assign s_fetched = sq_state_rdata_q[168:137];
-  assign s_completed = sq_state_rdata_q[200:169];
+  assign s_size = sq_state_rdata_q[22:11];
+  assign s_head = sq_state_rdata_q[34:23];
+  assign s_tail = sq_state_rdata_q[46:35];
+  assign s_base = sq_state_rdata_q[98:47];
+  assign s_smp = sq_state_rdata_q[100:99];
+  assign s_smp_idx = sq_state_rdata_q[112:101];
+  assign s_smp_t = sq_state_rdata_q[144:113];
+  assign s_fetched = sq_state_rdata_q[176:145];
+  assign s_completed = sq_state_rdata_q[208:177];
   assign c_en = cq_state_rdata_q[0];
   assign c_ien = cq_state_rdata_q[1];
   assign c_phase = cq_state_rdata_q[2];
   assign c_vec = cq_state_rdata_q[6:3];
-  assign c_size = cq_state_rdata_q[16:7];
-  assign c_head = cq_state_rdata_q[26:17];
-  assign c_tail = cq_state_rdata_q[36:27];
-  assign c_base = cq_state_rdata_q[88:37];
-  assign s_size1 = {1'b0, s_size} + 11'd1;
-  assign c_size1 = {1'b0, c_size} + 11'd1;
+  assign c_size = cq_state_rdata_q[18:7];
+  assign c_head = cq_state_rdata_q[30:19];
+  assign c_tail = cq_state_rdata_q[42:31];
+  assign c_base = cq_state_rdata_q[94:43];
+  assign s_size1 = {1'b0, s_size} + 13'd1;
+  assign c_size1 = {1'b0, c_size} + 13'd1;
   assign in_idle = state_q == ST_IDLE;
   assign unused_sched_urgent_s_ready = ^sched_urgent_s_ready;
   assign sched_urgent_head_eligible = (sched_urgent_m_data == 7'd0) | 1'(sq_space_i >> (sched_urgent_m_data - 7'd1));
@@ -1161,43 +1161,43 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   assign pick_qid = (pick_cls == 2'd0) ? sched_urgent_m_data : ((pick_cls == 2'd1) ? sched_high_m_data : ((pick_cls == 2'd2) ? sched_medium_m_data : sched_low_m_data));
   assign f_avail = ({1'b0, s_tail} >= {1'b0, s_head}) ? ({1'b0, s_tail} - {1'b0, s_head}) : (({1'b0, s_tail} + s_size1) - {1'b0, s_head});
   assign f_to_end = s_size1 - {1'b0, s_head};
-  assign f_ab_limit = (csr_arb_ab == 3'd7) ? 11'd8 : (((11'd1 << csr_arb_ab) < 11'd8) ? (11'd1 << csr_arb_ab) : 11'd8);
+  assign f_ab_limit = (csr_arb_ab == 3'd7) ? 13'd8 : (((13'd1 << csr_arb_ab) < 13'd8) ? (13'd1 << csr_arb_ab) : 13'd8);
   assign f_turn_left = (((((cur_cls_q == 2'd1) ? {1'b0, csr_arb_hpw} : ((cur_cls_q == 2'd2) ? {1'b0, csr_arb_mpw} : {1'b0, csr_arb_lpw})) + 9'd1) - wrr_cnt_q) < 9'd8) ? ((((cur_cls_q == 2'd1) ? {1'b0, csr_arb_hpw} : ((cur_cls_q == 2'd2) ? {1'b0, csr_arb_mpw} : {1'b0, csr_arb_lpw})) + 9'd1) - wrr_cnt_q) : 9'd8;
   assign f_in_wrr_turn = ams_wrr & (cur_qid_q != 7'd0) & (cur_cls_q != 2'd0);
-  assign f_limit = (((f_ab_limit < {5'd0, credits_q}) ? f_ab_limit : {5'd0, credits_q}) < (f_in_wrr_turn ? {2'd0, f_turn_left} : 11'd8)) ? ((f_ab_limit < {5'd0, credits_q}) ? f_ab_limit : {5'd0, credits_q}) : (f_in_wrr_turn ? {2'd0, f_turn_left} : 11'd8);
-  assign f_n_wide = (((f_avail < f_to_end) ? f_avail : f_to_end) < (((11'h40 - {5'd0, s_head[5:0]}) < f_limit) ? (11'h40 - {5'd0, s_head[5:0]}) : f_limit)) ? ((f_avail < f_to_end) ? f_avail : f_to_end) : (((11'h40 - {5'd0, s_head[5:0]}) < f_limit) ? (11'h40 - {5'd0, s_head[5:0]}) : f_limit);
+  assign f_limit = (((f_ab_limit < {7'd0, credits_q}) ? f_ab_limit : {7'd0, credits_q}) < (f_in_wrr_turn ? {4'd0, f_turn_left} : 13'd8)) ? ((f_ab_limit < {7'd0, credits_q}) ? f_ab_limit : {7'd0, credits_q}) : (f_in_wrr_turn ? {4'd0, f_turn_left} : 13'd8);
+  assign f_n_wide = (((f_avail < f_to_end) ? f_avail : f_to_end) < (((13'h40 - {7'd0, s_head[5:0]}) < f_limit) ? (13'h40 - {7'd0, s_head[5:0]}) : f_limit)) ? ((f_avail < f_to_end) ? f_avail : f_to_end) : (((13'h40 - {7'd0, s_head[5:0]}) < f_limit) ? (13'h40 - {7'd0, s_head[5:0]}) : f_limit);
   assign f_n = f_n_wide[3:0];
   assign f_head_sum = {1'b0, s_head} + f_n_wide;
-  assign f_head_new = (f_head_sum == s_size1) ? 10'd0 : f_head_sum[9:0];
+  assign f_head_new = (f_head_sum == s_size1) ? 12'd0 : f_head_sum[11:0];
   assign f_more = f_head_new != s_tail;
   assign f_smp_off = ({1'b0, s_smp_idx} >= {1'b0, s_head}) ? ({1'b0, s_smp_idx} - {1'b0, s_head}) : (({1'b0, s_smp_idx} + s_size1) - {1'b0, s_head});
   assign f_timed = (s_smp == 2'd1) & (f_smp_off < f_n_wide);
   assign space_idx = cur_qid_q - 7'd1;
   assign f_eligible = (cur_qid_q == 7'd0) | 1'(sq_space_i >> space_idx);
   assign s_class = ams_wrr ? s_prio : 2'd0;
-  assign f_addr = {s_base, 12'd0} + {48'd0, s_head, 6'd0};
+  assign f_addr = {s_base, 12'd0} + {46'd0, s_head, 6'd0};
   assign f_len = 8'(({5'd0, f_n} << 4'd3) - 9'd1);
   assign db_value = db_val_q;
-  assign db_value_idx = db_val_q[9:0];
-  assign db_sq_value_bad = db_value > {6'd0, s_size};
+  assign db_value_idx = db_val_q[11:0];
+  assign db_sq_value_bad = db_value > {4'd0, s_size};
   assign db_cq_past_tail = (({1'b0, db_value_idx} >= {1'b0, c_head}) ? ({1'b0, db_value_idx} - {1'b0, c_head}) : (({1'b0, db_value_idx} + c_size1) - {1'b0, c_head})) > (({1'b0, c_tail} >= {1'b0, c_head}) ? ({1'b0, c_tail} - {1'b0, c_head}) : (({1'b0, c_tail} + c_size1) - {1'b0, c_head}));
-  assign db_cq_value_bad = (db_value > {6'd0, c_size}) | db_cq_past_tail;
+  assign db_cq_value_bad = (db_value > {4'd0, c_size}) | db_cq_past_tail;
   assign db_new_work = (db_value_idx != s_head) & ~s_act;
   assign smp_posted_since_db = (s_smp_t - db_time_q) <= (lat_now_q - db_time_q);
   assign smp_free = (s_smp == 2'd0) | ((s_smp == 2'd3) & ~smp_posted_since_db);
   assign smp_arm = (db_qid_q != 16'd0) & (db_value_idx != s_tail) & smp_free;
   assign db_arm = ~db_cq_q & s_en & ~db_sq_value_bad & smp_arm;
   assign lat_cmd_invalidate = (state_q == ST_DB) & db_arm & ~r_timed;
-  assign p_tail_sum = {1'b0, c_tail} + 11'd1;
+  assign p_tail_sum = {1'b0, c_tail} + 13'd1;
   assign p_wrap = p_tail_sum == c_size1;
-  assign p_tail_new = p_wrap ? 10'd0 : p_tail_sum[9:0];
+  assign p_tail_new = p_wrap ? 12'd0 : p_tail_sum[11:0];
   assign p_full = p_tail_new == c_head;
   assign lat_cmd_valid = lat_cmd_rdata_q[18];
   assign lat_cmd_cid = lat_cmd_rdata_q[17:2];
   assign lat_cmd_dir = lat_cmd_rdata_q[1:0];
   assign p_timed = (s_smp == 2'd2) & lat_cmd_valid & (lat_cmd_cid == cpl_cid);
-  assign p_addr = {c_base, 12'd0} + {50'd0, c_tail, 4'd0};
-  assign p_cqe = {cpl_status, c_phase, cpl_cid, cpl_sqid, {6'd0, sq_arrived_rdata_q}, 32'd0, cpl_dw0};
+  assign p_addr = {c_base, 12'd0} + {48'd0, c_tail, 4'd0};
+  assign p_cqe = {cpl_status, c_phase, cpl_cid, cpl_sqid, {4'd0, sq_arrived_rdata_q}, 32'd0, cpl_dw0};
   assign quiet = ~ar_valid_q & ~desc_valid & ~fb_valid & ~sched_any & ~io_cmd_valid_q & ~admin_cmd_valid_q & ~icpl_valid_q & (io_inflight_q == 32'd0) & (admin_inflight_q == 32'd0) & aw_free & ~pb_valid;
 
   always_comb begin
@@ -1208,10 +1208,10 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
     cq_raddr = 7'd0;
     sq_we = 1'b0;
     sq_waddr = 7'd0;
-    sq_wdata = 201'd0;
+    sq_wdata = 209'd0;
     cq_we = 1'b0;
     cq_waddr = 7'd0;
-    cq_wdata = 89'd0;
+    cq_wdata = 95'd0;
     fsm_hd_we = 1'b0;
     db_take = 1'b0;
     op_take = 1'b0;
@@ -1242,10 +1242,10 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
         end else if (go_enable & ~r_hd_we) begin
           sq_we = 1'b1;
           sq_waddr = 7'd0;
-          sq_wdata = {32'd0, 32'd0, 32'd0, 10'd0, 2'd0, asq_q, 10'd0, 10'd0, 10'(aqa_q[11:0]), 7'd0, 2'd0, 1'b0, 1'b1};
+          sq_wdata = {32'd0, 32'd0, 32'd0, 12'd0, 2'd0, asq_q, 12'd0, 12'd0, aqa_q[11:0], 7'd0, 2'd0, 1'b0, 1'b1};
           cq_we = 1'b1;
           cq_waddr = 7'd0;
-          cq_wdata = {acq_q, 10'd0, 10'd0, 10'(aqa_q[27:16]), 4'd0, 1'b1, 1'b1, 1'b1};
+          cq_wdata = {acq_q, 12'd0, 12'd0, aqa_q[27:16], 4'd0, 1'b1, 1'b1, 1'b1};
           fsm_hd_we = 1'b1;
           rdy_d = 1'b1;
           adm_act_d = 1'b0;
@@ -1309,7 +1309,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
             end else begin
               sq_we = 1'b1;
               sq_waddr = db_qid_q[6:0];
-              sq_wdata = {sq_state_rdata_q[200:169], sq_state_rdata_q[168:137], smp_arm ? db_time_q : s_smp_t, smp_arm ? s_tail : s_smp_idx, smp_arm ? 2'd1 : s_smp, sq_state_rdata_q[92:41], db_value_idx, sq_state_rdata_q[30:21], sq_state_rdata_q[20:11], sq_state_rdata_q[10:4], sq_state_rdata_q[3:2], s_act | db_new_work, sq_state_rdata_q[0]};
+              sq_wdata = {sq_state_rdata_q[208:177], sq_state_rdata_q[176:145], smp_arm ? db_time_q : s_smp_t, smp_arm ? s_tail : s_smp_idx, smp_arm ? 2'd1 : s_smp, sq_state_rdata_q[98:47], db_value_idx, sq_state_rdata_q[34:23], sq_state_rdata_q[22:11], sq_state_rdata_q[10:4], sq_state_rdata_q[3:2], s_act | db_new_work, sq_state_rdata_q[0]};
               if (db_new_work) begin
                 if ((db_qid_q == 16'd0) & ams_wrr) begin
                   adm_act_d = 1'b1;
@@ -1328,7 +1328,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
             end else begin
               cq_we = 1'b1;
               cq_waddr = db_qid_q[6:0];
-              cq_wdata = {cq_state_rdata_q[88:37], cq_state_rdata_q[36:27], db_value_idx, cq_state_rdata_q[16:7], cq_state_rdata_q[6:3], cq_state_rdata_q[2], cq_state_rdata_q[1], cq_state_rdata_q[0]};
+              cq_wdata = {cq_state_rdata_q[94:43], cq_state_rdata_q[42:31], db_value_idx, cq_state_rdata_q[18:7], cq_state_rdata_q[6:3], cq_state_rdata_q[2], cq_state_rdata_q[1], cq_state_rdata_q[0]};
             end
           end
         end
@@ -1342,20 +1342,20 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
           case (op_code_q)
             3'd1: begin
               sq_we = 1'b1;
-              sq_wdata = {32'd0, 32'd0, 32'd0, 10'd0, 2'd0, op_base_q, 10'd0, 10'd0, op_size_q, op_cqid_q, op_prio_q, s_act, 1'b1};
+              sq_wdata = {32'd0, 32'd0, 32'd0, 12'd0, 2'd0, op_base_q, 12'd0, 12'd0, op_size_q, op_cqid_q, op_prio_q, s_act, 1'b1};
               fsm_hd_we = 1'b1;
             end
             3'd2: begin
               cq_we = 1'b1;
-              cq_wdata = {op_base_q, 10'd0, 10'd0, op_size_q, op_vec_q, 1'b1, op_ien_q, 1'b1};
+              cq_wdata = {op_base_q, 12'd0, 12'd0, op_size_q, op_vec_q, 1'b1, op_ien_q, 1'b1};
             end
             3'd3: begin
               sq_we = 1'b1;
-              sq_wdata = {sq_state_rdata_q[200:169], sq_state_rdata_q[168:137], sq_state_rdata_q[136:105], sq_state_rdata_q[104:95], sq_state_rdata_q[94:93], sq_state_rdata_q[92:41], sq_state_rdata_q[40:31], sq_state_rdata_q[30:21], sq_state_rdata_q[20:11], sq_state_rdata_q[10:4], sq_state_rdata_q[3:2], sq_state_rdata_q[1], 1'b0};
+              sq_wdata = {sq_state_rdata_q[208:177], sq_state_rdata_q[176:145], sq_state_rdata_q[144:113], sq_state_rdata_q[112:101], sq_state_rdata_q[100:99], sq_state_rdata_q[98:47], sq_state_rdata_q[46:35], sq_state_rdata_q[34:23], sq_state_rdata_q[22:11], sq_state_rdata_q[10:4], sq_state_rdata_q[3:2], sq_state_rdata_q[1], 1'b0};
             end
             3'd4: begin
               cq_we = 1'b1;
-              cq_wdata = {cq_state_rdata_q[88:37], cq_state_rdata_q[36:27], cq_state_rdata_q[26:17], cq_state_rdata_q[16:7], cq_state_rdata_q[6:3], cq_state_rdata_q[2], cq_state_rdata_q[1], 1'b0};
+              cq_wdata = {cq_state_rdata_q[94:43], cq_state_rdata_q[42:31], cq_state_rdata_q[30:19], cq_state_rdata_q[18:7], cq_state_rdata_q[6:3], cq_state_rdata_q[2], cq_state_rdata_q[1], 1'b0};
             end
             default: ;
           endcase
@@ -1375,10 +1375,10 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
           aw_issue = 1'b1;
           cq_we = 1'b1;
           cq_waddr = s_cqid;
-          cq_wdata = {cq_state_rdata_q[88:37], p_tail_new, cq_state_rdata_q[26:17], cq_state_rdata_q[16:7], cq_state_rdata_q[6:3], c_phase ^ p_wrap, cq_state_rdata_q[1], cq_state_rdata_q[0]};
+          cq_wdata = {cq_state_rdata_q[94:43], p_tail_new, cq_state_rdata_q[30:19], cq_state_rdata_q[18:7], cq_state_rdata_q[6:3], c_phase ^ p_wrap, cq_state_rdata_q[1], cq_state_rdata_q[0]};
           sq_we = 1'b1;
           sq_waddr = cpl_sqid[6:0];
-          sq_wdata = {s_completed + 32'd1, sq_state_rdata_q[168:137], p_timed ? lat_now_q : s_smp_t, sq_state_rdata_q[104:95], p_timed ? 2'd3 : s_smp, sq_state_rdata_q[92:41], sq_state_rdata_q[40:31], sq_state_rdata_q[30:21], sq_state_rdata_q[20:11], sq_state_rdata_q[10:4], sq_state_rdata_q[3:2], sq_state_rdata_q[1], sq_state_rdata_q[0]};
+          sq_wdata = {s_completed + 32'd1, sq_state_rdata_q[176:145], p_timed ? lat_now_q : s_smp_t, sq_state_rdata_q[112:101], p_timed ? 2'd3 : s_smp, sq_state_rdata_q[98:47], sq_state_rdata_q[46:35], sq_state_rdata_q[34:23], sq_state_rdata_q[22:11], sq_state_rdata_q[10:4], sq_state_rdata_q[3:2], sq_state_rdata_q[1], sq_state_rdata_q[0]};
         end
       end
       ST_FETCH: begin
@@ -1386,15 +1386,15 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
         sq_waddr = cur_qid_q;
         push_qid = cur_qid_q;
         push_cls = s_class;
-        if (~s_en | (f_avail == 11'd0)) begin
+        if (~s_en | (f_avail == 13'd0)) begin
           sq_we = 1'b1;
-          sq_wdata = {sq_state_rdata_q[200:169], sq_state_rdata_q[168:137], sq_state_rdata_q[136:105], sq_state_rdata_q[104:95], sq_state_rdata_q[94:93], sq_state_rdata_q[92:41], sq_state_rdata_q[40:31], sq_state_rdata_q[30:21], sq_state_rdata_q[20:11], sq_state_rdata_q[10:4], sq_state_rdata_q[3:2], 1'b0, sq_state_rdata_q[0]};
+          sq_wdata = {sq_state_rdata_q[208:177], sq_state_rdata_q[176:145], sq_state_rdata_q[144:113], sq_state_rdata_q[112:101], sq_state_rdata_q[100:99], sq_state_rdata_q[98:47], sq_state_rdata_q[46:35], sq_state_rdata_q[34:23], sq_state_rdata_q[22:11], sq_state_rdata_q[10:4], sq_state_rdata_q[3:2], 1'b0, sq_state_rdata_q[0]};
         end else if (~f_eligible) begin
           push_en = 1'b1;
         end else begin
           ar_issue = 1'b1;
           sq_we = 1'b1;
-          sq_wdata = {sq_state_rdata_q[200:169], s_fetched + {28'd0, f_n}, sq_state_rdata_q[136:105], sq_state_rdata_q[104:95], f_timed ? 2'd2 : s_smp, sq_state_rdata_q[92:41], sq_state_rdata_q[40:31], f_head_new, sq_state_rdata_q[20:11], sq_state_rdata_q[10:4], sq_state_rdata_q[3:2], f_more, sq_state_rdata_q[0]};
+          sq_wdata = {sq_state_rdata_q[208:177], s_fetched + {28'd0, f_n}, sq_state_rdata_q[144:113], sq_state_rdata_q[112:101], f_timed ? 2'd2 : s_smp, sq_state_rdata_q[98:47], sq_state_rdata_q[46:35], f_head_new, sq_state_rdata_q[22:11], sq_state_rdata_q[10:4], sq_state_rdata_q[3:2], f_more, sq_state_rdata_q[0]};
           if (f_in_wrr_turn) begin
             wrr_cnt_d = wrr_cnt_q + {5'd0, f_n};
           end
@@ -1443,11 +1443,11 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
     endcase
   end
 
-  assign desc_qid = fetch_desc_m_data[20:14];
-  assign desc_n = fetch_desc_m_data[13:10];
-  assign desc_head = fetch_desc_m_data[9:0];
-  assign desc_timed = fetch_desc_m_data[25];
-  assign desc_timed_off = fetch_desc_m_data[24:21];
+  assign desc_qid = fetch_desc_m_data[22:16];
+  assign desc_n = fetch_desc_m_data[15:12];
+  assign desc_head = fetch_desc_m_data[11:0];
+  assign desc_timed = fetch_desc_m_data[27];
+  assign desc_timed_off = fetch_desc_m_data[26:23];
   assign ar_valid_d = ar_issue | (ar_valid_q & ~m_axi_arready_i);
   assign ar_addr_d = ar_issue ? f_addr : ar_addr_q;
   assign ar_len_d = ar_issue ? f_len : ar_len_q;
@@ -1719,7 +1719,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
       op_code_q <= 3'd0;
       op_qid_q <= 16'd0;
       op_base_q <= 52'd0;
-      op_size_q <= 10'd0;
+      op_size_q <= 12'd0;
       op_prio_q <= 2'd0;
       op_ien_q <= 1'b0;
       op_cqid_q <= 7'd0;
@@ -1997,7 +1997,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
     admin_cmd_sqe_q <= admin_cmd_sqe_d;
   end
 
-  // memory `sq_state`: 65 x 201 bits, registered read
+  // memory `sq_state`: 65 x 209 bits, registered read
   always_ff @(posedge clk_i) begin
     if (sq_we) begin
       sq_state[sq_waddr] <= sq_wdata;
@@ -2010,17 +2010,17 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
     end
   end
 
-  // memory `sq_arrived`: 65 x 10 bits, registered read
+  // memory `sq_arrived`: 65 x 12 bits, registered read
   always_ff @(posedge clk_i) begin
     if (r_hd_we | fsm_hd_we) begin
-      sq_arrived[r_hd_we ? desc_qid : sq_waddr] <= r_hd_we ? desc_head : 10'd0;
+      sq_arrived[r_hd_we ? desc_qid : sq_waddr] <= r_hd_we ? desc_head : 12'd0;
     end
     if (sq_re) begin
       sq_arrived_rdata_q <= sq_arrived[sq_raddr];
     end
   end
 
-  // memory `cq_state`: 65 x 89 bits, registered read
+  // memory `cq_state`: 65 x 95 bits, registered read
   always_ff @(posedge clk_i) begin
     if (cq_we) begin
       cq_state[cq_waddr] <= cq_wdata;

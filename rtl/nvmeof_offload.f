@@ -57,7 +57,7 @@ fifo_fwft_w64_d1024.sv
 roce_w64_q2_d4.sv
 nvme_csr.sv
 fifo_fwft_w7_d66.sv
-fifo_fwft_w26_d32.sv
+fifo_fwft_w28_d32.sv
 fifo_fwft_w521_d32.sv
 nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32.sv
 chip_info_csr.sv

@@ -21,7 +21,9 @@
 //!   INTMC, CC, CSTS, AQA, ASQ, ACQ below 1000h; SQ y tail / CQ y head doorbells at
 //!   `1000h + (2y [+1]) * (4 << DSTRD)`. Every access answers OKAY; reserved registers read 0,
 //!   writes to them are ignored. A write is accepted only when the previous doorbell has been
-//!   taken by the queue FSM (doorbells back-pressure the bus, they are never lost).
+//!   taken by the queue FSM (doorbells back-pressure the bus, they are never lost). The admin
+//!   queues take any size AQA can hold (2 to 4096 entries), whatever `max_queue_depth` (CAP.MQES
+//!   + 1) is: MQES bounds the I/O queues only, so queue indices are at least 12 bits wide.
 //! - `s_axil_*`: AXI4-Lite slave of the vendor CSRs (`nvme_csr`, rtl/nvme_csr.md): the
 //!   firmware's window. Firmware creates and deletes I/O queues (`q_*` registers then a
 //!   `q_cmd` write; `status.busy` is high until the hardware has applied it), programs the

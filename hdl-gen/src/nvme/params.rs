@@ -23,6 +23,9 @@ pub struct NvmeParams {
     pub fetch_slots: u32,
 }
 
+/// The largest admin queue AQA can set (ASQS and ACQS are 12-bit, 0's based).
+pub const ADMIN_MAX_ENTRIES: u32 = 4096;
+
 /// Write responses (CQE writes) the front end keeps in flight.
 pub const MAX_WRITES: u32 = 8;
 
@@ -31,9 +34,12 @@ impl NvmeParams {
     pub fn qid_width(&self) -> u32 {
         clog2(u64::from(self.io_queues) + 1)
     }
-    /// Bits of a queue index (head, tail, 0's based size).
+    /// Bits of a queue index (head, tail, 0's based size): enough for `max_depth` entries and
+    /// for the admin queues, which AQA sizes up to 4096 entries whatever CAP.MQES says (MQES
+    /// bounds the I/O queues only; NVMe base specification, AQA.ASQS and ACQS). Linux asks for
+    /// 32 admin entries, more than the smallest configuration's I/O queues hold.
     pub fn idx_width(&self) -> u32 {
-        clog2(u64::from(self.max_depth))
+        clog2(u64::from(self.max_depth.max(ADMIN_MAX_ENTRIES)))
     }
     /// Bits of an interrupt vector number.
     pub fn vec_width(&self) -> u32 {

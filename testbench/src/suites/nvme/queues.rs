@@ -184,7 +184,12 @@ fn op() -> impl Strategy<Value = Op> {
 
 fn strategy() -> BoxedStrategy<Input> {
     (
-        (3u16..20, 2u16..20),
+        // Admin queues as AQA allows them, up to 4096 entries whatever CAP.MQES says (MQES
+        // bounds only the I/O queues): mostly small, sometimes at the spec's limit.
+        prop_oneof![
+            8 => (3u16..20, 2u16..20),
+            1 => (1000u16..=4096, 1000u16..=4096),
+        ],
         prop::collection::vec(
             (depth(), depth(), 0u8..4, any::<u8>(), any::<bool>()).prop_map(
                 |(sq, cq, prio, vector, ien)| Pair {
