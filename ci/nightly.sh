@@ -2,7 +2,7 @@
 # The nightly job: what does not fit in ci/test.sh's budget. Today: every mutant of
 # ci/mutants.txt on its schemata model (ci/test.sh runs the part that fits in about 6 minutes),
 # the TCP engine against Linux with bridge faults (real time: a run does not replay exactly),
-# the widest configuration's chip top in simulation (ci/widest.sh: the chip property and bench;
+# the widest configuration's chip top in simulation (ci/config.sh: the chip property and bench;
 # verilating its 512-bit chip top takes many minutes when the model cache does not hold it), and
 # line and toggle coverage of every suite (`testbench coverage`).
 set -euo pipefail
@@ -14,7 +14,7 @@ bash ci/mutation.sh
 step "tcp-linux with bridge faults (drop, duplicate, reorder up to 3 % per frame), more cases"
 CASES=8 bash ci/tcp_linux_check.sh
 step "widest configuration: chip property and bench on its chip top"
-bash ci/widest.sh
+BENCH=1 bash ci/config.sh configs/widest.toml
 # Line and toggle coverage of every suite's regression (the case counts of ci/test.sh), each
 # suite's report and the merge over the whole chip under target/coverage/ (all/ for the merge).
 # The first run Verilates every driven top again with coverage (the chip top for many minutes).

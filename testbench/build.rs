@@ -260,6 +260,36 @@ fn cached_shim(
     lib
 }
 
+/// The suites' aliases of the tops (`pub type FifoTop = ...`), by the prefix of the top's name,
+/// so the suites do not depend on the configuration's widths.
+const ALIASES: &[(&str, &str)] = &[
+    ("Crc32Top", "crc32_d"),
+    ("Crc32cTop", "crc32c_d"),
+    ("TokenBucketTop", "token_bucket_"),
+    ("FifoTop", "fifo_w"),
+    ("FifoFwftTop", "fifo_fwft_w"),
+    ("RrArbiterTop", "rr_arbiter_"),
+    ("WrrArbiterTop", "wrr_arbiter_"),
+    ("AxiInterconnectTop", "axi_interconnect_"),
+    ("AxiUpsizerTop", "axi_upsizer_"),
+    ("SkidBufferTop", "skid_buffer_w"),
+    ("AxilDecoderTop", "axil_decoder_"),
+    ("IntervalTimerTop", "interval_timer_w"),
+    ("DmaWalkerTop", "dma_walker_"),
+    ("DmaMoverTop", "dma_mover_"),
+    ("DmaEngineTop", "dma_engine_"),
+    ("NvmeTcpConnTop", "nvme_tcp_conn_"),
+    ("NvmeTcpTop", "nvme_tcp_w"),
+    ("QosArbiterTop", "qos_arbiter_"),
+    ("NvmeCtrlTop", "nvme_ctrl_"),
+    ("RoceTop", "roce_w"),
+    ("RoceDcqcnTop", "roce_dcqcn_"),
+    ("TcpTop", "tcp_w"),
+    ("AsyncFifoTop", "async_fifo_w"),
+    ("Sync2ffTop", "sync_2ff_w"),
+    ("ResetSyncTop", "reset_sync"),
+];
+
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     // TB_RTL_DIR points the testbench at another RTL folder (ci/mutation.sh uses it to run the
@@ -368,15 +398,26 @@ fn main() {
             (src, dep)
         });
     if base.is_some() {
+        // A named top of another name than rtl/'s (another configuration's `nvme_ctrl_q1_...`)
+        // takes the place of rtl/'s top of its family (its alias below), so that family's
+        // suite drives it.
+        for t in only.iter().flatten() {
+            if rtl_tops.contains(t) {
+                continue;
+            }
+            let family = ALIASES.iter().find(|(_, prefix)| t.starts_with(prefix));
+            let old =
+                family.and_then(|(_, prefix)| rtl_tops.iter().position(|r| r.starts_with(prefix)));
+            match old {
+                Some(i) => rtl_tops[i] = t.clone(),
+                None => panic!(
+                    "TB_RTL_TOPS names `{t}`, which is neither a top of rtl/ nor of a family of one (tops: {})",
+                    rtl_tops.join(", ")
+                ),
+            }
+        }
         rtl_tops.sort();
         tops = rtl_tops;
-        for t in only.iter().flatten() {
-            assert!(
-                tops.contains(t),
-                "TB_RTL_TOPS names `{t}`, which is not a top of rtl/ (tops: {})",
-                tops.join(", ")
-            );
-        }
     }
     // Whether a top's files come from rtl/ although TB_RTL_DIR points elsewhere (a top that
     // TB_RTL_TOPS leaves out).
@@ -628,33 +669,7 @@ fn main() {
     rs.push_str("        _ => {\n            let _ = c;\n            None\n        }\n    }\n}\n");
 
     // Aliases for the suites, so they do not depend on the configuration's widths.
-    for (alias, prefix) in [
-        ("Crc32Top", "crc32_d"),
-        ("Crc32cTop", "crc32c_d"),
-        ("TokenBucketTop", "token_bucket_"),
-        ("FifoTop", "fifo_w"),
-        ("FifoFwftTop", "fifo_fwft_w"),
-        ("RrArbiterTop", "rr_arbiter_"),
-        ("WrrArbiterTop", "wrr_arbiter_"),
-        ("AxiInterconnectTop", "axi_interconnect_"),
-        ("AxiUpsizerTop", "axi_upsizer_"),
-        ("SkidBufferTop", "skid_buffer_w"),
-        ("AxilDecoderTop", "axil_decoder_"),
-        ("IntervalTimerTop", "interval_timer_w"),
-        ("DmaWalkerTop", "dma_walker_"),
-        ("DmaMoverTop", "dma_mover_"),
-        ("DmaEngineTop", "dma_engine_"),
-        ("NvmeTcpConnTop", "nvme_tcp_conn_"),
-        ("NvmeTcpTop", "nvme_tcp_w"),
-        ("QosArbiterTop", "qos_arbiter_"),
-        ("NvmeCtrlTop", "nvme_ctrl_"),
-        ("RoceTop", "roce_w"),
-        ("RoceDcqcnTop", "roce_dcqcn_"),
-        ("TcpTop", "tcp_w"),
-        ("AsyncFifoTop", "async_fifo_w"),
-        ("Sync2ffTop", "sync_2ff_w"),
-        ("ResetSyncTop", "reset_sync"),
-    ] {
+    for (alias, prefix) in ALIASES {
         if let Some(top) = tops.iter().find(|t| t.starts_with(prefix)) {
             rs.push_str(&format!(
                 "\n/// The `{prefix}*` top of rtl/.\npub type {alias} = {top}::{};\n",
@@ -678,6 +693,17 @@ fn main() {
             camel(&top)
         ));
     }
+    // The configuration the RTL folder was generated from (TB_RTL_DIR's when set: a build
+    // against another configuration's chip top sizes its harness from that configuration).
+    let config = rtl.join("chip_config.rs");
+    assert!(
+        config.exists(),
+        "{} has no chip_config.rs (the configuration's keys the harness is sized from): emit the folder again with this hdl-gen (`hdl-gen emit --out DIR`)",
+        rtl.display()
+    );
+    rs.push_str(&format!(
+        "\n/// Every key of the configuration the RTL was generated from (rtl/chip_config.rs).\npub mod config {{\n    include!({config:?});\n}}\n"
+    ));
     reg_maps.sort();
     rs.push_str(
         "\n/// Register accessors generated by hdl-gen (rtl/<block>_regs.rs).\npub mod regs {\n",

@@ -440,6 +440,55 @@ pub fn files(cfg: &Config) -> Result<Vec<OutFile>, Errors> {
             contents: md,
         });
     }
+    let mut rs = String::new();
+    for l in &opts.header {
+        rs.push_str(&format!("// {l}\n"));
+    }
+    rs.push_str("//\n");
+    rs.push_str(&config_rust(cfg));
+    files.push(OutFile {
+        path: "chip_config.rs".into(),
+        contents: rs,
+    });
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(files)
+}
+
+/// `chip_config.rs`: every key of `cfg` as a Rust constant (`SECTION_KEY`), so a harness built
+/// against an emitted tree reads the sizes that tree was generated with (a testbench built
+/// against another configuration's RTL, as ci/config.sh does, sees that configuration).
+pub fn config_rust(cfg: &Config) -> String {
+    let mut rs = String::from(
+        "// Every key of the configuration this tree was generated from, as a Rust constant.\n",
+    );
+    let value = toml::Value::try_from(cfg).unwrap_or(toml::Value::Boolean(false));
+    for (section, keys) in value.as_table().into_iter().flatten() {
+        let Some(keys) = keys.as_table() else {
+            continue;
+        };
+        rs.push_str(&format!("\n// [{section}]\n"));
+        for (key, v) in keys {
+            let name = format!("{section}_{key}").to_uppercase();
+            let (ty, text) = match v {
+                toml::Value::Integer(i) => ("u32", i.to_string()),
+                toml::Value::Boolean(b) => ("bool", b.to_string()),
+                toml::Value::String(s) => ("&str", format!("{s:?}")),
+                toml::Value::Array(a) => (
+                    "&[&str]",
+                    format!(
+                        "&[{}]",
+                        a.iter()
+                            .map(|x| x
+                                .as_str()
+                                .map_or_else(|| x.to_string(), |s| format!("{s:?}")))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ),
+                other => ("&str", format!("{:?}", other.to_string())),
+            };
+            rs.push_str(&format!("pub const {name}: {ty} = {text};\n"));
+        }
+    }
+    rs
 }

@@ -19,7 +19,7 @@
 use crate::drivers::axis::AxisSink;
 use crate::models::roce_target::{Target, BLOCK};
 use crate::rtl::regs::{chip_csr, qos_csr, roce_csr};
-use crate::rtl::{ChipTop, NvmeCtrlTop};
+use crate::rtl::ChipTop;
 use crate::sim::Sim;
 use crate::suites::chip::tcp::{self, TcpConf, TcpLink};
 use crate::suites::chip::top::{self as prop, RoceLink};
@@ -215,10 +215,7 @@ fn retry_timeout(remote: (u32, u32)) -> u32 {
 impl Session {
     /// Builds the chip and brings it up; an error says what failed.
     pub fn open(s: &Setup) -> Result<Session, String> {
-        let io_queues = NvmeCtrlTop::PORTS
-            .iter()
-            .find(|p| p.0 == "sq_space_i")
-            .map_or(1, |p| p.1) as u16;
+        let io_queues = crate::rtl::config::NVME_IO_QUEUE_PAIRS as u16;
         let routed = field(chip_csr::INFO_QUEUES_RESET);
         let qps = channels(Transport::Roce);
         let mtu_code = roce_csr::QP0_MTU_RESET;

@@ -89,7 +89,7 @@ use crate::models::roce_target::{QpConf, Target};
 use crate::prop::Property;
 use crate::rng::Rng;
 use crate::rtl::regs::{chip_csr, nvme_csr, qos_csr, roce_csr};
-use crate::rtl::{ChipTop, NvmeCtrlTop};
+use crate::rtl::{config, ChipTop};
 use crate::sim::{Component, Dut, Sim};
 use crate::suites::chip::tcp::{self, TcpConf, TcpLink};
 use crate::suites::nvme::env::{Attach, Env, Sqe, Timing};
@@ -405,18 +405,43 @@ fn grant_entries(g: Grant) -> Vec<(u32, bool, bool, u64, u64)> {
     }
 }
 
+/// One grant table entry: (sqid, nsid, read, write, first, last).
+type GrantEntry = (u16, u32, bool, bool, u64, u64);
+
+/// The grant table firmware writes, in its order: each queue's entries ([`grant_entries`]) for
+/// the namespaces QoS polices, as many as the table holds (`qos.grants`; a queue whose entries
+/// do not fit gets what fits, and QoS then denies the rest).
+fn grant_table(grants: &BTreeMap<u16, Grant>) -> Vec<GrantEntry> {
+    grants
+        .iter()
+        .flat_map(|(&y, &g)| {
+            grant_entries(g)
+                .into_iter()
+                .map(move |(n, r, w, first, last)| (y, n, r, w, first, last))
+        })
+        .filter(|e| e.1 <= config::QOS_NAMESPACES)
+        .take(config::QOS_GRANTS as usize)
+        .collect()
+}
+
+/// Blocks of namespace `nsid` as firmware sizes it in QoS: 0 for one QoS does not police.
+fn ns_blocks(nsid: u32) -> u64 {
+    match nsid {
+        _ if nsid > config::QOS_NAMESPACES => 0,
+        1 => BLOCKS,
+        2 => NS2_BLOCKS,
+        _ => 0,
+    }
+}
+
 /// The status QoS gives `sqe` of `sqid`, or `None` when it admits it (the rules of
 /// `hdl-gen/src/qos/mod.rs`, "Checks").
-fn qos_status(sqid: u16, sqe: &Sqe, queues: u16, grants: &BTreeMap<u16, Grant>) -> Option<u16> {
+fn qos_status(sqid: u16, sqe: &Sqe, queues: u16, table: &[GrantEntry]) -> Option<u16> {
     let opc = sqe[0];
     let nsid = u32::from_le_bytes(sqe[4..8].try_into().unwrap());
     let slba = u64::from_le_bytes(sqe[40..48].try_into().unwrap());
     let nlb = u64::from(u16::from_le_bytes([sqe[48], sqe[49]]));
-    let nsze = match nsid {
-        1 => BLOCKS,
-        2 => NS2_BLOCKS,
-        _ => 0,
-    };
+    let nsze = ns_blocks(nsid);
     if nsze == 0 {
         return Some(0x400b);
     }
@@ -431,14 +456,13 @@ fn qos_status(sqid: u16, sqe: &Sqe, queues: u16, grants: &BTreeMap<u16, Grant>) 
     }
     let granted = sqid >= 1
         && sqid <= queues
-        && grant_entries(*grants.get(&sqid).unwrap_or(&Grant::None))
-            .iter()
-            .any(|&(n, r, w, first, last)| {
-                n == nsid
-                    && (r || !read)
-                    && (w || !write)
-                    && (!lba || (first <= slba && slba + nlb <= last))
-            });
+        && table.iter().any(|&(y, n, r, w, first, last)| {
+            y == sqid
+                && n == nsid
+                && (r || !read)
+                && (w || !write)
+                && (!lba || (first <= slba && slba + nlb <= last))
+        });
     (!granted).then_some(0x4286)
 }
 
@@ -530,10 +554,7 @@ struct Sent {
 
 fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     let sim = Sim::<ChipTop>::maybe_waves(waves);
-    let io_queues = NvmeCtrlTop::PORTS
-        .iter()
-        .find(|p| p.0 == "sq_space_i")
-        .map_or(1, |p| p.1) as u16;
+    let io_queues = crate::rtl::config::NVME_IO_QUEUE_PAIRS as u16;
     let nvme_base = chip_csr::MAP_NVME_BASE_RESET;
     let opts = Attach {
         io_queues,
@@ -600,6 +621,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     let grants: BTreeMap<u16, Grant> = (1..=queues)
         .map(|y| (y, input.grants[usize::from(y - 1) % input.grants.len()]))
         .collect();
+    let grant_tab = grant_table(&grants);
     let fw = Program {
         input,
         confs: &confs,
@@ -699,7 +721,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 }
                 let route = io_route(&s);
                 let qos = if route == IoRoute::Offload {
-                    qos_status(sqid, &s, field_u16(chip_csr::INFO_QUEUES_RESET), &grants)
+                    qos_status(sqid, &s, field_u16(chip_csr::INFO_QUEUES_RESET), &grant_tab)
                 } else {
                     None
                 };
@@ -1115,21 +1137,19 @@ impl Program<'_> {
                 .1
         };
         bus.write32(qreg("ns1_size_lo"), BLOCKS as u32);
-        bus.write32(qreg("ns2_size_lo"), NS2_BLOCKS as u32);
-        let mut g = 0;
-        for (&y, &gr) in grants.iter() {
-            for (nsid, r, w, first, last) in grant_entries(gr) {
-                let p = format!("grant{g}");
-                bus.write32(qreg(&format!("{p}_first_lo")), first as u32);
-                bus.write32(qreg(&format!("{p}_first_hi")), (first >> 32) as u32);
-                bus.write32(qreg(&format!("{p}_last_lo")), last as u32);
-                bus.write32(qreg(&format!("{p}_last_hi")), (last >> 32) as u32);
-                bus.write32(
-                    qreg(&format!("{p}_ctrl")),
-                    u32::from(r) | u32::from(w) << 1 | nsid << 8 | u32::from(y) << 16,
-                );
-                g += 1;
-            }
+        if config::QOS_NAMESPACES >= 2 {
+            bus.write32(qreg("ns2_size_lo"), NS2_BLOCKS as u32);
+        }
+        for (g, (y, nsid, r, w, first, last)) in grant_table(grants).into_iter().enumerate() {
+            let p = format!("grant{g}");
+            bus.write32(qreg(&format!("{p}_first_lo")), first as u32);
+            bus.write32(qreg(&format!("{p}_first_hi")), (first >> 32) as u32);
+            bus.write32(qreg(&format!("{p}_last_lo")), last as u32);
+            bus.write32(qreg(&format!("{p}_last_hi")), (last >> 32) as u32);
+            bus.write32(
+                qreg(&format!("{p}_ctrl")),
+                u32::from(r) | u32::from(w) << 1 | nsid << 8 | u32::from(y) << 16,
+            );
         }
         bus.write32(qreg("ctrl"), 1);
         // A finite retry limit where the target may die (7: none).

@@ -369,11 +369,11 @@ fn rtl_fit(mut sc: Scenario) -> Scenario {
 }
 
 /// The configuration's `nvme_tcp.c2h_hold_bytes` (the hold buffer of a connection).
-pub const HOLD_BYTES: u32 = 8192;
+pub const HOLD_BYTES: u32 = crate::rtl::config::NVME_TCP_C2H_HOLD_BYTES;
 
 /// The configuration's `nvme_tcp.in_capsule_bytes` (writes up to this size carry their data in
 /// the CapsuleCmd).
-pub const ICD_BYTES: u32 = 4096;
+pub const ICD_BYTES: u32 = crate::rtl::config::NVME_TCP_IN_CAPSULE_BYTES;
 
 /// Stream idle and backpressure percentages, from the scenario's seed.
 fn idles(seed: u64) -> (u8, u8, u8, u8) {
