@@ -646,6 +646,7 @@ fn main() {
         ("DmaEngineTop", "dma_engine_"),
         ("NvmeTcpConnTop", "nvme_tcp_conn_"),
         ("NvmeTcpTop", "nvme_tcp_w"),
+        ("NvmeTcpIpTop", "nvme_tcp_ip_"),
         ("QosArbiterTop", "qos_arbiter_"),
         ("NvmeCtrlTop", "nvme_ctrl_"),
         ("RoceTop", "roce_w"),

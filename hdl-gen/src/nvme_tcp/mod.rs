@@ -159,6 +159,7 @@
 
 pub mod conn;
 pub mod engine;
+pub mod ip;
 
 /// The engine's parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

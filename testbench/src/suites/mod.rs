@@ -110,6 +110,7 @@ pub fn all() -> Vec<Suite> {
             entry::<tcp::stream::TcpStreamProp>(),
             entry::<tcp::ping::TcpPingProp>(),
             entry::<tcp::rules::TcpRulesProp>(),
+            entry::<tcp::nvme::TcpNvmeProp>(),
         ],
     });
     suites.push(Suite {
