@@ -110,8 +110,12 @@ pub fn all() -> Vec<Suite> {
             entry::<tcp::stream::TcpStreamProp>(),
             entry::<tcp::ping::TcpPingProp>(),
             entry::<tcp::rules::TcpRulesProp>(),
-            entry::<tcp::nvme::TcpNvmeProp>(),
         ],
+    });
+    // Its own suite, so CI sizes it apart from `tcp` (a case runs a few million cycles).
+    suites.push(Suite {
+        name: "tcp-nvme",
+        properties: vec![entry::<tcp::nvme::TcpNvmeProp>()],
     });
     suites.push(Suite {
         name: "chip",

@@ -1129,12 +1129,17 @@ impl EngineCase {
 
     /// A bound on the cycles the case needs on the byte streams alone.
     pub fn cycle_limit(&self) -> u64 {
-        400_000
-            + self
-                .conns
-                .iter()
-                .map(|c| 80 * c2h_pdus(c) + 4 * read_bytes(c))
-                .sum::<u64>()
+        400_000 + 80 * self.data_pdus() + 4 * self.data_bytes()
+    }
+
+    /// The data PDUs (C2HData, R2T, H2CData) a well-behaved target's answers take at most.
+    pub fn data_pdus(&self) -> u64 {
+        self.conns.iter().map(c2h_pdus).sum()
+    }
+
+    /// The bytes the Reads and Writes carry.
+    pub fn data_bytes(&self) -> u64 {
+        self.conns.iter().map(read_bytes).sum()
     }
 
     /// Per connection: what its target holds and the host's commands not completed yet.

@@ -18,6 +18,7 @@
 //! cases do not replay or shrink as proptest cases do).
 
 pub mod linux;
+pub mod linux_nvme;
 pub mod nvme;
 pub mod ping;
 pub mod rules;

@@ -21,6 +21,7 @@ use crate::drivers::axil::{Axil, AxilConfig};
 use crate::models::nvme_tcp_target::Target;
 use crate::prop::Property;
 use crate::rng::Rng;
+use crate::rtl::regs::tcp_csr;
 use crate::rtl::NvmeTcpIpTop as Top;
 use crate::sim::Sim;
 use crate::suites::nvme_tcp::rtl::{EngineCase, EngineHarness, EngineInput, NvmeTcpConnProp};
@@ -180,8 +181,9 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         env.write(creg(c, 8), 1);
     }
     let total = case.total();
-    // The byte-stream bound of the engine case, twice: the TCP engine is byte-serial.
-    let limit = 2 * case.cycle_limit() + 1_000_000;
+    // The TCP engine is byte-serial (about two cycles a byte each way), and every R2T and
+    // C2HData costs a round trip through smoltcp at worst, a lost segment an RTO.
+    let limit = 1_000_000 + 5000 * case.data_pdus() + 20 * case.data_bytes();
     let mut quiet = 0u32;
     let mut last_poll = 0u64;
     loop {
@@ -190,10 +192,11 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         if cycle - last_poll >= 1000 {
             last_poll = cycle;
             let failed = env.sim.signal("tcp_failed_o").get();
-            if failed != 0 {
+            let dropped = env.read(tcp_csr::SEG_IN + 4 * cnt::TX_DROP as u32);
+            if failed != 0 || dropped != 0 {
                 let states: Vec<u32> = (0..n).map(|c| env.read(creg(c, 12))).collect();
                 return Err(format!(
-                    "TCP connections failed ({failed:#b}) at cycle {cycle}: state CSRs {states:x?}, counters {:?}, faults to smoltcp {:?}, to the engine {:?}",
+                    "TCP connections failed ({failed:#b}) or bytes of the NVMe/TCP engine dropped ({dropped}) at cycle {cycle}: state CSRs {states:x?}, counters {:?}, faults to smoltcp {:?}, to the engine {:?}",
                     env.counters(),
                     env.to_peer.counts,
                     env.to_engine.counts
@@ -209,12 +212,14 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             break;
         }
         if cycle > limit {
+            // CSR reads run the model (and its harness): the harness is not borrowed meanwhile.
+            let counters = env.counters();
+            let states: Vec<u32> = (0..n).map(|c| env.read(creg(c, 12))).collect();
             let hb = h.borrow();
             return Err(format!(
-                "hang: {} of {total} commands completed after {cycle} cycles; {:?}; TCP counters {:?}",
+                "hang: {} of {total} commands completed after {cycle} cycles; {:?}; TCP states {states:x?}, counters {counters:?}",
                 hb.completions.len(),
                 case.hang_report(&hb.completions),
-                env.counters()
             ));
         }
     }
@@ -246,14 +251,17 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
 }
 
 /// Scenarios sized for a byte-serial TCP engine: at most 6 commands per connection, at most 64
-/// blocks (32 KiB) each.
-fn scenario() -> BoxedStrategy<crate::suites::nvme_tcp::scenario::Scenario> {
+/// blocks (32 KiB) each, R2Ts and C2HData PDUs of at least 256 bytes (tinier ones are the
+/// `nvme-tcp` suite's business; here each costs a round trip through TCP).
+pub fn scenario() -> BoxedStrategy<crate::suites::nvme_tcp::scenario::Scenario> {
     NvmeTcpConnProp::strategy()
         .prop_map(|mut sc| {
             sc.cmds.truncate(6);
             for c in &mut sc.cmds {
                 c.nlb %= 64;
             }
+            sc.max_r2t = sc.max_r2t.max(256);
+            sc.max_c2h = sc.max_c2h.max(256);
             sc
         })
         .boxed()
