@@ -185,10 +185,16 @@
 //! the NVMe/TCP connection is not told, so its outstanding commands get no completion until
 //! firmware restarts the engine. Not wired yet (the issue asks for 22h completions): a
 //! `lost_i` [C] on the NVMe/TCP engine from `tcp_failed_o`, ending the connection as a
-//! C2HTermReq does (every outstanding and later command completes with 22h), which first needs
-//! the receive side to finish a C2HData payload it has already committed to the DMA engine
-//! (zeros and an error status, or the DMA engine's one write stream stalls every connection)
-//! and the transmit side to let an H2CData payload in flight drain from the DMA engine.
+//! C2HTermReq does (every outstanding and later command completes with 22h). The receive side
+//! may be inside a PDU then: in a header (before its checks act) it can end at once, since
+//! nothing was committed; inside a C2HData payload or a digest it must be fed zeros up to the
+//! PDU's end, so that a cut-through payload already committed to the DMA engine is written
+//! whole (else the DMA engine's one write stream stalls every connection) and a held one fails
+//! its data digest and is dropped; it must not feed zeros into a header, whose checks could
+//! then pass on bytes the target never sent. The transmit side needs nothing: an H2CData in
+//! flight drains into the TCP engine, which drops beats without credit. The new port changes
+//! the NVMe/TCP engine top, which the chip top instantiates: it lands with the chip's
+//! integration of this unit.
 
 pub mod conn;
 pub mod engine;
