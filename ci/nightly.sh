@@ -13,6 +13,10 @@ step "mutants: every entry of ci/mutants.txt"
 bash ci/mutation.sh
 step "tcp-linux with bridge faults (drop, duplicate, reorder up to 3 % per frame), more cases"
 CASES=8 bash ci/tcp_linux_check.sh
+step "tcp-linux --nvme with bridge faults: NVMe/TCP over the TCP engine against Linux, more cases"
+CASES=6 NVME=1 PCAP=target/tcp-linux-nvme.pcap bash ci/tcp_linux_check.sh
+step "testbench regress --suite tcp-nvme: more cases than ci/test.sh's 24"
+cargo run -q --release -p testbench -- regress --suite tcp-nvme --cases 200
 step "widest configuration: chip property and bench on its chip top"
 BENCH=1 bash ci/config.sh configs/widest.toml
 # Line and toggle coverage of every suite's regression (the case counts of ci/test.sh), each

@@ -41,14 +41,18 @@ step "testbench regress --suite chip: the whole chip top end to end (about 25 co
 cargo run -q --release -p testbench -- regress --suite chip --cases 150
 step "testbench regress --suite tcp: the TCP/IP engine against smoltcp in process, over a lossy link"
 cargo run -q --release -p testbench -- regress --suite tcp --cases 300
+step "testbench regress --suite tcp-nvme: NVMe/TCP Reads and Writes over the TCP engine (nvme_tcp_ip), the target model on smoltcp"
+cargo run -q --release -p testbench -- regress --suite tcp-nvme --cases 24
 step "testbench tcp-linux: the TCP engine against the Linux kernel's TCP/IP over a TAP device (root, own namespace), tshark on the capture"
 # No bridge faults here: the kernel runs in real time, so a faulty run does not replay exactly;
 # ci/nightly.sh runs it with faults.
 CASES=3 TCP_LINUX_ARGS="--faults 0" bash ci/tcp_linux_check.sh
+step "testbench tcp-linux --nvme: NVMe/TCP Reads and Writes over the TCP engine against the Linux kernel's TCP, tshark on the capture"
+CASES=2 NVME=1 PCAP=target/tcp-linux-nvme.pcap TCP_LINUX_ARGS="--faults 0" bash ci/tcp_linux_check.sh
 # Every suite again from random initial values (registers, RAM words, X assignments drawn from
 # each case's seed): a state that a reset or an init sweep does not set must not matter.
 step "testbench regress --x-init random: every suite, part of the cases"
-for s in stdlib:1000 dma:100 nvme:200 nvme-tcp:100 qos:60 rdma:200 chip:30 tcp:100; do
+for s in stdlib:1000 dma:100 nvme:200 nvme-tcp:100 qos:60 rdma:200 chip:30 tcp:100 tcp-nvme:6; do
   cargo run -q --release -p testbench -- regress --x-init random --suite "${s%%:*}" --cases "${s##*:}"
 done
 step "testbench fio: fio's four workloads on each transport, json+ loaded by fio's own fio_jsonplus_clat2csv"

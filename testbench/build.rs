@@ -280,6 +280,7 @@ const ALIASES: &[(&str, &str)] = &[
     ("DmaEngineTop", "dma_engine_"),
     ("NvmeTcpConnTop", "nvme_tcp_conn_"),
     ("NvmeTcpTop", "nvme_tcp_w"),
+    ("NvmeTcpIpTop", "nvme_tcp_ip_"),
     ("QosArbiterTop", "qos_arbiter_"),
     ("NvmeCtrlTop", "nvme_ctrl_"),
     ("RoceTop", "roce_w"),

@@ -266,6 +266,13 @@ pub fn design(cfg: &Config) -> Result<Design, Errors> {
         reset,
     )?);
     d.add_top(crate::tcp::engine::engine(&tcp_params(cfg), reset)?);
+    // The NVMe/TCP engine on the TCP engine (not in the chip top yet).
+    d.add_top(crate::nvme_tcp::ip::nvme_tcp_ip(
+        &nvme_tcp_params(cfg),
+        &tcp_params(cfg),
+        &dma_params(cfg),
+        reset,
+    )?);
     d.add_top(crate::qos::arbiter::arbiter(&qos_params(cfg), reset)?);
     d.add_top(crate::roce::engine::engine(
         &roce_params(cfg),

@@ -1,5 +1,5 @@
 //! The NVMe/TCP protocol engine: the host side of NVMe/TCP connections, over per-connection
-//! TCP byte streams (the TCP engine underneath is a later block).
+//! TCP byte streams; `ip.rs` joins it to the TCP/IP engine (`tcp/`), see "The joined unit".
 //!
 //! ```text
 //!  io_cmd (SQE) --> [nvme_tcp_conn] --tx--> byte stream to the target (ICReq, CapsuleCmd,
@@ -156,9 +156,49 @@
 //!
 //! Not in this block: reading the target's IOCCSZ (Identify Controller, an admin command for
 //! firmware): `in_capsule_bytes` is a configuration choice.
+//!
+//! # The joined unit: `nvme_tcp_ip_w<bits>_c<connections>_d<outstanding>_t<tx>_r<rx>[_nd]` (`ip.rs`)
+//!
+//! The NVMe/TCP engine above (`u_nvme_tcp`) on the TCP/IP engine (`u_tcp`, `tcp/mod.rs`),
+//! built from the two by the builder alone: NVMe/TCP connection i is TCP connection i, their
+//! byte streams joined port to port (`tx`, `tx_credit`, `rx`, `rx_space`). Both engines take
+//! the stream width and connection count from `[nvme_tcp]` (the TCP engine's buffers from
+//! `[tcp]`); mismatched parameters are refused at elaboration. Ports:
+//!
+//! - `dgst_i`, `io_cmd_*`, `sq_space_o`, `io_cpl_*`, `mps_i`, `m_axi_*`: the NVMe/TCP engine's
+//!   own (above), unchanged, so the chip top can swap its byte-stream ports for this unit.
+//! - `m_axis_*`, `s_axis_*`: the TCP engine's one Ethernet port (frames without FCS).
+//! - Two CSR ports, not a decoder: `s_axil_*` is `nvme_tcp_csr` (as on the NVMe/TCP top),
+//!   `s_tcp_axil_*` is `tcp_csr`. The chip's firmware map gives every block's register block
+//!   a slot of its own behind one `axil_decoder` (`chip/csr.rs`), so it will give `tcp_csr` a
+//!   slot next to `nvme_tcp_csr`; a decoder here would decode twice.
+//! - `connected_o`, `dead_o` [C] (NVMe/TCP) and `tcp_up_o`, `tcp_failed_o` [C] (TCP: the TCP
+//!   engine's `up_o` and `failed_o`), for status registers and firmware.
+//!
+//! Bring-up is the TCP engine's: firmware programs `tcp_csr` (addresses, timers, each
+//! connection's remote address and port) and sets `open`; each NVMe/TCP connection's ICReq waits
+//! on its `tx` until the TCP engine gives credit (ESTABLISHED).
+//!
+//! **A TCP connection that fails** (RST from the peer, the retry limit, ARP unresolved, abort)
+//! today: its credit bit falls, so a beat the NVMe/TCP engine has on `tx` for it is taken and
+//! dropped (`tx_drop`; the other connections keep going), and nothing more arrives on `rx`;
+//! the NVMe/TCP connection is not told, so its outstanding commands get no completion until
+//! firmware restarts the engine. Not wired yet (the issue asks for 22h completions): a
+//! `lost_i` [C] on the NVMe/TCP engine from `tcp_failed_o`, ending the connection as a
+//! C2HTermReq does (every outstanding and later command completes with 22h). The receive side
+//! may be inside a PDU then: in a header (before its checks act) it can end at once, since
+//! nothing was committed; inside a C2HData payload or a digest it must be fed zeros up to the
+//! PDU's end, so that a cut-through payload already committed to the DMA engine is written
+//! whole (else the DMA engine's one write stream stalls every connection) and a held one fails
+//! its data digest and is dropped; it must not feed zeros into a header, whose checks could
+//! then pass on bytes the target never sent. The transmit side needs nothing: an H2CData in
+//! flight drains into the TCP engine, which drops beats without credit. The new port changes
+//! the NVMe/TCP engine top, which the chip top instantiates: it lands with the chip's
+//! integration of this unit.
 
 pub mod conn;
 pub mod engine;
+pub mod ip;
 
 /// The engine's parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

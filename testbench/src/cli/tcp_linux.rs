@@ -8,6 +8,7 @@
 use crate::pcap::Pcap;
 use crate::prop::case_seed;
 use crate::suites::tcp::linux::{self, Options};
+use crate::suites::tcp::linux_nvme;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -46,6 +47,12 @@ pub struct Args {
     /// Do not check the engine's frames with the golden model: the kernel alone judges them.
     #[arg(long)]
     pub no_golden: bool,
+    /// NVMe/TCP end to end instead of byte streams: the NVMe/TCP engine on the TCP engine
+    /// (`nvme_tcp_ip_*`), the project's NVMe/TCP target model on the kernel's sockets, Reads
+    /// and Writes checked byte for byte (`suites/tcp/linux_nvme.rs`; --max-bytes and --pings
+    /// do not apply).
+    #[arg(long)]
+    pub nvme: bool,
 }
 
 /// Runs `testbench tcp-linux`; returns the exit code.
@@ -68,6 +75,9 @@ pub fn run(args: &Args) -> i32 {
         golden: !args.no_golden,
     };
     let mut pcap = args.pcap.as_ref().map(|_| Pcap::new());
+    if args.nvme {
+        return run_nvme(args, &opt, pcap.as_mut());
+    }
     let t0 = Instant::now();
     let (mut passed, mut failed) = (0u64, 0u64);
     let (mut up, mut down, mut retrans, mut k_retrans, mut pings) =
@@ -124,4 +134,51 @@ pub fn run(args: &Args) -> i32 {
     } else {
         0
     }
+}
+
+/// `testbench tcp-linux --nvme`: the cases one after the other, the pcap saved; the exit code.
+fn run_nvme(args: &Args, opt: &Options, mut pcap: Option<&mut Pcap>) -> i32 {
+    let t0 = Instant::now();
+    let (mut passed, mut failed) = (0u64, 0u64);
+    let (mut cmds, mut bytes, mut retrans, mut k_retrans) = (0usize, 0u64, 0u32, 0u64);
+    for i in 0..args.cases {
+        if args.only.is_some_and(|k| k != i) {
+            continue;
+        }
+        let seed = case_seed(args.seed, i);
+        match linux_nvme::run_case(i, seed, opt, pcap.as_deref_mut()) {
+            Ok(r) => {
+                passed += 1;
+                cmds += r.commands;
+                bytes += r.read_bytes + r.write_bytes;
+                retrans += r.retrans;
+                k_retrans += r.k_retrans;
+                println!("case {i} (seed {seed:#x}): passed: {r}");
+            }
+            Err(e) => {
+                failed += 1;
+                println!("case {i} (seed {seed:#x}): FAILED: {e}");
+                if e.contains("could not make the network namespace") {
+                    eprintln!("tcp-linux: {e}");
+                    return 2;
+                }
+            }
+        }
+    }
+    if let (Some(p), Some(path)) = (&pcap, &args.pcap) {
+        match p.save(path) {
+            Ok(()) => println!("pcap: {} frames in {}", p.frames(), path.display()),
+            Err(e) => {
+                eprintln!("tcp-linux: {}: {e}", path.display());
+                failed += 1;
+            }
+        }
+    }
+    println!(
+        "tcp-linux --nvme: {passed} passed, {failed} failed; {cmds} NVMe/TCP commands, {bytes} B \
+         of Read and Write data checked; engine retransmissions {retrans}, linux retransmissions \
+         {k_retrans}; {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
+    i32::from(failed > 0)
 }

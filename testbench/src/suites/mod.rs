@@ -112,6 +112,11 @@ pub fn all() -> Vec<Suite> {
             entry::<tcp::rules::TcpRulesProp>(),
         ],
     });
+    // Its own suite, so CI sizes it apart from `tcp` (a case runs a few million cycles).
+    suites.push(Suite {
+        name: "tcp-nvme",
+        properties: vec![entry::<tcp::nvme::TcpNvmeProp>()],
+    });
     suites.push(Suite {
         name: "chip",
         properties: vec![entry::<chip::top::ChipProp>()],

@@ -9,6 +9,7 @@ use super::scenario::{check, strategy, Kind, Outcome, Scenario};
 use crate::drivers::axi_mem::{AxiMemConfig, AxiMemSlave};
 use crate::drivers::axil::{Axil, AxilConfig};
 use crate::drivers::tcp_streams::ByteStreams;
+use crate::drivers::Clocked;
 use crate::models::nvme_tcp_host::Completion;
 use crate::models::nvme_tcp_target::{Fault, Target};
 use crate::pcap::{Endpoints, Pcap, TcpConn};
@@ -16,7 +17,7 @@ use crate::prop::Property;
 use crate::rng::Rng;
 use crate::rtl::regs::nvme_tcp_csr;
 use crate::rtl::NvmeTcpConnTop as Top;
-use crate::sim::{Component, Signal, Sim};
+use crate::sim::{Component, Dut, Signal, Sim};
 use proptest::strategy::{BoxedStrategy, Strategy};
 use std::collections::VecDeque;
 use std::path::Path;
@@ -709,22 +710,51 @@ impl Property for NvmeTcpConnHostileProp {
     }
 }
 
-/// Drives the engine top: commands with SQ ids, per-connection rx beats (presented only when
-/// the connection's `rx_space_o` bit is up, as the contract says), tx credits (the byte streams
-/// are [`ByteStreams`]).
-struct EngineHarness {
+/// Drives the engine top: commands with SQ ids, completions (and, for the engine top alone,
+/// per-connection rx beats presented only when the connection's `rx_space_o` bit is up, as the
+/// contract says, and tx credits: the byte streams are [`ByteStreams`]). The joined unit
+/// (`nvme_tcp_ip_*`) has no byte-stream ports: there the TCP engine is their other end.
+pub struct EngineHarness {
     sig: std::collections::HashMap<&'static str, Signal>,
     cmds: VecDeque<(u16, [u8; 64])>,
     cmd_on: bool,
-    streams: ByteStreams,
+    /// The byte streams, when the top has them.
+    pub streams: Option<ByteStreams>,
     rng: Rng,
     idle: (u8, u8, u8, u8),
-    completions: Vec<(u16, Completion)>,
+    /// Completions taken: (SQ id, completion).
+    pub completions: Vec<(u16, Completion)>,
 }
 
 impl EngineHarness {
     fn s(&self, n: &str) -> &Signal {
         &self.sig[n]
+    }
+
+    /// A harness on `sim`'s command ports submitting `order`, with the byte streams when
+    /// `streams`; idle and backpressure percentages from `seed`.
+    pub fn new<M: Dut>(
+        sim: &Sim<M>,
+        order: Vec<(u16, [u8; 64])>,
+        streams: bool,
+        seed: u64,
+    ) -> Self {
+        let idle = idles(seed);
+        EngineHarness {
+            sig: ENGINE_PORTS.iter().map(|p| (*p, sim.signal(p))).collect(),
+            cmds: order.into_iter().collect(),
+            cmd_on: false,
+            streams: streams.then(|| ByteStreams::new(sim, "", (idle.1, idle.2))),
+            rng: Rng::new(seed ^ 0x77),
+            idle,
+            completions: Vec::new(),
+        }
+    }
+
+    /// Asks every connection for the digests of `sc`.
+    pub fn digests(&self, sc: &Scenario) {
+        self.s("dgst_i")
+            .set(u64::from(sc.hdgst) | u64::from(sc.ddgst) << 1);
     }
 }
 
@@ -748,7 +778,9 @@ impl Component for EngineHarness {
             self.cmds.pop_front();
             self.cmd_on = false;
         }
-        self.streams.sample();
+        if let Some(st) = self.streams.as_mut() {
+            st.sample();
+        }
         if self.s("io_cpl_valid_o").is_high() && self.s("io_cpl_ready_i").is_high() {
             self.completions.push((
                 self.s("io_cpl_sqid_o").get() as u16,
@@ -769,7 +801,9 @@ impl Component for EngineHarness {
             self.s("io_cmd_sqe_i").set_words(&words(&sqe));
         }
         self.s("io_cmd_valid_i").set(u64::from(self.cmd_on));
-        self.streams.drive(&mut self.rng);
+        if let Some(st) = self.streams.as_mut() {
+            st.drive(&mut self.rng);
+        }
         let cpl_ready = !self.rng.chance(self.idle.3);
         self.s("io_cpl_ready_i").set(u64::from(cpl_ready));
     }
@@ -779,9 +813,9 @@ impl Component for EngineHarness {
 /// all), and an SQ id outside the connections for some commands.
 #[derive(Clone, Debug)]
 pub struct EngineInput {
-    conns: Vec<Scenario>,
-    stray: u8,
-    seed: u64,
+    pub conns: Vec<Scenario>,
+    pub stray: u8,
+    pub seed: u64,
 }
 
 /// A read command's buffer in host memory: its pieces in data order, and what the namespace
@@ -993,29 +1027,90 @@ fn read_back(
     Ok(writes)
 }
 
-/// Runs the engine top.
-pub fn run_engine(input: &EngineInput, waves: Option<&Path>) -> Result<(), String> {
-    use crate::rtl::NvmeTcpTop as E;
-    let mut sim = Sim::<E>::maybe_waves(waves);
-    let n = (sim.signal("rx_space_o").width()) as usize;
-    let lanes = (sim.signal("tx_data_o").width() / 8) as usize;
-    let mut conns: Vec<Scenario> = input.conns.iter().take(n).cloned().collect();
-    while conns.len() < n {
-        conns.push(conns[0].clone());
-    }
-    for c in &mut conns {
-        c.hdgst = input.conns[0].hdgst;
-        c.ddgst = input.conns[0].ddgst;
-        if c.ddgst {
-            c.max_c2h = c.max_c2h.min(HOLD_BYTES);
+/// One case of an engine top, prepared: the scenarios (as many as the top has connections),
+/// the commands as submitted with their host memory laid out, the targets, the order the
+/// commands go in (stray SQ ids among them). What the engine top alone and the joined unit
+/// (`nvme_tcp_ip_*`, suite `tcp`) share: only the byte streams' other end differs.
+pub struct EngineCase {
+    pub n: usize,
+    pub conns: Vec<Scenario>,
+    pub subs: Vec<Vec<super::scenario::Submitted>>,
+    pub targets: Vec<Target>,
+    lay: Layout,
+    before: crate::drivers::axi_mem::Memory,
+    /// Commands for SQ ids without a connection: (SQ id, CID).
+    pub strays: Vec<(u16, u16)>,
+    /// The submission order: (SQ id, SQE).
+    pub order: Vec<(u16, [u8; 64])>,
+    /// The case's random source, after the preparation.
+    pub rng: Rng,
+}
+
+impl EngineCase {
+    /// Prepares `input` for a top of `n` connections whose host memory is `mem` (the AXI4
+    /// slave on `m_axi`).
+    pub fn new(input: &EngineInput, n: usize, mem: &mut crate::drivers::axi_mem::Memory) -> Self {
+        let mut conns: Vec<Scenario> = input.conns.iter().take(n).cloned().collect();
+        while conns.len() < n {
+            conns.push(conns[0].clone());
+        }
+        for c in &mut conns {
+            c.hdgst = input.conns[0].hdgst;
+            c.ddgst = input.conns[0].ddgst;
+            if c.ddgst {
+                c.max_c2h = c.max_c2h.min(HOLD_BYTES);
+            }
+        }
+        let mut subs: Vec<_> = conns.iter().map(|c| c.submitted()).collect();
+        let targets: Vec<Target> = conns.iter().map(|c| Target::new(c.target())).collect();
+        let mut rng = Rng::new(input.seed);
+        // The AXI4 slave's own draws came first (see `mem_config`).
+        rng.next_u64();
+        rng.below(3);
+        rng.below(3);
+        rng.below(2);
+        let lay = layout(&mut subs, mem, &mut rng);
+        let before = mem.clone();
+        // Interleave the connections' commands; add stray SQ ids.
+        let mut order = Vec::new();
+        let mut next = vec![0usize; n];
+        let mut strays = Vec::new();
+        while next.iter().zip(&subs).any(|(i, s)| *i < s.len()) {
+            let c = rng.below(n as u64) as usize;
+            if next[c] < subs[c].len() {
+                order.push((c as u16 + 1, subs[c][next[c]].sqe));
+                next[c] += 1;
+            }
+        }
+        for k in 0..input.stray {
+            let mut sqe = subs[0][0].sqe;
+            let cid = 0x7000 + u16::from(k);
+            sqe[2..4].copy_from_slice(&cid.to_le_bytes());
+            let sqid = if rng.chance(50) {
+                0
+            } else {
+                n as u16 + 1 + rng.below(100) as u16
+            };
+            strays.push((sqid, cid));
+            let at = rng.below(order.len() as u64 + 1) as usize;
+            order.insert(at, (sqid, sqe));
+        }
+        EngineCase {
+            n,
+            conns,
+            subs,
+            targets,
+            lay,
+            before,
+            strays,
+            order,
+            rng,
         }
     }
-    let mut subs: Vec<_> = conns.iter().map(|c| c.submitted()).collect();
-    let mut targets: Vec<Target> = conns.iter().map(|c| Target::new(c.target())).collect();
-    let mut rng = Rng::new(input.seed);
-    let mem = sim.add(AxiMemSlave::new(
-        &sim,
-        "m_axi",
+
+    /// The AXI4 memory slave's settings for `input` (latencies and stalls drawn from its seed).
+    pub fn mem_config(input: &EngineInput) -> AxiMemConfig {
+        let mut rng = Rng::new(input.seed);
         AxiMemConfig {
             seed: rng.next_u64(),
             read_latency: 1..=12,
@@ -1024,45 +1119,201 @@ pub fn run_engine(input: &EngineInput, waves: Option<&Path>) -> Result<(), Strin
             w_stall: [0u8, 10, 40][rng.below(3) as usize],
             b_idle: [0u8, 20][rng.below(2) as usize],
             ..AxiMemConfig::default()
-        },
-    ));
-    let lay = layout(&mut subs, &mut mem.borrow_mut().mem, &mut rng);
-    let before = mem.borrow().mem.clone();
-    // Interleave the connections' commands; add stray SQ ids.
-    let mut order = Vec::new();
-    let mut next = vec![0usize; n];
-    let mut strays = Vec::new();
-    while next.iter().zip(&subs).any(|(i, s)| *i < s.len()) {
-        let c = rng.below(n as u64) as usize;
-        if next[c] < subs[c].len() {
-            order.push((c as u16 + 1, subs[c][next[c]].sqe));
-            next[c] += 1;
         }
     }
-    for k in 0..input.stray {
-        let mut sqe = subs[0][0].sqe;
-        let cid = 0x7000 + u16::from(k);
-        sqe[2..4].copy_from_slice(&cid.to_le_bytes());
-        let sqid = if rng.chance(50) {
-            0
-        } else {
-            n as u16 + 1 + rng.below(100) as u16
-        };
-        strays.push((sqid, cid));
-        let at = rng.below(order.len() as u64 + 1) as usize;
-        order.insert(at, (sqid, sqe));
+
+    /// Completions the case expects: one per command.
+    pub fn total(&self) -> usize {
+        self.subs.iter().map(Vec::len).sum::<usize>() + self.strays.len()
     }
-    let sig = ENGINE_PORTS.iter().map(|p| (*p, sim.signal(p))).collect();
-    let idle = idles(input.seed);
-    let h = sim.add(EngineHarness {
-        sig,
-        cmds: order.into_iter().collect(),
-        cmd_on: false,
-        streams: ByteStreams::new(&sim, "", (idle.1, idle.2)),
-        rng: Rng::new(input.seed ^ 0x77),
-        idle,
-        completions: Vec::new(),
-    });
+
+    /// A bound on the cycles the case needs on the byte streams alone.
+    pub fn cycle_limit(&self) -> u64 {
+        400_000 + 80 * self.data_pdus() + 4 * self.data_bytes()
+    }
+
+    /// The data PDUs (C2HData, R2T, H2CData) a well-behaved target's answers take at most.
+    pub fn data_pdus(&self) -> u64 {
+        self.conns.iter().map(c2h_pdus).sum()
+    }
+
+    /// The bytes the Reads and Writes carry.
+    pub fn data_bytes(&self) -> u64 {
+        self.conns.iter().map(read_bytes).sum()
+    }
+
+    /// Per connection: what its target holds and the host's commands not completed yet.
+    pub fn hang_report(&self, completions: &[(u16, Completion)]) -> Vec<String> {
+        self.targets
+            .iter()
+            .enumerate()
+            .map(|(c, t)| {
+                let open: Vec<String> = self.subs[c]
+                    .iter()
+                    .filter(|s| {
+                        let cid = crate::models::nvme_tcp::sqe::cid(&s.sqe);
+                        !completions
+                            .iter()
+                            .any(|(q, x)| usize::from(*q) == c + 1 && x.cid == cid)
+                    })
+                    .map(|s| {
+                        format!(
+                            "{:#x}:{:?}/{}",
+                            crate::models::nvme_tcp::sqe::cid(&s.sqe),
+                            s.kind,
+                            s.len
+                        )
+                    })
+                    .collect();
+                format!(
+                    "target holds {:?}, last received {:?}, {} bytes to send, {} sent, host open {open:?}",
+                    t.held(),
+                    t.received.last().map(|p| p.pdu_type()),
+                    t.pending(),
+                    t.sent.len(),
+                )
+            })
+            .collect()
+    }
+
+    /// The outcome against the scenarios: exactly one 22h for each stray command, host memory
+    /// byte for byte (`read_back`), each connection's completions, writes and namespaces
+    /// (`scenario::check`).
+    pub fn check(
+        &self,
+        all: &[(u16, Completion)],
+        after: &crate::drivers::axi_mem::Memory,
+    ) -> Result<(), String> {
+        for (sqid, cid) in &self.strays {
+            let got: Vec<_> = all
+                .iter()
+                .filter(|(s, c)| s == sqid && c.cid == *cid)
+                .collect();
+            if got.len() != 1 || got[0].1.status != 0x22 {
+                return Err(format!(
+                    "command {cid:#x} of SQ id {sqid} (no connection): completions {got:?}, expected one with 22h"
+                ));
+            }
+        }
+        let mut writes = read_back(&self.lay, &self.before, after, self.n)?;
+        for (c, t) in self.targets.iter().enumerate() {
+            let out = Outcome {
+                completions: all
+                    .iter()
+                    .filter(|(s, _)| usize::from(*s) == c + 1)
+                    .map(|(_, x)| x.clone())
+                    .collect(),
+                writes: std::mem::take(&mut writes[c]),
+            };
+            check(&self.conns[c], &self.subs[c], &out, t)
+                .map_err(|e| format!("connection {c}: {e}"))?;
+        }
+        Ok(())
+    }
+
+    /// `nvme_tcp_csr`'s counters on `bus` against what the targets saw; `tx_total` and
+    /// `rx_total`: bytes the engine sent and took on its byte streams, all connections.
+    pub fn check_counters<C: Clocked + ?Sized>(
+        &self,
+        bus: &mut crate::drivers::axil::Mmio<'_, C>,
+        tx_total: u64,
+        rx_total: u64,
+    ) -> Result<(), String> {
+        let targets = &self.targets;
+        let count = |t: u8| -> u32 {
+            targets
+                .iter()
+                .map(|x| x.received.iter().filter(|p| p.pdu_type() == t).count() as u32)
+                .sum()
+        };
+        let icresp_ok = targets
+            .iter()
+            .filter(|t| {
+                !matches!(
+                    t.committed,
+                    Some((
+                        Fault::IcRespPfv
+                            | Fault::IcRespCpda
+                            | Fault::IcRespDigest
+                            | Fault::IcRespMaxh2cdata,
+                        _,
+                        _
+                    ))
+                )
+            })
+            .count() as u32;
+        // PDUs of a type the targets sent, less the one a fatal fault broke (always a target's
+        // last PDU).
+        let sent = |t: u8| -> u32 {
+            targets
+                .iter()
+                .map(|x| {
+                    let all = x.sent.iter().filter(|p| p[0] == t).count() as u32;
+                    let broke = x.committed.is_some_and(|(f, _, _)| f != Fault::DataDigest)
+                        && x.sent.last().is_some_and(|p| p[0] == t);
+                    all - u32::from(broke)
+                })
+                .sum()
+        };
+        let resp = sent(0x05);
+        let ddgst = targets
+            .iter()
+            .filter(|t| matches!(t.committed, Some((Fault::DataDigest, _, _))))
+            .count() as u32;
+        let hdgst = targets
+            .iter()
+            .filter(|t| matches!(t.committed, Some((Fault::HeaderDigest, _, _))))
+            .count() as u32;
+        let want: [(&str, u32); 13] = [
+            ("tx_icreq", self.n as u32),
+            ("tx_capsule_cmd", count(0x04)),
+            ("tx_h2c_termreq", count(0x02)),
+            ("tx_bytes", tx_total as u32),
+            ("rx_icresp", icresp_ok),
+            ("rx_capsule_resp", resp),
+            ("rx_c2h_termreq", 0),
+            ("rx_bytes", rx_total as u32),
+            ("hdgst_errors", hdgst),
+            ("rx_c2h_data", sent(0x07)),
+            ("ddgst_errors", ddgst),
+            ("tx_h2c_data", count(0x06)),
+            ("rx_r2t", sent(0x09)),
+        ];
+        for &(name, off, _) in nvme_tcp_csr::REGISTERS {
+            let got = bus.read32(off);
+            let w = want
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| *v)
+                .ok_or_else(|| format!("no expectation for counter {name}"))?;
+            if got != w {
+                return Err(format!(
+                    "counter {name} (CSR {off:#04x}) is {got}, expected {w}"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Runs the engine top.
+pub fn run_engine(input: &EngineInput, waves: Option<&Path>) -> Result<(), String> {
+    use crate::rtl::NvmeTcpTop as E;
+    let mut sim = Sim::<E>::maybe_waves(waves);
+    let n = (sim.signal("rx_space_o").width()) as usize;
+    let lanes = (sim.signal("tx_data_o").width() / 8) as usize;
+    let mem = sim.add(AxiMemSlave::new(
+        &sim,
+        "m_axi",
+        EngineCase::mem_config(input),
+    ));
+    let mut case = EngineCase::new(input, n, &mut mem.borrow_mut().mem);
+    let h = sim.add(EngineHarness::new(
+        &sim,
+        std::mem::take(&mut case.order),
+        true,
+        input.seed,
+    ));
     let axil = Axil::attach(
         &mut sim,
         "s_axil",
@@ -1073,69 +1324,47 @@ pub fn run_engine(input: &EngineInput, waves: Option<&Path>) -> Result<(), Strin
             ..AxilConfig::default()
         },
     );
-    h.borrow()
-        .s("dgst_i")
-        .set(u64::from(conns[0].hdgst) | u64::from(conns[0].ddgst) << 1);
+    h.borrow().digests(&case.conns[0]);
     sim.reset(3);
-    let total: usize = subs.iter().map(Vec::len).sum::<usize>() + strays.len();
+    let total = case.total();
     let mut quiet = 0u32;
+    let mut rng = std::mem::replace(&mut case.rng, Rng::new(0));
     loop {
         sim.step();
-        let mut hb = h.borrow_mut();
-        if !hb.streams.violations.is_empty() {
-            return Err(format!("stream protocol: {:?}", hb.streams.violations));
+        let mut hbm = h.borrow_mut();
+        let hb = &mut *hbm;
+        let st = hb
+            .streams
+            .as_mut()
+            .expect("the engine top has byte streams");
+        if !st.violations.is_empty() {
+            return Err(format!("stream protocol: {:?}", st.violations));
         }
         let mut moved = false;
-        for (c, t) in targets.iter_mut().enumerate() {
-            if !hb.streams.tx_bytes[c].is_empty() {
-                let b = std::mem::take(&mut hb.streams.tx_bytes[c]);
+        for (c, t) in case.targets.iter_mut().enumerate() {
+            if !st.tx_bytes[c].is_empty() {
+                let b = std::mem::take(&mut st.tx_bytes[c]);
                 t.receive(&b);
                 moved = true;
             }
             if rng.chance(50) {
                 t.step();
             }
-            if t.pending() > 0 && hb.streams.beats[c].len() < 4 {
-                let chunk = t.take(1 + rng.below(u64::from(conns[c].chunk.1)) as usize);
+            if t.pending() > 0 && st.beats[c].len() < 4 {
+                let chunk = t.take(1 + rng.below(u64::from(case.conns[c].chunk.1)) as usize);
                 for piece in chunk.chunks(1 + rng.below(lanes as u64) as usize) {
-                    hb.streams.beats[c].push_back(piece.to_vec());
+                    st.beats[c].push_back(piece.to_vec());
                 }
                 moved = true;
             }
         }
-        let done = hb.completions.len() >= total && hb.streams.beats.iter().all(VecDeque::is_empty);
+        let done = hb.completions.len() >= total && st.beats.iter().all(VecDeque::is_empty);
         quiet = if done && !moved { quiet + 1 } else { 0 };
         if quiet > 300 {
             break;
         }
-        if sim.cycle()
-            > 400_000
-                + conns
-                    .iter()
-                    .map(|c| 80 * c2h_pdus(c) + 4 * read_bytes(c))
-                    .sum::<u64>()
-        {
-            let why: Vec<String> = targets
-                .iter()
-                .enumerate()
-                .map(|(c, t)| {
-                    let open: Vec<String> = subs[c]
-                        .iter()
-                        .filter(|s| {
-                            let cid = crate::models::nvme_tcp::sqe::cid(&s.sqe);
-                            !hb.completions.iter().any(|(q, x)| usize::from(*q) == c + 1 && x.cid == cid)
-                        })
-                        .map(|s| format!("{:#x}:{:?}/{}", crate::models::nvme_tcp::sqe::cid(&s.sqe), s.kind, s.len))
-                        .collect();
-                    format!(
-                        "target holds {:?}, last received {:?}, {} bytes to send, {} sent, host open {open:?}",
-                        t.held(),
-                        t.received.last().map(|p| p.pdu_type()),
-                        t.pending(),
-                        t.sent.len(),
-                    )
-                })
-                .collect();
+        if sim.cycle() > case.cycle_limit() {
+            let why = case.hang_report(&hb.completions);
             let ports: Vec<String> = [
                 "tx_valid_o",
                 "tx_conn_o",
@@ -1160,104 +1389,14 @@ pub fn run_engine(input: &EngineInput, waves: Option<&Path>) -> Result<(), Strin
         }
     }
     let all = h.borrow().completions.clone();
-    for (sqid, cid) in &strays {
-        let got: Vec<_> = all
-            .iter()
-            .filter(|(s, c)| s == sqid && c.cid == *cid)
-            .collect();
-        if got.len() != 1 || got[0].1.status != 0x22 {
-            return Err(format!(
-                "command {cid:#x} of SQ id {sqid} (no connection): completions {got:?}, expected one with 22h"
-            ));
-        }
-    }
-    let mut writes = read_back(&lay, &before, &mem.borrow().mem, n)?;
-    for (c, t) in targets.iter().enumerate() {
-        let out = Outcome {
-            completions: all
-                .iter()
-                .filter(|(s, _)| usize::from(*s) == c + 1)
-                .map(|(_, x)| x.clone())
-                .collect(),
-            writes: std::mem::take(&mut writes[c]),
-        };
-        check(&conns[c], &subs[c], &out, t).map_err(|e| format!("connection {c}: {e}"))?;
-    }
+    case.check(&all, &mem.borrow().mem)?;
     // Counters, against what the targets saw.
-    let (tx_total, rx_total) = (h.borrow().streams.tx_total, h.borrow().streams.rx_total);
-    let count = |t: u8| -> u32 {
-        targets
-            .iter()
-            .map(|x| x.received.iter().filter(|p| p.pdu_type() == t).count() as u32)
-            .sum()
+    let (tx_total, rx_total) = {
+        let hb = h.borrow();
+        let st = hb.streams.as_ref().expect("byte streams");
+        (st.tx_total, st.rx_total)
     };
-    let icresp_ok = targets
-        .iter()
-        .filter(|t| {
-            !matches!(
-                t.committed,
-                Some((
-                    Fault::IcRespPfv
-                        | Fault::IcRespCpda
-                        | Fault::IcRespDigest
-                        | Fault::IcRespMaxh2cdata,
-                    _,
-                    _
-                ))
-            )
-        })
-        .count() as u32;
-    // PDUs of a type the targets sent, less the one a fatal fault broke (always a target's
-    // last PDU).
-    let sent = |t: u8| -> u32 {
-        targets
-            .iter()
-            .map(|x| {
-                let all = x.sent.iter().filter(|p| p[0] == t).count() as u32;
-                let broke = x.committed.is_some_and(|(f, _, _)| f != Fault::DataDigest)
-                    && x.sent.last().is_some_and(|p| p[0] == t);
-                all - u32::from(broke)
-            })
-            .sum()
-    };
-    let resp = sent(0x05);
-    let ddgst = targets
-        .iter()
-        .filter(|t| matches!(t.committed, Some((Fault::DataDigest, _, _))))
-        .count() as u32;
-    let hdgst = targets
-        .iter()
-        .filter(|t| matches!(t.committed, Some((Fault::HeaderDigest, _, _))))
-        .count() as u32;
-    let want: [(&str, u32); 13] = [
-        ("tx_icreq", n as u32),
-        ("tx_capsule_cmd", count(0x04)),
-        ("tx_h2c_termreq", count(0x02)),
-        ("tx_bytes", tx_total as u32),
-        ("rx_icresp", icresp_ok),
-        ("rx_capsule_resp", resp),
-        ("rx_c2h_termreq", 0),
-        ("rx_bytes", rx_total as u32),
-        ("hdgst_errors", hdgst),
-        ("rx_c2h_data", sent(0x07)),
-        ("ddgst_errors", ddgst),
-        ("tx_h2c_data", count(0x06)),
-        ("rx_r2t", sent(0x09)),
-    ];
-    let mut bus = axil.mmio(&mut sim);
-    for &(name, off, _) in nvme_tcp_csr::REGISTERS {
-        let got = bus.read32(off);
-        let w = want
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, v)| *v)
-            .ok_or_else(|| format!("no expectation for counter {name}"))?;
-        if got != w {
-            return Err(format!(
-                "counter {name} (CSR {off:#04x}) is {got}, expected {w}"
-            ));
-        }
-    }
+    case.check_counters(&mut axil.mmio(&mut sim), tx_total, rx_total)?;
     if let Some(v) = axil.master().violations.first() {
         return Err(format!("AXI4-Lite protocol: {v}"));
     }

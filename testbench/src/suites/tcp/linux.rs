@@ -339,7 +339,7 @@ fn icmp_socket() -> Result<OwnedFd, String> {
 }
 
 /// The namespace's `/proc/net/snmp` counters, `Tcp.InSegs` style.
-fn snmp() -> Result<Vec<(String, u64)>, String> {
+pub(super) fn snmp() -> Result<Vec<(String, u64)>, String> {
     let text = std::fs::read_to_string("/proc/thread-self/net/snmp")
         .map_err(|e| format!("/proc/thread-self/net/snmp: {e}"))?;
     Ok(parse_snmp(&text))
@@ -371,7 +371,7 @@ fn parse_snmp(text: &str) -> Vec<(String, u64)> {
     out
 }
 
-fn counter(s: &[(String, u64)], name: &str) -> u64 {
+pub(super) fn counter(s: &[(String, u64)], name: &str) -> u64 {
     s.iter().find(|(n, _)| n == name).map_or(0, |(_, v)| *v)
 }
 
@@ -682,13 +682,13 @@ fn ping(
 }
 
 /// What one case does, drawn from its seed.
-struct Plan {
+pub(super) struct Plan {
     up: Vec<Vec<u8>>,
     down: Vec<Vec<u8>>,
     kernel_first: bool,
     pings: Vec<usize>,
-    to_kernel: Faults,
-    to_engine: Faults,
+    pub(super) to_kernel: Faults,
+    pub(super) to_engine: Faults,
     stall: u8,
     idle: u8,
     mss: u32,
@@ -730,7 +730,8 @@ impl Plan {
         }
     }
 
-    fn draw(seed: u64, n: usize, opt: &Options, clean: bool) -> Plan {
+    /// Case `seed`'s plan for `n` connections (`clean`: no bridge faults).
+    pub(super) fn draw(seed: u64, n: usize, opt: &Options, clean: bool) -> Plan {
         let mut r = Rng::new(seed);
         let stream = |r: &mut Rng| -> Vec<u8> {
             let len = r.below(opt.max_bytes as u64 + 1) as usize;
@@ -923,15 +924,9 @@ fn is_tcp(f: &[u8]) -> bool {
     f.len() >= 34 && f[12..14] == [8, 0] && f[23] == 6
 }
 
-/// Runs case `case` with `seed`; frames crossing the TAP go to `pcap`.
-pub fn run_case(
-    case: u64,
-    seed: u64,
-    opt: &Options,
-    mut pcap: Option<&mut Pcap>,
-) -> Result<Report, String> {
-    let t0 = Instant::now();
-    let deadline = t0 + opt.timeout;
+/// Case `case`'s namespace (IPv6 off), its TAP device (the peer's MAC and 10.0.0.2/24, up;
+/// owned by the namespace guard) and the kernel's listener on 10.0.0.2:4420, all made inside it.
+pub(super) fn site(case: u64) -> Result<(Netns, i32, TcpListener), String> {
     let mut ns = Netns::create(&format!("{NETNS_PREFIX}{}-{case}", std::process::id()))?;
     // IPv6 off before the TAP exists: no router solicitations or MLD reports on the link.
     ns.enter(|| {
@@ -954,9 +949,271 @@ pub fn run_case(
     let listener = ns
         .enter(|| TcpListener::bind(peer))?
         .map_err(|e| format!("listen on {peer} in the namespace: {e}"))?;
-    let icmp = ns.enter(icmp_socket)??;
     let tap_fd = tap.as_raw_fd();
     ns.tap = Some(tap);
+    Ok((ns, tap_fd, listener))
+}
+
+/// The TCP engine's CSRs for a case against the kernel (`n` connections to 10.0.0.2:4420, not
+/// opened yet): addresses, ticks of 1 ms at `tick` cycles, the RTO bounds and retry limits,
+/// the plan's ISN key, MSS and window shift.
+pub(super) fn program<C: crate::drivers::Clocked + ?Sized>(
+    bus: &mut crate::drivers::axil::Mmio<'_, C>,
+    n: usize,
+    tick: u32,
+    plan: &Plan,
+) {
+    bus.write32(
+        tcp_csr::MAC_HI,
+        u32::from(u16::from_be_bytes([ENGINE_MAC[0], ENGINE_MAC[1]])),
+    );
+    bus.write32(
+        tcp_csr::MAC_LO,
+        u32::from_be_bytes([ENGINE_MAC[2], ENGINE_MAC[3], ENGINE_MAC[4], ENGINE_MAC[5]]),
+    );
+    bus.write32(tcp_csr::IP, u32::from_be_bytes(ENGINE_IP));
+    bus.write32(tcp_csr::NETMASK, 0xffff_ff00);
+    bus.write32(tcp_csr::GATEWAY, u32::from_be_bytes([10, 0, 0, 254]));
+    // Ticks of 1 ms at the paced clock.
+    bus.write32(tcp_csr::TICK, tick);
+    bus.write32(tcp_csr::RTO_MIN, 30);
+    bus.write32(tcp_csr::RTO_MAX, 2000);
+    bus.write32(tcp_csr::RTO_INIT, 250);
+    bus.write32(tcp_csr::RETRIES, 5 << 8 | 15);
+    bus.write32(tcp_csr::ARP_RETRY, 200);
+    bus.write32(tcp_csr::TIME_WAIT, 100);
+    bus.write32(tcp_csr::ISN_KEY0, plan.key.0);
+    bus.write32(tcp_csr::ISN_KEY1, plan.key.1);
+    bus.write32(tcp_csr::MSS, plan.mss);
+    bus.write32(tcp_csr::WSCALE, plan.wscale);
+    for c in 0..n {
+        bus.write32(creg(c, 0), u32::from_be_bytes(PEER_IP));
+        bus.write32(creg(c, 4), (LOCAL_PORT_BASE + c as u32) << 16 | 4420);
+    }
+}
+
+/// What a case looks at as the bridge moves frames (every method defaults to nothing).
+pub(super) trait BridgeWatch {
+    /// An engine frame off `m_axis`, before the bridge's faults.
+    fn engine_frame(&mut self, _cycle: u64, _f: &[u8]) -> Result<(), String> {
+        Ok(())
+    }
+    /// An engine frame written to the TAP.
+    fn to_tap(&mut self, _f: &[u8]) {}
+    /// A kernel frame read from the TAP, before the bridge's faults.
+    fn kernel_frame(&mut self, _f: &[u8]) {}
+    /// A kernel frame into `s_axis`, after the bridge's faults.
+    fn to_engine(&mut self, _cycle: u64, _f: &[u8]) {}
+}
+
+/// The bridge between the engine's Ethernet port and the TAP device: every engine frame to
+/// the TAP, every frame read from it into `s_axis` (padded to 60 bytes, as a MAC delivers
+/// it), TCP frames through a [`Lossy`] link each way (ARP and ICMP never), and the pacing of
+/// the simulation to wall time (`mhz` cycles per microsecond at most).
+pub(super) struct Bridge {
+    tap_fd: i32,
+    pub to_kernel: Lossy,
+    pub to_engine: Lossy,
+    out_queue: std::collections::VecDeque<Vec<u8>>,
+    buf: Vec<u8>,
+    /// Engine frames taken off `m_axis`.
+    pub seen: usize,
+    next_rx: u64,
+    next_pace: u64,
+    start_cycle: u64,
+    pace0: Instant,
+    mhz: u32,
+    /// Frames across the TAP each way (to the kernel, to the engine).
+    pub frames: [u64; 2],
+    /// ARP frames: engine requests, engine replies, kernel requests, kernel replies.
+    pub arp: [u32; 4],
+}
+
+impl Bridge {
+    /// A bridge on `tap_fd` whose faults (toward the kernel, toward the engine) draw from
+    /// `seed`, paced from `start_cycle` on.
+    pub fn new(
+        tap_fd: i32,
+        seed: u64,
+        faults: (Faults, Faults),
+        mhz: u32,
+        start_cycle: u64,
+    ) -> Self {
+        Bridge {
+            tap_fd,
+            to_kernel: Lossy::new(seed ^ 5, faults.0),
+            to_engine: Lossy::new(seed ^ 6, faults.1),
+            out_queue: Default::default(),
+            buf: vec![0u8; 65536],
+            seen: 0,
+            next_rx: 0,
+            next_pace: 0,
+            start_cycle,
+            pace0: Instant::now(),
+            mhz,
+            frames: [0; 2],
+            arp: [0; 4],
+        }
+    }
+
+    /// The bridge's work after cycle `cycle` of the model whose Ethernet drivers are
+    /// `(sink, src)`; frames crossing the TAP go to `pcap`.
+    pub fn pump(
+        &mut self,
+        cycle: u64,
+        (sink, src): (
+            &std::cell::RefCell<AxisSink>,
+            &std::cell::RefCell<AxisSource>,
+        ),
+        mut pcap: Option<&mut Pcap>,
+        watch: &mut dyn BridgeWatch,
+    ) -> Result<(), String> {
+        // Engine frames: looked at, recorded as they cross the TAP, written to it.
+        let new: Vec<Vec<u8>> = sink.borrow().frames[self.seen..]
+            .iter()
+            .map(|f| f.data.clone())
+            .collect();
+        self.seen += new.len();
+        for f in new {
+            watch.engine_frame(cycle, &f)?;
+            match arp_kind(&f) {
+                Some(1) => self.arp[0] += 1,
+                Some(2) => self.arp[1] += 1,
+                _ => {}
+            }
+            if is_tcp(&f) {
+                self.to_kernel.push(cycle, f);
+            } else {
+                self.out_queue.push_back(f);
+            }
+        }
+        self.out_queue.extend(self.to_kernel.pop(cycle));
+        while let Some(f) = self.out_queue.front() {
+            let r = unsafe { libc::write(self.tap_fd, f.as_ptr() as *const libc::c_void, f.len()) };
+            if r < 0 {
+                let e = std::io::Error::last_os_error();
+                if e.kind() == ErrorKind::WouldBlock {
+                    break;
+                }
+                return Err(format!("write to the TAP: {e}"));
+            }
+            if let Some(p) = pcap.as_deref_mut() {
+                p.ethernet_at(f, wall_us());
+            }
+            watch.to_tap(f);
+            self.frames[0] += 1;
+            self.out_queue.pop_front();
+        }
+        // Kernel frames: recorded, into the bridge's faults, padded as a MAC delivers them.
+        if cycle >= self.next_rx {
+            self.next_rx = cycle + 32;
+            loop {
+                let r = unsafe {
+                    libc::read(
+                        self.tap_fd,
+                        self.buf.as_mut_ptr() as *mut libc::c_void,
+                        self.buf.len(),
+                    )
+                };
+                if r < 0 {
+                    let e = std::io::Error::last_os_error();
+                    if e.kind() == ErrorKind::WouldBlock {
+                        break;
+                    }
+                    return Err(format!("read from the TAP: {e}"));
+                }
+                let mut f = self.buf[..r as usize].to_vec();
+                if f.len() < 14 {
+                    continue;
+                }
+                self.frames[1] += 1;
+                if let Some(p) = pcap.as_deref_mut() {
+                    p.ethernet_at(&f, wall_us());
+                }
+                match arp_kind(&f) {
+                    Some(1) => self.arp[2] += 1,
+                    Some(2) => self.arp[3] += 1,
+                    _ => {}
+                }
+                watch.kernel_frame(&f);
+                f.resize(f.len().max(60), 0);
+                if is_tcp(&f) {
+                    self.to_engine.push(cycle, f);
+                } else {
+                    src.borrow_mut().send(f);
+                }
+            }
+        }
+        for f in self.to_engine.pop(cycle) {
+            watch.to_engine(cycle, &f);
+            src.borrow_mut().send(f);
+        }
+        // Pacing: no faster than `mhz` cycles per microsecond of wall time.
+        if cycle >= self.next_pace {
+            self.next_pace = cycle + 256;
+            let ahead_us = ((cycle - self.start_cycle) / u64::from(self.mhz)) as i64
+                - self.pace0.elapsed().as_micros() as i64;
+            if ahead_us > 200 {
+                let ts = libc::timespec {
+                    tv_sec: 0,
+                    tv_nsec: (ahead_us.min(2000) * 1000) as libc::c_long,
+                };
+                let mut p = libc::pollfd {
+                    fd: self.tap_fd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                unsafe { libc::ppoll(&mut p, 1, &ts, std::ptr::null()) };
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What `run_case` looks at on the bridge: the golden check of every engine frame (when on,
+/// with the application's streams), the RSTs the kernel may send, the kernel's segments as the
+/// engine got them.
+struct Watch<'a> {
+    golden: Option<(&'a std::cell::RefCell<App>, &'a mut EngineView)>,
+    late: &'a mut LateRsts,
+    trail: &'a mut Trail,
+}
+
+impl BridgeWatch for Watch<'_> {
+    fn engine_frame(&mut self, cycle: u64, f: &[u8]) -> Result<(), String> {
+        if let Some((app, view)) = self.golden.as_mut() {
+            let a = app.borrow();
+            let got: Vec<usize> = a.got.iter().map(Vec::len).collect();
+            golden::check_frame(view, f, &a.sent, &got, cycle)
+                .map_err(|e| format!("cycle {cycle}: engine frame {f:02x?}: {e}"))?;
+        }
+        Ok(())
+    }
+    fn to_tap(&mut self, f: &[u8]) {
+        self.late.engine_frame(f);
+    }
+    fn kernel_frame(&mut self, f: &[u8]) {
+        if let Some((_, view)) = self.golden.as_mut() {
+            view.peer_frame(f);
+        }
+        self.late.kernel_frame(f);
+    }
+    fn to_engine(&mut self, cycle: u64, f: &[u8]) {
+        self.trail.note(cycle, f);
+    }
+}
+
+/// Runs case `case` with `seed`; frames crossing the TAP go to `pcap`.
+pub fn run_case(
+    case: u64,
+    seed: u64,
+    opt: &Options,
+    mut pcap: Option<&mut Pcap>,
+) -> Result<Report, String> {
+    let t0 = Instant::now();
+    let deadline = t0 + opt.timeout;
+    let (ns, tap_fd, listener) = site(case)?;
+    let icmp = ns.enter(icmp_socket)??;
 
     let mut sim = Sim::<Top>::new();
     let n = sim.signal("up_o").width() as usize;
@@ -974,36 +1231,7 @@ pub fn run_case(
     );
     sim.reset(3);
     let tick = opt.mhz * 1000;
-    {
-        let mut bus = axil.mmio(&mut sim);
-        bus.write32(
-            tcp_csr::MAC_HI,
-            u32::from(u16::from_be_bytes([ENGINE_MAC[0], ENGINE_MAC[1]])),
-        );
-        bus.write32(
-            tcp_csr::MAC_LO,
-            u32::from_be_bytes([ENGINE_MAC[2], ENGINE_MAC[3], ENGINE_MAC[4], ENGINE_MAC[5]]),
-        );
-        bus.write32(tcp_csr::IP, u32::from_be_bytes(ENGINE_IP));
-        bus.write32(tcp_csr::NETMASK, 0xffff_ff00);
-        bus.write32(tcp_csr::GATEWAY, u32::from_be_bytes([10, 0, 0, 254]));
-        // Ticks of 1 ms at the paced clock.
-        bus.write32(tcp_csr::TICK, tick);
-        bus.write32(tcp_csr::RTO_MIN, 30);
-        bus.write32(tcp_csr::RTO_MAX, 2000);
-        bus.write32(tcp_csr::RTO_INIT, 250);
-        bus.write32(tcp_csr::RETRIES, 5 << 8 | 15);
-        bus.write32(tcp_csr::ARP_RETRY, 200);
-        bus.write32(tcp_csr::TIME_WAIT, 100);
-        bus.write32(tcp_csr::ISN_KEY0, plan.key.0);
-        bus.write32(tcp_csr::ISN_KEY1, plan.key.1);
-        bus.write32(tcp_csr::MSS, plan.mss);
-        bus.write32(tcp_csr::WSCALE, plan.wscale);
-        for c in 0..n {
-            bus.write32(creg(c, 0), u32::from_be_bytes(PEER_IP));
-            bus.write32(creg(c, 4), (LOCAL_PORT_BASE + c as u32) << 16 | 4420);
-        }
-    }
+    program(&mut axil.mmio(&mut sim), n, tick, &plan);
     let mut view = EngineView::new(n, plan.mss as u16, plan.wscale as u8, plan.key);
     view.rx_bytes = super::rx_bytes(&axil, &mut sim);
     {
@@ -1033,16 +1261,18 @@ pub fn run_case(
     for c in 0..n {
         axil.mmio(&mut sim).write32(creg(c, 8), 1);
     }
-    let mut to_kernel = Lossy::new(seed ^ 5, plan.to_kernel.clone());
-    let mut to_engine = Lossy::new(seed ^ 6, plan.to_engine.clone());
+    let mut bridge = Bridge::new(
+        tap_fd,
+        seed,
+        (plan.to_kernel.clone(), plan.to_engine.clone()),
+        opt.mhz,
+        sim.cycle(),
+    );
     let mut report = Report {
         conns: n,
         engine_closed_first: !plan.kernel_first,
         ..Report::default()
     };
-    let mut seen = 0usize;
-    let mut out_queue: std::collections::VecDeque<Vec<u8>> = Default::default();
-    let mut buf = vec![0u8; 65536];
     let mut ends: Vec<Option<ConnEnd>> = vec![None; n];
     let mut closing = vec![false; n];
     let mut pinging = false;
@@ -1050,117 +1280,27 @@ pub fn run_case(
     let mut ping_thread = Some(ping_thread);
     let mut quiet_from: Option<u64> = None;
     let start_cycle = sim.cycle();
-    let pace0 = Instant::now();
     let mut was_up = vec![false; n];
     // Per connection: bytes delivered at the last look, and when they last moved.
     let mut progress: Vec<(usize, Option<Instant>)> = vec![(0, None); n];
     // CSR accesses run the model too, so the periodic work goes by due cycles.
-    let (mut next_rx, mut next_pace, mut next_ctl) = (0u64, 0u64, 0u64);
+    let mut next_ctl = 0u64;
     let mut trail = Trail::new(n);
     let mut late = LateRsts::new(n);
     let state = |sim: &mut Sim<Top>, c: usize| axil.mmio(sim).read32(creg(c, 12));
     loop {
         sim.step();
         let cycle = sim.cycle();
-        // Engine frames: checked, recorded as they cross the TAP, written to it.
-        let new: Vec<Vec<u8>> = sink.borrow().frames[seen..]
-            .iter()
-            .map(|f| f.data.clone())
-            .collect();
-        seen += new.len();
-        for f in new {
-            if opt.golden {
-                let a = app.borrow();
-                let got: Vec<usize> = a.got.iter().map(Vec::len).collect();
-                golden::check_frame(&mut view, &f, &a.sent, &got, cycle)
-                    .map_err(|e| format!("cycle {cycle}: engine frame {f:02x?}: {e}"))?;
-            }
-            match arp_kind(&f) {
-                Some(1) => report.arp[0] += 1,
-                Some(2) => report.arp[1] += 1,
-                _ => {}
-            }
-            if is_tcp(&f) {
-                to_kernel.push(cycle, f);
-            } else {
-                out_queue.push_back(f);
-            }
-        }
-        out_queue.extend(to_kernel.pop(cycle));
-        while let Some(f) = out_queue.front() {
-            let r = unsafe { libc::write(tap_fd, f.as_ptr() as *const libc::c_void, f.len()) };
-            if r < 0 {
-                let e = std::io::Error::last_os_error();
-                if e.kind() == ErrorKind::WouldBlock {
-                    break;
-                }
-                return Err(format!("write to the TAP: {e}"));
-            }
-            if let Some(p) = pcap.as_deref_mut() {
-                p.ethernet_at(f, wall_us());
-            }
-            late.engine_frame(f);
-            report.frames[0] += 1;
-            out_queue.pop_front();
-        }
-        // Kernel frames: recorded, into the bridge's faults, padded as a MAC delivers them.
-        if cycle >= next_rx {
-            next_rx = cycle + 32;
-            loop {
-                let r =
-                    unsafe { libc::read(tap_fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
-                if r < 0 {
-                    let e = std::io::Error::last_os_error();
-                    if e.kind() == ErrorKind::WouldBlock {
-                        break;
-                    }
-                    return Err(format!("read from the TAP: {e}"));
-                }
-                let mut f = buf[..r as usize].to_vec();
-                if f.len() < 14 {
-                    continue;
-                }
-                report.frames[1] += 1;
-                if let Some(p) = pcap.as_deref_mut() {
-                    p.ethernet_at(&f, wall_us());
-                }
-                match arp_kind(&f) {
-                    Some(1) => report.arp[2] += 1,
-                    Some(2) => report.arp[3] += 1,
-                    _ => {}
-                }
-                view.peer_frame(&f);
-                late.kernel_frame(&f);
-                f.resize(f.len().max(60), 0);
-                if is_tcp(&f) {
-                    to_engine.push(cycle, f);
-                } else {
-                    src.borrow_mut().send(f);
-                }
-            }
-        }
-        for f in to_engine.pop(cycle) {
-            trail.note(cycle, &f);
-            src.borrow_mut().send(f);
-        }
-        // Pacing: no faster than `mhz` cycles per microsecond of wall time.
-        if cycle >= next_pace {
-            next_pace = cycle + 256;
-            let ahead_us = ((cycle - start_cycle) / u64::from(opt.mhz)) as i64
-                - pace0.elapsed().as_micros() as i64;
-            if ahead_us > 200 {
-                let ts = libc::timespec {
-                    tv_sec: 0,
-                    tv_nsec: (ahead_us.min(2000) * 1000) as libc::c_long,
-                };
-                let mut p = libc::pollfd {
-                    fd: tap_fd,
-                    events: libc::POLLIN,
-                    revents: 0,
-                };
-                unsafe { libc::ppoll(&mut p, 1, &ts, std::ptr::null()) };
-            }
-        }
+        bridge.pump(
+            cycle,
+            (&sink, &src),
+            pcap.as_deref_mut(),
+            &mut Watch {
+                golden: opt.golden.then_some((&*app, &mut view)),
+                late: &mut late,
+                trail: &mut trail,
+            },
+        )?;
         if let Some(v) = sink.borrow().violations.first() {
             return Err(format!("m_axis: {v}"));
         }
@@ -1329,7 +1469,10 @@ pub fn run_case(
     }
     report.pings = ping_result.unwrap_or(0);
     report.ping_bytes = plan.pings.iter().sum::<usize>();
-    report.faults = [to_kernel.counts, to_engine.counts].map(|c| [c[0], c[1], c[2]]);
+    report.faults = [bridge.to_kernel.counts, bridge.to_engine.counts].map(|c| [c[0], c[1], c[2]]);
+    report.frames = bridge.frames;
+    report.arp = bridge.arp;
+    let seen = bridge.seen;
     let cn: Vec<u32> = (0..golden::COUNTERS)
         .map(|i| axil.mmio(&mut sim).read32(tcp_csr::SEG_IN + 4 * i))
         .collect();

@@ -18,6 +18,8 @@
 //! cases do not replay or shrink as proptest cases do).
 
 pub mod linux;
+pub mod linux_nvme;
+pub mod nvme;
 pub mod ping;
 pub mod rules;
 pub mod stream;
@@ -28,7 +30,7 @@ use crate::models::tcp::{self as golden, EngineView};
 use crate::rng::Rng;
 use crate::rtl::regs::tcp_csr;
 use crate::rtl::TcpTop as Top;
-use crate::sim::{Component, Signal, Sim};
+use crate::sim::{Component, Dut, Signal, Sim};
 use smoltcp::iface::{Config, Interface, SocketSet};
 use smoltcp::phy::{self, Device, DeviceCapabilities, Medium};
 use smoltcp::time::Instant;
@@ -218,7 +220,7 @@ pub struct App {
 }
 
 impl App {
-    pub fn new(sim: &Sim<Top>, seed: u64, n: usize) -> App {
+    pub fn new<M: Dut>(sim: &Sim<M>, seed: u64, n: usize) -> App {
         let s = |x: &str| sim.signal(x);
         App {
             tx_valid: s("tx_valid_i"),
@@ -320,13 +322,17 @@ impl Component for App {
 /// A test's own change to smoltcp's frames.
 pub type Mangle = Box<dyn FnMut(&mut Vec<u8>)>;
 
-/// The engine, its drivers, the link and smoltcp.
-pub struct Env {
-    pub sim: Sim<Top>,
+/// The engine, its drivers, the link and smoltcp. `M` is the engine alone (`tcp_*`, the
+/// default: its byte streams driven by an [`App`], every frame checked by `models::tcp`) or the
+/// NVMe/TCP engine on it (`nvme_tcp_ip_*`: the byte streams are inside, no `App`, the frames'
+/// payload unknown to the golden check, which is skipped).
+pub struct Env<M: Dut = Top> {
+    pub sim: Sim<M>,
+    /// The TCP engine's CSRs (`tcp_csr`).
     pub axil: Axil,
     pub src: Rc<RefCell<AxisSource>>,
     pub sink: Rc<RefCell<AxisSink>>,
-    pub app: Rc<RefCell<App>>,
+    app: Option<Rc<RefCell<App>>>,
     pub to_peer: Lossy,
     pub to_engine: Lossy,
     pub dev: Dev,
@@ -343,7 +349,7 @@ pub struct Env {
 }
 
 /// The engine's receive buffer per connection, bytes (its `params` CSR).
-pub fn rx_bytes(axil: &Axil, sim: &mut Sim<Top>) -> u32 {
+pub fn rx_bytes<M: Dut>(axil: &Axil, sim: &mut Sim<M>) -> u32 {
     1 << ((axil.mmio(sim).read32(tcp_csr::PARAMS) >> 8) & 31)
 }
 
@@ -364,7 +370,7 @@ pub struct Setup {
     pub time_wait: u32,
 }
 
-impl Env {
+impl Env<Top> {
     pub fn new(
         waves: Option<&Path>,
         seed: u64,
@@ -372,14 +378,37 @@ impl Env {
         to_engine: Faults,
         setup: &Setup,
     ) -> Env {
-        let mut sim = Sim::<Top>::maybe_waves(waves);
-        let n = sim.signal("up_o").width() as usize;
+        let sim = Sim::<Top>::maybe_waves(waves);
+        Env::around(sim, true, "s_axil", seed, (to_peer, to_engine), setup)
+    }
+
+    /// The application on the engine's byte streams.
+    pub fn app(&self) -> &Rc<RefCell<App>> {
+        self.app.as_ref().expect("the engine alone has an App")
+    }
+}
+
+impl<M: Dut> Env<M> {
+    /// The environment around `sim` (a fresh model, not reset yet): the Ethernet drivers, the
+    /// TCP engine's CSR bus at `csr` programmed for the suite (addresses, timers, `setup`, the
+    /// remote address and ports of every connection, not opened), the link and smoltcp; with
+    /// `app`, an [`App`] on the engine's byte streams.
+    pub fn around(
+        mut sim: Sim<M>,
+        app: bool,
+        csr: &str,
+        seed: u64,
+        (to_peer, to_engine): (Faults, Faults),
+        setup: &Setup,
+    ) -> Env<M> {
+        let up = if app { "up_o" } else { "tcp_up_o" };
+        let n = sim.signal(up).width() as usize;
         let src = sim.add(AxisSource::new(&sim, "s_axis", seed ^ 1, 10));
         let sink = sim.add(AxisSink::new(&sim, "m_axis", seed ^ 2, 10));
-        let app = sim.add(App::new(&sim, seed ^ 3, n));
+        let app = app.then(|| sim.add(App::new(&sim, seed ^ 3, n)));
         let axil = Axil::attach(
             &mut sim,
-            "s_axil",
+            csr,
             AxilConfig {
                 seed: seed ^ 4,
                 ..AxilConfig::default()
@@ -464,11 +493,12 @@ impl Env {
             .collect();
         self.seen_tx += new.len();
         for f in new {
-            let app = self.app.borrow();
-            let got: Vec<usize> = app.got.iter().map(Vec::len).collect();
-            golden::check_frame(&mut self.view, &f, &app.sent, &got, cycle)
-                .map_err(|e| format!("cycle {cycle}: engine frame {f:02x?}: {e}"))?;
-            drop(app);
+            if let Some(app) = &self.app {
+                let app = app.borrow();
+                let got: Vec<usize> = app.got.iter().map(Vec::len).collect();
+                golden::check_frame(&mut self.view, &f, &app.sent, &got, cycle)
+                    .map_err(|e| format!("cycle {cycle}: engine frame {f:02x?}: {e}"))?;
+            }
             self.engine_frames.push(f.clone());
             self.to_peer.push(cycle, f);
         }
@@ -499,9 +529,11 @@ impl Env {
         if !v.is_empty() {
             return Err(format!("m_axis: {}", v.join("; ")));
         }
-        let v = &self.app.borrow().violations;
-        if !v.is_empty() {
-            return Err(format!("byte streams: {}", v.join("; ")));
+        if let Some(app) = &self.app {
+            let v = &app.borrow().violations;
+            if !v.is_empty() {
+                return Err(format!("byte streams: {}", v.join("; ")));
+            }
         }
         Ok(())
     }

@@ -137,7 +137,8 @@ impl Script {
         self.seen += new.len();
         for f in new {
             {
-                let app = self.env.app.borrow();
+                let app = self.env.app().clone();
+                let app = app.borrow();
                 let got: Vec<usize> = app.got.iter().map(Vec::len).collect();
                 crate::models::tcp::check_frame(&mut self.env.view, &f, &app.sent, &got, cycle)
                     .map_err(|e| format!("cycle {cycle}: engine frame {f:02x?}: {e}"))?;
@@ -153,7 +154,7 @@ impl Script {
         if let Some(v) = self.env.sink.borrow().violations.first() {
             return Err(format!("m_axis: {v}"));
         }
-        if let Some(v) = self.env.app.borrow().violations.first() {
+        if let Some(v) = self.env.app().borrow().violations.first() {
             return Err(format!("byte streams: {v}"));
         }
         Ok(())
@@ -342,7 +343,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     for (n, st) in steps.iter().enumerate() {
         let nxt = m.nxt as usize;
         s.settle(
-            &|e: &Env| e.app.borrow().got[0].len() == nxt,
+            &|e: &Env| e.app().borrow().got[0].len() == nxt,
             "before a segment",
         )?;
         while let Some(x) = s.inbox.pop_front() {
@@ -405,10 +406,10 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     }
     let total = down.len();
     s.settle(
-        &|e: &Env| e.app.borrow().got[0].len() == total,
+        &|e: &Env| e.app().borrow().got[0].len() == total,
         "the stream's end",
     )?;
-    if s.env.app.borrow().got[0] != down {
+    if s.env.app().borrow().got[0] != down {
         return Err("the engine delivered bytes other than the peer's stream".into());
     }
 
@@ -417,7 +418,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     let start = iss.wrapping_add(1);
     let stream_end = start.wrapping_add(u32::from(input.tx_bytes));
     let rel = |x: u32| x.wrapping_sub(start);
-    s.env.app.borrow_mut().to_send[0] = up.iter().copied().collect();
+    s.env.app().borrow_mut().to_send[0] = up.iter().copied().collect();
     let mut firsts: Vec<Seg> = Vec::new();
     let mut sent_end = start;
     let end = s.env.sim.cycle() + 100_000;
@@ -578,7 +579,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             s.step()?;
         }
     }
-    if s.env.app.borrow().sent[0] != up.len() {
+    if s.env.app().borrow().sent[0] != up.len() {
         return Err("the application's stream was not all taken".into());
     }
     s.settle(&|_| true, "the end")?;

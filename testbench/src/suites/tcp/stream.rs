@@ -55,7 +55,8 @@ fn faults(r: [u8; 5]) -> Faults {
     }
 }
 
-fn rates() -> BoxedStrategy<[u8; 5]> {
+/// Fault rates of one direction: a third of the time none, else each of 0 to 6 percent.
+pub fn rates() -> BoxedStrategy<[u8; 5]> {
     prop_oneof![
         1 => Just([0u8; 5]),
         2 => prop::array::uniform5(0u8..=6),
@@ -139,7 +140,8 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     let app_data: Vec<Vec<u8>> = (0..n).map(|c| gen(&mut rng, input.sizes[c].0)).collect();
     let peer_data: Vec<Vec<u8>> = (0..n).map(|c| gen(&mut rng, input.sizes[c].1)).collect();
     {
-        let mut app = env.app.borrow_mut();
+        let app = env.app().clone();
+        let mut app = app.borrow_mut();
         app.stall = input.stall;
         app.idle = input.idle;
         for (c, d) in app_data.iter().enumerate() {
@@ -184,7 +186,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             env.src.borrow_mut().send(super::ping::hostile_frame(k % 3));
         }
         {
-            let app = env.app.borrow();
+            let app = env.app().borrow();
             for c in 0..n {
                 if !peer_data[c].starts_with(&app.got[c]) {
                     let at = app.got[c]
@@ -208,7 +210,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         if cycle - last_poll >= 500 {
             last_poll = cycle;
             let done_data = {
-                let app = env.app.borrow();
+                let app = env.app().borrow();
                 (0..n).all(|c| app.got[c].len() == peer_data[c].len())
                     && (0..n).all(|c| peer.got[c].len() == app_data[c].len())
             };
@@ -221,7 +223,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 let counters = env.counters();
                 let faults = (env.to_peer.counts, env.to_engine.counts);
                 let (got, sent) = {
-                    let app = env.app.borrow();
+                    let app = env.app().borrow();
                     (app.got[c].len(), app.sent[c])
                 };
                 return Err(format!(
@@ -284,7 +286,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 })
                 .collect();
             let counters = env.counters();
-            let app = env.app.borrow();
+            let app = env.app().borrow();
             let states: Vec<String> = peer
                 .handles
                 .iter()

@@ -1,0 +1,303 @@
+//! Property `tcp_nvme`: NVMe/TCP end to end over the TCP/IP engine. The joined unit
+//! (`nvme_tcp_ip_*`: the NVMe/TCP engine on the TCP engine, `hdl-gen/src/nvme_tcp/ip.rs`) gets
+//! commands on `io_cmd` (Reads and Writes of random lengths at random LBAs, a few Flushes,
+//! refused opcodes, Reads past the end, and commands for SQ ids without a connection), its host
+//! memory is an AXI4 slave, and its Ethernet port goes over the lossy link (loss, duplication,
+//! reordering, corruption, truncation in about two cases of three) to smoltcp, where one
+//! listening socket per connection carries the project's NVMe/TCP target model
+//! (`models::nvme_tcp_target`, well behaved).
+//!
+//! It reuses the `nvme-tcp` suite's engine case (`nvme_tcp::rtl::EngineCase`: scenarios, host
+//! memory layout, the outcome check) and this suite's environment (`Env` over the joined
+//! top); only the byte streams' other end differs from `nvme_tcp_engine`. Checked: every
+//! command completes exactly once with the status the target's decisions give, Read data
+//! byte for byte in host memory (nothing else written), Write data byte for byte in the
+//! target's namespaces (`scenario::check`), the NVMe/TCP counters against what the targets
+//! sent and received, and on the TCP side no connection failed, no RST sent, no byte dropped.
+
+use super::{cnt, creg, Env, Faults, Setup, LOCAL_PORT_BASE};
+use crate::drivers::axi_mem::AxiMemSlave;
+use crate::drivers::axil::{Axil, AxilConfig};
+use crate::models::nvme_tcp_target::Target;
+use crate::prop::Property;
+use crate::rng::Rng;
+use crate::rtl::regs::tcp_csr;
+use crate::rtl::NvmeTcpIpTop as Top;
+use crate::sim::Sim;
+use crate::suites::nvme_tcp::rtl::{EngineCase, EngineHarness, EngineInput, NvmeTcpConnProp};
+use proptest::prelude::*;
+use proptest::strategy::BoxedStrategy;
+use smoltcp::iface::{SocketHandle, SocketSet};
+use smoltcp::socket::tcp;
+use std::path::Path;
+
+/// The stimulus.
+#[derive(Clone, Debug)]
+pub struct Input {
+    /// The NVMe/TCP side: one scenario per connection, stray SQ ids, the seed.
+    pub engine: EngineInput,
+    /// Fault rates toward smoltcp and toward the engine: drop, dup, reorder, corrupt, truncate.
+    pub to_peer: [u8; 5],
+    pub to_engine: [u8; 5],
+    /// MSS CSR choice, window-shift CSR, smoltcp receive buffer choice.
+    pub mss: u8,
+    pub wscale: u8,
+    pub peer_buf: u8,
+    pub key: (u32, u32),
+}
+
+fn faults(r: [u8; 5]) -> Faults {
+    Faults {
+        drop: r[0],
+        dup: r[1],
+        reorder: r[2],
+        corrupt: r[3],
+        truncate: r[4],
+    }
+}
+
+/// The targets on smoltcp: socket i serves the engine connection its peer's port names.
+pub struct Peer {
+    pub handles: Vec<SocketHandle>,
+    conn: Vec<Option<usize>>,
+    rng: Rng,
+    /// Bytes the targets received and sent, all connections (the engine's `tx_bytes` and
+    /// `rx_bytes` counters once everything arrived).
+    pub received: u64,
+    pub sent: u64,
+}
+
+impl Peer {
+    /// One listening socket per target on 4420, receive buffers of `rx` bytes.
+    pub fn listen(sockets: &mut SocketSet<'static>, n: usize, rx: usize, seed: u64) -> Peer {
+        let handles = (0..n)
+            .map(|_| {
+                let mut s = tcp::Socket::new(
+                    tcp::SocketBuffer::new(vec![0; rx]),
+                    tcp::SocketBuffer::new(vec![0; 16384]),
+                );
+                s.listen(4420).expect("a fresh socket listens");
+                sockets.add(s)
+            })
+            .collect();
+        Peer {
+            handles,
+            conn: vec![None; n],
+            rng: Rng::new(seed),
+            received: 0,
+            sent: 0,
+        }
+    }
+
+    /// Moves bytes between the sockets and the targets, and lets the targets work.
+    pub fn run(&mut self, sockets: &mut SocketSet<'static>, targets: &mut [Target]) {
+        for (i, h) in self.handles.iter().enumerate() {
+            let s = sockets.get_mut::<tcp::Socket>(*h);
+            if self.conn[i].is_none() {
+                if let Some(ep) = s.remote_endpoint() {
+                    self.conn[i] =
+                        Some(usize::from(ep.port).wrapping_sub(LOCAL_PORT_BASE as usize));
+                }
+            }
+            let Some(c) = self.conn[i] else { continue };
+            let Some(t) = targets.get_mut(c) else {
+                continue;
+            };
+            let mut buf = [0u8; 4096];
+            while s.can_recv() {
+                match s.recv_slice(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(k) => {
+                        t.receive(&buf[..k]);
+                        self.received += k as u64;
+                    }
+                }
+            }
+            // A few PDUs per poll, in random command order (the target's own choice).
+            for _ in 0..1 + self.rng.below(4) {
+                if !t.step() {
+                    break;
+                }
+            }
+            if s.can_send() {
+                let room = s.send_capacity() - s.send_queue();
+                let b = t.take(room);
+                if !b.is_empty() {
+                    let k = s.send_slice(&b).unwrap_or(0);
+                    assert_eq!(k, b.len(), "smoltcp took less than its free room");
+                    self.sent += k as u64;
+                }
+            }
+        }
+    }
+}
+
+/// Runs one case.
+pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
+    let mut sim = Sim::<Top>::maybe_waves(waves);
+    let n = sim.signal("tcp_up_o").width() as usize;
+    let seed = input.engine.seed;
+    let mem = sim.add(AxiMemSlave::new(
+        &sim,
+        "m_axi",
+        EngineCase::mem_config(&input.engine),
+    ));
+    let mut case = EngineCase::new(&input.engine, n, &mut mem.borrow_mut().mem);
+    let h = sim.add(EngineHarness::new(
+        &sim,
+        std::mem::take(&mut case.order),
+        false,
+        seed,
+    ));
+    h.borrow().digests(&case.conns[0]);
+    let nvme_csr = Axil::attach(
+        &mut sim,
+        "s_axil",
+        AxilConfig {
+            seed: seed ^ 0xa1,
+            ..AxilConfig::default()
+        },
+    );
+    let mss = [536u32, 1000, 1460][usize::from(input.mss % 3)];
+    let setup = Setup {
+        mss,
+        wscale: u32::from(input.wscale % 5),
+        key: input.key,
+        rto_min: 40,
+        retries: 12,
+        time_wait: 5000,
+    };
+    let mut env = Env::around(
+        sim,
+        false,
+        "s_tcp_axil",
+        seed ^ 0x7c9,
+        (faults(input.to_peer), faults(input.to_engine)),
+        &setup,
+    );
+    let peer_rx = [4096usize, 16384, 150_000][usize::from(input.peer_buf % 3)];
+    let mut peer = Peer::listen(&mut env.sockets, n, peer_rx, seed ^ 0x5e);
+    for c in 0..n {
+        env.write(creg(c, 8), 1);
+    }
+    let total = case.total();
+    // The TCP engine is byte-serial (about two cycles a byte each way), and every R2T and
+    // C2HData costs a round trip through smoltcp at worst, a lost segment an RTO.
+    let limit = 1_000_000 + 5000 * case.data_pdus() + 20 * case.data_bytes();
+    let mut quiet = 0u32;
+    let mut last_poll = 0u64;
+    loop {
+        env.step(&mut |s| peer.run(s, &mut case.targets))?;
+        let cycle = env.sim.cycle();
+        if cycle - last_poll >= 1000 {
+            last_poll = cycle;
+            let failed = env.sim.signal("tcp_failed_o").get();
+            let dropped = env.read(tcp_csr::SEG_IN + 4 * cnt::TX_DROP as u32);
+            if failed != 0 || dropped != 0 {
+                let states: Vec<u32> = (0..n).map(|c| env.read(creg(c, 12))).collect();
+                return Err(format!(
+                    "TCP connections failed ({failed:#b}) or bytes of the NVMe/TCP engine dropped ({dropped}) at cycle {cycle}: state CSRs {states:x?}, counters {:?}, faults to smoltcp {:?}, to the engine {:?}",
+                    env.counters(),
+                    env.to_peer.counts,
+                    env.to_engine.counts
+                ));
+            }
+        }
+        let done = h.borrow().completions.len() >= total
+            && case.targets.iter().all(|t| t.pending() == 0)
+            && env.to_peer.idle()
+            && env.to_engine.idle();
+        quiet = if done { quiet + 1 } else { 0 };
+        if quiet > 3000 {
+            break;
+        }
+        if cycle > limit {
+            // CSR reads run the model (and its harness): the harness is not borrowed meanwhile.
+            let counters = env.counters();
+            let states: Vec<u32> = (0..n).map(|c| env.read(creg(c, 12))).collect();
+            let hb = h.borrow();
+            return Err(format!(
+                "hang: {} of {total} commands completed after {cycle} cycles; {:?}; TCP states {states:x?}, counters {counters:?}",
+                hb.completions.len(),
+                case.hang_report(&hb.completions),
+            ));
+        }
+    }
+    let all = h.borrow().completions.clone();
+    if all.len() != total {
+        return Err(format!(
+            "{} completions for {total} commands: {all:x?}",
+            all.len()
+        ));
+    }
+    case.check(&all, &mem.borrow().mem)?;
+    case.check_counters(&mut nvme_csr.mmio(&mut env.sim), peer.received, peer.sent)?;
+    let cn = env.counters();
+    for (i, name) in [(cnt::RST_OUT, "rst_out"), (cnt::TX_DROP, "tx_drop")] {
+        if cn[i] != 0 {
+            return Err(format!("TCP counter {name} is {} (counters {cn:?})", cn[i]));
+        }
+    }
+    for (name, a) in [("NVMe/TCP", &nvme_csr), ("TCP", &env.axil)] {
+        if let Some(v) = a.master().violations.first() {
+            return Err(format!("{name} AXI4-Lite protocol: {v}"));
+        }
+    }
+    let v = &env.sink.borrow().violations;
+    if !v.is_empty() {
+        return Err(format!("m_axis: {}", v.join("; ")));
+    }
+    Ok(())
+}
+
+/// Scenarios sized for a byte-serial TCP engine: at most 6 commands per connection, at most 64
+/// blocks (32 KiB) each, R2Ts and C2HData PDUs of at least 256 bytes (tinier ones are the
+/// `nvme-tcp` suite's business; here each costs a round trip through TCP).
+pub fn scenario() -> BoxedStrategy<crate::suites::nvme_tcp::scenario::Scenario> {
+    NvmeTcpConnProp::strategy()
+        .prop_map(|mut sc| {
+            sc.cmds.truncate(6);
+            for c in &mut sc.cmds {
+                c.nlb %= 64;
+            }
+            sc.max_r2t = sc.max_r2t.max(256);
+            sc.max_c2h = sc.max_c2h.max(256);
+            sc
+        })
+        .boxed()
+}
+
+pub struct TcpNvmeProp;
+
+impl Property for TcpNvmeProp {
+    type Input = Input;
+    const NAME: &'static str = "tcp_nvme";
+
+    fn strategy() -> BoxedStrategy<Input> {
+        (
+            prop::collection::vec(scenario(), 2),
+            0u8..3,
+            any::<u64>(),
+            super::stream::rates(),
+            super::stream::rates(),
+            (any::<u8>(), any::<u8>(), any::<u8>()),
+            (any::<u32>(), any::<u32>()),
+        )
+            .prop_map(
+                |(conns, stray, seed, to_peer, to_engine, (mss, wscale, peer_buf), key)| Input {
+                    engine: EngineInput { conns, stray, seed },
+                    to_peer,
+                    to_engine,
+                    mss,
+                    wscale,
+                    peer_buf,
+                    key,
+                },
+            )
+            .boxed()
+    }
+
+    fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
+        run(input, waves)
+    }
+}
