@@ -2,6 +2,7 @@
 
 pub mod chip;
 pub mod dma;
+pub mod eth;
 pub mod nvme;
 pub mod nvme_tcp;
 pub mod qos;
@@ -110,6 +111,13 @@ pub fn all() -> Vec<Suite> {
             entry::<tcp::stream::TcpStreamProp>(),
             entry::<tcp::ping::TcpPingProp>(),
             entry::<tcp::rules::TcpRulesProp>(),
+        ],
+    });
+    suites.push(Suite {
+        name: "eth",
+        properties: vec![
+            entry::<eth::mac::EthMacRgmiiProp>(),
+            entry::<eth::mdio::MdioMasterProp>(),
         ],
     });
     suites.push(Suite {
