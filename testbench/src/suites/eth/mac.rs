@@ -9,7 +9,8 @@
 //! - Receive: the PHY drives RXD/RX_CTL at both edges of RXC (RGMII v2.0: low nibble and RX_DV
 //!   before the rising edge, high nibble and RX_DV ^ RX_ER before the falling edge), frames
 //!   with random preambles, gaps and idle garbage on RXD, some with faults: bad FCS, RX_ER on
-//!   one byte, runts, oversize. `m_axis` must carry exactly the frames `models::eth::fate`
+//!   one byte, runts, oversize, no SFD (then nothing was received: neither delivered nor
+//!   counted). `m_axis` must carry exactly the frames `models::eth::fate`
 //!   delivers, byte for byte, in order, except good frames dropped for lack of room, and only
 //!   when `m_tready` was held low; each drop counter must equal the golden count exactly, and
 //!   `rx_err_overflow_o` the number of good frames missing.
@@ -37,6 +38,9 @@ pub enum Fault {
     BadFcs,
     /// RX_ER asserted on the byte at this index (modulo the length).
     RxEr(usize),
+    /// This byte (never 55h or D5h) where the SFD should be: no frame was received at all
+    /// (802.3 4.2.9: a receiver looks for the SFD), so it is neither delivered nor counted.
+    NoSfd(u8),
 }
 
 /// A frame the PHY sends.
@@ -90,6 +94,7 @@ fn rx_frame() -> impl Strategy<Value = RxFrame> {
         6 => Just(Fault::None),
         1 => Just(Fault::BadFcs),
         1 => any::<usize>().prop_map(Fault::RxEr),
+        1 => any::<u8>().prop_map(|b| Fault::NoSfd(if b == 0x55 || b == 0xd5 { 0x54 } else { b })),
     ];
     (
         payload(),
@@ -200,8 +205,12 @@ fn rx_symbols(rx: &[RxFrame], rng: &mut Rng) -> (VecDeque<Symbol>, Vec<Fate>) {
                 er: false,
             });
         }
+        let sfd = match f.fault {
+            Fault::NoSfd(b) => b,
+            _ => 0xd5,
+        };
         q.push_back(Symbol {
-            byte: 0xd5,
+            byte: sfd,
             en: true,
             er: false,
         });
@@ -212,7 +221,9 @@ fn rx_symbols(rx: &[RxFrame], rng: &mut Rng) -> (VecDeque<Symbol>, Vec<Fate>) {
                 er: er_at == Some(i),
             });
         }
-        fates.push(fate(&bytes, er_at.is_some()));
+        if sfd == 0xd5 {
+            fates.push(fate(&bytes, er_at.is_some()));
+        }
         idle(&mut q, rng, f.gap.max(1));
     }
     (q, fates)
