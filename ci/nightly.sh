@@ -24,5 +24,5 @@ BENCH=1 bash ci/config.sh configs/widest.toml
 # The first run Verilates every driven top again with coverage (the chip top for many minutes).
 step "coverage: every suite, merged for the whole chip (target/coverage/all)"
 cargo run -q --release -p testbench -- coverage --suite stdlib:2000 --suite dma:300 \
-  --suite nvme-tcp:300 --suite qos:200 --suite rdma:1200 --suite nvme:1100 --suite chip:150 --suite tcp:300
+  --suite nvme-tcp:300 --suite qos:200 --suite rdma:1200 --suite nvme:1100 --suite chip:150 --suite tcp:300 --suite eth:1000
 step "all passed"

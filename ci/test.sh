@@ -20,6 +20,8 @@ cargo run -q -p hdl-gen -- lint
 # Verilated models are shared between the profiles (target/verilated), so it costs one Rust build.
 step "testbench regress --suite stdlib"
 cargo run -q --release -p testbench -- regress --suite stdlib --cases 2000
+step "testbench regress --suite eth: the RGMII MAC against a pin-level PHY, the MDIO master against a clause 22 PHY"
+cargo run -q --release -p testbench -- regress --suite eth --cases 1000
 step "testbench regress --suite dma"
 cargo run -q --release -p testbench -- regress --suite dma --cases 300
 step "testbench regress --suite nvme-tcp"
@@ -52,7 +54,7 @@ CASES=2 NVME=1 PCAP=target/tcp-linux-nvme.pcap TCP_LINUX_ARGS="--faults 0" bash 
 # Every suite again from random initial values (registers, RAM words, X assignments drawn from
 # each case's seed): a state that a reset or an init sweep does not set must not matter.
 step "testbench regress --x-init random: every suite, part of the cases"
-for s in stdlib:1000 dma:100 nvme:200 nvme-tcp:100 qos:60 rdma:200 chip:30 tcp:100 tcp-nvme:6; do
+for s in stdlib:1000 eth:200 dma:100 nvme:200 nvme-tcp:100 qos:60 rdma:200 chip:30 tcp:100 tcp-nvme:6; do
   cargo run -q --release -p testbench -- regress --x-init random --suite "${s%%:*}" --cases "${s##*:}"
 done
 step "testbench fio: fio's four workloads on each transport, json+ loaded by fio's own fio_jsonplus_clat2csv"
@@ -63,7 +65,7 @@ SIZE=2M NBD_ARGS="--transport nvme_tcp" bash ci/nbd_check.sh
 step "mutants: deliberate bugs (ci/mutants.txt) on mutant schemata models must fail their properties"
 # The suites whose mutants fit in about 6 minutes here (one release rebuild of the testbench
 # crate, their tops re-verilated once, a run per mutant); ci/nightly.sh runs every mutant.
-MUTANT_SUITES="${CI_MUTANT_SUITES:-stdlib dma}" bash ci/mutation.sh
+MUTANT_SUITES="${CI_MUTANT_SUITES:-stdlib dma eth}" bash ci/mutation.sh
 step "hdl-gen fpga check: board tops and constraints current (notes stale reports)"
 cargo run -q -p hdl-gen -- fpga check
 step "hdl-gen fpga lint: board tops through verilator -Wall"

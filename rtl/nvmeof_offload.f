@@ -10,6 +10,13 @@ fifo_fwft_w32_d13.sv
 sync_2ff_w5.sv
 async_fifo_w32_d16.sv
 reset_sync.sv
+async_fifo_w73_d16.sv
+fifo_fwft_w73_d256.sv
+crc32_d8.sv
+async_fifo_w76_d16.sv
+eth_mac_rgmii_t256_r256.sv
+sync_2ff_w1.sv
+mdio_master.sv
 rr_arbiter_n4.sv
 wrr_arbiter_n4_w8.sv
 fifo_fwft_w15_d8.sv

@@ -289,6 +289,8 @@ const ALIASES: &[(&str, &str)] = &[
     ("AsyncFifoTop", "async_fifo_w"),
     ("Sync2ffTop", "sync_2ff_w"),
     ("ResetSyncTop", "reset_sync"),
+    ("EthMacRgmiiTop", "eth_mac_rgmii_"),
+    ("MdioMasterTop", "mdio_master"),
 ];
 
 fn main() {
@@ -335,6 +337,24 @@ fn main() {
             dir_of.insert(m.to_string(), dpi.clone());
         } else if let Some(t) = name.strip_suffix("_shim.cpp") {
             tops.push(t.to_string());
+        }
+    }
+    // The behavioural models of the vendor primitives (`models/<PRIMITIVE>.sv`, outside the
+    // file list): a top that instantiates an ECP5 cell simulates its model. From the RTL folder
+    // built, else from rtl/ (a mutant or netlist folder may not copy them).
+    let models = [rtl.join("models"), manifest.join("../rtl/models")]
+        .into_iter()
+        .find(|d| d.is_dir());
+    for mdir in models.iter() {
+        println!("cargo:rerun-if-changed={}", mdir.display());
+        for e in fs::read_dir(mdir).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            if let Some(m) = name.strip_suffix(".sv") {
+                println!("cargo:rerun-if-changed={}", p.display());
+                sources.insert(m.to_string(), fs::read_to_string(&p).unwrap());
+                dir_of.insert(m.to_string(), mdir.clone());
+            }
         }
     }
     let dir = |m: &str| dir_of.get(m).unwrap_or(&rtl).clone();

@@ -8,6 +8,7 @@ pub mod chip;
 pub mod cli;
 pub mod config;
 pub mod dma;
+pub mod eth;
 pub mod fpga;
 pub mod lint;
 pub mod nvme;

@@ -14,17 +14,20 @@ fn hdl_gen(args: &[&str]) -> Output {
         .expect("hdl-gen runs")
 }
 
+/// Every file under `dir` (`models/` included, as `models/<name>`) with its bytes, by name.
 fn read_dir_sorted(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| {
-            let e = e.unwrap();
-            (
-                e.file_name().to_string_lossy().to_string(),
-                std::fs::read(e.path()).unwrap(),
-            )
-        })
-        .collect();
+    let mut v: Vec<(String, Vec<u8>)> = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().to_string();
+        if e.path().is_dir() {
+            for (n, b) in read_dir_sorted(&e.path()) {
+                v.push((format!("{name}/{n}"), b));
+            }
+        } else {
+            v.push((name, std::fs::read(e.path()).unwrap()));
+        }
+    }
     v.sort();
     v
 }

@@ -242,6 +242,12 @@ pub fn design(cfg: &Config) -> Result<Design, Errors> {
     }
     d.add_top(afifo);
     d.add_top(blocks::reset_sync::reset_sync(reset)?);
+    // The RGMII MAC and the MDIO master (issue 20), as tops for their properties (suite `eth`).
+    d.add_top(crate::eth::mac::eth_mac_rgmii(
+        &crate::eth::MacParams::default(),
+        reset,
+    )?);
+    d.add_top(crate::eth::mdio::mdio_master(reset)?);
     d.add_top(blocks::arbiter::rr_arbiter(st.arbiter_requesters, reset)?);
     d.add_top(blocks::arbiter::wrr_arbiter(
         st.arbiter_requesters,

@@ -118,7 +118,8 @@ fn board_hash(files: &[OutFile]) -> String {
     )
 }
 
-/// The out-of-context wrapper of `m`: every input and output port through a flip-flop, so
+/// The out-of-context wrapper of `m`: every input and output port through a flip-flop (but an
+/// output of no clock domain, a pin an I/O cell drives, which goes straight out), so
 /// nextpnr times the paths from the block's inputs and to its outputs as register-to-register
 /// paths (the block's neighbours are assumed to register their side).
 pub fn ooc_wrapper(m: &Rc<Module>) -> Result<Rc<Module>, hdl_builder::Errors> {
@@ -158,7 +159,12 @@ pub fn ooc_wrapper(m: &Rc<Module>) -> Result<Rc<Module>, hdl_builder::Errors> {
             .and_then(|n| doms.get(n))
             .copied()
             .unwrap_or(default);
-        if p.input {
+        if !p.input && p.domain.is_none() {
+            // A pin driven by an I/O cell (a DDR output register): straight to the pad, as on
+            // the board; no flip-flop of any domain may sample it.
+            let o = w.output(&p.name, p.width);
+            w.bind_out_to(u, &p.name, o);
+        } else if p.input {
             let i = w.input_in(dom, &p.name, p.width);
             let r = w.reg_noreset_in(dom, &format!("{}_reg", p.name), p.width);
             w.assign(r.d, i);
@@ -184,6 +190,10 @@ fn write_design(design: &Design, dir: &Path) -> Result<Vec<String>, Failure> {
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let mut names = Vec::new();
     for m in design.modules()? {
+        if m.is_primitive() {
+            // A vendor cell: synth_ecp5 has it.
+            continue;
+        }
         let name = format!("{}.sv", m.name());
         let f = files
             .iter()
@@ -323,8 +333,15 @@ pub fn blocks(cfg: &Config, only: &[String], out: &Path) -> Result<BlocksReport,
         } else {
             m.name().to_string()
         };
+        // A block with vendor cells (the RGMII MAC's DDR registers) needs them declared
+        // before the hierarchy check; synth_ecp5 reads the same library again.
+        let cells = if d.modules()?.iter().any(|x| x.is_primitive()) {
+            "read_verilog -lib -specify +/ecp5/cells_sim.v +/ecp5/cells_bb.v\n"
+        } else {
+            ""
+        };
         let script = format!(
-            "read_verilog -sv {}\nhierarchy -check -top {w}\nsetattr -mod -set keep_hierarchy 1 {keep}\nsynth_ecp5 -top {w} -json {w}.json\ntee -q -o stat.json stat -json\n",
+            "read_verilog -sv {}\n{cells}hierarchy -check -top {w}\nsetattr -mod -set keep_hierarchy 1 {keep}\nsynth_ecp5 -top {w} -json {w}.json\ntee -q -o stat.json stat -json\n",
             names.join(" "),
             w = wrapper.name(),
         );

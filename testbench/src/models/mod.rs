@@ -4,6 +4,7 @@ pub mod arbiter;
 pub mod crc;
 pub mod dma_mover;
 pub mod dma_walker;
+pub mod eth;
 pub mod fifo;
 pub mod interval_timer;
 pub mod nvme;

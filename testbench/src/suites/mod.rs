@@ -2,6 +2,7 @@
 
 pub mod chip;
 pub mod dma;
+pub mod eth;
 pub mod nvme;
 pub mod nvme_tcp;
 pub mod qos;
@@ -116,6 +117,13 @@ pub fn all() -> Vec<Suite> {
     suites.push(Suite {
         name: "tcp-nvme",
         properties: vec![entry::<tcp::nvme::TcpNvmeProp>()],
+    });
+    suites.push(Suite {
+        name: "eth",
+        properties: vec![
+            entry::<eth::mac::EthMacRgmiiProp>(),
+            entry::<eth::mdio::MdioMasterProp>(),
+        ],
     });
     suites.push(Suite {
         name: "chip",
