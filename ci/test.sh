@@ -57,6 +57,10 @@ step "testbench regress --x-init random: every suite, part of the cases"
 for s in stdlib:1000 eth:200 dma:100 nvme:200 nvme-tcp:100 qos:60 rdma:200 chip:30 tcp:100 tcp-nvme:6; do
   cargo run -q --release -p testbench -- regress --x-init random --suite "${s%%:*}" --cases "${s##*:}"
 done
+step "testbench bench --check: figures in simulated cycles against their goals (nvme, nvme-tcp, qos)"
+for s in nvme nvme-tcp qos; do
+  cargo run -q --release -p testbench -- bench --suite "$s" --check
+done
 step "testbench fio: fio's four workloads on each transport, json+ loaded by fio's own fio_jsonplus_clat2csv"
 bash ci/fio_check.sh
 step "testbench nbd: Debian's fio (--ioengine=nbd --verify=crc32c), nbdinfo and nbdcopy on the simulated chip, RoCE then NVMe/TCP"

@@ -116,15 +116,76 @@ fn best<T>(runs: usize, mut f: impl FnMut() -> (f64, T)) -> (f64, T) {
     best.unwrap()
 }
 
+/// A benchmark's goals: each figure is compared with its goal as it is printed (the mark to
+/// print beside it is returned), and [`Goals::finish`] prints the misses; with `--check` a miss
+/// is exit code 1. Figures in simulated cycles are deterministic, so a miss is a regression,
+/// not noise; wall-clock figures never get a goal.
+#[derive(Default)]
+pub struct Goals {
+    missed: Vec<String>,
+}
+
+impl Goals {
+    /// `v` must be at least `goal`.
+    pub fn at_least(&mut self, what: &str, v: f64, goal: f64) -> &'static str {
+        if v >= goal {
+            "ok"
+        } else {
+            self.missed.push(format!("{what}: {v:.3} < {goal}"));
+            "BELOW GOAL"
+        }
+    }
+
+    /// `v` must be at most `goal`.
+    pub fn at_most(&mut self, what: &str, v: f64, goal: f64) -> &'static str {
+        if v <= goal {
+            "ok"
+        } else {
+            self.missed.push(format!("{what}: {v:.3} > {goal}"));
+            "ABOVE GOAL"
+        }
+    }
+
+    /// `v` must be within `tolerance` (a fraction) of `want`.
+    pub fn within(&mut self, what: &str, v: f64, want: f64, tolerance: f64) -> &'static str {
+        if (v / want - 1.0).abs() <= tolerance {
+            "ok"
+        } else {
+            self.missed.push(format!(
+                "{what}: {v:.4} is {:+.3}% off {want:.4} (allowed {}%)",
+                (v / want - 1.0) * 100.0,
+                tolerance * 100.0
+            ));
+            "OFF GOAL"
+        }
+    }
+
+    /// A figure that could not be measured counts as a miss.
+    pub fn failed(&mut self, what: &str, e: &str) {
+        self.missed.push(format!("{what}: not measured ({e})"));
+    }
+
+    /// Prints the misses; the exit code: 1 with `check` when a goal was missed.
+    pub fn finish(&self, check: bool) -> i32 {
+        if self.missed.is_empty() {
+            println!("  every goal met");
+            0
+        } else {
+            println!("  goals missed: {}", self.missed.join("; "));
+            i32::from(check)
+        }
+    }
+}
+
 /// Runs `testbench bench`; returns the exit code.
 pub fn run(suite: &str, cycles: u64, cocotb: bool, venv: Option<&Path>, check: bool) -> i32 {
     match suite {
         "harness" => {}
         "chip" => return crate::cli::bench_chip::run(check),
         "dma" => return crate::cli::bench_dma::run(),
-        "nvme-tcp" => return crate::cli::bench_nvme_tcp::run(),
-        "qos" => return crate::cli::bench_qos::run_bench(),
-        "nvme" => return crate::cli::bench_nvme::run(),
+        "nvme-tcp" => return crate::cli::bench_nvme_tcp::run(check),
+        "qos" => return crate::cli::bench_qos::run_bench(check),
+        "nvme" => return crate::cli::bench_nvme::run(check),
         "rdma" => return crate::cli::bench_rdma::run(),
         _ => {
             eprintln!(

@@ -24,38 +24,16 @@
 //! - **Simulation speed**: cycles and commands per wall-clock second (a figure to read).
 //!
 //! It measures the chip top the testbench was built with: the shipped one (rtl/), or another
-//! configuration's (`TB_RTL_DIR=... TB_RTL_TOPS=nvmeof_offload`, as ci/widest.sh builds the
+//! configuration's (`TB_RTL_DIR=... TB_RTL_TOPS=nvmeof_offload`, as ci/config.sh builds the
 //! widest one); the header names the link widths, and every bound is in beats of those widths.
 
+use crate::cli::bench::Goals;
 use crate::fio::{self, Job, Rw};
 use crate::rtl::ChipTop;
 use crate::suites::chip::session::{self, Io, Op, Session, Setup, Traffic, Transport, Widths};
 use std::time::Instant;
 
 const CLOCK_MHZ: f64 = 250.0;
-
-struct Goals {
-    missed: Vec<String>,
-}
-
-impl Goals {
-    fn at_least(&mut self, what: &str, v: f64, goal: f64) -> &'static str {
-        if v >= goal {
-            "ok"
-        } else {
-            self.missed.push(format!("{what}: {v:.3} < {goal}"));
-            "BELOW GOAL"
-        }
-    }
-    fn at_most(&mut self, what: &str, v: f64, goal: f64) -> &'static str {
-        if v <= goal {
-            "ok"
-        } else {
-            self.missed.push(format!("{what}: {v:.3} > {goal}"));
-            "ABOVE GOAL"
-        }
-    }
-}
 
 fn job(rw: Rw, t: Transport, iodepth: u16, size: u64, coalesce: Option<(u8, u8)>) -> Job {
     Job {
@@ -259,7 +237,7 @@ fn s_first(r: &crate::suites::chip::top::RoceLink, after: u64) -> Option<u64> {
 
 /// Runs the benchmark; the exit code (1 with `check` when a goal is missed).
 pub fn run(check: bool) -> i32 {
-    let mut goals = Goals { missed: Vec::new() };
+    let mut goals = Goals::default();
     let wall = Instant::now();
     let mut cycles_total = 0u64;
     let mut cmds_total = 0u64;
@@ -397,11 +375,5 @@ pub fn run(check: bool) -> i32 {
         cmds_total as f64 / secs,
         wall.elapsed().as_secs_f64()
     );
-    if goals.missed.is_empty() {
-        println!("  every goal met");
-        0
-    } else {
-        println!("  goals missed: {}", goals.missed.join("; "));
-        i32::from(check)
-    }
+    goals.finish(check)
 }

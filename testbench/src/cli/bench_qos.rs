@@ -86,8 +86,9 @@ fn decisions_per_cycle(k: usize, cycles: u64) -> Result<f64, String> {
     Ok(n as f64 / (cycles - first) as f64)
 }
 
-/// Runs the benchmark; returns the exit code.
-pub fn run_bench() -> i32 {
+/// Runs the benchmark; returns the exit code (1 with `check` when a goal is missed).
+pub fn run_bench(check: bool) -> i32 {
+    let mut goals = crate::cli::bench::Goals::default();
     let mhz = clock_mhz();
     let hz = mhz * 1e6;
     let d = dims();
@@ -104,10 +105,13 @@ pub fn run_bench() -> i32 {
         status = 1;
     };
 
-    println!("decisions per cycle (queues always backlogged, transport always ready; target 1.0)");
+    println!("decisions per cycle (queues always backlogged, transport always ready; goal 1.0)");
     for k in [1usize, 4] {
         match decisions_per_cycle(k, 200_000) {
-            Ok(v) => println!("  {k} queue(s): {v:.4} releases per cycle over 200000 cycles"),
+            Ok(v) => {
+                let mark = goals.at_least(&format!("{k} queue(s) releases per cycle"), v, 1.0);
+                println!("  {k} queue(s): {v:.4} releases per cycle over 200000 cycles {mark}")
+            }
             Err(e) => fail(e),
         }
     }
@@ -176,7 +180,7 @@ pub fn run_bench() -> i32 {
         warm_reset: None,
     };
     println!(
-        "token bucket rates over {cycles} cycles after {warm} of warm-up (4 KiB reads, always backlogged; target within 1%)"
+        "token bucket rates over {cycles} cycles after {warm} of warm-up (4 KiB reads, always backlogged; goal within 1%)"
     );
     match run(&cfg, &mut traffic, timing, 2, (warm + cycles) * 2, None) {
         Ok(out) => {
@@ -192,8 +196,9 @@ pub fn run_bench() -> i32 {
                 };
                 let got = amount / cycles as f64 * hz;
                 let unit = if *commands { "commands/s" } else { "bytes/s" };
+                let mark = goals.within(label, got, *asked, 0.01);
                 println!(
-                    "  {label:<44} got {got:>14.0} {unit:<10}  error {:+.3}%",
+                    "  {label:<44} got {got:>14.0} {unit:<10}  error {:+.3}% {mark}",
                     (got / asked - 1.0) * 100.0
                 );
             }
@@ -201,7 +206,7 @@ pub fn run_bench() -> i32 {
         Err(e) => fail(e),
     }
 
-    println!("share under saturation (one class, no limits, transport ready half the time)");
+    println!("share under saturation (one class, no limits, transport ready half the time; goal within 1% of the weights' shares)");
     let weights = [0u8, 1, 3, 7];
     match run_share(&weights, 0, 2, 50, None, 200_000, 3, None) {
         Ok((_, counts)) => {
@@ -209,8 +214,14 @@ pub fn run_bench() -> i32 {
             let want = wrr_shares(&weights);
             for (i, &w) in weights.iter().enumerate() {
                 let share = counts[i] as f64 / total as f64;
+                let mark = goals.within(
+                    &format!("weight {w} share under saturation"),
+                    share,
+                    want[i],
+                    0.01,
+                );
                 println!(
-                    "  weight {w} (0's based): {share:.4} of {total} releases, configured {:.4}, error {:+.3}%",
+                    "  weight {w} (0's based): {share:.4} of {total} releases, configured {:.4}, error {:+.3}% {mark}",
                     want[i],
                     (share / want[i] - 1.0) * 100.0
                 );
@@ -218,5 +229,5 @@ pub fn run_bench() -> i32 {
         }
         Err(e) => fail(e),
     }
-    status
+    status.max(goals.finish(check))
 }

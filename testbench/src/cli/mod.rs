@@ -62,7 +62,7 @@ pub enum Command {
         /// Where the cocotb virtual environment lives.
         #[arg(long)]
         venv: Option<PathBuf>,
-        /// Exit 1 when a figure in simulated cycles misses its goal (`--suite chip`).
+        /// Exit 1 when a figure in simulated cycles misses its goal (chip, nvme, nvme-tcp, qos).
         #[arg(long)]
         check: bool,
     },
