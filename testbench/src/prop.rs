@@ -156,14 +156,16 @@ fn run_caught<P: Property>(
     let run = || with_x_init(x_init, seed, || P::run(input, waves));
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
         Ok(r) => r,
-        Err(e) => Err(format!(
-            "panicked: {}",
-            e.downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| e.downcast_ref::<&str>().copied())
-                .unwrap_or("(no message)")
-        )),
+        Err(e) => Err(format!("panicked: {}", panic_message(&*e))),
     }
+}
+
+/// The message a panic carried (`panic!("...")` or a formatted one).
+pub fn panic_message(e: &(dyn std::any::Any + Send)) -> &str {
+    e.downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| e.downcast_ref::<&str>().copied())
+        .unwrap_or("(no message)")
 }
 
 /// Cases saved for `property` in a regression file: (seed, how its models started). A line is

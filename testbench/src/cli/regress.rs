@@ -1,7 +1,7 @@
 //! `testbench regress`: replays the suite's saved regressions, then runs `--cases` cases, spread
 //! over the suite's properties and over `--jobs` threads, each shrunk and saved on failure.
 
-use crate::prop::{case_seed, saved_seeds, CaseResult};
+use crate::prop::{case_seed, panic_message, saved_seeds, CaseResult, Failure};
 use crate::sim::XInit;
 use crate::suites;
 use std::io::{IsTerminal, Write};
@@ -243,8 +243,27 @@ pub fn run(args: &Args) -> i32 {
                     break;
                 };
                 let t = Instant::now();
-                let r =
-                    (suite.properties[*pi].run)(*seed, *x_init, Some(&waves), Some(&regressions));
+                // A property reports its own panics as failures; one outside its run (its
+                // input's strategy, the regression file) would otherwise end the process with
+                // no word, as the panic hook is silent.
+                let run = || {
+                    (suite.properties[*pi].run)(*seed, *x_init, Some(&waves), Some(&regressions))
+                };
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(
+                    |e| CaseResult {
+                        property: suite.properties[*pi].name,
+                        seed: *seed,
+                        x_init: *x_init,
+                        failure: Some(Failure {
+                            reason: format!(
+                                "the harness panicked outside the property's run: {}",
+                                panic_message(&*e)
+                            ),
+                            minimal: "(not generated)".into(),
+                            waves: None,
+                        }),
+                    },
+                );
                 let secs = t.elapsed().as_secs_f64();
                 if let Some(f) = &r.failure {
                     eprintln!("{}FAILED {label}\n  {f}", if tty { "\r\x1b[K" } else { "" });
