@@ -11,8 +11,8 @@
 # it for the next run.
 #
 # The regression file is target/<stem>-chip-regressions.txt, started as a copy of the committed
-# testbench/regressions/chip.txt (so its saved cases replay on this top first); failing seeds
-# are added there, not to the committed file (this configuration's until shown otherwise).
+# testbench/regressions/chip.txt and chip-<stem>.txt (so their saved cases replay on this top
+# first); failing seeds are added there, not to the committed files.
 #
 # It leaves target/release/testbench built against this chip top; the next plain
 # `cargo build --release -p testbench` (without TB_RTL_DIR) rebuilds the testbench crate
@@ -30,7 +30,9 @@ top=$(sed -n 's/^name = "\(.*\)"/\1/p' "$config" | head -1)
 step "release testbench with the $stem chip top ($top from $out)"
 TB_RTL_DIR="$PWD/$out" TB_RTL_TOPS="$top" cargo build --release -q -p testbench
 reg=target/$stem-chip-regressions.txt
-[ -f "$reg" ] || cp testbench/regressions/chip.txt "$reg"
+# This configuration's own saved failures, if it has any (testbench/regressions/chip-<stem>.txt),
+# replay after the shipped configuration's.
+[ -f "$reg" ] || cat testbench/regressions/chip.txt $(ls "testbench/regressions/chip-$stem.txt" 2>/dev/null) > "$reg"
 seed=()
 [ -n "${SEED:-}" ] && seed=(--seed "$SEED")
 step "regress --suite chip --cases ${CASES:-30} on the $stem chip top"

@@ -504,13 +504,18 @@ fn route_writes(r: Routes, qps: usize, conns: usize) -> Vec<(u16, u32)> {
 
 /// The routing table as the contract says firmware's writes leave it: SQ id -> channel. After
 /// reset SQ y is on QP y - 1 (the default transport is RoCE); binding a channel unbinds
-/// whichever queue had it; an entry of 0 unbinds.
+/// whichever queue had it; an entry of 0 unbinds; a write for an SQ id beyond `queues` is refused.
 fn routes(writes: &[(u16, u32)], qps: usize, queues: u16) -> BTreeMap<u16, Chan> {
     let mut t: BTreeMap<u16, Chan> = (1..=queues)
         .filter(|&y| usize::from(y) <= qps)
         .map(|y| (y, Chan::Roce(usize::from(y) - 1)))
         .collect();
     for &(y, e) in writes {
+        // A write for an SQ id without an entry (1..queues have one) is refused: nothing
+        // changes (configs/smallest.toml has two).
+        if y == 0 || y > queues {
+            continue;
+        }
         if e >> 31 == 0 {
             t.remove(&y);
             continue;
@@ -591,7 +596,9 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     let mut tcp_conf = input.tcp;
     if let Some((c, f, at)) = tcp_conf.die {
         let k = usize::from(f) % TcpFault::ALL.len();
-        let f = if TcpFault::ALL[k] == TcpFault::IcRespDigest && input.tcp_dgst & 3 == 3 {
+        let f = if TcpFault::ALL[k] == TcpFault::IcRespDigest
+            && input.tcp_dgst & supported_digests() == 3
+        {
             (k + 1) as u8
         } else {
             f
@@ -1805,6 +1812,33 @@ fn check_irq<T: Dut>(env: &Env<T>) -> Result<(), String> {
     Ok(())
 }
 
+/// The largest C2HData payloads the target may send: any size the engine takes, up to the hold
+/// buffer when data digests are possible (a C2HData is then held whole until its digest is
+/// checked: larger ones are refused with FES 05h). Mostly 256 bytes and more, below that only
+/// where the hold buffer is smaller (configs/smallest.toml: 16 bytes).
+fn c2h_sizes() -> BoxedStrategy<u32> {
+    let cap = if config::NVME_TCP_DIGESTS {
+        HOLD_BYTES
+    } else {
+        8192
+    };
+    if cap >= 1024 {
+        prop_oneof![256u32..1024, 1024u32..=cap].boxed()
+    } else {
+        (cap.min(256)..=cap).boxed()
+    }
+}
+
+/// The digests the chip's NVMe/TCP engine can ask for: both, or none where the configuration
+/// leaves them out (`nvme_tcp.digests = false`: `chip_csr.tcp_dgst` is then written in vain).
+fn supported_digests() -> u8 {
+    if config::NVME_TCP_DIGESTS {
+        3
+    } else {
+        0
+    }
+}
+
 /// The NVMe/TCP side: every connection came up asking for `chip_csr.tcp_dgst`'s digests (each
 /// target it had: a restart opens new ones) and stayed up with no protocol fault on either
 /// side, but for the hostile target that killed its connection ([`TcpConf::die`]), which
@@ -1834,9 +1868,10 @@ fn check_tcp<T: Dut>(
             match t.received.first() {
                 Some(Pdu::IcReq { hdgst, ddgst, .. }) => {
                     let asked = u8::from(*hdgst) | u8::from(*ddgst) << 1;
-                    if asked != dgst & 3 {
+                    if asked != dgst & supported_digests() {
                         return Err(format!(
-                            "{who}: the ICReq asks for digests {asked:#x}, chip_csr.tcp_dgst is {dgst:#x}"
+                            "{who}: the ICReq asks for digests {asked:#x}, chip_csr.tcp_dgst is {dgst:#x} (the configuration supports {:#x})",
+                            supported_digests()
                         ));
                     }
                 }
@@ -1969,7 +2004,7 @@ impl Property for ChipProp {
                 (1024u32..4096).prop_map(|x| x * 4)
             ],
             prop_oneof![3 => Just(0u8), 1 => 1u8..=3],
-            prop_oneof![256u32..1024, 1024u32..=HOLD_BYTES],
+            c2h_sizes(),
             prop_oneof![256u32..1024, 1024u32..17_000],
             any::<bool>(),
             prop_oneof![1u16..64, 64u16..3000],

@@ -768,7 +768,10 @@ impl<T: Dut> Env<T> {
     pub fn attach(mut sim: Sim<T>, t: &Timing, seed: u64, o: &Attach) -> Env<T> {
         let mut rng = Rng::new(seed);
         let io_queues = o.io_queues;
-        let vectors = 1u32 << sim.signal("irq_vector_o").width();
+        // The configuration's vectors: `irq_vector_o` is at least one bit wide, so its width
+        // says 2 where there is 1 (configs/smallest.toml), 16 where there are 10.
+        let vectors = crate::rtl::config::NVME_INTERRUPT_VECTORS;
+        debug_assert!(vectors <= 1 << sim.signal("irq_vector_o").width());
         let (ar, aw, w, r, b) = t.stalls;
         let mem = sim.add(AxiMemSlave::new(
             &sim,
