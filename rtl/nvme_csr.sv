@@ -28,6 +28,7 @@
 //   0x54 lat_sel        Latency histogram bin that lat_count shows (see hdl-gen/src/nvme/mod.rs)
 //   0x58 lat_count      Timed commands in bin lat_sel (32 bits, saturating; 0 for dir 3)
 //   0x5c lat_ctrl       Latency histograms control
+//   0x60 limits         What the hardware carries, for Identify Controller
 //
 // One write and one read at a time. A write is accepted (awready and wready together) when
 // awvalid and wvalid are both high and no write response is pending; wstrb selects the bytes
@@ -153,7 +154,10 @@ module nvme_csr (
 
   // lat_ctrl (0x5c): Latency histograms control
   output logic        lat_ctrl_clear_o,          // Zero every bin (status.lat_clearing while it runs)
-  output logic        lat_ctrl_clear_we_o        // `lat_ctrl_clear_o` was just written
+  output logic        lat_ctrl_clear_we_o,       // `lat_ctrl_clear_o` was just written
+
+  // limits (0x60): What the hardware carries, for Identify Controller
+  input  logic [7:0]  limits_mdts_i              // MDTS: a Read or Write moves at most 2^mdts * 4 KiB; longer ones complete with 02h
 );
 
   typedef enum logic [1:0] {
@@ -394,6 +398,9 @@ module nvme_csr (
           bresp_d = RespOkay;
           lat_ctrl_we = 1'b1;
         end
+        5'h18: begin
+          bresp_d = RespOkay;
+        end
         default: begin
           bresp_d = RespSlverr;
         end
@@ -505,6 +512,10 @@ module nvme_csr (
         5'h17: begin
           rresp_d = RespOkay;
           rdata_d = 32'd0;
+        end
+        5'h18: begin
+          rresp_d = RespOkay;
+          rdata_d = {24'd0, limits_mdts_i};
         end
         default: begin
           rresp_d = RespSlverr;

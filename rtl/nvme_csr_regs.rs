@@ -47,6 +47,7 @@ pub const REGISTERS: &[(&str, u32, u32)] = &[
     ("lat_sel", LAT_SEL, LAT_SEL_RESET),
     ("lat_count", LAT_COUNT, LAT_COUNT_RESET),
     ("lat_ctrl", LAT_CTRL, LAT_CTRL_RESET),
+    ("limits", LIMITS, LIMITS_RESET),
 ];
 
 /// Every register: name, offset, the bits the block itself holds (read-write fields) or
@@ -77,6 +78,7 @@ pub const RESET_CHECK: &[(&str, u32, u32, u32)] = &[
     ("lat_sel", LAT_SEL, 0x0000_031f, LAT_SEL_RESET),
     ("lat_count", LAT_COUNT, 0x0000_0000, LAT_COUNT_RESET),
     ("lat_ctrl", LAT_CTRL, 0x0000_0001, LAT_CTRL_RESET),
+    ("limits", LIMITS, 0x0000_0000, LIMITS_RESET),
 ];
 
 /// Offset of `q_base_lo`: Queue base address, low word (page aligned)
@@ -1204,4 +1206,34 @@ pub fn read_lat_ctrl<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
 /// Writes `value` to `lat_ctrl` of the block at byte address `base`.
 pub fn write_lat_ctrl<B: CsrBus + ?Sized>(bus: &mut B, base: u32, value: u32) {
     bus.write32(base.wrapping_add(LAT_CTRL), value);
+}
+
+/// Offset of `limits`: What the hardware carries, for Identify Controller
+pub const LIMITS: u32 = 0x60;
+/// Value of `limits` after reset.
+pub const LIMITS_RESET: u32 = 0x0000_0000;
+
+/// `limits.mdts` [7:0], RO: MDTS: a Read or Write moves at most 2^mdts * 4 KiB; longer ones complete with 02h
+pub const LIMITS_MDTS_SHIFT: u32 = 0;
+/// Bits of `limits.mdts` within `limits`.
+pub const LIMITS_MDTS_MASK: u32 = 0x0000_00ff;
+/// Value of `limits.mdts` after reset.
+pub const LIMITS_MDTS_RESET: u32 = 0x0;
+/// `limits.mdts` in a value of `limits`.
+#[inline]
+#[must_use]
+pub const fn get_limits_mdts(reg: u32) -> u32 {
+    reg & LIMITS_MDTS_MASK
+}
+/// `reg`, a value of `limits`, with `limits.mdts` replaced by `value` (8 bits).
+#[inline]
+#[must_use]
+pub const fn set_limits_mdts(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 8 == 0, "`limits.mdts` is 8 bits wide");
+    (reg & !LIMITS_MDTS_MASK) | (value & LIMITS_MDTS_MASK)
+}
+
+/// Reads `limits` of the block at byte address `base`.
+pub fn read_limits<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(LIMITS))
 }

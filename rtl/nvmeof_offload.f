@@ -67,7 +67,7 @@ nvme_csr.sv
 fifo_fwft_w7_d66.sv
 fifo_fwft_w28_d32.sv
 fifo_fwft_w521_d32.sv
-nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32.sv
+nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8.sv
 chip_info_csr.sv
 chip_info.sv
 skid_buffer_w84.sv

@@ -374,7 +374,7 @@ module nvmeof_offload (
   logic [4:0]   unused_u_axi_s0_axi_rid_o;
   logic [4:0]   unused_u_axi_s0_axi_bid_o;
 
-  nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 u_nvme (
+  nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 u_nvme (
     .clk_i              (clk_i),
     .rst_ni             (rst_ni),
     .s_bar_awvalid_i    (s_bar_awvalid_i),

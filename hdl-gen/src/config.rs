@@ -150,7 +150,8 @@ pub struct Dma {
     pub data_width: u32,
     /// Transfer tag width, 1 to 8 bits.
     pub tag_width: u32,
-    /// Width of a transfer length in bytes, 13 to 32 (MDTS = 2^len_width - 1 bytes).
+    /// Width of a transfer length in bytes, 14 to 32: transfers up to 2^len_width - 1 bytes, so
+    /// MDTS is 2^(len_width - 1) bytes (`nvme::mdts_for_len_width`).
     pub len_width: u32,
     /// AXI4 read bursts the mover keeps in flight, 1 to 32.
     pub max_reads: u32,
@@ -475,9 +476,10 @@ impl Config {
             file,
             "dma.len_width",
             dma.len_width,
-            13,
+            14,
             32,
-            " (the largest transfer is 2^len_width - 1 bytes)",
+            " (the largest transfer is 2^len_width - 1 bytes; the front end reports MDTS, at \
+             least 8 KiB, which 14 bits reach)",
         )?;
         range(file, "dma.max_reads", dma.max_reads, 1, 32, "")?;
         range(file, "dma.id_width", dma.id_width, 2, 8, "")?;

@@ -24,6 +24,7 @@ fn thousands_of_queues_deep_queues_stride() {
             vectors: 64,
             fetch_burst: 16,
             fetch_slots: 64,
+            mdts: 13,
         },
     );
 }
@@ -40,6 +41,7 @@ fn one_queue_wide_bus_sync_reset() {
             vectors: 1,
             fetch_burst: 1,
             fetch_slots: 2,
+            mdts: 1,
         },
     );
 }

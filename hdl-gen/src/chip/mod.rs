@@ -387,6 +387,7 @@ pub fn nvme_params(cfg: &Config) -> crate::nvme::NvmeParams {
         vectors: n.interrupt_vectors,
         fetch_burst: n.fetch_burst,
         fetch_slots: n.fetch_slots,
+        mdts: crate::nvme::mdts_for_len_width(cfg.dma.len_width),
     }
 }
 

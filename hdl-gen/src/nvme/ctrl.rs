@@ -1375,16 +1375,26 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         "d_field_bad",
         d_sqe.slice(13, 8).ne(0) | d_sqe.slice(15, 14).eq(3),
     );
+    // A Read or Write longer than MDTS (NLB, CDW12 bits 15:0, is 0's based). NLB's 16 bits
+    // cannot ask for more than 65536 blocks, so at that limit nothing is refused.
+    let max_blocks = u64::from(p.max_blocks());
+    let d_too_long = if max_blocks <= 0xffff {
+        m.net(
+            "d_too_long",
+            (d_opc.eq(0x01) | d_opc.eq(0x02)) & d_sqe.slice(399, 384).ge(max_blocks),
+        )
+        .ex()
+    } else {
+        lit(1, 0)
+    };
+    let d_bad = m.net("d_bad", d_field_bad | d_too_long);
     let d_fatal = m.net("d_fatal", fbv & !flush.q & d_err & d_err0);
-    // Order of the I/O checks (mod.rs): fetch error, CDW0 fields, then the opcode picks the
-    // hardware path (io_cmd) or firmware (admin_cmd with the SQ id).
+    // Order of the I/O checks (mod.rs): fetch error, CDW0 fields, a Read or Write over MDTS,
+    // then the opcode picks the hardware path (io_cmd) or firmware (admin_cmd with the SQ id).
     let d_admin = m.net("d_admin", !d_err & d_qid.eq(0));
-    let d_icpl = m.net(
-        "d_internal",
-        d_err & !d_err0 | !d_err & d_qid.ne(0) & d_field_bad,
-    );
-    let d_io = m.net("d_io", !d_err & d_qid.ne(0) & d_op_ok & !d_field_bad);
-    let d_fallback = m.net("d_fallback", !d_err & d_qid.ne(0) & !d_op_ok & !d_field_bad);
+    let d_icpl = m.net("d_internal", d_err & !d_err0 | !d_err & d_qid.ne(0) & d_bad);
+    let d_io = m.net("d_io", !d_err & d_qid.ne(0) & d_op_ok & !d_bad);
+    let d_fallback = m.net("d_fallback", !d_err & d_qid.ne(0) & !d_op_ok & !d_bad);
     let io_free = m.net("io_cmd_free", !io_v.q | io_cmd.ready);
     let adm_free = m.net("admin_cmd_free", !adm_v.q | adm_cmd.ready);
     let icpl_free = m.net("icpl_free", !icpl_v.q);
@@ -1581,6 +1591,7 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let c_fallback = counter(&mut m, "cnt_fallback", fb_out.zext(32));
     m.bind(u_csr, "cnt_offload_value_i", c_offload);
     m.bind(u_csr, "cnt_fallback_value_i", c_fallback);
+    m.bind(u_csr, "limits_mdts_i", lit(8, u128::from(p.mdts)));
 
     // ---------------------------------------------------------------- latency histograms
     // One RAM word per (direction, bin), incremented read-modify-write: read in the cycle of

@@ -61,9 +61,15 @@
 //!    13:10 set, or PSDT (bits 15:14) = 11b completes with 02h Invalid Field in Command. CDW0's
 //!    layout is common to every opcode, so this is checked before the opcode is looked at:
 //!    firmware never sees a malformed CDW0.
-//! 3. **Offload**: Flush 00h, Write 01h, Read 02h, Write Zeroes 08h and Dataset Management 09h
+//! 3. A Write 01h or Read 02h of more blocks than MDTS allows (`NLB + 1 > 2^mdts * 8`: 512-byte
+//!    blocks, CAP.MPSMIN 4 KiB) completes with 02h Invalid Field in Command, as the
+//!    specification requires of a command that exceeds MDTS. `mdts` is a parameter (the chip
+//!    sets it from the DMA engine's length width: transfers up to `2^len_width - 1` bytes, so
+//!    MDTS is `2^(len_width - 1)` bytes) and `nvme_csr.limits.mdts` reads it, for firmware's
+//!    Identify Controller. No transport ever sees a command its DMA engine cannot move.
+//! 4. **Offload**: Flush 00h, Write 01h, Read 02h, Write Zeroes 08h and Dataset Management 09h
 //!    go out on `io_cmd` (counted in `nvme_csr.cnt_offload`).
-//! 4. **Fallback**: every other opcode goes to firmware on `admin_cmd` with its SQ id (counted
+//! 5. **Fallback**: every other opcode goes to firmware on `admin_cmd` with its SQ id (counted
 //!    in `nvme_csr.cnt_fallback`), and firmware's answer on `admin_cpl` is posted on that SQ's
 //!    completion queue. Compare 05h takes this path until a transport carries it; so does any
 //!    optional or vendor-specific opcode firmware chooses to implement. The hardware itself no
@@ -197,4 +203,4 @@
 
 pub mod ctrl;
 pub mod params;
-pub use params::NvmeParams;
+pub use params::{mdts_for_len_width, NvmeParams};

@@ -21,6 +21,11 @@ pub struct NvmeParams {
     pub fetch_burst: u32,
     /// SQEs the fetch buffer holds (fetched, not yet handed out).
     pub fetch_slots: u32,
+    /// Maximum Data Transfer Size as Identify Controller reports it (1 to 13): a Read or Write
+    /// may move at most `2^mdts * 4 KiB` (CAP.MPSMIN is 0); longer ones complete with 02h. The
+    /// chip sets it from the DMA engine's length width (`mdts_for_len_width`). 13 (32 MiB) is
+    /// the most NLB can ask for, so it never refuses.
+    pub mdts: u32,
 }
 
 /// The largest admin queue AQA can set (ASQS and ACQS are 12-bit, 0's based).
@@ -29,7 +34,18 @@ pub const ADMIN_MAX_ENTRIES: u32 = 4096;
 /// Write responses (CQE writes) the front end keeps in flight.
 pub const MAX_WRITES: u32 = 8;
 
+/// The MDTS a DMA engine of `len_width`-bit lengths (transfers up to `2^len_width - 1` bytes)
+/// can honour: the largest `n` with `2^n * 4 KiB` bytes within its reach (at least 1: MDTS 0
+/// means "no limit"), capped at 13, where NLB's 65536 blocks of 512 bytes are reached.
+pub fn mdts_for_len_width(len_width: u32) -> u32 {
+    len_width.saturating_sub(13).clamp(1, 13)
+}
+
 impl NvmeParams {
+    /// The largest Read or Write in 512-byte blocks that MDTS allows (`NLB + 1` at most this).
+    pub fn max_blocks(&self) -> u32 {
+        8 << self.mdts
+    }
     /// Bits of a queue id inside the chip (RAM address): `clog2(io_queues + 1)`.
     pub fn qid_width(&self) -> u32 {
         clog2(u64::from(self.io_queues) + 1)
@@ -57,14 +73,15 @@ impl NvmeParams {
     /// A parameter suffix for module names.
     pub fn suffix(&self) -> String {
         format!(
-            "_q{}_d{}_s{}_w{}_v{}_b{}_f{}",
+            "_q{}_d{}_s{}_w{}_v{}_b{}_f{}_m{}",
             self.io_queues,
             self.max_depth,
             self.stride,
             self.data_width,
             self.vectors,
             self.fetch_burst,
-            self.fetch_slots
+            self.fetch_slots,
+            self.mdts
         )
     }
 }
@@ -333,6 +350,19 @@ pub fn register_map() -> Result<RegMap, Errors> {
         Access::WoPulse,
         0,
         "Zero every bin (status.lat_clearing while it runs)",
+    );
+    b.reg(
+        "limits",
+        0x60,
+        "What the hardware carries, for Identify Controller",
+    )
+    .field(
+        "mdts",
+        0,
+        8,
+        Access::Ro,
+        0,
+        "MDTS: a Read or Write moves at most 2^mdts * 4 KiB; longer ones complete with 02h",
     );
     b.finish()
 }

@@ -52,11 +52,12 @@ fn setup(latency: u32, ab: u32, coalesce: u32) -> Result<Env, String> {
 
 fn sqes(env: &mut Env, n: usize) -> Vec<Sqe> {
     let mut rng = Rng::new(7);
+    let mdts = env.host.model.max_blocks;
     (0..n)
         .map(|_| {
             let cid = next_cid(env, 1);
             env.host.next_cid.insert(1, cid);
-            io_sqe(&mut rng, cid, 0)
+            io_sqe(&mut rng, cid, 0, mdts)
         })
         .collect()
 }

@@ -58,15 +58,34 @@ pub mod status {
     pub const INVALID_DELETION: u16 = 0x10c;
 }
 
-/// The route of an I/O SQE whose fetch succeeded. CDW0's fields first (FUSE non-zero, a
-/// reserved bit 13:10 set, PSDT 11b: 02h, whatever the opcode), then the opcode: the ones the
-/// hardware carries go out on `io_cmd`, all others to firmware.
-pub fn io_route(sqe: &[u8; 64]) -> IoRoute {
+/// The Maximum Data Transfer Size, in 512-byte blocks, of a controller whose data moves
+/// through a DMA engine of `len_width`-bit lengths (up to `2^len_width - 1` bytes): MDTS is a
+/// power of two of CAP.MPSMIN (4 KiB) pages, and not 0 (which would mean "no limit"), so the
+/// largest such size the engine can move, at least 8 KiB; and never less than NLB's reach
+/// (65536 blocks), where it stops mattering.
+pub fn mdts_blocks(len_width: u32) -> u32 {
+    let reach = (1u64 << len_width) - 1;
+    let mut pages = 2u64;
+    while pages * 2 * 4096 <= reach && pages * 4096 < 65536 * 512 {
+        pages *= 2;
+    }
+    (pages * 4096 / 512) as u32
+}
+
+/// The route of an I/O SQE whose fetch succeeded, in a controller whose MDTS is `max_blocks`
+/// 512-byte blocks. CDW0's fields first (FUSE non-zero, a reserved bit 13:10 set, PSDT 11b:
+/// 02h, whatever the opcode), then a Read or Write longer than MDTS (02h: "If a command is
+/// submitted that exceeds this transfer size, then the command is aborted with a status code of
+/// Invalid Field in Command"), then the opcode: the ones the hardware carries go out on
+/// `io_cmd`, all others to firmware.
+pub fn io_route(sqe: &[u8; 64], max_blocks: u32) -> IoRoute {
     let cdw0 = u32::from_le_bytes(sqe[0..4].try_into().unwrap());
     let fuse = (cdw0 >> 8) & 3;
     let rsvd = (cdw0 >> 10) & 0xf;
     let psdt = (cdw0 >> 14) & 3;
-    if fuse != 0 || rsvd != 0 || psdt == 3 {
+    let blocks = u32::from(u16::from_le_bytes([sqe[48], sqe[49]])) + 1;
+    let rw = sqe[0] == 0x01 || sqe[0] == 0x02;
+    if fuse != 0 || rsvd != 0 || psdt == 3 || rw && blocks > max_blocks {
         IoRoute::Front(status::INVALID_FIELD)
     } else if IO_OPCODES.contains(&(cdw0 as u8)) {
         IoRoute::Offload
@@ -151,6 +170,8 @@ pub struct Controller {
     pub max_entries: u32,
     /// MSI-X vectors.
     pub vectors: u32,
+    /// MDTS in 512-byte blocks ([`mdts_blocks`]).
+    pub max_blocks: u32,
     /// Submission queues by id (0: admin).
     pub sqs: BTreeMap<u16, Sq>,
     /// Completion queues by id.
@@ -275,12 +296,13 @@ fn ring_dist(a: u32, b: u32, size: u32) -> u32 {
 }
 
 impl Controller {
-    /// A disabled controller.
-    pub fn new(io_queues: u16, max_entries: u32, vectors: u32) -> Controller {
+    /// A disabled controller whose MDTS is `max_blocks` 512-byte blocks.
+    pub fn new(io_queues: u16, max_entries: u32, vectors: u32, max_blocks: u32) -> Controller {
         Controller {
             io_queues,
             max_entries,
             vectors,
+            max_blocks,
             ..Controller::default()
         }
     }
@@ -349,7 +371,7 @@ impl Controller {
                 }
             }
         } else {
-            match io_route(sqe) {
+            match io_route(sqe, self.max_blocks) {
                 IoRoute::Front(s) => vec![(s, Some(0))],
                 IoRoute::Fallback => {
                     let (s, dw0) = fallback_outcome(sqe, &self.namespaces);
@@ -520,21 +542,42 @@ mod tests {
 
     #[test]
     fn io_routes() {
-        assert_eq!(io_route(&sqe(0x02, 1, 0)), IoRoute::Offload);
-        assert_eq!(io_route(&sqe(0x05, 1, 0)), IoRoute::Fallback);
-        assert_eq!(io_route(&sqe(0x0c, 1, 0x40)), IoRoute::Fallback);
+        assert_eq!(io_route(&sqe(0x02, 1, 0), 16), IoRoute::Offload);
+        assert_eq!(io_route(&sqe(0x05, 1, 0), 16), IoRoute::Fallback);
+        assert_eq!(io_route(&sqe(0x0c, 1, 0x40), 16), IoRoute::Fallback);
         for flags in [0x01, 0xc0, 0x04] {
             assert_eq!(
-                io_route(&sqe(0x01, 1, flags)),
+                io_route(&sqe(0x01, 1, flags), 16),
                 IoRoute::Front(status::INVALID_FIELD)
             );
             // CDW0's fields are checked before the opcode: firmware never sees them.
             assert_eq!(
-                io_route(&sqe(0x7f, 1, flags)),
+                io_route(&sqe(0x7f, 1, flags), 16),
                 IoRoute::Front(status::INVALID_FIELD)
             );
         }
-        assert_eq!(io_route(&sqe(0x01, 1, 0x40)), IoRoute::Offload);
+        assert_eq!(io_route(&sqe(0x01, 1, 0x40), 16), IoRoute::Offload);
+        // MDTS: NLB + 1 blocks of 512 bytes against it, Reads and Writes only.
+        let long = |opc: u8, nlb: u16| {
+            let mut s = sqe(opc, 1, 0);
+            s[48..50].copy_from_slice(&nlb.to_le_bytes());
+            io_route(&s, 16)
+        };
+        assert_eq!(long(0x02, 15), IoRoute::Offload);
+        assert_eq!(long(0x02, 16), IoRoute::Front(status::INVALID_FIELD));
+        assert_eq!(long(0x01, 0xffff), IoRoute::Front(status::INVALID_FIELD));
+        assert_eq!(long(0x08, 0xffff), IoRoute::Offload);
+        assert_eq!(long(0x05, 0xffff), IoRoute::Fallback);
+    }
+
+    #[test]
+    fn mdts_from_the_dma_length() {
+        // 14 bits move 16383 bytes: 8 KiB is the largest power-of-two page count within.
+        assert_eq!(mdts_blocks(14), 16);
+        assert_eq!(mdts_blocks(21), 2048);
+        assert_eq!(mdts_blocks(25), 32768);
+        assert_eq!(mdts_blocks(26), 65536);
+        assert_eq!(mdts_blocks(32), 65536);
     }
 
     #[test]
@@ -560,7 +603,7 @@ mod tests {
 
     #[test]
     fn completion_checks() {
-        let mut c = Controller::new(4, 64, 4);
+        let mut c = Controller::new(4, 64, 4, 16);
         c.enable(8, 8);
         c.apply_admin(&{
             let mut s = sqe(0x05, 0, 0);

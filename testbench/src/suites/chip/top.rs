@@ -726,7 +726,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                     let orig = env.mem.borrow().mem.read_vec(start, (end - start) as usize);
                     regions.push((start, orig));
                 }
-                let route = io_route(&s);
+                let route = io_route(&s, env.host.model.max_blocks);
                 let qos = if route == IoRoute::Offload {
                     qos_status(sqid, &s, field_u16(chip_csr::INFO_QUEUES_RESET), &grant_tab)
                 } else {
@@ -1068,7 +1068,8 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     // The front end's paths: every command but its own 02h completions goes to QoS or to
     // firmware (firmware got exactly the fallback ones counted; a dropped command may have
     // been fetched or not).
-    let offload = range(&|s| io_route(&s.sqe) == IoRoute::Offload);
+    let max_blocks = env.host.model.max_blocks;
+    let offload = range(&|s| io_route(&s.sqe, max_blocks) == IoRoute::Offload);
     let got = (
         bus.read32(nvme_base + nvme_csr::CNT_OFFLOAD),
         bus.read32(nvme_base + nvme_csr::CNT_FALLBACK),

@@ -147,9 +147,10 @@ impl Run {
             return Ok(());
         }
         let (cids, rng) = (&mut self.cids, &mut self.rng);
+        let mdts = self.env.host.model.max_blocks;
         let sqes = io_batch(&mut self.env, qid, n, |cid| {
             cids.entry(qid).or_default().push(cid);
-            io_sqe(rng, cid, 0)
+            io_sqe(rng, cid, 0, mdts)
         });
         self.env.submit(qid, &sqes, batch)
     }

@@ -112,6 +112,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     let mut rng = Rng::new(input.seed ^ 0xc0a1);
     env.sim.reset(3);
     env.read_cap()?;
+    let mdts = env.host.model.max_blocks;
     env.fw_write_now(csr::COAL_TICK, input.tick)?;
     env.enable(16, 64, false)?;
     admin(
@@ -151,7 +152,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             Step::Submit { q, n, batch } => {
                 let qid = (usize::from(q) % nq) as u16 + 1;
                 let n = u32::from(n).min(env.host.model.sq_room(qid));
-                let sqes = io_batch(&mut env, qid, n, |cid| io_sqe(&mut rng, cid, 0));
+                let sqes = io_batch(&mut env, qid, n, |cid| io_sqe(&mut rng, cid, 0, mdts));
                 env.submit(qid, &sqes, batch)?;
             }
             Step::Wait(c) => {

@@ -7,7 +7,7 @@ use crate::drivers::axi_mem::{AxiMemConfig, AxiMemSlave};
 use crate::drivers::axil::{Axil, AxilConfig};
 use crate::drivers::stream::{StreamSink, StreamSource};
 use crate::models::nvme::{
-    admin_outcome, backend_result, fallback_outcome, status, Controller, Cqe,
+    admin_outcome, backend_result, fallback_outcome, mdts_blocks, status, Controller, Cqe,
 };
 use crate::rng::Rng;
 use crate::rtl::regs::nvme_csr as csr;
@@ -838,7 +838,12 @@ impl<T: Dut> Env<T> {
         let probe = o.backend.then(|| sim.add(Probe::new(&sim)));
         let fw_rng = Rng::new(rng.next_u64());
         let namespaces: BTreeMap<u32, u64> = [(1, DEFAULT_NS_BLOCKS)].into_iter().collect();
-        let mut model = Controller::new(io_queues, 0, vectors);
+        let mut model = Controller::new(
+            io_queues,
+            0,
+            vectors,
+            mdts_blocks(crate::rtl::config::DMA_LEN_WIDTH),
+        );
         model.namespaces = namespaces.clone();
         Env {
             sim,
@@ -1083,6 +1088,20 @@ impl<T: Dut> Env<T> {
         self.stride = hi & 0xf;
         self.host.model.max_entries = mqes;
         self.fw.max_entries = mqes;
+        // MDTS, as firmware reads it for Identify Controller: it must be what the DMA engine
+        // of this configuration can move (the model's rule), and the model then holds the
+        // front end to it.
+        let mdts = self.fw_read(csr::LIMITS)? & csr::LIMITS_MDTS_MASK;
+        let want = mdts_blocks(crate::rtl::config::DMA_LEN_WIDTH);
+        if !(1..=13).contains(&mdts) || 8 << mdts != want {
+            return Err(format!(
+                "nvme_csr.limits.mdts reads {mdts}, but a DMA engine of {}-bit lengths gives MDTS {} \
+                 blocks of 512 bytes ({} expected)",
+                crate::rtl::config::DMA_LEN_WIDTH,
+                want,
+                want.trailing_zeros() - 3
+            ));
+        }
         Ok(hi & 0xf)
     }
 

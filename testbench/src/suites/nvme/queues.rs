@@ -433,7 +433,11 @@ fn outstanding<T: Dut>(
         .outstanding
 }
 
-pub fn io_sqe(rng: &mut Rng, cid: u16, bad: u8) -> Sqe {
+/// An I/O SQE of an opcode the hardware carries, random fields elsewhere; a Read or Write moves
+/// at most `max_blocks` (the controller's MDTS: a bound, near it, or small). With chance `bad`
+/// (percent) it is spoiled: an opcode the hardware does not carry, a bad CDW0 field, or a Read
+/// or Write just over or far over MDTS (when NLB can say so).
+pub fn io_sqe(rng: &mut Rng, cid: u16, bad: u8, max_blocks: u32) -> Sqe {
     let mut s = [0u8; 64];
     for b in s.iter_mut().skip(4) {
         *b = rng.next_u64() as u8;
@@ -441,15 +445,30 @@ pub fn io_sqe(rng: &mut Rng, cid: u16, bad: u8) -> Sqe {
     let opc = [0x00u8, 0x01, 0x02, 0x08, 0x09][rng.below(5) as usize];
     let psdt = [0u32, 1, 2][rng.below(3) as usize];
     let mut cdw0 = u32::from(opc) | psdt << 14 | u32::from(cid) << 16;
+    let most = max_blocks.min(65536) as u64;
+    let mut blocks = match rng.below(4) {
+        0 => most,
+        1 => 1,
+        _ => 1 + rng.below(most),
+    };
     if rng.chance(bad) {
-        match rng.below(4) {
+        match rng.below(5) {
             0 => cdw0 = cdw0 & !0xff | [0x05u32, 0x7f, 0x80, 0x0a][rng.below(4) as usize],
             1 => cdw0 |= (1 + rng.below(3) as u32) << 8,
             2 => cdw0 |= 1 << (10 + rng.below(4)),
+            3 if most < 65536 => {
+                cdw0 = cdw0 & !0xff | [0x01u32, 0x02][rng.below(2) as usize];
+                blocks = if rng.chance(50) {
+                    most + 1
+                } else {
+                    most + 1 + rng.below(65536 - most)
+                };
+            }
             _ => cdw0 |= 3 << 14,
         }
     }
     dw(&mut s, 0, cdw0);
+    s[48..50].copy_from_slice(&((blocks - 1) as u16).to_le_bytes());
     s
 }
 
@@ -526,7 +545,7 @@ fn check_paths(env: &Env, poisoned: &BTreeSet<(u16, Sqe)>) -> Result<(u64, u64),
         if q == 0 || poisoned.contains(&(q, *s)) {
             None
         } else {
-            Some(io_route(s))
+            Some(io_route(s, env.host.model.max_blocks))
         }
     };
     for (c, ev, q, cid, sqe) in evs {
@@ -997,6 +1016,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     let mut rng = Rng::new(input.seed ^ 0x5eed);
     env.sim.reset(3);
     env.read_cap()?;
+    let mdts = env.host.model.max_blocks;
     check_registers(&mut env)?;
     env.fw_write(csr::COAL_TICK, 16 + (input.seed % 50) as u32);
     let ns_blocks = input.fallback.0;
@@ -1038,7 +1058,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                     if rng.chance(*fb) {
                         fallback_sqe(&mut rng, cid, ns_blocks)
                     } else {
-                        io_sqe(&mut rng, cid, *bad)
+                        io_sqe(&mut rng, cid, *bad, mdts)
                     }
                 });
                 env.submit(qid, &sqes, *batch)?;
@@ -1063,7 +1083,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                     if std::mem::take(&mut first) {
                         fallback_sqe(&mut rng, cid, ns_blocks)
                     } else {
-                        io_sqe(&mut rng, cid, 0)
+                        io_sqe(&mut rng, cid, 0, mdts)
                     }
                 });
                 // Room first (earlier commands complete meanwhile), so the doorbell below
@@ -1133,7 +1153,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                     }
                 }
                 let cid = next_cid(&mut env, qid);
-                let s = io_sqe(&mut rng, cid, 0);
+                let s = io_sqe(&mut rng, cid, 0, mdts);
                 let ri = env.host.sq_ring[&qid];
                 let addr =
                     env.host.rings[ri].range.start + u64::from(env.host.model.sqs[&qid].tail) * 64;

@@ -8,7 +8,7 @@
 // io_cpl / admin_cpl written as CQEs (never into a full CQ), interrupts coalesced per
 // vector on irq. Firmware's vendor CSRs on s_axil. See hdl-gen/src/nvme/mod.rs.
 
-module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
+module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   input  logic         clk_i,
   input  logic         rst_ni,
 
@@ -515,6 +515,8 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   logic [15:0]  d_cid;
   logic         d_opcode_ok;
   logic         d_field_bad;
+  logic         d_too_long;
+  logic         d_bad;
   logic         d_fatal;
   logic         d_admin;
   logic         d_internal;
@@ -859,7 +861,8 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
     .lat_sel_dir_o             (csr_lat_sel_dir),
     .lat_count_value_i         (lat_sel_ok_q ? lat_hist_rdata1_q : 32'd0),
     .lat_ctrl_clear_o          (csr_lat_ctrl_clear),
-    .lat_ctrl_clear_we_o       (csr_lat_ctrl_clear_we)
+    .lat_ctrl_clear_we_o       (csr_lat_ctrl_clear_we),
+    .limits_mdts_i             (8'd8)
   );
 
   fifo_fwft_w7_d66 u_sched_urgent (
@@ -1489,11 +1492,13 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32 (
   assign d_cid = d_sqe[31:16];
   assign d_opcode_ok = (d_opc == 8'd0) | (d_opc == 8'd1) | (d_opc == 8'd2) | (d_opc == 8'd8) | (d_opc == 8'd9);
   assign d_field_bad = (d_sqe[13:8] != 6'd0) | (d_sqe[15:14] == 2'd3);
+  assign d_too_long = ((d_opc == 8'd1) | (d_opc == 8'd2)) & (d_sqe[399:384] >= 16'h800);
+  assign d_bad = d_field_bad | d_too_long;
   assign d_fatal = fetch_buf_m_valid & ~flush_q & d_err & d_err0;
   assign d_admin = ~d_err & (d_qid == 7'd0);
-  assign d_internal = (d_err & ~d_err0) | (~d_err & (d_qid != 7'd0) & d_field_bad);
-  assign d_io = ~d_err & (d_qid != 7'd0) & d_opcode_ok & ~d_field_bad;
-  assign d_fallback = ~d_err & (d_qid != 7'd0) & ~d_opcode_ok & ~d_field_bad;
+  assign d_internal = (d_err & ~d_err0) | (~d_err & (d_qid != 7'd0) & d_bad);
+  assign d_io = ~d_err & (d_qid != 7'd0) & d_opcode_ok & ~d_bad;
+  assign d_fallback = ~d_err & (d_qid != 7'd0) & ~d_opcode_ok & ~d_bad;
   assign io_cmd_free = ~io_cmd_valid_q | io_cmd_ready_i;
   assign admin_cmd_free = ~admin_cmd_valid_q | admin_cmd_ready_i;
   assign icpl_free = ~icpl_valid_q;
