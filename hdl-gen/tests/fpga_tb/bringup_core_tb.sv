@@ -6,9 +6,13 @@
 // scratch register through the firmware window, the NVMe VS register through BAR0, the host
 // memory (both halves of its 64-bit words and its last word), DECERR outside the map and past
 // the host memory, SLVERR inside bringup_csr's window, ignored bytes between commands, a stalled
-// command dropped after the timeout, and the serial framing of every answer byte. The Ethernet
-// clocks run with the core clock, the PHY's receive pins idle. Prints PASS, or FAIL lines and
-// FAILED.
+// command dropped after the timeout, and the serial framing of every answer byte. Then the
+// admin path end to end, as the host tool will drive it: AQA/ASQ/ACQ and CC.EN through BAR0,
+// CSTS.RDY polled ('P': read until the value comes), an Identify SQE written to host memory and
+// its doorbell rung, the chip's fetch of it (through m_axi from the host memory) seen in
+// bringup_csr's admin registers, popped, a completion pushed, and the CQE the chip posts to host
+// memory read back (CID, phase, status, DW0, SQ head). The Ethernet clocks run with the core
+// clock, the PHY's receive pins idle. Prints PASS, or FAIL lines and FAILED.
 //
 // The UART sides are clocked processes fed by queues, and the script is a table walked by one
 // loop, so Verilator does not unroll the test into a huge model.
@@ -101,13 +105,16 @@ module bringup_core_tb #(
 
   // The script: op 'R' or 'W' with the answer expected, 'B' a raw byte (addr[7:0]), 'S' a
   // stalled command (a write's command byte and one address byte, then the timeout).
-  localparam int N = 24;
+  localparam int N = 50;
   logic [7:0] op[N] = '{
     "R", "R", "R", "W", "R", "R", "R",
     "W", "W", "W", "R", "R", "R",
     "R", "W", "W", "R",
     "B", "B", "B", "R",
-    "S", "R", "R"
+    "S", "R", "R",
+    "W", "W", "W", "W", "W", "W", "P",
+    "W", "W", "W", "P", "R", "R", "R", "W", "R",
+    "W", "W", "W", "W", "W", "P", "R", "R", "R", "W"
   };
   logic [31:0] addr[N] = '{
     32'h0000_0000, 32'h0000_0004, 32'h1000_0400, 32'h1000_0418, 32'h1000_0418, 32'h0000_00fc,
@@ -115,7 +122,13 @@ module bringup_core_tb #(
     32'h8000_0000, 32'h8000_0004, 32'h8000_7ffc, 32'h8000_0004, 32'h8000_0000, 32'h8000_7ffc,
     32'h4000_0000, 32'h8000_8000, 32'h0000_0100, 32'h8000_0000,
     32'h0000_0000, 32'h0000_00ff, 32'h0000_0072, 32'h1000_0418,
-    32'h0000_0000, 32'h0000_0000, 32'h0000_0010
+    32'h0000_0000, 32'h0000_0000, 32'h0000_0010,
+    32'h2000_0024, 32'h2000_0028, 32'h2000_002c, 32'h2000_0030, 32'h2000_0034, 32'h2000_0014,
+    32'h2000_001c,
+    32'h8000_1000, 32'h8000_1028, 32'h2000_1000, 32'h0000_0010, 32'h0000_0040, 32'h0000_0068,
+    32'h0000_0014, 32'h0000_0018, 32'h0000_0010,
+    32'h0000_001c, 32'h0000_0020, 32'h0000_0024, 32'h0000_0028, 32'h0000_002c, 32'h8000_200c,
+    32'h8000_2000, 32'h8000_2008, 32'h0000_0010, 32'h2000_1004
   };
   logic [31:0] data[N] = '{
     32'h4252_5550, 32'h0000_0f01, 32'h4e56_4d46, 32'hdead_beef, 32'hdead_beef, 32'h0000_0000,
@@ -123,19 +136,29 @@ module bringup_core_tb #(
     32'h0123_4567, 32'h89ab_cdef, 32'hcafe_f00d, 32'h89ab_cdef, 32'h0123_4567, 32'hcafe_f00d,
     32'h0000_0000, 32'h1111_1111, 32'h2222_2222, 32'h0123_4567,
     32'h0, 32'h0, 32'h0, 32'hdead_beef,
-    32'h0, 32'h4252_5550, 32'h0000_0000
+    32'h0, 32'h4252_5550, 32'h0000_0000,
+    32'h0001_0001, 32'h0000_1000, 32'h0000_0000, 32'h0000_2000, 32'h0000_0000, 32'h0046_0001,
+    32'h0000_0001,
+    32'h1234_0006, 32'h0000_0001, 32'h0000_0001, 32'h0000_0001, 32'h1234_0006, 32'h0000_0001,
+    32'h0000_0000, 32'h0000_0001, 32'h0000_0000,
+    32'h0000_0000, 32'h0000_1234, 32'h0000_0000, 32'hcafe_0001, 32'h0000_0001, 32'h0001_1234,
+    32'hcafe_0001, 32'h0000_0001, 32'h0000_0000, 32'h0000_0001
   };
   logic [7:0] status[N] = '{
     8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha2, 8'ha0,
     8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0,
     8'ha3, 8'ha3, 8'ha3, 8'ha0,
     8'h0, 8'h0, 8'h0, 8'ha0,
-    8'h0, 8'ha0, 8'ha0
+    8'h0, 8'ha0, 8'ha0,
+    8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0,
+    8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0,
+    8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0
   };
 
   int k;
   int want;
   int waited;
+  int tries = 0;
   logic [31:0] got;
   initial begin
     repeat (5) @(posedge clk_i);
@@ -155,7 +178,7 @@ module bringup_core_tb #(
           waited++;
         end
       end else begin
-        send_q.push_back(op[k]);
+        send_q.push_back(op[k] == "P" ? 8'("R") : op[k]);
         for (int i = 3; i >= 0; i--) send_q.push_back(addr[k][i*8+:8]);
         if (op[k] == "W") begin
           for (int i = 3; i >= 0; i--) send_q.push_back(data[k][i*8+:8]);
@@ -169,6 +192,15 @@ module bringup_core_tb #(
         @(posedge clk_i);
         waited++;
       end
+      if (op[k] == "P" && recv_q.size() == 5 && recv_q[0] == 8'ha0 && tries < 300
+          && {recv_q[1], recv_q[2], recv_q[3], recv_q[4]} != data[k]) begin
+        // Not there yet: read again.
+        tries++;
+        recv_q.delete();
+        repeat (12 * DIV) @(posedge clk_i);
+        continue;
+      end
+      tries = 0;
       if (recv_q.size() != want) begin
         $display("FAIL: step %0d (%s 0x%08x): %0d answer bytes, expected %0d", k, op[k],
                  addr[k], recv_q.size(), want);
