@@ -1296,6 +1296,10 @@ pub fn lpf_text(b: &Board, cfg: &Config) -> String {
         if p.role == Role::Clock {
             let _ = writeln!(t, "FREQUENCY PORT \"{}\" {} MHZ;", p.name, mhz(b.osc_hz));
         }
+        if p.role == Role::EthRxClock {
+            // The PHY's RGMII receive clock at 1 Gb/s, for the receive domain's timing.
+            let _ = writeln!(t, "FREQUENCY PORT \"{}\" {} MHZ;", p.name, mhz(b.eth_hz));
+        }
     }
     t
 }
