@@ -189,6 +189,5 @@ pub fn register_map(p: &BoardCsrParams) -> Result<RegMap, Errors> {
     b.reg("mdio_status", 0xa8, "MDIO state")
         .field("busy", 0, 1, Access::Ro, 0, "A frame is queued or running")
         .field("rdata", 16, 16, Access::Ro, 0, "Bits read by the last read");
-    let _ = p;
     b.finish()
 }
