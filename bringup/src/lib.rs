@@ -409,6 +409,48 @@ pub fn info(br: &mut Bridge, map: &Map) -> Result<Vec<String>, Error> {
     Ok(out)
 }
 
+/// The admin command the chip offers firmware, if any: its SQ id and its 16 dwords.
+pub fn admin_pending(br: &mut Bridge, map: &Map) -> Result<Option<(u16, [u32; 16])>, Error> {
+    if br.read(map.board_reg("admin_status"))? & 1 == 0 {
+        return Ok(None);
+    }
+    let sqid = br.read(map.board_reg("admin_cmd_sqid"))? as u16;
+    let mut sqe = [0u32; 16];
+    for (i, d) in sqe.iter_mut().enumerate() {
+        *d = br.read(map.board_reg(&format!("admin_sqe{i}")))?;
+    }
+    Ok(Some((sqid, sqe)))
+}
+
+/// One line describing an SQE: opcode (named for the admin commands), CID, NSID, CDW10-11.
+pub fn describe_sqe(sqid: u16, sqe: &[u32; 16]) -> String {
+    let opc = sqe[0] & 0xFF;
+    let name = if sqid == 0 {
+        match opc {
+            0x00 => "Delete I/O SQ",
+            0x01 => "Create I/O SQ",
+            0x02 => "Get Log Page",
+            0x04 => "Delete I/O CQ",
+            0x05 => "Create I/O CQ",
+            0x06 => "Identify",
+            0x08 => "Abort",
+            0x09 => "Set Features",
+            0x0A => "Get Features",
+            0x0C => "Asynchronous Event Request",
+            _ => "admin opcode",
+        }
+    } else {
+        "fallback I/O opcode"
+    };
+    format!(
+        "sq {sqid}: {name} (0x{opc:02x}), cid 0x{:04x}, nsid {}, cdw10 0x{:08x}, cdw11 0x{:08x}",
+        sqe[0] >> 16,
+        sqe[1],
+        sqe[10],
+        sqe[11]
+    )
+}
+
 /// One MDIO frame: a read of `reg` of PHY `phy` (its 16 bits) or a write of `data`.
 pub fn mdio(
     br: &mut Bridge,

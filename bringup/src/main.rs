@@ -4,7 +4,7 @@
 //! Exit codes: 0 done; 1 the board answered an error or something read back wrong; 2 the port
 //! could not be used or the board did not answer; 3 a command this tool does not do yet.
 
-use bringup::{identify, info, mdio, memtest, Bridge, Error};
+use bringup::{admin_pending, describe_sqe, identify, info, mdio, memtest, Bridge, Error};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -61,6 +61,8 @@ enum Cmd {
         #[arg(long, value_parser = num)]
         write: Option<u32>,
     },
+    /// The admin (or fallback I/O) command the chip offers firmware, decoded; it stays offered.
+    Admin,
     /// ARP and ICMP through the chip (needs the TCP/IP engine in the chip top: not yet).
     Ping { addr: String },
     /// Enable the controller, create I/O queues and bring up a RoCE QP (not yet).
@@ -122,6 +124,18 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             let map = identify(&mut br)?;
             for l in info(&mut br, &map)? {
                 println!("{l}");
+            }
+        }
+        Cmd::Admin => {
+            let map = identify(&mut br)?;
+            match admin_pending(&mut br, &map)? {
+                None => println!("no admin command waits for firmware"),
+                Some((sqid, sqe)) => {
+                    println!("{}", describe_sqe(sqid, &sqe));
+                    for (i, d) in sqe.iter().enumerate() {
+                        println!("  dw{i:<2} 0x{d:08x}");
+                    }
+                }
             }
         }
         Cmd::Peek { addr, count } => {

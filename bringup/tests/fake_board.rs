@@ -4,7 +4,7 @@
 //! bring-up core, and a memory test that finds a stuck bit. (The RTL side of the protocol and the
 //! map is tested under Verilator by hdl-gen/tests/fpga_bringup.rs.)
 
-use bringup::{identify, info, mdio, memtest, Bridge, Error, Map};
+use bringup::{admin_pending, describe_sqe, identify, info, mdio, memtest, Bridge, Error, Map};
 use hdl_gen::boards::{self, board_csr, bringup as map};
 use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -23,6 +23,8 @@ struct Faults {
     id: Option<u32>,
     /// The chip's configuration hash reads this instead of the board's.
     hash: Option<u64>,
+    /// An admin command waits: Identify, CID 0x1234, CNS 1.
+    admin: bool,
 }
 
 /// The master side of a pty answering the bridge protocol as a Colorlight i5 bring-up core
@@ -66,6 +68,11 @@ fn fake_board(faults: Faults) -> Bridge {
         regs.entry(map::BOARD_CSR_BASE + r.offset).or_insert(0);
     }
     regs.insert(m.board_reg("mac_rx_frames"), 42);
+    if faults.admin {
+        regs.insert(m.board_reg("admin_status"), 1);
+        regs.insert(m.board_reg("admin_sqe0"), 0x1234_0006);
+        regs.insert(m.board_reg("admin_sqe10"), 1);
+    }
     let mdio_cmd = m.board_reg("mdio_cmd");
     let mdio_status = m.board_reg("mdio_status");
     let mem_end = map::HOST_MEM_BASE + (1u32 << b.mem_bits);
@@ -262,4 +269,23 @@ fn an_mdio_read_returns_the_frame_bits() {
     let m = identify(&mut br).unwrap();
     assert_eq!(mdio(&mut br, &m, 0, 1, None).unwrap(), 0xFFFF);
     assert!(mdio(&mut br, &m, 32, 1, None).is_err());
+}
+
+#[test]
+fn a_waiting_admin_command_is_read_and_decoded() {
+    let mut br = fake_board(Faults::default());
+    let m = identify(&mut br).unwrap();
+    assert_eq!(admin_pending(&mut br, &m).unwrap(), None);
+    let mut br = fake_board(Faults {
+        admin: true,
+        ..Faults::default()
+    });
+    let m = identify(&mut br).unwrap();
+    let (sqid, sqe) = admin_pending(&mut br, &m).unwrap().expect("a command");
+    assert_eq!((sqid, sqe[0], sqe[10]), (0, 0x1234_0006, 1));
+    let line = describe_sqe(sqid, &sqe);
+    assert_eq!(
+        line,
+        "sq 0: Identify (0x06), cid 0x1234, nsid 0, cdw10 0x00000001, cdw11 0x00000000"
+    );
 }
