@@ -75,7 +75,7 @@ fn every_port_bit_has_one_cited_pin_and_no_pin_is_shared() {
             b.name
         );
         // The top declares exactly the board's ports, in their directions.
-        let files = boards::files(&b, &c).unwrap();
+        let files = boards::files(&b).unwrap();
         let top_path = format!("fpga/{}/{}.sv", b.name, boards::top_name(&b));
         let top = &files
             .iter()
@@ -109,6 +109,7 @@ fn the_pll_makes_the_core_clock_exactly() {
     for b in boards::all() {
         let s = boards::pll_setting(&b);
         assert_eq!(s.fout_hz(), b.core_hz, "{}", b.name);
+        assert_eq!(s.fos_hz(), b.eth_hz, "{}", b.name);
         assert!((400_000_000..=800_000_000).contains(&s.fvco_hz()));
     }
 }

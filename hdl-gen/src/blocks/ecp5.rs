@@ -146,6 +146,10 @@ const PLL_PARAMS: &[(&str, Default)] = &[
     ("CLKOP_FPHASE", Default::Int(0)),
     ("FEEDBK_PATH", Default::Str("CLKOP")),
     ("CLKFB_DIV", Default::Int(1)),
+    ("CLKOS_ENABLE", Default::Str("DISABLED")),
+    ("CLKOS_DIV", Default::Int(8)),
+    ("CLKOS_CPHASE", Default::Int(0)),
+    ("CLKOS_FPHASE", Default::Int(0)),
 ];
 
 #[derive(Clone, Copy)]
@@ -174,15 +178,19 @@ const PLL_CONTROLS: &[&str] = &[
     "PHASELOADREG",
     "PLLWAKESYNC",
     "ENCLKOP",
+    "ENCLKOS",
 ];
 
-/// `EHXPLLL`: the PLL, with the ports and parameters the board tops use. `CLKOP` is a new
-/// clock (no domain of the parent), `LOCK` asynchronous. The model passes `CLKI` through to
-/// `CLKOP` and reports lock at once: a simulation drives `CLKI` at the output frequency.
+/// `EHXPLLL`: the PLL, with the ports and parameters the board tops use. `CLKOP` and `CLKOS`
+/// are new clocks (no domain of the parent), `LOCK` asynchronous. The model passes `CLKI`
+/// through to both outputs and reports lock at once: a simulation drives `CLKI` at the output
+/// frequency (the bring-up cores are simulated below the PLL, with their own clocks).
 pub fn ehxplll() -> Result<Rc<Module>, Errors> {
     let mut m = ModuleBuilder::model("EHXPLLL");
-    m.doc("EHXPLLL: CLKOP follows CLKI (the vendor cell multiplies it; a simulation drives CLKI");
-    m.doc("at the output frequency) and LOCK is always high.");
+    m.doc(
+        "EHXPLLL: CLKOP and CLKOS follow CLKI (the vendor cell multiplies it; a simulation drives",
+    );
+    m.doc("CLKI at the output frequency) and LOCK is always high.");
     for (n, v) in PLL_PARAMS {
         m.param(n, v.value());
     }
@@ -193,8 +201,10 @@ pub fn ehxplll() -> Result<Rc<Module>, Errors> {
         controls.push(m.input_async(n, 1).ex());
     }
     let clkop = m.output("CLKOP", 1);
+    let clkos = m.output("CLKOS", 1);
     let lock = m.output("LOCK", 1);
     m.assign(clkop, clki);
+    m.assign(clkos, clki);
     m.assign(lock, lit(1, 1));
     m.unused("controls", cat(controls));
     let model = m.finish()?;
@@ -209,6 +219,7 @@ pub fn ehxplll() -> Result<Rc<Module>, Errors> {
         p.input_async(n, 1);
     }
     p.output_async("CLKOP", 1);
+    p.output_async("CLKOS", 1);
     p.output_async("LOCK", 1);
     p.set_model(model);
     p.finish()

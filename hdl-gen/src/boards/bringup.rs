@@ -1,27 +1,49 @@
-//! The board-independent part of the bring-up design: the UART bridge onto the chip's CSRs and a
-//! block-RAM "host memory", a reset generator, and small helpers for status LEDs.
+//! The board-independent part of the bring-up design: the UART bridge and its address
+//! decoder onto the targets a board core lists, a reset generator, and small helpers for status
+//! LEDs.
 //!
-//! Address map seen by the bridge (see [`crate::blocks::uart_bridge`] for the protocol):
+//! Address map seen by the bridge (see [`crate::blocks::uart_bridge`] for the protocol): each
+//! [`Target`] answers at `base` for `2^bits` bytes (`base` a multiple of the window); an address
+//! that no target covers answers DECERR (status byte 0xA3) and reads 0. The board core's map:
 //!
 //! | address | what |
 //! |---|---|
-//! | `0x0000_0000` .. window of `chip_info` (`2^csr.addr_width` bytes) | `chip_info` CSRs |
-//! | [`HOST_MEM_BASE`] .. + [`HOST_MEM_BYTES`] | host memory (block RAM, byte strobes) |
-//! | anything else | answers DECERR (status byte 0xA3), reads 0 |
+//! | [`BOARD_CSR_BASE`] | `bringup_csr` (`super::board_csr`): board, admin streams, MAC, MDIO |
+//! | [`FIRMWARE_BASE`] | the chip's firmware CSRs (`s_axil`, map in `chip/mod.rs`) |
+//! | [`BAR0_BASE`] | the chip's BAR0 (`s_bar`: NVMe registers and doorbells) |
+//! | [`HOST_MEM_BASE`] | host memory (`super::host_mem`), address 0 of the chip's `m_axi` |
 
 use crate::blocks::uart::{divider, uart_rx, uart_tx};
 use crate::blocks::uart_bridge::{axil_port, uart_axil_bridge, AXIL_MASTER};
 use hdl_builder::prelude::*;
-use hdl_builder::Errors;
+use hdl_builder::{Errors, Inst};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-/// Byte address of the host memory.
-pub const HOST_MEM_BASE: u32 = 0x0001_0000;
-/// Address bits of the host memory: 16 KiB.
-pub const HOST_MEM_ADDR_BITS: u32 = 14;
-/// Size of the host memory in bytes.
-pub const HOST_MEM_BYTES: u32 = 1 << HOST_MEM_ADDR_BITS;
+/// Bridge address of `bringup_csr`.
+pub const BOARD_CSR_BASE: u32 = 0x0000_0000;
+/// Bridge address of the chip's firmware CSRs (`s_axil`).
+pub const FIRMWARE_BASE: u32 = 0x1000_0000;
+/// Bridge address of the chip's BAR0 (`s_bar`).
+pub const BAR0_BASE: u32 = 0x2000_0000;
+/// Bridge address of the host memory (its byte 0 is address 0 of the chip's `m_axi`).
+pub const HOST_MEM_BASE: u32 = 0x8000_0000;
+
+/// An AXI4-Lite slave the bridge reaches: instance `inst`'s ports `<prefix>_*` (without
+/// `awprot`/`arprot`, addresses `bits` wide), answering at `base` for `2^bits` bytes.
+#[derive(Clone, Debug)]
+pub struct Target {
+    /// Short name, for the decoder's nets (`wsel_<name>`).
+    pub name: &'static str,
+    /// The instance.
+    pub inst: Inst,
+    /// Its port prefix (`s_axil`, `s_bar`).
+    pub prefix: String,
+    /// First bridge address.
+    pub base: u32,
+    /// Address bits of the window.
+    pub bits: u32,
+}
 
 /// What the bring-up logic needs to know about its board.
 #[derive(Clone, Debug)]
@@ -30,8 +52,6 @@ pub struct BringupParams {
     pub clock_hz: u64,
     /// UART baud rate.
     pub baud: u64,
-    /// Address bits of the `chip_info` window.
-    pub csr_addr_width: u32,
 }
 
 impl BringupParams {
@@ -49,75 +69,6 @@ impl BringupParams {
     pub fn heartbeat_bits(&self) -> u32 {
         clog2(self.clock_hz)
     }
-}
-
-/// `axil_ram_a<addr_bits>`: `2^addr_bits` bytes of block RAM behind an AXI4-Lite slave
-/// (`s_axil_*`, without `awprot`/`arprot`), as four byte lanes so `wstrb` selects the bytes
-/// written. One write and one read at a time: a write is accepted (`awready` and `wready`
-/// together) when `awvalid` and `wvalid` are both high and no response is pending, and answers
-/// OKAY the next cycle; a read is accepted when no read data is pending and its data comes the
-/// next cycle. Address bits outside the window and bits `[1:0]` are ignored. The contents are not
-/// reset.
-pub fn axil_ram(addr_bits: u32, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
-    let mut m = ModuleBuilder::with_reset(&format!("axil_ram_a{addr_bits}"), reset);
-    let words = 1u64 << (addr_bits - 2);
-    m.doc(&format!(
-        "{} bytes of block RAM behind an AXI4-Lite slave, four byte lanes (wstrb honoured).",
-        1u64 << addr_bits
-    ));
-    m.doc("A write is accepted when awvalid and wvalid are both high and no response is pending;");
-    m.doc("a read when no read data is pending. Responses (always OKAY) come the next cycle.");
-    m.clock();
-    m.reset();
-    m.group("AXI4-Lite slave");
-    let mut p = BTreeMap::new();
-    for &(name, width, master_out) in AXIL_MASTER {
-        let width = if name == "awaddr" || name == "araddr" {
-            addr_bits
-        } else {
-            width
-        };
-        let port = axil_port("s_axil", name, false);
-        let s = if master_out {
-            m.input(&port, width)
-        } else {
-            m.output(&port, width)
-        };
-        p.insert(name, s);
-    }
-    let bvalid = m.reg("bvalid", 1, 0);
-    let rvalid = m.reg("rvalid", 1, 0);
-    let wr = m.net("wr_accept", p["awvalid"] & p["wvalid"] & !bvalid.q);
-    let rd = m.net("rd_accept", p["arvalid"] & !rvalid.q);
-    m.assign(p["awready"], wr);
-    m.assign(p["wready"], wr);
-    m.assign(p["bvalid"], bvalid.q);
-    m.assign(p["bresp"], zeros(2));
-    m.assign(p["arready"], !rvalid.q);
-    m.assign(p["rvalid"], rvalid.q);
-    m.assign(p["rresp"], zeros(2));
-    m.assign(bvalid.d, wr | (bvalid.q & !p["bready"]));
-    m.assign(rvalid.d, rd | (rvalid.q & !p["rready"]));
-    let waddr = m.net("waddr", p["awaddr"].slice(addr_bits - 1, 2));
-    let raddr = m.net("raddr", p["araddr"].slice(addr_bits - 1, 2));
-    m.unused(
-        "addr_low",
-        cat([p["awaddr"].slice(1, 0), p["araddr"].slice(1, 0)]),
-    );
-    let mut lanes = Vec::new();
-    for lane in 0..4u32 {
-        let mem = m.memory(&format!("lane{lane}"), 8, words);
-        m.mem_write(
-            mem,
-            wr & p["wstrb"].bit(lane),
-            waddr,
-            p["wdata"].slice(lane * 8 + 7, lane * 8),
-        );
-        lanes.push(m.mem_read(mem, rd, raddr));
-    }
-    lanes.reverse();
-    m.assign(p["rdata"], cat(lanes));
-    m.finish()
 }
 
 /// `reset_gen_c<bits>`: turns an asynchronous reset request (`rst_ni` or `rst_i`, by style:
@@ -174,19 +125,17 @@ pub struct Bringup {
 }
 
 /// Adds the bring-up logic to a board core `m`: ports `uart_rx_i` and `uart_tx_o`, the UART,
-/// the bridge, the address decoder, `chip_info` (built by the caller, `csr`) and the host
-/// memory.
+/// the bridge and the address decoder onto `targets` (instances the caller made).
 pub fn add_bringup(
     m: &mut ModuleBuilder,
     params: &BringupParams,
-    csr: &Rc<Module>,
+    targets: &[Target],
 ) -> Result<Bringup, Errors> {
     let reset = m.reset_style();
     let div = params.uart_div();
     let rx_mod = uart_rx(div, reset)?;
     let tx_mod = uart_tx(div, reset)?;
     let bridge_mod = uart_axil_bridge(params.timeout_bits(), reset)?;
-    let ram_mod = axil_ram(HOST_MEM_ADDR_BITS, reset)?;
 
     m.group("UART to the host");
     // The pin is asynchronous; the receiver synchronizes it.
@@ -227,33 +176,30 @@ pub fn add_bringup(
 
     // Decode: one transaction at a time and the address holds still until its response, so
     // the selection follows the address combinationally.
-    let csr_bits = params.csr_addr_width;
-    let sel = |m: &mut ModuleBuilder, name: &str, addr: Sig| {
-        let csr_hit = m.net(&format!("{name}_csr"), addr.slice(31, csr_bits).eq(0));
-        let mem_hit = m.net(
-            &format!("{name}_mem"),
-            addr.slice(31, HOST_MEM_ADDR_BITS)
-                .eq(u64::from(HOST_MEM_BASE >> HOST_MEM_ADDR_BITS)),
-        );
-        (csr_hit, mem_hit)
-    };
-    let (w_csr, w_mem) = sel(m, "wsel", bus["awaddr"]);
-    let (r_csr, r_mem) = sel(m, "rsel", bus["araddr"]);
-    let w_none = m.net("wsel_none", !w_csr & !w_mem);
-    let r_none = m.net("rsel_none", !r_csr & !r_mem);
+    let mut w_hits = Vec::new();
+    let mut r_hits = Vec::new();
+    for t in targets {
+        let name = t.name;
+        let page = u64::from(t.base >> t.bits);
+        w_hits.push(m.net(
+            &format!("wsel_{name}"),
+            bus["awaddr"].slice(31, t.bits).eq(page),
+        ));
+        r_hits.push(m.net(
+            &format!("rsel_{name}"),
+            bus["araddr"].slice(31, t.bits).eq(page),
+        ));
+    }
+    let none_of = |hits: &[Sig]| -> Expr { hits.iter().fold(lit(1, 1), |acc, h| acc & !*h) };
+    let w_none = m.net("wsel_none", none_of(&w_hits));
+    let r_none = m.net("rsel_none", none_of(&r_hits));
 
-    let targets: [(&str, &Rc<Module>, Sig, Sig, u32); 2] = [
-        ("u_chip_info", csr, w_csr, r_csr, csr_bits),
-        ("u_host_mem", &ram_mod, w_mem, r_mem, HOST_MEM_ADDR_BITS),
-    ];
     let mut answers: BTreeMap<&str, Vec<(Sig, Sig)>> = BTreeMap::new();
-    for (inst_name, module, wsel, rsel, bits) in targets {
-        let u = m.instance(inst_name, module);
+    for (k, t) in targets.iter().enumerate() {
+        let (wsel, rsel, bits, u) = (w_hits[k], r_hits[k], t.bits, t.inst);
         for &(name, _, master_out) in AXIL_MASTER {
-            let port = axil_port("s_axil", name, false);
-            let dir_sel = if name.starts_with('a') && name.ends_with("addr") {
-                None
-            } else if matches!(name, "awvalid" | "wvalid" | "bready") {
+            let port = axil_port(&t.prefix, name, false);
+            let dir_sel = if matches!(name, "awvalid" | "wvalid" | "bready") {
                 Some(wsel)
             } else if matches!(name, "arvalid" | "rready") {
                 Some(rsel)

@@ -21,6 +21,8 @@ pub struct PllSetting {
     pub clkfb_div: u32,
     /// `CLKOP_DIV` (1 to 128).
     pub clkop_div: u32,
+    /// `CLKOS_DIV` (1 to 128) of the second output, 0 when it is not used.
+    pub clkos_div: u32,
 }
 
 impl PllSetting {
@@ -64,6 +66,7 @@ pub fn compute(fin_hz: u64, fout_hz: u64, tolerance_hz: u64) -> Option<PllSettin
                     clki_div: ci,
                     clkfb_div: fb,
                     clkop_div: op,
+                    clkos_div: 0,
                 };
                 let vco_num = u128::from(fin_hz) * u128::from(fb) * u128::from(op);
                 let ci128 = u128::from(ci);
@@ -89,6 +92,61 @@ pub fn compute(fin_hz: u64, fout_hz: u64, tolerance_hz: u64) -> Option<PllSettin
     }
     best.filter(|(s, _, _)| s.fout_hz().abs_diff(fout_hz) <= tolerance_hz)
         .map(|b| b.0)
+}
+
+impl PllSetting {
+    /// The second output's frequency in Hz (0 when unused).
+    pub fn fos_hz(&self) -> u64 {
+        if self.clkos_div == 0 {
+            0
+        } else {
+            self.fvco_hz() / u64::from(self.clkos_div)
+        }
+    }
+
+    /// `CLKOS_CPHASE`, as `ecppll` sets it for a 0-degree output.
+    pub fn clkos_cphase(&self) -> u32 {
+        self.clkos_div.saturating_sub(1) / 2
+    }
+}
+
+/// The setting for `fout_hz` on `CLKOP` (exactly) and `fos_hz` on `CLKOS` (exactly, from the
+/// same VCO): the first setting, in [`compute`]'s search order, whose VCO is a whole multiple
+/// of both (VCO nearest 600 MHz among them). `None` when there is none.
+pub fn compute_pair(fin_hz: u64, fout_hz: u64, fos_hz: u64) -> Option<PllSetting> {
+    let mut best: Option<PllSetting> = None;
+    for ci in 1..=128u32 {
+        if fin_hz < PFD_MIN * u64::from(ci) || fin_hz / u64::from(ci) > PFD_MAX {
+            continue;
+        }
+        for fb in 1..=80u32 {
+            if fin_hz * u64::from(fb) != fout_hz * u64::from(ci) {
+                continue;
+            }
+            for op in 1..=128u32 {
+                let vco = fout_hz * u64::from(op);
+                if !(VCO_MIN..=VCO_MAX).contains(&vco) || fos_hz == 0 || !vco.is_multiple_of(fos_hz)
+                {
+                    continue;
+                }
+                let os = vco / fos_hz;
+                if !(1..=128).contains(&os) {
+                    continue;
+                }
+                let s = PllSetting {
+                    fin_hz,
+                    clki_div: ci,
+                    clkfb_div: fb,
+                    clkop_div: op,
+                    clkos_div: os as u32,
+                };
+                if best.is_none_or(|b| vco.abs_diff(VCO_BEST) < b.fvco_hz().abs_diff(VCO_BEST)) {
+                    best = Some(s);
+                }
+            }
+        }
+    }
+    best
 }
 
 /// A frequency as the `FREQUENCY_PIN_*` attributes spell it, in MHz.
@@ -120,13 +178,14 @@ pub const TIES: &[(&str, u8)] = &[
     ("PHASELOADREG", 1),
     ("PLLWAKESYNC", 0),
     ("ENCLKOP", 0),
+    ("ENCLKOS", 0),
 ];
 
 /// The parameters of the `EHXPLLL` instance for `s`, in the order they are written.
 pub fn params(s: &PllSetting) -> Vec<(&'static str, ParamValue)> {
     let st = |v: &str| ParamValue::Str(v.to_string());
     let int = |v: u32| ParamValue::Int(i64::from(v));
-    vec![
+    let mut v = vec![
         ("PLLRST_ENA", st("DISABLED")),
         ("INTFB_WAKE", st("DISABLED")),
         ("STDBY_ENABLE", st("DISABLED")),
@@ -142,7 +201,16 @@ pub fn params(s: &PllSetting) -> Vec<(&'static str, ParamValue)> {
         ("CLKOP_FPHASE", int(0)),
         ("FEEDBK_PATH", st("CLKOP")),
         ("CLKFB_DIV", int(s.clkfb_div)),
-    ]
+    ];
+    if s.clkos_div != 0 {
+        v.extend([
+            ("CLKOS_ENABLE", st("ENABLED")),
+            ("CLKOS_DIV", int(s.clkos_div)),
+            ("CLKOS_CPHASE", int(s.clkos_cphase())),
+            ("CLKOS_FPHASE", int(0)),
+        ]);
+    }
+    v
 }
 
 #[cfg(test)]
@@ -169,5 +237,23 @@ mod tests {
             assert!(s.fin_hz / u64::from(s.clki_div) >= PFD_MIN, "{s:?}");
         }
         assert_eq!(compute(25_000_000, 900_000_000, 1_000_000), None);
+    }
+
+    #[test]
+    fn the_pair_gives_both_clocks_exactly() {
+        // Colorlight i5: 100 MHz core and 125 MHz RGMII from 25 MHz need a 500 MHz VCO.
+        let s = compute_pair(25_000_000, 100_000_000, 125_000_000).unwrap();
+        assert_eq!(
+            (s.fout_hz(), s.fos_hz(), s.fvco_hz()),
+            (100_000_000, 125_000_000, 500_000_000)
+        );
+        assert_eq!((s.clkop_div, s.clkos_div), (5, 4));
+        // ButterStick: both at 125 MHz from 30 MHz, the VCO ecppll picks for one output.
+        let s = compute_pair(30_000_000, 125_000_000, 125_000_000).unwrap();
+        assert_eq!(
+            (s.clki_div, s.clkfb_div, s.clkop_div, s.clkos_div),
+            (6, 25, 5, 5)
+        );
+        assert_eq!(compute_pair(25_000_000, 100_000_000, 123_000_000), None);
     }
 }

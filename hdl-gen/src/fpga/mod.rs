@@ -490,10 +490,10 @@ fn chip_clock() -> &'static str {
 }
 
 /// The board files of every board (`fpga/<board>/...`, `constraints/<board>.lpf`).
-pub fn board_files(cfg: &Config) -> Result<Vec<OutFile>, Failure> {
+pub fn board_files(_cfg: &Config) -> Result<Vec<OutFile>, Failure> {
     let mut all = Vec::new();
     for b in boards::all() {
-        all.extend(boards::files(&b, cfg)?);
+        all.extend(boards::files(&b)?);
     }
     Ok(all)
 }
@@ -612,7 +612,7 @@ pub fn check(cfg: &Config, root: &Path, strict_reports: bool) -> Result<(), Fail
         None => problems.push("  missing or unreadable: fpga/reports/boards.json".into()),
         Some(r) => {
             for b in boards::all() {
-                let h = board_hash(&boards::files(&b, cfg)?);
+                let h = board_hash(&boards::files(&b)?);
                 match r.boards.iter().find(|e| e.board == b.name) {
                     None => problems.push(format!(
                         "  fpga/reports/boards.json has no entry for `{}`",
@@ -669,10 +669,10 @@ pub fn check(cfg: &Config, root: &Path, strict_reports: bool) -> Result<(), Fail
 /// `hdl-gen fpga lint`: `verilator --lint-only -Wall` on each board top and everything below it
 /// (with the behavioural models of the vendor primitives, `models/*.sv`), as the generator
 /// emits them now.
-pub fn lint(cfg: &Config) -> Result<(), Failure> {
+pub fn lint(_cfg: &Config) -> Result<(), Failure> {
     let mut failed = Vec::new();
     for b in boards::all() {
-        let files = boards::files(&b, cfg)?;
+        let files = boards::files(&b)?;
         let dir = std::env::temp_dir().join(format!(
             "hdl-gen-fpga-lint-{}-{}",
             std::process::id(),
@@ -733,7 +733,7 @@ pub fn board(cfg: &Config, which: &[String], out: &Path) -> Result<BoardsReport,
     let mut entries = Vec::new();
     for b in &list {
         let t0 = Instant::now();
-        let files = boards::files(b, cfg)?;
+        let files = boards::files(b)?;
         let dir = work_dir().join(b.name);
         let _ = std::fs::remove_dir_all(&dir);
         write_files(&dir, &files)?;
