@@ -18,6 +18,8 @@ step "tcp-linux --nvme with bridge faults: NVMe/TCP over the TCP engine against 
 CASES=6 NVME=1 PCAP=target/tcp-linux-nvme.pcap bash ci/tcp_linux_check.sh
 step "testbench regress --suite tcp-nvme: more cases than ci/test.sh's 24"
 cargo run -q --release -p testbench -- regress --suite tcp-nvme --cases 200
+step "smallest configuration: the chip property on its chip top, more cases than ci/test.sh's 200"
+CASES=2000 bash ci/config.sh configs/smallest.toml
 step "widest configuration: chip property and bench on its chip top"
 BENCH=1 bash ci/config.sh configs/widest.toml
 # Line and toggle coverage of every suite's regression (the case counts of ci/test.sh), each

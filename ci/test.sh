@@ -79,4 +79,7 @@ step "FPGA flow smoke: one block on both boards"
 bash ci/fpga-smoke.sh
 step "post-synthesis simulation: stdlib properties on Yosys netlists"
 CASES=300 bash ci/postsynth.sh
+# Last: it leaves target/release/testbench built against the smallest chip top.
+step "the smallest configuration's chip top: the chip property (configs/smallest.toml)"
+CASES=200 bash ci/config.sh configs/smallest.toml
 step "all passed"

@@ -504,8 +504,9 @@ fn route_writes(r: Routes, qps: usize, conns: usize) -> Vec<(u16, u32)> {
 
 /// The routing table as the contract says firmware's writes leave it: SQ id -> channel. After
 /// reset SQ y is on QP y - 1 (the default transport is RoCE); binding a channel unbinds
-/// whichever queue had it; an entry of 0 unbinds; a write for an SQ id beyond `queues` is refused.
-fn routes(writes: &[(u16, u32)], qps: usize, queues: u16) -> BTreeMap<u16, Chan> {
+/// whichever queue had it; an entry of 0 unbinds; a write for an SQ id beyond `queues`, or
+/// binding to a transport or channel the chip lacks (`qps` QPs, `conns` connections), is refused.
+fn routes(writes: &[(u16, u32)], qps: usize, conns: usize, queues: u16) -> BTreeMap<u16, Chan> {
     let mut t: BTreeMap<u16, Chan> = (1..=queues)
         .filter(|&y| usize::from(y) <= qps)
         .map(|y| (y, Chan::Roce(usize::from(y) - 1)))
@@ -521,10 +522,10 @@ fn routes(writes: &[(u16, u32)], qps: usize, queues: u16) -> BTreeMap<u16, Chan>
             continue;
         }
         let ch = (e & 0xff) as usize;
-        let c = if e >> 16 & 3 == 1 {
-            Chan::Tcp(ch)
-        } else {
-            Chan::Roce(ch)
+        let c = match e >> 16 & 3 {
+            0 if ch < qps => Chan::Roce(ch),
+            1 if ch < conns => Chan::Tcp(ch),
+            _ => continue,
         };
         t.retain(|_, v| *v != c);
         t.insert(y, c);
@@ -592,7 +593,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     let conns = super::session::channels(super::session::Transport::Tcp);
     let queues = (input.pairs.len() as u16).min(io_queues);
     let writes = route_writes(input.routes, qps, conns);
-    let table = routes(&writes, qps, field_u16(chip_csr::INFO_QUEUES_RESET));
+    let table = routes(&writes, qps, conns, field_u16(chip_csr::INFO_QUEUES_RESET));
     let mut tcp_conf = input.tcp;
     if let Some((c, f, at)) = tcp_conf.die {
         let k = usize::from(f) % TcpFault::ALL.len();
@@ -1460,7 +1461,7 @@ fn check_reset_values<T: Dut>(
     // (`nvme_csr.cnt_sel`) read as at power-on.
     let queues = field_u16(chip_csr::INFO_QUEUES_RESET);
     let qps = super::session::channels(super::session::Transport::Roce);
-    let table = routes(&[], qps, queues);
+    let table = routes(&[], qps, 0, queues);
     for y in 1..=queues {
         bus.write32(chip_csr::ROUTE_SEL, u32::from(y));
         let v = bus.read32(chip_csr::ROUTE_GET);
