@@ -570,7 +570,9 @@ pub fn dcqcn(p: &DcqcnParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
 
     let np_any = np_new.iter().fold(lit(1, 0), |e, s| e | *s);
     m.assign(np_cnt.d, mux(np_any, np_cnt.q + 1u64, np_cnt.q));
-    let rx_known = if nq.is_power_of_two() {
+    // Every value of the index names a QP only when there are 2^qw of them (one QP still has
+    // a 1-bit index, whose value 1 names none).
+    let rx_known = if u64::from(nq) == 1u64 << qw {
         rx_valid.ex()
     } else {
         rx_valid & rx_qp.lt(u64::from(nq))

@@ -84,7 +84,11 @@ fn is_rnr_nak(f: &[u8]) -> bool {
 fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     let mut sim = Sim::<Top>::maybe_waves(waves);
     let nq = sim.signal("sq_space_o").width() as usize;
-    let mtus: Vec<usize> = vec![1024; nq];
+    // Path MTU 1024, or the engine's largest if smaller (configs/smallest.toml: 256); its code
+    // in the `mtu` CSR is log2(MTU) - 7 (256: 1, 1024: 3).
+    let mtu = 1024.min(crate::rtl::config::ROCE_MTU as usize);
+    let mtu_code = mtu.trailing_zeros() - 7;
+    let mtus: Vec<usize> = vec![mtu; nq];
     let confs = confs(&input.psn, nq, &mtus);
     let mut target = Target::new(&confs, BLOCKS as usize, input.seed);
     target.cnp_gap = Some(CNP_GAP);
@@ -140,7 +144,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         target.host_tos = program_tos(&mut bus, input.seed);
         for (q, c) in confs.iter().enumerate() {
             let r = |n: &str| reg(&format!("qp{q}_{n}"));
-            program_qp(&mut bus, q, c, 3, 7 << 24 | RETRY_TIMEOUT);
+            program_qp(&mut bus, q, c, mtu_code, 7 << 24 | RETRY_TIMEOUT);
             let limit = if strict_q == Some(q) { 0 } else { 7 };
             bus.write32(r("rnr"), limit);
             bus.write32(r("ctrl"), 1);
