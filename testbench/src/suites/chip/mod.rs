@@ -7,6 +7,7 @@
 //! reference; `tcp.rs` the NVMe/TCP port (a target model per connection on the `tcp_*` streams)
 //! and what the scoreboard reads back from those targets.
 
+pub mod frame_mux;
 pub mod session;
 pub mod tcp;
 pub mod top;
