@@ -39,7 +39,8 @@
 //! - RoCEv2 (when `roce` is held): `m_axis_*` / `s_axis_*`, Ethernet frames without FCS.
 //! - NVMe/TCP (when `nvme_tcp` is held): the engine's byte streams to a TCP engine, renamed
 //!   `tcp_tx_*`, `tcp_rx_*`, `tcp_tx_credit_i`, `tcp_rx_space_o`, `tcp_connected_o`,
-//!   `tcp_dead_o` (see `nvme_tcp/mod.rs`); the digests it asks for come from `chip_csr.tcp_dgst`.
+//!   `tcp_dead_o` (see `nvme_tcp/mod.rs`; its `lost_i` is tied low: no TCP engine underneath
+//!   yet); the digests it asks for come from `chip_csr.tcp_dgst`.
 //!   A connection sends its ICReq as it starts, so firmware that changes the digests holds the
 //!   engine in reset meanwhile: `tcp_ctrl.run` 0, `tcp_dgst`, `tcp_ctrl.run` 1 (reset value 1:
 //!   the connections start after reset with both digests asked for). Holding it drops the
