@@ -52,6 +52,7 @@ pub struct NvmeTcpConnW64D4H8192I4096Ports {
     pub connected_o: *mut u8,
     pub dead_o: *mut u8,
     pub space_o: *mut u8,
+    pub lost_i: *mut u8,
     pub ev_tx_pdu_o: *mut u8,
     pub ev_tx_bytes_o: *mut u8,
     pub ev_rx_pdu_o: *mut u8,
@@ -126,6 +127,7 @@ impl NvmeTcpConnW64D4H8192I4096 {
         ("connected_o", 1, false),
         ("dead_o", 1, false),
         ("space_o", 1, false),
+        ("lost_i", 1, true),
         ("ev_tx_pdu_o", 4, false),
         ("ev_tx_bytes_o", 4, false),
         ("ev_rx_pdu_o", 5, false),
@@ -234,6 +236,7 @@ impl NvmeTcpConnW64D4H8192I4096 {
             "connected_o" => Some((self.ports.connected_o as *mut u8, 1)),
             "dead_o" => Some((self.ports.dead_o as *mut u8, 1)),
             "space_o" => Some((self.ports.space_o as *mut u8, 1)),
+            "lost_i" => Some((self.ports.lost_i as *mut u8, 1)),
             "ev_tx_pdu_o" => Some((self.ports.ev_tx_pdu_o as *mut u8, 4)),
             "ev_tx_bytes_o" => Some((self.ports.ev_tx_bytes_o as *mut u8, 4)),
             "ev_rx_pdu_o" => Some((self.ports.ev_rx_pdu_o as *mut u8, 5)),
@@ -696,6 +699,20 @@ impl NvmeTcpConnW64D4H8192I4096 {
     pub fn space_o(&self) -> u8 {
         // SAFETY: the pointer addresses this port's field in the live model.
         unsafe { *self.ports.space_o }
+    }
+
+    /// Drives input `lost_i` (1 bits); bits above the width are dropped.
+    #[inline]
+    pub fn set_lost_i(&self, v: u8) {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.lost_i = v & 0x1 }
+    }
+
+    /// Reads input `lost_i` (1 bits).
+    #[inline]
+    pub fn lost_i(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.lost_i }
     }
 
     /// Reads output `ev_tx_pdu_o` (4 bits).

@@ -112,6 +112,7 @@ struct nvme_tcp_conn_w64_d4_h8192_i4096_ports {
   CData* connected_o;
   CData* dead_o;
   CData* space_o;
+  CData* lost_i;
   CData* ev_tx_pdu_o;
   CData* ev_tx_bytes_o;
   CData* ev_rx_pdu_o;
@@ -169,6 +170,7 @@ void nvme_tcp_conn_w64_d4_h8192_i4096_ports(void* model, nvme_tcp_conn_w64_d4_h8
   p->connected_o = &t->connected_o;
   p->dead_o = &t->dead_o;
   p->space_o = &t->space_o;
+  p->lost_i = &t->lost_i;
   p->ev_tx_pdu_o = &t->ev_tx_pdu_o;
   p->ev_tx_bytes_o = &t->ev_tx_bytes_o;
   p->ev_rx_pdu_o = &t->ev_rx_pdu_o;

@@ -112,6 +112,7 @@ module nvme_tcp_ip_w64_c2_d4_t8192_r8192 (
   output logic [1:0]   tcp_failed_o          // TCP: reset (peer, retry limit, ARP, abort), waits in CLOSED
 );
 
+  logic [1:0]  tcp_failed;
   logic        nvme_tcp_tx_valid;
   logic        tcp_tx_ready;
   logic        nvme_tcp_tx_conn;
@@ -154,6 +155,7 @@ module nvme_tcp_ip_w64_c2_d4_t8192_r8192 (
     .rx_space_o       (nvme_tcp_rx_space),
     .connected_o      (connected_o),
     .dead_o           (dead_o),
+    .lost_i           (tcp_failed),
     .mps_i            (mps_i),
     .m_axi_arvalid_o  (m_axi_arvalid_o),
     .m_axi_arready_i  (m_axi_arready_i),
@@ -229,7 +231,7 @@ module nvme_tcp_ip_w64_c2_d4_t8192_r8192 (
     .rx_keep_o        (tcp_rx_keep),
     .rx_space_i       (nvme_tcp_rx_space),
     .up_o             (tcp_up_o),
-    .failed_o         (tcp_failed_o),
+    .failed_o         (tcp_failed),
     .s_axil_awvalid_i (s_tcp_axil_awvalid_i),
     .s_axil_awready_o (s_tcp_axil_awready_o),
     .s_axil_awaddr_i  (s_tcp_axil_awaddr_i),
@@ -248,5 +250,7 @@ module nvme_tcp_ip_w64_c2_d4_t8192_r8192 (
     .s_axil_rdata_o   (s_tcp_axil_rdata_o),
     .s_axil_rresp_o   (s_tcp_axil_rresp_o)
   );
+
+  assign tcp_failed_o = tcp_failed;
 
 endmodule

@@ -35,6 +35,7 @@ pub struct NvmeTcpW64C2D4Ports {
     pub rx_space_o: *mut u8,
     pub connected_o: *mut u8,
     pub dead_o: *mut u8,
+    pub lost_i: *mut u8,
     pub mps_i: *mut u8,
     pub m_axi_arvalid_o: *mut u8,
     pub m_axi_arready_i: *mut u8,
@@ -133,6 +134,7 @@ impl NvmeTcpW64C2D4 {
         ("rx_space_o", 2, false),
         ("connected_o", 2, false),
         ("dead_o", 2, false),
+        ("lost_i", 2, true),
         ("mps_i", 4, true),
         ("m_axi_arvalid_o", 1, false),
         ("m_axi_arready_i", 1, true),
@@ -265,6 +267,7 @@ impl NvmeTcpW64C2D4 {
             "rx_space_o" => Some((self.ports.rx_space_o as *mut u8, 2)),
             "connected_o" => Some((self.ports.connected_o as *mut u8, 2)),
             "dead_o" => Some((self.ports.dead_o as *mut u8, 2)),
+            "lost_i" => Some((self.ports.lost_i as *mut u8, 2)),
             "mps_i" => Some((self.ports.mps_i as *mut u8, 4)),
             "m_axi_arvalid_o" => Some((self.ports.m_axi_arvalid_o as *mut u8, 1)),
             "m_axi_arready_i" => Some((self.ports.m_axi_arready_i as *mut u8, 1)),
@@ -605,6 +608,20 @@ impl NvmeTcpW64C2D4 {
     pub fn dead_o(&self) -> u8 {
         // SAFETY: the pointer addresses this port's field in the live model.
         unsafe { *self.ports.dead_o }
+    }
+
+    /// Drives input `lost_i` (2 bits); bits above the width are dropped.
+    #[inline]
+    pub fn set_lost_i(&self, v: u8) {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.lost_i = v & 0x3 }
+    }
+
+    /// Reads input `lost_i` (2 bits).
+    #[inline]
+    pub fn lost_i(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.lost_i }
     }
 
     /// Drives input `mps_i` (4 bits); bits above the width are dropped.

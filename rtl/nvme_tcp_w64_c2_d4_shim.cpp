@@ -95,6 +95,7 @@ struct nvme_tcp_w64_c2_d4_ports {
   CData* rx_space_o;
   CData* connected_o;
   CData* dead_o;
+  CData* lost_i;
   CData* mps_i;
   CData* m_axi_arvalid_o;
   CData* m_axi_arready_i;
@@ -176,6 +177,7 @@ void nvme_tcp_w64_c2_d4_ports(void* model, nvme_tcp_w64_c2_d4_ports* p) {
   p->rx_space_o = &t->rx_space_o;
   p->connected_o = &t->connected_o;
   p->dead_o = &t->dead_o;
+  p->lost_i = &t->lost_i;
   p->mps_i = &t->mps_i;
   p->m_axi_arvalid_o = &t->m_axi_arvalid_o;
   p->m_axi_arready_i = &t->m_axi_arready_i;

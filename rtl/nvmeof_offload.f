@@ -52,6 +52,7 @@ nvme_tcp_w64_c2_d4.sv
 tcp_csr.sv
 tcp_w64_c2_t8192_r8192_a4_e512.sv
 nvme_tcp_ip_w64_c2_d4_t8192_r8192.sv
+eth_frame_mux_w64_rt.sv
 axil_decoder_a12_w10_12.sv
 qos_csr.sv
 qos_sched_q64.sv

@@ -291,6 +291,7 @@ const ALIASES: &[(&str, &str)] = &[
     ("ResetSyncTop", "reset_sync"),
     ("EthMacRgmiiTop", "eth_mac_rgmii_"),
     ("MdioMasterTop", "mdio_master"),
+    ("FrameMuxTop", "eth_frame_mux_"),
 ];
 
 fn main() {

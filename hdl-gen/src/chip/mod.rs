@@ -39,7 +39,8 @@
 //! - RoCEv2 (when `roce` is held): `m_axis_*` / `s_axis_*`, Ethernet frames without FCS.
 //! - NVMe/TCP (when `nvme_tcp` is held): the engine's byte streams to a TCP engine, renamed
 //!   `tcp_tx_*`, `tcp_rx_*`, `tcp_tx_credit_i`, `tcp_rx_space_o`, `tcp_connected_o`,
-//!   `tcp_dead_o` (see `nvme_tcp/mod.rs`); the digests it asks for come from `chip_csr.tcp_dgst`.
+//!   `tcp_dead_o` (see `nvme_tcp/mod.rs`; its `lost_i` is tied low: no TCP engine underneath
+//!   yet); the digests it asks for come from `chip_csr.tcp_dgst`.
 //!   A connection sends its ICReq as it starts, so firmware that changes the digests holds the
 //!   engine in reset meanwhile: `tcp_ctrl.run` 0, `tcp_dgst`, `tcp_ctrl.run` 1 (reset value 1:
 //!   the connections start after reset with both digests asked for). Holding it drops the
@@ -120,16 +121,43 @@
 //! blocks without knowing the configuration. `rtl/chip_csr.md` lists the map of the shipped
 //! configuration.
 //!
+//! ## The frame mux: `eth_frame_mux_w<bits>_<r><t>` (`frame_mux.rs`)
+//!
+//! One Ethernet port (AXI4-Stream frames without FCS: `tdata`, `tkeep` contiguous from lane 0,
+//! `tlast`) shared by the RoCEv2 engine (`r`: `s_roce_axis_*` in, `m_roce_axis_*` out) and the
+//! TCP/IP engine (`t`: `s_tcp_axis_*`, `m_tcp_axis_*`), either or both; the wire side is
+//! `m_axis_*` (to the MAC) and `s_axis_*` (from it). Beats of 64 to 512 bits.
+//!
+//! - Egress: whole frames, never interleaved. When no frame is on the port, the next one's
+//!   engine is chosen (one idle cycle per frame): the one with a frame, or, when both have one,
+//!   the other than last time (round robin); its frame then flows through until `tlast`.
+//! - Ingress: per frame, from its headers. A frame is RoCEv2 when it has at least 38 bytes,
+//!   EtherType 0800h, an IPv4 header without options (first byte 45h: the RoCE engine takes no
+//!   options either), protocol 17 (UDP) and UDP destination port 4791; every other frame (ARP,
+//!   ICMP, TCP, IPv4 with options, other EtherTypes, runts) is the TCP/IP engine's. The first
+//!   ceil(38 / beat bytes) beats are held until the decision (5 at 64 bits) and replayed to the
+//!   engine, then the rest of the frame flows through; the port waits meanwhile (a frame of n
+//!   beats takes about n + ceil(38 / beat bytes) + 1 cycles, plenty for a 1 or 10 Gb/s MAC at
+//!   the chip's clock). A frame for an engine the chip does not hold is taken and dropped whole,
+//!   with a pulse on `ev_drop_o` (counted by the chip); with both engines held nothing is
+//!   dropped. An engine that does not take its frame holds up the port.
+//!
+//! Property `frame_mux` (suite `chip`, golden model `models::frame_mux`).
+//!
+//!
 //! ## Not yet in the top (see the issue "The whole chip")
 //!
-//! The TCP/IP engine under NVMe/TCP (`tcp/`, emitted as a block of its own: the NVMe/TCP
-//! byte streams are still ports), and the width converter between a transport's DMA master
+//! The TCP/IP engine under NVMe/TCP (the joined unit `nvme_tcp_ip_*`, `nvme_tcp/ip.rs`, and the
+//! frame mux above are emitted as blocks of their own and verified alone; the chip top still
+//! exposes the NVMe/TCP byte streams as ports and RoCE's frames alone on `m_axis`/`s_axis`), and
+//! the width converter between a transport's DMA master
 //! and a wider host bus (every transport must still have the DMA engine's host-memory data
 //! width; the converter, `blocks/axi_upsizer.rs`, exists and is verified alone). QoS serves SQ ids 1..`qos.queues`, which the shipped
 //! configuration sets to `nvme.io_queue_pairs` (64); a configuration with fewer QoS queues
 //! gets 86h for the rest.
 
 pub mod csr;
+pub mod frame_mux;
 pub mod route;
 pub mod top;
 
@@ -279,6 +307,9 @@ pub fn design(cfg: &Config) -> Result<Design, Errors> {
         &dma_params(cfg),
         reset,
     )?);
+    // The frame mux the chip will hold in front of the Ethernet port (RoCE and TCP), as a top
+    // for its property (suite `chip`, property `frame_mux`).
+    d.add_top(frame_mux::frame_mux(64, true, true, reset)?);
     d.add_top(crate::qos::arbiter::arbiter(&qos_params(cfg), reset)?);
     d.add_top(crate::roce::engine::engine(
         &roce_params(cfg),

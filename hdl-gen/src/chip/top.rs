@@ -391,6 +391,8 @@ pub fn top(cfg: &Config, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             let h = m.bind_out(u_csr, "tcp_dgst_hdgst_o");
             let d = m.bind_out(u_csr, "tcp_dgst_ddgst_o");
             m.bind(u_eng[i], "dgst_i", cat([d.ex(), h.ex()]));
+            // No TCP engine underneath yet: no connection is ever lost.
+            m.bind(u_eng[i], "lost_i", lit(nvme_tcp_params(cfg).connections, 0));
             // tcp_ctrl.run = 0 holds the engine in reset: firmware picks the digests, then
             // starts the connections (an ICReq asks for them as the connection starts).
             let run = m.bind_out(u_csr, "tcp_ctrl_run_o");

@@ -147,6 +147,11 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
     let connected_o = m.output("connected_o", 1);
     let dead_o = m.output("dead_o", 1);
     let space_o = m.output("space_o", 1);
+    let lost_in = m.input("lost_i", 1);
+    m.comment(
+        lost_in,
+        "the TCP connection underneath failed: end the connection (latched until reset)",
+    );
     m.comment(
         space_o,
         "a command would be taken now (or refused with 22h after the end)",
@@ -202,6 +207,13 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
     );
     m.assign(connected_o, connected.q);
     m.assign(dead_o, dead.q);
+    let lost = m.reg("lost", 1, 0);
+    m.assign(lost.d, lost.q | lost_in);
+    let lost_any = m.net("lost_now", lost.q | lost_in);
+    m.comment(
+        lost_any,
+        "the TCP connection is gone: end in a header, feed zeros to a payload's end",
+    );
 
     // ------------------------------------------------------------ command slots
     let slot_valid = m.reg("slot_valid", d, 0);
@@ -304,8 +316,15 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
         "the C2HData's LAST_PDU (bit 0) and SUCCESS (bit 1) flags",
     );
 
-    let rdata = rx.field("data");
-    let rkeep = rx.field("keep");
+    // A lost connection inside a C2HData payload or its data digest: a beat of zeros in place
+    // of the missing one, up to the PDU's end (never in a header).
+    let zfill = m.net(
+        "rx_zero_fill",
+        lost_any & !rx.valid & (rst.q.eq(rx_st.item("RX_DATA")) | rst.q.eq(rx_st.item("RX_DDG"))),
+    );
+    let rxv = m.net("rx_valid_fed", rx.valid | zfill);
+    let rdata = m.net("rx_data_fed", mux(zfill, lit(dw, 0), rx.field("data")));
+    let rkeep = m.net("rx_keep_fed", mux(zfill, ones(lanes), rx.field("keep")));
     let nbytes = m.net(
         "rx_nbytes",
         (0..lanes).fold(lit(cw, 0), |acc, i| acc + rkeep.bit(i).zext(cw)),
@@ -349,7 +368,7 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
     let dfifo_ready = m.bind_out(u_dfifo, "s_ready_o");
     let consuming = m.net(
         "rx_consuming",
-        rx.valid & (in_ch | in_psh | in_dg | (in_data & dfifo_ready)),
+        rxv & (in_ch | in_psh | in_dg | (in_data & dfifo_ready)),
     );
     let beat_done = m.net("rx_beat_done", (rx_pos.q + take).eq(nbytes));
     m.assign(rx.ready, in_dead | nbytes.eq(0) | (consuming & beat_done));
@@ -1350,7 +1369,7 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
         c.set(maxh2c.d, maxh2c.q);
         c.set(h2c_pdo.d, h2c_pdo.q);
         c.set(cap_pdo.d, cap_pdo.q);
-        c.if_(rx.valid & rx.ready, |c| c.set(rx_pos.d, 0u64))
+        c.if_(rxv & rx.ready, |c| c.set(rx_pos.d, 0u64))
             .else_if(consuming, |c| c.set(rx_pos.d, rx_pos.q + take));
         c.if_(got & (in_ch | in_psh), |c| {
             c.set(hdr.d, hdr_new);
@@ -1469,6 +1488,11 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
             c.set(dead.d, 1u64);
             c.set(rst.d, rx_st.item("RX_DEAD"));
         });
+        // A lost TCP connection ends a header at once (nothing of it was committed).
+        c.if_(lost_any & (in_ch | in_chk | in_psh | in_hdg), |c| {
+            c.set(dead.d, 1u64);
+            c.set(rst.d, rx_st.item("RX_DEAD"));
+        });
         // A failed check overrides whatever the state machine did this cycle.
         c.if_(fatal, |c| {
             c.set(connected.d, connected.q);
@@ -1478,7 +1502,11 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
     });
     // The C2HData's end: its verdict is in, SUCCESS (with LAST_PDU) answers the command.
     let dver_done = m.net("c2h_done", in_dver & (!dd.q | v_space));
-    let success = m.net("c2h_success", dver_done & dflags.q.bit(1));
+    let success = m.net("c2h_success", dver_done & dflags.q.bit(1) & !lost_any);
+    m.comment(
+        success,
+        "SUCCESS answers the command (not on a PDU a lost connection ended with zeros)",
+    );
     m.assign(
         ev_rx_pdu,
         cat([
@@ -1494,7 +1522,7 @@ pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> 
         c.set(fes.d, fes.q);
         c.set(fei.d, fei.q);
         c.set(term_hdr.d, term_hdr.q);
-        c.if_(fatal, |c| {
+        c.if_(fatal & !lost_any, |c| {
             c.set(term_pend.d, 1u64);
             c.set(fes.d, fatal_fes);
             c.set(fei.d, fatal_fei);

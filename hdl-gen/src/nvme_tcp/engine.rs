@@ -170,6 +170,11 @@ pub fn engine(p: &NvmeTcpParams, dma: &DmaParams, reset: ResetStyle) -> Result<R
     m.group("state");
     let connected = m.output("connected_o", n);
     let dead = m.output("dead_o", n);
+    let lost = m.input("lost_i", n);
+    m.comment(
+        lost,
+        "bit i: TCP connection i failed: NVMe/TCP connection i ends (its tx beats need no credit)",
+    );
 
     // Command routing by SQ id.
     let sqid = cmd.field("sqid");
@@ -209,6 +214,7 @@ pub fn engine(p: &NvmeTcpParams, dma: &DmaParams, reset: ResetStyle) -> Result<R
     for i in 0..n {
         let u = m.instance(&format!("u_conn{i}"), &c);
         m.bind(u, "dgst_i", dgst);
+        m.bind(u, "lost_i", lost.bit(i));
         let sel = m.net(&format!("cmd_sel{i}"), known & idx.eq(u64::from(i)));
         m.bind(u, "io_cmd_valid_i", cmd.valid & sel);
         m.bind(u, "io_cmd_sqe_i", cmd.field("sqe"));
@@ -335,7 +341,7 @@ pub fn engine(p: &NvmeTcpParams, dma: &DmaParams, reset: ResetStyle) -> Result<R
     m.bind(
         ta,
         "req_i",
-        cat(txs.iter().rev().map(|s| s.valid.ex())) & credit,
+        cat(txs.iter().rev().map(|s| s.valid.ex())) & (credit | lost),
     );
     let tv = m.bind_out(ta, "valid_o");
     let tg = m.bind_out(ta, "gnt_o");

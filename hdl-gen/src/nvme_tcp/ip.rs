@@ -123,7 +123,10 @@ pub fn nvme_tcp_ip(
         failed,
         "TCP: reset (peer, retry limit, ARP, abort), waits in CLOSED",
     );
-    m.bind_out_to(u_tcp, "failed_o", failed);
+    let tcp_failed = m.bind_out(u_tcp, "failed_o");
+    m.assign(failed, tcp_failed);
+    // A failed TCP connection ends its NVMe/TCP connection (22h for its commands).
+    m.bind(u_nvme, "lost_i", tcp_failed);
 
     // The byte streams, port to port.
     for (np, tp) in JOINS {

@@ -31,7 +31,10 @@
 //!   the end of one PDU and the start of the next. The engine emits each PDU header as full
 //!   beats and a short last one, then the 4-byte header digest in a beat of its own.
 //! - `connected_o`: the ICResp was accepted; `dead_o`: the connection ended (TermReq sent or
-//!   received).
+//!   received, or the TCP connection lost).
+//! - `lost_i`: the TCP connection underneath failed (a level; the connection latches it until
+//!   reset). It ends the connection as a C2HTermReq does, without a TermReq of its own (see
+//!   "A lost TCP connection" below).
 //! - Host memory, toward the DMA engine: `dma_cmd` (`tag` = the command's slot, `write` (1: a
 //!   C2HData payload to host memory, 0: an H2CData payload from it), `sgl`, `dptr` [128] = the
 //!   SQE's DPTR, `len` = the command's data length, `off` = DATAO, `dlen` = DATAL: move bytes
@@ -86,6 +89,29 @@
 //! that arrives later, completes with Transient Transport Error (22h); received bytes are
 //! dropped.
 //!
+//! # A lost TCP connection (`lost_i`)
+//!
+//! Once `lost_i` is high the connection ends: every outstanding command, and every command
+//! that arrives later, completes with Transient Transport Error (22h, DW0 0), but a command
+//! whose answer (CapsuleResp, or SUCCESS) was accepted before completes with that answer, as
+//! after a C2HTermReq. No H2CTermReq is sent (there is no TCP connection to carry it). Bytes
+//! still on `rx` (the TCP engine may deliver what it had in order before the failure) go
+//! first; the receive side then ends where it is:
+//!
+//! - in a header (common header, the rest of the header, its digest, before the header's
+//!   checks act): at once, since nothing was committed; the bytes never become a PDU.
+//! - inside a C2HData payload or its data digest: when `rx` has no beat, a full beat of zeros
+//!   is fed in its place up to the PDU's end, so that a cut-through payload already committed
+//!   to the DMA engine is written whole (zeros in the command's buffer: its data is undefined,
+//!   as after any failed Read) and a held one fails its data digest and is dropped. Such a
+//!   PDU's SUCCESS flag does not answer the command. Zeros are never fed into a header, whose
+//!   checks could pass on bytes the target never sent.
+//!
+//! A header whose checks act in the cycle `lost_i` rises still acts (it came whole from the
+//! target). The transmit side needs nothing of the connection: the engine lets a beat of a
+//! lost connection through without credit (the TCP engine drops it, `tx_drop`), so an H2CData
+//! in flight drains and its host-memory read ends.
+//!
 //! # Host writes (R2T and H2CData)
 //!
 //! A Write's data goes in the capsule (above) or as H2CData in answer to R2Ts. An R2T is
@@ -134,8 +160,9 @@
 //!   merged round robin.
 //! - `tx`: one stream to the TCP engine, `conn` [log2 C], `data`, `keep`; beats of different
 //!   connections interleave (each connection's bytes stay in order). `tx_credit_i` [C]: the TCP
-//!   engine takes bytes of connection i; only connections with credit win the round-robin
-//!   arbitration, and a beat on the bus stays until taken (keep its credit up meanwhile).
+//!   engine takes bytes of connection i; only connections with credit (or lost: below) win
+//!   the round-robin arbitration, and a beat on the bus stays until taken (keep its credit up
+//!   meanwhile).
 //! - `rx`: one stream from the TCP engine, `conn`, `data`, `keep`. `rx_space_o` [C]: bit i, a
 //!   beat of connection i presented now is taken (`rx_ready_o = rx_space_o[rx_conn_i]`; each
 //!   connection has a two-beat buffer, so the bit does not depend on `rx_valid_i`). The TCP
@@ -143,6 +170,9 @@
 //!   waiting for `io_cpl`) never holds up another's bytes.
 //! - `dgst_i` [2] as for a connection (all connections ask for the same digests);
 //!   `connected_o`, `dead_o` [C].
+//! - `lost_i` [C]: bit i, TCP connection i failed (the TCP engine's `failed_o`): connection i
+//!   ends as "A lost TCP connection" says. A beat of a lost connection on `tx` needs no credit
+//!   (the TCP engine takes it and drops it), so its PDU in flight drains.
 //!
 //! - Host memory: the engine holds one windowed DMA engine (`dma_engine_win_*`, tag
 //!   `{connection, slot}`, data width = the stream width, length width, reads in flight and AXI
@@ -179,22 +209,15 @@
 //! connection's remote address and port) and sets `open`; each NVMe/TCP connection's ICReq waits
 //! on its `tx` until the TCP engine gives credit (ESTABLISHED).
 //!
-//! **A TCP connection that fails** (RST from the peer, the retry limit, ARP unresolved, abort)
-//! today: its credit bit falls, so a beat the NVMe/TCP engine has on `tx` for it is taken and
-//! dropped (`tx_drop`; the other connections keep going), and nothing more arrives on `rx`;
-//! the NVMe/TCP connection is not told, so its outstanding commands get no completion until
-//! firmware restarts the engine. Not wired yet (the issue asks for 22h completions): a
-//! `lost_i` [C] on the NVMe/TCP engine from `tcp_failed_o`, ending the connection as a
-//! C2HTermReq does (every outstanding and later command completes with 22h). The receive side
-//! may be inside a PDU then: in a header (before its checks act) it can end at once, since
-//! nothing was committed; inside a C2HData payload or a digest it must be fed zeros up to the
-//! PDU's end, so that a cut-through payload already committed to the DMA engine is written
-//! whole (else the DMA engine's one write stream stalls every connection) and a held one fails
-//! its data digest and is dropped; it must not feed zeros into a header, whose checks could
-//! then pass on bytes the target never sent. The transmit side needs nothing: an H2CData in
-//! flight drains into the TCP engine, which drops beats without credit. The new port changes
-//! the NVMe/TCP engine top, which the chip top instantiates: it lands with the chip's
-//! integration of this unit.
+//! **A TCP connection that fails** (RST from the peer, the retry limit, ARP unresolved, abort):
+//! `tcp_failed_o[i]` drives the NVMe/TCP engine's `lost_i[i]`, so NVMe/TCP connection i ends
+//! as a C2HTermReq ends it (above, "A lost TCP connection"): every outstanding command and
+//! every later one on it completes with 22h (an already answered one with its answer), the
+//! other connections go on. Its credit bit falls too: the beats the NVMe/TCP engine still has
+//! for it are taken and dropped (`tx_drop`). The NVMe/TCP connection stays ended until
+//! firmware restarts the engine (in the chip: `tcp_ctrl.run`), also when firmware reopens the
+//! TCP connection. Nothing aborts the TCP connection when NVMe/TCP ends one (a TermReq, a
+//! failed host-memory read): firmware sees `dead_o` and closes it.
 
 pub mod conn;
 pub mod engine;

@@ -6,6 +6,7 @@ pub mod dma_mover;
 pub mod dma_walker;
 pub mod eth;
 pub mod fifo;
+pub mod frame_mux;
 pub mod interval_timer;
 pub mod nvme;
 pub mod nvme_arb;

@@ -127,7 +127,10 @@ pub fn all() -> Vec<Suite> {
     });
     suites.push(Suite {
         name: "chip",
-        properties: vec![entry::<chip::top::ChipProp>()],
+        properties: vec![
+            entry::<chip::top::ChipProp>(),
+            entry::<chip::frame_mux::FrameMuxProp>(),
+        ],
     });
     suites
 }

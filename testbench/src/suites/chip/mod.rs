@@ -5,8 +5,10 @@
 //! NVMe/RDMA target (`models::roce_target`) on the RoCEv2 port, and one remote NVMe/TCP target
 //! (`models::nvme_tcp_target`) per connection on the NVMe/TCP byte-stream port. `top.rs` holds the property and its golden
 //! reference; `tcp.rs` the NVMe/TCP port (a target model per connection on the `tcp_*` streams)
-//! and what the scoreboard reads back from those targets.
+//! and what the scoreboard reads back from those targets. `frame_mux.rs` is the property of
+//! the frame mux (`eth_frame_mux_*`) the chip will hold in front of its Ethernet port.
 
+pub mod frame_mux;
 pub mod session;
 pub mod tcp;
 pub mod top;

@@ -966,12 +966,15 @@ fn layout(
 type Writes = Vec<(u16, u32, Vec<u8>)>;
 
 /// Reads the buffers back: per connection, the writes seen (CID, offset, bytes); an error for a
-/// byte that is neither the namespace's nor untouched, or any change outside the buffers.
+/// byte that is neither the namespace's nor untouched, or any change outside the buffers. In
+/// the buffers of connection `lost` (its TCP connection failed: a payload it was receiving is
+/// ended with zeros) any byte is allowed; only the namespace's bytes count as writes.
 fn read_back(
     lay: &Layout,
     before: &crate::drivers::axi_mem::Memory,
     after: &crate::drivers::axi_mem::Memory,
     n: usize,
+    lost: Option<usize>,
 ) -> Result<Vec<Writes>, String> {
     let mut writes = vec![Vec::new(); n];
     let mut inside = vec![false; (lay.end - BASE) as usize];
@@ -993,6 +996,10 @@ fn read_back(
                             }
                             run = Some((off as u32, vec![*b]));
                         }
+                    }
+                } else if Some(p.conn) == lost {
+                    if let Some(r) = run.take() {
+                        writes[p.conn].push((p.cid, r.0, r.1));
                     }
                 } else if *b != !w {
                     return Err(format!(
@@ -1184,6 +1191,17 @@ impl EngineCase {
         all: &[(u16, Completion)],
         after: &crate::drivers::axi_mem::Memory,
     ) -> Result<(), String> {
+        self.check_lost(all, after, None)
+    }
+
+    /// [`check`](Self::check) when the TCP connection of connection `lost` failed (its target
+    /// stopped then): that connection by `scenario::check_lost`, the others as ever.
+    pub fn check_lost(
+        &self,
+        all: &[(u16, Completion)],
+        after: &crate::drivers::axi_mem::Memory,
+        lost: Option<usize>,
+    ) -> Result<(), String> {
         for (sqid, cid) in &self.strays {
             let got: Vec<_> = all
                 .iter()
@@ -1195,7 +1213,7 @@ impl EngineCase {
                 ));
             }
         }
-        let mut writes = read_back(&self.lay, &self.before, after, self.n)?;
+        let mut writes = read_back(&self.lay, &self.before, after, self.n, lost)?;
         for (c, t) in self.targets.iter().enumerate() {
             let out = Outcome {
                 completions: all
@@ -1205,8 +1223,12 @@ impl EngineCase {
                     .collect(),
                 writes: std::mem::take(&mut writes[c]),
             };
-            check(&self.conns[c], &self.subs[c], &out, t)
-                .map_err(|e| format!("connection {c}: {e}"))?;
+            if Some(c) == lost {
+                super::scenario::check_lost(&self.subs[c], &out, t)
+            } else {
+                check(&self.conns[c], &self.subs[c], &out, t)
+            }
+            .map_err(|e| format!("connection {c}: {e}"))?;
         }
         Ok(())
     }

@@ -356,46 +356,7 @@ pub fn check(
                     target.term_reqs
                 ));
             }
-            // A command the target answered (a CapsuleResp, or a C2HData with SUCCESS, naming
-            // it) completes with that answer's status or 22h; every other with 22h (DW0 0).
-            let answered: Vec<u16> = target
-                .sent
-                .iter()
-                .filter_map(|b| decode_sent(b).map(|r| r.pdu))
-                .filter_map(|p| match p {
-                    Pdu::CapsuleResp { cqe } => Some(u16::from_le_bytes([cqe[12], cqe[13]])),
-                    Pdu::Data {
-                        c2h: true,
-                        success: true,
-                        cccid,
-                        ..
-                    } => Some(cccid),
-                    _ => None,
-                })
-                .collect();
-            for (cid, c) in &done {
-                let s = by_cid[cid];
-                let want = answer(s.kind);
-                let ok = if answered.contains(cid) {
-                    c.status == want || c.status == STATUS_TRANSIENT_TRANSPORT
-                } else {
-                    c.status == STATUS_TRANSIENT_TRANSPORT && c.dw0 == 0
-                };
-                if !ok {
-                    return Err(format!(
-                        "after fault {f:?}: CID {cid:#x} ({:?}, {}answered by the target) completed with status {:#x} DW0 {:#x}; allowed {:#x}{}",
-                        s.kind,
-                        if answered.contains(cid) { "" } else { "not " },
-                        c.status,
-                        c.dw0,
-                        STATUS_TRANSIENT_TRANSPORT,
-                        if answered.contains(cid) { format!(" or {want:#x}") } else { " with DW0 0".into() }
-                    ));
-                }
-                if c.status == 0 {
-                    check_success(c.cid, s, out, target)?;
-                }
-            }
+            ended(&done, &by_cid, out, target, &format!("fault {f:?}"))?;
         }
         None => {
             if !target.term_reqs.is_empty() {
@@ -424,6 +385,121 @@ pub fn check(
         }
     }
     let _ = sc;
+    check_namespaces(subs, &out.completions, target)
+}
+
+/// The commands the target answered: a CapsuleResp, or a C2HData with SUCCESS, naming them,
+/// among the PDUs it sent.
+fn answered(target: &Target) -> Vec<u16> {
+    target
+        .sent
+        .iter()
+        .filter_map(|b| decode_sent(b).map(|r| r.pdu))
+        .filter_map(|p| match p {
+            Pdu::CapsuleResp { cqe } => Some(u16::from_le_bytes([cqe[12], cqe[13]])),
+            Pdu::Data {
+                c2h: true,
+                success: true,
+                cccid,
+                ..
+            } => Some(cccid),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The rule for a connection that ended (a TermReq either way, or its TCP connection lost):
+/// a command the target answered completes with that answer's status or 22h; every other
+/// (outstanding, or submitted after the end) with 22h and DW0 0. A success holds its data.
+fn ended(
+    done: &BTreeMap<u16, &Completion>,
+    by_cid: &BTreeMap<u16, &Submitted>,
+    out: &Outcome,
+    target: &Target,
+    why: &str,
+) -> Result<(), String> {
+    let answered = answered(target);
+    for (cid, c) in done {
+        let s = by_cid[cid];
+        let want = answer(s.kind);
+        let ok = if answered.contains(cid) {
+            c.status == want || c.status == STATUS_TRANSIENT_TRANSPORT
+        } else {
+            c.status == STATUS_TRANSIENT_TRANSPORT && c.dw0 == 0
+        };
+        if !ok {
+            return Err(format!(
+                "after {why}: CID {cid:#x} ({:?}, {}answered by the target) completed with status {:#x} DW0 {:#x}; allowed {:#x}{}",
+                s.kind,
+                if answered.contains(cid) { "" } else { "not " },
+                c.status,
+                c.dw0,
+                STATUS_TRANSIENT_TRANSPORT,
+                if answered.contains(cid) { format!(" or {want:#x}") } else { " with DW0 0".into() }
+            ));
+        }
+        if c.status == 0 {
+            check_success(c.cid, s, out, target)?;
+        }
+    }
+    Ok(())
+}
+
+/// Checks a connection whose TCP connection failed while `target` (stopped at that moment:
+/// what it had sent is all it ever sent) served it (`nvme_tcp/mod.rs`, "A lost TCP
+/// connection"): exactly one completion per command, as [`ended`] says (22h for every command
+/// the target had not answered, outstanding or submitted later); host-memory writes that hold
+/// the namespace's bytes only inside Reads (the buffers of failed Reads may hold anything else:
+/// `writes` has only the namespace's bytes); the namespaces (a Write that failed may have
+/// changed its blocks, no other byte changed). The target must have seen no host fault and no
+/// TermReq (the host sends none for a lost connection).
+pub fn check_lost(subs: &[Submitted], out: &Outcome, target: &Target) -> Result<(), String> {
+    if !target.violations.is_empty() {
+        return Err(format!(
+            "the target found host faults: {:?}",
+            target.violations
+        ));
+    }
+    if !target.term_reqs.is_empty() {
+        return Err(format!(
+            "the host sent TermReqs {:x?} before its TCP connection was lost",
+            target.term_reqs
+        ));
+    }
+    let by_cid: BTreeMap<u16, &Submitted> = subs.iter().map(|s| (sqe::cid(&s.sqe), s)).collect();
+    let mut done: BTreeMap<u16, &Completion> = BTreeMap::new();
+    for c in &out.completions {
+        if !by_cid.contains_key(&c.cid) {
+            return Err(format!("completion for CID {:#x}, never submitted", c.cid));
+        }
+        if done.insert(c.cid, c).is_some() {
+            return Err(format!("CID {:#x} completed twice", c.cid));
+        }
+    }
+    if done.len() != subs.len() {
+        let missing: Vec<u16> = by_cid
+            .keys()
+            .filter(|k| !done.contains_key(k))
+            .copied()
+            .collect();
+        return Err(format!(
+            "commands never completed after the TCP connection was lost: CIDs {missing:x?}"
+        ));
+    }
+    for (cid, off, bytes) in &out.writes {
+        let s = by_cid
+            .get(cid)
+            .ok_or_else(|| format!("host memory written for CID {cid:#x}, never submitted"))?;
+        if !matches!(s.kind, Kind::Read) || *off as usize + bytes.len() > s.len {
+            return Err(format!(
+                "host memory written for CID {cid:#x} ({:?}, {} bytes) at {off}+{}",
+                s.kind,
+                s.len,
+                bytes.len()
+            ));
+        }
+    }
+    ended(&done, &by_cid, out, target, "the TCP connection was lost")?;
     check_namespaces(subs, &out.completions, target)
 }
 

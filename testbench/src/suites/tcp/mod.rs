@@ -135,10 +135,48 @@ impl Lossy {
         out
     }
 
+    /// No more faults from now on (frames on the way keep what happened to them).
+    pub fn calm(&mut self) {
+        self.faults = Faults::default();
+    }
+
     /// Nothing on the way.
     pub fn idle(&self) -> bool {
         self.queue.is_empty() && self.held.is_none()
     }
+}
+
+/// A TCP frame's (source port, destination port, payload bytes), if `f` is one (IPv4 without
+/// options or with them, as the header says).
+pub fn tcp_ports(f: &[u8]) -> Option<(u16, u16, usize)> {
+    if f.len() < 34 || f[12..14] != [8, 0] || f[23] != 6 {
+        return None;
+    }
+    let ihl = usize::from(f[14] & 15) * 4;
+    let total = usize::from(u16::from_be_bytes([f[16], f[17]]));
+    let t = 14 + ihl;
+    if f.len() < t + 20 || total < ihl + 20 {
+        return None;
+    }
+    let doff = usize::from(f[t + 12] >> 4) * 4;
+    Some((
+        u16::from_be_bytes([f[t], f[t + 1]]),
+        u16::from_be_bytes([f[t + 2], f[t + 3]]),
+        total.saturating_sub(ihl + doff),
+    ))
+}
+
+/// Kills one engine connection at a chosen point of its traffic: once the engine has sent
+/// `after` segments carrying data on local port `port`, `active` rises; with `drop`, from that
+/// segment on every frame of that connection, both ways, is lost (the engine's retry limit
+/// ends it), else the test acts on `active` itself (smoltcp resets the connection).
+#[derive(Clone, Debug)]
+pub struct Cut {
+    pub port: u16,
+    pub after: u32,
+    pub drop: bool,
+    pub seen: u32,
+    pub active: bool,
 }
 
 /// smoltcp's device: frames from the link in, frames to the link out.
@@ -346,6 +384,8 @@ pub struct Env<M: Dut = Top> {
     pub n: usize,
     /// Changes smoltcp's frames before the link (a test's own corruption).
     pub mangle: Option<Mangle>,
+    /// A connection to kill (see [`Cut`]).
+    pub cut: Option<Cut>,
 }
 
 /// The engine's receive buffer per connection, bytes (its `params` CSR).
@@ -474,6 +514,7 @@ impl<M: Dut> Env<M> {
             engine_frames: Vec::new(),
             n,
             mangle: None,
+            cut: None,
         }
     }
 
@@ -500,6 +541,17 @@ impl<M: Dut> Env<M> {
                     .map_err(|e| format!("cycle {cycle}: engine frame {f:02x?}: {e}"))?;
             }
             self.engine_frames.push(f.clone());
+            if let Some(cut) = self.cut.as_mut() {
+                if let Some((src, _, len)) = tcp_ports(&f) {
+                    if src == cut.port && len > 0 && !cut.active {
+                        cut.seen += 1;
+                        cut.active = cut.seen >= cut.after;
+                    }
+                    if cut.drop && cut.active && src == cut.port {
+                        continue;
+                    }
+                }
+            }
             self.to_peer.push(cycle, f);
         }
         let arrived = self.to_peer.pop(cycle);
@@ -519,6 +571,12 @@ impl<M: Dut> Env<M> {
             self.view.peer_frame(&f);
             if let Some(m) = self.mangle.as_mut() {
                 m(&mut f);
+            }
+            if let Some(cut) = &self.cut {
+                let theirs = tcp_ports(&f).is_some_and(|(_, dst, _)| dst == cut.port);
+                if cut.drop && cut.active && theirs {
+                    continue;
+                }
             }
             self.to_engine.push(cycle, f);
         }

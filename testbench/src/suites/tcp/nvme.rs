@@ -14,6 +14,16 @@
 //! byte for byte in host memory (nothing else written), Write data byte for byte in the
 //! target's namespaces (`scenario::check`), the NVMe/TCP counters against what the targets
 //! sent and received, and on the TCP side no connection failed, no RST sent, no byte dropped.
+//!
+//! In about one case of three one connection is killed in mid-traffic, once the engine has
+//! sent a chosen number of data segments on it: smoltcp resets it (an RST; the link is calm
+//! from then on, so the RST arrives), or every frame of it is lost from then on (the engine's
+//! retry limit ends it). Its target stops there. Then (`nvme_tcp/mod.rs`, "A lost TCP
+//! connection"): exactly that connection's TCP side failed; every command on it the target had
+//! not answered, outstanding or submitted later, completes once with 22h (DW0 0), an answered
+//! one with its answer or 22h (`scenario::check_lost`); the other connection is checked as in
+//! every case. The NVMe/TCP counters and the TCP side's RST and drop counters are not checked
+//! in such a case (what reached the dead connection depends on timing).
 
 use super::{cnt, creg, Env, Faults, Setup, LOCAL_PORT_BASE};
 use crate::drivers::axi_mem::AxiMemSlave;
@@ -44,6 +54,9 @@ pub struct Input {
     pub wscale: u8,
     pub peer_buf: u8,
     pub key: (u32, u32),
+    /// Kill a connection: (by an RST from smoltcp, else by losing its frames; the connection;
+    /// after that many data segments of the engine on it, 1 to 4).
+    pub kill: Option<(bool, u8, u8)>,
 }
 
 fn faults(r: [u8; 5]) -> Faults {
@@ -60,6 +73,8 @@ fn faults(r: [u8; 5]) -> Faults {
 pub struct Peer {
     pub handles: Vec<SocketHandle>,
     conn: Vec<Option<usize>>,
+    /// A connection whose target stopped (its TCP connection was killed).
+    pub stopped: Option<usize>,
     rng: Rng,
     /// Bytes the targets received and sent, all connections (the engine's `tx_bytes` and
     /// `rx_bytes` counters once everything arrived).
@@ -83,10 +98,24 @@ impl Peer {
         Peer {
             handles,
             conn: vec![None; n],
+            stopped: None,
             rng: Rng::new(seed),
             received: 0,
             sent: 0,
         }
+    }
+
+    /// Kills connection `c`: its target stops; with `rst`, its socket resets the connection.
+    /// False when smoltcp has no socket for it yet.
+    pub fn kill(&mut self, sockets: &mut SocketSet<'static>, c: usize, rst: bool) -> bool {
+        let Some(i) = self.conn.iter().position(|x| *x == Some(c)) else {
+            return false;
+        };
+        if rst {
+            sockets.get_mut::<tcp::Socket>(self.handles[i]).abort();
+        }
+        self.stopped = Some(c);
+        true
     }
 
     /// Moves bytes between the sockets and the targets, and lets the targets work.
@@ -100,6 +129,9 @@ impl Peer {
                 }
             }
             let Some(c) = self.conn[i] else { continue };
+            if self.stopped == Some(c) {
+                continue;
+            }
             let Some(t) = targets.get_mut(c) else {
                 continue;
             };
@@ -180,6 +212,17 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     for c in 0..n {
         env.write(creg(c, 8), 1);
     }
+    if let Some((rst, c, after)) = input.kill {
+        env.cut = Some(super::Cut {
+            port: (LOCAL_PORT_BASE + u32::from(c) % n as u32) as u16,
+            after: u32::from(after % 4 + 1),
+            drop: !rst,
+            seen: 0,
+            active: false,
+        });
+    }
+    // The connection killed, once it is.
+    let mut killed: Option<usize> = None;
     let total = case.total();
     // The TCP engine is byte-serial (about two cycles a byte each way), and every R2T and
     // C2HData costs a round trip through smoltcp at worst, a lost segment an RTO.
@@ -189,11 +232,27 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     loop {
         env.step(&mut |s| peer.run(s, &mut case.targets))?;
         let cycle = env.sim.cycle();
+        if killed.is_none() {
+            if let Some(cut) = env.cut.clone().filter(|c| c.active) {
+                let c = (u32::from(cut.port) - LOCAL_PORT_BASE) as usize;
+                if peer.kill(&mut env.sockets, c, !cut.drop) {
+                    killed = Some(c);
+                    if !cut.drop {
+                        // The RST must arrive (and an answer to what the engine sends after it).
+                        env.to_peer.calm();
+                        env.to_engine.calm();
+                    }
+                } else {
+                    env.cut = None;
+                }
+            }
+        }
+        let spared = killed.map_or(0, |c| 1u64 << c);
         if cycle - last_poll >= 1000 {
             last_poll = cycle;
             let failed = env.sim.signal("tcp_failed_o").get();
             let dropped = env.read(tcp_csr::SEG_IN + 4 * cnt::TX_DROP as u32);
-            if failed != 0 || dropped != 0 {
+            if failed & !spared != 0 || (dropped != 0 && killed.is_none()) {
                 let states: Vec<u32> = (0..n).map(|c| env.read(creg(c, 12))).collect();
                 return Err(format!(
                     "TCP connections failed ({failed:#b}) or bytes of the NVMe/TCP engine dropped ({dropped}) at cycle {cycle}: state CSRs {states:x?}, counters {:?}, faults to smoltcp {:?}, to the engine {:?}",
@@ -204,7 +263,11 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             }
         }
         let done = h.borrow().completions.len() >= total
-            && case.targets.iter().all(|t| t.pending() == 0)
+            && case
+                .targets
+                .iter()
+                .enumerate()
+                .all(|(i, t)| killed == Some(i) || t.pending() == 0)
             && env.to_peer.idle()
             && env.to_engine.idle();
         quiet = if done { quiet + 1 } else { 0 };
@@ -230,12 +293,26 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             all.len()
         ));
     }
-    case.check(&all, &mem.borrow().mem)?;
-    case.check_counters(&mut nvme_csr.mmio(&mut env.sim), peer.received, peer.sent)?;
-    let cn = env.counters();
-    for (i, name) in [(cnt::RST_OUT, "rst_out"), (cnt::TX_DROP, "tx_drop")] {
-        if cn[i] != 0 {
-            return Err(format!("TCP counter {name} is {} (counters {cn:?})", cn[i]));
+    case.check_lost(&all, &mem.borrow().mem, killed)?;
+    let failed = env.sim.signal("tcp_failed_o").get();
+    if let Some(c) = killed {
+        if failed != 1 << c {
+            return Err(format!(
+                "connection {c} was killed ({}) but the TCP connections failed are {failed:#b}",
+                if input.kill.is_some_and(|k| k.0) {
+                    "RST"
+                } else {
+                    "every frame lost"
+                }
+            ));
+        }
+    } else {
+        case.check_counters(&mut nvme_csr.mmio(&mut env.sim), peer.received, peer.sent)?;
+        let cn = env.counters();
+        for (i, name) in [(cnt::RST_OUT, "rst_out"), (cnt::TX_DROP, "tx_drop")] {
+            if cn[i] != 0 {
+                return Err(format!("TCP counter {name} is {} (counters {cn:?})", cn[i]));
+            }
         }
     }
     for (name, a) in [("NVMe/TCP", &nvme_csr), ("TCP", &env.axil)] {
@@ -282,16 +359,23 @@ impl Property for TcpNvmeProp {
             super::stream::rates(),
             (any::<u8>(), any::<u8>(), any::<u8>()),
             (any::<u32>(), any::<u32>()),
+            prop_oneof![
+                2 => Just(None),
+                1 => (any::<bool>(), 0u8..2, 0u8..4).prop_map(Some),
+            ],
         )
             .prop_map(
-                |(conns, stray, seed, to_peer, to_engine, (mss, wscale, peer_buf), key)| Input {
-                    engine: EngineInput { conns, stray, seed },
-                    to_peer,
-                    to_engine,
-                    mss,
-                    wscale,
-                    peer_buf,
-                    key,
+                |(conns, stray, seed, to_peer, to_engine, (mss, wscale, peer_buf), key, kill)| {
+                    Input {
+                        engine: EngineInput { conns, stray, seed },
+                        to_peer,
+                        to_engine,
+                        mss,
+                        wscale,
+                        peer_buf,
+                        key,
+                        kill,
+                    }
                 },
             )
             .boxed()
