@@ -11,7 +11,8 @@
 #
 # MUTANT_SUITES: only these suites' mutants (space- or comma-separated; all when empty).
 # MUTANT_MATCH: only the mutants whose name contains this text. MUTANT_ONLY: these mutant
-# numbers (comma-separated; `testbench mutants --list` shows them). CASES: cases for every
+# numbers (comma-separated; `testbench mutants --list` shows them). MUTANT_SKIP: leave these
+# numbers out (CI leaves the slow ones to the nightly job). CASES: cases for every
 # mutant instead of the table's. Further arguments go to `testbench mutants`.
 #
 # It leaves target/release/testbench built against the schemata RTL (with no mutant selected
@@ -22,6 +23,7 @@ args=()
 [ -n "${MUTANT_SUITES:-}" ] && args+=(--suite "$MUTANT_SUITES")
 [ -n "${MUTANT_MATCH:-}" ] && args+=(--match "$MUTANT_MATCH")
 [ -n "${MUTANT_ONLY:-}" ] && args+=(--only "$MUTANT_ONLY")
+[ -n "${MUTANT_SKIP:-}" ] && args+=(--skip "$MUTANT_SKIP")
 [ -n "${CASES:-}" ] && args+=(--cases "$CASES")
 # The driver is the debug binary (usually current after `cargo test`); it builds the release
 # testbench against the schemata RTL itself, and runs every mutant on that build.

@@ -39,8 +39,9 @@ step "testbench regress --suite nvme"
 cargo run -q --release -p testbench -- regress --suite nvme --property nvme_queues --cases 500
 step "testbench regress --suite nvme: exact arbitration order and interrupt coalescing"
 cargo run -q --release -p testbench -- regress --suite nvme --property nvme_arbitration,nvme_coalescing --cases 600
-step "testbench regress --suite chip: the whole chip top end to end (about 25 commands a case)"
-cargo run -q --release -p testbench -- regress --suite chip --cases 150
+step "testbench regress --suite chip: the whole chip top end to end (about 25 commands a case), and the frame mux"
+# Cases are shared between the suite's two properties: 300 gives each 150 (chip, frame_mux).
+cargo run -q --release -p testbench -- regress --suite chip --cases 300
 step "testbench regress --suite tcp: the TCP/IP engine against smoltcp in process, over a lossy link"
 cargo run -q --release -p testbench -- regress --suite tcp --cases 300
 step "testbench regress --suite tcp-nvme: NVMe/TCP Reads and Writes over the TCP engine (nvme_tcp_ip), the target model on smoltcp"
@@ -54,7 +55,7 @@ CASES=2 NVME=1 PCAP=target/tcp-linux-nvme.pcap TCP_LINUX_ARGS="--faults 0" bash 
 # Every suite again from random initial values (registers, RAM words, X assignments drawn from
 # each case's seed): a state that a reset or an init sweep does not set must not matter.
 step "testbench regress --x-init random: every suite, part of the cases"
-for s in stdlib:1000 eth:200 dma:100 nvme:200 nvme-tcp:100 qos:60 rdma:200 chip:30 tcp:100 tcp-nvme:6; do
+for s in stdlib:1000 eth:200 dma:100 nvme:200 nvme-tcp:100 qos:60 rdma:200 chip:60 tcp:100 tcp-nvme:6; do
   cargo run -q --release -p testbench -- regress --x-init random --suite "${s%%:*}" --cases "${s##*:}"
 done
 step "testbench bench --check: figures in simulated cycles against their goals (nvme, nvme-tcp, qos)"
@@ -66,11 +67,13 @@ bash ci/fio_check.sh
 step "testbench nbd: Debian's fio (--ioengine=nbd --verify=crc32c), nbdinfo and nbdcopy on the simulated chip, RoCE then NVMe/TCP"
 SIZE=2M bash ci/nbd_check.sh
 SIZE=2M NBD_ARGS="--transport nvme_tcp" bash ci/nbd_check.sh
-step "mutants: every entry of ci/mutants.txt on mutant schemata models must fail its properties"
-# All of them (90: one release build against the schemata copy, every top re-verilated once,
+step "mutants: every entry of ci/mutants.txt but one on mutant schemata models must fail its properties"
+# All but one (92 of 93: one release build against the schemata copy, every top re-verilated once,
 # about 3.5 min from an empty cache, then a run per mutant, 3 s mean), shrinking bounded to 3 s:
 # CI needs caught or survived, not a minimal case (ci/nightly.sh shrinks for 20 s).
-MUTANT_SUITES="${CI_MUTANT_SUITES:-}" bash ci/mutation.sh --shrink-secs 3
+# Left to the nightly job: #92 (lost_i tied low), about 9 minutes: its killed connection's
+# commands never complete, so the case runs to the tcp-nvme hang limit (millions of cycles).
+MUTANT_SKIP=92 MUTANT_SUITES="${CI_MUTANT_SUITES:-}" bash ci/mutation.sh --shrink-secs 3
 step "hdl-gen fpga check: board tops and constraints current (notes stale reports)"
 cargo run -q -p hdl-gen -- fpga check
 step "hdl-gen fpga lint: board tops through verilator -Wall"

@@ -46,6 +46,10 @@ pub struct Args {
     /// Only these mutants, by number (comma-separated; `--list` shows the numbers).
     #[arg(long)]
     pub only: Option<String>,
+    /// Leave out these mutants, by number (comma-separated): the slow ones CI leaves to the
+    /// nightly job.
+    #[arg(long)]
+    pub skip: Option<String>,
     /// Cases for every mutant, instead of the table's counts.
     #[arg(long)]
     pub cases: Option<u64>,
@@ -98,18 +102,25 @@ fn select(args: &Args, table: Vec<Mutant>) -> Result<Vec<Mutant>, Fatal> {
             .map(str::to_string)
             .collect()
     });
-    let only: Option<BTreeSet<u32>> = match &args.only {
-        None => None,
-        Some(s) => Some(
-            s.split(',')
-                .map(|x| {
-                    x.trim()
-                        .parse()
-                        .map_err(|_| format!("--only {s}: expected mutant numbers"))
-                })
-                .collect::<Result<_, _>>()?,
-        ),
+    let numbers = |flag: &str, s: &str| -> Result<BTreeSet<u32>, Fatal> {
+        s.split(',')
+            .map(|x| {
+                x.trim()
+                    .parse()
+                    .map_err(|_| format!("--{flag} {s}: expected mutant numbers").into())
+            })
+            .collect()
     };
+    let only = args
+        .only
+        .as_deref()
+        .map(|s| numbers("only", s))
+        .transpose()?;
+    let skip = args
+        .skip
+        .as_deref()
+        .map(|s| numbers("skip", s))
+        .transpose()?;
     Ok(table
         .into_iter()
         .filter(|m| suites.as_ref().is_none_or(|s| s.contains(&m.suite)))
@@ -119,6 +130,7 @@ fn select(args: &Args, table: Vec<Mutant>) -> Result<Vec<Mutant>, Fatal> {
                 .is_none_or(|t| m.name.contains(t.as_str()))
         })
         .filter(|m| only.as_ref().is_none_or(|o| o.contains(&m.id)))
+        .filter(|m| skip.as_ref().is_none_or(|k| !k.contains(&m.id)))
         .collect())
 }
 
