@@ -20,6 +20,9 @@ step "testbench regress --suite tcp-nvme: more cases than ci/test.sh's 24"
 cargo run -q --release -p testbench -- regress --suite tcp-nvme --cases 200
 step "smallest configuration: the chip property on its chip top, more cases than ci/test.sh's 200"
 CASES=2000 bash ci/config.sh configs/smallest.toml
+step "smallest configuration: the rdma suite on its one-QP RoCE engine (tops named after configs/smallest.toml's sizes)"
+TB_RTL_DIR="$PWD/target/smallest-rtl" TB_RTL_TOPS=roce_w64_q1_d1,roce_dcqcn_q1_w64 \
+  cargo run -q --release -p testbench -- regress --suite rdma --cases 1200
 step "widest configuration: chip property and bench on its chip top"
 BENCH=1 bash ci/config.sh configs/widest.toml
 # Line and toggle coverage of every suite's regression (the case counts of ci/test.sh), each
