@@ -107,7 +107,7 @@ fn select(args: &Args, table: Vec<Mutant>) -> Result<Vec<Mutant>, Fatal> {
             .map(|x| {
                 x.trim()
                     .parse()
-                    .map_err(|_| format!("--{flag} {s}: expected mutant numbers").into())
+                    .map_err(|_| format!("--{flag} {s}: expected mutant numbers"))
             })
             .collect()
     };
