@@ -281,25 +281,7 @@ pub fn check(
             target.bytes_after_term
         ));
     }
-    let by_cid: BTreeMap<u16, &Submitted> = subs.iter().map(|s| (sqe::cid(&s.sqe), s)).collect();
-    // Exactly one completion per command.
-    let mut done: BTreeMap<u16, &Completion> = BTreeMap::new();
-    for c in &out.completions {
-        if !by_cid.contains_key(&c.cid) {
-            return Err(format!("completion for CID {:#x}, never submitted", c.cid));
-        }
-        if done.insert(c.cid, c).is_some() {
-            return Err(format!("CID {:#x} completed twice", c.cid));
-        }
-    }
-    if done.len() != subs.len() {
-        let missing: Vec<u16> = by_cid
-            .keys()
-            .filter(|k| !done.contains_key(k))
-            .copied()
-            .collect();
-        return Err(format!("commands never completed: CIDs {missing:x?}"));
-    }
+    let (by_cid, done) = once_each(subs, out, "")?;
     // Every byte written to host memory belongs to an issued read, inside its data, and is the
     // namespace's byte there.
     for (cid, off, bytes) in &out.writes {
@@ -445,6 +427,31 @@ fn ended(
     Ok(())
 }
 
+/// The commands by CID, and their completions by CID: exactly one completion per command
+/// (`when` goes into the error for a command that never completed).
+type Once<'a> = (BTreeMap<u16, &'a Submitted>, BTreeMap<u16, &'a Completion>);
+fn once_each<'a>(subs: &'a [Submitted], out: &'a Outcome, when: &str) -> Result<Once<'a>, String> {
+    let by_cid: BTreeMap<u16, &Submitted> = subs.iter().map(|s| (sqe::cid(&s.sqe), s)).collect();
+    let mut done: BTreeMap<u16, &Completion> = BTreeMap::new();
+    for c in &out.completions {
+        if !by_cid.contains_key(&c.cid) {
+            return Err(format!("completion for CID {:#x}, never submitted", c.cid));
+        }
+        if done.insert(c.cid, c).is_some() {
+            return Err(format!("CID {:#x} completed twice", c.cid));
+        }
+    }
+    if done.len() != subs.len() {
+        let missing: Vec<u16> = by_cid
+            .keys()
+            .filter(|k| !done.contains_key(k))
+            .copied()
+            .collect();
+        return Err(format!("commands never completed{when}: CIDs {missing:x?}"));
+    }
+    Ok((by_cid, done))
+}
+
 /// Checks a connection whose TCP connection failed while `target` (stopped at that moment:
 /// what it had sent is all it ever sent) served it (`nvme_tcp/mod.rs`, "A lost TCP
 /// connection"): exactly one completion per command, as [`ended`] says (22h for every command
@@ -466,26 +473,7 @@ pub fn check_lost(subs: &[Submitted], out: &Outcome, target: &Target) -> Result<
             target.term_reqs
         ));
     }
-    let by_cid: BTreeMap<u16, &Submitted> = subs.iter().map(|s| (sqe::cid(&s.sqe), s)).collect();
-    let mut done: BTreeMap<u16, &Completion> = BTreeMap::new();
-    for c in &out.completions {
-        if !by_cid.contains_key(&c.cid) {
-            return Err(format!("completion for CID {:#x}, never submitted", c.cid));
-        }
-        if done.insert(c.cid, c).is_some() {
-            return Err(format!("CID {:#x} completed twice", c.cid));
-        }
-    }
-    if done.len() != subs.len() {
-        let missing: Vec<u16> = by_cid
-            .keys()
-            .filter(|k| !done.contains_key(k))
-            .copied()
-            .collect();
-        return Err(format!(
-            "commands never completed after the TCP connection was lost: CIDs {missing:x?}"
-        ));
-    }
+    let (by_cid, done) = once_each(subs, out, " after the TCP connection was lost")?;
     for (cid, off, bytes) in &out.writes {
         let s = by_cid
             .get(cid)
