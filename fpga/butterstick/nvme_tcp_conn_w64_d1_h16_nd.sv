@@ -62,6 +62,7 @@ module nvme_tcp_conn_w64_d1_h16_nd (
   output logic         connected_o,
   output logic         dead_o,
   output logic         space_o,           // a command would be taken now (or refused with 22h after the end)
+  input  logic         lost_i,            // the TCP connection underneath failed: end the connection (latched until reset)
 
   // events, for the engine's counters
   output logic [3:0]   ev_tx_pdu_o,       // a PDU starts on tx: bit 0 ICReq, 1 CapsuleCmd, 2 H2CTermReq, 3 H2CData
@@ -116,6 +117,9 @@ module nvme_tcp_conn_w64_d1_h16_nd (
   logic [31:0]  term_fei_d;
   logic [63:0]  term_hdr_q;            // the offending PDU's common header, the TermReq's data
   logic [63:0]  term_hdr_d;
+  logic         lost_q;
+  logic         lost_d;
+  logic         lost_now;              // the TCP connection is gone: end in a header, feed zeros to a payload's end
   logic         slot_valid_q;
   logic         slot_valid_d;
   logic [15:0]  slot0_cid_q;
@@ -173,6 +177,10 @@ module nvme_tcp_conn_w64_d1_h16_nd (
   logic         rx_dslot_d;
   logic [1:0]   rx_dflags_q;           // the C2HData's LAST_PDU (bit 0) and SUCCESS (bit 1) flags
   logic [1:0]   rx_dflags_d;
+  logic         rx_zero_fill;
+  logic         rx_valid_fed;
+  logic [63:0]  rx_data_fed;
+  logic [7:0]   rx_keep_fed;
   logic [3:0]   rx_nbytes;             // bytes in the rx beat (keep is contiguous from lane 0)
   logic [3:0]   rx_avail;
   logic         rx_in_ch;
@@ -424,7 +432,7 @@ module nvme_tcp_conn_w64_d1_h16_nd (
   logic         act_resp_ok;
   logic         act_r2t_ok;            // an R2T passed every check: queued to be answered
   logic         c2h_done;
-  logic         c2h_success;
+  logic         c2h_success;           // SUCCESS answers the command (not on a PDU a lost connection ended with zeros)
   logic         slot_alloc;
   logic         slot_freed;
   logic         slot_answered;
@@ -506,10 +514,16 @@ module nvme_tcp_conn_w64_d1_h16_nd (
   assign unused_dgst_unused = ^dgst_i;
   assign connected_o = connected_q;
   assign dead_o = dead_q;
+  assign lost_d = lost_q | lost_i;
+  assign lost_now = lost_q | lost_i;
   assign slot_free = ~slot_valid_q;
   assign slot_free_any = |slot_free;
   assign slot_free_idx = slot_free ? 1'b0 : 1'b0;
-  assign rx_nbytes = 4'd0 + {3'd0, rx_keep_i[0]} + {3'd0, rx_keep_i[1]} + {3'd0, rx_keep_i[2]} + {3'd0, rx_keep_i[3]} + {3'd0, rx_keep_i[4]} + {3'd0, rx_keep_i[5]} + {3'd0, rx_keep_i[6]} + {3'd0, rx_keep_i[7]};
+  assign rx_zero_fill = lost_now & ~rx_valid_i & ((rx_state_q == RX_DATA) | (rx_state_q == RX_DDG));
+  assign rx_valid_fed = rx_valid_i | rx_zero_fill;
+  assign rx_data_fed = rx_zero_fill ? 64'd0 : rx_data_i;
+  assign rx_keep_fed = rx_zero_fill ? 8'hff : rx_keep_i;
+  assign rx_nbytes = 4'd0 + {3'd0, rx_keep_fed[0]} + {3'd0, rx_keep_fed[1]} + {3'd0, rx_keep_fed[2]} + {3'd0, rx_keep_fed[3]} + {3'd0, rx_keep_fed[4]} + {3'd0, rx_keep_fed[5]} + {3'd0, rx_keep_fed[6]} + {3'd0, rx_keep_fed[7]};
   assign rx_avail = rx_nbytes - rx_pos_q;
   assign rx_in_ch = rx_state_q == RX_CH;
   assign rx_in_psh = rx_state_q == RX_PSH;
@@ -522,10 +536,10 @@ module nvme_tcp_conn_w64_d1_h16_nd (
   assign rx_take_hdr = ({4'd0, rx_avail} <= rx_need) ? rx_avail : rx_need[3:0];
   assign rx_take_data = ({28'd0, rx_avail} <= rx_drem_q) ? rx_avail : rx_drem_q[3:0];
   assign rx_take = rx_in_data ? rx_take_data : rx_take_hdr;
-  assign rx_consuming = rx_valid_i & (rx_in_ch | rx_in_psh | rx_in_dg | (rx_in_data & hold_fifo_s_ready));
+  assign rx_consuming = rx_valid_fed & (rx_in_ch | rx_in_psh | rx_in_dg | (rx_in_data & hold_fifo_s_ready));
   assign rx_beat_done = (rx_pos_q + rx_take) == rx_nbytes;
   assign rx_ready_o = rx_in_dead | (rx_nbytes == 4'd0) | (rx_consuming & rx_beat_done);
-  assign rx_shifted = rx_data_i >> {rx_pos_q, 3'd0};
+  assign rx_shifted = rx_data_fed >> {rx_pos_q, 3'd0};
   assign rx_take_keep = 8'((9'd1 << rx_take) - 9'd1);
   assign rx_take_bytes = {rx_shifted[63:56] & {8{rx_take_keep[7]}}, rx_shifted[55:48] & {8{rx_take_keep[6]}}, rx_shifted[47:40] & {8{rx_take_keep[5]}}, rx_shifted[39:32] & {8{rx_take_keep[4]}}, rx_shifted[31:24] & {8{rx_take_keep[3]}}, rx_shifted[23:16] & {8{rx_take_keep[2]}}, rx_shifted[15:8] & {8{rx_take_keep[1]}}, rx_shifted[7:0] & {8{rx_take_keep[0]}}};
   assign rx_got = rx_consuming & (rx_take != 4'd0);
@@ -1208,7 +1222,7 @@ module nvme_tcp_conn_w64_d1_h16_nd (
     maxh2cdata_d = maxh2cdata_q;
     h2c_pdo_d = h2c_pdo_q;
     capsule_pdo_d = capsule_pdo_q;
-    if (rx_valid_i & rx_ready_o) begin
+    if (rx_valid_fed & rx_ready_o) begin
       rx_pos_d = 4'd0;
     end else if (rx_consuming) begin
       rx_pos_d = rx_pos_q + rx_take;
@@ -1321,6 +1335,10 @@ module nvme_tcp_conn_w64_d1_h16_nd (
       dead_d = 1'b1;
       rx_state_d = RX_DEAD;
     end
+    if (lost_now & (rx_in_ch | rx_in_chk | rx_in_psh | rx_in_hdg)) begin
+      dead_d = 1'b1;
+      rx_state_d = RX_DEAD;
+    end
     if (fatal) begin
       connected_d = connected_q;
       dead_d = 1'b1;
@@ -1329,7 +1347,7 @@ module nvme_tcp_conn_w64_d1_h16_nd (
   end
 
   assign c2h_done = rx_in_dver & (~dd_q | verdict_space);
-  assign c2h_success = c2h_done & rx_dflags_q[1];
+  assign c2h_success = c2h_done & rx_dflags_q[1] & ~lost_now;
   assign ev_rx_pdu_o = {act_r2t_ok, act_data_ok & c2h_header_done, rx_in_act & t_term, act_resp_ok, rx_in_act & t_icresp & ~fatal};
 
   always_comb begin
@@ -1337,7 +1355,7 @@ module nvme_tcp_conn_w64_d1_h16_nd (
     term_fes_d = term_fes_q;
     term_fei_d = term_fei_q;
     term_hdr_d = term_hdr_q;
-    if (fatal) begin
+    if (fatal & ~lost_now) begin
       term_pend_d = 1'b1;
       term_fes_d = fatal_fes;
       term_fei_d = fatal_fei;
@@ -1406,6 +1424,7 @@ module nvme_tcp_conn_w64_d1_h16_nd (
       term_fes_q <= 16'd0;
       term_fei_q <= 32'd0;
       term_hdr_q <= 64'd0;
+      lost_q <= 1'b0;
       slot_valid_q <= 1'b0;
       slot0_cid_q <= 16'd0;
       slot_read_q <= 1'b0;
@@ -1465,6 +1484,7 @@ module nvme_tcp_conn_w64_d1_h16_nd (
       term_fes_q <= term_fes_d;
       term_fei_q <= term_fei_d;
       term_hdr_q <= term_hdr_d;
+      lost_q <= lost_d;
       slot_valid_q <= slot_valid_d;
       slot0_cid_q <= slot0_cid_d;
       slot_read_q <= slot_read_d;

@@ -45,6 +45,7 @@ module nvme_tcp_w64_c2_d1_nd (
   // state
   output logic [1:0]   connected_o,
   output logic [1:0]   dead_o,
+  input  logic [1:0]   lost_i,           // bit i: TCP connection i failed: NVMe/TCP connection i ends (its tx beats need no credit)
 
   // host memory (AXI4 master of the DMA engine)
   input  logic [3:0]   mps_i,            // CC.MPS: the memory page size is 4096 << mps_i
@@ -348,6 +349,7 @@ module nvme_tcp_w64_c2_d1_nd (
     .connected_o       (conn0_connected),
     .dead_o            (conn0_dead),
     .space_o           (conn0_space),
+    .lost_i            (lost_i[0]),
     .ev_tx_pdu_o       (conn0_ev_tx_pdu),
     .ev_tx_bytes_o     (conn0_ev_tx_bytes),
     .ev_rx_pdu_o       (conn0_ev_rx_pdu),
@@ -414,6 +416,7 @@ module nvme_tcp_w64_c2_d1_nd (
     .connected_o       (conn1_connected),
     .dead_o            (conn1_dead),
     .space_o           (conn1_space),
+    .lost_i            (lost_i[1]),
     .ev_tx_pdu_o       (conn1_ev_tx_pdu),
     .ev_tx_bytes_o     (conn1_ev_tx_bytes),
     .ev_rx_pdu_o       (conn1_ev_rx_pdu),
@@ -447,7 +450,7 @@ module nvme_tcp_w64_c2_d1_nd (
   rr_arbiter_n2 u_tx_arbiter (
     .clk_i     (clk_i),
     .rst_ni    (rst_ni),
-    .req_i     ({tx1_valid, tx0_valid} & tx_credit_i),
+    .req_i     ({tx1_valid, tx0_valid} & (tx_credit_i | lost_i)),
     .valid_o   (tx_arbiter_valid),
     .ready_i   (tx_ready_i),
     .gnt_o     (tx_arbiter_gnt),

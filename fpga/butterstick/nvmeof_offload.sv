@@ -965,6 +965,7 @@ module nvmeof_offload (
     .rx_space_o       (tcp_rx_space_o),
     .connected_o      (tcp_connected_o),
     .dead_o           (tcp_dead_o),
+    .lost_i           (2'd0),
     .mps_i            (nvme_mps),
     .m_axi_arvalid_o  (nvme_tcp_m_axi_arvalid),
     .m_axi_arready_i  (axi_s2_axi_arready),
