@@ -101,6 +101,10 @@ module eth_frame_mux_w64_rt (
   logic        rx_collect_done; // the beat taken now completes what the decision needs (or ends the frame)
   logic [3:0]  rx_keep_count;
   logic [15:0] rx_hdr_bytes;    // bytes of the frame so far, this beat included
+  logic [15:0] rx_ethertype;
+  logic [7:0]  rx_ip_ver_ihl;
+  logic [7:0]  rx_ip_proto;
+  logic [15:0] rx_udp_dport;
   logic        rx_is_roce;      // EtherType 0800h, IPv4 without options (45h), protocol 17 (UDP), destination port 4791
   logic        rx_drop_now;
   logic [72:0] rx_head;
@@ -149,7 +153,11 @@ module eth_frame_mux_w64_rt (
   assign rx_collect_done = rx_take_hold & (s_axis_tlast_i | (rx_held_q == 3'd4));
   assign rx_keep_count = 4'd0 + {3'd0, s_axis_tkeep_i[0]} + {3'd0, s_axis_tkeep_i[1]} + {3'd0, s_axis_tkeep_i[2]} + {3'd0, s_axis_tkeep_i[3]} + {3'd0, s_axis_tkeep_i[4]} + {3'd0, s_axis_tkeep_i[5]} + {3'd0, s_axis_tkeep_i[6]} + {3'd0, s_axis_tkeep_i[7]};
   assign rx_hdr_bytes = {10'd0, {rx_held_q, 3'd0}} + {12'd0, rx_keep_count};
-  assign rx_is_roce = (rx_hdr_bytes >= 16'h26) & (((rx_held_q == 3'd1) ? s_axis_tdata_i[39:32] : rx_hold1_q[39:32]) == 8'd8) & (((rx_held_q == 3'd1) ? s_axis_tdata_i[47:40] : rx_hold1_q[47:40]) == 8'd0) & (((rx_held_q == 3'd1) ? s_axis_tdata_i[55:48] : rx_hold1_q[55:48]) == 8'h45) & (((rx_held_q == 3'd2) ? s_axis_tdata_i[63:56] : rx_hold2_q[63:56]) == 8'h11) & (((rx_held_q == 3'd4) ? s_axis_tdata_i[39:32] : rx_hold4_q[39:32]) == 8'h12) & (((rx_held_q == 3'd4) ? s_axis_tdata_i[47:40] : rx_hold4_q[47:40]) == 8'hb7);
+  assign rx_ethertype = {(rx_held_q == 3'd1) ? s_axis_tdata_i[39:32] : rx_hold1_q[39:32], (rx_held_q == 3'd1) ? s_axis_tdata_i[47:40] : rx_hold1_q[47:40]};
+  assign rx_ip_ver_ihl = (rx_held_q == 3'd1) ? s_axis_tdata_i[55:48] : rx_hold1_q[55:48];
+  assign rx_ip_proto = (rx_held_q == 3'd2) ? s_axis_tdata_i[63:56] : rx_hold2_q[63:56];
+  assign rx_udp_dport = {(rx_held_q == 3'd4) ? s_axis_tdata_i[39:32] : rx_hold4_q[39:32], (rx_held_q == 3'd4) ? s_axis_tdata_i[47:40] : rx_hold4_q[47:40]};
+  assign rx_is_roce = (rx_hdr_bytes >= 16'h26) & (rx_ethertype == 16'h800) & (rx_ip_ver_ihl == 8'h45) & (rx_ip_proto == 8'h11) & (rx_udp_dport == 16'h12b7);
   assign rx_drop_now = 1'b0;
   assign rx_head = (rx_sent_q == 3'd0) ? rx_hold0_q : ((rx_sent_q == 3'd1) ? rx_hold1_q : ((rx_sent_q == 3'd2) ? rx_hold2_q : ((rx_sent_q == 3'd3) ? rx_hold3_q : ((rx_sent_q == 3'd4) ? rx_hold4_q : rx_hold0_q))));
   assign rx_out_data = rx_in_replay ? rx_head[63:0] : s_axis_tdata_i;

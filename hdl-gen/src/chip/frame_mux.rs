@@ -235,15 +235,18 @@ pub fn frame_mux(
         cat([n_held.q.ex(), zeros(lane_bits)]).zext(16) + kcount.zext(16),
     );
     m.comment(have, "bytes of the frame so far, this beat included");
+    // The header fields the decision reads, named as the frame names them (network order).
+    let ethertype = m.net("rx_ethertype", cat([byte(12), byte(13)]));
+    let ver_ihl = m.net("rx_ip_ver_ihl", byte(14));
+    let proto = m.net("rx_ip_proto", byte(23));
+    let dport = m.net("rx_udp_dport", cat([byte(36), byte(37)]));
     let is_roce = m.net(
         "rx_is_roce",
         have.ge(u64::from(DECIDE_BYTES))
-            & byte(12).eq(0x08u64)
-            & byte(13).eq(0x00u64)
-            & byte(14).eq(0x45u64)
-            & byte(23).eq(17u64)
-            & byte(36).eq(u64::from(ROCE_UDP_PORT >> 8))
-            & byte(37).eq(u64::from(ROCE_UDP_PORT & 0xff)),
+            & ethertype.eq(0x0800u64)
+            & ver_ihl.eq(0x45u64)
+            & proto.eq(17u64)
+            & dport.eq(u64::from(ROCE_UDP_PORT)),
     );
     m.comment(
         is_roce,
