@@ -234,7 +234,7 @@ module roce_dcqcn_q1_w8 (
   assign target_o = {qp0_rt_q};
   assign alpha_o = {qp0_alpha_q};
   assign np_count_d = (1'b0 | qp0_cnp_new) ? (np_count_q + 32'd1) : np_count_q;
-  assign rp_count_d = cnp_rx_valid_i ? (rp_count_q + 32'd1) : rp_count_q;
+  assign rp_count_d = (cnp_rx_valid_i & (cnp_rx_qp_i < 1'b1)) ? (rp_count_q + 32'd1) : rp_count_q;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
