@@ -14,23 +14,28 @@
 // - 0x06000: `qos_csr`
 // - 0x08000: `roce_csr`
 // - 0x0a000: `nvme_tcp_csr`
+// - 0x0c000: `tcp_csr`
 //
-//   0x00 route_sel      Routing table: the SQ id route_set and route_get name
-//   0x04 route_set      Routing table: write the selected SQ's entry
-//   0x08 route_get      Routing table: the selected SQ's entry
-//   0x0c route_err      Routing table writes refused
-//   0x10 tcp_dgst       NVMe/TCP: digests every connection asks for (ICReq)
-//   0x14 info           What the table was generated with
-//   0x18 tcp_ctrl       NVMe/TCP: engine control
-//   0x20 cnt_roce       Commands sent to the RoCE transport
-//   0x24 cnt_nvme_tcp   Commands sent to the NVMe/TCP transport
-//   0x28 cnt_unbound    Commands of unbound queues completed with 82h
-//   0x40 map_chip_info  Base of `chip_info_csr`
-//   0x44 map_nvme       Base of `nvme_csr`
-//   0x48 map_qos        Base of `qos_csr`
-//   0x4c map_roce       Base of `roce_csr`
-//   0x50 map_nvme_tcp   Base of `nvme_tcp_csr`
-//   0x54 map_chip       Base of `chip_csr`
+//   0x00 route_sel       Routing table: the SQ id route_set and route_get name
+//   0x04 route_set       Routing table: write the selected SQ's entry
+//   0x08 route_get       Routing table: the selected SQ's entry
+//   0x0c route_err       Routing table writes refused
+//   0x10 tcp_dgst        NVMe/TCP: digests every connection asks for (ICReq)
+//   0x14 info            What the table was generated with
+//   0x18 tcp_ctrl        NVMe/TCP: engine control
+//   0x1c tcp_conn        NVMe/TCP: each connection's state
+//   0x20 cnt_roce        Commands sent to the RoCE transport
+//   0x24 cnt_nvme_tcp    Commands sent to the NVMe/TCP transport
+//   0x28 cnt_unbound     Commands of unbound queues completed with 82h
+//   0x2c cnt_frame_drop  Ethernet frames taken and dropped: for an engine the chip does not hold
+//   0x30 tcp_link        TCP/IP: each connection's TCP state
+//   0x40 map_chip_info   Base of `chip_info_csr`
+//   0x44 map_nvme        Base of `nvme_csr`
+//   0x48 map_qos         Base of `qos_csr`
+//   0x4c map_roce        Base of `roce_csr`
+//   0x50 map_nvme_tcp    Base of `nvme_tcp_csr`
+//   0x54 map_chip        Base of `chip_csr`
+//   0x58 map_tcp         Base of `tcp_csr`
 //
 // One write and one read at a time. A write is accepted (awready and wready together) when
 // awvalid and wvalid are both high and no write response is pending; wstrb selects the bytes
@@ -88,7 +93,11 @@ module chip_csr (
   input  logic [1:0]  info_default_i,              // transport bound after reset (0 roce, 1 nvme_tcp)
 
   // tcp_ctrl (0x18): NVMe/TCP: engine control
-  output logic        tcp_ctrl_run_o,              // 0 holds the NVMe/TCP engine in reset (connections closed); on 1 every connection starts, its ICReq asking for tcp_dgst
+  output logic        tcp_ctrl_run_o,              // 0 holds the NVMe/TCP engine in reset (the TCP/IP engine under it runs on); on 1 every connection starts, its ICReq asking for tcp_dgst once its TCP connection is up
+
+  // tcp_conn (0x1c): NVMe/TCP: each connection's state
+  input  logic [1:0]  tcp_conn_connected_i,        // bit i: connection i's ICResp was accepted
+  input  logic [1:0]  tcp_conn_dead_i,             // bit i: connection i ended (TermReq sent or received, or its TCP connection failed)
 
   // cnt_roce (0x20): Commands sent to the RoCE transport
   input  logic [31:0] cnt_roce_value_i,            // Commands sent to the RoCE transport
@@ -98,6 +107,13 @@ module chip_csr (
 
   // cnt_unbound (0x28): Commands of unbound queues completed with 82h
   input  logic [31:0] cnt_unbound_value_i,         // Commands of unbound queues completed with 82h
+
+  // cnt_frame_drop (0x2c): Ethernet frames taken and dropped: for an engine the chip does not hold
+  input  logic [31:0] cnt_frame_drop_value_i,      // Ethernet frames taken and dropped: for an engine the chip does not hold
+
+  // tcp_link (0x30): TCP/IP: each connection's TCP state
+  input  logic [1:0]  tcp_link_up_i,               // bit i: TCP connection i is ESTABLISHED or CLOSE-WAIT
+  input  logic [1:0]  tcp_link_failed_i,           // bit i: TCP connection i failed (reset, retry limit, ARP, abort) and waits for open in tcp_csr
 
   // map_chip_info (0x40): Base of `chip_info_csr`
   input  logic [31:0] map_chip_info_base_i,        // firmware address of the block (FFFF_FFFFh: not in this chip)
@@ -115,7 +131,10 @@ module chip_csr (
   input  logic [31:0] map_nvme_tcp_base_i,         // firmware address of the block (FFFF_FFFFh: not in this chip)
 
   // map_chip (0x54): Base of `chip_csr`
-  input  logic [31:0] map_chip_base_i              // firmware address of the block (FFFF_FFFFh: not in this chip)
+  input  logic [31:0] map_chip_base_i,             // firmware address of the block (FFFF_FFFFh: not in this chip)
+
+  // map_tcp (0x58): Base of `tcp_csr`
+  input  logic [31:0] map_tcp_base_i               // firmware address of the block (FFFF_FFFFh: not in this chip)
 );
 
   typedef enum logic [1:0] {
@@ -218,6 +237,9 @@ module chip_csr (
           bresp_d = RespOkay;
           tcp_ctrl_we = 1'b1;
         end
+        6'd7: begin
+          bresp_d = RespOkay;
+        end
         6'd8: begin
           bresp_d = RespOkay;
         end
@@ -225,6 +247,12 @@ module chip_csr (
           bresp_d = RespOkay;
         end
         6'ha: begin
+          bresp_d = RespOkay;
+        end
+        6'hb: begin
+          bresp_d = RespOkay;
+        end
+        6'hc: begin
           bresp_d = RespOkay;
         end
         6'h10: begin
@@ -243,6 +271,9 @@ module chip_csr (
           bresp_d = RespOkay;
         end
         6'h15: begin
+          bresp_d = RespOkay;
+        end
+        6'h16: begin
           bresp_d = RespOkay;
         end
         default: begin
@@ -289,6 +320,10 @@ module chip_csr (
           rresp_d = RespOkay;
           rdata_d = {31'd0, tcp_ctrl_run_q};
         end
+        6'd7: begin
+          rresp_d = RespOkay;
+          rdata_d = {14'd0, tcp_conn_dead_i, 14'd0, tcp_conn_connected_i};
+        end
         6'd8: begin
           rresp_d = RespOkay;
           rdata_d = cnt_roce_value_i;
@@ -300,6 +335,14 @@ module chip_csr (
         6'ha: begin
           rresp_d = RespOkay;
           rdata_d = cnt_unbound_value_i;
+        end
+        6'hb: begin
+          rresp_d = RespOkay;
+          rdata_d = cnt_frame_drop_value_i;
+        end
+        6'hc: begin
+          rresp_d = RespOkay;
+          rdata_d = {14'd0, tcp_link_failed_i, 14'd0, tcp_link_up_i};
         end
         6'h10: begin
           rresp_d = RespOkay;
@@ -324,6 +367,10 @@ module chip_csr (
         6'h15: begin
           rresp_d = RespOkay;
           rdata_d = map_chip_base_i;
+        end
+        6'h16: begin
+          rresp_d = RespOkay;
+          rdata_d = map_tcp_base_i;
         end
         default: begin
           rresp_d = RespSlverr;

@@ -15,6 +15,7 @@
 // - 0x06000: `qos_csr`
 // - 0x08000: `roce_csr`
 // - 0x0a000: `nvme_tcp_csr`
+// - 0x0c000: `tcp_csr`
 //
 // Offsets are bytes from the block's base address; `<REG>_<FIELD>_MASK` is a field's bits in
 // place within its register and `<REG>_<FIELD>_SHIFT` its lowest bit. Write-only fields read
@@ -41,15 +42,19 @@ pub const REGISTERS: &[(&str, u32, u32)] = &[
     ("tcp_dgst", TCP_DGST, TCP_DGST_RESET),
     ("info", INFO, INFO_RESET),
     ("tcp_ctrl", TCP_CTRL, TCP_CTRL_RESET),
+    ("tcp_conn", TCP_CONN, TCP_CONN_RESET),
     ("cnt_roce", CNT_ROCE, CNT_ROCE_RESET),
     ("cnt_nvme_tcp", CNT_NVME_TCP, CNT_NVME_TCP_RESET),
     ("cnt_unbound", CNT_UNBOUND, CNT_UNBOUND_RESET),
+    ("cnt_frame_drop", CNT_FRAME_DROP, CNT_FRAME_DROP_RESET),
+    ("tcp_link", TCP_LINK, TCP_LINK_RESET),
     ("map_chip_info", MAP_CHIP_INFO, MAP_CHIP_INFO_RESET),
     ("map_nvme", MAP_NVME, MAP_NVME_RESET),
     ("map_qos", MAP_QOS, MAP_QOS_RESET),
     ("map_roce", MAP_ROCE, MAP_ROCE_RESET),
     ("map_nvme_tcp", MAP_NVME_TCP, MAP_NVME_TCP_RESET),
     ("map_chip", MAP_CHIP, MAP_CHIP_RESET),
+    ("map_tcp", MAP_TCP, MAP_TCP_RESET),
 ];
 
 /// Every register: name, offset, the bits the block itself holds (read-write fields) or
@@ -63,15 +68,19 @@ pub const RESET_CHECK: &[(&str, u32, u32, u32)] = &[
     ("tcp_dgst", TCP_DGST, 0x0000_0003, TCP_DGST_RESET),
     ("info", INFO, 0x0000_0000, INFO_RESET),
     ("tcp_ctrl", TCP_CTRL, 0x0000_0001, TCP_CTRL_RESET),
+    ("tcp_conn", TCP_CONN, 0x0000_0000, TCP_CONN_RESET),
     ("cnt_roce", CNT_ROCE, 0x0000_0000, CNT_ROCE_RESET),
     ("cnt_nvme_tcp", CNT_NVME_TCP, 0x0000_0000, CNT_NVME_TCP_RESET),
     ("cnt_unbound", CNT_UNBOUND, 0x0000_0000, CNT_UNBOUND_RESET),
+    ("cnt_frame_drop", CNT_FRAME_DROP, 0x0000_0000, CNT_FRAME_DROP_RESET),
+    ("tcp_link", TCP_LINK, 0x0000_0000, TCP_LINK_RESET),
     ("map_chip_info", MAP_CHIP_INFO, 0x0000_0000, MAP_CHIP_INFO_RESET),
     ("map_nvme", MAP_NVME, 0x0000_0000, MAP_NVME_RESET),
     ("map_qos", MAP_QOS, 0x0000_0000, MAP_QOS_RESET),
     ("map_roce", MAP_ROCE, 0x0000_0000, MAP_ROCE_RESET),
     ("map_nvme_tcp", MAP_NVME_TCP, 0x0000_0000, MAP_NVME_TCP_RESET),
     ("map_chip", MAP_CHIP, 0x0000_0000, MAP_CHIP_RESET),
+    ("map_tcp", MAP_TCP, 0x0000_0000, MAP_TCP_RESET),
 ];
 
 /// Offset of `route_sel`: Routing table: the SQ id route_set and route_get name
@@ -343,7 +352,7 @@ pub const TCP_CTRL: u32 = 0x18;
 /// Value of `tcp_ctrl` after reset.
 pub const TCP_CTRL_RESET: u32 = 0x0000_0001;
 
-/// `tcp_ctrl.run` [0], RW: 0 holds the NVMe/TCP engine in reset (connections closed); on 1 every connection starts, its ICReq asking for tcp_dgst
+/// `tcp_ctrl.run` [0], RW: 0 holds the NVMe/TCP engine in reset (the TCP/IP engine under it runs on); on 1 every connection starts, its ICReq asking for tcp_dgst once its TCP connection is up
 pub const TCP_CTRL_RUN_SHIFT: u32 = 0;
 /// Bits of `tcp_ctrl.run` within `tcp_ctrl`.
 pub const TCP_CTRL_RUN_MASK: u32 = 0x0000_0001;
@@ -375,6 +384,56 @@ pub fn write_tcp_ctrl<B: CsrBus + ?Sized>(bus: &mut B, base: u32, value: u32) {
 pub fn modify_tcp_ctrl<B: CsrBus + ?Sized>(bus: &mut B, base: u32, f: impl FnOnce(u32) -> u32) {
     let value = read_tcp_ctrl(bus, base);
     write_tcp_ctrl(bus, base, f(value));
+}
+
+/// Offset of `tcp_conn`: NVMe/TCP: each connection's state
+pub const TCP_CONN: u32 = 0x1c;
+/// Value of `tcp_conn` after reset.
+pub const TCP_CONN_RESET: u32 = 0x0000_0000;
+
+/// `tcp_conn.connected` [1:0], RO: bit i: connection i's ICResp was accepted
+pub const TCP_CONN_CONNECTED_SHIFT: u32 = 0;
+/// Bits of `tcp_conn.connected` within `tcp_conn`.
+pub const TCP_CONN_CONNECTED_MASK: u32 = 0x0000_0003;
+/// Value of `tcp_conn.connected` after reset.
+pub const TCP_CONN_CONNECTED_RESET: u32 = 0x0;
+/// `tcp_conn.connected` in a value of `tcp_conn`.
+#[inline]
+#[must_use]
+pub const fn get_tcp_conn_connected(reg: u32) -> u32 {
+    reg & TCP_CONN_CONNECTED_MASK
+}
+/// `reg`, a value of `tcp_conn`, with `tcp_conn.connected` replaced by `value` (2 bits).
+#[inline]
+#[must_use]
+pub const fn set_tcp_conn_connected(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 2 == 0, "`tcp_conn.connected` is 2 bits wide");
+    (reg & !TCP_CONN_CONNECTED_MASK) | (value & TCP_CONN_CONNECTED_MASK)
+}
+
+/// `tcp_conn.dead` [17:16], RO: bit i: connection i ended (TermReq sent or received, or its TCP connection failed)
+pub const TCP_CONN_DEAD_SHIFT: u32 = 16;
+/// Bits of `tcp_conn.dead` within `tcp_conn`.
+pub const TCP_CONN_DEAD_MASK: u32 = 0x0003_0000;
+/// Value of `tcp_conn.dead` after reset.
+pub const TCP_CONN_DEAD_RESET: u32 = 0x0;
+/// `tcp_conn.dead` in a value of `tcp_conn`.
+#[inline]
+#[must_use]
+pub const fn get_tcp_conn_dead(reg: u32) -> u32 {
+    (reg & TCP_CONN_DEAD_MASK) >> TCP_CONN_DEAD_SHIFT
+}
+/// `reg`, a value of `tcp_conn`, with `tcp_conn.dead` replaced by `value` (2 bits).
+#[inline]
+#[must_use]
+pub const fn set_tcp_conn_dead(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 2 == 0, "`tcp_conn.dead` is 2 bits wide");
+    (reg & !TCP_CONN_DEAD_MASK) | ((value << TCP_CONN_DEAD_SHIFT) & TCP_CONN_DEAD_MASK)
+}
+
+/// Reads `tcp_conn` of the block at byte address `base`.
+pub fn read_tcp_conn<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(TCP_CONN))
 }
 
 /// Offset of `cnt_roce`: Commands sent to the RoCE transport
@@ -462,6 +521,85 @@ pub const fn set_cnt_unbound_value(_reg: u32, value: u32) -> u32 {
 /// Reads `cnt_unbound` of the block at byte address `base`.
 pub fn read_cnt_unbound<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(CNT_UNBOUND))
+}
+
+/// Offset of `cnt_frame_drop`: Ethernet frames taken and dropped: for an engine the chip does not hold
+pub const CNT_FRAME_DROP: u32 = 0x2c;
+/// Value of `cnt_frame_drop` after reset.
+pub const CNT_FRAME_DROP_RESET: u32 = 0x0000_0000;
+
+/// `cnt_frame_drop.value` [31:0], RO: Ethernet frames taken and dropped: for an engine the chip does not hold
+pub const CNT_FRAME_DROP_VALUE_SHIFT: u32 = 0;
+/// Bits of `cnt_frame_drop.value` within `cnt_frame_drop`.
+pub const CNT_FRAME_DROP_VALUE_MASK: u32 = 0xffff_ffff;
+/// Value of `cnt_frame_drop.value` after reset.
+pub const CNT_FRAME_DROP_VALUE_RESET: u32 = 0x0;
+/// `cnt_frame_drop.value` in a value of `cnt_frame_drop`.
+#[inline]
+#[must_use]
+pub const fn get_cnt_frame_drop_value(reg: u32) -> u32 {
+    reg
+}
+/// `reg`, a value of `cnt_frame_drop`, with `cnt_frame_drop.value` replaced by `value` (32 bits).
+#[inline]
+#[must_use]
+pub const fn set_cnt_frame_drop_value(_reg: u32, value: u32) -> u32 {
+    value
+}
+
+/// Reads `cnt_frame_drop` of the block at byte address `base`.
+pub fn read_cnt_frame_drop<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(CNT_FRAME_DROP))
+}
+
+/// Offset of `tcp_link`: TCP/IP: each connection's TCP state
+pub const TCP_LINK: u32 = 0x30;
+/// Value of `tcp_link` after reset.
+pub const TCP_LINK_RESET: u32 = 0x0000_0000;
+
+/// `tcp_link.up` [1:0], RO: bit i: TCP connection i is ESTABLISHED or CLOSE-WAIT
+pub const TCP_LINK_UP_SHIFT: u32 = 0;
+/// Bits of `tcp_link.up` within `tcp_link`.
+pub const TCP_LINK_UP_MASK: u32 = 0x0000_0003;
+/// Value of `tcp_link.up` after reset.
+pub const TCP_LINK_UP_RESET: u32 = 0x0;
+/// `tcp_link.up` in a value of `tcp_link`.
+#[inline]
+#[must_use]
+pub const fn get_tcp_link_up(reg: u32) -> u32 {
+    reg & TCP_LINK_UP_MASK
+}
+/// `reg`, a value of `tcp_link`, with `tcp_link.up` replaced by `value` (2 bits).
+#[inline]
+#[must_use]
+pub const fn set_tcp_link_up(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 2 == 0, "`tcp_link.up` is 2 bits wide");
+    (reg & !TCP_LINK_UP_MASK) | (value & TCP_LINK_UP_MASK)
+}
+
+/// `tcp_link.failed` [17:16], RO: bit i: TCP connection i failed (reset, retry limit, ARP, abort) and waits for open in tcp_csr
+pub const TCP_LINK_FAILED_SHIFT: u32 = 16;
+/// Bits of `tcp_link.failed` within `tcp_link`.
+pub const TCP_LINK_FAILED_MASK: u32 = 0x0003_0000;
+/// Value of `tcp_link.failed` after reset.
+pub const TCP_LINK_FAILED_RESET: u32 = 0x0;
+/// `tcp_link.failed` in a value of `tcp_link`.
+#[inline]
+#[must_use]
+pub const fn get_tcp_link_failed(reg: u32) -> u32 {
+    (reg & TCP_LINK_FAILED_MASK) >> TCP_LINK_FAILED_SHIFT
+}
+/// `reg`, a value of `tcp_link`, with `tcp_link.failed` replaced by `value` (2 bits).
+#[inline]
+#[must_use]
+pub const fn set_tcp_link_failed(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 2 == 0, "`tcp_link.failed` is 2 bits wide");
+    (reg & !TCP_LINK_FAILED_MASK) | ((value << TCP_LINK_FAILED_SHIFT) & TCP_LINK_FAILED_MASK)
+}
+
+/// Reads `tcp_link` of the block at byte address `base`.
+pub fn read_tcp_link<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(TCP_LINK))
 }
 
 /// Offset of `map_chip_info`: Base of `chip_info_csr`
@@ -636,4 +774,33 @@ pub const fn set_map_chip_base(_reg: u32, value: u32) -> u32 {
 /// Reads `map_chip` of the block at byte address `base`.
 pub fn read_map_chip<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(MAP_CHIP))
+}
+
+/// Offset of `map_tcp`: Base of `tcp_csr`
+pub const MAP_TCP: u32 = 0x58;
+/// Value of `map_tcp` after reset.
+pub const MAP_TCP_RESET: u32 = 0x0000_c000;
+
+/// `map_tcp.base` [31:0], RO: firmware address of the block (FFFF_FFFFh: not in this chip)
+pub const MAP_TCP_BASE_SHIFT: u32 = 0;
+/// Bits of `map_tcp.base` within `map_tcp`.
+pub const MAP_TCP_BASE_MASK: u32 = 0xffff_ffff;
+/// Value of `map_tcp.base` after reset.
+pub const MAP_TCP_BASE_RESET: u32 = 0xc000;
+/// `map_tcp.base` in a value of `map_tcp`.
+#[inline]
+#[must_use]
+pub const fn get_map_tcp_base(reg: u32) -> u32 {
+    reg
+}
+/// `reg`, a value of `map_tcp`, with `map_tcp.base` replaced by `value` (32 bits).
+#[inline]
+#[must_use]
+pub const fn set_map_tcp_base(_reg: u32, value: u32) -> u32 {
+    value
+}
+
+/// Reads `map_tcp` of the block at byte address `base`.
+pub fn read_map_tcp<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(MAP_TCP))
 }

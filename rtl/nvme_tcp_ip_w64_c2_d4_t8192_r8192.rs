@@ -9,6 +9,7 @@
 pub struct NvmeTcpIpW64C2D4T8192R8192Ports {
     pub clk_i: *mut u8,
     pub rst_ni: *mut u8,
+    pub run_i: *mut u8,
     pub dgst_i: *mut u8,
     pub io_cmd_valid_i: *mut u8,
     pub io_cmd_ready_o: *mut u8,
@@ -124,6 +125,7 @@ impl NvmeTcpIpW64C2D4T8192R8192 {
     pub const PORTS: &'static [(&'static str, u32, bool)] = &[
         ("clk_i", 1, true),
         ("rst_ni", 1, true),
+        ("run_i", 1, true),
         ("dgst_i", 2, true),
         ("io_cmd_valid_i", 1, true),
         ("io_cmd_ready_o", 1, false),
@@ -273,6 +275,7 @@ impl NvmeTcpIpW64C2D4T8192R8192 {
         match name {
             "clk_i" => Some((self.ports.clk_i as *mut u8, 1)),
             "rst_ni" => Some((self.ports.rst_ni as *mut u8, 1)),
+            "run_i" => Some((self.ports.run_i as *mut u8, 1)),
             "dgst_i" => Some((self.ports.dgst_i as *mut u8, 2)),
             "io_cmd_valid_i" => Some((self.ports.io_cmd_valid_i as *mut u8, 1)),
             "io_cmd_ready_o" => Some((self.ports.io_cmd_ready_o as *mut u8, 1)),
@@ -393,6 +396,20 @@ impl NvmeTcpIpW64C2D4T8192R8192 {
     pub fn rst_ni(&self) -> u8 {
         // SAFETY: the pointer addresses this port's field in the live model.
         unsafe { *self.ports.rst_ni }
+    }
+
+    /// Drives input `run_i` (1 bits); bits above the width are dropped.
+    #[inline]
+    pub fn set_run_i(&self, v: u8) {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.run_i = v & 0x1 }
+    }
+
+    /// Reads input `run_i` (1 bits).
+    #[inline]
+    pub fn run_i(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.run_i }
     }
 
     /// Drives input `dgst_i` (2 bits); bits above the width are dropped.

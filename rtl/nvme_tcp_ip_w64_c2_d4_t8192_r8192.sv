@@ -8,6 +8,7 @@
 module nvme_tcp_ip_w64_c2_d4_t8192_r8192 (
   input  logic         clk_i,
   input  logic         rst_ni,
+  input  logic         run_i,                // 1: the NVMe/TCP engine runs; 0: it is held in reset (the TCP engine is not)
 
   // configuration
   input  logic [1:0]   dgst_i,
@@ -112,6 +113,7 @@ module nvme_tcp_ip_w64_c2_d4_t8192_r8192 (
   output logic [1:0]   tcp_failed_o          // TCP: reset (peer, retry limit, ARP, abort), waits in CLOSED
 );
 
+  logic        nvme_tcp_rst_n;
   logic [1:0]  tcp_failed;
   logic        nvme_tcp_tx_valid;
   logic        tcp_tx_ready;
@@ -128,7 +130,7 @@ module nvme_tcp_ip_w64_c2_d4_t8192_r8192 (
 
   nvme_tcp_w64_c2_d4 u_nvme_tcp (
     .clk_i            (clk_i),
-    .rst_ni           (rst_ni),
+    .rst_ni           (nvme_tcp_rst_n),
     .dgst_i           (dgst_i),
     .io_cmd_valid_i   (io_cmd_valid_i),
     .io_cmd_ready_o   (io_cmd_ready_o),
@@ -251,6 +253,7 @@ module nvme_tcp_ip_w64_c2_d4_t8192_r8192 (
     .s_axil_rresp_o   (s_tcp_axil_rresp_o)
   );
 
+  assign nvme_tcp_rst_n = rst_ni & run_i;
   assign tcp_failed_o = tcp_failed;
 
 endmodule

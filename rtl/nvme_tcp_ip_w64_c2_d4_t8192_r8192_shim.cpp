@@ -69,6 +69,7 @@ extern "C" {
 struct nvme_tcp_ip_w64_c2_d4_t8192_r8192_ports {
   CData* clk_i;
   CData* rst_ni;
+  CData* run_i;
   CData* dgst_i;
   CData* io_cmd_valid_i;
   CData* io_cmd_ready_o;
@@ -167,6 +168,7 @@ void nvme_tcp_ip_w64_c2_d4_t8192_r8192_ports(void* model, nvme_tcp_ip_w64_c2_d4_
   Vnvme_tcp_ip_w64_c2_d4_t8192_r8192* t = static_cast<Model*>(model)->top;
   p->clk_i = &t->clk_i;
   p->rst_ni = &t->rst_ni;
+  p->run_i = &t->run_i;
   p->dgst_i = &t->dgst_i;
   p->io_cmd_valid_i = &t->io_cmd_valid_i;
   p->io_cmd_ready_o = &t->io_cmd_ready_o;

@@ -76,7 +76,8 @@ fifo_fwft_w72_d256.sv
 fifo_fwft_w2_d3.sv
 fifo_fwft_w7_d8.sv
 axi_interconnect_m3_i5_w64.sv
-axil_decoder_a13_w8_13_7_13_10_6.sv
+axil_decoder_a13_w8_13_7_13_10_6_11.sv
 chip_route_q64_roce2_nvme_tcp2_d0.sv
 chip_csr.sv
+eth_frame_fifo_w64_d256.sv
 nvmeof_offload.sv

@@ -95,20 +95,10 @@ pub struct NvmeofOffloadPorts {
     pub s_axis_tlast_i: *mut u8,
     pub s_axis_tvalid_i: *mut u8,
     pub s_axis_tready_o: *mut u8,
-    pub tcp_tx_valid_o: *mut u8,
-    pub tcp_tx_ready_i: *mut u8,
-    pub tcp_tx_conn_o: *mut u8,
-    pub tcp_tx_data_o: *mut u64,
-    pub tcp_tx_keep_o: *mut u8,
-    pub tcp_tx_credit_i: *mut u8,
-    pub tcp_rx_valid_i: *mut u8,
-    pub tcp_rx_ready_o: *mut u8,
-    pub tcp_rx_conn_i: *mut u8,
-    pub tcp_rx_data_i: *mut u64,
-    pub tcp_rx_keep_i: *mut u8,
-    pub tcp_rx_space_o: *mut u8,
     pub tcp_connected_o: *mut u8,
     pub tcp_dead_o: *mut u8,
+    pub tcp_up_o: *mut u8,
+    pub tcp_failed_o: *mut u8,
 }
 
 extern "C" {
@@ -220,20 +210,10 @@ impl NvmeofOffload {
         ("s_axis_tlast_i", 1, true),
         ("s_axis_tvalid_i", 1, true),
         ("s_axis_tready_o", 1, false),
-        ("tcp_tx_valid_o", 1, false),
-        ("tcp_tx_ready_i", 1, true),
-        ("tcp_tx_conn_o", 1, false),
-        ("tcp_tx_data_o", 64, false),
-        ("tcp_tx_keep_o", 8, false),
-        ("tcp_tx_credit_i", 2, true),
-        ("tcp_rx_valid_i", 1, true),
-        ("tcp_rx_ready_o", 1, false),
-        ("tcp_rx_conn_i", 1, true),
-        ("tcp_rx_data_i", 64, true),
-        ("tcp_rx_keep_i", 8, true),
-        ("tcp_rx_space_o", 2, false),
         ("tcp_connected_o", 2, false),
         ("tcp_dead_o", 2, false),
+        ("tcp_up_o", 2, false),
+        ("tcp_failed_o", 2, false),
     ];
 
     /// A new model instance with its own Verilator context; every register and memory word
@@ -379,20 +359,10 @@ impl NvmeofOffload {
             "s_axis_tlast_i" => Some((self.ports.s_axis_tlast_i as *mut u8, 1)),
             "s_axis_tvalid_i" => Some((self.ports.s_axis_tvalid_i as *mut u8, 1)),
             "s_axis_tready_o" => Some((self.ports.s_axis_tready_o as *mut u8, 1)),
-            "tcp_tx_valid_o" => Some((self.ports.tcp_tx_valid_o as *mut u8, 1)),
-            "tcp_tx_ready_i" => Some((self.ports.tcp_tx_ready_i as *mut u8, 1)),
-            "tcp_tx_conn_o" => Some((self.ports.tcp_tx_conn_o as *mut u8, 1)),
-            "tcp_tx_data_o" => Some((self.ports.tcp_tx_data_o as *mut u8, 64)),
-            "tcp_tx_keep_o" => Some((self.ports.tcp_tx_keep_o as *mut u8, 8)),
-            "tcp_tx_credit_i" => Some((self.ports.tcp_tx_credit_i as *mut u8, 2)),
-            "tcp_rx_valid_i" => Some((self.ports.tcp_rx_valid_i as *mut u8, 1)),
-            "tcp_rx_ready_o" => Some((self.ports.tcp_rx_ready_o as *mut u8, 1)),
-            "tcp_rx_conn_i" => Some((self.ports.tcp_rx_conn_i as *mut u8, 1)),
-            "tcp_rx_data_i" => Some((self.ports.tcp_rx_data_i as *mut u8, 64)),
-            "tcp_rx_keep_i" => Some((self.ports.tcp_rx_keep_i as *mut u8, 8)),
-            "tcp_rx_space_o" => Some((self.ports.tcp_rx_space_o as *mut u8, 2)),
             "tcp_connected_o" => Some((self.ports.tcp_connected_o as *mut u8, 2)),
             "tcp_dead_o" => Some((self.ports.tcp_dead_o as *mut u8, 2)),
+            "tcp_up_o" => Some((self.ports.tcp_up_o as *mut u8, 2)),
+            "tcp_failed_o" => Some((self.ports.tcp_failed_o as *mut u8, 2)),
             _ => None,
         }
     }
@@ -1316,132 +1286,6 @@ impl NvmeofOffload {
         unsafe { *self.ports.s_axis_tready_o }
     }
 
-    /// Reads output `tcp_tx_valid_o` (1 bits).
-    #[inline]
-    pub fn tcp_tx_valid_o(&self) -> u8 {
-        // SAFETY: the pointer addresses this port's field in the live model.
-        unsafe { *self.ports.tcp_tx_valid_o }
-    }
-
-    /// Drives input `tcp_tx_ready_i` (1 bits); bits above the width are dropped.
-    #[inline]
-    pub fn set_tcp_tx_ready_i(&self, v: u8) {
-        // SAFETY: the pointer addresses this port's field in the live model.
-        unsafe { *self.ports.tcp_tx_ready_i = v & 0x1 }
-    }
-
-    /// Reads input `tcp_tx_ready_i` (1 bits).
-    #[inline]
-    pub fn tcp_tx_ready_i(&self) -> u8 {
-        // SAFETY: the pointer addresses this port's field in the live model.
-        unsafe { *self.ports.tcp_tx_ready_i }
-    }
-
-    /// Reads output `tcp_tx_conn_o` (1 bits).
-    #[inline]
-    pub fn tcp_tx_conn_o(&self) -> u8 {
-        // SAFETY: the pointer addresses this port's field in the live model.
-        unsafe { *self.ports.tcp_tx_conn_o }
-    }
-
-    /// Reads output `tcp_tx_data_o` (64 bits).
-    #[inline]
-    pub fn tcp_tx_data_o(&self) -> u64 {
-        // SAFETY: the pointer addresses this port's field in the live model.
-        unsafe { *self.ports.tcp_tx_data_o }
-    }
-
-    /// Reads output `tcp_tx_keep_o` (8 bits).
-    #[inline]
-    pub fn tcp_tx_keep_o(&self) -> u8 {
-        // SAFETY: the pointer addresses this port's field in the live model.
-        unsafe { *self.ports.tcp_tx_keep_o }
-    }
-
-    /// Drives input `tcp_tx_credit_i` (2 bits); bits above the width are dropped.
-    #[inline]
-    pub fn set_tcp_tx_credit_i(&self, v: u8) {
-        // SAFETY: the pointer addresses this port's field in the live model.
-        unsafe { *self.ports.tcp_tx_credit_i = v & 0x3 }
-    }
-
-    /// Reads input `tcp_tx_credit_i` (2 bits).
-    #[inline]
-    pub fn tcp_tx_credit_i(&self) -> u8 {
-        // SAFETY: the pointer addresses this port's field in the live model.
-        unsafe { *self.ports.tcp_tx_credit_i }
-    }
-
-    /// Drives input `tcp_rx_valid_i` (1 bits); bits above the width are dropped.
-    #[inline]
-    pub fn set_tcp_rx_valid_i(&self, v: u8) {
-        // SAFETY: the pointer addresses this port's field in the live model.
-        unsafe { *self.ports.tcp_rx_valid_i = v & 0x1 }
-    }
-
-    /// Reads input `tcp_rx_valid_i` (1 bits).
-    #[inline]
-    pub fn tcp_rx_valid_i(&self) -> u8 {
-        // SAFETY: the pointer addresses this port's field in the live model.
-        unsafe { *self.ports.tcp_rx_valid_i }
-    }
-
-    /// Reads output `tcp_rx_ready_o` (1 bits).
-    #[inline]
-    pub fn tcp_rx_ready_o(&self) -> u8 {
-        // SAFETY: the pointer addresses this port's field in the live model.
-        unsafe { *self.ports.tcp_rx_ready_o }
-    }
-
-    /// Drives input `tcp_rx_conn_i` (1 bits); bits above the width are dropped.
-    #[inline]
-    pub fn set_tcp_rx_conn_i(&self, v: u8) {
-        // SAFETY: the pointer addresses this port's field in the live model.
-        unsafe { *self.ports.tcp_rx_conn_i = v & 0x1 }
-    }
-
-    /// Reads input `tcp_rx_conn_i` (1 bits).
-    #[inline]
-    pub fn tcp_rx_conn_i(&self) -> u8 {
-        // SAFETY: the pointer addresses this port's field in the live model.
-        unsafe { *self.ports.tcp_rx_conn_i }
-    }
-
-    /// Drives input `tcp_rx_data_i` (64 bits); bits above the width are dropped.
-    #[inline]
-    pub fn set_tcp_rx_data_i(&self, v: u64) {
-        // SAFETY: the pointer addresses this port's field in the live model.
-        unsafe { *self.ports.tcp_rx_data_i = v }
-    }
-
-    /// Reads input `tcp_rx_data_i` (64 bits).
-    #[inline]
-    pub fn tcp_rx_data_i(&self) -> u64 {
-        // SAFETY: the pointer addresses this port's field in the live model.
-        unsafe { *self.ports.tcp_rx_data_i }
-    }
-
-    /// Drives input `tcp_rx_keep_i` (8 bits); bits above the width are dropped.
-    #[inline]
-    pub fn set_tcp_rx_keep_i(&self, v: u8) {
-        // SAFETY: the pointer addresses this port's field in the live model.
-        unsafe { *self.ports.tcp_rx_keep_i = v }
-    }
-
-    /// Reads input `tcp_rx_keep_i` (8 bits).
-    #[inline]
-    pub fn tcp_rx_keep_i(&self) -> u8 {
-        // SAFETY: the pointer addresses this port's field in the live model.
-        unsafe { *self.ports.tcp_rx_keep_i }
-    }
-
-    /// Reads output `tcp_rx_space_o` (2 bits).
-    #[inline]
-    pub fn tcp_rx_space_o(&self) -> u8 {
-        // SAFETY: the pointer addresses this port's field in the live model.
-        unsafe { *self.ports.tcp_rx_space_o }
-    }
-
     /// Reads output `tcp_connected_o` (2 bits).
     #[inline]
     pub fn tcp_connected_o(&self) -> u8 {
@@ -1454,6 +1298,20 @@ impl NvmeofOffload {
     pub fn tcp_dead_o(&self) -> u8 {
         // SAFETY: the pointer addresses this port's field in the live model.
         unsafe { *self.ports.tcp_dead_o }
+    }
+
+    /// Reads output `tcp_up_o` (2 bits).
+    #[inline]
+    pub fn tcp_up_o(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.tcp_up_o }
+    }
+
+    /// Reads output `tcp_failed_o` (2 bits).
+    #[inline]
+    pub fn tcp_failed_o(&self) -> u8 {
+        // SAFETY: the pointer addresses this port's field in the live model.
+        unsafe { *self.ports.tcp_failed_o }
     }
 }
 

@@ -3,8 +3,9 @@
 //
 // NVMe-oF offload chip top: NVMe front end (BAR0, queues, SQ fetch, CQ post, MSI-X),
 // QoS arbiter, routing table (I/O queue -> transport channel) and completion merge, the
-// fabric transports, one AXI4 master to host memory through an ID-routing interconnect,
-// and one firmware AXI4-Lite slave over every block's CSRs (map in chip_csr.md).
+// fabric transports (NVMe/TCP on the TCP/IP engine), one Ethernet port through the frame
+// mux, one AXI4 master to host memory through an ID-routing interconnect, and one
+// firmware AXI4-Lite slave over every block's CSRs (map in chip_csr.md).
 // Contract: hdl-gen/src/chip/mod.rs.
 
 module nvmeof_offload (
@@ -93,7 +94,7 @@ module nvmeof_offload (
   input  logic [1:0]   m_axi_bresp_i,
   input  logic [6:0]   m_axi_bid_i,
 
-  // RoCEv2: Ethernet frames without FCS
+  // Ethernet: frames without FCS, RoCEv2 and TCP/IP (ARP, ICMP, TCP) on one port
   output logic [63:0]  m_axis_tdata_o,
   output logic [7:0]   m_axis_tkeep_o,
   output logic         m_axis_tlast_o,
@@ -105,23 +106,43 @@ module nvmeof_offload (
   input  logic         s_axis_tvalid_i,
   output logic         s_axis_tready_o,
 
-  // NVMe/TCP: the connections' byte streams, to and from a TCP engine
-  output logic         tcp_tx_valid_o,
-  input  logic         tcp_tx_ready_i,
-  output logic         tcp_tx_conn_o,
-  output logic [63:0]  tcp_tx_data_o,
-  output logic [7:0]   tcp_tx_keep_o,
-  input  logic [1:0]   tcp_tx_credit_i,
-  input  logic         tcp_rx_valid_i,
-  output logic         tcp_rx_ready_o,
-  input  logic         tcp_rx_conn_i,
-  input  logic [63:0]  tcp_rx_data_i,
-  input  logic [7:0]   tcp_rx_keep_i,
-  output logic [1:0]   tcp_rx_space_o,
+  // NVMe/TCP and TCP/IP: each connection's state (also in chip_csr)
   output logic [1:0]   tcp_connected_o,
-  output logic [1:0]   tcp_dead_o
+  output logic [1:0]   tcp_dead_o,
+  output logic [1:0]   tcp_up_o,
+  output logic [1:0]   tcp_failed_o
 );
 
+  logic [63:0]  roce_m_axis_tdata;
+  logic [7:0]   roce_m_axis_tkeep;
+  logic         roce_m_axis_tlast;
+  logic         roce_m_axis_tvalid;
+  logic         eth_mux_s_roce_axis_tready;
+  logic [63:0]  eth_mux_m_roce_axis_tdata;
+  logic [7:0]   eth_mux_m_roce_axis_tkeep;
+  logic         eth_mux_m_roce_axis_tlast;
+  logic         eth_mux_m_roce_axis_tvalid;
+  logic         roce_s_axis_tready;
+  logic [63:0]  nvme_tcp_m_axis_tdata;
+  logic [7:0]   nvme_tcp_m_axis_tkeep;
+  logic         nvme_tcp_m_axis_tlast;
+  logic         nvme_tcp_m_axis_tvalid;
+  logic         tcp_tx_fifo_s_axis_tready;
+  logic [63:0]  tcp_tx_fifo_m_axis_tdata;
+  logic [7:0]   tcp_tx_fifo_m_axis_tkeep;
+  logic         tcp_tx_fifo_m_axis_tlast;
+  logic         tcp_tx_fifo_m_axis_tvalid;
+  logic         eth_mux_s_tcp_axis_tready;
+  logic [63:0]  eth_mux_m_tcp_axis_tdata;
+  logic [7:0]   eth_mux_m_tcp_axis_tkeep;
+  logic         eth_mux_m_tcp_axis_tlast;
+  logic         eth_mux_m_tcp_axis_tvalid;
+  logic         nvme_tcp_s_axis_tready;
+  logic [1:0]   nvme_tcp_connected;
+  logic [1:0]   nvme_tcp_dead;
+  logic [1:0]   nvme_tcp_tcp_up;
+  logic [1:0]   nvme_tcp_tcp_failed;
+  logic         eth_mux_ev_drop;
   logic         fw_m0_axil_awvalid;
   logic         chip_csr_s_axil_awready;
   logic [7:0]   fw_m0_axil_awaddr;
@@ -224,6 +245,23 @@ module nvmeof_offload (
   logic         fw_m5_axil_rready;
   logic [31:0]  nvme_tcp_s_axil_rdata;
   logic [1:0]   nvme_tcp_s_axil_rresp;
+  logic         fw_m6_axil_awvalid;
+  logic         nvme_tcp_s_tcp_axil_awready;
+  logic [10:0]  fw_m6_axil_awaddr;
+  logic         fw_m6_axil_wvalid;
+  logic         nvme_tcp_s_tcp_axil_wready;
+  logic [31:0]  fw_m6_axil_wdata;
+  logic [3:0]   fw_m6_axil_wstrb;
+  logic         nvme_tcp_s_tcp_axil_bvalid;
+  logic         fw_m6_axil_bready;
+  logic [1:0]   nvme_tcp_s_tcp_axil_bresp;
+  logic         fw_m6_axil_arvalid;
+  logic         nvme_tcp_s_tcp_axil_arready;
+  logic [10:0]  fw_m6_axil_araddr;
+  logic         nvme_tcp_s_tcp_axil_rvalid;
+  logic         fw_m6_axil_rready;
+  logic [31:0]  nvme_tcp_s_tcp_axil_rdata;
+  logic [1:0]   nvme_tcp_s_tcp_axil_rresp;
   logic         nvme_m_axi_arvalid;
   logic         axi_s0_axi_arready;
   logic [63:0]  nvme_m_axi_araddr;
@@ -360,7 +398,6 @@ module nvmeof_offload (
   logic         chip_csr_tcp_dgst_hdgst;
   logic         chip_csr_tcp_dgst_ddgst;
   logic         chip_csr_tcp_ctrl_run;
-  logic         tcp_rst_n;
   logic [1:0]   route_ev_routed;
   logic         route_ev_unbound;
   logic [31:0]  cnt_roce_q;
@@ -369,6 +406,8 @@ module nvmeof_offload (
   logic [31:0]  cnt_nvme_tcp_d;
   logic [31:0]  cnt_unbound_q;
   logic [31:0]  cnt_unbound_d;
+  logic [31:0]  cnt_frame_drop_q;
+  logic [31:0]  cnt_frame_drop_d;
   logic         unused_u_chip_csr_route_err_bad_sqid_o;
   logic         unused_u_chip_csr_route_err_bad_channel_o;
   logic [4:0]   unused_u_axi_s0_axi_rid_o;
@@ -607,15 +646,21 @@ module nvmeof_offload (
     .info_queues_i               (16'h40),
     .info_default_i              (2'd0),
     .tcp_ctrl_run_o              (chip_csr_tcp_ctrl_run),
+    .tcp_conn_connected_i        (nvme_tcp_connected),
+    .tcp_conn_dead_i             (nvme_tcp_dead),
     .cnt_roce_value_i            (cnt_roce_q),
     .cnt_nvme_tcp_value_i        (cnt_nvme_tcp_q),
     .cnt_unbound_value_i         (cnt_unbound_q),
+    .cnt_frame_drop_value_i      (cnt_frame_drop_q),
+    .tcp_link_up_i               (nvme_tcp_tcp_up),
+    .tcp_link_failed_i           (nvme_tcp_tcp_failed),
     .map_chip_info_base_i        (32'h2000),
     .map_nvme_base_i             (32'h4000),
     .map_qos_base_i              (32'h6000),
     .map_roce_base_i             (32'h8000),
     .map_nvme_tcp_base_i         (32'ha000),
-    .map_chip_base_i             (32'd0)
+    .map_chip_base_i             (32'd0),
+    .map_tcp_base_i              (32'hc000)
   );
 
   axi_interconnect_m3_i5_w64 u_axi (
@@ -739,7 +784,7 @@ module nvmeof_offload (
     .m_axi_bid_i      (m_axi_bid_i)
   );
 
-  axil_decoder_a13_w8_13_7_13_10_6 u_fw (
+  axil_decoder_a13_w8_13_7_13_10_6_11 u_fw (
     .clk_i             (clk_i),
     .rst_ni            (rst_ni),
     .s_axil_awvalid_i  (s_axil_awvalid_i),
@@ -860,7 +905,60 @@ module nvmeof_offload (
     .m5_axil_rvalid_i  (nvme_tcp_s_axil_rvalid),
     .m5_axil_rready_o  (fw_m5_axil_rready),
     .m5_axil_rdata_i   (nvme_tcp_s_axil_rdata),
-    .m5_axil_rresp_i   (nvme_tcp_s_axil_rresp)
+    .m5_axil_rresp_i   (nvme_tcp_s_axil_rresp),
+    .m6_axil_awvalid_o (fw_m6_axil_awvalid),
+    .m6_axil_awready_i (nvme_tcp_s_tcp_axil_awready),
+    .m6_axil_awaddr_o  (fw_m6_axil_awaddr),
+    .m6_axil_wvalid_o  (fw_m6_axil_wvalid),
+    .m6_axil_wready_i  (nvme_tcp_s_tcp_axil_wready),
+    .m6_axil_wdata_o   (fw_m6_axil_wdata),
+    .m6_axil_wstrb_o   (fw_m6_axil_wstrb),
+    .m6_axil_bvalid_i  (nvme_tcp_s_tcp_axil_bvalid),
+    .m6_axil_bready_o  (fw_m6_axil_bready),
+    .m6_axil_bresp_i   (nvme_tcp_s_tcp_axil_bresp),
+    .m6_axil_arvalid_o (fw_m6_axil_arvalid),
+    .m6_axil_arready_i (nvme_tcp_s_tcp_axil_arready),
+    .m6_axil_araddr_o  (fw_m6_axil_araddr),
+    .m6_axil_rvalid_i  (nvme_tcp_s_tcp_axil_rvalid),
+    .m6_axil_rready_o  (fw_m6_axil_rready),
+    .m6_axil_rdata_i   (nvme_tcp_s_tcp_axil_rdata),
+    .m6_axil_rresp_i   (nvme_tcp_s_tcp_axil_rresp)
+  );
+
+  eth_frame_mux_w64_rt u_eth_mux (
+    .clk_i                (clk_i),
+    .rst_ni               (rst_ni),
+    .m_axis_tdata_o       (m_axis_tdata_o),
+    .m_axis_tkeep_o       (m_axis_tkeep_o),
+    .m_axis_tlast_o       (m_axis_tlast_o),
+    .m_axis_tvalid_o      (m_axis_tvalid_o),
+    .m_axis_tready_i      (m_axis_tready_i),
+    .s_axis_tdata_i       (s_axis_tdata_i),
+    .s_axis_tkeep_i       (s_axis_tkeep_i),
+    .s_axis_tlast_i       (s_axis_tlast_i),
+    .s_axis_tvalid_i      (s_axis_tvalid_i),
+    .s_axis_tready_o      (s_axis_tready_o),
+    .s_roce_axis_tdata_i  (roce_m_axis_tdata),
+    .s_roce_axis_tkeep_i  (roce_m_axis_tkeep),
+    .s_roce_axis_tlast_i  (roce_m_axis_tlast),
+    .s_roce_axis_tvalid_i (roce_m_axis_tvalid),
+    .s_roce_axis_tready_o (eth_mux_s_roce_axis_tready),
+    .m_roce_axis_tdata_o  (eth_mux_m_roce_axis_tdata),
+    .m_roce_axis_tkeep_o  (eth_mux_m_roce_axis_tkeep),
+    .m_roce_axis_tlast_o  (eth_mux_m_roce_axis_tlast),
+    .m_roce_axis_tvalid_o (eth_mux_m_roce_axis_tvalid),
+    .m_roce_axis_tready_i (roce_s_axis_tready),
+    .s_tcp_axis_tdata_i   (tcp_tx_fifo_m_axis_tdata),
+    .s_tcp_axis_tkeep_i   (tcp_tx_fifo_m_axis_tkeep),
+    .s_tcp_axis_tlast_i   (tcp_tx_fifo_m_axis_tlast),
+    .s_tcp_axis_tvalid_i  (tcp_tx_fifo_m_axis_tvalid),
+    .s_tcp_axis_tready_o  (eth_mux_s_tcp_axis_tready),
+    .m_tcp_axis_tdata_o   (eth_mux_m_tcp_axis_tdata),
+    .m_tcp_axis_tkeep_o   (eth_mux_m_tcp_axis_tkeep),
+    .m_tcp_axis_tlast_o   (eth_mux_m_tcp_axis_tlast),
+    .m_tcp_axis_tvalid_o  (eth_mux_m_tcp_axis_tvalid),
+    .m_tcp_axis_tready_i  (nvme_tcp_s_axis_tready),
+    .ev_drop_o            (eth_mux_ev_drop)
   );
 
   roce_w64_q2_d4 u_roce (
@@ -877,16 +975,16 @@ module nvmeof_offload (
     .io_cpl_cid_o     (roce_cpl_cid),
     .io_cpl_status_o  (roce_cpl_status),
     .io_cpl_dw0_o     (roce_cpl_dw0),
-    .m_axis_tdata_o   (m_axis_tdata_o),
-    .m_axis_tkeep_o   (m_axis_tkeep_o),
-    .m_axis_tlast_o   (m_axis_tlast_o),
-    .m_axis_tvalid_o  (m_axis_tvalid_o),
-    .m_axis_tready_i  (m_axis_tready_i),
-    .s_axis_tdata_i   (s_axis_tdata_i),
-    .s_axis_tkeep_i   (s_axis_tkeep_i),
-    .s_axis_tlast_i   (s_axis_tlast_i),
-    .s_axis_tvalid_i  (s_axis_tvalid_i),
-    .s_axis_tready_o  (s_axis_tready_o),
+    .m_axis_tdata_o   (roce_m_axis_tdata),
+    .m_axis_tkeep_o   (roce_m_axis_tkeep),
+    .m_axis_tlast_o   (roce_m_axis_tlast),
+    .m_axis_tvalid_o  (roce_m_axis_tvalid),
+    .m_axis_tready_i  (eth_mux_s_roce_axis_tready),
+    .s_axis_tdata_i   (eth_mux_m_roce_axis_tdata),
+    .s_axis_tkeep_i   (eth_mux_m_roce_axis_tkeep),
+    .s_axis_tlast_i   (eth_mux_m_roce_axis_tlast),
+    .s_axis_tvalid_i  (eth_mux_m_roce_axis_tvalid),
+    .s_axis_tready_o  (roce_s_axis_tready),
     .mps_i            (nvme_mps),
     .m_axi_arvalid_o  (roce_m_axi_arvalid),
     .m_axi_arready_i  (axi_s1_axi_arready),
@@ -936,99 +1034,137 @@ module nvmeof_offload (
     .s_axil_rresp_o   (roce_s_axil_rresp)
   );
 
-  nvme_tcp_w64_c2_d4 u_nvme_tcp (
-    .clk_i            (clk_i),
-    .rst_ni           (tcp_rst_n),
-    .dgst_i           ({chip_csr_tcp_dgst_ddgst, chip_csr_tcp_dgst_hdgst}),
-    .io_cmd_valid_i   (nvme_tcp_cmd_valid),
-    .io_cmd_ready_o   (nvme_tcp_cmd_ready),
-    .io_cmd_sqid_i    (nvme_tcp_cmd_sqid),
-    .io_cmd_sqe_i     (nvme_tcp_cmd_sqe),
-    .sq_space_o       (nvme_tcp_sq_space),
-    .io_cpl_valid_o   (nvme_tcp_cpl_valid),
-    .io_cpl_ready_i   (nvme_tcp_cpl_ready),
-    .io_cpl_sqid_o    (nvme_tcp_cpl_sqid),
-    .io_cpl_cid_o     (nvme_tcp_cpl_cid),
-    .io_cpl_status_o  (nvme_tcp_cpl_status),
-    .io_cpl_dw0_o     (nvme_tcp_cpl_dw0),
-    .tx_valid_o       (tcp_tx_valid_o),
-    .tx_ready_i       (tcp_tx_ready_i),
-    .tx_conn_o        (tcp_tx_conn_o),
-    .tx_data_o        (tcp_tx_data_o),
-    .tx_keep_o        (tcp_tx_keep_o),
-    .tx_credit_i      (tcp_tx_credit_i),
-    .rx_valid_i       (tcp_rx_valid_i),
-    .rx_ready_o       (tcp_rx_ready_o),
-    .rx_conn_i        (tcp_rx_conn_i),
-    .rx_data_i        (tcp_rx_data_i),
-    .rx_keep_i        (tcp_rx_keep_i),
-    .rx_space_o       (tcp_rx_space_o),
-    .connected_o      (tcp_connected_o),
-    .dead_o           (tcp_dead_o),
-    .lost_i           (2'd0),
-    .mps_i            (nvme_mps),
-    .m_axi_arvalid_o  (nvme_tcp_m_axi_arvalid),
-    .m_axi_arready_i  (axi_s2_axi_arready),
-    .m_axi_araddr_o   (nvme_tcp_m_axi_araddr),
-    .m_axi_arlen_o    (nvme_tcp_m_axi_arlen),
-    .m_axi_arsize_o   (nvme_tcp_m_axi_arsize),
-    .m_axi_arburst_o  (nvme_tcp_m_axi_arburst),
-    .m_axi_arid_o     (nvme_tcp_m_axi_arid),
-    .m_axi_rvalid_i   (axi_s2_axi_rvalid),
-    .m_axi_rready_o   (nvme_tcp_m_axi_rready),
-    .m_axi_rdata_i    (axi_s2_axi_rdata),
-    .m_axi_rresp_i    (axi_s2_axi_rresp),
-    .m_axi_rlast_i    (axi_s2_axi_rlast),
-    .m_axi_rid_i      (axi_s2_axi_rid),
-    .m_axi_awvalid_o  (nvme_tcp_m_axi_awvalid),
-    .m_axi_awaddr_o   (nvme_tcp_m_axi_awaddr),
-    .m_axi_awlen_o    (nvme_tcp_m_axi_awlen),
-    .m_axi_awsize_o   (nvme_tcp_m_axi_awsize),
-    .m_axi_awburst_o  (nvme_tcp_m_axi_awburst),
-    .m_axi_wvalid_o   (nvme_tcp_m_axi_wvalid),
-    .m_axi_wdata_o    (nvme_tcp_m_axi_wdata),
-    .m_axi_wstrb_o    (nvme_tcp_m_axi_wstrb),
-    .m_axi_wlast_o    (nvme_tcp_m_axi_wlast),
-    .m_axi_bready_o   (nvme_tcp_m_axi_bready),
-    .m_axi_awid_o     (nvme_tcp_m_axi_awid),
-    .m_axi_awready_i  (axi_s2_axi_awready),
-    .m_axi_wready_i   (axi_s2_axi_wready),
-    .m_axi_bvalid_i   (axi_s2_axi_bvalid),
-    .m_axi_bresp_i    (axi_s2_axi_bresp),
-    .m_axi_bid_i      (axi_s2_axi_bid),
-    .s_axil_awvalid_i (fw_m5_axil_awvalid),
-    .s_axil_awready_o (nvme_tcp_s_axil_awready),
-    .s_axil_awaddr_i  (fw_m5_axil_awaddr),
-    .s_axil_wvalid_i  (fw_m5_axil_wvalid),
-    .s_axil_wready_o  (nvme_tcp_s_axil_wready),
-    .s_axil_wdata_i   (fw_m5_axil_wdata),
-    .s_axil_wstrb_i   (fw_m5_axil_wstrb),
-    .s_axil_bvalid_o  (nvme_tcp_s_axil_bvalid),
-    .s_axil_bready_i  (fw_m5_axil_bready),
-    .s_axil_bresp_o   (nvme_tcp_s_axil_bresp),
-    .s_axil_arvalid_i (fw_m5_axil_arvalid),
-    .s_axil_arready_o (nvme_tcp_s_axil_arready),
-    .s_axil_araddr_i  (fw_m5_axil_araddr),
-    .s_axil_rvalid_o  (nvme_tcp_s_axil_rvalid),
-    .s_axil_rready_i  (fw_m5_axil_rready),
-    .s_axil_rdata_o   (nvme_tcp_s_axil_rdata),
-    .s_axil_rresp_o   (nvme_tcp_s_axil_rresp)
+  nvme_tcp_ip_w64_c2_d4_t8192_r8192 u_nvme_tcp (
+    .clk_i                (clk_i),
+    .rst_ni               (rst_ni),
+    .run_i                (chip_csr_tcp_ctrl_run),
+    .dgst_i               ({chip_csr_tcp_dgst_ddgst, chip_csr_tcp_dgst_hdgst}),
+    .io_cmd_valid_i       (nvme_tcp_cmd_valid),
+    .io_cmd_ready_o       (nvme_tcp_cmd_ready),
+    .io_cmd_sqid_i        (nvme_tcp_cmd_sqid),
+    .io_cmd_sqe_i         (nvme_tcp_cmd_sqe),
+    .sq_space_o           (nvme_tcp_sq_space),
+    .io_cpl_valid_o       (nvme_tcp_cpl_valid),
+    .io_cpl_ready_i       (nvme_tcp_cpl_ready),
+    .io_cpl_sqid_o        (nvme_tcp_cpl_sqid),
+    .io_cpl_cid_o         (nvme_tcp_cpl_cid),
+    .io_cpl_status_o      (nvme_tcp_cpl_status),
+    .io_cpl_dw0_o         (nvme_tcp_cpl_dw0),
+    .mps_i                (nvme_mps),
+    .m_axi_arvalid_o      (nvme_tcp_m_axi_arvalid),
+    .m_axi_arready_i      (axi_s2_axi_arready),
+    .m_axi_araddr_o       (nvme_tcp_m_axi_araddr),
+    .m_axi_arlen_o        (nvme_tcp_m_axi_arlen),
+    .m_axi_arsize_o       (nvme_tcp_m_axi_arsize),
+    .m_axi_arburst_o      (nvme_tcp_m_axi_arburst),
+    .m_axi_arid_o         (nvme_tcp_m_axi_arid),
+    .m_axi_rvalid_i       (axi_s2_axi_rvalid),
+    .m_axi_rready_o       (nvme_tcp_m_axi_rready),
+    .m_axi_rdata_i        (axi_s2_axi_rdata),
+    .m_axi_rresp_i        (axi_s2_axi_rresp),
+    .m_axi_rlast_i        (axi_s2_axi_rlast),
+    .m_axi_rid_i          (axi_s2_axi_rid),
+    .m_axi_awvalid_o      (nvme_tcp_m_axi_awvalid),
+    .m_axi_awaddr_o       (nvme_tcp_m_axi_awaddr),
+    .m_axi_awlen_o        (nvme_tcp_m_axi_awlen),
+    .m_axi_awsize_o       (nvme_tcp_m_axi_awsize),
+    .m_axi_awburst_o      (nvme_tcp_m_axi_awburst),
+    .m_axi_wvalid_o       (nvme_tcp_m_axi_wvalid),
+    .m_axi_wdata_o        (nvme_tcp_m_axi_wdata),
+    .m_axi_wstrb_o        (nvme_tcp_m_axi_wstrb),
+    .m_axi_wlast_o        (nvme_tcp_m_axi_wlast),
+    .m_axi_bready_o       (nvme_tcp_m_axi_bready),
+    .m_axi_awid_o         (nvme_tcp_m_axi_awid),
+    .m_axi_awready_i      (axi_s2_axi_awready),
+    .m_axi_wready_i       (axi_s2_axi_wready),
+    .m_axi_bvalid_i       (axi_s2_axi_bvalid),
+    .m_axi_bresp_i        (axi_s2_axi_bresp),
+    .m_axi_bid_i          (axi_s2_axi_bid),
+    .m_axis_tdata_o       (nvme_tcp_m_axis_tdata),
+    .m_axis_tkeep_o       (nvme_tcp_m_axis_tkeep),
+    .m_axis_tlast_o       (nvme_tcp_m_axis_tlast),
+    .m_axis_tvalid_o      (nvme_tcp_m_axis_tvalid),
+    .m_axis_tready_i      (tcp_tx_fifo_s_axis_tready),
+    .s_axis_tdata_i       (eth_mux_m_tcp_axis_tdata),
+    .s_axis_tkeep_i       (eth_mux_m_tcp_axis_tkeep),
+    .s_axis_tlast_i       (eth_mux_m_tcp_axis_tlast),
+    .s_axis_tvalid_i      (eth_mux_m_tcp_axis_tvalid),
+    .s_axis_tready_o      (nvme_tcp_s_axis_tready),
+    .s_axil_awvalid_i     (fw_m5_axil_awvalid),
+    .s_axil_awready_o     (nvme_tcp_s_axil_awready),
+    .s_axil_awaddr_i      (fw_m5_axil_awaddr),
+    .s_axil_wvalid_i      (fw_m5_axil_wvalid),
+    .s_axil_wready_o      (nvme_tcp_s_axil_wready),
+    .s_axil_wdata_i       (fw_m5_axil_wdata),
+    .s_axil_wstrb_i       (fw_m5_axil_wstrb),
+    .s_axil_bvalid_o      (nvme_tcp_s_axil_bvalid),
+    .s_axil_bready_i      (fw_m5_axil_bready),
+    .s_axil_bresp_o       (nvme_tcp_s_axil_bresp),
+    .s_axil_arvalid_i     (fw_m5_axil_arvalid),
+    .s_axil_arready_o     (nvme_tcp_s_axil_arready),
+    .s_axil_araddr_i      (fw_m5_axil_araddr),
+    .s_axil_rvalid_o      (nvme_tcp_s_axil_rvalid),
+    .s_axil_rready_i      (fw_m5_axil_rready),
+    .s_axil_rdata_o       (nvme_tcp_s_axil_rdata),
+    .s_axil_rresp_o       (nvme_tcp_s_axil_rresp),
+    .s_tcp_axil_awvalid_i (fw_m6_axil_awvalid),
+    .s_tcp_axil_awready_o (nvme_tcp_s_tcp_axil_awready),
+    .s_tcp_axil_awaddr_i  (fw_m6_axil_awaddr),
+    .s_tcp_axil_wvalid_i  (fw_m6_axil_wvalid),
+    .s_tcp_axil_wready_o  (nvme_tcp_s_tcp_axil_wready),
+    .s_tcp_axil_wdata_i   (fw_m6_axil_wdata),
+    .s_tcp_axil_wstrb_i   (fw_m6_axil_wstrb),
+    .s_tcp_axil_bvalid_o  (nvme_tcp_s_tcp_axil_bvalid),
+    .s_tcp_axil_bready_i  (fw_m6_axil_bready),
+    .s_tcp_axil_bresp_o   (nvme_tcp_s_tcp_axil_bresp),
+    .s_tcp_axil_arvalid_i (fw_m6_axil_arvalid),
+    .s_tcp_axil_arready_o (nvme_tcp_s_tcp_axil_arready),
+    .s_tcp_axil_araddr_i  (fw_m6_axil_araddr),
+    .s_tcp_axil_rvalid_o  (nvme_tcp_s_tcp_axil_rvalid),
+    .s_tcp_axil_rready_i  (fw_m6_axil_rready),
+    .s_tcp_axil_rdata_o   (nvme_tcp_s_tcp_axil_rdata),
+    .s_tcp_axil_rresp_o   (nvme_tcp_s_tcp_axil_rresp),
+    .connected_o          (nvme_tcp_connected),
+    .dead_o               (nvme_tcp_dead),
+    .tcp_up_o             (nvme_tcp_tcp_up),
+    .tcp_failed_o         (nvme_tcp_tcp_failed)
   );
 
-  assign tcp_rst_n = rst_ni & chip_csr_tcp_ctrl_run;
+  eth_frame_fifo_w64_d256 u_tcp_tx_fifo (
+    .clk_i           (clk_i),
+    .rst_ni          (rst_ni),
+    .s_axis_tdata_i  (nvme_tcp_m_axis_tdata),
+    .s_axis_tkeep_i  (nvme_tcp_m_axis_tkeep),
+    .s_axis_tlast_i  (nvme_tcp_m_axis_tlast),
+    .s_axis_tvalid_i (nvme_tcp_m_axis_tvalid),
+    .s_axis_tready_o (tcp_tx_fifo_s_axis_tready),
+    .m_axis_tdata_o  (tcp_tx_fifo_m_axis_tdata),
+    .m_axis_tkeep_o  (tcp_tx_fifo_m_axis_tkeep),
+    .m_axis_tlast_o  (tcp_tx_fifo_m_axis_tlast),
+    .m_axis_tvalid_o (tcp_tx_fifo_m_axis_tvalid),
+    .m_axis_tready_i (eth_mux_s_tcp_axis_tready)
+  );
+
+  assign tcp_connected_o = nvme_tcp_connected;
+  assign tcp_dead_o = nvme_tcp_dead;
+  assign tcp_up_o = nvme_tcp_tcp_up;
+  assign tcp_failed_o = nvme_tcp_tcp_failed;
   assign cnt_roce_d = cnt_roce_q + {31'd0, route_ev_routed[0]};
   assign cnt_nvme_tcp_d = cnt_nvme_tcp_q + {31'd0, route_ev_routed[1]};
   assign cnt_unbound_d = cnt_unbound_q + {31'd0, route_ev_unbound};
+  assign cnt_frame_drop_d = cnt_frame_drop_q + {31'd0, eth_mux_ev_drop};
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       cnt_roce_q <= 32'd0;
       cnt_nvme_tcp_q <= 32'd0;
       cnt_unbound_q <= 32'd0;
+      cnt_frame_drop_q <= 32'd0;
     end else begin
       cnt_roce_q <= cnt_roce_d;
       cnt_nvme_tcp_q <= cnt_nvme_tcp_d;
       cnt_unbound_q <= cnt_unbound_d;
+      cnt_frame_drop_q <= cnt_frame_drop_d;
     end
   end
 

@@ -155,20 +155,10 @@ struct nvmeof_offload_ports {
   CData* s_axis_tlast_i;
   CData* s_axis_tvalid_i;
   CData* s_axis_tready_o;
-  CData* tcp_tx_valid_o;
-  CData* tcp_tx_ready_i;
-  CData* tcp_tx_conn_o;
-  QData* tcp_tx_data_o;
-  CData* tcp_tx_keep_o;
-  CData* tcp_tx_credit_i;
-  CData* tcp_rx_valid_i;
-  CData* tcp_rx_ready_o;
-  CData* tcp_rx_conn_i;
-  QData* tcp_rx_data_i;
-  CData* tcp_rx_keep_i;
-  CData* tcp_rx_space_o;
   CData* tcp_connected_o;
   CData* tcp_dead_o;
+  CData* tcp_up_o;
+  CData* tcp_failed_o;
 };
 
 void* nvmeof_offload_new(uint32_t init_seed) { return new Model(init_seed); }
@@ -263,20 +253,10 @@ void nvmeof_offload_ports(void* model, nvmeof_offload_ports* p) {
   p->s_axis_tlast_i = &t->s_axis_tlast_i;
   p->s_axis_tvalid_i = &t->s_axis_tvalid_i;
   p->s_axis_tready_o = &t->s_axis_tready_o;
-  p->tcp_tx_valid_o = &t->tcp_tx_valid_o;
-  p->tcp_tx_ready_i = &t->tcp_tx_ready_i;
-  p->tcp_tx_conn_o = &t->tcp_tx_conn_o;
-  p->tcp_tx_data_o = &t->tcp_tx_data_o;
-  p->tcp_tx_keep_o = &t->tcp_tx_keep_o;
-  p->tcp_tx_credit_i = &t->tcp_tx_credit_i;
-  p->tcp_rx_valid_i = &t->tcp_rx_valid_i;
-  p->tcp_rx_ready_o = &t->tcp_rx_ready_o;
-  p->tcp_rx_conn_i = &t->tcp_rx_conn_i;
-  p->tcp_rx_data_i = &t->tcp_rx_data_i;
-  p->tcp_rx_keep_i = &t->tcp_rx_keep_i;
-  p->tcp_rx_space_o = &t->tcp_rx_space_o;
   p->tcp_connected_o = &t->tcp_connected_o;
   p->tcp_dead_o = &t->tcp_dead_o;
+  p->tcp_up_o = &t->tcp_up_o;
+  p->tcp_failed_o = &t->tcp_failed_o;
 }
 
 void nvmeof_offload_eval(void* model) { static_cast<Model*>(model)->top->eval(); }

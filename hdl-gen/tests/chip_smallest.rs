@@ -31,7 +31,7 @@ fn its_csr_windows_are_as_narrow_as_the_blocks_allow() {
         cfg.csr.addr_width + 1
     );
     assert!(
-        text.contains(&want) && text.contains("`qos_csr`") && text.contains("`roce_csr`"),
+        text.contains(&want) && text.contains("`tcp_csr`"),
         "unclear error (want every block that does not fit and `{want}`): {text}"
     );
 }

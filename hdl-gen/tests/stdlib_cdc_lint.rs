@@ -63,6 +63,7 @@ fn the_primitive_models_are_lint_clean() {
         "PHASELOADREG",
         "PLLWAKESYNC",
         "ENCLKOP",
+        "ENCLKOS",
     ] {
         m.bind(pll, p, lit(1, 0));
     }

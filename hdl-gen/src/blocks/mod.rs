@@ -11,6 +11,7 @@ pub mod chip_info;
 pub mod crc;
 pub mod ecp5;
 pub mod fifo;
+pub mod frame_fifo;
 pub mod interval_timer;
 pub mod reset_sync;
 pub mod skid_buffer;

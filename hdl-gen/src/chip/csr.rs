@@ -22,10 +22,11 @@ pub struct Slot {
 pub fn slots(ch: &Channels) -> Vec<Slot> {
     let mut names = vec!["chip_csr", "chip_info_csr", "nvme_csr", "qos_csr"];
     for &(t, _) in &ch.list {
-        names.push(match t {
-            Transport::Roce => "roce_csr",
-            Transport::NvmeTcp => "nvme_tcp_csr",
-        });
+        match t {
+            Transport::Roce => names.push("roce_csr"),
+            // The NVMe/TCP engine and the TCP/IP engine under it.
+            Transport::NvmeTcp => names.extend(["nvme_tcp_csr", "tcp_csr"]),
+        }
     }
     names
         .into_iter()
@@ -38,22 +39,27 @@ pub fn slots(ch: &Channels) -> Vec<Slot> {
 }
 
 /// The map registers: (register name, block) in offset order from 0x40.
-pub const MAP_REGS: [(&str, &str); 6] = [
+pub const MAP_REGS: [(&str, &str); 7] = [
     ("map_chip_info", "chip_info_csr"),
     ("map_nvme", "nvme_csr"),
     ("map_qos", "qos_csr"),
     ("map_roce", "roce_csr"),
     ("map_nvme_tcp", "nvme_tcp_csr"),
     ("map_chip", "chip_csr"),
+    ("map_tcp", "tcp_csr"),
 ];
 
 /// Counters of `chip_csr`: (name, what it counts), from 0x20.
-pub const COUNTERS: [(&str, &str); 3] = [
+pub const COUNTERS: [(&str, &str); 4] = [
     ("cnt_roce", "Commands sent to the RoCE transport"),
     ("cnt_nvme_tcp", "Commands sent to the NVMe/TCP transport"),
     (
         "cnt_unbound",
         "Commands of unbound queues completed with 82h",
+    ),
+    (
+        "cnt_frame_drop",
+        "Ethernet frames taken and dropped: for an engine the chip does not hold",
     ),
 ];
 
@@ -136,8 +142,47 @@ pub fn register_map(ch: &Channels, slot_bits: u32) -> Result<RegMap, Errors> {
             1,
             Access::Rw,
             1,
-            "0 holds the NVMe/TCP engine in reset (connections closed); on 1 every connection starts, its ICReq asking for tcp_dgst",
+            "0 holds the NVMe/TCP engine in reset (the TCP/IP engine under it runs on); on 1 every connection starts, its ICReq asking for tcp_dgst once its TCP connection is up",
         );
+        let conns = ch
+            .list
+            .iter()
+            .find(|&&(t, _)| t == Transport::NvmeTcp)
+            .map_or(1, |&(_, n)| n);
+        b.reg("tcp_conn", 0x1c, "NVMe/TCP: each connection's state")
+            .field(
+                "connected",
+                0,
+                conns,
+                Access::Ro,
+                0,
+                "bit i: connection i's ICResp was accepted",
+            )
+            .field(
+                "dead",
+                16,
+                conns,
+                Access::Ro,
+                0,
+                "bit i: connection i ended (TermReq sent or received, or its TCP connection failed)",
+            );
+        b.reg("tcp_link", 0x30, "TCP/IP: each connection's TCP state")
+            .field(
+                "up",
+                0,
+                conns,
+                Access::Ro,
+                0,
+                "bit i: TCP connection i is ESTABLISHED or CLOSE-WAIT",
+            )
+            .field(
+                "failed",
+                16,
+                conns,
+                Access::Ro,
+                0,
+                "bit i: TCP connection i failed (reset, retry limit, ARP, abort) and waits for open in tcp_csr",
+            );
     }
     let codes: Vec<String> = TRANSPORT_CODES
         .iter()

@@ -4,15 +4,15 @@
 //! # The chip top: `<chip.name>` (this is the contract between its blocks)
 //!
 //! ```text
-//!  s_bar (BAR0) --> nvme_ctrl --io_cmd--> qos_arbiter --m_io_cmd--> chip_route --> roce (QPs) -------> m_axis / s_axis
-//!                      |  ^                  ^   |                    |  |  \---> nvme_tcp (conns) --> tcp_tx / tcp_rx
+//!  s_bar (BAR0) --> nvme_ctrl --io_cmd--> qos_arbiter --m_io_cmd--> chip_route --> roce (QPs) ------------> frame --> m_axis
+//!                      |  ^                  ^   |                    |  |  \---> nvme_tcp (conns) on tcp -->  mux  <-- s_axis
 //!                      |  +--io_cpl-- merge (chip_route) <-denials----+  |           |        |
 //!                      |                 ^  ^------- transport completions (SQ id mapped back)
 //!                      |                 +-- 82h for a command of an unbound queue
 //!   admin_cmd/admin_cpl (admin + fallback I/O), irq, mps   sq_space <- qos.sq_space_o; qos.dst_space_i <- chip_route
 //!                      |
 //!  m_axi <== axi_interconnect <== nvme_ctrl (SQ fetch, CQ post), roce DMA, nvme_tcp DMA
-//!  s_axil (firmware) --> axil_decoder --> chip_csr, chip_info_csr, nvme_csr, qos_csr, roce_csr, nvme_tcp_csr
+//!  s_axil (firmware) --> axil_decoder --> chip_csr, chip_info_csr, nvme_csr, qos_csr, roce_csr, nvme_tcp_csr, tcp_csr
 //! ```
 //!
 //! ## Ports
@@ -36,14 +36,25 @@
 //!   digests writes a C2HData payload cut-through (`nvme_tcp/mod.rs`), so a target that
 //!   stops in the middle of a PDU pauses a burst and holds every master's writes, CQE posts
 //!   included, until it goes on; store-and-forward per burst in that engine would remove it.
-//! - RoCEv2 (when `roce` is held): `m_axis_*` / `s_axis_*`, Ethernet frames without FCS.
-//! - NVMe/TCP (when `nvme_tcp` is held): the engine's byte streams to a TCP engine, renamed
-//!   `tcp_tx_*`, `tcp_rx_*`, `tcp_tx_credit_i`, `tcp_rx_space_o`, `tcp_connected_o`,
-//!   `tcp_dead_o` (see `nvme_tcp/mod.rs`; its `lost_i` is tied low: no TCP engine underneath
-//!   yet); the digests it asks for come from `chip_csr.tcp_dgst`.
-//!   A connection sends its ICReq as it starts, so firmware that changes the digests holds the
-//!   engine in reset meanwhile: `tcp_ctrl.run` 0, `tcp_dgst`, `tcp_ctrl.run` 1 (reset value 1:
-//!   the connections start after reset with both digests asked for). Holding it drops the
+//! - `m_axis_*` / `s_axis_*`: the one Ethernet port (AXI4-Stream frames without FCS, to and
+//!   from a MAC), shared through the frame mux (below) by RoCEv2 (UDP 4791) and the TCP/IP
+//!   engine (ARP, ICMP, TCP), whichever the chip holds. A frame for an engine the chip does not
+//!   hold is dropped and counted in `chip_csr.cnt_frame_drop`.
+//! - NVMe/TCP (when `nvme_tcp` is held) runs on the TCP/IP engine: the joined unit
+//!   `nvme_tcp_ip_*` (`nvme_tcp/mod.rs`, "The joined unit"), connection i on TCP connection i,
+//!   a failed TCP connection ending its NVMe/TCP connection (22h for its commands). Status
+//!   outputs per connection, also readable in `chip_csr` (`tcp_conn`, `tcp_link`):
+//!   `tcp_connected_o` (ICResp accepted), `tcp_dead_o` (NVMe/TCP connection ended),
+//!   `tcp_up_o` (TCP ESTABLISHED or CLOSE-WAIT), `tcp_failed_o` (TCP connection failed).
+//!   Firmware programs `tcp_csr` (addresses, timers, each connection's remote address and
+//!   ports) and opens each connection there; the digests the ICReqs ask for come from
+//!   `chip_csr.tcp_dgst`.
+//!   A connection sends its ICReq as its TCP connection comes up, so firmware that changes the
+//!   digests or restarts NVMe/TCP (after a connection ended) holds the NVMe/TCP engine in reset
+//!   meanwhile (`tcp_ctrl.run` 0; the TCP/IP engine runs on), aborts the TCP connections in
+//!   `tcp_csr`, waits for each to read CLOSED in its `state` (its RST sent: `open` counts only
+//!   in CLOSED), opens them again (a new NVMe/TCP connection needs a new TCP stream), writes
+//!   `tcp_dgst`, and releases it (`tcp_ctrl.run` 1; reset value 1). Holding it drops the
 //!   engine's commands: do it only while no queue bound to a connection has one in flight.
 //!
 //! ## Routing (`chip_route`, in `route.rs`)
@@ -116,7 +127,8 @@
 //!
 //! Slot k is `[k << csr.addr_width, (k + 1) << csr.addr_width)`: 0 `chip_csr` (the table,
 //! counters, the map itself as read-only registers), 1 `chip_info_csr`, 2 `nvme_csr`,
-//! 3 `qos_csr`, then `roce_csr` and `nvme_tcp_csr` in that order for the transports held.
+//! 3 `qos_csr`, then `roce_csr`, and `nvme_tcp_csr` followed by `tcp_csr` (the TCP/IP engine
+//! under it), in that order for the transports held.
 //! `chip_csr.map_*` give each block's base (FFFF_FFFFh: not held), so firmware finds the
 //! blocks without knowing the configuration. `rtl/chip_csr.md` lists the map of the shipped
 //! configuration.
@@ -142,19 +154,18 @@
 //!   with a pulse on `ev_drop_o` (counted by the chip); with both engines held nothing is
 //!   dropped. An engine that does not take its frame holds up the port.
 //!
-//! Property `frame_mux` (suite `chip`, golden model `models::frame_mux`).
+//! Property `frame_mux` (suite `chip`, golden model `models::frame_mux`). The chip top holds it
+//! as `u_eth_mux` in front of the engines it has, the wire side on the top's `m_axis`/`s_axis`.
 //!
 //!
-//! ## Not yet in the top (see the issue "The whole chip")
+//! ## Limits
 //!
-//! The TCP/IP engine under NVMe/TCP (the joined unit `nvme_tcp_ip_*`, `nvme_tcp/ip.rs`, and the
-//! frame mux above are emitted as blocks of their own and verified alone; the chip top still
-//! exposes the NVMe/TCP byte streams as ports and RoCE's frames alone on `m_axis`/`s_axis`), and
-//! the width converter between a transport's DMA master
-//! and a wider host bus (every transport must still have the DMA engine's host-memory data
-//! width; the converter, `blocks/axi_upsizer.rs`, exists and is verified alone). QoS serves SQ ids 1..`qos.queues`, which the shipped
-//! configuration sets to `nvme.io_queue_pairs` (64); a configuration with fewer QoS queues
-//! gets 86h for the rest.
+//! A transport whose DMA master is narrower than the host bus (`dma.data_width`) reaches it
+//! through the width converter (`blocks/axi_upsizer.rs`); a wider one is refused (there is no
+//! downsizer). QoS serves SQ ids 1..`qos.queues`, which the shipped configuration sets to
+//! `nvme.io_queue_pairs` (64); a configuration with fewer QoS queues gets 86h for the rest.
+//! The TCP/IP engine is byte-serial inside (`tcp/mod.rs`: about a byte per cycle each way), so
+//! NVMe/TCP moves about 1 byte per cycle where RoCE moves a beat.
 
 pub mod csr;
 pub mod frame_mux;

@@ -4,7 +4,10 @@
 
 use super::csr::{self, MAP_REGS};
 use super::route::{self, code};
-use super::{channels, dma_params, facts, nvme_params, nvme_tcp_params, qos_params, roce_params};
+use super::{
+    channels, dma_params, facts, frame_mux, nvme_params, nvme_tcp_params, qos_params, roce_params,
+    tcp_params,
+};
 use crate::blocks::axi_interconnect::axi_interconnect;
 use crate::blocks::axi_upsizer::axi_upsizer;
 use crate::blocks::axil_decoder::axil_decoder;
@@ -134,9 +137,13 @@ pub fn top(cfg: &Config, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                 Transport::Roce => {
                     crate::roce::engine::engine(&roce_params(cfg), &dma_params(cfg), reset)?
                 }
-                Transport::NvmeTcp => {
-                    crate::nvme_tcp::engine::engine(&nvme_tcp_params(cfg), &dma_params(cfg), reset)?
-                }
+                // The NVMe/TCP engine on the TCP/IP engine (`nvme_tcp/ip.rs`).
+                Transport::NvmeTcp => crate::nvme_tcp::ip::nvme_tcp_ip(
+                    &nvme_tcp_params(cfg),
+                    &tcp_params(cfg),
+                    &dma_params(cfg),
+                    reset,
+                )?,
             },
         ));
     }
@@ -167,27 +174,42 @@ pub fn top(cfg: &Config, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     }
     let ic = axi_interconnect(1 + engines.len() as u32, idw, dw, reset)?;
 
-    // Firmware: one slot per CSR block.
+    // Ethernet: one port, the frame mux in front of the engines that have one.
+    let eth_width = engines
+        .iter()
+        .filter_map(|(_, e)| port_width(e, "m_axis_tdata_o"))
+        .max()
+        .unwrap_or(64);
+    let held = |t: Transport| engines.iter().any(|(x, _)| *x == t);
+    let fmux = frame_mux::frame_mux(
+        eth_width,
+        held(Transport::Roce),
+        held(Transport::NvmeTcp),
+        reset,
+    )?;
+
+    // Firmware: one slot per CSR block: (block, its module, whose port (None: the chip's own
+    // blocks, Some(i): engine i), the port's prefix).
     let slots = csr::slots(&ch);
-    let mut blocks: Vec<(&str, Rc<Module>)> = vec![
-        ("chip_csr", ccsr.clone()),
-        ("chip_info_csr", info.clone()),
-        ("nvme_csr", nvme.clone()),
-        ("qos_csr", qos.clone()),
+    let mut blocks: Vec<(&str, Rc<Module>, Option<usize>, &str)> = vec![
+        ("chip_csr", ccsr.clone(), None, "s_axil_"),
+        ("chip_info_csr", info.clone(), None, "s_axil_"),
+        ("nvme_csr", nvme.clone(), None, "s_axil_"),
+        ("qos_csr", qos.clone(), None, "s_axil_"),
     ];
-    for (t, e) in &engines {
-        blocks.push((
-            match t {
-                Transport::Roce => "roce_csr",
-                Transport::NvmeTcp => "nvme_tcp_csr",
-            },
-            e.clone(),
-        ));
+    for (i, (t, e)) in engines.iter().enumerate() {
+        match t {
+            Transport::Roce => blocks.push(("roce_csr", e.clone(), Some(i), "s_axil_")),
+            Transport::NvmeTcp => {
+                blocks.push(("nvme_tcp_csr", e.clone(), Some(i), "s_axil_"));
+                blocks.push(("tcp_csr", e.clone(), Some(i), "s_tcp_axil_"));
+            }
+        }
     }
     debug_assert_eq!(blocks.len(), slots.len());
     let windows: Vec<u32> = blocks
         .iter()
-        .map(|(_, module)| port_width(module, "s_axil_awaddr_i").unwrap_or(2))
+        .map(|(_, module, _, pre)| port_width(module, &format!("{pre}awaddr_i")).unwrap_or(2))
         .collect();
     // Name every block that does not fit and the width that fits them all, so one edit of the
     // configuration is enough.
@@ -197,7 +219,7 @@ pub fn top(cfg: &Config, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             .iter()
             .zip(&windows)
             .filter(|(_, &w)| w > slot_bits)
-            .map(|((b, _), w)| format!("`{b}` {w}"))
+            .map(|((b, ..), w)| format!("`{b}` {w}"))
             .collect();
         return Err(Errors::invalid(
             &name,
@@ -212,11 +234,12 @@ pub fn top(cfg: &Config, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let mut m = ModuleBuilder::with_reset(&name, reset);
     m.doc("NVMe-oF offload chip top: NVMe front end (BAR0, queues, SQ fetch, CQ post, MSI-X),");
     m.doc("QoS arbiter, routing table (I/O queue -> transport channel) and completion merge, the");
-    m.doc("fabric transports, one AXI4 master to host memory through an ID-routing interconnect,");
-    m.doc("and one firmware AXI4-Lite slave over every block's CSRs (map in chip_csr.md).");
+    m.doc("fabric transports (NVMe/TCP on the TCP/IP engine), one Ethernet port through the frame");
+    m.doc("mux, one AXI4 master to host memory through an ID-routing interconnect, and one");
+    m.doc("firmware AXI4-Lite slave over every block's CSRs (map in chip_csr.md).");
     m.doc("Contract: hdl-gen/src/chip/mod.rs.");
     m.clock();
-    let rst = m.reset();
+    m.reset();
     let u_nvme = m.instance("u_nvme", &nvme);
     let u_qos = m.instance("u_qos", &qos);
     let u_route = m.instance("u_route", &rt);
@@ -224,6 +247,14 @@ pub fn top(cfg: &Config, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let u_csr = m.instance("u_chip_csr", &ccsr);
     let u_ic = m.instance("u_axi", &ic);
     let u_dec = m.instance("u_fw", &dec);
+    let u_mux = m.instance("u_eth_mux", &fmux);
+    // The TCP/IP engine's frames may pause inside a frame (it is byte-serial): a MAC needs
+    // them back to back, so they reach the mux through a store-and-forward FIFO.
+    let tcp_ff = crate::blocks::frame_fifo::frame_fifo(
+        eth_width,
+        crate::blocks::frame_fifo::beats_for_max_frame(eth_width),
+        reset,
+    )?;
     let u_eng: Vec<Inst> = engines
         .iter()
         .map(|(t, e)| m.instance(&format!("u_{}", t.name()), e))
@@ -248,38 +279,64 @@ pub fn top(cfg: &Config, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     expose(&mut m, u_nvme, &nvme, "admin_cpl_", "admin_cpl_");
     m.group("host memory: one AXI4 master, IDs {master, inner id}");
     expose(&mut m, u_ic, &ic, "m_axi_", "m_axi_");
+    m.group("Ethernet: frames without FCS, RoCEv2 and TCP/IP (ARP, ICMP, TCP) on one port");
+    expose(&mut m, u_mux, &fmux, "m_axis_", "m_axis_");
+    expose(&mut m, u_mux, &fmux, "s_axis_", "s_axis_");
+    // Each NVMe/TCP connection's state: (chip_csr register_field, the engine's value).
+    let mut tcp_state: Vec<(&str, Sig)> = Vec::new();
     for (i, (t, e)) in engines.iter().enumerate() {
-        match t {
-            Transport::Roce => {
-                m.group("RoCEv2: Ethernet frames without FCS");
-                expose(&mut m, u_eng[i], e, "m_axis_", "m_axis_");
-                expose(&mut m, u_eng[i], e, "s_axis_", "s_axis_");
-            }
-            Transport::NvmeTcp => {
-                m.group("NVMe/TCP: the connections' byte streams, to and from a TCP engine");
-                for (from, to) in [
-                    ("tx_", "tcp_tx_"),
-                    ("rx_", "tcp_rx_"),
-                    ("connected_o", "tcp_connected_o"),
-                    ("dead_o", "tcp_dead_o"),
-                ] {
-                    expose(&mut m, u_eng[i], e, from, to);
-                }
+        let side = match t {
+            Transport::Roce => "roce",
+            Transport::NvmeTcp => "tcp",
+        };
+        if *t == Transport::NvmeTcp {
+            let u_ff = m.instance("u_tcp_tx_fifo", &tcp_ff);
+            connect_bus(&mut m, (u_eng[i], e, "m_axis_"), (u_ff, &tcp_ff, "s_axis_"));
+            connect_bus(
+                &mut m,
+                (u_ff, &tcp_ff, "m_axis_"),
+                (u_mux, &fmux, &format!("s_{side}_axis_")),
+            );
+        } else {
+            connect_bus(
+                &mut m,
+                (u_eng[i], e, "m_axis_"),
+                (u_mux, &fmux, &format!("s_{side}_axis_")),
+            );
+        }
+        connect_bus(
+            &mut m,
+            (u_mux, &fmux, &format!("m_{side}_axis_")),
+            (u_eng[i], e, "s_axis_"),
+        );
+        if *t == Transport::NvmeTcp {
+            m.group("NVMe/TCP and TCP/IP: each connection's state (also in chip_csr)");
+            for (from, to, field) in [
+                ("connected_o", "tcp_connected_o", "tcp_conn_connected"),
+                ("dead_o", "tcp_dead_o", "tcp_conn_dead"),
+                ("tcp_up_o", "tcp_up_o", "tcp_link_up"),
+                ("tcp_failed_o", "tcp_failed_o", "tcp_link_failed"),
+            ] {
+                let v = m.bind_out(u_eng[i], from);
+                let o = m.output(to, port_width(e, from).unwrap_or(1));
+                m.assign(o, v);
+                tcp_state.push((field, v));
             }
         }
     }
+    let eth_drop = m.bind_out(u_mux, "ev_drop_o");
 
     // Firmware CSR slots.
-    for (k, (_, module)) in blocks.iter().enumerate() {
-        let inst = match k {
-            0 => u_csr,
-            1 => u_info,
-            2 => u_nvme,
-            3 => u_qos,
-            _ => u_eng[k - 4],
+    for (k, (_, module, whose, port)) in blocks.iter().enumerate() {
+        let inst = match (k, whose) {
+            (_, Some(i)) => u_eng[*i],
+            (0, None) => u_csr,
+            (1, None) => u_info,
+            (2, None) => u_nvme,
+            _ => u_qos,
         };
         let pre = format!("m{k}_axil_");
-        connect_bus(&mut m, (u_dec, &dec, &pre), (inst, module, "s_axil_"));
+        connect_bus(&mut m, (u_dec, &dec, &pre), (inst, module, port));
     }
 
     // Host memory masters: 0 the front end, then the engines.
@@ -391,17 +448,14 @@ pub fn top(cfg: &Config, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             let h = m.bind_out(u_csr, "tcp_dgst_hdgst_o");
             let d = m.bind_out(u_csr, "tcp_dgst_ddgst_o");
             m.bind(u_eng[i], "dgst_i", cat([d.ex(), h.ex()]));
-            // No TCP engine underneath yet: no connection is ever lost.
-            m.bind(u_eng[i], "lost_i", lit(nvme_tcp_params(cfg).connections, 0));
-            // tcp_ctrl.run = 0 holds the engine in reset: firmware picks the digests, then
-            // starts the connections (an ICReq asks for them as the connection starts).
+            // tcp_ctrl.run = 0 holds the NVMe/TCP engine in reset: firmware picks the
+            // digests, then starts the connections (an ICReq asks for them as the connection
+            // starts). The TCP/IP engine under it runs on.
             let run = m.bind_out(u_csr, "tcp_ctrl_run_o");
-            let held = if reset.active_low() {
-                m.net("tcp_rst_n", rst & run)
-            } else {
-                m.net("tcp_rst", rst | !run)
-            };
-            m.bind_reset(u_eng[i], held);
+            m.bind(u_eng[i], "run_i", run);
+            for (field, v) in &tcp_state {
+                m.bind(u_csr, &format!("{field}_i"), *v);
+            }
         }
     }
     let routed = m.bind_out(u_route, "ev_routed_o");
@@ -409,6 +463,7 @@ pub fn top(cfg: &Config, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     for (name, _) in csr::COUNTERS {
         let inc = match name {
             "cnt_unbound" => Some(unbound.ex()),
+            "cnt_frame_drop" => Some(eth_drop.ex()),
             _ => ch
                 .list
                 .iter()

@@ -74,9 +74,22 @@ pub fn nvme_tcp_ip(
     m.doc("Host side as the NVMe/TCP engine's top; one Ethernet port; two CSR ports. Contract:");
     m.doc("hdl-gen/src/nvme_tcp/mod.rs, section \"The joined unit\".");
     m.clock();
-    m.reset();
+    let rst = m.reset();
     let u_nvme = m.instance("u_nvme_tcp", &nvme);
     let u_tcp = m.instance("u_tcp", &tcp);
+    // run_i = 0 holds the NVMe/TCP engine alone in reset: the TCP engine, its connections and
+    // its CSRs carry on (firmware aborts and reopens the connections meanwhile).
+    let run = m.input("run_i", 1);
+    m.comment(
+        run,
+        "1: the NVMe/TCP engine runs; 0: it is held in reset (the TCP engine is not)",
+    );
+    let held = if reset.active_low() {
+        m.net("nvme_tcp_rst_n", rst & run)
+    } else {
+        m.net("nvme_tcp_rst", rst | !run)
+    };
+    m.bind_reset(u_nvme, held);
 
     m.group("configuration");
     m.pass_through(u_nvme, "dgst_i");

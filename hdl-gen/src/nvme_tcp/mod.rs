@@ -204,6 +204,12 @@
 //!   slot next to `nvme_tcp_csr`; a decoder here would decode twice.
 //! - `connected_o`, `dead_o` [C] (NVMe/TCP) and `tcp_up_o`, `tcp_failed_o` [C] (TCP: the TCP
 //!   engine's `up_o` and `failed_o`), for status registers and firmware.
+//! - `run_i`: 1, the NVMe/TCP engine runs; 0, it alone is held in reset (its connections,
+//!   commands and counters cleared; the TCP engine, its connections and `tcp_csr` carry on).
+//!   Firmware restarts NVMe/TCP by holding it, aborting the TCP connections, waiting for
+//!   CLOSED, reopening them
+//!   (a new NVMe/TCP connection must start a new TCP connection: its ICReq is the stream's
+//!   first byte), then releasing it; the ICReqs wait for `tcp_up_o`.
 //!
 //! Bring-up is the TCP engine's: firmware programs `tcp_csr` (addresses, timers, each
 //! connection's remote address and port) and sets `open`; each NVMe/TCP connection's ICReq waits

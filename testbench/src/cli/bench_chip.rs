@@ -250,10 +250,9 @@ pub fn run(check: bool) -> i32 {
                 .map_or(0, |p| p.1)
         };
         println!(
-            "chip: the top built (host bus {} bits, RoCE stream {} bits, NVMe/TCP streams {} bits) at {CLOCK_MHZ} MHz, host memory reads 50-100 cycles",
+            "chip: the top built (host bus {} bits, Ethernet port {} bits: RoCEv2, and NVMe/TCP on the byte-serial TCP/IP engine) at {CLOCK_MHZ} MHz, host memory reads 50-100 cycles",
             bits("m_axi_wdata_o"),
             bits("m_axis_tdata_o"),
-            bits("tcp_tx_data_o"),
         );
         println!("  4 KiB random I/O at QD 32, remote latency 2 us + up to 0.5 us:");
         for t in [Transport::Roce, Transport::Tcp] {

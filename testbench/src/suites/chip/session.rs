@@ -254,14 +254,18 @@ impl Session {
             max_c2h: HOLD_BYTES,
             max_r2t: 65536,
             use_success: false,
-            chunk: 4096,
-            idle: (0, 0),
             full: true,
             die: None,
         };
-        let tcp = env
-            .sim
-            .add(TcpLink::new(&env.sim, &conf, s.blocks, ICD_BYTES, s.seed));
+        let wire = roce.borrow().wire.clone();
+        let tcp = env.sim.add(TcpLink::new(
+            channels(Transport::Tcp),
+            wire,
+            &conf,
+            s.blocks,
+            ICD_BYTES,
+            s.seed,
+        ));
         tcp.borrow_mut().share_namespaces();
         tcp.borrow_mut().delay = s.remote[1];
         let conns = tcp.borrow().targets.len();
@@ -301,6 +305,16 @@ impl Session {
             let mut bus = env.fw_bus.mmio(&mut env.sim);
             bus.write32(chip_csr::TCP_CTRL, 0);
             bus.write32(chip_csr::TCP_DGST, 3);
+            // The TCP/IP engine: addresses, timers, and every connection opened.
+            let mut tbus = env
+                .fw_bus
+                .mmio(&mut env.sim)
+                .at(u64::from(chip_csr::MAP_TCP_BASE_RESET));
+            crate::suites::tcp::program(&mut tbus, &crate::suites::chip::tcp::SETUP, conns);
+            for c in 0..conns {
+                tbus.write32(crate::suites::tcp::creg(c, 8), 1);
+            }
+            let mut bus = env.fw_bus.mmio(&mut env.sim);
             bus.write32(chip_csr::TCP_CTRL, 1);
             let qos = chip_csr::MAP_QOS_BASE_RESET;
             let q = |n: &str| qos + qos_reg(n);
@@ -341,8 +355,22 @@ impl Session {
             if err != 0 {
                 return Err(format!("route_err reads {err:#x} after binding the queues"));
             }
+            // Every NVMe/TCP connection up (TCP, then ICReq/ICResp) before the host starts.
+            let all = (1u32 << conns) - 1;
+            let mut v = 0;
+            for _ in 0..20_000 {
+                v = bus.read32(chip_csr::TCP_CONN);
+                if v & all == all {
+                    break;
+                }
+            }
+            if v & all != all {
+                return Err(format!(
+                    "the NVMe/TCP connections never came up: chip_csr.tcp_conn {v:#x}, tcp_link {:#x}",
+                    bus.read32(chip_csr::TCP_LINK)
+                ));
+            }
         }
-        tcp.borrow_mut().open = true;
 
         // The host.
         env.read_cap()?;
@@ -613,9 +641,6 @@ impl Session {
             return Err(format!("m_axis protocol: {v}"));
         }
         let t = self.tcp.borrow();
-        if let Some(v) = t.streams.violations.first() {
-            return Err(format!("tcp streams: {v}"));
-        }
         for (c, x) in t.targets.iter().enumerate() {
             if let Some(v) = x.violations.first() {
                 return Err(format!("NVMe/TCP target {c}: {v}"));
@@ -641,19 +666,18 @@ impl Session {
                 .map(|t| u64::from(t.req.len))
                 .sum::<u64>()
         };
-        let sink = self.sink.borrow();
         let roce = self.roce.borrow();
-        let src = roce.source();
+        let (_, tx_beats, tx_bytes) = roce.tx_totals();
         let tcp = self.tcp.borrow();
         Traffic {
             axi_r: beats(Dir::Read),
             axi_w: beats(Dir::Write),
-            roce_tx_beats: sink.frames.iter().map(|f| f.beats as u64).sum(),
-            roce_rx_beats: src.beats,
-            roce_tx_bytes: sink.frames.iter().map(|f| f.data.len() as u64).sum(),
-            roce_rx_bytes: src.sent.iter().map(|f| f.1 as u64).sum(),
-            tcp_tx_bytes: tcp.streams.tx_total,
-            tcp_rx_bytes: tcp.streams.rx_total,
+            roce_tx_beats: tx_beats,
+            roce_rx_beats: roce.rx_beats,
+            roce_tx_bytes: tx_bytes,
+            roce_rx_bytes: roce.rx_bytes,
+            tcp_tx_bytes: tcp.tx_total,
+            tcp_rx_bytes: tcp.rx_total,
         }
     }
 
@@ -662,7 +686,8 @@ impl Session {
         Widths {
             bus: u64::from(self.env.sim.signal("m_axi_wdata_o").width()) / 8,
             roce: u64::from(self.env.sim.signal("m_axis_tdata_o").width()) / 8,
-            tcp: self.tcp.borrow().streams.lanes as u64,
+            // NVMe/TCP bytes go out on the same Ethernet port.
+            tcp: u64::from(self.env.sim.signal("m_axis_tdata_o").width()) / 8,
         }
     }
 
@@ -733,7 +758,7 @@ impl Session {
 }
 
 /// The channels the chip has for `t`: RoCE QPs (`roce_csr`'s `qpN_ctrl`), NVMe/TCP
-/// connections (the width of `tcp_connected_o`).
+/// connections (the width of the status output `tcp_connected_o`).
 pub fn channels(t: Transport) -> usize {
     match t {
         Transport::Roce => roce_csr::REGISTERS

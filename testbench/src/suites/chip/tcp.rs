@@ -1,14 +1,22 @@
-//! The chip's NVMe/TCP port: the `tcp_*` byte streams ([`ByteStreams`], the TCP engine's side)
-//! between the chip and one NVMe/TCP target model per connection, and what the scoreboard reads
-//! back from the targets (the commands each received, a Read's data as its C2HData PDUs carried
-//! it, a Write's data as its H2CData PDUs or its capsule carried it).
+//! The chip's NVMe/TCP side: the TCP/IP frames of the chip's Ethernet port (the ones
+//! [`super::top::RoceLink`] does not take: ARP, TCP) go to smoltcp, an independent TCP/IP
+//! stack in process, where one listening socket per connection carries an NVMe/TCP target
+//! model; and what the scoreboard reads back from the targets (the commands each received, a
+//! Read's data as its C2HData PDUs carried it, a Write's data as its H2CData PDUs or its
+//! capsule carried it).
 
-use crate::drivers::tcp_streams::ByteStreams;
 use crate::models::nvme_tcp::{decode_sent, Pdu};
 use crate::models::nvme_tcp_target::{status, Fault, Target, TargetConfig};
 use crate::rng::Rng;
 use crate::sim::Component;
+use crate::suites::tcp::nvme::Peer;
+use crate::suites::tcp::{tcp_ports, Dev, Setup, PEER_IP, PEER_MAC, US_PER_CYCLE};
+use smoltcp::iface::{Config, Interface, SocketSet};
+use smoltcp::time::Instant;
+use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr};
+use std::cell::RefCell;
 use std::collections::VecDeque;
+use std::rc::Rc;
 
 /// How the targets behave in a case (the same for every connection; each target has its own
 /// random choices).
@@ -23,19 +31,25 @@ pub struct TcpConf {
     pub max_r2t: u32,
     /// A successful Read may end with SUCCESS instead of a CapsuleResp (its DW0 is then 0).
     pub use_success: bool,
-    /// Largest chunk of target bytes moved at once.
-    pub chunk: u16,
-    /// Percent of cycles with no rx beat presented, and with `tcp_tx_ready_i` low.
-    pub idle: (u8, u8),
     /// A target as fast as the wire: every C2HData and R2T as large as `max_c2h` and
-    /// `max_r2t` allow, the target stepped every cycle, its bytes in whole beats; otherwise
-    /// random sizes, steps and beat fills.
+    /// `max_r2t` allow; otherwise random sizes.
     pub full: bool,
     /// A target that breaks the protocol and so kills its connection: (connection, fault
     /// (index into [`Fault::ALL`]), the eligible PDU it breaks, 0 first). Its replacement
     /// after [`TcpLink::restart`] behaves.
     pub die: Option<(u8, u8, u8)>,
 }
+
+/// The TCP engine's settings firmware programs in the chip (`tcp_csr`): the standard MSS, no
+/// window scaling, a short RTO (the link loses nothing; an RTO only covers a race).
+pub const SETUP: Setup = Setup {
+    mss: 1460,
+    wscale: 0,
+    key: (0x1234_5678, 0x9abc_def0),
+    rto_min: 40,
+    retries: 12,
+    time_wait: 50,
+};
 
 /// DW0 of connection `conn`'s CapsuleResps for command `cid` (the target's tag, so the
 /// scoreboard proves a completion came back from the right connection).
@@ -47,25 +61,35 @@ fn tag(conn: usize) -> u32 {
     0x7c00_0000 ^ conn as u32
 }
 
-/// The NVMe/TCP port: the chip's `tcp_*` streams and a target per connection.
+/// Frames between the chip's one Ethernet port (driven by [`super::top::RoceLink`], which
+/// keeps the RoCEv2 frames) and the TCP side.
+#[derive(Debug, Default)]
+pub struct EthWire {
+    /// Frames the chip sent that are not RoCEv2 (ARP, TCP, ...): (cycle seen, frame).
+    pub to_tcp: VecDeque<(u64, Vec<u8>)>,
+    /// Frames for the chip from the TCP side, in order.
+    pub from_tcp: VecDeque<Vec<u8>>,
+    /// The cycles in which a TCP frame with payload for the chip entered its port.
+    pub delivered: Vec<u64>,
+}
+
+/// The NVMe/TCP side: smoltcp behind the chip's Ethernet port and a target per connection.
 pub struct TcpLink {
-    pub streams: ByteStreams,
+    wire: Rc<RefCell<EthWire>>,
+    /// Connections.
+    n: usize,
     /// The remote NVMe/TCP targets, by connection.
     pub targets: Vec<Target>,
     rng: Rng,
-    chunk: u16,
-    /// A target steps every cycle and fills whole beats ([`TcpConf::full`]).
-    full: bool,
-    /// No `tx` credit while false (firmware has not programmed the chip yet).
-    pub open: bool,
-    /// The remote latency: every chunk of bytes the chip sends reaches its target this many
-    /// cycles later (fixed, plus up to the random part), in order.
+    /// The remote latency: every frame the chip sends reaches smoltcp this many cycles later
+    /// (fixed, plus up to the random part), in order.
     pub delay: (u32, u32),
-    /// When `Some`, the cycles in which the chip sent bytes (tx) and took bytes (rx), for
-    /// latency measurements.
+    /// When `Some`, the cycles in which the chip sent NVMe/TCP bytes (a TCP segment with
+    /// payload seen) and took them (filled when read, from the port's record), for latency
+    /// measurements.
     pub activity: Option<(Vec<u64>, Vec<u64>)>,
-    /// Bytes on their way to each target: (cycle they arrive, bytes).
-    in_flight: Vec<VecDeque<(u64, Vec<u8>)>>,
+    /// Frames on their way to smoltcp: (cycle they arrive, frame).
+    in_flight: VecDeque<(u64, Vec<u8>)>,
     /// Earlier targets of each connection, replaced by [`TcpLink::restart`], oldest first.
     pub retired: Vec<(usize, Target)>,
     /// What a fresh target is made from.
@@ -73,35 +97,60 @@ pub struct TcpLink {
     blocks: u64,
     icd_max: u32,
     seed: u64,
+    dev: Dev,
+    iface: Interface,
+    sockets: SocketSet<'static>,
+    peer: Peer,
+    next_poll: u64,
+    /// NVMe/TCP bytes the targets received from the chip, and sent to it.
+    pub tx_total: u64,
+    pub rx_total: u64,
 }
 
 impl TcpLink {
-    /// Binds to `ports`' `tcp_*` streams; each target has NSID 1 of `blocks` blocks and
-    /// accepts `icd_max` in-capsule bytes.
+    /// `n` connections behind `wire`; each target has NSID 1 of `blocks` blocks and accepts
+    /// `icd_max` in-capsule bytes.
     pub fn new(
-        ports: &impl crate::drivers::Ports,
+        n: usize,
+        wire: Rc<RefCell<EthWire>>,
         conf: &TcpConf,
         blocks: u64,
         icd_max: u32,
         seed: u64,
     ) -> TcpLink {
-        let streams = ByteStreams::new(ports, "tcp", conf.idle);
-        let n = streams.n;
+        let mut dev = Dev::default();
+        let mut cfg = Config::new(HardwareAddress::Ethernet(EthernetAddress(PEER_MAC)));
+        cfg.random_seed = seed;
+        let mut iface = Interface::new(cfg, &mut dev, Instant::ZERO);
+        iface.update_ip_addrs(|a| {
+            a.push(IpCidr::new(
+                IpAddress::v4(PEER_IP[0], PEER_IP[1], PEER_IP[2], PEER_IP[3]),
+                24,
+            ))
+            .expect("one address");
+        });
+        let mut sockets = SocketSet::new(vec![]);
+        let peer = Peer::listen(&mut sockets, n, 65536, seed ^ 0x5e);
         let mut link = TcpLink {
-            streams,
+            wire,
+            n,
             targets: Vec::new(),
             rng: Rng::new(seed ^ 0x7c9),
-            chunk: conf.chunk.max(1),
-            full: conf.full,
-            open: false,
             delay: (0, 0),
             activity: None,
-            in_flight: vec![VecDeque::new(); n],
+            in_flight: VecDeque::new(),
             retired: Vec::new(),
             conf: *conf,
             blocks,
             icd_max,
             seed,
+            dev,
+            iface,
+            sockets,
+            peer,
+            next_poll: 0,
+            tx_total: 0,
+            rx_total: 0,
         };
         link.targets = (0..n).map(|c| link.target(c, 0)).collect();
         link
@@ -109,9 +158,7 @@ impl TcpLink {
 
     /// The connection a hostile target kills, if any.
     pub fn dying(&self) -> Option<usize> {
-        self.conf
-            .die
-            .map(|d| usize::from(d.0) % self.streams.n.max(1))
+        self.conf.die.map(|d| usize::from(d.0) % self.n.max(1))
     }
 
     /// A fresh target for connection `c` (its `gen`-th); the first of the dying connection
@@ -139,18 +186,21 @@ impl TcpLink {
         t
     }
 
-    /// The chip's NVMe/TCP engine was reset (firmware's `tcp_ctrl.run` 0): every connection
-    /// gets a fresh target (the old ones are kept in `retired` for the checks), and bytes on
-    /// their way are dropped, as the TCP engine underneath would open new TCP connections.
+    /// The chip's NVMe/TCP side starts anew (firmware restarts it, or the chip was reset):
+    /// every connection gets a fresh target (the old ones are kept in `retired` for the
+    /// checks), smoltcp's sockets forget their connections without a word and listen again (a
+    /// remote host that restarted its side), and frames on their way to smoltcp are lost.
+    /// Firmware then opens new TCP connections.
     pub fn restart(&mut self) {
         let gen = 1 + self.retired.len() as u64;
         for c in 0..self.targets.len() {
             let fresh = self.target(c, gen);
             let old = std::mem::replace(&mut self.targets[c], fresh);
             self.retired.push((c, old));
-            self.in_flight[c].clear();
         }
-        self.streams.restart();
+        self.in_flight.clear();
+        self.wire.borrow_mut().to_tcp.clear();
+        self.peer.reopen(&mut self.sockets);
     }
 
     /// The target of connection `c` that received command `cid`'s capsule (the current one if
@@ -180,63 +230,62 @@ impl TcpLink {
             }
         }
     }
+
+    /// smoltcp polls, and the targets work between its polls.
+    fn poll(&mut self, cycle: u64) {
+        let now = Instant::from_micros(cycle as i64 * US_PER_CYCLE);
+        self.iface.poll(now, &mut self.dev, &mut self.sockets);
+        let (r, s) = (self.peer.received, self.peer.sent);
+        self.peer.run(&mut self.sockets, &mut self.targets);
+        self.tx_total += self.peer.received - r;
+        self.rx_total += self.peer.sent - s;
+        self.iface.poll(now, &mut self.dev, &mut self.sockets);
+        let delay = self.iface.poll_delay(now, &self.sockets).map_or(64, |d| {
+            (d.total_micros() / US_PER_CYCLE as u64).clamp(1, 64)
+        });
+        self.next_poll = cycle + delay;
+    }
 }
 
 impl Component for TcpLink {
     fn sample(&mut self, cycle: u64) {
-        let before = (self.streams.tx_total, self.streams.rx_total);
-        self.streams.sample();
-        if let Some((tx, rx)) = &mut self.activity {
-            if self.streams.tx_total > before.0 {
-                tx.push(cycle);
-            }
-            if self.streams.rx_total > before.1 {
-                rx.push(cycle);
-            }
-        }
-        let lanes = self.streams.lanes as u64;
-        for (c, t) in self.targets.iter_mut().enumerate() {
-            if !self.streams.tx_bytes[c].is_empty() {
-                let b = std::mem::take(&mut self.streams.tx_bytes[c]);
-                let q = &mut self.in_flight[c];
-                let (fixed, random) = self.delay;
-                let jitter = if random > 0 {
-                    self.rng.below(u64::from(random) + 1)
-                } else {
-                    0
-                };
-                let at = cycle + u64::from(fixed) + jitter;
-                let at = q.back().map_or(at, |x| x.0.max(at));
-                q.push_back((at, b));
-            }
-            while self.in_flight[c].front().is_some_and(|x| x.0 <= cycle) {
-                let (_, b) = self.in_flight[c].pop_front().expect("front");
-                t.receive(&b);
-            }
-            if self.full || self.rng.chance(50) {
-                t.step();
-            }
-            if t.pending() > 0 && self.streams.beats[c].len() < 4 {
-                let (take, piece) = if self.full {
-                    (usize::from(self.chunk), lanes as usize)
-                } else {
-                    (
-                        1 + self.rng.below(u64::from(self.chunk)) as usize,
-                        1 + self.rng.below(lanes) as usize,
-                    )
-                };
-                let chunk = t.take(take);
-                for piece in chunk.chunks(piece) {
-                    self.streams.beats[c].push_back(piece.to_vec());
+        let sent: Vec<(u64, Vec<u8>)> = self.wire.borrow_mut().to_tcp.drain(..).collect();
+        for (seen, f) in sent {
+            if let Some((tx, _)) = &mut self.activity {
+                if tcp_ports(&f).is_some_and(|p| p.2 > 0) {
+                    tx.push(seen);
                 }
             }
+            let (fixed, random) = self.delay;
+            let jitter = if random > 0 {
+                self.rng.below(u64::from(random) + 1)
+            } else {
+                0
+            };
+            let at = cycle + u64::from(fixed) + jitter;
+            let at = self.in_flight.back().map_or(at, |x| x.0.max(at));
+            self.in_flight.push_back((at, f));
+        }
+        // One frame at a time, so the peer answers each as it arrives (a socket closed by one
+        // frame listens again before the next).
+        let mut polled = false;
+        while self.in_flight.front().is_some_and(|x| x.0 <= cycle) {
+            let (_, f) = self.in_flight.pop_front().expect("front");
+            self.dev.rx.push_back(f);
+            self.poll(cycle);
+            polled = true;
+        }
+        if !polled && cycle >= self.next_poll {
+            self.poll(cycle);
+        }
+        let out = std::mem::take(&mut self.dev.tx);
+        self.wire.borrow_mut().from_tcp.extend(out);
+        if let Some((_, rx)) = &mut self.activity {
+            rx.clone_from(&self.wire.borrow().delivered);
         }
     }
 
-    fn drive(&mut self, _cycle: u64) {
-        self.streams.credit_mask = if self.open { u64::MAX } else { 0 };
-        self.streams.drive(&mut self.rng);
-    }
+    fn drive(&mut self, _cycle: u64) {}
 }
 
 /// What the target answers for a command it executes (`models::nvme_tcp_target`, `command`):

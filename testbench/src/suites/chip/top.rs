@@ -82,6 +82,7 @@
 
 use crate::drivers::axis::{AxisSink, AxisSource};
 use crate::drivers::{Dir, Resp};
+use crate::models::frame_mux::{classify, Engine};
 use crate::models::nvme::{fallback_outcome, io_route, IoRoute, VERIFY};
 use crate::models::nvme_tcp::Pdu;
 use crate::models::nvme_tcp_target::Fault as TcpFault;
@@ -91,7 +92,7 @@ use crate::rng::Rng;
 use crate::rtl::regs::{chip_csr, nvme_csr, qos_csr, roce_csr};
 use crate::rtl::{config, ChipTop};
 use crate::sim::{Component, Dut, Sim};
-use crate::suites::chip::tcp::{self, TcpConf, TcpLink};
+use crate::suites::chip::tcp::{self, EthWire, TcpConf, TcpLink};
 use crate::suites::nvme::env::{Attach, Env, Sqe, Timing};
 use crate::suites::nvme::queues::{create_pair, io_batch, rearm_aer, Pair};
 use crate::suites::nvme_tcp::rtl::{HOLD_BYTES, ICD_BYTES};
@@ -226,10 +227,21 @@ pub struct Input {
     pub seed: u64,
 }
 
-/// The RoCEv2 port: frames between the chip's `m_axis`/`s_axis` and the target model.
+/// The chip's Ethernet port (`m_axis`/`s_axis`): RoCEv2 frames between it and the RoCE
+/// target model; every other frame (ARP, TCP: the TCP/IP engine's) to and from the TCP side
+/// through [`EthWire`] (`models::frame_mux::classify` tells them apart, as the chip's frame
+/// mux does).
 pub struct RoceLink {
     sink: Rc<RefCell<AxisSink>>,
     src: Rc<RefCell<AxisSource>>,
+    /// The TCP side of the port.
+    pub wire: Rc<RefCell<EthWire>>,
+    /// RoCEv2 frames and beats the chip took from the fabric.
+    pub rx_frames: u64,
+    pub rx_beats: u64,
+    pub rx_bytes: u64,
+    /// The last frame handed to the port was RoCE's (the two sides take turns).
+    last_roce: bool,
     /// The remote NVMe/RDMA target.
     pub target: Target,
     seen: usize,
@@ -265,6 +277,11 @@ impl RoceLink {
         let link = env.sim.add(RoceLink {
             sink: sink.clone(),
             src,
+            wire: Rc::new(RefCell::new(EthWire::default())),
+            rx_frames: 0,
+            rx_beats: 0,
+            rx_bytes: 0,
+            last_roce: false,
             target,
             seen: 0,
             quiet: 0,
@@ -296,15 +313,34 @@ impl RoceLink {
         self.in_flight.clear();
         self.to_host.clear();
         self.src.borrow_mut().clear();
+        self.wire.borrow_mut().from_tcp.clear();
         self.quiet = 0;
         for q in 0..qps {
             self.target.reset_qp(q);
         }
     }
 
-    /// The cycle of each frame's first beat the chip sent, in order.
+    /// The cycle of each RoCEv2 frame's first beat the chip sent, in order.
     pub fn frame_starts(&self) -> Vec<u64> {
-        self.sink.borrow().frames.iter().map(|f| f.first).collect()
+        self.sink
+            .borrow()
+            .frames
+            .iter()
+            .filter(|f| classify(&f.data) == Engine::Roce)
+            .map(|f| f.first)
+            .collect()
+    }
+
+    /// The RoCEv2 frames the chip sent: (frames, beats, bytes).
+    pub fn tx_totals(&self) -> (u64, u64, u64) {
+        let sink = self.sink.borrow();
+        let roce = sink
+            .frames
+            .iter()
+            .filter(|f| classify(&f.data) == Engine::Roce);
+        roce.fold((0, 0, 0), |(n, b, y), f| {
+            (n + 1, b + f.beats as u64, y + f.data.len() as u64)
+        })
     }
 }
 
@@ -314,6 +350,10 @@ impl Component for RoceLink {
         let n = self.sink.borrow().frames.len();
         for i in self.seen..n {
             let f = self.sink.borrow().frames[i].data.clone();
+            if classify(&f) == Engine::Tcp {
+                self.wire.borrow_mut().to_tcp.push_back((cycle, f));
+                continue;
+            }
             moved = true;
             self.frames += 1;
             if !self.dead && !self.rng.chance(self.loss) {
@@ -345,9 +385,24 @@ impl Component for RoceLink {
             }
         }
         if self.src.borrow().pending() < 2 {
-            if let Some(f) = self.to_host.pop_front() {
+            // RoCE's and the TCP side's frames take turns on the port.
+            let tcp_waits = !self.wire.borrow().from_tcp.is_empty();
+            if !self.to_host.is_empty() && (!tcp_waits || !self.last_roce) {
+                let f = self.to_host.pop_front().expect("a frame");
+                self.rx_frames += 1;
+                self.rx_beats += f.len().div_ceil(8) as u64;
+                self.rx_bytes += f.len() as u64;
                 self.src.borrow_mut().send(f);
+                self.last_roce = true;
                 moved = true;
+            } else if tcp_waits {
+                let mut w = self.wire.borrow_mut();
+                let f = w.from_tcp.pop_front().expect("a frame");
+                if crate::suites::tcp::tcp_ports(&f).is_some_and(|p| p.2 > 0) {
+                    w.delivered.push(cycle);
+                }
+                self.src.borrow_mut().send(f);
+                self.last_roce = false;
             }
         }
         let busy = moved
@@ -619,8 +674,9 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         };
         tcp_conf.die = Some((c, f, at));
     }
+    let wire = link.borrow().wire.clone();
     let tcp_link = env.sim.add(TcpLink::new(
-        &env.sim, &tcp_conf, BLOCKS, ICD_BYTES, input.seed,
+        conns, wire, &tcp_conf, BLOCKS, ICD_BYTES, input.seed,
     ));
     env.sim.reset(3);
     let power_on = check_reset_values(&mut env, None)?;
@@ -639,8 +695,6 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         table: &table,
     };
     fw.run(&mut env, &link)?;
-    // The TCP engine underneath opens the connections' byte streams.
-    tcp_link.borrow_mut().open = true;
 
     // The host brings the controller up and creates its queues.
     env.read_cap()?;
@@ -671,6 +725,12 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         .dying()
         .filter(|&c| table.values().any(|&x| x == Chan::Tcp(c)));
     let mut recovered = false;
+    if std::env::var_os("CHIP_DEBUG").is_some() {
+        eprintln!(
+            "chip case start: die {:?} -> {:?}, dying {dying:?}, table {table:?}",
+            input.tcp.die, tcp_conf.die
+        );
+    }
     // A data digest error does not end the connection: the one command whose C2HData failed
     // completes with 22h and its answer's DW0 once that answer arrives, every other as usual.
     let digest_only = dying.is_some()
@@ -843,11 +903,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                     // TCP engine underneath opens new connections (fresh targets) once
                     // firmware has programmed the chip again.
                     link.borrow_mut().peer_gone(qps);
-                    {
-                        let mut t = tcp_link.borrow_mut();
-                        t.open = false;
-                        t.restart();
-                    }
+                    tcp_link.borrow_mut().restart();
                     env.hardware_reset(2 + u64::from(cycles) % 8);
                     frozen = snapshot(&env, &regions);
                     check_reset_values(&mut env, Some(&power_on))?;
@@ -857,7 +913,6 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                         tcp_link.borrow().retired.len(),
                     ));
                     fw.run(&mut env, &link)?;
-                    tcp_link.borrow_mut().open = true;
                     // The connections' targets are fresh: none is hostile any more.
                     recovered = true;
                     // Quiet from the reset to the new bring-up's first BAR write.
@@ -987,8 +1042,8 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 .iter()
                 .map(|x| x.received.iter().filter(|p| matches!(p, Pdu::CapsuleCmd { .. })).count())
                 .sum::<usize>(),
-            t.streams.tx_total,
-            t.streams.rx_total,
+            t.tx_total,
+            t.rx_total,
             input.tcp_dgst,
             env.sim.cycle()
         );
@@ -1111,9 +1166,20 @@ impl Program<'_> {
         let mut bus = env.fw_bus.mmio(&mut env.sim);
         // The digests every NVMe/TCP connection asks for in its ICReq: the engine is held in
         // reset while firmware sets them, as the contract says (a connection starts, ICReq
-        // and all, when tcp_ctrl.run rises).
+        // and all, when tcp_ctrl.run rises and its TCP connection is up). The TCP/IP engine
+        // under it gets its addresses and timers, and opens every connection.
         bus.write32(chip_csr::TCP_CTRL, 0);
         bus.write32(chip_csr::TCP_DGST, u32::from(input.tcp_dgst));
+        let conns = super::session::channels(super::session::Transport::Tcp);
+        let mut tbus = env
+            .fw_bus
+            .mmio(&mut env.sim)
+            .at(u64::from(chip_csr::MAP_TCP_BASE_RESET));
+        crate::suites::tcp::program(&mut tbus, &tcp::SETUP, conns);
+        for c in 0..conns {
+            tbus.write32(crate::suites::tcp::creg(c, 8), 1);
+        }
+        let mut bus = env.fw_bus.mmio(&mut env.sim);
         bus.write32(chip_csr::TCP_CTRL, 1);
         let map: Vec<u32> = [
             chip_csr::MAP_NVME,
@@ -1121,6 +1187,7 @@ impl Program<'_> {
             chip_csr::MAP_ROCE,
             chip_csr::MAP_CHIP,
             chip_csr::MAP_NVME_TCP,
+            chip_csr::MAP_TCP,
         ]
         .iter()
         .map(|&a| bus.read32(a))
@@ -1131,6 +1198,7 @@ impl Program<'_> {
             chip_csr::MAP_ROCE_BASE_RESET,
             0,
             chip_csr::MAP_NVME_TCP_BASE_RESET,
+            chip_csr::MAP_TCP_BASE_RESET,
         ];
         if map != want {
             return Err(format!(
@@ -1214,7 +1282,38 @@ impl Program<'_> {
                 input.tcp_dgst
             ));
         }
-        Ok(())
+        wait_tcp_connections(env)
+    }
+}
+
+/// Firmware waits, reading `chip_csr.tcp_conn`, until every NVMe/TCP connection either took its
+/// ICResp or ended (a hostile target's); what it reads must match the status outputs.
+fn wait_tcp_connections<T: Dut>(env: &mut Env<T>) -> Result<(), String> {
+    let n = super::session::channels(super::session::Transport::Tcp);
+    let all = (1u32 << n) - 1;
+    let start = env.sim.cycle();
+    loop {
+        let v = env.fw_bus.mmio(&mut env.sim).read32(chip_csr::TCP_CONN);
+        let (up, dead) = (v & 0xffff, v >> 16);
+        let (o_up, o_dead) = (
+            env.sim.signal("tcp_connected_o").get() as u32,
+            env.sim.signal("tcp_dead_o").get() as u32,
+        );
+        // The register is sampled a few cycles before the outputs: a bit may have risen since.
+        if up & !o_up != 0 || dead & !o_dead != 0 {
+            return Err(format!(
+                "chip_csr.tcp_conn reads {v:#x}, but tcp_connected_o is {o_up:#x} and tcp_dead_o {o_dead:#x}"
+            ));
+        }
+        if (up | dead) & all == all {
+            return Ok(());
+        }
+        if env.sim.cycle() - start > 100_000 {
+            let link = env.fw_bus.mmio(&mut env.sim).read32(chip_csr::TCP_LINK);
+            return Err(format!(
+                "the NVMe/TCP connections never came up: chip_csr.tcp_conn {v:#x}, tcp_link {link:#x} (TCP up bits 15:0, failed 31:16)"
+            ));
+        }
     }
 }
 
@@ -1371,11 +1470,36 @@ fn restart_tcp<T: Dut>(
             env.sim.signal("tcp_dead_o").get()
         ));
     }
-    let mut bus = env.fw_bus.mmio(&mut env.sim);
-    bus.write32(chip_csr::TCP_CTRL, 0);
+    // NVMe/TCP held in reset, every TCP connection aborted (an RST to the old peer) and,
+    // once the remote side listens anew, opened again; then NVMe/TCP runs.
+    let n = tcp_link.borrow().targets.len();
+    env.fw_bus.mmio(&mut env.sim).write32(chip_csr::TCP_CTRL, 0);
+    let mut tbus = env
+        .fw_bus
+        .mmio(&mut env.sim)
+        .at(u64::from(chip_csr::MAP_TCP_BASE_RESET));
+    for c in 0..n {
+        tbus.write32(crate::suites::tcp::creg(c, 8), 4);
+    }
+    // `open` counts only in CLOSED: wait for each abort's RST to go out.
+    for c in 0..n {
+        let mut tries = 0;
+        while tbus.read32(crate::suites::tcp::creg(c, 12)) & 0xf != 0 {
+            tries += 1;
+            if tries > 2000 {
+                return Err(format!(
+                    "TCP connection {c} never reached CLOSED after abort (state {:#x})",
+                    tbus.read32(crate::suites::tcp::creg(c, 12))
+                ));
+            }
+        }
+    }
     tcp_link.borrow_mut().restart();
-    bus.write32(chip_csr::TCP_CTRL, 1);
-    let all = (1u64 << tcp_link.borrow().targets.len()) - 1;
+    for c in 0..n {
+        tbus.write32(crate::suites::tcp::creg(c, 8), 1);
+    }
+    env.fw_bus.mmio(&mut env.sim).write32(chip_csr::TCP_CTRL, 1);
+    let all = (1u64 << n) - 1;
     let start = env.sim.cycle();
     while env.sim.signal("tcp_connected_o").get() != all || env.sim.signal("tcp_dead_o").get() != 0
     {
@@ -1402,10 +1526,10 @@ fn check_reset_values<T: Dut>(
     env: &mut Env<T>,
     power_on: Option<&[u32]>,
 ) -> Result<Vec<u32>, String> {
-    use crate::rtl::regs::{chip_info_csr, nvme_tcp_csr};
+    use crate::rtl::regs::{chip_info_csr, nvme_tcp_csr, tcp_csr};
     // (block, base, its registers: name, offset, the bits the block decides, reset value)
     type Regs = &'static [(&'static str, u32, u32, u32)];
-    let blocks: [(&str, u32, Regs); 6] = [
+    let blocks: [(&str, u32, Regs); 7] = [
         (
             "chip_csr",
             chip_csr::MAP_CHIP_BASE_RESET,
@@ -1435,6 +1559,11 @@ fn check_reset_values<T: Dut>(
             "nvme_tcp_csr",
             chip_csr::MAP_NVME_TCP_BASE_RESET,
             nvme_tcp_csr::RESET_CHECK,
+        ),
+        (
+            "tcp_csr",
+            chip_csr::MAP_TCP_BASE_RESET,
+            tcp_csr::RESET_CHECK,
         ),
     ];
     let mut bad = Vec::new();
@@ -1855,10 +1984,18 @@ fn check_tcp<T: Dut>(
     dgst: u8,
     sent: &[Sent],
 ) -> Result<(), String> {
-    if let Some(v) = tcp_link.streams.violations.first() {
-        return Err(format!("tcp streams: {v}"));
-    }
     let n = tcp_link.targets.len();
+    // The TCP connections under NVMe/TCP never failed: a lossless link, and a hostile target
+    // kills only its NVMe/TCP connection.
+    let (tup, tfailed) = (
+        env.sim.signal("tcp_up_o").get(),
+        env.sim.signal("tcp_failed_o").get(),
+    );
+    if tup != (1u64 << n) - 1 || tfailed != 0 {
+        return Err(format!(
+            "TCP connections: tcp_up_o {tup:#x}, tcp_failed_o {tfailed:#x}: every one should be up"
+        ));
+    }
     let mut down = 0u64;
     for c in 0..n {
         let all = tcp_link.all(c);
@@ -2009,22 +2146,18 @@ impl Property for ChipProp {
             c2h_sizes(),
             prop_oneof![256u32..1024, 1024u32..17_000],
             any::<bool>(),
-            prop_oneof![1u16..64, 64u16..3000],
-            (0u8..30, 0u8..30),
             prop_oneof![
                 2 => Just(None),
                 1 => (0u8..2, any::<u8>(), 0u8..2).prop_map(Some),
             ],
         )
             .prop_map(
-                |(maxh2cdata, cpda, max_c2h, max_r2t, use_success, chunk, idle, die)| TcpConf {
+                |(maxh2cdata, cpda, max_c2h, max_r2t, use_success, die)| TcpConf {
                     maxh2cdata,
                     cpda,
                     max_c2h,
                     max_r2t,
                     use_success,
-                    chunk,
-                    idle,
                     full: false,
                     die,
                 },

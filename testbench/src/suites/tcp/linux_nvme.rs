@@ -215,6 +215,8 @@ pub fn run_case(
         seed,
     ));
     h.borrow().digests(&ec.conns[0]);
+    // The NVMe/TCP engine runs (nothing holds it in reset here).
+    sim.signal("run_i").set(1);
     let src = sim.add(AxisSource::new(&sim, "s_axis", seed ^ 1, 0));
     let sink = sim.add(AxisSink::new(&sim, "m_axis", seed ^ 2, 5));
     let tcp = Axil::attach(

@@ -398,6 +398,43 @@ pub fn creg(c: usize, off: u32) -> u32 {
     tcp_csr::C0_REMOTE_IP + 0x40 * c as u32 + off
 }
 
+/// Firmware's set-up of the TCP engine's `tcp_csr` behind `bus` (its base already applied):
+/// the engine's and the gateway's addresses, the timers, `setup`, and for each of the `n`
+/// connections the peer's address and ports (local `LOCAL_PORT_BASE + c`, remote 4420); no
+/// connection is opened.
+pub fn program<C: crate::drivers::Clocked + ?Sized>(
+    bus: &mut crate::drivers::axil::Mmio<'_, C>,
+    setup: &Setup,
+    n: usize,
+) {
+    bus.write32(
+        tcp_csr::MAC_HI,
+        u32::from(u16::from_be_bytes([ENGINE_MAC[0], ENGINE_MAC[1]])),
+    );
+    bus.write32(
+        tcp_csr::MAC_LO,
+        u32::from_be_bytes([ENGINE_MAC[2], ENGINE_MAC[3], ENGINE_MAC[4], ENGINE_MAC[5]]),
+    );
+    bus.write32(tcp_csr::IP, u32::from_be_bytes(ENGINE_IP));
+    bus.write32(tcp_csr::NETMASK, 0xffff_ff00);
+    bus.write32(tcp_csr::GATEWAY, u32::from_be_bytes([10, 0, 0, 254]));
+    bus.write32(tcp_csr::TICK, 20);
+    bus.write32(tcp_csr::RTO_MIN, setup.rto_min);
+    bus.write32(tcp_csr::RTO_MAX, 2000);
+    bus.write32(tcp_csr::RTO_INIT, 300);
+    bus.write32(tcp_csr::RETRIES, 20 << 8 | setup.retries);
+    bus.write32(tcp_csr::ARP_RETRY, 100);
+    bus.write32(tcp_csr::TIME_WAIT, setup.time_wait);
+    bus.write32(tcp_csr::ISN_KEY0, setup.key.0);
+    bus.write32(tcp_csr::ISN_KEY1, setup.key.1);
+    bus.write32(tcp_csr::MSS, setup.mss);
+    bus.write32(tcp_csr::WSCALE, setup.wscale);
+    for c in 0..n {
+        bus.write32(creg(c, 0), u32::from_be_bytes(PEER_IP));
+        bus.write32(creg(c, 4), (LOCAL_PORT_BASE + c as u32) << 16 | 4420);
+    }
+}
+
 /// Per-case engine settings.
 #[derive(Clone, Debug)]
 pub struct Setup {
@@ -443,6 +480,10 @@ impl<M: Dut> Env<M> {
     ) -> Env<M> {
         let up = if app { "up_o" } else { "tcp_up_o" };
         let n = sim.signal(up).width() as usize;
+        if !app {
+            // The joined unit: its NVMe/TCP engine runs (firmware never holds it here).
+            sim.signal("run_i").set(1);
+        }
         let src = sim.add(AxisSource::new(&sim, "s_axis", seed ^ 1, 10));
         let sink = sim.add(AxisSink::new(&sim, "m_axis", seed ^ 2, 10));
         let app = app.then(|| sim.add(App::new(&sim, seed ^ 3, n)));
@@ -455,35 +496,7 @@ impl<M: Dut> Env<M> {
             },
         );
         sim.reset(3);
-        {
-            let mut bus = axil.mmio(&mut sim);
-            bus.write32(
-                tcp_csr::MAC_HI,
-                u32::from(u16::from_be_bytes([ENGINE_MAC[0], ENGINE_MAC[1]])),
-            );
-            bus.write32(
-                tcp_csr::MAC_LO,
-                u32::from_be_bytes([ENGINE_MAC[2], ENGINE_MAC[3], ENGINE_MAC[4], ENGINE_MAC[5]]),
-            );
-            bus.write32(tcp_csr::IP, u32::from_be_bytes(ENGINE_IP));
-            bus.write32(tcp_csr::NETMASK, 0xffff_ff00);
-            bus.write32(tcp_csr::GATEWAY, u32::from_be_bytes([10, 0, 0, 254]));
-            bus.write32(tcp_csr::TICK, 20);
-            bus.write32(tcp_csr::RTO_MIN, setup.rto_min);
-            bus.write32(tcp_csr::RTO_MAX, 2000);
-            bus.write32(tcp_csr::RTO_INIT, 300);
-            bus.write32(tcp_csr::RETRIES, 20 << 8 | setup.retries);
-            bus.write32(tcp_csr::ARP_RETRY, 100);
-            bus.write32(tcp_csr::TIME_WAIT, setup.time_wait);
-            bus.write32(tcp_csr::ISN_KEY0, setup.key.0);
-            bus.write32(tcp_csr::ISN_KEY1, setup.key.1);
-            bus.write32(tcp_csr::MSS, setup.mss);
-            bus.write32(tcp_csr::WSCALE, setup.wscale);
-            for c in 0..n {
-                bus.write32(creg(c, 0), u32::from_be_bytes(PEER_IP));
-                bus.write32(creg(c, 4), (LOCAL_PORT_BASE + c as u32) << 16 | 4420);
-            }
-        }
+        program(&mut axil.mmio(&mut sim), setup, n);
         let mut dev = Dev::default();
         let mut cfg = Config::new(HardwareAddress::Ethernet(EthernetAddress(PEER_MAC)));
         cfg.random_seed = seed;

@@ -118,10 +118,27 @@ impl Peer {
         true
     }
 
-    /// Moves bytes between the sockets and the targets, and lets the targets work.
+    /// Every socket forgets its connection without a word (no RST: a remote host that
+    /// restarted its side) and listens again; no connection is stopped any more.
+    pub fn reopen(&mut self, sockets: &mut SocketSet<'static>) {
+        for (i, h) in self.handles.iter().enumerate() {
+            let s = sockets.get_mut::<tcp::Socket>(*h);
+            s.abort();
+            s.listen(4420).expect("a closed socket listens");
+            self.conn[i] = None;
+        }
+        self.stopped = None;
+    }
+
+    /// Moves bytes between the sockets and the targets, and lets the targets work. A socket
+    /// whose connection was reset listens again (a server accepts the next connection).
     pub fn run(&mut self, sockets: &mut SocketSet<'static>, targets: &mut [Target]) {
         for (i, h) in self.handles.iter().enumerate() {
             let s = sockets.get_mut::<tcp::Socket>(*h);
+            if s.state() == tcp::State::Closed {
+                s.listen(4420).expect("a closed socket listens");
+                self.conn[i] = None;
+            }
             if self.conn[i].is_none() {
                 if let Some(ep) = s.remote_endpoint() {
                     self.conn[i] =
