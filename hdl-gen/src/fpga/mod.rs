@@ -648,7 +648,7 @@ pub fn check(cfg: &Config, root: &Path, strict_reports: bool) -> Result<(), Fail
         fix.push("`hdl-gen fpga emit`");
     }
     if strict_reports && !reports.is_empty() {
-        fix.push("`hdl-gen fpga blocks` / `hdl-gen fpga board` (see README, FPGA flow)");
+        fix.push("`hdl-gen fpga blocks` / `hdl-gen fpga board` (see docs/fpga.md)");
     }
     let shown: Vec<String> = if strict_reports {
         problems.clone()
@@ -941,7 +941,7 @@ fn netlist_ports(text: &str) -> Vec<(String, u32, bool)> {
 ///
 /// `system_yosys` runs the `yosys` on PATH (Debian's, 0.23 here) instead of the pinned YoWASP
 /// build: the pinned 0.70's netlists of the CRC blocks fail the CRC properties under Verilator
-/// 5.006 while 0.23's pass (see README, FPGA flow), so CI simulates 0.23's until that is
+/// 5.006 while 0.23's pass (see docs/fpga.md), so CI simulates 0.23's until that is
 /// understood.
 pub fn netlist(
     cfg: &Config,
