@@ -1,5 +1,12 @@
 //! The `hdl-gen` command line: one file per subcommand, all of them thin over the library.
 //!
+//! What lives here:
+//!
+//! - `mod.rs`: the argument parser and the dispatch
+//! - `emit.rs`, `check.rs`: `hdl-gen emit` and `hdl-gen check`
+//! - `fpga.rs`: `hdl-gen fpga ...` over `crate::fpga`
+//! - `hdl-gen lint` is `crate::lint`'s
+//!
 //! Exit codes: 0 success; 1 `check` found stale files or `lint` found a failing module;
 //! 2 the configuration, the generator or the environment is at fault (nothing was written).
 

@@ -2,6 +2,12 @@
 //! nextpnr-ecp5, bitstreams with ecppack, per-block and per-board reports, and post-synthesis
 //! netlists for simulation. `hdl-gen fpga ...` (src/cli/fpga.rs) is a thin layer over this.
 //!
+//! What lives here:
+//!
+//! - `mod.rs`: per-block and board runs, post-synthesis netlists, the stale check
+//! - `tools.rs`: the pinned YoWASP tools in a project-local venv, and running them
+//! - `report.rs`: the JSON and Markdown reports in `fpga/reports/`
+//!
 //! Work happens in `target/fpga/` (logs, netlists, bitstreams); reports go to `fpga/reports/`.
 //! Tools run one at a time, single-threaded, with a fixed seed, so results repeat exactly.
 
