@@ -11,7 +11,8 @@
 //!   contract in its `mod.rs`
 //! - `boards/`: the bring-up boards (core, top, pin constraints)
 //! - `lint.rs`, `fpga/`: Verilator/Yosys lint and the ECP5 flow
-//! - `cli/`: the `hdl-gen` command line, the top layer
+//! - `util.rs`: what the tool's layers share: `Failure`, the repository's paths, `write_tree`
+//! - `cli/`: the `hdl-gen` command line, the top layer; nothing imports from it
 
 pub mod blocks;
 pub mod boards;
@@ -27,3 +28,4 @@ pub mod nvme_tcp;
 pub mod qos;
 pub mod roce;
 pub mod tcp;
+pub mod util;

@@ -16,8 +16,8 @@ pub mod tools;
 
 use crate::boards::{self, Board};
 use crate::chip;
-use crate::cli::{repo_root, write_tree, Failure};
 use crate::config::Config;
+use crate::util::{repo_root, write_tree, Failure};
 use hdl_builder::prelude::*;
 use hdl_builder::{Design, EmitOptions, Module, OutFile};
 use report::{
@@ -568,7 +568,7 @@ pub fn check(cfg: &Config, root: &Path, strict_reports: bool) -> Result<(), Fail
                 contents: String::new(),
             })
             .collect();
-        for name in crate::cli::stale_files(&root.join(dir), &list) {
+        for name in crate::util::stale_files(&root.join(dir), &list) {
             problems.push(format!("  no longer generated: {dir}/{name}"));
         }
     }
