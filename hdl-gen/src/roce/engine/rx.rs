@@ -149,26 +149,29 @@ pub(super) fn receive(
     let sel_slot = |qp: Sig, slot: Sig, w: u32, f: &dyn Fn(&Qp, usize) -> Sig| -> Expr {
         select_slot(qps, d, qp, slot, w, f)
     };
-    let t_busy = tx.t_busy;
-    let rr_valid = tx.rr_valid;
-    let rr_data = tx.rr_data;
-    let rr_keep = tx.rr_keep;
-    let rr_last = tx.rr_last;
-    let rr_hold = tx.rr_hold;
-    let rr_tx = tx.rr_tx;
-    let rr_on = tx.rr_on;
-    let ack_pend_v = tx.ack_pend_v;
-    let rs_q = tx.rs_q;
-    let rs_slot = tx.rs_slot;
-    let rr_capq = tx.rr_capq;
-    let job_free = tx.job_free;
-    let load_resend = tx.load_resend;
-    let sqe = tx.sqe;
-    let cmd_slot = tx.cmd_slot;
-    let others_first = tx.others_first;
-    let cap_job = tx.cap_job;
-    let cap_q = tx.cap_q;
-    let cap_dlen = tx.cap_dlen;
+    let &Tx {
+        t_busy,
+        rr_valid,
+        rr_data,
+        rr_keep,
+        rr_last,
+        rr_hold,
+        rr_tx,
+        rr_on,
+        ack_pend_v,
+        rs_q,
+        rs_slot,
+        rr_capq,
+        job_free,
+        load_resend,
+        sqe,
+        cmd_slot,
+        others_first,
+        cap_job,
+        cap_q,
+        cap_dlen,
+        ..
+    } = tx;
     let rx_st = m.enum_type("rx_state", &["RX_RECV", "RX_CHK"]);
     let rst = m.reg_enum("rx_state", &rx_st, rx_st.item("RX_RECV"));
     let pay_hold = m.wire("pay_hold", 1);
