@@ -2,7 +2,7 @@
 # CI's check that the FPGA flow still works end to end, kept short: one small block through
 # synthesis and place and route for both boards. The bring-up tops now hold the whole chip
 # (issue 20) and are not built here: placing and routing one takes far longer than CI's budget,
-# and the chip's engines do not meet the boards' clocks yet (README, "Bring-up"). The block's
+# and the chip's engines do not meet the boards' clocks yet (docs/fpga.md, "Bring-up"). The block's
 # figures must equal the committed report's: the tools are pinned and run with a fixed seed, so
 # a difference means the report is stale or the flow stopped repeating itself. Installs the pinned tools into target/fpga-venv on first use.
 set -euo pipefail

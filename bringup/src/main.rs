@@ -1,5 +1,5 @@
 //! `bringup`: the bring-up engineer's host tool, over a board's serial port (or the simulated
-//! board's pseudo-terminal). See the README's "Bring-up" section.
+//! board's pseudo-terminal). See docs/fpga.md, "Bring-up".
 //!
 //! Exit codes: 0 done; 1 the board answered an error or something read back wrong; 2 the port
 //! could not be used or the board did not answer; 3 a command this tool does not do yet.
@@ -96,7 +96,7 @@ fn main() -> ExitCode {
 }
 
 fn not_yet(what: &str, why: &str) -> ExitCode {
-    eprintln!("bringup: `{what}` is not done yet: {why} (see the README, Bring-up)");
+    eprintln!("bringup: `{what}` is not done yet: {why} (see docs/fpga.md, Bring-up)");
     ExitCode::from(3)
 }
 

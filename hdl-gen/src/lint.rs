@@ -3,8 +3,8 @@
 //! changes; tests use [`lint_design`] on designs of their own.
 
 use crate::chip;
-use crate::cli::Failure;
 use crate::config::Config;
+use crate::util::{write_tree, Failure};
 use hdl_builder::{Design, EmitOptions, Module};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -229,7 +229,7 @@ pub fn run(cfg: &Config) -> Result<(), Failure> {
     let files = chip::files(cfg)?;
     let modules = design.modules()?;
     let dir = scratch_dir();
-    crate::cli::write_tree(&dir, &files)
+    write_tree(&dir, &files)
         .map_err(|e| Failure::usage(format!("cannot write to {}: {e}", dir.display())))?;
     let width = modules.iter().map(|m| m.name().len()).max().unwrap_or(0);
     let jobs = jobs(&modules);
@@ -281,7 +281,7 @@ pub fn lint_design(design: &Design) -> Result<Vec<(String, Outcome, Outcome)>, F
     static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = scratch_dir().with_extension(n.to_string());
-    crate::cli::write_tree(&dir, &files)
+    write_tree(&dir, &files)
         .map_err(|e| Failure::usage(format!("cannot write to {}: {e}", dir.display())))?;
     let jobs = jobs(&design.modules()?);
     let results = run_jobs(
@@ -310,7 +310,7 @@ pub fn assert_top_verilator_clean(design: &Design, top: &str) {
         })
         .unwrap_or_else(|e| panic!("{e}"));
     let dir = scratch_dir().with_extension(format!("top_{top}"));
-    crate::cli::write_tree(&dir, &files).unwrap_or_else(|e| panic!("{e}"));
+    write_tree(&dir, &files).unwrap_or_else(|e| panic!("{e}"));
     let m = design
         .modules()
         .unwrap_or_else(|e| panic!("{e}"))
@@ -339,7 +339,7 @@ pub fn assert_verilator_clean(design: &Design) {
     static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = scratch_dir().with_extension(format!("v{n}"));
-    crate::cli::write_tree(&dir, &files).unwrap_or_else(|e| panic!("{e}"));
+    write_tree(&dir, &files).unwrap_or_else(|e| panic!("{e}"));
     let jobs = jobs(&design.modules().unwrap_or_else(|e| panic!("{e}")));
     let results = run_jobs(&jobs, |top, deps| verilator(&dir, top, deps), |_, _| {});
     let _ = std::fs::remove_dir_all(&dir);

@@ -1,3 +1,5 @@
+//! `hdl-gen`: parses the command line, runs it (`hdl_gen::cli`), and exits with its code.
+
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 

@@ -1,5 +1,16 @@
 //! The testbench: drives the Verilator-compiled RTL from Rust and compares it with golden models.
 //!
+//! What lives here:
+//!
+//! - `sim.rs`: `Sim`, `MultiSim`, components, initial values
+//! - `drivers/`: bus functional models (streams, AXI4, AXI4-Lite, AXI4-Stream)
+//! - `models/`: golden models, named like the generators
+//! - `prop.rs`, `rng.rs`: seeded cases, shrinking, saved regressions; the drivers' generator
+//! - `suites/`: the properties, suite by suite
+//! - `mutants.rs`, `coverage.rs`: mutant schemata; Verilator coverage data
+//! - `fio/`, `nbd/`, `pcap.rs`: fio on the chip, the NBD server, pcap captures
+//! - `cli/`: the `testbench` command line
+//!
 //! - [`sim`]: the simulation core (clock, reset, run-until, waveforms);
 //! - [`drivers`]: bus functional models bound to ports by name;
 //! - [`models`]: golden reference models, plain Rust;

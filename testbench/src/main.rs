@@ -1,3 +1,5 @@
+//! `testbench`: parses the command line and runs the subcommand (`testbench::cli`).
+
 use clap::Parser;
 use testbench::cli::{Cli, Command};
 

@@ -1,5 +1,16 @@
 //! `hdl-builder`: a typed hardware IR, its elaboration checks, and a SystemVerilog emitter.
 //!
+//! What lives here:
+//!
+//! - `expr.rs`: `Sig` and `Expr`, width-carrying expressions
+//! - `module.rs`: `ModuleBuilder`: ports, registers, memories, instances, processes, domains
+//! - `stream.rs`: ready/valid bundles
+//! - `check.rs`, `error.rs`: the elaboration checks and their errors
+//! - `emit.rs`: the SystemVerilog emitter
+//! - `design.rs`: modules under the tops, file list, FuseSoC core
+//! - `binding.rs`: the Rust binding and C++ shim per top
+//! - `regs.rs`: register blocks (CSR module, accessors, Markdown map)
+//!
 //! The builder knows nothing about NVMe or any other protocol: it is the library that the chip
 //! generators in `hdl-gen` use, through this public API only.
 //!

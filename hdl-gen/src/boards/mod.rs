@@ -2,6 +2,14 @@
 //! builder, the board tops, and the LPF constraints, all generated from one description so the
 //! top's ports and the constraint file cannot drift apart.
 //!
+//! What lives here:
+//!
+//! - `mod.rs`: the board descriptions (pins and their sources), the core, the top and the LPF
+//! - `board_csr.rs`: `bringup_csr`, the board's own registers
+//! - `bringup.rs`: the UART bridge's address map and the reset generator
+//! - `host_mem.rs`: host memory in block RAM behind the chip's `m_axi`
+//! - `pll.rs`: EHXPLLL divider settings
+//!
 //! Each board gets, in `fpga/<board>/`:
 //!
 //! - `<board>_core.sv` and the modules below it (builder-made): the chip top of the board's

@@ -1,9 +1,8 @@
 //! `hdl-gen check`: is the committed RTL what the generator emits now?
 
-use super::emit::stale_files;
-use super::Failure;
 use crate::chip;
 use crate::config::Config;
+use crate::util::{stale_files, Failure};
 use std::path::Path;
 
 pub(super) fn run(cfg: &Config, dir: &Path) -> Result<(), Failure> {

@@ -1,7 +1,8 @@
 //! `hdl-gen fpga ...`: the ECP5 flow (src/fpga/) and the bring-up boards (src/boards/).
 
-use super::{default_config, load, repo_root, Failure};
+use super::load;
 use crate::fpga;
+use crate::util::{default_config, repo_root, Failure};
 use clap::Subcommand;
 use std::path::PathBuf;
 

@@ -1,5 +1,12 @@
 //! The `hdl-gen` command line: one file per subcommand, all of them thin over the library.
 //!
+//! What lives here:
+//!
+//! - `mod.rs`: the argument parser and the dispatch
+//! - `emit.rs`, `check.rs`: `hdl-gen emit` and `hdl-gen check`
+//! - `fpga.rs`: `hdl-gen fpga ...` over `crate::fpga`
+//! - `hdl-gen lint` is `crate::lint`'s; errors, paths and `write_tree` are `crate::util`'s
+//!
 //! Exit codes: 0 success; 1 `check` found stale files or `lint` found a failing module;
 //! 2 the configuration, the generator or the environment is at fault (nothing was written).
 
@@ -7,12 +14,10 @@ mod check;
 mod emit;
 mod fpga;
 
-pub(crate) use emit::stale_files;
-pub use emit::write_tree;
-
-use crate::config::{Config, ConfigError};
+use crate::config::Config;
+use crate::util::{default_config, default_rtl, Failure};
 use clap::{Parser, Subcommand};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Generates the NVMe-oF offload chip's SystemVerilog from a TOML configuration.
 #[derive(Parser, Debug)]
@@ -53,54 +58,6 @@ enum Command {
         #[command(subcommand)]
         command: fpga::FpgaCommand,
     },
-}
-
-/// The repository root this binary was built from.
-pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("."))
-}
-
-/// The shipped default configuration.
-pub fn default_config() -> PathBuf {
-    repo_root().join("configs").join("default.toml")
-}
-
-/// The committed RTL folder.
-pub fn default_rtl() -> PathBuf {
-    repo_root().join("rtl")
-}
-
-/// A failure that ends the command with an exit code.
-#[derive(Debug)]
-pub struct Failure {
-    /// Process exit code.
-    pub code: i32,
-    /// What to tell the user.
-    pub message: String,
-}
-
-impl Failure {
-    pub(crate) fn usage(message: impl Into<String>) -> Failure {
-        Failure {
-            code: 2,
-            message: message.into(),
-        }
-    }
-}
-
-impl From<ConfigError> for Failure {
-    fn from(e: ConfigError) -> Failure {
-        Failure::usage(format!("bad configuration: {e}\nnothing was written"))
-    }
-}
-
-impl From<hdl_builder::Errors> for Failure {
-    fn from(e: hdl_builder::Errors) -> Failure {
-        Failure::usage(format!("{e}\nelaboration failed; nothing was written"))
-    }
 }
 
 fn load(config: Option<PathBuf>) -> Result<Config, Failure> {

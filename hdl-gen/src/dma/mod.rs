@@ -1,6 +1,15 @@
 //! The DMA engine: PRP and SGL scatter-gather between host memory (an AXI4 master port) and the
 //! chip's data streams.
 //!
+//! What lives here:
+//!
+//! - `mod.rs`: the interface contract between the parts (this text)
+//! - `params.rs`: the engine's parameters from the configuration
+//! - `walker.rs`: the descriptor walker (PRP lists, SGL segments into host memory segments)
+//! - `mover.rs`: the data mover (segments into AXI4 bursts, both directions)
+//! - `window.rs`: the segment window of the windowed engine (a byte range of a transfer)
+//! - `engine.rs`: the top `dma_engine` (walker, mover, AR arbitration, counters)
+//!
 //! ```text
 //!  s_cmd --> [dma_walker] --seg--> [dma_mover] <--> m_data (host memory -> stream)
 //!                |  PRP lists, SGL segments |  <--> s_data (stream -> host memory)

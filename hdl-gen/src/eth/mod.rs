@@ -3,6 +3,12 @@
 //! link to the wire, the block under the frame port the RoCE and TCP engines share, and it
 //! holds the ECP5 I/O primitives a standard block would not.
 //!
+//! What lives here:
+//!
+//! - `mod.rs`: the contracts (this text)
+//! - `mac.rs`: `eth_mac_rgmii_*`, the RGMII MAC
+//! - `mdio.rs`: `mdio_master`, clause 22 management frames
+//!
 //! The interface contracts are stated here; `testbench/src/suites/eth/` checks them against a
 //! pin-level RGMII PHY and a Clause 22 PHY register model.
 //!

@@ -2,6 +2,12 @@
 //! nextpnr-ecp5, bitstreams with ecppack, per-block and per-board reports, and post-synthesis
 //! netlists for simulation. `hdl-gen fpga ...` (src/cli/fpga.rs) is a thin layer over this.
 //!
+//! What lives here:
+//!
+//! - `mod.rs`: per-block and board runs, post-synthesis netlists, the stale check
+//! - `tools.rs`: the pinned YoWASP tools in a project-local venv, and running them
+//! - `report.rs`: the JSON and Markdown reports in `fpga/reports/`
+//!
 //! Work happens in `target/fpga/` (logs, netlists, bitstreams); reports go to `fpga/reports/`.
 //! Tools run one at a time, single-threaded, with a fixed seed, so results repeat exactly.
 
@@ -10,8 +16,8 @@ pub mod tools;
 
 use crate::boards::{self, Board};
 use crate::chip;
-use crate::cli::{repo_root, write_tree, Failure};
 use crate::config::Config;
+use crate::util::{repo_root, write_tree, Failure};
 use hdl_builder::prelude::*;
 use hdl_builder::{Design, EmitOptions, Module, OutFile};
 use report::{
@@ -562,7 +568,7 @@ pub fn check(cfg: &Config, root: &Path, strict_reports: bool) -> Result<(), Fail
                 contents: String::new(),
             })
             .collect();
-        for name in crate::cli::stale_files(&root.join(dir), &list) {
+        for name in crate::util::stale_files(&root.join(dir), &list) {
             problems.push(format!("  no longer generated: {dir}/{name}"));
         }
     }
@@ -648,7 +654,7 @@ pub fn check(cfg: &Config, root: &Path, strict_reports: bool) -> Result<(), Fail
         fix.push("`hdl-gen fpga emit`");
     }
     if strict_reports && !reports.is_empty() {
-        fix.push("`hdl-gen fpga blocks` / `hdl-gen fpga board` (see README, FPGA flow)");
+        fix.push("`hdl-gen fpga blocks` / `hdl-gen fpga board` (see docs/fpga.md)");
     }
     let shown: Vec<String> = if strict_reports {
         problems.clone()
@@ -941,7 +947,7 @@ fn netlist_ports(text: &str) -> Vec<(String, u32, bool)> {
 ///
 /// `system_yosys` runs the `yosys` on PATH (Debian's, 0.23 here) instead of the pinned YoWASP
 /// build: the pinned 0.70's netlists of the CRC blocks fail the CRC properties under Verilator
-/// 5.006 while 0.23's pass (see README, FPGA flow), so CI simulates 0.23's until that is
+/// 5.006 while 0.23's pass (see docs/fpga.md), so CI simulates 0.23's until that is
 /// understood.
 pub fn netlist(
     cfg: &Config,

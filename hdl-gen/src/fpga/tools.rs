@@ -5,7 +5,7 @@
 //! The first run of each tool compiles its WebAssembly to machine code (about a minute for
 //! Yosys on two cores); YoWASP caches the result under `~/.cache/YoWASP`.
 
-use crate::cli::{repo_root, Failure};
+use crate::util::{repo_root, Failure};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;

@@ -2,6 +2,14 @@
 //! checks every I/O command against its queue's grants, completes the ones it refuses, and
 //! releases the others one per cycle under per-queue and per-namespace rate limits.
 //!
+//! What lives here:
+//!
+//! - `mod.rs`: the interfaces, checks, scheduling and bucket rules (this text)
+//! - `csr.rs`: the register map `qos_csr`
+//! - `bucket.rs`: the debt-model token bucket and its lazy (RAM) form
+//! - `sched.rs`: `qos_sched`, class priority and WRR over per-class bitmaps
+//! - `arbiter.rs`: the top `qos_arbiter`
+//!
 //! ```text
 //!  s_io_cmd --> [check] --denied--> [skid] --> m_io_cpl  (86h/SCT 2, 0Bh, 80h; SCT 0)
 //!                  |

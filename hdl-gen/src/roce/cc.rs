@@ -1,6 +1,6 @@
 //! Congestion control and RNR waits inside the RoCEv2 engine: the DCQCN block
 //! (`roce_dcqcn_q<Q>_w<W>`, `dcqcn.rs`) with its CSRs, the 1 µs tick, the CNP counters, and the
-//! per-QP RNR timer. The engine (`engine.rs`) calls in at a few points (its CSR block, its frame
+//! per-QP RNR timer. The engine (`engine/`) calls in at a few points (its CSR block, its frame
 //! sources, its receive checks, its per-QP state); the rules are in `mod.rs`
 //! ("# Congestion control", "# RNR").
 //!

@@ -1,4 +1,4 @@
-//! Frame-building pieces shared by the engine's transmit paths (`engine.rs`: capsules, ACKs,
+//! Frame-building pieces shared by the engine's transmit paths (`engine/tx.rs`: capsules, ACKs,
 //! CNPs; `read.rs`: READ responses) and its receiver: byte slicing, the IPv4 header checksum,
 //! the Ethernet/IPv4/UDP header bytes and the ICRC's masked bytes.
 

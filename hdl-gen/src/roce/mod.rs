@@ -3,6 +3,16 @@
 //! checked at line rate. Facts in ../shared/PROTOCOLS.md (RoCEv2); the frame format is the one
 //! of `testbench/src/models/roce.rs` (checked byte for byte against scapy).
 //!
+//! What lives here:
+//!
+//! - `mod.rs`: the interface and the rules (this text), `RoceParams`
+//! - `engine/`: the top `roce_w*`: `mod.rs` (ports, completions, QP state updates, counters),
+//!   `csr.rs` (`roce_csr`), `qp.rs` (per-QP registers), `tx.rs` (transmit), `rx.rs` (receive)
+//! - `frame.rs`: frame pieces both directions share (header bytes, IPv4 checksum, ICRC bytes)
+//! - `read.rs`: the RDMA READ responder (and capsules with in-capsule data)
+//! - `records.rs`: per-slot completion records
+//! - `dcqcn.rs`, `cc.rs`: DCQCN, and what wires it and the RNR waits into the engine
+//!
 //! ```text
 //!  io_cmd (SQE) --> [capsule: SGL rewritten] --+--> [frame builder + ICRC] --> m_axis (Ethernet)
 //!  io_cpl <------- [CQE from a SEND] <--+      |  ACK / NAK per QP

@@ -1,5 +1,17 @@
 //! The `testbench` command line.
 //!
+//! What lives here:
+//!
+//! - `regress.rs`: `testbench regress`
+//! - `mutants.rs`: `testbench mutants`
+//! - `coverage.rs`: `testbench coverage`
+//! - `fio.rs`, `nbd.rs`: `testbench fio` and `testbench nbd` (options; the work is in `crate::fio`,
+//!   `crate::nbd`)
+//! - `tcp_linux.rs`: `testbench tcp-linux`
+//! - `bench.rs`, `cocotb.rs`: `testbench bench` and the harness benchmark (with its cocotb side)
+//! - `bench_chip.rs`, `bench_dma.rs`, `bench_nvme.rs`, `bench_nvme_tcp.rs`, `bench_qos.rs`,
+//!   `bench_rdma.rs`: each engine's and the chip's figures
+//!
 //! Exit codes: 0 everything passed; 1 some case failed; 2 bad usage (unknown suite, bad shard).
 //! `nbd` documents its own (cli/nbd.rs).
 

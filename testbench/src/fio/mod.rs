@@ -1,5 +1,11 @@
 //! `testbench fio`: fio's workloads on the simulated chip, reported as fio reports them.
 //!
+//! What lives here:
+//!
+//! - `mod.rs`: jobs, offsets, the data check
+//! - `report.rs`: fio's text and JSON/json+ output
+//! - `plot.rs`: the SVG of latencies and IOPS
+//!
 //! Each job is one I/O queue pair bound to a channel of its transport ([`Session`]); it keeps
 //! `iodepth` commands in flight, each of `bs` bytes at an offset drawn as fio draws it
 //! (sequential from 0, wrapping at `size`; or uniformly random and `bs` aligned, with

@@ -2,6 +2,14 @@
 //! [`MemDevice`] that tests the server) to unmodified NBD clients: nbdinfo, nbdcopy, fio's
 //! `nbd` engine (libnbd), the kernel's nbd-client.
 //!
+//! What lives here:
+//!
+//! - `mod.rs`: the `Device` trait and the protocol subset (this text)
+//! - `proto.rs`, `server.rs`: the protocol's numbers; the server
+//! - `chip.rs`: the simulated chip as a device
+//! - `mem.rs`: a byte array that answers late and out of order, for the server's tests
+//! - `tests.rs`: the server against a hand-written client
+//!
 //! What the server speaks (the NBD protocol, NetworkBlockDevice/nbd doc/proto.md):
 //!
 //! - Fixed newstyle handshake only. Options: `NBD_OPT_EXPORT_NAME`, `NBD_OPT_GO` and

@@ -808,14 +808,3 @@ fn serve_takes_connections_one_after_another_over_a_socket_path() {
     assert_eq!(ends, vec![End::Disconnect, End::Closed]);
     let _ = std::fs::remove_dir_all(&dir);
 }
-
-#[test]
-fn sizes_parse_with_binary_suffixes() {
-    use crate::cli::nbd::parse_size;
-    assert_eq!(parse_size("4096"), Ok(4096));
-    assert_eq!(parse_size("64k"), Ok(64 << 10));
-    assert_eq!(parse_size("16M"), Ok(16 << 20));
-    assert_eq!(parse_size("1G"), Ok(1 << 30));
-    assert!(parse_size("1.5M").is_err());
-    assert!(parse_size("99999999999G").is_err());
-}

@@ -1,4 +1,16 @@
 //! Regression suites: named lists of properties that `testbench regress` runs.
+//!
+//! What lives here:
+//!
+//! - `stdlib/`: suite `stdlib`, the standard blocks
+//! - `dma/`: suite `dma`
+//! - `nvme/`: suite `nvme`, the front end
+//! - `qos/`: suite `qos`
+//! - `nvme_tcp/`: suite `nvme-tcp`
+//! - `rdma/`: suite `rdma`, the RoCEv2 engine and DCQCN
+//! - `tcp/`: suites `tcp` and `tcp-nvme`, and `testbench tcp-linux`
+//! - `eth/`: suite `eth`, the MAC and MDIO
+//! - `chip/`: suite `chip`, the chip top, and the `Session` that fio, NBD and the chip bench run on
 
 pub mod chip;
 pub mod dma;

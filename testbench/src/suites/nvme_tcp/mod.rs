@@ -2,6 +2,13 @@
 //! over the same byte streams, with random command mixes and sizes, random R2T and C2HData
 //! sizes and orders, digests on and off, random byte-stream chunking, and a hostile target.
 //!
+//! What lives here:
+//!
+//! - `scenario.rs`: stimulus and outcome checks shared by the properties
+//! - `model.rs`: `nvme_tcp_model[_hostile]`, host model against target
+//! - `rtl.rs`: `nvme_tcp_conn[_hostile]`, `nvme_tcp_conn_dma_error`, `nvme_tcp_engine`, and the
+//!   `EngineCase`/`EngineHarness` the `tcp-nvme` suite reuses
+//!
 //! `scenario.rs` generates the stimulus and checks an outcome (completions, host-memory writes,
 //! the target's namespaces and what it received) against the target's decisions; the
 //! properties differ in who plays the host: `model.rs` the reference host model.

@@ -1,6 +1,11 @@
 //! Properties of the QoS arbiter (`qos_arbiter`), and the harness they share with
 //! `testbench bench --suite qos`.
 //!
+//! What lives here:
+//!
+//! - `mod.rs`: the cycle-by-cycle harness (this text)
+//! - `mix.rs`, `flood.rs`, `idle.rs`: the properties
+//!
 //! The harness programs the CSRs through the AXI4-Lite port, enables the block, then plays a
 //! front end: per-queue command lists (or endless generators), one command presented at a time,
 //! held until accepted, only for queues whose `sq_space_o` bit is set (commands of SQ ids the

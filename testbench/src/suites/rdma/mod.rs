@@ -1,6 +1,12 @@
 //! Suite `rdma`: the RoCEv2 engine (`roce_*`) against the NVMe/RDMA target model
 //! (`models::roce_target`) over a lossy, hostile link.
 //!
+//! What lives here:
+//!
+//! - `engine.rs`: property `rdma` with its harness and `RefChip`
+//! - `cc.rs`: property `rdma_cc`, congestion control and RNR waits end to end
+//! - `dcqcn.rs`: `rdma_dcqcn` and `rdma_dcqcn_recovery`, the DCQCN block alone
+//!
 //! `engine.rs` holds the property, its harness and the reference receiver (`RefChip`) that
 //! predicts, frame by frame, what the engine must do with what it receives.
 //!

@@ -1,4 +1,11 @@
 //! The `stdlib` suite: the standard blocks against their golden models.
+//!
+//! What lives here:
+//!
+//! - one file per block, named like its generator: `skid_buffer.rs`, `fifo.rs` (and `fifo_ops.rs`,
+//!   a state machine), `arbiter.rs`, `interval_timer.rs`, `crc.rs`, `token_bucket.rs`,
+//!   `axi_interconnect.rs`, `axi_upsizer.rs`, `axil_decoder.rs`, `async_fifo.rs`, `sync_2ff.rs`,
+//!   `reset_sync.rs`
 
 pub mod arbiter;
 pub mod async_fifo;
