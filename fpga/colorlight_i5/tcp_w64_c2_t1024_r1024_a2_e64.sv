@@ -652,6 +652,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic         app_rx_conn_d;
   logic         app_rx_rr_q;
   logic         app_rx_rr_d;
+  logic         c0_opening;
+  logic         c1_opening;
   logic         c0_rx_have;
   logic         c1_rx_have;
   logic         app_rx_any;
@@ -659,6 +661,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic         app_rx_start;
   logic [7:0]   rx_buf_rdata_q;
   logic         app_rx_pop;
+  logic         app_rx_stale;
   logic         c0_seg;                    // a good segment of this connection ends this cycle
   logic         c0_outstanding;
   logic         c0_rto_run;
@@ -1316,16 +1319,19 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign app_tx_byte = 8'(app_tx_data_q >> {app_tx_i_q, 3'd0});
   assign app_tx_write = app_tx_valid_q & app_tx_ok_q;
   assign app_tx_drop = app_tx_valid_q & ~app_tx_ok_q;
-  assign c0_rx_have = (c0_rcv_nxt_q != c0_app_rd_q) & rx_space_i[0];
-  assign c1_rx_have = (c1_rcv_nxt_q != c1_app_rd_q) & rx_space_i[1];
+  assign c0_opening = (c0_state_q == StArp) | (c0_state_q == StIsn) | (c0_state_q == StSynSent);
+  assign c1_opening = (c1_state_q == StArp) | (c1_state_q == StIsn) | (c1_state_q == StSynSent);
+  assign c0_rx_have = (c0_rcv_nxt_q != c0_app_rd_q) & rx_space_i[0] & ~c0_opening;
+  assign c1_rx_have = (c1_rcv_nxt_q != c1_app_rd_q) & rx_space_i[1] & ~c1_opening;
   assign app_rx_any = c0_rx_have | c1_rx_have;
   assign app_rx_pick = (app_rx_rr_q == 1'b0) ? (c0_rx_have ? 1'b0 : (c1_rx_have ? 1'b1 : 1'b0)) : (c1_rx_have ? 1'b1 : (c0_rx_have ? 1'b0 : 1'b0));
   assign app_rx_start = ~app_rx_valid_q & app_rx_any;
   assign app_rx_pop = rx_valid_o & rx_ready_i;
-  assign app_rx_valid_d = app_rx_start ? 1'b1 : (app_rx_pop ? 1'b0 : app_rx_valid_q);
+  assign app_rx_stale = (app_rx_conn_q == 1'b0) ? c0_opening : c1_opening;
+  assign app_rx_valid_d = app_rx_start ? 1'b1 : ((app_rx_pop | app_rx_stale) ? 1'b0 : app_rx_valid_q);
   assign app_rx_conn_d = app_rx_start ? app_rx_pick : app_rx_conn_q;
   assign app_rx_rr_d = app_rx_pop ? ((app_rx_conn_q == 1'b1) ? 1'b0 : (app_rx_conn_q + 1'b1)) : app_rx_rr_q;
-  assign rx_valid_o = app_rx_valid_q;
+  assign rx_valid_o = app_rx_valid_q & ~app_rx_stale;
   assign rx_conn_o = app_rx_conn_q;
   assign rx_data_o = {56'd0, rx_buf_rdata_q};
   assign rx_keep_o = 8'd1;

@@ -1934,12 +1934,24 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.comment(r_busy.q, "a byte read from rx_buf is on rx");
     let r_conn = m.reg("app_rx_conn", cw, 0);
     let r_ptr = m.reg("app_rx_rr", cw, 0);
+    // A connection that is opening (ARP, ISN, SYN-SENT) has no received bytes: what its
+    // buffer pointers still say is the previous connection's, and is never delivered (a byte
+    // of it already on rx is dropped), so a reopened connection starts its stream clean.
+    let opening: Vec<Sig> = (0..n as usize)
+        .map(|c| {
+            let st = conns[c].st.q;
+            m.net(
+                &format!("c{c}_opening"),
+                st.eq(s("StArp")) | st.eq(s("StIsn")) | st.eq(s("StSynSent")),
+            )
+        })
+        .collect();
     let r_have: Vec<Sig> = (0..n as usize)
         .map(|c| {
             let k = &conns[c];
             m.net(
                 &format!("c{c}_rx_have"),
-                k.rcv_nxt.q.ne(k.rd.q) & rx_space.bit(c as u32),
+                k.rcv_nxt.q.ne(k.rd.q) & rx_space.bit(c as u32) & !opening[c],
             )
         })
         .collect();
@@ -1971,9 +1983,20 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         cat([r_pick.ex(), r_rd_sel.slice(rab - 1, 0)]),
     );
     let r_pop = m.net("app_rx_pop", app_rx.fire());
+    let r_stale = m.net(
+        "app_rx_stale",
+        sel(
+            &r_conn.q.ex(),
+            &opening.iter().map(|x| x.ex()).collect::<Vec<_>>(),
+        ),
+    );
     m.assign(
         r_busy.d,
-        mux(r_start, lit(1, 1), mux(r_pop, lit(1, 0), r_busy.q.ex())),
+        mux(
+            r_start,
+            lit(1, 1),
+            mux(r_pop | r_stale, lit(1, 0), r_busy.q.ex()),
+        ),
     );
     m.assign(r_conn.d, mux(r_start, r_pick.ex(), r_conn.q.ex()));
     m.assign(
@@ -1984,7 +2007,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             r_ptr.q.ex(),
         ),
     );
-    m.assign(app_rx.valid, r_busy.q);
+    m.assign(app_rx.valid, r_busy.q & !r_stale);
     m.assign(app_rx.field("conn"), r_conn.q);
     m.assign(app_rx.field("data"), r_data.zext(dw));
     m.assign(app_rx.field("keep"), lit(lanes, 1));

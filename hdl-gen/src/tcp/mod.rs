@@ -31,7 +31,10 @@
 //!   port. `rx_space_i` [C]: bit i, a beat of connection i presented now is taken. The engine
 //!   starts a beat of connection i only while `rx_space_i[i]` is high (and holds it until
 //!   taken), so a stalled consumer never holds up another connection. Slice 1 sends one byte
-//!   per beat (`keep` = 1).
+//!   per beat (`keep` = 1). A connection that opens (ARP, ISN, SYN-SENT) starts its stream
+//!   clean: bytes the previous connection on it left undelivered are dropped, a beat of them
+//!   already presented included (RFC 9293: an abort flushes the receive queue). Until then
+//!   (CLOSED after a failure) they are still delivered, in order.
 //! - `up_o` [C]: connection i is ESTABLISHED or CLOSE-WAIT (the NVMe/TCP engine's ICReq waits
 //!   for it); `failed_o` [C]: the connection was reset (by the peer, by the retry limit, by an
 //!   unresolved ARP or by an abort) and waits in CLOSED for software.

@@ -1506,10 +1506,22 @@ fn restart_tcp<T: Dut>(
         env.consume_all()?;
         env.step()?;
         if env.sim.cycle() - start > 50_000 {
-            return Err(format!(
-                "after tcp_ctrl.run 0 -> 1 the NVMe/TCP connections never came up again: tcp_connected_o {:#x}, tcp_dead_o {:#x}",
+            let (up, dead) = (
                 env.sim.signal("tcp_connected_o").get(),
-                env.sim.signal("tcp_dead_o").get()
+                env.sim.signal("tcp_dead_o").get(),
+            );
+            let mut tbus = env
+                .fw_bus
+                .mmio(&mut env.sim)
+                .at(u64::from(chip_csr::MAP_TCP_BASE_RESET));
+            let states: Vec<u32> = (0..n)
+                .map(|c| tbus.read32(crate::suites::tcp::creg(c, 12)))
+                .collect();
+            let t = tcp_link.borrow();
+            return Err(format!(
+                "after tcp_ctrl.run 0 -> 1 the NVMe/TCP connections never came up again: tcp_connected_o {up:#x}, tcp_dead_o {dead:#x}, TCP state CSRs {states:#x?}, targets' violations {:?}, TermReqs {:?}",
+                t.targets.iter().map(|x| x.violations.first()).collect::<Vec<_>>(),
+                t.targets.iter().map(|x| &x.term_reqs).collect::<Vec<_>>(),
             ));
         }
     }
