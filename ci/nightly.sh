@@ -28,6 +28,9 @@ BENCH=1 bash ci/config.sh configs/widest.toml
 # Line and toggle coverage of every suite's regression (the case counts of ci/test.sh), each
 # suite's report and the merge over the whole chip under target/coverage/ (all/ for the merge).
 # The first run Verilates every driven top again with coverage (the chip top for many minutes).
+step "post-synthesis simulation and the stdlib suite with more cases than ci/test.sh's (150, 1200)"
+CASES=600 bash ci/postsynth.sh
+cargo run -q --release -p testbench -- regress --suite stdlib --cases 5000
 step "coverage: every suite, merged for the whole chip (target/coverage/all)"
 cargo run -q --release -p testbench -- coverage --suite stdlib:2000 --suite dma:300 \
   --suite nvme-tcp:300 --suite qos:200 --suite rdma:1200 --suite nvme:1100 --suite chip:150 --suite tcp:300 --suite eth:1000

@@ -10,10 +10,9 @@ use crate::models::nvme_tcp_target::{status, Fault, Target, TargetConfig};
 use crate::rng::Rng;
 use crate::sim::Component;
 use crate::suites::tcp::nvme::Peer;
-use crate::suites::tcp::{tcp_ports, Dev, Setup, PEER_IP, PEER_MAC, US_PER_CYCLE};
-use smoltcp::iface::{Config, Interface, SocketSet};
+use crate::suites::tcp::{tcp_ports, Dev, Setup, US_PER_CYCLE};
+use smoltcp::iface::{Interface, SocketSet};
 use smoltcp::time::Instant;
-use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr};
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -118,17 +117,7 @@ impl TcpLink {
         icd_max: u32,
         seed: u64,
     ) -> TcpLink {
-        let mut dev = Dev::default();
-        let mut cfg = Config::new(HardwareAddress::Ethernet(EthernetAddress(PEER_MAC)));
-        cfg.random_seed = seed;
-        let mut iface = Interface::new(cfg, &mut dev, Instant::ZERO);
-        iface.update_ip_addrs(|a| {
-            a.push(IpCidr::new(
-                IpAddress::v4(PEER_IP[0], PEER_IP[1], PEER_IP[2], PEER_IP[3]),
-                24,
-            ))
-            .expect("one address");
-        });
+        let (dev, iface) = crate::suites::tcp::peer_iface(seed);
         let mut sockets = SocketSet::new(vec![]);
         let peer = Peer::listen(&mut sockets, n, 65536, seed ^ 0x5e);
         let mut link = TcpLink {

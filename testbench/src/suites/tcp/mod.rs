@@ -398,6 +398,22 @@ pub fn creg(c: usize, off: u32) -> u32 {
     tcp_csr::C0_REMOTE_IP + 0x40 * c as u32 + off
 }
 
+/// smoltcp's interface as the peer (`PEER_MAC`, `PEER_IP`/24) on a fresh [`Dev`].
+pub fn peer_iface(seed: u64) -> (Dev, Interface) {
+    let mut dev = Dev::default();
+    let mut cfg = Config::new(HardwareAddress::Ethernet(EthernetAddress(PEER_MAC)));
+    cfg.random_seed = seed;
+    let mut iface = Interface::new(cfg, &mut dev, Instant::ZERO);
+    iface.update_ip_addrs(|a| {
+        a.push(IpCidr::new(
+            IpAddress::v4(PEER_IP[0], PEER_IP[1], PEER_IP[2], PEER_IP[3]),
+            24,
+        ))
+        .expect("one address");
+    });
+    (dev, iface)
+}
+
 /// Firmware's set-up of the TCP engine's `tcp_csr` behind `bus` (its base already applied):
 /// the engine's and the gateway's addresses, the timers, `setup`, and for each of the `n`
 /// connections the peer's address and ports (local `LOCAL_PORT_BASE + c`, remote 4420); no
@@ -497,17 +513,7 @@ impl<M: Dut> Env<M> {
         );
         sim.reset(3);
         program(&mut axil.mmio(&mut sim), setup, n);
-        let mut dev = Dev::default();
-        let mut cfg = Config::new(HardwareAddress::Ethernet(EthernetAddress(PEER_MAC)));
-        cfg.random_seed = seed;
-        let mut iface = Interface::new(cfg, &mut dev, Instant::ZERO);
-        iface.update_ip_addrs(|a| {
-            a.push(IpCidr::new(
-                IpAddress::v4(PEER_IP[0], PEER_IP[1], PEER_IP[2], PEER_IP[3]),
-                24,
-            ))
-            .expect("one address");
-        });
+        let (dev, iface) = peer_iface(seed);
         let mut view = EngineView::new(n, setup.mss as u16, setup.wscale as u8, setup.key);
         view.rx_bytes = rx_bytes(&axil, &mut sim);
         Env {
