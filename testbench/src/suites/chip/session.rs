@@ -306,14 +306,7 @@ impl Session {
             bus.write32(chip_csr::TCP_CTRL, 0);
             bus.write32(chip_csr::TCP_DGST, 3);
             // The TCP/IP engine: addresses, timers, and every connection opened.
-            let mut tbus = env
-                .fw_bus
-                .mmio(&mut env.sim)
-                .at(u64::from(chip_csr::MAP_TCP_BASE_RESET));
-            crate::suites::tcp::program(&mut tbus, &crate::suites::chip::tcp::SETUP, conns);
-            for c in 0..conns {
-                tbus.write32(crate::suites::tcp::creg(c, 8), 1);
-            }
+            crate::suites::chip::tcp::open_all(&mut env, conns);
             let mut bus = env.fw_bus.mmio(&mut env.sim);
             bus.write32(chip_csr::TCP_CTRL, 1);
             let qos = chip_csr::MAP_QOS_BASE_RESET;
@@ -355,22 +348,9 @@ impl Session {
             if err != 0 {
                 return Err(format!("route_err reads {err:#x} after binding the queues"));
             }
-            // Every NVMe/TCP connection up (TCP, then ICReq/ICResp) before the host starts.
-            let all = (1u32 << conns) - 1;
-            let mut v = 0;
-            for _ in 0..20_000 {
-                v = bus.read32(chip_csr::TCP_CONN);
-                if v & all == all {
-                    break;
-                }
-            }
-            if v & all != all {
-                return Err(format!(
-                    "the NVMe/TCP connections never came up: chip_csr.tcp_conn {v:#x}, tcp_link {:#x}",
-                    bus.read32(chip_csr::TCP_LINK)
-                ));
-            }
         }
+        // Every NVMe/TCP connection up (TCP, then ICReq/ICResp) before the host starts.
+        crate::suites::chip::top::wait_tcp_connections(&mut env)?;
 
         // The host.
         env.read_cap()?;

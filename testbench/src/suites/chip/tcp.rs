@@ -50,6 +50,19 @@ pub const SETUP: Setup = Setup {
     time_wait: 50,
 };
 
+/// Firmware's set-up of the chip's TCP/IP engine (`tcp_csr`, at its slot in the chip's map):
+/// [`SETUP`], the targets' addresses, and each of the `n` connections opened.
+pub fn open_all<T: crate::sim::Dut>(env: &mut crate::suites::nvme::env::Env<T>, n: usize) {
+    let mut bus = env
+        .fw_bus
+        .mmio(&mut env.sim)
+        .at(u64::from(crate::rtl::regs::chip_csr::MAP_TCP_BASE_RESET));
+    crate::suites::tcp::program(&mut bus, &SETUP, n);
+    for c in 0..n {
+        bus.write32(crate::suites::tcp::creg(c, 8), 1);
+    }
+}
+
 /// DW0 of connection `conn`'s CapsuleResps for command `cid` (the target's tag, so the
 /// scoreboard proves a completion came back from the right connection).
 pub fn dw0(cid: u16, conn: usize) -> u32 {

@@ -236,8 +236,7 @@ pub struct RoceLink {
     src: Rc<RefCell<AxisSource>>,
     /// The TCP side of the port.
     pub wire: Rc<RefCell<EthWire>>,
-    /// RoCEv2 frames and beats the chip took from the fabric.
-    pub rx_frames: u64,
+    /// RoCEv2 beats and bytes the chip took from the fabric.
     pub rx_beats: u64,
     pub rx_bytes: u64,
     /// The last frame handed to the port was RoCE's (the two sides take turns).
@@ -278,7 +277,6 @@ impl RoceLink {
             sink: sink.clone(),
             src,
             wire: Rc::new(RefCell::new(EthWire::default())),
-            rx_frames: 0,
             rx_beats: 0,
             rx_bytes: 0,
             last_roce: false,
@@ -389,7 +387,6 @@ impl Component for RoceLink {
             let tcp_waits = !self.wire.borrow().from_tcp.is_empty();
             if !self.to_host.is_empty() && (!tcp_waits || !self.last_roce) {
                 let f = self.to_host.pop_front().expect("a frame");
-                self.rx_frames += 1;
                 self.rx_beats += f.len().div_ceil(8) as u64;
                 self.rx_bytes += f.len() as u64;
                 self.src.borrow_mut().send(f);
@@ -1171,14 +1168,7 @@ impl Program<'_> {
         bus.write32(chip_csr::TCP_CTRL, 0);
         bus.write32(chip_csr::TCP_DGST, u32::from(input.tcp_dgst));
         let conns = super::session::channels(super::session::Transport::Tcp);
-        let mut tbus = env
-            .fw_bus
-            .mmio(&mut env.sim)
-            .at(u64::from(chip_csr::MAP_TCP_BASE_RESET));
-        crate::suites::tcp::program(&mut tbus, &tcp::SETUP, conns);
-        for c in 0..conns {
-            tbus.write32(crate::suites::tcp::creg(c, 8), 1);
-        }
+        tcp::open_all(env, conns);
         let mut bus = env.fw_bus.mmio(&mut env.sim);
         bus.write32(chip_csr::TCP_CTRL, 1);
         let map: Vec<u32> = [
@@ -1288,7 +1278,7 @@ impl Program<'_> {
 
 /// Firmware waits, reading `chip_csr.tcp_conn`, until every NVMe/TCP connection either took its
 /// ICResp or ended (a hostile target's); what it reads must match the status outputs.
-fn wait_tcp_connections<T: Dut>(env: &mut Env<T>) -> Result<(), String> {
+pub(crate) fn wait_tcp_connections<T: Dut>(env: &mut Env<T>) -> Result<(), String> {
     let n = super::session::channels(super::session::Transport::Tcp);
     let all = (1u32 << n) - 1;
     let start = env.sim.cycle();
