@@ -38,6 +38,8 @@
 //   0x0b4 ooo_dropped     out-of-order segments dropped (no room, or apart from the kept range)
 //   0x0b8 dup_acks        duplicate ACKs received (RFC 5681)
 //   0x0bc fast_retrans    segments sent by fast retransmit or a NewReno partial ACK (in retrans too)
+//   0x0c0 challenge_acks  segments answered by a challenge ACK (RFC 5961: RST in window not at RCV.NXT, SYN, ACK out of range)
+//   0x0c4 rst_dropped     RSTs dropped: outside the receive window, or in SYN-SENT without the ACK of the SYN
 //   0x100 c0_remote_ip    Remote IPv4 address
 //   0x104 c0_ports        TCP ports
 //   0x108 c0_ctrl         Connection control
@@ -191,6 +193,12 @@ module tcp_csr (
 
   // fast_retrans (0x0bc): segments sent by fast retransmit or a NewReno partial ACK (in retrans too)
   input  logic [31:0] fast_retrans_value_i,   // segments sent by fast retransmit or a NewReno partial ACK (in retrans too)
+
+  // challenge_acks (0x0c0): segments answered by a challenge ACK (RFC 5961: RST in window not at RCV.NXT, SYN, ACK out of range)
+  input  logic [31:0] challenge_acks_value_i, // segments answered by a challenge ACK (RFC 5961: RST in window not at RCV.NXT, SYN, ACK out of range)
+
+  // rst_dropped (0x0c4): RSTs dropped: outside the receive window, or in SYN-SENT without the ACK of the SYN
+  input  logic [31:0] rst_dropped_value_i,    // RSTs dropped: outside the receive window, or in SYN-SENT without the ACK of the SYN
 
   // c0_remote_ip (0x100): Remote IPv4 address
   output logic [31:0] c0_remote_ip_value_o,   // address
@@ -577,6 +585,12 @@ module tcp_csr (
         9'h2f: begin
           bresp_d = RespOkay;
         end
+        9'h30: begin
+          bresp_d = RespOkay;
+        end
+        9'h31: begin
+          bresp_d = RespOkay;
+        end
         9'h40: begin
           bresp_d = RespOkay;
           c0_remote_ip_we = 1'b1;
@@ -790,6 +804,14 @@ module tcp_csr (
         9'h2f: begin
           rresp_d = RespOkay;
           rdata_d = fast_retrans_value_i;
+        end
+        9'h30: begin
+          rresp_d = RespOkay;
+          rdata_d = challenge_acks_value_i;
+        end
+        9'h31: begin
+          rresp_d = RespOkay;
+          rdata_d = rst_dropped_value_i;
         end
         9'h40: begin
           rresp_d = RespOkay;

@@ -57,6 +57,8 @@ pub const REGISTERS: &[(&str, u32, u32)] = &[
     ("ooo_dropped", OOO_DROPPED, OOO_DROPPED_RESET),
     ("dup_acks", DUP_ACKS, DUP_ACKS_RESET),
     ("fast_retrans", FAST_RETRANS, FAST_RETRANS_RESET),
+    ("challenge_acks", CHALLENGE_ACKS, CHALLENGE_ACKS_RESET),
+    ("rst_dropped", RST_DROPPED, RST_DROPPED_RESET),
     ("c0_remote_ip", C0_REMOTE_IP, C0_REMOTE_IP_RESET),
     ("c0_ports", C0_PORTS, C0_PORTS_RESET),
     ("c0_ctrl", C0_CTRL, C0_CTRL_RESET),
@@ -116,6 +118,8 @@ pub const RESET_CHECK: &[(&str, u32, u32, u32)] = &[
     ("ooo_dropped", OOO_DROPPED, 0x0000_0000, OOO_DROPPED_RESET),
     ("dup_acks", DUP_ACKS, 0x0000_0000, DUP_ACKS_RESET),
     ("fast_retrans", FAST_RETRANS, 0x0000_0000, FAST_RETRANS_RESET),
+    ("challenge_acks", CHALLENGE_ACKS, 0x0000_0000, CHALLENGE_ACKS_RESET),
+    ("rst_dropped", RST_DROPPED, 0x0000_0000, RST_DROPPED_RESET),
     ("c0_remote_ip", C0_REMOTE_IP, 0xffff_ffff, C0_REMOTE_IP_RESET),
     ("c0_ports", C0_PORTS, 0xffff_ffff, C0_PORTS_RESET),
     ("c0_ctrl", C0_CTRL, 0x0000_0007, C0_CTRL_RESET),
@@ -1308,6 +1312,64 @@ pub const fn set_fast_retrans_value(_reg: u32, value: u32) -> u32 {
 /// Reads `fast_retrans` of the block at byte address `base`.
 pub fn read_fast_retrans<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(FAST_RETRANS))
+}
+
+/// Offset of `challenge_acks`: segments answered by a challenge ACK (RFC 5961: RST in window not at RCV.NXT, SYN, ACK out of range)
+pub const CHALLENGE_ACKS: u32 = 0x0c0;
+/// Value of `challenge_acks` after reset.
+pub const CHALLENGE_ACKS_RESET: u32 = 0x0000_0000;
+
+/// `challenge_acks.value` [31:0], RO: segments answered by a challenge ACK (RFC 5961: RST in window not at RCV.NXT, SYN, ACK out of range)
+pub const CHALLENGE_ACKS_VALUE_SHIFT: u32 = 0;
+/// Bits of `challenge_acks.value` within `challenge_acks`.
+pub const CHALLENGE_ACKS_VALUE_MASK: u32 = 0xffff_ffff;
+/// Value of `challenge_acks.value` after reset.
+pub const CHALLENGE_ACKS_VALUE_RESET: u32 = 0x0;
+/// `challenge_acks.value` in a value of `challenge_acks`.
+#[inline]
+#[must_use]
+pub const fn get_challenge_acks_value(reg: u32) -> u32 {
+    reg
+}
+/// `reg`, a value of `challenge_acks`, with `challenge_acks.value` replaced by `value` (32 bits).
+#[inline]
+#[must_use]
+pub const fn set_challenge_acks_value(_reg: u32, value: u32) -> u32 {
+    value
+}
+
+/// Reads `challenge_acks` of the block at byte address `base`.
+pub fn read_challenge_acks<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(CHALLENGE_ACKS))
+}
+
+/// Offset of `rst_dropped`: RSTs dropped: outside the receive window, or in SYN-SENT without the ACK of the SYN
+pub const RST_DROPPED: u32 = 0x0c4;
+/// Value of `rst_dropped` after reset.
+pub const RST_DROPPED_RESET: u32 = 0x0000_0000;
+
+/// `rst_dropped.value` [31:0], RO: RSTs dropped: outside the receive window, or in SYN-SENT without the ACK of the SYN
+pub const RST_DROPPED_VALUE_SHIFT: u32 = 0;
+/// Bits of `rst_dropped.value` within `rst_dropped`.
+pub const RST_DROPPED_VALUE_MASK: u32 = 0xffff_ffff;
+/// Value of `rst_dropped.value` after reset.
+pub const RST_DROPPED_VALUE_RESET: u32 = 0x0;
+/// `rst_dropped.value` in a value of `rst_dropped`.
+#[inline]
+#[must_use]
+pub const fn get_rst_dropped_value(reg: u32) -> u32 {
+    reg
+}
+/// `reg`, a value of `rst_dropped`, with `rst_dropped.value` replaced by `value` (32 bits).
+#[inline]
+#[must_use]
+pub const fn set_rst_dropped_value(_reg: u32, value: u32) -> u32 {
+    value
+}
+
+/// Reads `rst_dropped` of the block at byte address `base`.
+pub fn read_rst_dropped<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(RST_DROPPED))
 }
 
 /// Offset of `c0_remote_ip`: Remote IPv4 address

@@ -188,6 +188,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [31:0]  c0_snd_max_d;
   logic [31:0]  c0_snd_wnd_q;
   logic [31:0]  c0_snd_wnd_d;
+  logic [31:0]  c0_max_snd_wnd_q;
+  logic [31:0]  c0_max_snd_wnd_d;
   logic [31:0]  c0_snd_wl1_q;
   logic [31:0]  c0_snd_wl1_d;
   logic [31:0]  c0_snd_wl2_q;
@@ -274,6 +276,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [31:0]  c1_snd_max_d;
   logic [31:0]  c1_snd_wnd_q;
   logic [31:0]  c1_snd_wnd_d;
+  logic [31:0]  c1_max_snd_wnd_q;
+  logic [31:0]  c1_max_snd_wnd_d;
   logic [31:0]  c1_snd_wl1_q;
   logic [31:0]  c1_snd_wl1_d;
   logic [31:0]  c1_snd_wl2_q;
@@ -677,6 +681,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [15:0]  c0_rto_backoff;
   logic         c0_ack_beyond;             // an ACK of data not sent: answered, the segment dropped
   logic         c0_ack_old;                // an ACK below SND.UNA (a reordered segment): ignored, its data still taken
+  logic [31:0]  c0_ack_floor;              // SND.UNA - MAX.SND.WND: the oldest acceptable ACK (RFC 5961 5.2)
+  logic         c0_ack_too_old;            // an ACK older than any window the peer offered: a challenge ACK, the segment dropped
   logic         c0_ack_adv;
   logic         c0_fin_acked;
   logic         c0_dup_ack;
@@ -695,7 +701,10 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic         c0_seg_old;                // the segment begins before RCV.NXT: answered with an ACK (zero-window probes)
   tcp_state_e   c0_state_after_ack;
   tcp_state_e   c0_state_after_fin;
-  logic         c0_rst_in;
+  logic         c0_rst_in;                 // a RST taken: in SYN-SENT acknowledging the SYN, else exactly at RCV.NXT (RFC 5961 3.2)
+  logic         c0_rst_challenge;          // a RST in the receive window but not at RCV.NXT: a challenge ACK
+  logic         c0_rst_dropped;
+  logic         c0_challenge;
   logic [31:0]  c0_snd_nxt_after;
   logic         c0_isn_done;
   logic         c0_rx_pop;
@@ -715,6 +724,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [15:0]  c1_rto_backoff;
   logic         c1_ack_beyond;             // an ACK of data not sent: answered, the segment dropped
   logic         c1_ack_old;                // an ACK below SND.UNA (a reordered segment): ignored, its data still taken
+  logic [31:0]  c1_ack_floor;              // SND.UNA - MAX.SND.WND: the oldest acceptable ACK (RFC 5961 5.2)
+  logic         c1_ack_too_old;            // an ACK older than any window the peer offered: a challenge ACK, the segment dropped
   logic         c1_ack_adv;
   logic         c1_fin_acked;
   logic         c1_dup_ack;
@@ -733,7 +744,10 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic         c1_seg_old;                // the segment begins before RCV.NXT: answered with an ACK (zero-window probes)
   tcp_state_e   c1_state_after_ack;
   tcp_state_e   c1_state_after_fin;
-  logic         c1_rst_in;
+  logic         c1_rst_in;                 // a RST taken: in SYN-SENT acknowledging the SYN, else exactly at RCV.NXT (RFC 5961 3.2)
+  logic         c1_rst_challenge;          // a RST in the receive window but not at RCV.NXT: a challenge ACK
+  logic         c1_rst_dropped;
+  logic         c1_challenge;
   logic [31:0]  c1_snd_nxt_after;
   logic         c1_isn_done;
   logic         c1_rx_pop;
@@ -770,6 +784,10 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [31:0]  cnt_dup_acks_d;
   logic [31:0]  cnt_fast_retrans_q;
   logic [31:0]  cnt_fast_retrans_d;
+  logic [31:0]  cnt_challenge_acks_q;
+  logic [31:0]  cnt_challenge_acks_d;
+  logic [31:0]  cnt_rst_dropped_q;
+  logic [31:0]  cnt_rst_dropped_d;
   logic [7:0] rx_buf [2048];
   logic [7:0] echo_buf [64];
   logic [7:0] tx_buf [2048];
@@ -830,6 +848,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
     .ooo_dropped_value_i    (cnt_ooo_dropped_q),
     .dup_acks_value_i       (cnt_dup_acks_q),
     .fast_retrans_value_i   (cnt_fast_retrans_q),
+    .challenge_acks_value_i (cnt_challenge_acks_q),
+    .rst_dropped_value_i    (cnt_rst_dropped_q),
     .c0_remote_ip_value_o   (csr_c0_remote_ip_value),
     .c0_ports_remote_o      (csr_c0_ports_remote),
     .c0_ports_local_o       (csr_c0_ports_local),
@@ -1350,6 +1370,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign c0_rto_backoff = (({1'b0, c0_rto_q} + {1'b0, c0_rto_q}) > {1'b0, csr_rto_max_ticks}) ? csr_rto_max_ticks : 16'({1'b0, c0_rto_q} + {1'b0, c0_rto_q});
   assign c0_ack_beyond = (1'((rx_ack - c0_snd_max_q) >> 31) == 1'b0) & (|(rx_ack - c0_snd_max_q));
   assign c0_ack_old = (1'((c0_snd_una_q - rx_ack) >> 31) == 1'b0) & (|(c0_snd_una_q - rx_ack));
+  assign c0_ack_floor = c0_snd_una_q - c0_max_snd_wnd_q;
+  assign c0_ack_too_old = (1'((c0_ack_floor - rx_ack) >> 31) == 1'b0) & (|(c0_ack_floor - rx_ack));
   assign c0_ack_adv = (1'((rx_ack - c0_snd_una_q) >> 31) == 1'b0) & (|(rx_ack - c0_snd_una_q));
   assign c0_fin_acked = c0_fin_sent_q & (rx_ack == c0_snd_max_q);
   assign c0_dup_ack = c0_seg & rx_flags[4] & ~rx_flags[2] & ~rx_flags[1] & ~rx_flags[0] & (rx_plen == 16'd0) & (rx_ack == c0_snd_una_q) & c0_outstanding & ((c0_ws_ok_q ? ({16'd0, rx_wnd} << c0_peer_ws_q) : {16'd0, rx_wnd}) == c0_snd_wnd_q) & ((c0_state_q == StEstab) | (c0_state_q == StFinWait1) | (c0_state_q == StClosing) | (c0_state_q == StCloseWait) | (c0_state_q == StLastAck));
@@ -1361,14 +1383,17 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign c0_rcv_nxt_new = c0_ooo_merge ? (((1'((c0_ooo_hi_q - c0_fit_end) >> 31) == 1'b0) & (|(c0_ooo_hi_q - c0_fit_end))) ? c0_ooo_hi_q : c0_fit_end) : (c0_takes ? c0_fit_end : c0_rcv_nxt_q);
   assign c0_ooo_seg = ((c0_state_q == StEstab) | (c0_state_q == StFinWait1) | (c0_state_q == StFinWait2)) & ((1'((rx_seq - c0_rcv_nxt_q) >> 31) == 1'b0) & (|(rx_seq - c0_rcv_nxt_q))) & (rx_plen != 16'd0);
   assign c0_ooo_keep = c0_ooo_seg & ((rx_seq - c0_rcv_nxt_q) < rx_conn_free_q) & (~c0_ooo_on_q | ((1'((c0_ooo_hi_q - rx_seq) >> 31) == 1'b0) & (1'((c0_fit_end - c0_ooo_lo_q) >> 31) == 1'b0)));
-  assign c0_seg_data = c0_seg & rx_flags[4] & ~rx_flags[2] & ~rx_flags[1] & ((c0_state_q == StEstab) | (c0_state_q == StFinWait1) | (c0_state_q == StFinWait2) | (c0_state_q == StClosing) | (c0_state_q == StTimeWait) | (c0_state_q == StCloseWait) | (c0_state_q == StLastAck)) & ~c0_ack_beyond;
+  assign c0_seg_data = c0_seg & rx_flags[4] & ~rx_flags[2] & ~rx_flags[1] & ((c0_state_q == StEstab) | (c0_state_q == StFinWait1) | (c0_state_q == StFinWait2) | (c0_state_q == StClosing) | (c0_state_q == StTimeWait) | (c0_state_q == StCloseWait) | (c0_state_q == StLastAck)) & ~c0_ack_beyond & ~c0_ack_too_old;
   assign c0_ooo_kept = c0_seg_data & c0_ooo_keep;
   assign c0_ooo_dropped = c0_seg_data & c0_ooo_seg & ~c0_ooo_keep;
   assign c0_fin_take = rx_flags[0] & ~c0_fin_in_q & ((c0_state_q == StEstab) | (c0_state_q == StFinWait1) | (c0_state_q == StFinWait2)) & (1'((c0_rcv_nxt_q - rx_seq) >> 31) == 1'b0) & (c0_seg_end == c0_rcv_nxt_new);
   assign c0_seg_old = (1'(((c0_rcv_nxt_q + {31'd0, c0_fin_in_q}) - rx_seq) >> 31) == 1'b0) & (|((c0_rcv_nxt_q + {31'd0, c0_fin_in_q}) - rx_seq));
   assign c0_state_after_ack = (c0_fin_acked & (c0_state_q == StFinWait1)) ? StFinWait2 : ((c0_fin_acked & (c0_state_q == StClosing)) ? StTimeWait : ((c0_fin_acked & (c0_state_q == StLastAck)) ? StClosed : c0_state_q));
   assign c0_state_after_fin = (c0_state_after_ack == StEstab) ? StCloseWait : ((c0_state_after_ack == StFinWait1) ? StClosing : ((c0_state_after_ack == StFinWait2) ? StTimeWait : c0_state_after_ack));
-  assign c0_rst_in = c0_seg & rx_flags[2] & (((c0_state_q == StSynSent) & rx_flags[4] & (rx_ack == (c0_iss_q + 32'd1))) | (((c0_state_q == StEstab) | (c0_state_q == StFinWait1) | (c0_state_q == StFinWait2) | (c0_state_q == StClosing) | (c0_state_q == StTimeWait) | (c0_state_q == StCloseWait) | (c0_state_q == StLastAck)) & ((rx_seq - (c0_rcv_nxt_q + {31'd0, c0_fin_in_q})) < ((c0_rx_free == 32'd0) ? 32'd1 : c0_rx_free))));
+  assign c0_rst_in = c0_seg & rx_flags[2] & (((c0_state_q == StSynSent) & rx_flags[4] & (rx_ack == (c0_iss_q + 32'd1))) | (((c0_state_q == StEstab) | (c0_state_q == StFinWait1) | (c0_state_q == StFinWait2) | (c0_state_q == StClosing) | (c0_state_q == StTimeWait) | (c0_state_q == StCloseWait) | (c0_state_q == StLastAck)) & (rx_seq == (c0_rcv_nxt_q + {31'd0, c0_fin_in_q}))));
+  assign c0_rst_challenge = c0_seg & rx_flags[2] & ((c0_state_q == StEstab) | (c0_state_q == StFinWait1) | (c0_state_q == StFinWait2) | (c0_state_q == StClosing) | (c0_state_q == StTimeWait) | (c0_state_q == StCloseWait) | (c0_state_q == StLastAck)) & ~c0_rst_in & ((rx_seq - (c0_rcv_nxt_q + {31'd0, c0_fin_in_q})) < ((c0_rx_free == 32'd0) ? 32'd1 : c0_rx_free));
+  assign c0_rst_dropped = c0_seg & rx_flags[2] & ~c0_rst_in & ~c0_rst_challenge;
+  assign c0_challenge = c0_rst_challenge | (c0_seg & ((c0_state_q == StEstab) | (c0_state_q == StFinWait1) | (c0_state_q == StFinWait2) | (c0_state_q == StClosing) | (c0_state_q == StTimeWait) | (c0_state_q == StCloseWait) | (c0_state_q == StLastAck)) & ~rx_flags[2] & (rx_flags[1] | (rx_flags[4] & (c0_ack_beyond | c0_ack_too_old))));
   assign c0_snd_nxt_after = c0_snd_nxt_q + {16'd0, c0_tx_seg_len};
   assign c0_isn_done = isn_done & (isn_conn_q == 1'b0);
   assign c0_rx_pop = app_rx_pop & (app_rx_conn_q == 1'b0);
@@ -1383,6 +1408,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
     c0_snd_nxt_d = c0_snd_nxt_q;
     c0_snd_max_d = c0_snd_max_q;
     c0_snd_wnd_d = c0_snd_wnd_q;
+    c0_max_snd_wnd_d = c0_max_snd_wnd_q;
     c0_snd_wl1_d = c0_snd_wl1_q;
     c0_snd_wl2_d = c0_snd_wl2_q;
     c0_fin_req_d = c0_fin_req_q;
@@ -1431,6 +1457,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
           c0_snd_una_d = rx_ack;
           c0_snd_nxt_d = rx_ack;
           c0_snd_wnd_d = {16'd0, rx_wnd};
+          c0_max_snd_wnd_d = {16'd0, rx_wnd};
           c0_snd_wl1_d = rx_seq;
           c0_snd_wl2_d = rx_ack;
           c0_ws_ok_d = rx_ws_seen_q;
@@ -1454,10 +1481,12 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
             c0_state_d = StClosed;
             c0_failed_d = ~((c0_state_q == StClosing) | (c0_state_q == StLastAck) | (c0_state_q == StTimeWait));
             c0_reason_d = ((c0_state_q == StClosing) | (c0_state_q == StLastAck) | (c0_state_q == StTimeWait)) ? 2'd0 : 2'd1;
+          end else if (c0_rst_challenge) begin
+            c0_ack_pend_d = 1'b1;
           end
         end else if (rx_flags[1]) begin
           c0_ack_pend_d = 1'b1;
-        end else if (rx_flags[4] & c0_ack_beyond) begin
+        end else if (rx_flags[4] & (c0_ack_beyond | c0_ack_too_old)) begin
           c0_ack_pend_d = 1'b1;
         end else if (rx_flags[4]) begin
           if (c0_ack_adv) begin
@@ -1493,6 +1522,9 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
           end
           if (~c0_ack_old & (((1'((rx_seq - c0_snd_wl1_q) >> 31) == 1'b0) & (|(rx_seq - c0_snd_wl1_q))) | ((rx_seq == c0_snd_wl1_q) & (1'((rx_ack - c0_snd_wl2_q) >> 31) == 1'b0)))) begin
             c0_snd_wnd_d = c0_ws_ok_q ? ({16'd0, rx_wnd} << c0_peer_ws_q) : {16'd0, rx_wnd};
+            if ((c0_ws_ok_q ? ({16'd0, rx_wnd} << c0_peer_ws_q) : {16'd0, rx_wnd}) > c0_max_snd_wnd_q) begin
+              c0_max_snd_wnd_d = c0_ws_ok_q ? ({16'd0, rx_wnd} << c0_peer_ws_q) : {16'd0, rx_wnd};
+            end
             c0_snd_wl1_d = rx_seq;
             c0_snd_wl2_d = rx_ack;
           end
@@ -1651,6 +1683,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
             c0_peer_ws_d = 4'd0;
             c0_peer_mss_d = 16'h218;
             c0_snd_wnd_d = 32'd0;
+            c0_max_snd_wnd_d = 32'd0;
             c0_fin_req_d = 1'b0;
             c0_fin_sent_d = 1'b0;
             c0_fin_in_d = 1'b0;
@@ -1692,6 +1725,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign c1_rto_backoff = (({1'b0, c1_rto_q} + {1'b0, c1_rto_q}) > {1'b0, csr_rto_max_ticks}) ? csr_rto_max_ticks : 16'({1'b0, c1_rto_q} + {1'b0, c1_rto_q});
   assign c1_ack_beyond = (1'((rx_ack - c1_snd_max_q) >> 31) == 1'b0) & (|(rx_ack - c1_snd_max_q));
   assign c1_ack_old = (1'((c1_snd_una_q - rx_ack) >> 31) == 1'b0) & (|(c1_snd_una_q - rx_ack));
+  assign c1_ack_floor = c1_snd_una_q - c1_max_snd_wnd_q;
+  assign c1_ack_too_old = (1'((c1_ack_floor - rx_ack) >> 31) == 1'b0) & (|(c1_ack_floor - rx_ack));
   assign c1_ack_adv = (1'((rx_ack - c1_snd_una_q) >> 31) == 1'b0) & (|(rx_ack - c1_snd_una_q));
   assign c1_fin_acked = c1_fin_sent_q & (rx_ack == c1_snd_max_q);
   assign c1_dup_ack = c1_seg & rx_flags[4] & ~rx_flags[2] & ~rx_flags[1] & ~rx_flags[0] & (rx_plen == 16'd0) & (rx_ack == c1_snd_una_q) & c1_outstanding & ((c1_ws_ok_q ? ({16'd0, rx_wnd} << c1_peer_ws_q) : {16'd0, rx_wnd}) == c1_snd_wnd_q) & ((c1_state_q == StEstab) | (c1_state_q == StFinWait1) | (c1_state_q == StClosing) | (c1_state_q == StCloseWait) | (c1_state_q == StLastAck));
@@ -1703,14 +1738,17 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign c1_rcv_nxt_new = c1_ooo_merge ? (((1'((c1_ooo_hi_q - c1_fit_end) >> 31) == 1'b0) & (|(c1_ooo_hi_q - c1_fit_end))) ? c1_ooo_hi_q : c1_fit_end) : (c1_takes ? c1_fit_end : c1_rcv_nxt_q);
   assign c1_ooo_seg = ((c1_state_q == StEstab) | (c1_state_q == StFinWait1) | (c1_state_q == StFinWait2)) & ((1'((rx_seq - c1_rcv_nxt_q) >> 31) == 1'b0) & (|(rx_seq - c1_rcv_nxt_q))) & (rx_plen != 16'd0);
   assign c1_ooo_keep = c1_ooo_seg & ((rx_seq - c1_rcv_nxt_q) < rx_conn_free_q) & (~c1_ooo_on_q | ((1'((c1_ooo_hi_q - rx_seq) >> 31) == 1'b0) & (1'((c1_fit_end - c1_ooo_lo_q) >> 31) == 1'b0)));
-  assign c1_seg_data = c1_seg & rx_flags[4] & ~rx_flags[2] & ~rx_flags[1] & ((c1_state_q == StEstab) | (c1_state_q == StFinWait1) | (c1_state_q == StFinWait2) | (c1_state_q == StClosing) | (c1_state_q == StTimeWait) | (c1_state_q == StCloseWait) | (c1_state_q == StLastAck)) & ~c1_ack_beyond;
+  assign c1_seg_data = c1_seg & rx_flags[4] & ~rx_flags[2] & ~rx_flags[1] & ((c1_state_q == StEstab) | (c1_state_q == StFinWait1) | (c1_state_q == StFinWait2) | (c1_state_q == StClosing) | (c1_state_q == StTimeWait) | (c1_state_q == StCloseWait) | (c1_state_q == StLastAck)) & ~c1_ack_beyond & ~c1_ack_too_old;
   assign c1_ooo_kept = c1_seg_data & c1_ooo_keep;
   assign c1_ooo_dropped = c1_seg_data & c1_ooo_seg & ~c1_ooo_keep;
   assign c1_fin_take = rx_flags[0] & ~c1_fin_in_q & ((c1_state_q == StEstab) | (c1_state_q == StFinWait1) | (c1_state_q == StFinWait2)) & (1'((c1_rcv_nxt_q - rx_seq) >> 31) == 1'b0) & (c1_seg_end == c1_rcv_nxt_new);
   assign c1_seg_old = (1'(((c1_rcv_nxt_q + {31'd0, c1_fin_in_q}) - rx_seq) >> 31) == 1'b0) & (|((c1_rcv_nxt_q + {31'd0, c1_fin_in_q}) - rx_seq));
   assign c1_state_after_ack = (c1_fin_acked & (c1_state_q == StFinWait1)) ? StFinWait2 : ((c1_fin_acked & (c1_state_q == StClosing)) ? StTimeWait : ((c1_fin_acked & (c1_state_q == StLastAck)) ? StClosed : c1_state_q));
   assign c1_state_after_fin = (c1_state_after_ack == StEstab) ? StCloseWait : ((c1_state_after_ack == StFinWait1) ? StClosing : ((c1_state_after_ack == StFinWait2) ? StTimeWait : c1_state_after_ack));
-  assign c1_rst_in = c1_seg & rx_flags[2] & (((c1_state_q == StSynSent) & rx_flags[4] & (rx_ack == (c1_iss_q + 32'd1))) | (((c1_state_q == StEstab) | (c1_state_q == StFinWait1) | (c1_state_q == StFinWait2) | (c1_state_q == StClosing) | (c1_state_q == StTimeWait) | (c1_state_q == StCloseWait) | (c1_state_q == StLastAck)) & ((rx_seq - (c1_rcv_nxt_q + {31'd0, c1_fin_in_q})) < ((c1_rx_free == 32'd0) ? 32'd1 : c1_rx_free))));
+  assign c1_rst_in = c1_seg & rx_flags[2] & (((c1_state_q == StSynSent) & rx_flags[4] & (rx_ack == (c1_iss_q + 32'd1))) | (((c1_state_q == StEstab) | (c1_state_q == StFinWait1) | (c1_state_q == StFinWait2) | (c1_state_q == StClosing) | (c1_state_q == StTimeWait) | (c1_state_q == StCloseWait) | (c1_state_q == StLastAck)) & (rx_seq == (c1_rcv_nxt_q + {31'd0, c1_fin_in_q}))));
+  assign c1_rst_challenge = c1_seg & rx_flags[2] & ((c1_state_q == StEstab) | (c1_state_q == StFinWait1) | (c1_state_q == StFinWait2) | (c1_state_q == StClosing) | (c1_state_q == StTimeWait) | (c1_state_q == StCloseWait) | (c1_state_q == StLastAck)) & ~c1_rst_in & ((rx_seq - (c1_rcv_nxt_q + {31'd0, c1_fin_in_q})) < ((c1_rx_free == 32'd0) ? 32'd1 : c1_rx_free));
+  assign c1_rst_dropped = c1_seg & rx_flags[2] & ~c1_rst_in & ~c1_rst_challenge;
+  assign c1_challenge = c1_rst_challenge | (c1_seg & ((c1_state_q == StEstab) | (c1_state_q == StFinWait1) | (c1_state_q == StFinWait2) | (c1_state_q == StClosing) | (c1_state_q == StTimeWait) | (c1_state_q == StCloseWait) | (c1_state_q == StLastAck)) & ~rx_flags[2] & (rx_flags[1] | (rx_flags[4] & (c1_ack_beyond | c1_ack_too_old))));
   assign c1_snd_nxt_after = c1_snd_nxt_q + {16'd0, c1_tx_seg_len};
   assign c1_isn_done = isn_done & (isn_conn_q == 1'b1);
   assign c1_rx_pop = app_rx_pop & (app_rx_conn_q == 1'b1);
@@ -1725,6 +1763,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
     c1_snd_nxt_d = c1_snd_nxt_q;
     c1_snd_max_d = c1_snd_max_q;
     c1_snd_wnd_d = c1_snd_wnd_q;
+    c1_max_snd_wnd_d = c1_max_snd_wnd_q;
     c1_snd_wl1_d = c1_snd_wl1_q;
     c1_snd_wl2_d = c1_snd_wl2_q;
     c1_fin_req_d = c1_fin_req_q;
@@ -1773,6 +1812,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
           c1_snd_una_d = rx_ack;
           c1_snd_nxt_d = rx_ack;
           c1_snd_wnd_d = {16'd0, rx_wnd};
+          c1_max_snd_wnd_d = {16'd0, rx_wnd};
           c1_snd_wl1_d = rx_seq;
           c1_snd_wl2_d = rx_ack;
           c1_ws_ok_d = rx_ws_seen_q;
@@ -1796,10 +1836,12 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
             c1_state_d = StClosed;
             c1_failed_d = ~((c1_state_q == StClosing) | (c1_state_q == StLastAck) | (c1_state_q == StTimeWait));
             c1_reason_d = ((c1_state_q == StClosing) | (c1_state_q == StLastAck) | (c1_state_q == StTimeWait)) ? 2'd0 : 2'd1;
+          end else if (c1_rst_challenge) begin
+            c1_ack_pend_d = 1'b1;
           end
         end else if (rx_flags[1]) begin
           c1_ack_pend_d = 1'b1;
-        end else if (rx_flags[4] & c1_ack_beyond) begin
+        end else if (rx_flags[4] & (c1_ack_beyond | c1_ack_too_old)) begin
           c1_ack_pend_d = 1'b1;
         end else if (rx_flags[4]) begin
           if (c1_ack_adv) begin
@@ -1835,6 +1877,9 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
           end
           if (~c1_ack_old & (((1'((rx_seq - c1_snd_wl1_q) >> 31) == 1'b0) & (|(rx_seq - c1_snd_wl1_q))) | ((rx_seq == c1_snd_wl1_q) & (1'((rx_ack - c1_snd_wl2_q) >> 31) == 1'b0)))) begin
             c1_snd_wnd_d = c1_ws_ok_q ? ({16'd0, rx_wnd} << c1_peer_ws_q) : {16'd0, rx_wnd};
+            if ((c1_ws_ok_q ? ({16'd0, rx_wnd} << c1_peer_ws_q) : {16'd0, rx_wnd}) > c1_max_snd_wnd_q) begin
+              c1_max_snd_wnd_d = c1_ws_ok_q ? ({16'd0, rx_wnd} << c1_peer_ws_q) : {16'd0, rx_wnd};
+            end
             c1_snd_wl1_d = rx_seq;
             c1_snd_wl2_d = rx_ack;
           end
@@ -1993,6 +2038,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
             c1_peer_ws_d = 4'd0;
             c1_peer_mss_d = 16'h218;
             c1_snd_wnd_d = 32'd0;
+            c1_max_snd_wnd_d = 32'd0;
             c1_fin_req_d = 1'b0;
             c1_fin_sent_d = 1'b0;
             c1_fin_in_d = 1'b0;
@@ -2037,6 +2083,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign cnt_ooo_dropped_d = cnt_ooo_dropped_q + (32'd0 + {31'd0, c0_ooo_dropped} + {31'd0, c1_ooo_dropped});
   assign cnt_dup_acks_d = cnt_dup_acks_q + (32'd0 + {31'd0, c0_dup_ack} + {31'd0, c1_dup_ack});
   assign cnt_fast_retrans_d = cnt_fast_retrans_q + {31'd0, gen_go_tcp & seg_fast_retx};
+  assign cnt_challenge_acks_d = cnt_challenge_acks_q + (32'd0 + {31'd0, c0_challenge} + {31'd0, c1_challenge});
+  assign cnt_rst_dropped_d = cnt_rst_dropped_q + (32'd0 + {31'd0, c0_rst_dropped} + {31'd0, c1_rst_dropped});
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -2068,6 +2116,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       c0_snd_nxt_q <= 32'd0;
       c0_snd_max_q <= 32'd0;
       c0_snd_wnd_q <= 32'd0;
+      c0_max_snd_wnd_q <= 32'd0;
       c0_snd_wl1_q <= 32'd0;
       c0_snd_wl2_q <= 32'd0;
       c0_app_wr_q <= 32'd0;
@@ -2111,6 +2160,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       c1_snd_nxt_q <= 32'd0;
       c1_snd_max_q <= 32'd0;
       c1_snd_wnd_q <= 32'd0;
+      c1_max_snd_wnd_q <= 32'd0;
       c1_snd_wl1_q <= 32'd0;
       c1_snd_wl2_q <= 32'd0;
       c1_app_wr_q <= 32'd0;
@@ -2223,6 +2273,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       cnt_ooo_dropped_q <= 32'd0;
       cnt_dup_acks_q <= 32'd0;
       cnt_fast_retrans_q <= 32'd0;
+      cnt_challenge_acks_q <= 32'd0;
+      cnt_rst_dropped_q <= 32'd0;
     end else begin
       tick_cnt_q <= tick_cnt_d;
       now_q <= now_d;
@@ -2252,6 +2304,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       c0_snd_nxt_q <= c0_snd_nxt_d;
       c0_snd_max_q <= c0_snd_max_d;
       c0_snd_wnd_q <= c0_snd_wnd_d;
+      c0_max_snd_wnd_q <= c0_max_snd_wnd_d;
       c0_snd_wl1_q <= c0_snd_wl1_d;
       c0_snd_wl2_q <= c0_snd_wl2_d;
       c0_app_wr_q <= c0_app_wr_d;
@@ -2295,6 +2348,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       c1_snd_nxt_q <= c1_snd_nxt_d;
       c1_snd_max_q <= c1_snd_max_d;
       c1_snd_wnd_q <= c1_snd_wnd_d;
+      c1_max_snd_wnd_q <= c1_max_snd_wnd_d;
       c1_snd_wl1_q <= c1_snd_wl1_d;
       c1_snd_wl2_q <= c1_snd_wl2_d;
       c1_app_wr_q <= c1_app_wr_d;
@@ -2407,6 +2461,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       cnt_ooo_dropped_q <= cnt_ooo_dropped_d;
       cnt_dup_acks_q <= cnt_dup_acks_d;
       cnt_fast_retrans_q <= cnt_fast_retrans_d;
+      cnt_challenge_acks_q <= cnt_challenge_acks_d;
+      cnt_rst_dropped_q <= cnt_rst_dropped_d;
     end
   end
 

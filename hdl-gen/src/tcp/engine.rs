@@ -21,7 +21,7 @@ pub fn module_name(p: &TcpParams) -> String {
 }
 
 /// The counters, in register order from [`COUNTER_BASE`].
-pub const COUNTERS: [(&str, &str); 16] = [
+pub const COUNTERS: [(&str, &str); 18] = [
     (
         "seg_in",
         "TCP segments matched to a connection, good checksum",
@@ -58,6 +58,14 @@ pub const COUNTERS: [(&str, &str); 16] = [
     (
         "fast_retrans",
         "segments sent by fast retransmit or a NewReno partial ACK (in retrans too)",
+    ),
+    (
+        "challenge_acks",
+        "segments answered by a challenge ACK (RFC 5961: RST in window not at RCV.NXT, SYN, ACK out of range)",
+    ),
+    (
+        "rst_dropped",
+        "RSTs dropped: outside the receive window, or in SYN-SENT without the ACK of the SYN",
     ),
 ];
 
@@ -360,6 +368,7 @@ struct Conn {
     snd_nxt: Reg,
     snd_max: Reg,
     snd_wnd: Reg,
+    max_wnd: Reg,
     wl1: Reg,
     wl2: Reg,
     wr: Reg,
@@ -746,6 +755,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             snd_nxt: r(&mut m, "snd_nxt", 32),
             snd_max: r(&mut m, "snd_max", 32),
             snd_wnd: r(&mut m, "snd_wnd", 32),
+            max_wnd: r(&mut m, "max_snd_wnd", 32),
             wl1: r(&mut m, "snd_wl1", 32),
             wl2: r(&mut m, "snd_wl2", 32),
             wr: r(&mut m, "app_wr", 32),
@@ -2015,6 +2025,8 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     // ------------------------------------------------------------ connections: behaviour
     let mut rto_fire: Vec<Sig> = Vec::new();
     let mut rst_acc: Vec<Sig> = Vec::new();
+    let mut rst_drop: Vec<Sig> = Vec::new();
+    let mut challenge: Vec<Sig> = Vec::new();
     let mut dup_in: Vec<Sig> = Vec::new();
     let mut ooo_kept: Vec<Sig> = Vec::new();
     let mut ooo_drop: Vec<Sig> = Vec::new();
@@ -2124,7 +2136,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         let ack_ok_syn = ackn.eq(k.iss.q.ex() + 1u64);
         let rcv_ack = k.rcv_nxt.q.ex() + k.fin_in.q.zext(32);
         let rwin = mux(rfree[c].eq(0u64), lit(32, 1), rfree[c].ex());
-        let rst_ok = (seq.ex() - rcv_ack).lt(rwin);
+        let rst_ok = (seq.ex() - rcv_ack.clone()).lt(rwin);
         let ack_beyond = m.net(
             &format!("c{c}_ack_beyond"),
             seq_gt(&ackn.ex(), &k.snd_max.q.ex()),
@@ -2140,6 +2152,22 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         m.comment(
             ack_old,
             "an ACK below SND.UNA (a reordered segment): ignored, its data still taken",
+        );
+        let ack_floor = m.net(
+            &format!("c{c}_ack_floor"),
+            k.snd_una.q.ex() - k.max_wnd.q.ex(),
+        );
+        m.comment(
+            ack_floor,
+            "SND.UNA - MAX.SND.WND: the oldest acceptable ACK (RFC 5961 5.2)",
+        );
+        let ack_too_old = m.net(
+            &format!("c{c}_ack_too_old"),
+            seq_gt(&ack_floor.ex(), &ackn.ex()),
+        );
+        m.comment(
+            ack_too_old,
+            "an ACK older than any window the peer offered: a challenge ACK, the segment dropped",
         );
         let ack_adv = m.net(
             &format!("c{c}_ack_adv"),
@@ -2234,7 +2262,12 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         );
         let seg_data = m.net(
             &format!("c{c}_seg_data"),
-            segc & f_ack.clone() & !f_rst.clone() & !f_syn.clone() & sync.clone() & !ack_beyond,
+            segc & f_ack.clone()
+                & !f_rst.clone()
+                & !f_syn.clone()
+                & sync.clone()
+                & !ack_beyond
+                & !ack_too_old,
         );
         m.comment(seg_data, "the segment's data and FIN are looked at");
         ooo_kept.push(m.net(&format!("c{c}_ooo_kept"), seg_data & keep));
@@ -2277,9 +2310,33 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             &format!("c{c}_rst_in"),
             segc & f_rst.clone()
                 & ((k.st.q.eq(s("StSynSent")) & f_ack.clone() & ack_ok_syn.clone())
-                    | (sync.clone() & rst_ok)),
+                    | (sync.clone() & seq.eq(rcv_ack.clone()))),
+        );
+        m.comment(
+            rst_now,
+            "a RST taken: in SYN-SENT acknowledging the SYN, else exactly at RCV.NXT (RFC 5961 3.2)",
         );
         rst_acc.push(rst_now);
+        let rst_chal = m.net(
+            &format!("c{c}_rst_challenge"),
+            segc & f_rst.clone() & sync.clone() & !rst_now & rst_ok,
+        );
+        m.comment(
+            rst_chal,
+            "a RST in the receive window but not at RCV.NXT: a challenge ACK",
+        );
+        rst_drop.push(m.net(
+            &format!("c{c}_rst_dropped"),
+            segc & f_rst.clone() & !rst_now & !rst_chal,
+        ));
+        challenge.push(m.net(
+            &format!("c{c}_challenge"),
+            rst_chal
+                | (segc
+                    & sync.clone()
+                    & !f_rst.clone()
+                    & (f_syn.clone() | (f_ack.clone() & (ack_beyond | ack_too_old)))),
+        ));
         let (k_iss, k_una, k_nxt, k_max) = (&k.iss, &k.snd_una, &k.snd_nxt, &k.snd_max);
         let nn = m.net(
             &format!("c{c}_snd_nxt_after"),
@@ -2304,6 +2361,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                 &k.snd_nxt,
                 &k.snd_max,
                 &k.snd_wnd,
+                &k.max_wnd,
                 &k.wl1,
                 &k.wl2,
                 &k.fin_req,
@@ -2368,6 +2426,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                         // SYN-ACK ends that (else the ACK and data would go from the ISS).
                         b.set(k_nxt.d, ackn);
                         b.set(k.snd_wnd.d, wnd.zext(32));
+                        b.set(k.max_wnd.d, wnd.zext(32));
                         b.set(k.wl1.d, seq);
                         b.set(k.wl2.d, ackn);
                         b.set(k.ws_ok.d, ws_seen.q);
@@ -2388,10 +2447,13 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                             b.set(k.st.d, s("StClosed"));
                             b.set(k.failed.d, !done.clone());
                             b.set(k.reason.d, mux(done, lit(2, 0), lit(2, 1)));
-                        });
+                        })
+                        .else_if(rst_chal, |b| b.set(k.ack_pend.d, 1u64));
                     })
                     .else_if(f_syn.clone(), |b| b.set(k.ack_pend.d, 1u64))
-                    .else_if(f_ack.clone() & ack_beyond, |b| b.set(k.ack_pend.d, 1u64))
+                    .else_if(f_ack.clone() & (ack_beyond | ack_too_old), |b| {
+                        b.set(k.ack_pend.d, 1u64)
+                    })
                     .else_if(f_ack.clone(), |b| {
                         b.if_(ack_adv, |b| {
                             b.set(k.snd_una.d, ackn);
@@ -2419,6 +2481,9 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                         });
                         b.if_(wnd_new.clone(), |b| {
                             b.set(k.snd_wnd.d, wnd_scaled.clone());
+                            b.if_(wnd_scaled.gt(k.max_wnd.q), |b| {
+                                b.set(k.max_wnd.d, wnd_scaled.clone())
+                            });
                             b.set(k.wl1.d, seq);
                             b.set(k.wl2.d, ackn);
                         });
@@ -2584,6 +2649,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                             b.set(k.peer_ws.d, 0u64);
                             b.set(k.peer_mss.d, 536u64);
                             b.set(k.snd_wnd.d, 0u64);
+                            b.set(k.max_wnd.d, 0u64);
                             b.set(k.fin_req.d, 0u64);
                             b.set(k.fin_sent.d, 0u64);
                             b.set(k.fin_in.d, 0u64);
@@ -2651,6 +2717,8 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         popc(&ooo_drop),
         popc(&dup_in),
         (go_tcp & t_fr).zext(32),
+        popc(&challenge),
+        popc(&rst_drop),
     ];
     for (i, (cname, _)) in COUNTERS.iter().enumerate() {
         let r = m.reg(&format!("cnt_{cname}"), 32, 0);

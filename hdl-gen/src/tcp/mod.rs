@@ -107,11 +107,14 @@
 //!   for the peer (RFC 5681 counts only ACKs with the same window). When the edge may move in
 //!   a receiving state, a window update (an ACK) goes out. The SYN advertises the free space
 //!   unscaled.
-//! - ACKs: cumulative. An ACK in (SND.UNA, SND.MAX] frees buffer bytes; an ACK beyond
-//!   SND.MAX is answered with an ACK and the segment dropped; an ACK below SND.UNA (a segment
-//!   the network reordered) is ignored, its data still taken. The peer's window is taken from
-//!   a segment newer than the last one it was taken from (SND.WL1/SND.WL2, RFC 9293), whose
-//!   ACK is not below SND.UNA.
+//! - ACKs: cumulative. An ACK in (SND.UNA, SND.MAX] frees buffer bytes; an ACK in
+//!   [SND.UNA - MAX.SND.WND, SND.UNA) (a segment the network reordered) is ignored, its data
+//!   still taken; an ACK outside [SND.UNA - MAX.SND.WND, SND.MAX] (beyond what was sent, or
+//!   older than the largest window the peer ever offered: RFC 5961 5.2) drops the segment and
+//!   is answered with a challenge ACK (`challenge_acks`). MAX.SND.WND is the largest window the
+//!   peer advertised on the connection (its SYN-ACK's, unscaled, and every window taken since,
+//!   scaled). The peer's window is taken from a segment newer than the last one it was taken
+//!   from (SND.WL1/SND.WL2, RFC 9293), whose ACK is not below SND.UNA.
 //! - Fast retransmit and NewReno (RFC 5681 3.2, RFC 6582): a duplicate ACK (ACK bit, no data,
 //!   SYN, FIN or RST, SEG.ACK = SND.UNA with data outstanding, the peer's window unchanged)
 //!   is counted (`dup_acks`); the third in a row, outside recovery and with SEG.ACK beyond
@@ -129,9 +132,16 @@
 //!   On expiry: go back to SND.UNA (go-back-N, the bytes re-read from the transmit buffer),
 //!   RTO doubled (at most `rto_max`), one retry more; past `retries` the connection sends a
 //!   RST and fails (state CSR: `failed`, reason 2).
-//! - RST in: accepted in a synchronized state when its sequence number is in the receive
-//!   window (RFC 5961's exact-match rule and challenge ACKs: a later slice); the connection
-//!   fails (reason 1), except in CLOSING, LAST-ACK and TIME-WAIT, where it just ends (CLOSED).
+//! - RST in (RFC 5961 3.2): in a synchronized state a RST is accepted (`rst_in`) only when its
+//!   sequence number is exactly RCV.NXT (the FIN taken counted); the connection fails (reason
+//!   1), except in CLOSING, LAST-ACK and TIME-WAIT, where it just ends (CLOSED). A RST elsewhere
+//!   in the receive window [RCV.NXT, RCV.NXT + max(free, 1)) is answered with a challenge ACK
+//!   (`challenge_acks`) and changes nothing; outside it, it is dropped silently
+//!   (`rst_dropped`). In SYN-SENT a RST is accepted when it acknowledges the SYN, else dropped
+//!   (`rst_dropped`). Challenge ACKs are not rate-limited (RFC 5961 7 is a SHOULD; a flood of
+//!   RSTs costs the engine an ACK slot per segment, no state).
+//! - SYN in a synchronized state (RFC 5961 4.2): whatever its sequence number, answered with a
+//!   challenge ACK (`challenge_acks`) and dropped; the connection is unharmed.
 //! - Close: `close` sends FIN after the data; a peer FIN moves to CLOSE-WAIT (its `close`
 //!   then sends ours). TIME-WAIT lasts `time_wait` ticks and answers FINs again. `abort`
 //!   sends a RST (when synchronized) and goes to CLOSED.
@@ -143,7 +153,11 @@
 //! `ooo_kept` and `ooo_dropped` (out-of-order segments, by the rule above), `dup_acks`
 //! (duplicate ACKs received, by the rule above), `fast_retrans` (segments sent by fast
 //! retransmit or on a partial ACK; `retrans` counts them too, so `retrans - fast_retrans` is
-//! what timeouts resent).
+//! what timeouts resent), `challenge_acks` (segments answered with a challenge ACK: a RST in
+//! the window but not at RCV.NXT, a SYN, an ACK outside the acceptable range; several may be
+//! answered by one ACK), `rst_dropped` (RSTs ignored: outside the window, or in SYN-SENT
+//! without the ACK of the SYN). Every RST matched to a connection counts in exactly one of
+//! `rst_in`, `challenge_acks` and `rst_dropped`.
 //!
 //! # Features against the RFCs
 //!
@@ -170,7 +184,7 @@
 //! | Slow start, congestion avoidance | 5681 | not done yet (the peer's window is the only limit) |
 //! | Delayed ACK | 9293, 5681 | not done yet (every data segment is ACKed at once) |
 //! | Zero-window probes | 9293 | done (basic: one byte past a closed window when the RTO timer expires, backed off) |
-//! | RST/SYN/ACK attack mitigations | 5961 | not done yet |
+//! | RST/SYN/ACK attack mitigations: exact RST, challenge ACKs, ACK range | 5961 | done (no challenge-ACK rate limit, section 7, a SHOULD) |
 //! | RST for segments to closed ports | 9293 | not done yet (dropped, `drop_other`) |
 //! | Nagle, sender silly-window avoidance | 896, 9293 | not done yet |
 //!

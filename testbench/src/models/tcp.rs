@@ -8,7 +8,7 @@
 //! RFC 6528's form (M + F, F = HalfSipHash-2-4 of the 4-tuple, M the cycle count / 1024).
 
 /// The number of counters in `tcp_csr` (from `seg_in`).
-pub const COUNTERS: u32 = 16;
+pub const COUNTERS: u32 = 18;
 
 /// The engine's addresses in the suite (see `suites::tcp`).
 use crate::suites::tcp::{ENGINE_IP, ENGINE_MAC, PEER_IP};

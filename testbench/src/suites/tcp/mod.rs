@@ -651,4 +651,6 @@ pub mod cnt {
     pub const OOO_DROPPED: usize = 13;
     pub const DUP_ACKS: usize = 14;
     pub const FAST_RETRANS: usize = 15;
+    pub const CHALLENGE_ACKS: usize = 16;
+    pub const RST_DROPPED: usize = 17;
 }

@@ -11,7 +11,14 @@
 //!    taken every byte in order before each segment, then checks the engine's answer: exactly
 //!    an ACK of what a one-range reassembly model says RCV.NXT is; for a segment out of order,
 //!    old, or a probe, the same ACK number and window as the engine's previous segment (a
-//!    duplicate ACK, RFC 5681). Then every segment in order, so the whole stream arrives.
+//!    duplicate ACK, RFC 5681). Mixed in, RFC 5961's attacks and RFC 9293's unacceptable
+//!    ACKs: RSTs at sequence numbers inside the receive window but not RCV.NXT (a challenge
+//!    ACK: the same pure ACK again, nothing else changes), at its edges and outside it
+//!    (dropped unanswered), SYNs in ESTABLISHED at any sequence number (a challenge ACK), and
+//!    data segments whose ACK number is drawn around the acceptable range [SND.UNA -
+//!    MAX.SND.WND, SND.MAX] (inside: taken as any segment; outside, with other bytes: a
+//!    challenge ACK, the bytes never delivered). Then every segment in order, so the whole
+//!    stream arrives.
 //! 2. Sending: the engine's application sends a stream; the peer holds its ACKs until it has
 //!    every segment's first transmission, drops the drawn ones among them, and then ACKs one
 //!    segment at a time, cumulatively, `GAP` cycles apart (a retransmission is taken and ACKed
@@ -20,9 +27,11 @@
 //!    partial ACK in recovery (RFC 6582) the next hole within `GAP` cycles.
 //!
 //! Checked at the end: both streams byte for byte, and the counters exactly: `ooo_kept` and
-//! `ooo_dropped` (the model's), `drop_csum` (the broken segments), `dup_acks` (the duplicate ACKs the peer sent), `fast_retrans`
-//! and `retrans` (one per dropped segment), `rto_fires` 0. Every engine frame also passes
-//! `models::tcp`'s golden check, window rules included.
+//! `ooo_dropped` (the model's), `drop_csum` (the broken segments), `dup_acks` (the duplicate
+//! ACKs the peer sent), `fast_retrans` and `retrans` (one per dropped segment), `rto_fires` 0,
+//! `challenge_acks` and `rst_dropped` (the RFC 5961 steps). Last, a RST exactly at RCV.NXT
+//! must reset the connection (CLOSED, failed, reason 1, `rst_in` 1) and get no answer. Every
+//! engine frame also passes `models::tcp`'s golden check, window rules included.
 
 use super::{
     cnt, creg, Env, Faults, Setup, ENGINE_IP, ENGINE_MAC, LOCAL_PORT_BASE, PEER_IP, PEER_MAC,
@@ -53,6 +62,16 @@ pub enum Step {
     /// Segment `i`'s sequence numbers with other bytes and a broken TCP checksum: dropped
     /// unanswered, and its bytes must not replace kept ones.
     Bad(u8),
+    /// A RST (with the ACK bit if `ack`) at RCV.NXT + an offset of a class (`class % 5`): 0
+    /// inside the window, 1 past its end, 2 before RCV.NXT, 3 the window's last byte, 4 one
+    /// past it. Never exactly RCV.NXT (that one ends the test).
+    Rst { class: u8, x: u16, ack: bool },
+    /// A SYN (with the ACK bit if `ack`) at RCV.NXT + `off` - 32768, carrying `off % 64` bytes.
+    Syn { off: u16, ack: bool },
+    /// Segment `i` with its ACK number at SND.UNA + an offset of a class (`class % 5`): 0
+    /// -MAX.SND.WND exactly, 1 one older, 2 inside (-MAX.SND.WND, 0), 3 older by more, 4 beyond
+    /// SND.MAX. Out of range it carries other bytes.
+    Ack { seg: u8, class: u8, x: u16 },
 }
 
 /// The stimulus.
@@ -327,19 +346,20 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         o += u32::from(l);
     }
     let mut m = Reasm::default();
-    let mut steps: Vec<Option<usize>> = input
+    // Then everything in order, so the whole stream arrives.
+    let steps: Vec<Step> = input
         .steps
         .iter()
-        .map(|st| match st {
-            Step::Seg(i) => Some(usize::from(*i) % offs.len()),
-            Step::Probe => None,
-            Step::Bad(i) => Some(offs.len() + usize::from(*i) % offs.len()),
-        })
+        .cloned()
+        .chain((0..offs.len()).map(|i| Step::Seg(i as u8)))
         .collect();
     let mut bad = 0u32;
-    // Then everything in order, so the whole stream arrives.
-    steps.extend((0..offs.len()).map(Some));
+    let mut challenges = 0u32;
+    let mut rst_dropped = 0u32;
     let ack0 = iss.wrapping_add(1);
+    // MAX.SND.WND: the SYN-ACK's window, and every window since (the same once scaled).
+    let max_wnd = pwnd;
+    let rxb = s.env.view.rx_bytes;
     for (n, st) in steps.iter().enumerate() {
         let nxt = m.nxt as usize;
         s.settle(
@@ -349,42 +369,127 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         while let Some(x) = s.inbox.pop_front() {
             last = (x.ack, x.wnd);
         }
-        let (dup, what) = match *st {
-            Some(j) if j >= offs.len() => {
-                let (a, b) = offs[j - offs.len()];
+        let rcv_nxt = piss.wrapping_add(1).wrapping_add(m.nxt);
+        // What the engine must answer: `None` nothing, `Some(dup)` a pure ACK of RCV.NXT
+        // (repeating the last ACK and window when `dup`).
+        let (answer, what): (Option<bool>, String) = match *st {
+            Step::Bad(i) => {
+                let (a, b) = offs[usize::from(i) % offs.len()];
                 let seq = piss.wrapping_add(1).wrapping_add(a);
                 let junk: Vec<u8> = (a..b).map(|_| rng.next_u64() as u8).collect();
                 let mut f = peer_tcp(seq, ack0, 0x18, wfield, &[], &junk);
                 f[50] ^= 0x5a;
                 s.send(f);
                 bad += 1;
-                let end = s.env.sim.cycle() + 2 * QUIET + 2 * u64::from(b - a);
-                while s.env.sim.cycle() < end {
-                    s.step()?;
-                }
-                if let Some(x) = s.inbox.pop_front() {
-                    return Err(format!(
-                        "step {n}: a segment with a bad checksum over [{a}, {b}) was answered: {x:?}"
-                    ));
-                }
-                continue;
+                (
+                    None,
+                    format!("step {n}: a segment with a bad checksum over [{a}, {b})"),
+                )
             }
-            Some(i) => {
+            Step::Seg(i) => {
+                let i = usize::from(i) % offs.len();
                 let (a, b) = offs[i];
                 let seq = piss.wrapping_add(1).wrapping_add(a);
                 let f = peer_tcp(seq, ack0, 0x18, wfield, &[], &down[a as usize..b as usize]);
                 s.send(f);
                 let ooo = m.seg(a, b);
                 (
-                    ooo || b <= nxt as u32,
+                    Some(ooo || b <= nxt as u32),
                     format!("step {n}: segment {i} [{a}, {b})"),
                 )
             }
-            None => {
+            Step::Probe => {
                 let seq = piss.wrapping_add(m.nxt);
                 s.send(peer_tcp(seq, ack0, 0x10, wfield, &[], &[]));
-                (true, format!("step {n}: a probe at RCV.NXT - 1"))
+                (Some(true), format!("step {n}: a probe at RCV.NXT - 1"))
             }
+            Step::Rst { class, x, ack } => {
+                let x = u32::from(x);
+                let (off, inside) = match class % 5 {
+                    0 => (1 + x % (rxb - 1), true),
+                    1 => (rxb.wrapping_add(x), false),
+                    2 => (0u32.wrapping_sub(1 + x), false),
+                    3 => (rxb - 1, true),
+                    _ => (rxb, false),
+                };
+                let flags = if ack { 0x14 } else { 0x04 };
+                s.send(peer_tcp(
+                    rcv_nxt.wrapping_add(off),
+                    ack0,
+                    flags,
+                    wfield,
+                    &[],
+                    &[],
+                ));
+                if inside {
+                    challenges += 1;
+                } else {
+                    rst_dropped += 1;
+                }
+                (
+                    inside.then_some(true),
+                    format!("step {n}: a RST at RCV.NXT + {} (window {rxb})", off as i32),
+                )
+            }
+            Step::Syn { off, ack } => {
+                let seq = rcv_nxt.wrapping_add(u32::from(off)).wrapping_sub(32768);
+                let junk: Vec<u8> = (0..off % 64).map(|_| rng.next_u64() as u8).collect();
+                let flags = if ack { 0x12 } else { 0x02 };
+                s.send(peer_tcp(seq, ack0, flags, wfield, &[], &junk));
+                challenges += 1;
+                (
+                    Some(true),
+                    format!("step {n}: a SYN at RCV.NXT + {}", i32::from(off) - 32768),
+                )
+            }
+            Step::Ack { seg, class, x } => {
+                let i = usize::from(seg) % offs.len();
+                let (a, b) = offs[i];
+                let x = u32::from(x);
+                let (off, ok) = match class % 5 {
+                    0 => (0u32.wrapping_sub(max_wnd), true),
+                    1 => (0u32.wrapping_sub(max_wnd + 1), false),
+                    2 => (0u32.wrapping_sub(1 + x % (max_wnd - 1)), true),
+                    3 => (0u32.wrapping_sub(max_wnd + 1 + x), false),
+                    _ => (1 + x, false),
+                };
+                let seq = piss.wrapping_add(1).wrapping_add(a);
+                let data: Vec<u8> = if ok {
+                    down[a as usize..b as usize].to_vec()
+                } else {
+                    (a..b).map(|_| rng.next_u64() as u8).collect()
+                };
+                s.send(peer_tcp(
+                    seq,
+                    ack0.wrapping_add(off),
+                    0x18,
+                    wfield,
+                    &[],
+                    &data,
+                ));
+                let what = format!(
+                    "step {n}: segment {i} [{a}, {b}) with ACK SND.UNA + {} (MAX.SND.WND \
+                     {max_wnd})",
+                    off as i32
+                );
+                if ok {
+                    let ooo = m.seg(a, b);
+                    (Some(ooo || b <= nxt as u32), what)
+                } else {
+                    challenges += 1;
+                    (Some(true), what)
+                }
+            }
+        };
+        let Some(dup) = answer else {
+            let end = s.env.sim.cycle() + 2 * QUIET + 2 * u64::from(rxb.min(2000));
+            while s.env.sim.cycle() < end {
+                s.step()?;
+            }
+            if let Some(x) = s.inbox.pop_front() {
+                return Err(format!("{what}: must be dropped unanswered, but got {x:?}"));
+            }
+            continue;
         };
         let r = s.next_seg(5000, &what)?;
         let want = piss.wrapping_add(1).wrapping_add(m.nxt);
@@ -592,6 +697,9 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         (cnt::RETRANS, dues, "retrans"),
         (cnt::RTO_FIRES, 0, "rto_fires"),
         (cnt::DROP_CSUM, bad, "drop_csum"),
+        (cnt::CHALLENGE_ACKS, challenges, "challenge_acks"),
+        (cnt::RST_DROPPED, rst_dropped, "rst_dropped"),
+        (cnt::RST_IN, 0, "rst_in"),
         (cnt::SEG_OUT, s.env.view.tcp, "seg_out"),
     ];
     if fast_seen != dues {
@@ -608,6 +716,31 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 cn[i]
             ));
         }
+    }
+
+    // 3. A RST exactly at RCV.NXT resets the connection, unanswered (RFC 5961 3.2).
+    s.send(peer_tcp(pseq, ack, 0x04, wfield, &[], &[]));
+    let end = s.env.sim.cycle() + 2 * QUIET;
+    while s.env.sim.cycle() < end {
+        s.step()?;
+    }
+    if let Some(x) = s.inbox.pop_front() {
+        return Err(format!("a RST at RCV.NXT was answered: {x:?}"));
+    }
+    let stw = s.env.read(creg(0, 12));
+    if stw & 0x31f != 0x110 {
+        return Err(format!(
+            "after a RST at RCV.NXT the state CSR is {stw:#x}, want CLOSED, failed, reason 1 \
+             (0x110)"
+        ));
+    }
+    let cn = s.env.counters();
+    if cn[cnt::RST_IN] != 1 || cn[cnt::RST_DROPPED] != rst_dropped {
+        return Err(format!(
+            "after a RST at RCV.NXT: rst_in {} (want 1), rst_dropped {} (want {rst_dropped})",
+            cn[cnt::RST_IN],
+            cn[cnt::RST_DROPPED]
+        ));
     }
     Ok(())
 }
@@ -626,6 +759,11 @@ impl Property for TcpRulesProp {
                     6 => any::<u8>().prop_map(Step::Seg),
                     1 => Just(Step::Probe),
                     2 => any::<u8>().prop_map(Step::Bad),
+                    2 => (any::<u8>(), any::<u16>(), any::<bool>())
+                        .prop_map(|(class, x, ack)| Step::Rst { class, x, ack }),
+                    1 => (any::<u16>(), any::<bool>()).prop_map(|(off, ack)| Step::Syn { off, ack }),
+                    2 => (any::<u8>(), any::<u8>(), any::<u16>())
+                        .prop_map(|(seg, class, x)| Step::Ack { seg, class, x }),
                 ],
                 0..16,
             ),
