@@ -41,6 +41,9 @@ use smoltcp::iface::{SocketHandle, SocketSet};
 use smoltcp::socket::tcp;
 use std::path::Path;
 
+/// Cycles a lost connection's commands may go without a completion once its TCP side failed.
+const LOST_STALL: u64 = 100_000;
+
 /// The stimulus.
 #[derive(Clone, Debug)]
 pub struct Input {
@@ -246,6 +249,9 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     let limit = 1_000_000 + 5000 * case.data_pdus() + 20 * case.data_bytes();
     let mut quiet = 0u32;
     let mut last_poll = 0u64;
+    // Once the killed connection's TCP side has failed: (its completions so far, the cycle the
+    // last of them came or the failure was seen).
+    let mut lost_progress: Option<(usize, u64)> = None;
     loop {
         env.step(&mut |s| peer.run(s, &mut case.targets))?;
         let cycle = env.sim.cycle();
@@ -269,6 +275,31 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             last_poll = cycle;
             let failed = env.sim.signal("tcp_failed_o").get();
             let dropped = env.read(tcp_csr::SEG_IN + 4 * cnt::TX_DROP as u32);
+            if let Some(c) = killed.filter(|&c| failed >> c & 1 != 0) {
+                // "A lost TCP connection": its commands end, they do not wait for the case's
+                // hang limit. The drain the contract allows (bytes already on `rx`, a C2HData
+                // payload fed with zeros to its end, an H2CData's host read) is a few thousand
+                // cycles; LOST_STALL cycles without one completion on it is a hang.
+                let got = h
+                    .borrow()
+                    .completions
+                    .iter()
+                    .filter(|(q, _)| usize::from(*q) == c + 1)
+                    .count();
+                let (seen, at) = *lost_progress.get_or_insert((got, cycle));
+                if got != seen {
+                    lost_progress = Some((got, cycle));
+                } else if got < case.subs[c].len() && cycle - at > LOST_STALL {
+                    let hb = h.borrow();
+                    return Err(format!(
+                        "connection {c}'s TCP side failed, but {} of its {} commands have not \
+                         completed and none did for {LOST_STALL} cycles (cycle {cycle}): {:?}",
+                        case.subs[c].len() - got,
+                        case.subs[c].len(),
+                        case.hang_report(&hb.completions),
+                    ));
+                }
+            }
             if failed & !spared != 0 || (dropped != 0 && killed.is_none()) {
                 let states: Vec<u32> = (0..n).map(|c| env.read(creg(c, 12))).collect();
                 return Err(format!(
