@@ -639,3 +639,31 @@ fn nvme_tcp() -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_drops_the_frame_bytes() {
+        let e = "cycle 5: engine frame [02, 00, 1f]: TCP checksum";
+        assert_eq!(short(e), "cycle 5: engine frame of 3 bytes: TCP checksum");
+        assert_eq!(short("hang"), "hang");
+    }
+
+    /// The smoltcp pair's link serializes at the port's rate: its goodput stays below the
+    /// wire-format limit, near it without loss, and loss costs it.
+    #[test]
+    fn smoltcp_pair_runs_at_most_at_the_wire_rate() {
+        let w = wire_limit(1460.0);
+        let clean = smoltcp_stream(1460, 64 * 1024, 0).expect("runs");
+        assert!(
+            clean.goodput < w && clean.goodput > 0.9 * w,
+            "{} bytes/cycle, the limit {w}",
+            clean.goodput
+        );
+        assert_eq!(clean.lost, 0);
+        let lossy = smoltcp_stream(1460, 64 * 1024, 50_000).expect("runs");
+        assert!(lossy.lost > 0 && lossy.goodput < clean.goodput);
+    }
+}
