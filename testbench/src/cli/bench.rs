@@ -160,6 +160,12 @@ impl Goals {
         }
     }
 
+    /// A figure that could not be measured (its run failed): a miss.
+    pub fn fail(&mut self, what: &str) -> &'static str {
+        self.missed.push(what.to_string());
+        "FAILED"
+    }
+
     /// Prints the misses; the exit code: 1 with `check` when a goal was missed.
     pub fn finish(&self, check: bool) -> i32 {
         if self.missed.is_empty() {
@@ -182,9 +188,10 @@ pub fn run(suite: &str, cycles: u64, cocotb: bool, venv: Option<&Path>, check: b
         "qos" => return crate::cli::bench_qos::run_bench(check),
         "nvme" => return crate::cli::bench_nvme::run(check),
         "rdma" => return crate::cli::bench_rdma::run(),
+        "tcp" => return crate::cli::bench_tcp::run(check),
         _ => {
             eprintln!(
-                "testbench: no benchmark `{suite}`; benchmarks: harness, chip, dma, nvme, nvme-tcp, qos, rdma"
+                "testbench: no benchmark `{suite}`; benchmarks: harness, chip, dma, nvme, nvme-tcp, qos, rdma, tcp"
             );
             return 2;
         }

@@ -10,7 +10,7 @@
 //! - `tcp_linux.rs`: `testbench tcp-linux`
 //! - `bench.rs`, `cocotb.rs`: `testbench bench` and the harness benchmark (with its cocotb side)
 //! - `bench_chip.rs`, `bench_dma.rs`, `bench_nvme.rs`, `bench_nvme_tcp.rs`, `bench_qos.rs`,
-//!   `bench_rdma.rs`: each engine's and the chip's figures
+//!   `bench_rdma.rs`, `bench_tcp.rs`: each engine's and the chip's figures
 //!
 //! Exit codes: 0 everything passed; 1 some case failed; 2 bad usage (unknown suite, bad shard).
 //! `nbd` documents its own (cli/nbd.rs).
@@ -22,6 +22,7 @@ pub mod bench_nvme;
 pub mod bench_nvme_tcp;
 pub mod bench_qos;
 pub mod bench_rdma;
+pub mod bench_tcp;
 pub mod cocotb;
 pub mod coverage;
 pub mod fio;

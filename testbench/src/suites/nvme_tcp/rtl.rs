@@ -377,7 +377,7 @@ pub const HOLD_BYTES: u32 = crate::rtl::config::NVME_TCP_C2H_HOLD_BYTES;
 pub const ICD_BYTES: u32 = crate::rtl::config::NVME_TCP_IN_CAPSULE_BYTES;
 
 /// Stream idle and backpressure percentages, from the scenario's seed.
-fn idles(seed: u64) -> (u8, u8, u8, u8) {
+pub(crate) fn idles(seed: u64) -> (u8, u8, u8, u8) {
     let mut r = Rng::new(seed ^ 0x1d1e);
     let mut p = || [0u8, 10, 30, 60][r.below(4) as usize];
     (p(), p(), p(), p())
@@ -1478,23 +1478,30 @@ pub fn bench_writes(count: usize, blocks: u16) -> Result<(f64, f64, usize), Stri
 /// MAXH2CDATA of the benchmark's target.
 pub const BENCH_MAXH2CDATA: u32 = 8192;
 
-fn bench(count: usize, data_cmd: Option<(u8, u16)>) -> Result<(f64, f64, usize), String> {
-    let read_blocks = data_cmd.map(|(_, b)| b);
-    let sc = Scenario {
+/// The benchmarks' scenario (here and `bench --suite tcp`): digests on, in-capsule data up to
+/// [`ICD_BYTES`], MAXH2CDATA [`BENCH_MAXH2CDATA`], a well-behaved target sending C2HData of up
+/// to `max_c2h` bytes and R2Ts of up to `max_r2t`, the commands `cmds`.
+pub fn bench_scenario(max_c2h: u32, max_r2t: u32, cmds: Vec<super::scenario::Cmd>) -> Scenario {
+    Scenario {
         hdgst: true,
         ddgst: true,
         hpda: 0,
         icd_max: ICD_BYTES,
         maxh2cdata: BENCH_MAXH2CDATA,
         cpda: 0,
-        max_c2h: 4096,
-        max_r2t: 4096,
+        max_c2h,
+        max_r2t,
         use_success: false,
-        cmds: Vec::new(),
+        cmds,
         fault: None,
         chunk: (4096, 4096),
         seed: 1,
-    };
+    }
+}
+
+fn bench(count: usize, data_cmd: Option<(u8, u16)>) -> Result<(f64, f64, usize), String> {
+    let read_blocks = data_cmd.map(|(_, b)| b);
+    let sc = bench_scenario(4096, 4096, Vec::new());
     let mut tc = sc.target();
     tc.max_c2h = HOLD_BYTES;
     tc.max_r2t = 512 * (u32::from(read_blocks.unwrap_or(0)) + 1);

@@ -186,6 +186,22 @@ impl Peer {
 
 /// Runs one case.
 pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
+    measure(input, waves, false).map(|_| ())
+}
+
+/// When things happened in a case that passed (for `testbench bench --suite tcp`).
+pub struct Timing {
+    /// The cycle each completion was taken, in order.
+    pub completed: Vec<u64>,
+    /// Frames into the engine: (first beat's cycle, last beat's cycle, bytes).
+    pub to_engine: Vec<(u64, u64, usize)>,
+    /// Frames out of the engine: the same and their TCP payload bytes.
+    pub from_engine: Vec<(u64, u64, usize, usize)>,
+}
+
+/// Runs one case as [`run`] does, every check included; with `steady`, the Ethernet source
+/// has no idle cycles and the sink no backpressure (the benchmark's setting).
+pub fn measure(input: &Input, waves: Option<&Path>, steady: bool) -> Result<Timing, String> {
     let mut sim = Sim::<Top>::maybe_waves(waves);
     let n = sim.signal("tcp_up_o").width() as usize;
     let seed = input.engine.seed;
@@ -229,6 +245,11 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     );
     let peer_rx = [4096usize, 16384, 150_000][usize::from(input.peer_buf % 3)];
     let mut peer = Peer::listen(&mut env.sockets, n, peer_rx, seed ^ 0x5e);
+    if steady {
+        env.src.borrow_mut().set_idle(0);
+        env.sink.borrow_mut().set_stall(0);
+    }
+    let mut completed = Vec::new();
     for c in 0..n {
         env.write(creg(c, 8), 1);
     }
@@ -255,6 +276,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     loop {
         env.step(&mut |s| peer.run(s, &mut case.targets))?;
         let cycle = env.sim.cycle();
+        completed.resize(h.borrow().completions.len(), cycle);
         if killed.is_none() {
             if let Some(cut) = env.cut.clone().filter(|c| c.active) {
                 let c = (u32::from(cut.port) - LOCAL_PORT_BASE) as usize;
@@ -372,7 +394,28 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     if !v.is_empty() {
         return Err(format!("m_axis: {}", v.join("; ")));
     }
-    Ok(())
+    let src = env.src.borrow();
+    let to_engine = src
+        .starts
+        .iter()
+        .zip(&src.sent)
+        .map(|(&first, &(last, len))| (first, last, len))
+        .collect();
+    let from_engine = env
+        .sink
+        .borrow()
+        .frames
+        .iter()
+        .map(|f| {
+            let payload = super::tcp_ports(&f.data).map_or(0, |p| p.2);
+            (f.first, f.last, f.data.len(), payload)
+        })
+        .collect();
+    Ok(Timing {
+        completed,
+        to_engine,
+        from_engine,
+    })
 }
 
 /// Scenarios sized for a byte-serial TCP engine: at most 6 commands per connection, at most 64
