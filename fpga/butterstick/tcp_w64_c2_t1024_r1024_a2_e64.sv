@@ -642,7 +642,11 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [3:0]   app_tx_i_d;
   logic         app_tx_ok_q;               // the beat came with credit (else its bytes are dropped)
   logic         app_tx_ok_d;
+  logic         c0_tx_reading;             // a segment of this connection with payload is in the generator
+  logic [31:0]  c0_tx_base;                // the oldest byte the buffer must keep: SND.UNA, or the segment being read
   logic [31:0]  c0_tx_free;
+  logic         c1_tx_reading;             // a segment of this connection with payload is in the generator
+  logic [31:0]  c1_tx_base;                // the oldest byte the buffer must keep: SND.UNA, or the segment being read
   logic [31:0]  c1_tx_free;
   logic         c0_may_send;
   logic         c1_may_send;
@@ -1306,8 +1310,12 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign m_axis_tkeep_o = out_keep_q;
   assign m_axis_tlast_o = out_last_q;
   assign m_axis_tvalid_o = out_valid_q;
-  assign c0_tx_free = 32'h400 - (c0_app_wr_q - c0_snd_una_q);
-  assign c1_tx_free = 32'h400 - (c1_app_wr_q - c1_snd_una_q);
+  assign c0_tx_reading = (gen_state_q != 2'd0) & ~gen_echo_q & (gen_conn_q == 1'b0) & (gen_plen_q != 16'd0);
+  assign c0_tx_base = (c0_tx_reading & ((1'((c0_snd_una_q - gen_seq_q) >> 31) == 1'b0) & (|(c0_snd_una_q - gen_seq_q)))) ? gen_seq_q : c0_snd_una_q;
+  assign c0_tx_free = 32'h400 - (c0_app_wr_q - c0_tx_base);
+  assign c1_tx_reading = (gen_state_q != 2'd0) & ~gen_echo_q & (gen_conn_q == 1'b1) & (gen_plen_q != 16'd0);
+  assign c1_tx_base = (c1_tx_reading & ((1'((c1_snd_una_q - gen_seq_q) >> 31) == 1'b0) & (|(c1_snd_una_q - gen_seq_q)))) ? gen_seq_q : c1_snd_una_q;
+  assign c1_tx_free = 32'h400 - (c1_app_wr_q - c1_tx_base);
   assign c0_may_send = ((c0_state_q == StEstab) | (c0_state_q == StCloseWait)) & ~c0_fin_req_q;
   assign c1_may_send = ((c1_state_q == StEstab) | (c1_state_q == StCloseWait)) & ~c1_fin_req_q;
   assign tx_credit_o = {c1_may_send & (c1_tx_free >= 32'h10), c0_may_send & (c0_tx_free >= 32'h10)};

@@ -1869,12 +1869,36 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         u_ok.q,
         "the beat came with credit (else its bytes are dropped)",
     );
+    // A segment of a connection in the generator (its checksum pass or its bytes going out)
+    // still reads its bytes from the buffer: an ACK arriving meanwhile must not free them for
+    // the application to overwrite (the checksum is of the bytes read first), so the buffer's
+    // occupied part starts at the older of SND.UNA and that segment's first byte.
     let tfree: Vec<Sig> = (0..n as usize)
         .map(|c| {
             let k = &conns[c];
+            let reading = m.net(
+                &format!("c{c}_tx_reading"),
+                g_st.q.ne(0u64) & !g_echo.q & g_conn.q.eq(c as u64) & g_plen.q.ne(0u64),
+            );
+            m.comment(
+                reading,
+                "a segment of this connection with payload is in the generator",
+            );
+            let base = m.net(
+                &format!("c{c}_tx_base"),
+                mux(
+                    reading & seq_gt(&k.snd_una.q.ex(), &g_seq.q.ex()),
+                    g_seq.q.ex(),
+                    k.snd_una.q.ex(),
+                ),
+            );
+            m.comment(
+                base,
+                "the oldest byte the buffer must keep: SND.UNA, or the segment being read",
+            );
             m.net(
                 &format!("c{c}_tx_free"),
-                lit(32, u128::from(p.tx_bytes)) - (k.wr.q.ex() - k.snd_una.q.ex()),
+                lit(32, u128::from(p.tx_bytes)) - (k.wr.q.ex() - base.ex()),
             )
         })
         .collect();

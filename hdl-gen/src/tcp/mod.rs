@@ -74,7 +74,9 @@
 //!   32-bit words of the 4-tuple with the 64-bit key of the `isn_key` CSRs, computed a round per
 //!   cycle (10 cycles).
 //! - Sending: bytes of `tx` go to the connection's transmit buffer (a RAM of `tx_bytes`,
-//!   addressed by sequence number) and stay there until acknowledged; a segment carries at most
+//!   addressed by sequence number) and stay there until acknowledged and no segment being
+//!   generated still reads them (an ACK during a segment's checksum pass or transmission does
+//!   not free its bytes to `tx` before the segment has left); a segment carries at most
 //!   min(our MSS, the peer's MSS) bytes and never goes past SND.UNA + SND.WND (the peer's
 //!   window, scaled). Segments are sent as soon as bytes are there (no Nagle). The FIN goes once
 //!   every byte is sent after `close`.

@@ -169,7 +169,7 @@ impl Goals {
     /// Prints the misses; the exit code: 1 with `check` when a goal was missed.
     pub fn finish(&self, check: bool) -> i32 {
         if self.missed.is_empty() {
-            println!("  every goal met");
+            println!("  every gated figure met its goal");
             0
         } else {
             println!("  goals missed: {}", self.missed.join("; "));
