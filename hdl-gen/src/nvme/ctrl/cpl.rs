@@ -44,7 +44,7 @@ pub(super) fn sources(m: &mut ModuleBuilder, cx: &Ctx, io: &Ports) -> Sources {
     let icpl_sqid = m.reg("icpl_sqid", qw, 0);
     let icpl_cid = m.reg("icpl_cid", 16, 0);
     let icpl_st = m.reg("icpl_status", 15, 0);
-    let u_arb = m.instance("u_cpl_arbiter", &arb);
+    let u_arb = m.instance("u_cpl_arbiter", arb);
     m.bind(
         u_arb,
         "req_i",

@@ -213,9 +213,9 @@ pub(super) fn fsm(
     let ar_issue = m.wire("ar_issue", 1);
     let aw_issue = m.wire("aw_issue", 1);
 
-    let u_desc = m.instance("u_fetch_desc", &desc_fifo);
-    let u_fb = m.instance("u_fetch_buf", &fb_fifo);
-    let u_pb = m.instance("u_post_pending", &pb_fifo);
+    let u_desc = m.instance("u_fetch_desc", desc_fifo);
+    let u_fb = m.instance("u_fetch_buf", fb_fifo);
+    let u_pb = m.instance("u_post_pending", pb_fifo);
     let desc_room = m.bind_out(u_desc, "s_ready_o");
     let pb_room = m.bind_out(u_pb, "s_ready_o");
 

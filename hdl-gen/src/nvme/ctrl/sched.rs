@@ -51,7 +51,7 @@ pub(super) fn classes(
     let mut cls_ok = Vec::new();
     let mut cls_mid = Vec::new();
     for (i, name) in ["urgent", "high", "medium", "low"].iter().enumerate() {
-        let u = m.instance(&format!("u_sched_{name}"), &cls_fifo);
+        let u = m.instance(&format!("u_sched_{name}"), cls_fifo);
         let sv = m.wire(&format!("sched_{name}_push"), 1);
         let sd = m.wire(&format!("sched_{name}_push_qid"), qw);
         m.bind(u, "s_valid_i", sv);

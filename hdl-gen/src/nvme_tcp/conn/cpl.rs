@@ -64,10 +64,10 @@ pub(super) fn completions(m: &mut ModuleBuilder, cx: &Ctx, vd: &Verdicts) -> Cpl
         }
         m.net(name, e)
     };
-    let c_cid_sel = pick(m, "cpl_slot_cid", &slot_cid);
-    let c_st = pick(m, "cpl_slot_status", &slot_status);
-    let c_dw0 = pick(m, "cpl_slot_dw0", &slot_dw0);
-    let c_dmaerr = pick(m, "cpl_slot_dmaerr", &slot_dmaerr);
+    let c_cid_sel = pick(m, "cpl_slot_cid", slot_cid);
+    let c_st = pick(m, "cpl_slot_status", slot_status);
+    let c_dw0 = pick(m, "cpl_slot_dw0", slot_dw0);
+    let c_dmaerr = pick(m, "cpl_slot_dmaerr", slot_dmaerr);
     let c_resp = m.net("cpl_slot_resp", slot_resp.q.shr_by(cpl_slot).bit(0));
     let c_dgerr = m.net("cpl_slot_dgerr", slot_dgerr.q.shr_by(cpl_slot).bit(0));
     let slot_final = m.wire("cpl_slot_final", 15);

@@ -59,9 +59,6 @@ fn ones_mask(count: Expr, lanes: u32) -> Expr {
     (lit(lanes + 1, 1).shl_by(count) - 1u64).slice(lanes - 1, 0)
 }
 
-/// A connection, named by [`module_name`].
-#[track_caller]
-
 /// The index of the lowest set bit of `v` (`d` bits wide) in `sw` bits, as the net `name`.
 fn pick_lowest(m: &mut ModuleBuilder, name: &str, v: Sig, d: u32, sw: u32) -> Sig {
     let mut e: Expr = lit(sw, 0);
@@ -129,6 +126,8 @@ pub(super) struct Ctx<'a> {
     pub(super) free_idx: Sig,
 }
 
+/// A connection, named by [`module_name`].
+#[track_caller]
 pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let name = module_name(p);
     if ![64, 128, 256].contains(&p.data_width)

@@ -144,7 +144,7 @@ pub(super) fn receive(m: &mut ModuleBuilder, cx: &Ctx) -> Rx {
     let take = m.net("rx_take", mux(in_data, take_data, take_hdr));
     m.comment(take, "bytes taken from the beat this cycle");
     // The payload goes to the hold FIFO: one beat pushed per cycle at most.
-    let u_dfifo = m.instance("u_hold_fifo", &data_fifo);
+    let u_dfifo = m.instance("u_hold_fifo", data_fifo);
     let dfifo_ready = m.bind_out(u_dfifo, "s_ready_o");
     let consuming = m.net(
         "rx_consuming",
@@ -183,7 +183,7 @@ pub(super) fn receive(m: &mut ModuleBuilder, cx: &Ctx) -> Rx {
     let dcnt_next = m.net("rx_dcnt_next", dcnt.q + take.resize(3));
 
     // One CRC-32C for the header (header digest) and then the payload (data digest).
-    let u_rcrc = m.instance("u_rx_crc", &crc_mod);
+    let u_rcrc = m.instance("u_rx_crc", crc_mod);
     m.bind(u_rcrc, "start_i", first | (in_data & dfirst.q));
     m.bind(u_rcrc, "valid_i", got & (in_ch | in_psh | in_data));
     m.bind(u_rcrc, "data_i", rshift);

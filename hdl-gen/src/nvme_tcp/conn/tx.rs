@@ -156,7 +156,7 @@ pub(super) fn transmit(m: &mut ModuleBuilder, cx: &Ctx, hc: &Hdr, vd: &Verdicts,
     );
     let rd_data = dma_rdata.field("data");
     let rd_keep = dma_rdata.field("keep");
-    let u_tcrc = m.instance("u_tx_crc", &crc_mod);
+    let u_tcrc = m.instance("u_tx_crc", crc_mod);
     let tx_fire = m.net("tx_fire", tx.valid & tx.ready);
     m.bind(
         u_tcrc,

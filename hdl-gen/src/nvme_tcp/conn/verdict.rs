@@ -77,8 +77,8 @@ pub(super) fn verdicts(m: &mut ModuleBuilder, cx: &Ctx, ri: &Rx, hc: &Hdr) -> Ve
     // Verdicts: a C2HData that passed its checks is written to host memory (vcmd: the DMA
     // command) and its held payload forwarded (vdata 1) or dropped (vdata 0). Without data
     // digests the verdict is known after the header (cut-through), with them after the digest.
-    let u_vcmd = m.instance("u_vcmd_fifo", &vcmd_fifo);
-    let u_vdata = m.instance("u_vdata_fifo", &vdata_fifo);
+    let u_vcmd = m.instance("u_vcmd_fifo", vcmd_fifo);
+    let u_vdata = m.instance("u_vdata_fifo", vdata_fifo);
     let vcmd_ready = m.bind_out(u_vcmd, "s_ready_o");
     let vdata_ready = m.bind_out(u_vdata, "s_ready_o");
     let pend_full = m.net(
@@ -121,7 +121,7 @@ pub(super) fn verdicts(m: &mut ModuleBuilder, cx: &Ctx, ri: &Rx, hc: &Hdr) -> Ve
 
     // Accepted R2Ts, one per Write at most (so the FIFO of `outstanding` entries never
     // overflows), answered in arrival order: {slot, TTAG, R2TL, R2TO}.
-    let u_r2t = m.instance("u_r2t_fifo", &r2t_fifo);
+    let u_r2t = m.instance("u_r2t_fifo", r2t_fifo);
     let rf_valid = m.bind_out(u_r2t, "m_valid_o");
     let rf_data = m.bind_out(u_r2t, "m_data_o");
     let rf_count = m.bind_out(u_r2t, "count_o");
