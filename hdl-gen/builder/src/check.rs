@@ -1,5 +1,8 @@
 //! Elaboration checks. Each error names the module, the signal and the Rust line that built it.
 //!
+//! One file on purpose (about 1,400 lines): every check reads the same context (`Ctx`) and
+//! statement walks (`walk_stmts`, `definite`), and each rule sits next to its message.
+//!
 //! The checks are deliberately stricter than SystemVerilog: everything Verilator's `-Wall` would
 //! warn about in emitted code (width mismatches, unused bits, latches, multiple drivers, loops)
 //! is refused here, where the message can point at the generator's own source line.

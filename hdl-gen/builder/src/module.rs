@@ -1,4 +1,8 @@
 //! Building a module: ports, wires, registers, memories, instances, assignments and processes.
+//!
+//! One file on purpose (about 2,000 lines): `ModuleBuilder`'s `impl`, 80-odd documented methods,
+//! is the builder's API and reads as one reference; checks, emitter and register blocks have
+//! files of their own.
 
 use crate::check;
 use crate::error::{Error, ErrorKind, Errors, Loc};

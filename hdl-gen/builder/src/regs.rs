@@ -1,5 +1,8 @@
 //! Register blocks: a block's control and status registers, described once and emitted three ways.
 //!
+//! One file on purpose (about 1,400 lines): a map is described, checked and emitted three ways
+//! from the same private declarations, and the three emitters are read side by side.
+//!
 //! A [`RegBlock`] lists 32-bit registers at byte offsets and their fields: name, bits, [`Access`],
 //! reset value and one line of documentation. [`RegBlock::finish`] checks the map and returns a
 //! [`RegMap`], which emits

@@ -2,6 +2,9 @@
 //! builder, the board tops, and the LPF constraints, all generated from one description so the
 //! top's ports and the constraint file cannot drift apart.
 //!
+//! One file on purpose (about 1,350 lines): the two boards' pin tables and the core, top and LPF
+//! built from them are read together (a pin's source, its port and its constraint).
+//!
 //! What lives here:
 //!
 //! - `mod.rs`: the board descriptions (pins and their sources), the core, the top and the LPF

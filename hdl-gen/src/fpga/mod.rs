@@ -2,6 +2,9 @@
 //! nextpnr-ecp5, bitstreams with ecppack, per-block and per-board reports, and post-synthesis
 //! netlists for simulation. `hdl-gen fpga ...` (src/cli/fpga.rs) is a thin layer over this.
 //!
+//! One file on purpose (about 1,100 lines): the per-block, board and netlist runs share the
+//! work directories, the hashes of the stale check and the design writing above them.
+//!
 //! What lives here:
 //!
 //! - `mod.rs`: per-block and board runs, post-synthesis netlists, the stale check

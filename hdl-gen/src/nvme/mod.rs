@@ -4,8 +4,9 @@
 //!
 //! - `mod.rs`: the interfaces and policies (this text)
 //! - `params.rs`: parameters from the configuration and the vendor CSR map `nvme_csr`
-//! - `ctrl.rs`: `nvme_ctrl`: BAR0, the queue FSM over the SQ/CQ state RAMs, SQ fetch and
-//!   arbitration, dispatch, CQ post, interrupt coalescing, latency histograms
+//! - `ctrl/`: `nvme_ctrl`: BAR0, the queue FSM over the SQ/CQ state RAMs, SQ fetch and
+//!   arbitration, dispatch, CQ post, interrupt coalescing, latency histograms (one file per
+//!   concern, listed in `ctrl/mod.rs`)
 //!
 //! ```text
 //!  host MMIO (s_bar, AXI4-Lite) --> BAR0 registers, doorbells --+

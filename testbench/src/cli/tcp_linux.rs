@@ -1,5 +1,5 @@
 //! `testbench tcp-linux`: the TCP/IP engine against the Linux kernel's TCP/IP over a TAP
-//! device, in network namespaces of its own (`suites/tcp/linux.rs` says what a case does and
+//! device, in network namespaces of its own (`suites/tcp/linux/` says what a case does and
 //! checks). Cases run one after the other, in real time.
 //!
 //! Exit codes: 0 every case passed; 1 a case failed; 2 the machine cannot run the test (not

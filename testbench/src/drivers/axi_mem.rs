@@ -1,6 +1,10 @@
 //! AXI4 memory slave: the host memory a model's AXI4 master port (a DMA engine) reads and
 //! writes, bound by prefix, with a sparse byte-addressed [`Memory`] behind it.
 //!
+//! One file on purpose (about 1,100 lines): channels, bursts, reordering and error injection act
+//! on one state (`AxiMemSlave`) a cycle at a time; `dpi` is the backdoor RTL uses into the same
+//! memory.
+//!
 //! Ports, seen from the model (master) side: `<prefix>_arvalid_o`, `_araddr_o`, `_arlen_o`,
 //! `_arsize_o`, `_arburst_o`, `_arid_o`, `_arready_i`; `_rvalid_i`, `_rdata_i`, `_rresp_i`,
 //! `_rlast_i`, `_rid_i`, `_rready_o`; `_awvalid_o`, `_awaddr_o`, `_awlen_o`, `_awsize_o`,

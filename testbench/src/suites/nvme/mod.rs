@@ -5,7 +5,8 @@
 //! What lives here:
 //!
 //! - `env.rs`: the harness (host, firmware and backend models, the `Probe`)
-//! - `queues.rs`: property `nvme_queues`
+//! - `queues/`: property `nvme_queues` (`host.rs`: the host's steps the other properties and
+//!   suites share; `checks.rs`: the end-of-case checks)
 //! - `arbitration.rs`: property `nvme_arbitration`
 //! - `coalescing.rs`: property `nvme_coalescing`
 

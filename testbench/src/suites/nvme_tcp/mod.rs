@@ -6,7 +6,7 @@
 //!
 //! - `scenario.rs`: stimulus and outcome checks shared by the properties
 //! - `model.rs`: `nvme_tcp_model[_hostile]`, host model against target
-//! - `rtl.rs`: `nvme_tcp_conn[_hostile]`, `nvme_tcp_conn_dma_error`, `nvme_tcp_engine`, and the
+//! - `rtl/`: `nvme_tcp_conn[_hostile]`, `nvme_tcp_conn_dma_error`, `nvme_tcp_engine`, and the
 //!   `EngineCase`/`EngineHarness` the `tcp-nvme` suite reuses
 //!
 //! `scenario.rs` generates the stimulus and checks an outcome (completions, host-memory writes,

@@ -3,11 +3,12 @@
 //!
 //! What lives here:
 //!
-//! - `engine.rs`: property `rdma` with its harness and `RefChip`
+//! - `engine/`: property `rdma` with its harness and `RefChip` (its files listed in
+//!   `engine/mod.rs`)
 //! - `cc.rs`: property `rdma_cc`, congestion control and RNR waits end to end
 //! - `dcqcn.rs`: `rdma_dcqcn` and `rdma_dcqcn_recovery`, the DCQCN block alone
 //!
-//! `engine.rs` holds the property, its harness and the reference receiver (`RefChip`) that
+//! `engine/` holds the property, its harness and the reference receiver (`RefChip`) that
 //! predicts, frame by frame, what the engine must do with what it receives.
 //!
 //! `regress --pcap FILE` records every RoCEv2 frame of both directions as its end sent it

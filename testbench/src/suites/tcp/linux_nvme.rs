@@ -1,6 +1,6 @@
 //! `testbench tcp-linux --nvme`: NVMe/TCP end to end over the TCP/IP engine against the Linux
 //! kernel's TCP. The joined unit (`nvme_tcp_ip_*`: the NVMe/TCP engine on the TCP engine) runs
-//! behind the same TAP bridge as `linux.rs`'s cases (a namespace of the case's own, bridge
+//! behind the same TAP bridge as `linux/`'s cases (a namespace of the case's own, bridge
 //! faults on TCP frames, pacing to wall time, the pcap); the far end is the project's NVMe/TCP
 //! target model (`models::nvme_tcp_target`, one per connection) on the sockets a kernel
 //! `TcpListener` on 10.0.0.2:4420 accepts inside the namespace. The commands are the

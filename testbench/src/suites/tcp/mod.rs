@@ -13,7 +13,7 @@
 //! echo from smoltcp answered byte for byte, too-large and corrupted requests and frames for
 //! other hosts dropped and counted).
 //!
-//! `linux.rs` is not a property: `testbench tcp-linux` runs the engine against the Linux
+//! `linux/` is not a property: `testbench tcp-linux` runs the engine against the Linux
 //! kernel's TCP/IP over a TAP device in a network namespace of its own, in real time (so its
 //! cases do not replay or shrink as proptest cases do).
 
