@@ -66,8 +66,8 @@ mod host;
 use checks::{
     check_irqs, check_latency, check_log, check_paths, check_registers, check_urgent, trace,
 };
-pub use host::{admin, create_pair, fallback_sqe, io_batch, io_sqe, next_cid, rearm_aer};
 use host::bring_up;
+pub use host::{admin, create_pair, fallback_sqe, io_batch, io_sqe, next_cid, rearm_aer};
 
 /// One queue pair: SQ and CQ depth, priority class, vector, interrupts enabled.
 #[derive(Debug, Clone)]
