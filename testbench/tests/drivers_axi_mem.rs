@@ -1,6 +1,8 @@
 //! The AXI4 memory slave against a Rust AXI4 master (test-only) that issues random bursts and
 //! checks every beat against a model memory; error injection, out-of-order and interleaved
 //! reads, wide and narrow buses, and the slave's protocol checks against a misbehaving master.
+//!
+//! One file on purpose (about 1,000 lines): the test-only master and the properties that use it.
 
 use proptest::prelude::*;
 use std::cell::RefCell;

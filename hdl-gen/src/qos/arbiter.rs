@@ -4,6 +4,9 @@
 //! the namespace buckets, the scheduler, the charge stage, the output register, the global
 //! `qos_csr` and the queue window on an AXI4-Lite port. The behaviour is documented in
 //! [`super`]; the structure and timing in its "Structure" section.
+//!
+//! Slightly over 1,000 lines on purpose: the pipeline's stages in order in one function, so
+//! each stage's timing reads against its neighbours'.
 
 use super::bucket::{bucket, Lazy, STAMP_BITS};
 use super::csr::{self, register_map, COUNTERS, QUEUE_REGS};

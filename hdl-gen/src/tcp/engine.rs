@@ -3,6 +3,10 @@
 //! at a time, payload written into the receive buffer or the echo buffer), the checks at a
 //! frame's end, the ARP cache, the ISN unit, the per-connection TCP state, the transmit
 //! buffers' writer (`tx`), the receive buffers' reader (`rx`), and the frame generator.
+//!
+//! Long (about 2,700 lines) for now: one generator function whose ~200 nets the stages share;
+//! splitting it means passing them through structs (as `roce/engine/`), left for the 64-bit
+//! datapath rewrite, which replaces the byte-serial parser and generator anyway.
 
 use super::isn::round_expr;
 use super::TcpParams;

@@ -2,6 +2,9 @@
 //! model (admin commands, queue CSRs, AER, the fallback I/O commands), the I/O backend (the
 //! rest of the chip), and the host (rings in the AXI memory slave's memory, BAR0 through an
 //! AXI4-Lite master).
+//!
+//! One file on purpose (about 1,300 lines): the harness's parts share one `Env` and its
+//! firmware model; split, each part would reach back into all the others.
 
 use crate::drivers::axi_mem::{AxiMemConfig, AxiMemSlave};
 use crate::drivers::axil::{Axil, AxilConfig};

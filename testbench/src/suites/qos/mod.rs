@@ -6,6 +6,9 @@
 //! - `mod.rs`: the cycle-by-cycle harness (this text)
 //! - `mix.rs`, `flood.rs`, `idle.rs`: the properties
 //!
+//! This file is slightly over 1,000 lines on purpose: the harness is one cycle loop and the
+//! state it steps.
+//!
 //! The harness programs the CSRs through the AXI4-Lite port, enables the block, then plays a
 //! front end: per-queue command lists (or endless generators), one command presented at a time,
 //! held until accepted, only for queues whose `sq_space_o` bit is set (commands of SQ ids the
