@@ -707,8 +707,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   tcp_state_e   c0_state_after_fin;
   logic         c0_rst_in;                 // a RST taken: in SYN-SENT acknowledging the SYN, else exactly at RCV.NXT (RFC 5961 3.2)
   logic         c0_rst_challenge;          // a RST in the receive window but not at RCV.NXT: a challenge ACK
-  logic         c0_rst_dropped;
-  logic         c0_challenge;
+  logic         c0_rst_dropped;            // a RST outside the window (or in SYN-SENT without the SYN's ACK): ignored
+  logic         c0_challenge;              // a challenge ACK is owed: that RST, a SYN, or an ACK outside the acceptable range
   logic [31:0]  c0_snd_nxt_after;
   logic         c0_isn_done;
   logic         c0_rx_pop;
@@ -750,8 +750,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   tcp_state_e   c1_state_after_fin;
   logic         c1_rst_in;                 // a RST taken: in SYN-SENT acknowledging the SYN, else exactly at RCV.NXT (RFC 5961 3.2)
   logic         c1_rst_challenge;          // a RST in the receive window but not at RCV.NXT: a challenge ACK
-  logic         c1_rst_dropped;
-  logic         c1_challenge;
+  logic         c1_rst_dropped;            // a RST outside the window (or in SYN-SENT without the SYN's ACK): ignored
+  logic         c1_challenge;              // a challenge ACK is owed: that RST, a SYN, or an ACK outside the acceptable range
   logic [31:0]  c1_snd_nxt_after;
   logic         c1_isn_done;
   logic         c1_rx_pop;

@@ -2353,18 +2353,28 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             rst_chal,
             "a RST in the receive window but not at RCV.NXT: a challenge ACK",
         );
-        rst_drop.push(m.net(
+        let rst_dropped = m.net(
             &format!("c{c}_rst_dropped"),
             segc & f_rst.clone() & !rst_now & !rst_chal,
-        ));
-        challenge.push(m.net(
+        );
+        m.comment(
+            rst_dropped,
+            "a RST outside the window (or in SYN-SENT without the SYN's ACK): ignored",
+        );
+        rst_drop.push(rst_dropped);
+        let chal = m.net(
             &format!("c{c}_challenge"),
             rst_chal
                 | (segc
                     & sync.clone()
                     & !f_rst.clone()
                     & (f_syn.clone() | (f_ack.clone() & (ack_beyond | ack_too_old)))),
-        ));
+        );
+        m.comment(
+            chal,
+            "a challenge ACK is owed: that RST, a SYN, or an ACK outside the acceptable range",
+        );
+        challenge.push(chal);
         let (k_iss, k_una, k_nxt, k_max) = (&k.iss, &k.snd_una, &k.snd_nxt, &k.snd_max);
         let nn = m.net(
             &format!("c{c}_snd_nxt_after"),

@@ -177,11 +177,7 @@ fn engine_stream(
         }));
     }
     if mss > 1460 {
-        env.dev = Dev {
-            mtu: Some(mss as usize + 54),
-            ..Dev::default()
-        };
-        env.iface = suite::iface(&mut env.dev, PEER_MAC, PEER_IP, SEED);
+        env.peer_mss(mss, SEED);
     }
     let d = data(bytes);
     {

@@ -526,6 +526,16 @@ impl Env<Top> {
 }
 
 impl<M: Dut> Env<M> {
+    /// smoltcp's interface again on a device whose frames may be `mss` + 54 bytes (its own
+    /// MSS follows), for jumbo MSSs above Ethernet's 1460.
+    pub fn peer_mss(&mut self, mss: u32, seed: u64) {
+        self.dev = Dev {
+            mtu: Some(mss as usize + 54),
+            ..Dev::default()
+        };
+        self.iface = iface(&mut self.dev, PEER_MAC, PEER_IP, seed);
+    }
+
     /// The environment around `sim` (a fresh model, not reset yet): the Ethernet drivers, the
     /// TCP engine's CSR bus at `csr` programmed for the suite (addresses, timers, `setup`, the
     /// remote address and ports of every connection, not opened), the link and smoltcp; with

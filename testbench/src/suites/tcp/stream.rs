@@ -12,7 +12,7 @@
 //! the link corrupted in its TCP or IP bytes at most, none without faults; no out-of-order
 //! segment without faults; fast retransmissions among the retransmissions).
 
-use super::{cnt, creg, Dev, Env, Faults, Setup, LOCAL_PORT_BASE, PEER_IP, PEER_MAC};
+use super::{cnt, creg, Env, Faults, Setup, LOCAL_PORT_BASE};
 use crate::prop::Property;
 use crate::rng::Rng;
 use proptest::prelude::*;
@@ -136,11 +136,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         &setup,
     );
     if mss > 1460 {
-        env.dev = Dev {
-            mtu: Some(mss as usize + 54),
-            ..Dev::default()
-        };
-        env.iface = super::iface(&mut env.dev, PEER_MAC, PEER_IP, input.seed);
+        env.peer_mss(mss, input.seed);
     }
     let n = env.n.min(input.sizes.len());
     let mut rng = Rng::new(input.seed ^ 9);
