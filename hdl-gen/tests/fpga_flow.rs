@@ -32,6 +32,34 @@ fn the_committed_board_files_are_current() {
     }
 }
 
+/// A board's folder holds its own modules only; its file list names the rest in rtl/, and
+/// every file it names exists there, with the board's module in it.
+#[test]
+fn every_file_a_board_list_names_exists_and_shared_modules_come_from_rtl() {
+    let files = fpga::board_files(&cfg()).unwrap_or_else(|f| panic!("{}", f.message));
+    for b in hdl_gen::boards::all() {
+        let list = format!("fpga/{}/{}.f", b.name, b.name);
+        let f = files.iter().find(|f| f.path == list).expect("a file list");
+        let names: Vec<&str> = f
+            .contents
+            .lines()
+            .filter(|l| !l.starts_with("//") && !l.trim().is_empty())
+            .collect();
+        let shared = names.iter().filter(|n| n.starts_with("../../rtl/")).count();
+        assert!(shared > 0, "{list} names nothing in rtl/");
+        for n in names {
+            let path = root().join("fpga").join(b.name).join(n);
+            let text = std::fs::read_to_string(&path)
+                .unwrap_or_else(|_| panic!("{list} names {n}, which does not exist"));
+            let module = n.rsplit('/').next().unwrap().trim_end_matches(".sv");
+            assert!(
+                text.contains(&format!("module {module}")),
+                "{n} does not hold module {module}"
+            );
+        }
+    }
+}
+
 #[test]
 fn every_port_bit_has_one_cited_pin_and_no_pin_is_shared() {
     let c = cfg();

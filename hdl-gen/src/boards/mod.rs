@@ -30,7 +30,10 @@
 //! - `models/EHXPLLL.sv`: the PLL's behavioural model, for Verilator only (synthesis uses
 //!   Yosys' ECP5 cell; the file list `<board>.f` leaves it out).
 //!
-//! and `constraints/<board>.lpf`.
+//! and `constraints/<board>.lpf`. A module rtl/ already holds with the same text (after the
+//! two header lines) is not copied into `fpga/<board>/`: the file list names it
+//! `../../rtl/<name>.sv` (`crate::fpga::board_files`), so the folder holds only what the board's
+//! configuration makes its own.
 
 pub mod board_csr;
 pub mod bringup;

@@ -27,7 +27,7 @@ use report::{
     body, hash_hex, round1, BlockEntry, BlocksReport, BoardEntry, BoardsReport, Cells, ClockTiming,
     Target, Use,
 };
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::Instant;
@@ -498,13 +498,68 @@ fn chip_clock() -> &'static str {
     hdl_builder::CLOCK_PORT
 }
 
-/// The board files of every board (`fpga/<board>/...`, `constraints/<board>.lpf`).
-pub fn board_files(_cfg: &Config) -> Result<Vec<OutFile>, Failure> {
+/// The board files of every board as the repository keeps them (`fpga/<board>/...`,
+/// `constraints/<board>.lpf`): only what is the board's own. A module that rtl/ holds unchanged
+/// (`cfg`'s emission, the same text after the header) is not copied into the board's folder:
+/// the board's file list `<board>.f` names it `../../rtl/<name>.sv`. The flows here
+/// (`fpga lint`, `fpga board`, the report hashes) work on the board's whole emission in memory
+/// ([`boards::files`]), which is the same SystemVerilog.
+pub fn board_files(cfg: &Config) -> Result<Vec<OutFile>, Failure> {
+    let rtl: BTreeMap<String, String> = chip::files(cfg)?
+        .into_iter()
+        .filter(|f| f.path.ends_with(".sv"))
+        .map(|f| (f.path, f.contents))
+        .collect();
     let mut all = Vec::new();
     for b in boards::all() {
-        all.extend(boards::files(&b)?);
+        all.extend(board_tree(&b, &rtl)?);
     }
     Ok(all)
+}
+
+/// Board `b`'s files without the modules `rtl` (rtl/'s SystemVerilog by file name) holds with
+/// the same body; its file list names those in rtl/.
+fn board_tree(b: &Board, rtl: &BTreeMap<String, String>) -> Result<Vec<OutFile>, Failure> {
+    let dir = format!("fpga/{}/", b.name);
+    let shared = |name: &str, text: &str| rtl.get(name).is_some_and(|r| body(r) == body(text));
+    let files = boards::files(b)?;
+    let mut shared_names = BTreeSet::new();
+    for f in &files {
+        if let Some(name) = f.path.strip_prefix(&dir) {
+            if !name.contains('/') && name.ends_with(".sv") && shared(name, &f.contents) {
+                shared_names.insert(name.to_string());
+            }
+        }
+    }
+    let list = format!("{dir}{}.f", b.name);
+    Ok(files
+        .into_iter()
+        .filter(|f| {
+            f.path
+                .strip_prefix(&dir)
+                .is_none_or(|n| !shared_names.contains(n))
+        })
+        .map(|f| {
+            if f.path != list {
+                return f;
+            }
+            let contents = f
+                .contents
+                .lines()
+                .map(|l| {
+                    if shared_names.contains(l.trim()) {
+                        format!("../../rtl/{}\n", l.trim())
+                    } else {
+                        format!("{l}\n")
+                    }
+                })
+                .collect();
+            OutFile {
+                path: f.path,
+                contents,
+            }
+        })
+        .collect())
 }
 
 /// Writes `files` (paths relative to `root`), folder by folder, deleting files an earlier run
