@@ -3,6 +3,9 @@
 //! harness hands it the host's frames and takes its frames, and calls [`Target::timeout`] when
 //! the link has been quiet.
 //!
+//! One file on purpose (about 1,150 lines and its unit tests): a QP's responder and requester
+//! halves share its PSNs, its retransmission queue and its commands, and read as one machine.
+//!
 //! - Requests from the host (SEND Only command capsules): PSN in order -> the command is
 //!   executed once, ACKed (syndrome 1Fh) and answered with a response capsule (SEND Only, a
 //!   16-byte CQE, AckReq); ahead -> one NAK 60h, then nothing until the expected PSN;
