@@ -83,7 +83,9 @@ pub fn input_for<P: Property>(seed: u64) -> P::Input {
 
 /// How long proptest may shrink one failure, in milliseconds: `PROPTEST_MAX_SHRINK_TIME` when
 /// set (`testbench mutants` bounds every mutant's shrink with it), else 30 s. A shrink step
-/// that started before the bound still finishes.
+/// that started before the bound still finishes. 0 (here, unlike proptest, where 0 is no
+/// bound) does not shrink at all, and the failing case is not re-run for a waveform: what
+/// `testbench mutants --shrink-secs 0` asks when only the verdict matters.
 fn shrink_time_ms() -> u32 {
     std::env::var("PROPTEST_MAX_SHRINK_TIME")
         .ok()
@@ -100,11 +102,12 @@ pub fn run_case<P: Property>(
     waves_dir: Option<&Path>,
     regressions: Option<&Path>,
 ) -> CaseResult {
+    let shrink_ms = shrink_time_ms();
     let config = Config {
         cases: 1,
         failure_persistence: None,
-        max_shrink_iters: 4096,
-        max_shrink_time: shrink_time_ms(),
+        max_shrink_iters: if shrink_ms == 0 { 0 } else { 4096 },
+        max_shrink_time: shrink_ms,
         ..Config::default()
     };
     let mut runner = TestRunner::new_with_rng(config, rng_for(seed));
@@ -119,6 +122,18 @@ pub fn run_case<P: Property>(
             }
             let suffix = if x_init == XInit::Random { "-xr" } else { "" };
             let waves = waves_dir.map(|d| d.join(format!("{}-{seed:016x}{suffix}.fst", P::NAME)));
+            if shrink_ms == 0 {
+                return CaseResult {
+                    property: P::NAME,
+                    seed,
+                    x_init,
+                    failure: Some(Failure {
+                        reason: reason.to_string(),
+                        minimal: format!("{minimal:?}"),
+                        waves: None,
+                    }),
+                };
+            }
             // Re-run the minimal case with a waveform; its report is the one to read.
             let rerun = run_caught::<P>(&minimal, seed, x_init, waves.as_deref());
             let reason = match rerun {

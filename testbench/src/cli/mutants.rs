@@ -12,7 +12,8 @@
 //!    broken schemata model would otherwise "catch" every mutant).
 //! 5. Each mutant: `regress --fail-fast` of its properties with `TB_MUTANT=<number>`, shrink
 //!    time bounded (`PROPTEST_MAX_SHRINK_TIME`); caught when a case failed and was shrunk, with a
-//!    waveform. One line per mutant, then the score per file.
+//!    waveform (with `--shrink-secs 0`, CI's run: when a case failed, neither shrunk nor
+//!    re-run for a waveform). One line per mutant, then the score per file.
 //!
 //! Exit codes: 0 every mutant caught; 1 a mutant survived; 2 the run could not judge (bad
 //! table or usage, a build failed, the baseline failed, a run neither passed nor failed a case,
@@ -53,7 +54,8 @@ pub struct Args {
     /// Cases for every mutant, instead of the table's counts.
     #[arg(long)]
     pub cases: Option<u64>,
-    /// Bound on shrinking one mutant's failure, in seconds (PROPTEST_MAX_SHRINK_TIME).
+    /// Bound on shrinking one mutant's failure, in seconds (PROPTEST_MAX_SHRINK_TIME); 0: no
+    /// shrinking and no waveform, a mutant is caught when a case fails (CI's verdict-only run).
     #[arg(long, default_value_t = 20)]
     pub shrink_secs: u64,
     /// Cases of each selected property run on the schemata model with no mutant selected,
@@ -602,7 +604,10 @@ fn run_inner(args: &Args) -> Result<i32, Fatal> {
             _ if !fallback && r.reads.unwrap_or(0) == 0 => {
                 Err("no model read the select".to_string())
             }
-            (Some(1), Some(case)) if r.shrunk_with_waves => Ok(Some(case.clone())),
+            // --shrink-secs 0: the verdict only (no shrinking, no waveform).
+            (Some(1), Some(case)) if r.shrunk_with_waves || args.shrink_secs == 0 => {
+                Ok(Some(case.clone()))
+            }
             (Some(1), Some(_)) => {
                 Err("the failure report lacks the minimal case or its waveform".into())
             }
