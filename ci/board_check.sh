@@ -6,6 +6,8 @@
 #   lowered core clock;
 # - `memtest --words 64` must find every word good;
 # - `mdio 0 1` (BMSR of the PHY model) must show link up (bit 2);
+# - the kernel's ARP requests (a datagram to the chip's address inside the namespace) must reach the
+#   MAC through the TAP and the RGMII pins: `info` counts them received, without error;
 # then stops the board (SIGTERM) and checks its summary: it exited 0, no bad frame from the
 # core, no UART framing error. Every wait is bounded. Needs root (the board makes a network
 # namespace and a TAP device), Verilator and a C++ compiler.
@@ -67,6 +69,15 @@ bmsr=$(sed -n 's/^phy 0 reg 1: 0x\([0-9a-f]\{4\}\)$/\1/p' "$out/mdio.txt")
 [ -n "$bmsr" ] || fail "mdio 0 1: no register value in its output"
 (((0x$bmsr >> 2) & 1)) || fail "mdio 0 1: BMSR 0x$bmsr does not show link up (bit 2)"
 echo "PHY 0 BMSR 0x$bmsr: link up"
+# Frames from the TAP reach the core at its pins: a datagram to the chip's address makes the
+# kernel ARP for it (nothing answers before the chip is set up; bash's /dev/udp, no ping
+# needed); the MAC must count the requests received, with no receive error.
+timeout 20 ip netns exec "$ns" bash -c 'echo board_check >/dev/udp/10.77.0.2/9' || true
+sleep 2
+tool info2 info
+rx=$(sed -n 's/^mac rx_frames *\([0-9]*\)$/\1/p' "$out/info2.txt")
+[ "${rx:-0}" -ge 1 ] || fail "the MAC counted no frame received after the kernel's ARP requests"
+grep -E '^mac rx_err_[a-z]+ +[1-9]' "$out/info2.txt" && fail "the MAC counted receive errors"
 
 kill -TERM "$pid"
 rc=0
