@@ -33,9 +33,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use uart::{Pty, Uart};
 
-/// The MDIO address the PHY model answers at: the Colorlight i5's PHY 0 (the one the core
-/// drives) is at 0; the ButterStick's KSZ9031 answers 0 as its broadcast address (register
-/// 16h bit 9 clear after reset), whatever its strap pins say.
+/// The MDIO address the PHY model answers at: the ButterStick's KSZ9031 answers 0 as its
+/// broadcast address (register 16h bit 9 clear after reset), whatever its strap pins say; the
+/// Colorlight i5's PHY 0 (the one the core drives) is taken to strap to 0, not checked against
+/// the board's schematic.
 pub const PHY_ADDR: u8 = 0;
 
 /// The PHY's registers after reset, link up: BMCR 1140h (auto-negotiation on, 1000 Mb/s full
