@@ -65,6 +65,9 @@ impl Site {
         ns.ip(&["link", "set", TAP, "address", &mac])?;
         ns.ip(&["addr", "add", &format!("{}/24", dotted(TAP_IP)), "dev", TAP])?;
         ns.ip(&["link", "set", TAP, "up"])?;
+        // Loopback up: a client inside the namespace reaches the target on the TAP's address
+        // (local delivery goes through lo).
+        ns.ip(&["link", "set", "lo", "up"])?;
         let at = std::net::SocketAddr::from((TAP_IP, TARGET_PORT));
         let listener = ns
             .enter(|| TcpListener::bind(at))?
