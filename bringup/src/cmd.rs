@@ -251,7 +251,7 @@ pub fn io(d: &mut Driver, o: &IoOptions) -> Result<(), Error> {
         )));
     }
     let mut st = d.load()?;
-    if o.bs == 0 || o.bs % BLOCK != 0 || o.bs / BLOCK > st.max_blocks {
+    if o.bs == 0 || !o.bs.is_multiple_of(BLOCK) || o.bs / BLOCK > st.max_blocks {
         return Err(Error::Board(format!(
             "--bs {}: a multiple of {BLOCK} bytes up to {} (the largest command)",
             o.bs,

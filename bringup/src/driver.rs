@@ -491,10 +491,16 @@ impl<'a> Driver<'a> {
         let tcp = "tcp_csr";
         let c = CONN;
         let sreg = format!("c{c}_state");
+        // `failed` and `reason` still tell of the connection before this one until the new
+        // one fails: a failure is this connection's once it left CLOSED, or once its ISS (a
+        // fresh key and port each setup) is not the old one.
+        let iss_reg = format!("c{c}_iss");
+        let iss0 = self.fw_read(tcp, &iss_reg)?;
         self.fw_write(tcp, &format!("c{c}_ctrl"), &[("open", 1)])?;
         self.fw_write("chip_csr", "tcp_ctrl", &[("run", 1)])?;
         let start = Instant::now();
         let mut last = u32::MAX;
+        let mut left_closed = false;
         loop {
             let v = self.fw_read(tcp, &sreg)?;
             let st = self.chip.get(tcp, &sreg, "state", v)?;
@@ -507,7 +513,11 @@ impl<'a> Driver<'a> {
                 ));
                 last = st;
             }
-            if failed && st == 0 {
+            left_closed |= st != 0;
+            if failed && st == 0 && !left_closed {
+                left_closed = self.fw_read(tcp, &iss_reg)? != iss0;
+            }
+            if failed && st == 0 && left_closed {
                 let reason = self.chip.get(tcp, &sreg, "reason", v)?;
                 return Err(Error::Board(match reason {
                     1 => format!(
