@@ -369,3 +369,35 @@ fn the_chips_registers_come_from_the_generators_maps() {
     assert!(state_name(1).starts_with("ARP"));
     assert_eq!(state_name(15), "state 15");
 }
+
+#[test]
+fn a_failed_setup_step_names_the_step_the_cause_and_what_is_left() {
+    let e = bringup::Error::Setup {
+        step: "connection 0 opened".into(),
+        cause: Box::new(bringup::Error::Board(
+            "no ARP answer for 10.77.0.1 (the target)".into(),
+        )),
+        left: "controller disabled".into(),
+    };
+    let t = e.to_string();
+    assert!(
+        t.contains("setup failed at step \"connection 0 opened\": no ARP answer"),
+        "{t}"
+    );
+    assert!(t.contains("the chip is left: controller disabled"), "{t}");
+    assert_eq!(e.exit_code(), 1);
+    let e = bringup::Error::Setup {
+        step: "x".into(),
+        cause: Box::new(bringup::Error::Port("gone".into())),
+        left: "y".into(),
+    };
+    assert_eq!(e.exit_code(), 2, "a lost port is still exit code 2");
+    let e = bringup::Error::Nvme {
+        what: "Read of 8 blocks at LBA 4090".into(),
+        status: Status::new(0, 0x80),
+    };
+    assert_eq!(
+        e.to_string(),
+        "Read of 8 blocks at LBA 4090: the controller answered LBA Out of Range (SCT 0h, SC 80h): past the end of the namespace (see --blocks)"
+    );
+}
