@@ -384,6 +384,20 @@ pub fn info(br: &mut Bridge, map: &Map) -> Result<Vec<String>, Error> {
         map.board.part,
         map.mem_bytes() / 1024
     )];
+    let khz = br.read(map.board_reg("info_clock"))?;
+    out.push(format!(
+        "core clock   {} kHz{}",
+        khz,
+        if u64::from(khz) * 1000 == map.board.core_hz {
+            String::new()
+        } else {
+            format!(
+                " (the {} runs at {} kHz: a simulated board's clock is lowered)",
+                map.board.title,
+                map.board.core_hz / 1000
+            )
+        }
+    ));
     let id = br.read(map.info_reg("id"))?;
     let v = br.read(map.info_reg("version"))?;
     let lo = br.read(map.info_reg("config_hash_lo"))?;

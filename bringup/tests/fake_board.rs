@@ -57,6 +57,7 @@ fn fake_board(faults: Faults) -> Bridge {
         faults.id.unwrap_or(board_csr::BRINGUP_ID),
     );
     regs.insert(m.board_reg("info"), boards::code(&b) | b.mem_bits << 8);
+    regs.insert(m.board_reg("info_clock"), (b.core_hz / 1000) as u32);
     let hash = faults.hash.unwrap_or(m.config_hash);
     regs.insert(m.info_reg("id"), hdl_gen::blocks::chip_info::CHIP_ID);
     regs.insert(m.info_reg("version"), 0x0000_0100);
@@ -171,6 +172,7 @@ fn info_names_the_board_and_checks_the_configuration_hash() {
         "{lines}"
     );
     assert!(lines.contains("mac rx_frames        42"), "{lines}");
+    assert!(lines.contains("core clock   100000 kHz\n"), "{lines}");
 
     let mut br = fake_board(Faults {
         hash: Some(0x1234),

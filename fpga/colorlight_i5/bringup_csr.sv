@@ -8,6 +8,7 @@
 //   0x00 id                   Bring-up core identifier
 //   0x04 info                 What the board holds
 //   0x08 ctrl                 Board control
+//   0x0c info_clock           The core clock
 //   0x10 admin_status         Admin stream state
 //   0x14 admin_cmd_sqid       SQ id of the command shown
 //   0x18 admin_pop            Take the command shown
@@ -85,6 +86,9 @@ module bringup_csr (
 
   // ctrl (0x08): Board control
   output logic        ctrl_phy_reset_o,            // Hold the Ethernet PHY in reset while 1
+
+  // info_clock (0x0c): The core clock
+  input  logic [31:0] info_clock_khz_i,            // Core clock in kHz: the board's on hardware, the lowered one in the simulated board
 
   // admin_status (0x10): Admin stream state
   input  logic        admin_status_cmd_valid_i,    // An admin command waits in admin_sqe*
@@ -328,6 +332,9 @@ module bringup_csr (
           bresp_d = RespOkay;
           ctrl_we = 1'b1;
         end
+        6'd3: begin
+          bresp_d = RespOkay;
+        end
         6'd4: begin
           bresp_d = RespOkay;
         end
@@ -471,6 +478,10 @@ module bringup_csr (
         6'd2: begin
           rresp_d = RespOkay;
           rdata_d = {31'd0, ctrl_phy_reset_q};
+        end
+        6'd3: begin
+          rresp_d = RespOkay;
+          rdata_d = info_clock_khz_i;
         end
         6'd4: begin
           rresp_d = RespOkay;

@@ -385,6 +385,7 @@ module colorlight_i5_core (
     .info_board_i                (8'd1),
     .info_mem_bits_i             (8'hf),
     .ctrl_phy_reset_o            (board_csr_ctrl_phy_reset),
+    .info_clock_khz_i            (32'h186a0),
     .admin_status_cmd_valid_i    (chip_admin_cmd_valid),
     .admin_status_cpl_busy_i     (cpl_valid_q),
     .admin_cmd_sqid_sqid_i       (chip_admin_cmd_sqid),

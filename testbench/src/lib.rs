@@ -9,6 +9,7 @@
 //! - `suites/`: the properties, suite by suite
 //! - `mutants.rs`, `coverage.rs`: mutant schemata; Verilator coverage data
 //! - `fio/`, `nbd/`, `pcap.rs`: fio on the chip, the NBD server, pcap captures
+//! - `board/`: the simulated bring-up board (`testbench board`)
 //! - `cli/`: the `testbench` command line
 //!
 //! - [`sim`]: the simulation core (clock, reset, run-until, waveforms);
@@ -19,8 +20,10 @@
 //! - [`mutants`]: the mutant table and mutant schemata (every mutant of a module in one model);
 //! - [`fio`]: fio's workloads on the simulated chip ([`suites::chip::session`]);
 //! - [`nbd`]: an NBD server exporting a block device (the chip, or memory) to real clients;
+//! - [`board`]: a bring-up board's core run as if on the desk, for the host tool;
 //! - [`rtl`]: the Verilated tops of rtl/, with their generated bindings.
 
+pub mod board;
 pub mod cli;
 pub mod coverage;
 pub mod drivers;

@@ -12,6 +12,7 @@ fn main() {
         Command::Fio(args) => testbench::cli::fio::run(args),
         Command::Nbd(args) => testbench::cli::nbd::run(args),
         Command::TcpLinux(args) => testbench::cli::tcp_linux::run(args),
+        Command::Board(args) => testbench::cli::board::run(args),
         Command::Bench {
             suite,
             cycles,

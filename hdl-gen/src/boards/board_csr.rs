@@ -1,5 +1,6 @@
 //! `bringup_csr`: the bring-up core's own registers, at the start of the UART bridge's address
-//! map (see [`super::bringup`]): what the board is, the chip's admin streams (the firmware's
+//! map (see [`super::bringup`]): what the board is and the core clock it was built for
+//! (`info_clock`, kHz: a simulated board's is lowered), the chip's admin streams (the firmware's
 //! work, done by the host tool), the interrupts the chip raised, the MAC's counters and the
 //! MDIO master.
 //!
@@ -87,6 +88,14 @@ pub fn register_map(p: &BoardCsrParams) -> Result<RegMap, Errors> {
         Access::Rw,
         0,
         "Hold the Ethernet PHY in reset while 1",
+    );
+    b.reg("info_clock", 0x0c, "The core clock").field(
+        "khz",
+        0,
+        32,
+        Access::Ro,
+        0,
+        "Core clock in kHz: the board's on hardware, the lowered one in the simulated board",
     );
     b.reg("admin_status", 0x10, "Admin stream state")
         .field(

@@ -940,6 +940,13 @@ pub fn core(b: &Board, cfg: &Config) -> Result<Rc<Module>, Errors> {
     );
     m.bind(u_csr, "info_board_i", lit(8, u128::from(code(b))));
     m.bind(u_csr, "info_mem_bits_i", lit(8, u128::from(b.mem_bits)));
+    // The clock the core was built for (a simulated board lowers it): a host tool computes
+    // timer ticks from it.
+    m.bind(
+        u_csr,
+        "info_clock_khz_i",
+        lit(32, u128::from(b.core_hz / 1000)),
+    );
     let mut frame_counts = Vec::new();
     for c in MAC_COUNTERS {
         let v = m.bind_out(u_mac, &format!("{c}_o"));

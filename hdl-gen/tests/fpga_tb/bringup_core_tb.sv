@@ -11,7 +11,8 @@
 // CSTS.RDY polled ('P': read until the value comes), an Identify SQE written to host memory and
 // its doorbell rung, the chip's fetch of it (through m_axi from the host memory) seen in
 // bringup_csr's admin registers, popped, a completion pushed, and the CQE the chip posts to host
-// memory read back (CID, phase, status, DW0, SQ head). The Ethernet clocks run with the core
+// memory read back (CID, phase, status, DW0, SQ head). Last, bringup_csr's info_clock: the
+// lowered core clock in kHz. The Ethernet clocks run with the core
 // clock, the PHY's receive pins idle. Prints PASS, or FAIL lines and FAILED.
 //
 // The UART sides are clocked processes fed by queues, and the script is a table walked by one
@@ -105,7 +106,7 @@ module bringup_core_tb #(
 
   // The script: op 'R' or 'W' with the answer expected, 'B' a raw byte (addr[7:0]), 'S' a
   // stalled command (a write's command byte and one address byte, then the timeout).
-  localparam int N = 50;
+  localparam int N = 51;
   logic [7:0] op[N] = '{
     "R", "R", "R", "W", "R", "R", "R",
     "W", "W", "W", "R", "R", "R",
@@ -114,7 +115,8 @@ module bringup_core_tb #(
     "S", "R", "R",
     "W", "W", "W", "W", "W", "W", "P",
     "W", "W", "W", "P", "R", "R", "R", "W", "R",
-    "W", "W", "W", "W", "W", "P", "R", "R", "R", "W"
+    "W", "W", "W", "W", "W", "P", "R", "R", "R", "W",
+    "R"
   };
   logic [31:0] addr[N] = '{
     32'h0000_0000, 32'h0000_0004, 32'h1000_0800, 32'h1000_0818, 32'h1000_0818, 32'h0000_00fc,
@@ -128,7 +130,8 @@ module bringup_core_tb #(
     32'h8000_1000, 32'h8000_1028, 32'h2000_1000, 32'h0000_0010, 32'h0000_0040, 32'h0000_0068,
     32'h0000_0014, 32'h0000_0018, 32'h0000_0010,
     32'h0000_001c, 32'h0000_0020, 32'h0000_0024, 32'h0000_0028, 32'h0000_002c, 32'h8000_200c,
-    32'h8000_2000, 32'h8000_2008, 32'h0000_0010, 32'h2000_1004
+    32'h8000_2000, 32'h8000_2008, 32'h0000_0010, 32'h2000_1004,
+    32'h0000_000c
   };
   logic [31:0] data[N] = '{
     32'h4252_5550, 32'h0000_0f01, 32'h4e56_4d46, 32'hdead_beef, 32'hdead_beef, 32'h0000_0000,
@@ -142,7 +145,8 @@ module bringup_core_tb #(
     32'h1234_0006, 32'h0000_0001, 32'h0000_0001, 32'h0000_0001, 32'h1234_0006, 32'h0000_0001,
     32'h0000_0000, 32'h0000_0001, 32'h0000_0000,
     32'h0000_0000, 32'h0000_1234, 32'h0000_0000, 32'hcafe_0001, 32'h0000_0001, 32'h0001_1234,
-    32'hcafe_0001, 32'h0000_0001, 32'h0000_0000, 32'h0000_0001
+    32'hcafe_0001, 32'h0000_0001, 32'h0000_0000, 32'h0000_0001,
+    32'(115200 * DIV / 1000)
   };
   logic [7:0] status[N] = '{
     8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha2, 8'ha0,
@@ -152,7 +156,8 @@ module bringup_core_tb #(
     8'h0, 8'ha0, 8'ha0,
     8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0,
     8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0,
-    8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0
+    8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0, 8'ha0,
+    8'ha0
   };
 
   int k;

@@ -8,6 +8,7 @@
 //! - `fio.rs`, `nbd.rs`: `testbench fio` and `testbench nbd` (options; the work is in `crate::fio`,
 //!   `crate::nbd`)
 //! - `tcp_linux.rs`: `testbench tcp-linux`
+//! - `board.rs`: `testbench board` (the simulated bring-up board; the work is in `crate::board`)
 //! - `bench.rs`, `cocotb.rs`: `testbench bench` and the harness benchmark (with its cocotb side)
 //! - `bench_chip.rs`, `bench_dma.rs`, `bench_nvme.rs`, `bench_nvme_tcp.rs`, `bench_qos.rs`,
 //!   `bench_rdma.rs`, `bench_tcp.rs`: each engine's and the chip's figures
@@ -23,6 +24,7 @@ pub mod bench_nvme_tcp;
 pub mod bench_qos;
 pub mod bench_rdma;
 pub mod bench_tcp;
+pub mod board;
 pub mod cocotb;
 pub mod coverage;
 pub mod fio;
@@ -61,6 +63,10 @@ pub enum Command {
     /// Runs the TCP/IP engine against the Linux kernel's TCP/IP over a TAP device, in network
     /// namespaces of its own (needs root).
     TcpLinux(tcp_linux::Args),
+    /// Runs a bring-up board's core (Verilated, built on first use) as if on the desk: its UART
+    /// on a pseudo-terminal for the `bringup` tool, a PHY on MDIO, its RGMII pins bridged to a
+    /// TAP device in a network namespace where the NVMe/TCP target model listens (needs root).
+    Board(board::Args),
     /// Measures simulation speed (`--suite harness`: Rust vs a plain C++ loop vs cocotb).
     Bench {
         /// Which benchmark.

@@ -63,6 +63,7 @@ pub(super) use kstats::{counter, snmp};
 use kstats::{kernel_summary, netstat};
 use netns::icmp_socket;
 pub(super) use netns::site;
+pub(crate) use netns::{open_tap, preflight_for, remove_stale_of};
 pub use netns::{preflight, remove_stale, Netns};
 
 /// The TAP device's name inside the namespace.

@@ -26,11 +26,18 @@ pub(super) fn ip(args: &[&str]) -> Result<(), String> {
 /// What the test needs from the machine, checked before anything is made: root, the TUN/TAP
 /// driver and iproute2. The error says what is missing.
 pub fn preflight() -> Result<(), String> {
-    let need = "tcp-linux needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN: it makes a network \
-                namespace with `ip netns add` and a TAP device through /dev/net/tun)";
+    preflight_for("tcp-linux")
+}
+
+/// [`preflight`] for the `testbench` command `cmd` (named in the error).
+pub(crate) fn preflight_for(cmd: &str) -> Result<(), String> {
+    let need = format!(
+        "{cmd} needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN: it makes a network namespace with \
+         `ip netns add` and a TAP device through /dev/net/tun)"
+    );
     if unsafe { libc::geteuid() } != 0 {
         return Err(format!(
-            "{need}; run it as root, e.g. `sudo -E cargo run --release -p testbench -- tcp-linux`"
+            "{need}; run it as root, e.g. `sudo -E cargo run --release -p testbench -- {cmd}`"
         ));
     }
     if !std::path::Path::new("/dev/net/tun").exists() {
@@ -44,12 +51,17 @@ pub fn preflight() -> Result<(), String> {
 
 /// Deletes the namespaces an earlier run left behind when it was killed (its pid is gone).
 pub fn remove_stale() {
+    remove_stale_of(NETNS_PREFIX)
+}
+
+/// [`remove_stale`] for namespaces named `<prefix><pid>...`.
+pub(crate) fn remove_stale_of(prefix: &str) {
     let Ok(dir) = std::fs::read_dir("/var/run/netns") else {
         return;
     };
     for e in dir.flatten() {
         let name = e.file_name().to_string_lossy().to_string();
-        let Some(rest) = name.strip_prefix(NETNS_PREFIX) else {
+        let Some(rest) = name.strip_prefix(prefix) else {
             continue;
         };
         let pid = rest.split('-').next().unwrap_or("");
@@ -65,14 +77,14 @@ pub struct Netns {
     /// Set on drop: the kernel peer's threads stop.
     pub stop: Arc<AtomicBool>,
     /// Owned here so that it is closed before the namespace is deleted.
-    pub(super) tap: Option<File>,
+    pub(crate) tap: Option<File>,
 }
 
 impl Netns {
     /// `ip netns add NAME`.
     pub fn create(name: &str) -> Result<Netns, String> {
         ip(&["netns", "add", name]).map_err(|e| {
-            format!("could not make the network namespace `{name}` ({e}); tcp-linux needs root with CAP_SYS_ADMIN and CAP_NET_ADMIN")
+            format!("could not make the network namespace `{name}` ({e}); it needs root with CAP_SYS_ADMIN and CAP_NET_ADMIN")
         })?;
         Ok(Netns {
             name: name.to_string(),
@@ -112,7 +124,7 @@ impl Drop for Netns {
         // The TAP's file holds the namespace: close it first.
         self.tap = None;
         if let Err(e) = ip(&["netns", "del", &self.name]) {
-            eprintln!("tcp-linux: warning: {e}");
+            eprintln!("warning: {e}");
         }
     }
 }
@@ -125,7 +137,7 @@ pub(super) struct IfReq {
 }
 
 /// Opens a TAP device named `name` in the calling thread's namespace, non-blocking.
-pub(super) fn open_tap(name: &str) -> Result<File, String> {
+pub(crate) fn open_tap(name: &str) -> Result<File, String> {
     let f = OpenOptions::new()
         .read(true)
         .write(true)
