@@ -17,6 +17,7 @@
 #   START_TIMEOUT=seconds for the ready line, the model's first build included (default 900)
 #   STEP_TIMEOUT=seconds for each host tool command (default 600)
 #   IO_SECONDS=seconds of the io loop (default 20; 0 skips it)
+#   BOARD_OPT=the model's C++ optimization (testbench board --opt; default: its own)
 #   OUT=logs (default target/board-io-check)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,7 +33,7 @@ dir=${CARGO_TARGET_DIR:-target}/release
 log=$out/board.log
 ready=$out/ready
 : >"$ready"
-"$dir/testbench" board --board "$board" >"$ready" 2>"$log" &
+"$dir/testbench" board --board "$board" ${BOARD_OPT:+--opt "$BOARD_OPT"} >"$ready" 2>"$log" &
 pid=$!
 trap 'kill "$pid" 2>/dev/null || true' EXIT
 line=
