@@ -11,6 +11,12 @@
 //! (hdl-gen/src/boards/bringup.rs) and the registers of `bringup_csr` and `chip_info_csr` by
 //! name, so the tool cannot drift from the bitstream's generator.
 
+pub mod chip;
+pub mod cmd;
+pub mod driver;
+pub mod nvme;
+pub mod ping;
+
 use hdl_builder::regs::RegMap;
 use hdl_gen::boards::{self, board_csr, bringup, Board};
 use std::fmt;
@@ -33,8 +39,33 @@ pub enum Error {
     Garbled { what: String, byte: u8 },
     /// The bus answered an error response.
     Bus { what: String, resp: u8 },
-    /// The board answered, but not what a bring-up core answers.
+    /// The board answered, but not what a bring-up core answers (or not what the step
+    /// needed).
     Board(String),
+    /// A step of `setup` failed: which, why, and what the chip is left with.
+    Setup {
+        step: String,
+        cause: Box<Error>,
+        left: String,
+    },
+    /// `write`, `read` or `io` before a (still valid) `setup`.
+    NotSetUp(String),
+    /// A command completed with an error status.
+    Nvme { what: String, status: nvme::Status },
+    /// Data read back differs from what was written.
+    Data(String),
+}
+
+impl Error {
+    /// The tool's exit code for this error (main.rs documents them).
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Port(_) | Error::Timeout { .. } | Error::Garbled { .. } => 2,
+            Error::Setup { cause, .. } => cause.exit_code(),
+            Error::NotSetUp(_) => 4,
+            _ => 1,
+        }
+    }
 }
 
 impl fmt::Display for Error {
@@ -60,6 +91,13 @@ impl fmt::Display for Error {
                 }
             ),
             Error::Board(m) => write!(f, "{m}"),
+            Error::Setup { step, cause, left } => write!(
+                f,
+                "setup failed at step \"{step}\": {cause}\n  the chip is left: {left}\n  (`bringup setup` may be run again at any time)"
+            ),
+            Error::NotSetUp(m) => write!(f, "{m}"),
+            Error::Nvme { what, status } => write!(f, "{what}: the controller answered {status}"),
+            Error::Data(m) => write!(f, "{m}"),
         }
     }
 }

@@ -1,14 +1,19 @@
 //! `bringup`: the bring-up engineer's host tool, over a board's serial port (or the simulated
 //! board's pseudo-terminal). See docs/fpga.md, "Bring-up".
 //!
-//! Exit codes: 0 done; 1 the board answered an error or something read back wrong; 2 the port
-//! could not be used or the board did not answer; 3 a command this tool does not do yet.
+//! Exit codes: 0 done; 1 the board answered an error, a command completed with an error status,
+//! or something read back wrong (data compared, a ping unanswered); 2 the port (or an ICMP
+//! socket) could not be used or the board did not answer; 3 a command this tool does not do
+//! yet; 4 `write`, `read` or `io` without a valid `setup` (run it first).
 
 use bringup::{admin_pending, describe_sqe, identify, info, mdio, memtest, Bridge, Error};
 use clap::{Parser, Subcommand};
+use std::net::Ipv4Addr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
+
+use bringup::cmd;
 
 #[derive(Parser)]
 #[command(
@@ -25,6 +30,10 @@ struct Cli {
     /// Seconds to wait for each answer.
     #[arg(long, default_value_t = 1.0)]
     timeout: f64,
+    /// Seconds a command may take (admin or I/O, the connection excepted): the simulated board
+    /// is slow.
+    #[arg(long, default_value_t = 30.0)]
+    cmd_timeout: f64,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -63,15 +72,94 @@ enum Cmd {
     },
     /// The admin (or fallback I/O) command the chip offers firmware, decoded; it stays offered.
     Admin,
-    /// ARP and ICMP through the chip (needs the TCP/IP engine in the chip top: not yet).
-    Ping { addr: String },
-    /// Enable the controller, create I/O queues and bring up a RoCE QP (not yet).
-    Setup { target: String },
-    /// Read LBAs and compare them (not yet).
-    Read { lba: u64, count: u32 },
-    /// Write LBAs (not yet).
-    Write { lba: u64, count: u32 },
+    /// ICMP echo from this machine to the chip's IPv4 address, with the chip's counters that
+    /// prove it answered (run it where the chip's network is: `ip netns exec NS bringup ...`
+    /// for the simulated board).
+    Ping {
+        addr: Ipv4Addr,
+        /// Echo requests.
+        #[arg(long, default_value_t = 4)]
+        count: u16,
+        /// Seconds to wait for each reply.
+        #[arg(long, default_value_t = 5.0)]
+        wait: f64,
+        /// Bytes of echo data (the chip answers echo requests of at most [tcp] echo_bytes
+        /// bytes of ICMP header and data; default: that many).
+        #[arg(long)]
+        size: Option<usize>,
+    },
+    /// Bring the chip up for I/O: controller disabled and re-enabled, the NVMe/TCP connection
+    /// to the target, QoS and routing, admin and I/O queues (safe to run again any time).
+    Setup {
+        /// The chip's IPv4 address, optionally with a prefix length (default /24).
+        #[arg(long)]
+        local_ip: String,
+        /// The NVMe/TCP target: IPv4 address and port (default 4420).
+        #[arg(long)]
+        target: String,
+        /// Gateway, for a target outside the chip's network.
+        #[arg(long)]
+        gateway: Option<Ipv4Addr>,
+        /// The chip's MAC address (default 02:00 and the local address).
+        #[arg(long)]
+        mac: Option<String>,
+        /// Namespace 1's size in 512-byte blocks, as the chip's QoS polices it.
+        #[arg(long, default_value_t = DEFAULT_BLOCKS)]
+        blocks: u64,
+        /// I/O queue entries (at most the controller's CAP.MQES + 1).
+        #[arg(long, default_value_t = 8)]
+        entries: u16,
+        /// Seconds to wait for the connection.
+        #[arg(long, default_value_t = 60.0)]
+        connect_timeout: f64,
+        /// The fabric transport: nvme-tcp (RoCE is not done yet).
+        #[arg(long, default_value = "nvme-tcp")]
+        transport: String,
+    },
+    /// Write COUNT blocks from LBA with a data pattern (SEED), through host memory PRPs.
+    Write {
+        lba: u64,
+        count: u32,
+        /// Pattern seed: every 4-byte word depends on it, its LBA and its place.
+        #[arg(long, default_value_t = 1)]
+        pattern: u32,
+    },
+    /// Read COUNT blocks from LBA; with --expect, compare them with that pattern.
+    Read {
+        lba: u64,
+        count: u32,
+        /// The pattern seed the blocks were written with.
+        #[arg(long)]
+        expect: Option<u32>,
+    },
+    /// A small fio-like loop: random reads and writes for some seconds, IOPS and latency
+    /// percentiles, every read compared with what the loop (or --expect) wrote.
+    Io {
+        #[arg(long, default_value_t = 10.0)]
+        seconds: f64,
+        /// Commands in flight (1: the tool polls each completion over the serial line).
+        #[arg(long, default_value_t = 1)]
+        qd: u32,
+        /// Bytes per command (a multiple of 512, at most the largest command).
+        #[arg(long, default_value_t = 4096)]
+        bs: u32,
+        /// randrw, randwrite or randread (randread checks against --expect).
+        #[arg(long, default_value = "randrw")]
+        rw: String,
+        /// LBAs the loop uses, from 0 (default: the namespace, at most 2048).
+        #[arg(long)]
+        span: Option<u64>,
+        /// Pattern of the data already on the blocks, for randread.
+        #[arg(long)]
+        expect: Option<u32>,
+        /// Seed of the loop's random choices.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
 }
+
+/// Namespace size `setup` gives QoS unless told.
+const DEFAULT_BLOCKS: u64 = 2048;
 
 fn num(s: &str) -> Result<u32, String> {
     let r = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
@@ -87,12 +175,13 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("bringup: {e}");
-            ExitCode::from(match e {
-                Error::Port(_) | Error::Timeout { .. } | Error::Garbled { .. } => 2,
-                _ => 1,
-            })
+            ExitCode::from(e.exit_code())
         }
     }
+}
+
+fn secs(s: f64) -> Duration {
+    Duration::from_secs_f64(s.clamp(0.01, 1e6))
 }
 
 fn not_yet(what: &str, why: &str) -> ExitCode {
@@ -102,20 +191,17 @@ fn not_yet(what: &str, why: &str) -> ExitCode {
 
 fn run(cli: Cli) -> Result<ExitCode, Error> {
     // Commands the tool does not do yet fail before touching the board.
-    match &cli.cmd {
-        Cmd::Ping { .. } => {
-            return Ok(not_yet(
-                "ping",
-                "the chip answers ARP and ICMP only once the TCP/IP engine is in the chip top",
-            ))
+    if let Cmd::Setup { transport, .. } = &cli.cmd {
+        match transport.as_str() {
+            "nvme-tcp" | "tcp" => {}
+            "roce" => {
+                return Ok(not_yet(
+                    "setup --transport roce",
+                    "only NVMe/TCP is brought up so far",
+                ))
+            }
+            t => return Err(Error::Board(format!("--transport {t}: nvme-tcp or roce"))),
         }
-        Cmd::Setup { .. } | Cmd::Read { .. } | Cmd::Write { .. } => {
-            return Ok(not_yet(
-                "setup/read/write",
-                "the firmware's admin work over the bridge is not written yet",
-            ))
-        }
-        _ => {}
     }
     let timeout = Duration::from_secs_f64(cli.timeout.max(0.01));
     let mut br = Bridge::open(&cli.port, cli.baud, timeout)?;
@@ -181,8 +267,95 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
                 println!("phy {phy} reg {reg}: 0x{v:04x}");
             }
         }
-        Cmd::Ping { .. } | Cmd::Setup { .. } | Cmd::Read { .. } | Cmd::Write { .. } => {
-            unreachable!("answered above")
+        Cmd::Ping {
+            addr,
+            count,
+            wait,
+            size,
+        } => {
+            let map = identify(&mut br)?;
+            return cmd::ping(&mut br, &map, addr, count, secs(wait), size);
+        }
+        Cmd::Setup {
+            local_ip,
+            target,
+            gateway,
+            mac,
+            blocks,
+            entries,
+            connect_timeout,
+            transport: _,
+        } => {
+            let (ip, prefix) = cmd::parse_ip_prefix(&local_ip)?;
+            let (tip, port) = cmd::parse_target(&target)?;
+            let mac = match mac {
+                Some(m) => cmd::parse_mac(&m)?,
+                None => bringup::driver::default_mac(ip),
+            };
+            let o = bringup::driver::SetupOptions {
+                local_ip: ip,
+                prefix,
+                target: tip,
+                port,
+                gateway: gateway.unwrap_or(Ipv4Addr::UNSPECIFIED),
+                mac,
+                blocks,
+                io_entries: entries,
+                connect_timeout: secs(connect_timeout),
+            };
+            let map = identify(&mut br)?;
+            let mut d = bringup::driver::Driver::new(&mut br, &map)?;
+            d.cmd_timeout = secs(cli.cmd_timeout);
+            let t0 = std::time::Instant::now();
+            let st = d.setup(&o)?;
+            println!(
+                "setup: done in {:.1} s: SQ {} on NVMe/TCP connection 0 to {}:{}, namespace 1 of {} blocks, commands of up to {} blocks",
+                t0.elapsed().as_secs_f64(),
+                bringup::driver::IO_QID,
+                tip,
+                port,
+                st.blocks,
+                st.max_blocks
+            );
+        }
+        Cmd::Write {
+            lba,
+            count,
+            pattern,
+        } => {
+            let map = identify(&mut br)?;
+            let mut d = bringup::driver::Driver::new(&mut br, &map)?;
+            d.cmd_timeout = secs(cli.cmd_timeout);
+            cmd::write(&mut d, lba, count, pattern)?;
+        }
+        Cmd::Read { lba, count, expect } => {
+            let map = identify(&mut br)?;
+            let mut d = bringup::driver::Driver::new(&mut br, &map)?;
+            d.cmd_timeout = secs(cli.cmd_timeout);
+            cmd::read(&mut d, lba, count, expect)?;
+        }
+        Cmd::Io {
+            seconds,
+            qd,
+            bs,
+            rw,
+            span,
+            expect,
+            seed,
+        } => {
+            let map = identify(&mut br)?;
+            let mut d = bringup::driver::Driver::new(&mut br, &map)?;
+            d.cmd_timeout = secs(cli.cmd_timeout);
+            let o = cmd::IoOptions {
+                seconds: secs(seconds),
+                qd,
+                bs,
+                rw,
+                span,
+                expect,
+                seed,
+            };
+            cmd::io(&mut d, &o)?;
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -1,5 +1,5 @@
 //! The binary's exit codes and messages where no board is needed: a missing port, a command not
-//! done yet, a number that is not one.
+//! done yet (RoCE set-up), a number that is not one.
 
 use std::process::Command;
 
@@ -26,11 +26,27 @@ fn a_missing_port_is_named_with_exit_code_2() {
 
 #[test]
 fn commands_not_done_yet_say_so_with_exit_code_3() {
-    let (code, err) = bringup(&["--port", "/nonexistent/ttyX", "ping", "10.0.0.2"]);
+    let (code, err) = bringup(&[
+        "--port",
+        "/nonexistent/ttyX",
+        "setup",
+        "--local-ip",
+        "10.0.0.2",
+        "--target",
+        "10.0.0.1",
+        "--transport",
+        "roce",
+    ]);
     assert_eq!(code, 3, "{err}");
-    assert!(err.contains("TCP/IP engine"), "{err}");
-    let (code, err) = bringup(&["setup", "10.0.0.2"]);
-    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("only NVMe/TCP"), "{err}");
+}
+
+#[test]
+fn data_commands_need_the_port_first() {
+    let (code, err) = bringup(&["--port", "/nonexistent/ttyX", "write", "0", "8"]);
+    assert_eq!(code, 2, "{err}");
+    let (code, err) = bringup(&["--port", "/nonexistent/ttyX", "io", "--qd", "4"]);
+    assert_eq!(code, 2, "{err}");
 }
 
 #[test]

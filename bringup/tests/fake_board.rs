@@ -291,3 +291,19 @@ fn a_waiting_admin_command_is_read_and_decoded() {
         "sq 0: Identify (0x06), cid 0x1234, nsid 0, cdw10 0x00000001, cdw11 0x00000000"
     );
 }
+
+#[test]
+fn data_commands_refuse_a_board_that_was_never_set_up() {
+    let mut br = fake_board(Faults::default());
+    let m = identify(&mut br).unwrap();
+    let mut d = bringup::driver::Driver::new(&mut br, &m).unwrap();
+    let e = d.load().unwrap_err();
+    assert_eq!(e.exit_code(), 4);
+    assert!(
+        e.to_string().contains("no driver state in host memory")
+            && e.to_string().contains("run `bringup setup` first"),
+        "{e}"
+    );
+    let e = bringup::cmd::write(&mut d, 0, 8, 1).unwrap_err();
+    assert_eq!(e.exit_code(), 4, "{e}");
+}

@@ -156,10 +156,9 @@ fn serve(
                 if let Err(e) = ok {
                     errors.lock().unwrap().push(format!("{addr}: {e}"));
                 } else {
-                    let mut t = Target::new(TargetConfig {
-                        namespaces: vec![],
-                        ..cfg.clone()
-                    });
+                    // Its namespace sizes too (its range checks read them); the bytes are
+                    // the first model's.
+                    let mut t = Target::new(cfg.clone());
                     t.share_namespaces(&first);
                     live.push((s, t, Vec::new()));
                     conns.fetch_add(1, Ordering::SeqCst);
