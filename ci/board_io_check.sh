@@ -17,6 +17,7 @@
 #   START_TIMEOUT=seconds for the ready line, the model's first build included (default 900)
 #   STEP_TIMEOUT=seconds for each host tool command (default 600)
 #   IO_SECONDS=seconds of the io loop (default 20; 0 skips it)
+#   BLOCKS=512-byte blocks written and read back (default 8)
 #   BOARD_OPT=the model's C++ optimization (testbench board --opt; default: its own)
 #   OUT=logs (default target/board-io-check)
 set -euo pipefail
@@ -25,6 +26,7 @@ board=${BOARD:-colorlight_i5}
 start_timeout=${START_TIMEOUT:-900}
 step_timeout=${STEP_TIMEOUT:-600}
 io_seconds=${IO_SECONDS:-20}
+blocks=${BLOCKS:-8}
 out=${OUT:-target/board-io-check}
 fail() { echo "board_io_check: $*" >&2; exit 1; }
 mkdir -p "$out"
@@ -73,10 +75,10 @@ step() {
 tool=("$dir/bringup" --port "$pty" --timeout 5 --cmd-timeout 300)
 step setup ok "${tool[@]}" setup --local-ip "$chip_ip" --target "$target" --connect-timeout 300
 grep -q '^setup: done' "$out/setup.txt" || fail "setup: no done line"
-step write ok "${tool[@]}" write 0 8 --pattern 7
-step read ok "${tool[@]}" read 0 8 --expect 7
+step write ok "${tool[@]}" write 0 "$blocks" --pattern 7
+step read ok "${tool[@]}" read 0 "$blocks" --expect 7
 grep -q 'match pattern 7' "$out/read.txt" || fail "read: the data was not reported as matching"
-step read-wrong fail "${tool[@]}" read 0 8 --expect 8
+step read-wrong fail "${tool[@]}" read 0 "$blocks" --expect 8
 grep -q 'words differ from pattern 8' "$out/read-wrong.txt" || fail "read --expect 8: no mismatch report"
 step ping ok ip netns exec "$ns" "${tool[@]}" ping "$chip_ip" --count 3 --wait 20
 grep -q '3 received' "$out/ping.txt" || fail "ping: not every echo answered"

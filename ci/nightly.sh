@@ -29,6 +29,11 @@ BENCH=1 bash ci/config.sh configs/widest.toml
 # Line and toggle coverage of every suite's regression (the case counts of ci/test.sh), each
 # suite's report and the merge over the whole chip under target/coverage/ (all/ for the merge).
 # The first run Verilates every driven top again with coverage (the chip top for many minutes).
+step "the simulated boards with the host tool: both boards, eight blocks, two minutes of the io loop on the Colorlight"
+bash ci/board_check.sh
+BOARD=butterstick bash ci/board_check.sh
+IO_SECONDS=120 bash ci/board_io_check.sh
+BOARD=butterstick IO_SECONDS=0 bash ci/board_io_check.sh
 step "post-synthesis simulation and the stdlib suite with more cases than ci/test.sh's (150, 1200)"
 CASES=600 bash ci/postsynth.sh
 cargo run -q --release -p testbench -- regress --suite stdlib --cases 5000

@@ -52,6 +52,12 @@ step "testbench tcp-linux: the TCP engine against the Linux kernel's TCP/IP over
 CASES=3 TCP_LINUX_ARGS="--faults 0" bash ci/tcp_linux_check.sh
 step "testbench tcp-linux --nvme: NVMe/TCP Reads and Writes over the TCP engine against the Linux kernel's TCP, tshark on the capture"
 CASES=2 NVME=1 PCAP=target/tcp-linux-nvme.pcap TCP_LINUX_ARGS="--faults 0" bash ci/tcp_linux_check.sh
+step "testbench board: the simulated Colorlight i5 (its bring-up core Verilated at first use, UART on a pty, RGMII pins to a TAP in a namespace) driven by the unmodified host tool"
+# info, memtest, MDIO and the kernel's ARP counted by the MAC; then setup over NVMe/TCP to the
+# target model in the namespace, two blocks written and read back (and a wrong pattern refused),
+# ping from the namespace answered by the chip. The io loop runs in ci/nightly.sh.
+bash ci/board_check.sh
+BLOCKS=2 IO_SECONDS=0 bash ci/board_io_check.sh
 # Every suite again from random initial values (registers, RAM words, X assignments drawn from
 # each case's seed): a state that a reset or an init sweep does not set must not matter.
 step "testbench regress --x-init random: every suite, part of the cases"
