@@ -22,32 +22,8 @@ start_timeout=${START_TIMEOUT:-900}
 step_timeout=${STEP_TIMEOUT:-120}
 out=${OUT:-target/board-check}
 fail() { echo "board_check: $*" >&2; exit 1; }
-mkdir -p "$out"
-cargo build -q --release -p testbench -p bringup
-dir=${CARGO_TARGET_DIR:-target}/release
-log=$out/board.log
-ready=$out/ready
-: >"$ready"
-"$dir/testbench" board --board "$board" >"$ready" 2>"$log" &
-pid=$!
-trap 'kill "$pid" 2>/dev/null || true' EXIT
-line=
-for _ in $(seq $((start_timeout * 10))); do
-  line=$(grep -m1 '^board ready: ' "$ready" || true)
-  [ -n "$line" ] && break
-  if ! kill -0 "$pid" 2>/dev/null; then
-    cat "$log" >&2
-    fail "testbench board exited before its ready line (its log is above)"
-  fi
-  sleep 0.1
-done
-[ -n "$line" ] || { cat "$log" >&2; fail "no ready line within $start_timeout s (START_TIMEOUT)"; }
-echo "$line"
-[[ $line =~ ^board\ ready:\ pty=(/dev/pts/[0-9]+)\ netns=(tbboard-[0-9]+)\ target=10\.77\.0\.1:4420\ chip_ip=10\.77\.0\.2$ ]] ||
-  fail "the ready line is not the contract's: $line"
-pty=${BASH_REMATCH[1]}
-ns=${BASH_REMATCH[2]}
-ip netns list | grep -q "^$ns\b" || fail "namespace $ns is not there"
+. ci/board_lib.sh
+board_start
 
 # tool NAME ARGS...: runs the host tool against the board, bounded; its output in $out/NAME.txt.
 tool() {
@@ -79,18 +55,5 @@ rx=$(sed -n 's/^mac rx_frames *\([0-9]*\)$/\1/p' "$out/info2.txt")
 [ "${rx:-0}" -ge 1 ] || fail "the MAC counted no frame received after the kernel's ARP requests"
 grep -E '^mac rx_err_[a-z]+ +[1-9]' "$out/info2.txt" && fail "the MAC counted receive errors"
 
-kill -TERM "$pid"
-rc=0
-for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-kill -0 "$pid" 2>/dev/null && fail "testbench board did not stop within 30 s of SIGTERM"
-wait "$pid" || rc=$?
-trap - EXIT
-cat "$log" >&2
-summary=$(grep '^board summary: ' "$ready" || true)
-echo "$summary"
-[ "$rc" -eq 0 ] || fail "testbench board exited with $rc"
-[ -n "$summary" ] || fail "testbench board printed no summary"
-[[ $summary == *"(bad 0)"* ]] || fail "the core sent bad frames"
-[[ $summary == *"(framing errors 0)"* ]] || fail "the core's UART sent a frame with a low stop bit"
-ip netns list | grep -q "^$ns\b" && fail "namespace $ns was not deleted"
+board_stop
 echo "board_check: $board passed in ${SECONDS} s"

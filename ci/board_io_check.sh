@@ -29,33 +29,8 @@ io_seconds=${IO_SECONDS:-20}
 blocks=${BLOCKS:-8}
 out=${OUT:-target/board-io-check}
 fail() { echo "board_io_check: $*" >&2; exit 1; }
-mkdir -p "$out"
-cargo build -q --release -p testbench -p bringup
-dir=${CARGO_TARGET_DIR:-target}/release
-log=$out/board.log
-ready=$out/ready
-: >"$ready"
-"$dir/testbench" board --board "$board" ${BOARD_OPT:+--opt "$BOARD_OPT"} >"$ready" 2>"$log" &
-pid=$!
-trap 'kill "$pid" 2>/dev/null || true' EXIT
-line=
-for _ in $(seq $((start_timeout * 10))); do
-  line=$(grep -m1 '^board ready: ' "$ready" || true)
-  [ -n "$line" ] && break
-  if ! kill -0 "$pid" 2>/dev/null; then
-    cat "$log" >&2
-    fail "testbench board exited before its ready line (its log is above)"
-  fi
-  sleep 0.1
-done
-[ -n "$line" ] || { cat "$log" >&2; fail "no ready line within $start_timeout s (START_TIMEOUT)"; }
-echo "$line"
-[[ $line =~ ^board\ ready:\ pty=([^ ]+)\ netns=([^ ]+)\ target=([0-9.]+:[0-9]+)\ chip_ip=([0-9.]+)$ ]] ||
-  fail "the ready line is not the contract's: $line"
-pty=${BASH_REMATCH[1]}
-ns=${BASH_REMATCH[2]}
-target=${BASH_REMATCH[3]}
-chip_ip=${BASH_REMATCH[4]}
+. ci/board_lib.sh
+board_start ${BOARD_OPT:+--opt "$BOARD_OPT"}
 ready_at=$SECONDS
 
 # step NAME EXPECT ARGS...: runs ARGS bounded, output in $out/NAME.txt; EXPECT ok or fail.
@@ -89,13 +64,5 @@ if [ "$io_seconds" != 0 ]; then
 fi
 echo "board_io_check: host tool steps took $((SECONDS - ready_at)) s"
 
-kill -TERM "$pid"
-rc=0
-for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-kill -0 "$pid" 2>/dev/null && fail "testbench board did not stop within 30 s of SIGTERM"
-wait "$pid" || rc=$?
-trap - EXIT
-summary=$(grep '^board summary: ' "$ready" || true)
-echo "$summary"
-[ "$rc" -eq 0 ] || { cat "$log" >&2; fail "testbench board exited with $rc"; }
+board_stop
 echo "board_io_check: $board passed in ${SECONDS} s"

@@ -11,26 +11,15 @@ use std::fs;
 use std::path::PathBuf;
 use std::process::Command;
 
-const VERILATOR_FLAGS: &[&str] = &[
-    "--cc",
-    "-O3",
-    // X assignments and variables without a reset get their values at construction from the
-    // model's context: all zero unless the shim asks for random ones (`--x-init random`, see
-    // sim.rs). `fast` would fix them at Verilation time, and the same for every run.
-    "--x-assign",
-    "unique",
-    "--x-initial",
-    "unique",
-    "--noassert",
-    // Verilator 5.006 miscompiles some XNOR trees in its bit-op-tree optimization (Yosys
-    // netlists of the CRC blocks simulated wrongly; iverilog and `-O0` agree with the RTL).
-    // Upstream issue verilator#4059, fixed after 5.006. A wrong simulator result costs more
-    // than the optimization gives.
-    "-fno-const-bit-op-tree",
-    "--trace-fst",
-    "-CFLAGS",
-    "-fPIC",
-];
+include!("src/model_flags.rs");
+
+/// `--cc -O3` and [`MODEL_FLAGS`], in that order (the order is part of every model's hash).
+fn verilator_flags() -> Vec<&'static str> {
+    ["--cc", "-O3"]
+        .into_iter()
+        .chain(MODEL_FLAGS.iter().copied())
+        .collect()
+}
 
 /// Added for the tops `TB_COVERAGE` names (`testbench coverage`): line coverage (every block and
 /// branch), toggle coverage (every bit of every signal up to 256 bits wide: Verilator skips
@@ -304,6 +293,7 @@ fn main() {
         .unwrap_or_else(|| manifest.join("../rtl"))
         .canonicalize()
         .expect("the RTL folder exists");
+    println!("cargo:rerun-if-changed=src/model_flags.rs");
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
     println!("cargo:rerun-if-changed={}", rtl.display());
     println!("cargo:rerun-if-changed=build.rs");
@@ -489,11 +479,8 @@ fn main() {
             tops.join(", ")
         );
     }
-    let cov_flags: Vec<&str> = VERILATOR_FLAGS
-        .iter()
-        .chain(COVERAGE_FLAGS)
-        .copied()
-        .collect();
+    let base_flags = verilator_flags();
+    let cov_flags: Vec<&str> = base_flags.iter().chain(COVERAGE_FLAGS).copied().collect();
 
     let libdir = out.join("lib");
     fs::create_dir_all(&libdir).unwrap();
@@ -502,11 +489,7 @@ fn main() {
     let mut model_dirs = Vec::new();
     for top in &tops {
         let coverage = covered.contains(top);
-        let flags: &[&str] = if coverage {
-            &cov_flags
-        } else {
-            VERILATOR_FLAGS
-        };
+        let flags: &[&str] = if coverage { &cov_flags } else { &base_flags };
         // Where this top's SystemVerilog comes from: TB_RTL_DIR, or rtl/ for a top that
         // TB_RTL_TOPS leaves out.
         let (srcs, dps, sv_dir) = match &base {

@@ -28,6 +28,7 @@ pub mod cli;
 pub mod coverage;
 pub mod drivers;
 pub mod fio;
+pub mod model_flags;
 pub mod models;
 pub mod mutants;
 pub mod nbd;

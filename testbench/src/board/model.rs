@@ -8,6 +8,7 @@
 //! it would add minutes to every build. The first `testbench board` run builds it (and says
 //! so, with the time taken); later runs load the cached library.
 
+use crate::model_flags::MODEL_FLAGS;
 use crate::sim::Dut;
 use hdl_builder::{Design, EmitOptions, OutFile};
 use hdl_gen::boards::{self, Board};
@@ -52,22 +53,14 @@ pub const PORTS: &[(&str, u32, bool)] = &[
     ("status_o", 5, false),
 ];
 
-/// Verilator's flags for the board core: the testbench's models' (testbench/build.rs), without
-/// `-O3` (the C++ optimization is chosen apart, see [`DEFAULT_OPT`]).
-const VERILATOR_FLAGS: &[&str] = &[
-    "--cc",
-    "--x-assign",
-    "unique",
-    "--x-initial",
-    "unique",
-    "--noassert",
-    // Verilator 5.006 miscompiles some XNOR trees (verilator#4059): see testbench/build.rs.
-    "-fno-const-bit-op-tree",
-    "--trace-fst",
-    "-Wno-fatal",
-    "-CFLAGS",
-    "-fPIC",
-];
+/// Verilator's flags for the board core: the testbench's models' ([`MODEL_FLAGS`]) without
+/// `-O3` (the C++ optimization is chosen apart, see [`DEFAULT_OPT`]), warnings not fatal.
+fn verilator_flags() -> Vec<&'static str> {
+    std::iter::once("--cc")
+        .chain(MODEL_FLAGS.iter().copied())
+        .chain(["-Wno-fatal"])
+        .collect()
+}
 
 /// The board `name` with its core clock lowered to `baud * BIT_CYCLES`, or an error naming the
 /// boards there are.
@@ -180,7 +173,7 @@ pub fn build(g: &Generated, cache: &Path, opt: u32) -> Result<PathBuf, String> {
         .collect();
     files.sort_by(|a, b| a.path.cmp(&b.path));
     let mut h = fnv(&version, 0xcbf2_9ce4_8422_2325);
-    h = fnv(VERILATOR_FLAGS.join(" ").as_bytes(), h);
+    h = fnv(verilator_flags().join(" ").as_bytes(), h);
     h = fnv(format!("-O{opt} {cxx}").as_bytes(), h);
     for f in &files {
         h = fnv(f.path.as_bytes(), h);
@@ -216,7 +209,7 @@ pub fn build(g: &Generated, cache: &Path, opt: u32) -> Result<PathBuf, String> {
     run(
         "verilating the board core",
         Command::new("verilator")
-            .args(VERILATOR_FLAGS)
+            .args(verilator_flags())
             .arg("--Mdir")
             .arg(&obj)
             .args(["--top-module", &g.top])
