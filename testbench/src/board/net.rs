@@ -51,15 +51,7 @@ impl Site {
     /// it, and starts the target: namespace 1 of `blocks` blocks of 512 bytes.
     pub fn create(blocks: u64) -> Result<Site, String> {
         let mut ns = Netns::create(&format!("{NETNS_PREFIX}{}", std::process::id()))?;
-        ns.enter(|| {
-            for k in ["all", "default"] {
-                let p = format!("/proc/sys/net/ipv6/conf/{k}/disable_ipv6");
-                if std::path::Path::new(&p).exists() {
-                    std::fs::write(&p, "1").map_err(|e| format!("{p}: {e}"))?;
-                }
-            }
-            Ok::<(), String>(())
-        })??;
+        ns.disable_ipv6()?;
         let tap: File = ns.enter(|| open_tap(TAP))??;
         let mac = TAP_MAC.map(|b| format!("{b:02x}")).join(":");
         ns.ip(&["link", "set", TAP, "address", &mac])?;

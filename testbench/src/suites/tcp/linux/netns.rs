@@ -93,6 +93,20 @@ impl Netns {
         })
     }
 
+    /// Switches IPv6 off in the namespace (before its TAP exists: no router solicitations or
+    /// MLD reports on the link). A kernel without IPv6 has nothing to switch off.
+    pub fn disable_ipv6(&self) -> Result<(), String> {
+        self.enter(|| {
+            for k in ["all", "default"] {
+                let p = format!("/proc/sys/net/ipv6/conf/{k}/disable_ipv6");
+                if std::path::Path::new(&p).exists() {
+                    std::fs::write(&p, "1").map_err(|e| format!("{p}: {e}"))?;
+                }
+            }
+            Ok(())
+        })?
+    }
+
     /// Runs `f` on a thread that has joined the namespace: sockets and TAP devices it makes
     /// belong to the namespace, wherever they are used later.
     pub fn enter<T: Send>(&self, f: impl FnOnce() -> T + Send) -> Result<T, String> {
@@ -190,17 +204,7 @@ pub(super) fn icmp_socket() -> Result<OwnedFd, String> {
 /// owned by the namespace guard) and the kernel's listener on 10.0.0.2:4420, all made inside it.
 pub(in crate::suites::tcp) fn site(case: u64) -> Result<(Netns, i32, TcpListener), String> {
     let mut ns = Netns::create(&format!("{NETNS_PREFIX}{}-{case}", std::process::id()))?;
-    // IPv6 off before the TAP exists: no router solicitations or MLD reports on the link.
-    ns.enter(|| {
-        for k in ["all", "default"] {
-            let p = format!("/proc/sys/net/ipv6/conf/{k}/disable_ipv6");
-            // A kernel without IPv6 has nothing to switch off.
-            if std::path::Path::new(&p).exists() {
-                std::fs::write(&p, "1").map_err(|e| format!("{p}: {e}"))?;
-            }
-        }
-        Ok::<(), String>(())
-    })??;
+    ns.disable_ipv6()?;
     let tap = ns.enter(|| open_tap(TAP))??;
     let mac = PEER_MAC.map(|b| format!("{b:02x}")).join(":");
     let addr = format!("{}/24", PEER_IP.map(|b| b.to_string()).join("."));
