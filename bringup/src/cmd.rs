@@ -2,7 +2,7 @@
 //! their arguments checked, their work split into commands the chip takes, their results
 //! printed. The NVMe work is [`crate::driver`]'s.
 
-use crate::driver::Driver;
+use crate::driver::{Driver, IoDone};
 use crate::nvme::{compare, opc, pattern, Mismatch, BLOCK};
 use crate::ping::{percentile, Pinger};
 use crate::{Bridge, Error, Map};
@@ -11,15 +11,21 @@ use std::net::Ipv4Addr;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-/// `A` or `A/N` (prefix length, default 24).
-pub fn parse_ip_prefix(s: &str) -> Result<(Ipv4Addr, u8), Error> {
-    let (a, p) = match s.split_once('/') {
-        Some((a, p)) => (a, Some(p)),
+/// `ADDR` or `ADDR<sep>REST`: the IPv4 address (named by `flag` in the error) and the rest.
+fn ipv4_and<'a>(flag: &str, s: &'a str, sep: char) -> Result<(Ipv4Addr, Option<&'a str>), Error> {
+    let (a, rest) = match s.split_once(sep) {
+        Some((a, r)) => (a, Some(r)),
         None => (s, None),
     };
-    let ip: Ipv4Addr = a
+    let ip = a
         .parse()
-        .map_err(|_| Error::Board(format!("--local-ip {s}: `{a}` is not an IPv4 address")))?;
+        .map_err(|_| Error::Board(format!("{flag} {s}: `{a}` is not an IPv4 address")))?;
+    Ok((ip, rest))
+}
+
+/// `A` or `A/N` (prefix length, default 24).
+pub fn parse_ip_prefix(s: &str) -> Result<(Ipv4Addr, u8), Error> {
+    let (ip, p) = ipv4_and("--local-ip", s, '/')?;
     let prefix = match p {
         None => 24,
         Some(p) => p
@@ -33,13 +39,7 @@ pub fn parse_ip_prefix(s: &str) -> Result<(Ipv4Addr, u8), Error> {
 
 /// `IP` or `IP:PORT` (default 4420, NVMe/TCP's).
 pub fn parse_target(s: &str) -> Result<(Ipv4Addr, u16), Error> {
-    let (a, p) = match s.split_once(':') {
-        Some((a, p)) => (a, Some(p)),
-        None => (s, None),
-    };
-    let ip: Ipv4Addr = a
-        .parse()
-        .map_err(|_| Error::Board(format!("--target {s}: `{a}` is not an IPv4 address")))?;
+    let (ip, p) = ipv4_and("--target", s, ':')?;
     let port = match p {
         None => 4420,
         Some(p) => p
@@ -98,6 +98,16 @@ fn fmt_ms(d: Duration) -> String {
     format!("{:.1} ms", d.as_secs_f64() * 1e3)
 }
 
+/// One command's line: its blocks, CID, status and latency.
+fn say_done(verb: &str, lba: u64, n: u32, done: &IoDone) {
+    println!(
+        "{verb}: LBA {lba} + {n} blocks, CID {}: {} (doorbell to CQE {})",
+        done.cqe.cid,
+        done.cqe.status,
+        fmt_ms(done.latency)
+    );
+}
+
 /// `write LBA COUNT --pattern SEED`.
 pub fn write(d: &mut Driver, lba: u64, count: u32, seed: u32) -> Result<(), Error> {
     let mut st = d.load()?;
@@ -106,12 +116,7 @@ pub fn write(d: &mut Driver, lba: u64, count: u32, seed: u32) -> Result<(), Erro
     let parts = chunks(lba, count, st.max_blocks);
     for &(l, n) in &parts {
         let done = d.rw(&mut st, opc::WRITE, l, n, Some(&pattern(seed, l, n)))?;
-        println!(
-            "write: LBA {l} + {n} blocks, CID {}: {} (doorbell to CQE {})",
-            done.cqe.cid,
-            done.cqe.status,
-            fmt_ms(done.latency)
-        );
+        say_done("write", l, n, &done);
     }
     println!(
         "write: {count} blocks ({} bytes) at LBA {lba}, pattern {seed}, in {} command(s), {:.2} s",
@@ -153,12 +158,7 @@ pub fn read(d: &mut Driver, lba: u64, count: u32, expect: Option<u32>) -> Result
     let mut words = Vec::new();
     for &(l, n) in &parts {
         let done = d.rw(&mut st, opc::READ, l, n, None)?;
-        println!(
-            "read: LBA {l} + {n} blocks, CID {}: {} (doorbell to CQE {})",
-            done.cqe.cid,
-            done.cqe.status,
-            fmt_ms(done.latency)
-        );
+        say_done("read", l, n, &done);
         words.extend(done.data);
     }
     let bytes = words.len() * 4;

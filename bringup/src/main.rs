@@ -184,6 +184,17 @@ fn secs(s: f64) -> Duration {
     Duration::from_secs_f64(s.clamp(0.01, 1e6))
 }
 
+/// The host driver over the bridge, its command timeout from `--cmd-timeout`.
+fn driver<'a>(
+    br: &'a mut Bridge,
+    map: &'a bringup::Map,
+    cmd_timeout: f64,
+) -> Result<bringup::driver::Driver<'a>, Error> {
+    let mut d = bringup::driver::Driver::new(br, map)?;
+    d.cmd_timeout = secs(cmd_timeout);
+    Ok(d)
+}
+
 fn not_yet(what: &str, why: &str) -> ExitCode {
     eprintln!("bringup: `{what}` is not done yet: {why} (see docs/fpga.md, Bring-up)");
     ExitCode::from(3)
@@ -304,8 +315,7 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
                 connect_timeout: secs(connect_timeout),
             };
             let map = identify(&mut br)?;
-            let mut d = bringup::driver::Driver::new(&mut br, &map)?;
-            d.cmd_timeout = secs(cli.cmd_timeout);
+            let mut d = driver(&mut br, &map, cli.cmd_timeout)?;
             let t0 = std::time::Instant::now();
             let st = d.setup(&o)?;
             println!(
@@ -324,14 +334,12 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             pattern,
         } => {
             let map = identify(&mut br)?;
-            let mut d = bringup::driver::Driver::new(&mut br, &map)?;
-            d.cmd_timeout = secs(cli.cmd_timeout);
+            let mut d = driver(&mut br, &map, cli.cmd_timeout)?;
             cmd::write(&mut d, lba, count, pattern)?;
         }
         Cmd::Read { lba, count, expect } => {
             let map = identify(&mut br)?;
-            let mut d = bringup::driver::Driver::new(&mut br, &map)?;
-            d.cmd_timeout = secs(cli.cmd_timeout);
+            let mut d = driver(&mut br, &map, cli.cmd_timeout)?;
             cmd::read(&mut d, lba, count, expect)?;
         }
         Cmd::Io {
@@ -344,8 +352,7 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             seed,
         } => {
             let map = identify(&mut br)?;
-            let mut d = bringup::driver::Driver::new(&mut br, &map)?;
-            d.cmd_timeout = secs(cli.cmd_timeout);
+            let mut d = driver(&mut br, &map, cli.cmd_timeout)?;
             let o = cmd::IoOptions {
                 seconds: secs(seconds),
                 qd,
