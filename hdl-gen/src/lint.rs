@@ -37,9 +37,12 @@ fn jobs(modules: &[Rc<Module>]) -> Vec<(String, Vec<String>)> {
 }
 
 /// Runs `job` on every (top, files) pair on as many threads as the machine has cores (the
-/// tools are single-threaded processes); `done` sees each result in the pairs' order, as soon
-/// as it and every one before it are finished. Returns the results in that order.
+/// tools are single-threaded processes), the largest top's file (in `dir`) first: Yosys takes
+/// from a fraction of a second to nearly two minutes per module, and a long one started last
+/// left the other cores idle. `done` sees each result in the pairs' order, as soon as it and
+/// every one before it are finished. Returns the results in that order.
 fn run_jobs<T: Send>(
+    dir: &Path,
     jobs: &[(String, Vec<String>)],
     job: impl Fn(&str, &[String]) -> T + Sync,
     done: impl Fn(&str, &T) + Sync,
@@ -50,23 +53,27 @@ fn run_jobs<T: Send>(
         .map(|n| n.get())
         .unwrap_or(1)
         .min(jobs.len().max(1));
+    let mut order: Vec<usize> = (0..jobs.len()).collect();
+    order.sort_by_key(|&i| {
+        let size = std::fs::metadata(dir.join(format!("{}.sv", jobs[i].0))).map_or(0, |m| m.len());
+        std::cmp::Reverse(size)
+    });
     let next = AtomicUsize::new(0);
     // The results, and how many of them `done` has seen.
     let state: Mutex<(Vec<Option<T>>, usize)> =
         Mutex::new(((0..jobs.len()).map(|_| None).collect(), 0));
     std::thread::scope(|s| {
         for _ in 0..threads {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some((top, files)) = jobs.get(i) else {
-                    break;
-                };
-                let r = job(top, files);
-                let mut st = state.lock().expect("no lint thread panics holding it");
-                st.0[i] = Some(r);
-                while let Some(Some(r)) = st.0.get(st.1) {
-                    done(&jobs[st.1].0, r);
-                    st.1 += 1;
+            s.spawn(|| {
+                while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let (top, files) = &jobs[i];
+                    let r = job(top, files);
+                    let mut st = state.lock().expect("no lint thread panics holding it");
+                    st.0[i] = Some(r);
+                    while let Some(Some(r)) = st.0.get(st.1) {
+                        done(&jobs[st.1].0, r);
+                        st.1 += 1;
+                    }
                 }
             });
         }
@@ -234,6 +241,7 @@ pub fn run(cfg: &Config) -> Result<(), Failure> {
     let width = modules.iter().map(|m| m.name().len()).max().unwrap_or(0);
     let jobs = jobs(&modules);
     let results = run_jobs(
+        &dir,
         &jobs,
         |top, deps| (verilator(&dir, top, deps), yosys(&dir, top, deps)),
         |top, (v, y)| {
@@ -285,6 +293,7 @@ pub fn lint_design(design: &Design) -> Result<Vec<(String, Outcome, Outcome)>, F
         .map_err(|e| Failure::usage(format!("cannot write to {}: {e}", dir.display())))?;
     let jobs = jobs(&design.modules()?);
     let results = run_jobs(
+        &dir,
         &jobs,
         |top, deps| (verilator(&dir, top, deps), yosys(&dir, top, deps)),
         |_, _| {},
@@ -341,7 +350,12 @@ pub fn assert_verilator_clean(design: &Design) {
     let dir = scratch_dir().with_extension(format!("v{n}"));
     write_tree(&dir, &files).unwrap_or_else(|e| panic!("{e}"));
     let jobs = jobs(&design.modules().unwrap_or_else(|e| panic!("{e}")));
-    let results = run_jobs(&jobs, |top, deps| verilator(&dir, top, deps), |_, _| {});
+    let results = run_jobs(
+        &dir,
+        &jobs,
+        |top, deps| verilator(&dir, top, deps),
+        |_, _| {},
+    );
     let _ = std::fs::remove_dir_all(&dir);
     for ((name, _), v) in jobs.iter().zip(results) {
         assert!(v.ok, "{name}: verilator -Wall:\n{}", v.log);
