@@ -37,6 +37,9 @@ BOARD=butterstick IO_SECONDS=0 bash ci/board_io_check.sh
 step "post-synthesis simulation and the stdlib suite with more cases than ci/test.sh's (150, 1200)"
 CASES=600 bash ci/postsynth.sh
 cargo run -q --release -p testbench -- regress --suite stdlib --cases 5000
+step "testbench nbd: Debian's NBD clients on the simulated chip, 8 MiB over RoCE, 1 MiB over NVMe/TCP (ci/test.sh: 1 MiB, 256 KiB)"
+bash ci/nbd_check.sh
+SIZE=1M NBD_ARGS="--transport nvme_tcp" bash ci/nbd_check.sh
 step "coverage: every suite, merged for the whole chip (target/coverage/all)"
 cargo run -q --release -p testbench -- coverage --suite stdlib:2000 --suite dma:300 \
   --suite nvme-tcp:300 --suite qos:200 --suite rdma:1200 --suite nvme:1100 --suite chip:150 --suite tcp:300 --suite eth:1000
