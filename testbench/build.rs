@@ -207,10 +207,11 @@ struct ModelJob<'a> {
     bytes: usize,
 }
 
-/// Every job's model and shim, in the jobs' order, built on two threads (Verilating is
-/// single-threaded and most models are one C++ file, so one build at a time left a core idle
-/// through most of an empty cache's build), the largest first so neither thread ends alone on
-/// one long build.
+/// Every job's model and shim, in the jobs' order, built on two threads, the largest first so
+/// neither thread ends alone on one long build. Verilating is single-threaded and the small
+/// models are one C++ file each; the large ones already compile with `make -j2`, so the gain
+/// is modest: clippy's build of an empty cache went from 539 s to 515 s in CI. The same
+/// work-queue shape as `hdl_gen::lint`'s `run_jobs` (a build script cannot use it).
 fn build_models(jobs: &[ModelJob], inc: &std::path::Path) -> Vec<(PathBuf, PathBuf)> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Mutex;
