@@ -6,11 +6,14 @@
 # the widest configuration's chip top in simulation (ci/config.sh: the chip property and bench;
 # verilating its 512-bit chip top takes many minutes when the model cache does not hold it), and
 # line and toggle coverage of every suite (`testbench coverage`), and the TCP/IP engine's
-# benchmark (`bench --suite tcp --check`, 25 s: too long for ci/test.sh).
+# benchmark (`bench --suite tcp --check`, 25 s: too long for ci/test.sh), post-synthesis
+# simulation (ci/postsynth.sh, 134 s in a clean CI run) and the lint tests with Yosys.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/setup.sh
 step() { echo "== [$(date -u +%H:%M:%S), ${SECONDS}s] $*" >&2; }
+step "cargo test with Yosys on the lint tests' other parameterizations (ci/test.sh: Verilator only)"
+cargo test -q --workspace
 step "mutants: every entry of ci/mutants.txt"
 bash ci/mutation.sh
 step "tcp-linux with bridge faults (drop, duplicate, reorder up to 3 % per frame), more cases"
@@ -34,7 +37,7 @@ bash ci/board_check.sh
 BOARD=butterstick bash ci/board_check.sh
 IO_SECONDS=120 bash ci/board_io_check.sh
 BOARD=butterstick IO_SECONDS=0 bash ci/board_io_check.sh
-step "post-synthesis simulation and the stdlib suite with more cases than ci/test.sh's (150, 1200)"
+step "post-synthesis simulation (the stdlib properties on Yosys netlists; not in ci/test.sh) and the stdlib suite with more cases than ci/test.sh's 1200"
 CASES=600 bash ci/postsynth.sh
 cargo run -q --release -p testbench -- regress --suite stdlib --cases 5000
 step "testbench nbd: Debian's NBD clients on the simulated chip, 8 MiB over RoCE, 1 MiB over NVMe/TCP (ci/test.sh: 1 MiB, 256 KiB)"
