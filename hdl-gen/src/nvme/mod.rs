@@ -208,6 +208,60 @@
 //! `io_cmd` and `admin_cmd` answered on `io_cpl`/`admin_cpl` (firmware answers the commands it
 //! holds, such as Asynchronous Event Requests and fallback I/O commands it has not finished,
 //! when it sees `status.cc_en` low; the front end drops those answers).
+//!
+//! # Functions (SR-IOV): the contract for `[nvme] virtual_functions = N` (not built yet)
+//!
+//! Nothing below is in the RTL yet (issue 21); it is the contract the front end with functions
+//! is to be built and checked against, written here first so the transports, QoS, the DMA
+//! engine and the chip top can be changed to it. With `N = 0` every interface stays as above.
+//!
+//! - **Functions.** Function 0 is the physical function (the primary controller), 1..N the
+//!   virtual functions (secondary controllers, controller ids 1..N). Every field that names a
+//!   function is `fn` [FW], FW = clog2(N + 1) (at least 1).
+//! - **BAR0.** `s_bar_awuser`/`s_bar_aruser` [FW] carry the function of each access, as a PCIe
+//!   core delivers its function number beside the address. Each function sees the BAR0 layout
+//!   above, with its own CC, CSTS, AQA, ASQ, ACQ and INTMS/INTMC, kept in a RAM word per
+//!   function (a few flip-flops per function: the goal of the issue). CAP is the same for all.
+//! - **Queue pool.** The SQ/CQ state RAMs are indexed by pool entry, not by queue id. Entry f
+//!   is function f's admin queue pair; entries N + 1 .. N + `io_queue_pairs` are the I/O pool.
+//!   A map RAM, (function, local queue id 1..`max_queues_per_function`) -> pool entry + valid,
+//!   is written only by the primary controller's firmware through `nvme_csr` (Virtualization
+//!   Management 1Ch: VQ resources assigned with action 8h Secondary Assign, taken back with
+//!   7h Secondary Offline); every entry's state word holds its owner and local id back.
+//!   A function sees its own local ids 1..n only; Create I/O SQ/CQ of a function (firmware's
+//!   work, as today) names a local id and the hardware resolves it through the map.
+//! - **Vectors.** The same for MSI-X (VI resources): (function, local vector) -> pool vector,
+//!   coalescing state per pool vector, Features 08h and 09h per function; `irq` adds `fn`
+//!   and gives the function's local vector.
+//! - **Doorbells.** A doorbell of function f is decoded through f's map. A local id that is
+//!   not mapped, or whose queue is not created, changes nothing and raises f's Invalid
+//!   Doorbell Register asynchronous event (f's own `events`/`event_qid`, read by firmware with
+//!   the function); so does a write to a function that is offline (its CC and doorbells are
+//!   ignored, CSTS.RDY stays 0). No doorbell of f ever reaches another function's entries.
+//! - **Streams out and in.** `io_cmd` and `admin_cmd` add `fn`; their `sqid` becomes the pool
+//!   entry (unique over functions, so QoS, the routing table and the transports keep one
+//!   queue index), and `admin_cmd`'s `sqid` f is function f's admin queue. `io_cpl`/`admin_cpl`
+//!   answer with the pool entry; the CQE carries the local SQ id. `m_axi_aruser`/`awuser`
+//!   [FW] carry the function of every SQE fetch and CQE write; the transports carry `fn` to
+//!   the DMA engine, whose bursts carry it too, so host memory can be checked per function.
+//! - **Arbitration.** Round robin between functions with an eligible SQ (one decision each
+//!   in turn), then, inside the function, its own Feature 01h and CC.AMS as above. The class
+//!   FIFOs become linked lists in RAM (a next-entry RAM over the pool, head and tail per
+//!   function and class), so 64 functions cost RAM words, not flip-flops.
+//! - **Function reset** (FLR, or CC.EN 1 -> 0 of one function): fetching and posting stop for
+//!   that function's entries only; its fetched SQEs and returning completions are dropped;
+//!   `fn_fence_o` [N + 1] holds its bit high from the reset's start until its CSTS.RDY falls,
+//!   and the DMA engine completes, without writing host memory, every burst of a fenced
+//!   function; the bit falls, and the reset finishes, only when that function has no command
+//!   unanswered on `io_cmd`/`admin_cmd` and no AXI burst outstanding (counted per function).
+//!   So no byte of a command from before the reset reaches its memory after it. The sweep of
+//!   its entries yields to every other function's doorbells and completions, so another
+//!   function waits at most one queue-FSM cycle per operation for it. After an FLR the
+//!   function's VQ and VI assignments stay (firmware takes them back with 7h).
+//! - **Firmware.** `admin_cmd` carries the function of each admin command; Identify
+//!   Controller (CNTLID, the Secondary Controller List CNS 15h, the Primary Controller
+//!   Capabilities CNS 14h) and Virtualization Management are firmware's, with `nvme_csr`
+//!   giving it the map, the per-function online state and each function's resources.
 
 pub mod ctrl;
 pub mod params;
