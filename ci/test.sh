@@ -80,7 +80,8 @@ SIZE=1M bash ci/nbd_check.sh
 SIZE=256K NBD_ARGS="--transport nvme_tcp" bash ci/nbd_check.sh
 step "mutants: every entry of ci/mutants.txt but three on mutant schemata models must fail its properties"
 # All but three (95 of 98: one release build against the schemata copy, every top re-verilated
-# once, about 7 min from an empty cache (421 s in a clean run), then a run per mutant), neither shrunk nor re-run for
+# once, about 7 min from an empty cache (421 s in a clean run, 406 s with the models at -O1
+# on a machine then 20 % slower), then a run per mutant), neither shrunk nor re-run for
 # a waveform (--shrink-secs 0): CI needs caught or survived, not a minimal case (ci/nightly.sh
 # runs every mutant and shrinks for 20 s, with waveforms). #92 (lost_i tied low) is caught in
 # about 22 s since tcp_nvme bounds how long a lost connection's commands may go without

@@ -27,8 +27,9 @@ fn verilator_flags() -> Vec<&'static str> {
 /// The C++ optimization of the models' hot code (Verilator's `OPT_FAST`, `-Os` by default; its
 /// slow code, construction and tracing set-up, stays at `OPT_SLOW`, unoptimized). Measured on
 /// the chip top: `-Os` 248 s of compile CPU, `-O1` 153 s, `-O0` 86 s; the suites ran as fast at
-/// `-O1` as at `-Os` (chip 300 cases 127 s both, qos 200 cases 54 and 55 s, nvme-tcp 300 cases
-/// 37 and 36 s) and 3.5 times slower at `-O0` (chip 447 s). Part of every model's hash.
+/// `-O1` as at `-Os`, within the shared machine's noise (chip 300 cases 127 and 128 s, qos 200
+/// cases 54 and 55 s, nvme-tcp 300 cases 37 and 36 s; chip 150 cases, alternated, 113 and 100 s
+/// then 101 and 99 s) and 3.5 times slower at `-O0` (chip 447 s). Part of every model's hash.
 const MODEL_OPT_FAST: &str = "-O1";
 
 const COVERAGE_FLAGS: &[&str] = &["--coverage-line", "--coverage-toggle", "--coverage-user"];
