@@ -21,9 +21,6 @@ fn verilator_flags() -> Vec<&'static str> {
         .collect()
 }
 
-/// Added for the tops `TB_COVERAGE` names (`testbench coverage`): line coverage (every block and
-/// branch), toggle coverage (every bit of every signal up to 256 bits wide: Verilator skips
-/// wider ones, memories included) and user coverage (the generators' `cover property` points).
 /// The C++ optimization of the models' hot code (Verilator's `OPT_FAST`, `-Os` by default; its
 /// slow code, construction and tracing set-up, stays at `OPT_SLOW`, unoptimized). Measured on
 /// the chip top: `-Os` 248 s of compile CPU, `-O1` 153 s, `-O0` 86 s; the suites ran as fast at
@@ -32,6 +29,9 @@ fn verilator_flags() -> Vec<&'static str> {
 /// then 101 and 99 s) and 3.5 times slower at `-O0` (chip 447 s). Part of every model's hash.
 const MODEL_OPT_FAST: &str = "-O1";
 
+/// Added for the tops `TB_COVERAGE` names (`testbench coverage`): line coverage (every block and
+/// branch), toggle coverage (every bit of every signal up to 256 bits wide: Verilator skips
+/// wider ones, memories included) and user coverage (the generators' `cover property` points).
 const COVERAGE_FLAGS: &[&str] = &["--coverage-line", "--coverage-toggle", "--coverage-user"];
 
 fn run(cmd: &mut Command) {

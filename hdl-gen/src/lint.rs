@@ -279,10 +279,10 @@ pub fn run(cfg: &Config) -> Result<(), Failure> {
 /// Lints every module of `design` (for tests): emits into a scratch folder and returns, per
 /// module, its name and both tools' outcomes.
 ///
-/// With `LINT_TESTS_YOSYS=0` the Yosys half is left out (its outcome says so): ci/test.sh sets it
-/// for `cargo test`, where Yosys on the other parameterizations took about 130 of the tests'
-/// 355 s, and ci/nightly.sh runs the tests whole. `hdl-gen lint` (every module of rtl/ through
-/// both tools) is not affected.
+/// With `LINT_TESTS_YOSYS=0` the Yosys half is left out (its outcome says so): ci/test.sh sets
+/// it for `cargo test`, where the lint tests took about 135 of the tests' 355 s, nearly all of
+/// it Yosys (`qos_lint` 27 s with it, under 2 s without); ci/nightly.sh runs the tests whole.
+/// `hdl-gen lint` (every module of rtl/ through both tools) is not affected.
 pub fn lint_design(design: &Design) -> Result<Vec<(String, Outcome, Outcome)>, Failure> {
     let with_yosys = std::env::var_os("LINT_TESTS_YOSYS").is_none_or(|v| v != "0");
     need("verilator", "verilator")?;
