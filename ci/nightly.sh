@@ -7,7 +7,8 @@
 # verilating its 512-bit chip top takes many minutes when the model cache does not hold it), and
 # line and toggle coverage of every suite (`testbench coverage`), and the TCP/IP engine's
 # benchmark (`bench --suite tcp --check`, 25 s: too long for ci/test.sh), post-synthesis
-# simulation (ci/postsynth.sh, 134 s in a clean CI run) and the lint tests with Yosys.
+# simulation (ci/postsynth.sh, 134 s in a clean CI run), the lint tests with Yosys, and mutants
+# drawn from the builder's IR in every engine suite (`testbench mutate`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/setup.sh
@@ -46,8 +47,17 @@ SIZE=1M NBD_ARGS="--transport nvme_tcp" bash ci/nbd_check.sh
 step "coverage: every suite, merged for the whole chip (target/coverage/all)"
 cargo run -q --release -p testbench -- coverage --suite stdlib:2000 --suite dma:300 \
   --suite nvme-tcp:300 --suite qos:200 --suite rdma:1200 --suite nvme:1100 --suite chip:150 --suite tcp:300 --suite eth:1000
-# Last: its goal misses (runs the golden check stops: docs/tcp.md, "Benchmarks") fail the job
-# without keeping the steps above from running.
+# Last: goal misses fail the job without keeping the steps above from running.
+missed=()
+step "testbench mutate: 40 mutants drawn from the builder's IR in each engine suite's tops (goal: 90 % caught per module; docs/testbench.md)"
+for s in dma nvme qos nvme-tcp rdma tcp eth stdlib; do
+  cargo run -q --release -p testbench -- mutate --suite "$s" --count 40 --shrink-secs 0 || missed+=("mutate --suite $s")
+done
+# Its goal misses (runs the golden check stops: docs/tcp.md, "Benchmarks") fail the job too.
 step "bench --suite tcp --check: the TCP/IP engine's goodput, loss, recovery, NVMe/TCP on it"
-cargo run -q --release -p testbench -- bench --suite tcp --check
+cargo run -q --release -p testbench -- bench --suite tcp --check || missed+=("bench --suite tcp --check")
+if [ ${#missed[@]} -gt 0 ]; then
+  step "missed: ${missed[*]}"
+  exit 1
+fi
 step "all passed"

@@ -8,6 +8,7 @@ fn main() {
     let code = match &cli.command {
         Command::Regress(args) => testbench::cli::regress::run(args),
         Command::Mutants(args) => testbench::cli::mutants::run(args),
+        Command::Mutate(args) => testbench::cli::mutate::run(args),
         Command::Coverage(args) => testbench::cli::coverage::run(args),
         Command::Fio(args) => testbench::cli::fio::run(args),
         Command::Nbd(args) => testbench::cli::nbd::run(args),

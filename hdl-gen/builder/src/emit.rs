@@ -2,6 +2,8 @@
 
 use crate::expr::{BinOp, CmpOp, Expr, Kind, RedOp, ShiftOp};
 use crate::module::{Bind, Item, Module, ModuleData, ParamValue, ResetStyle, SigKind, Stmt};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 const IND: &str = "  ";
@@ -57,11 +59,189 @@ fn prec(e: &Expr) -> u8 {
     }
 }
 
+/// The select every mutant of a schemata module reads (see [`mutant_schemata`]).
+pub const MUTANT_SELECT: &str = "mutant_sel";
+
+/// One place a mutant can go in a module's emitted text: an expression with one change.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MutationSite {
+    /// Its number among the module's sites, from 0, in emission order (stable while the
+    /// generator and the configuration are).
+    pub index: u32,
+    /// The change: `` `a + b` -> `a - b` `` (the operands elided when long).
+    pub what: String,
+    /// The generator's line that built the expression (`hdl-gen/src/dma/mover.rs:120`; a
+    /// generator marked `#[track_caller]` passes its caller's line instead).
+    pub loc: String,
+    /// The original expression's whole text, as the module's file has it (to find its line).
+    pub original: String,
+}
+
+/// Mutation state of one emission: sites are numbered as the writer meets them.
+struct Mutation {
+    next: u32,
+    sites: Vec<MutationSite>,
+    /// Site index -> mutant number (what `mutant_sel` must hold to run it).
+    plan: BTreeMap<u32, u32>,
+    /// Counting suspended: inside a mutant's own text, a case label, a cover point.
+    off: bool,
+}
+
 struct ExprWriter<'a> {
     d: &'a ModuleData,
+    mutation: Option<&'a RefCell<Mutation>>,
+}
+
+/// Shortens an expression's text for a site's description.
+fn brief(s: &str) -> String {
+    if s.chars().count() <= 60 {
+        s.to_string()
+    } else {
+        let head: String = s.chars().take(57).collect();
+        format!("{head}...")
+    }
 }
 
 impl ExprWriter<'_> {
+    /// The mutants of `e` itself (not of its operands), each with what it changes: an
+    /// operator swapped, a comparison's bound moved by one, a constant off by one, a negation
+    /// dropped, a multiplexer's arms swapped (its condition inverted), an FSM state confused
+    /// with the next.
+    fn mutants_of(&self, e: &Expr) -> Vec<(Expr, &'static str)> {
+        let (w, loc) = (e.width(), e.loc());
+        let make = |k: Kind| Expr::with_enum(k, w, loc, e.0.enum_ty);
+        match e.kind() {
+            Kind::Bin(op, a, b) => {
+                let to = match op {
+                    BinOp::And => BinOp::Or,
+                    BinOp::Or => BinOp::And,
+                    BinOp::Xor => BinOp::Or,
+                    BinOp::Add => BinOp::Sub,
+                    BinOp::Sub => BinOp::Add,
+                    BinOp::Mul => return vec![],
+                };
+                vec![(
+                    make(Kind::Bin(to, a.clone(), b.clone())),
+                    "operator swapped",
+                )]
+            }
+            Kind::Cmp(op, a, b) => {
+                let to = match op {
+                    CmpOp::Eq => CmpOp::Ne,
+                    CmpOp::Ne => CmpOp::Eq,
+                    CmpOp::Lt => CmpOp::Le,
+                    CmpOp::Le => CmpOp::Lt,
+                    CmpOp::Gt => CmpOp::Ge,
+                    CmpOp::Ge => CmpOp::Gt,
+                };
+                vec![(
+                    make(Kind::Cmp(to, a.clone(), b.clone())),
+                    "comparison changed",
+                )]
+            }
+            Kind::Const(v) if w == 1 => vec![(make(Kind::Const(v ^ 1)), "bit inverted")],
+            Kind::Const(v) if w < 128 => {
+                let max = (1u128 << w) - 1;
+                let to = if *v == max { v - 1 } else { v + 1 };
+                vec![(make(Kind::Const(to)), "constant off by one")]
+            }
+            Kind::Not(a) => vec![(a.clone(), "negation dropped")],
+            Kind::Mux(c, a, b) => vec![(
+                make(Kind::Mux(c.clone(), b.clone(), a.clone())),
+                "condition inverted",
+            )],
+            Kind::EnumItem(i) => {
+                let n =
+                    e.0.enum_ty
+                        .map_or(0, |(_, t)| self.d.enums[t as usize].items.len() as u32);
+                if n > 1 {
+                    vec![(make(Kind::EnumItem((i + 1) % n)), "state confused")]
+                } else {
+                    vec![]
+                }
+            }
+            _ => vec![],
+        }
+    }
+
+    /// Writes `e`; in a mutant schemata, with every planned mutant of it (and of `extra`,
+    /// mutants the caller knows of: an `if` condition inverted, a bit stuck) behind the select.
+    fn expr(&self, e: &Expr) -> String {
+        self.expr_with(e, Vec::new())
+    }
+
+    fn expr_with(&self, e: &Expr, extra: Vec<(Expr, &'static str)>) -> String {
+        let Some(m) = self.mutation.filter(|m| !m.borrow().off) else {
+            return self.expr_plain(e);
+        };
+        let mut alts = self.mutants_of(e);
+        alts.extend(extra);
+        let first = m.borrow().next;
+        m.borrow_mut().next += alts.len() as u32;
+        let orig = self.expr_plain(e);
+        let mut chosen = String::new();
+        m.borrow_mut().off = true;
+        for (k, (alt, why)) in alts.iter().enumerate() {
+            let index = first + k as u32;
+            let text = self.expr_plain(alt);
+            let loc = e.loc();
+            let mut mm = m.borrow_mut();
+            mm.sites.push(MutationSite {
+                index,
+                what: format!("{why}: `{}` -> `{}`", brief(&orig), brief(&text)),
+                loc: format!("{}:{}", loc.file(), loc.line()),
+                original: orig.clone(),
+            });
+            if let Some(n) = mm.plan.get(&index) {
+                chosen.push_str(&format!("({MUTANT_SELECT} == {n}) ? ({text}) : "));
+            }
+        }
+        m.borrow_mut().off = false;
+        if chosen.is_empty() {
+            orig
+        } else {
+            format!("({chosen}({orig}))")
+        }
+    }
+
+    /// Writes `e` with counting suspended (a case label, a cover point: no mutants there).
+    fn expr_fixed(&self, e: &Expr) -> String {
+        match self.mutation {
+            Some(m) if !m.borrow().off => {
+                m.borrow_mut().off = true;
+                let s = self.expr_plain(e);
+                m.borrow_mut().off = false;
+                s
+            }
+            _ => self.expr_plain(e),
+        }
+    }
+
+    /// A one-bit condition with its inversion as an extra mutant (unless a comparison's or a
+    /// negation's own mutant is already that).
+    fn cond(&self, c: &Expr) -> String {
+        let inverted = matches!(
+            c.kind(),
+            Kind::Not(_) | Kind::Cmp(CmpOp::Eq | CmpOp::Ne, ..)
+        );
+        if inverted || c.width() != 1 {
+            return self.expr(c);
+        }
+        let not = Expr::new(Kind::Not(c.clone()), 1, c.loc());
+        self.expr_with(c, vec![(not, "condition inverted")])
+    }
+
+    /// A one-bit continuous assignment's value with stuck-at-0 and stuck-at-1 as extra mutants.
+    fn stuck(&self, v: &Expr) -> String {
+        if v.width() != 1 || matches!(v.kind(), Kind::Const(_) | Kind::Ones) {
+            return self.expr(v);
+        }
+        let (z, o) = (
+            Expr::new(Kind::Const(0), 1, v.loc()),
+            Expr::new(Kind::Const(1), 1, v.loc()),
+        );
+        self.expr_with(v, vec![(z, "stuck at 0"), (o, "stuck at 1")])
+    }
     fn enum_item(&self, e: &Expr, i: u32) -> String {
         match e.0.enum_ty {
             Some((_, t)) => self.d.enums[t as usize].items[i as usize].clone(),
@@ -90,7 +270,7 @@ impl ExprWriter<'_> {
         }
     }
 
-    fn expr(&self, e: &Expr) -> String {
+    fn expr_plain(&self, e: &Expr) -> String {
         match e.kind() {
             Kind::Sig(s) => self.d.sig(s.id).name.clone(),
             Kind::Const(v) => literal(e.width(), *v),
@@ -188,7 +368,7 @@ fn stmts(w: &ExprWriter, out: &mut String, body: &[Stmt], depth: usize) {
             } => {
                 for (i, (c, b)) in branches.iter().enumerate() {
                     let kw = if i == 0 { "if" } else { "end else if" };
-                    let _ = writeln!(out, "{ind}{kw} ({}) begin", w.expr(c));
+                    let _ = writeln!(out, "{ind}{kw} ({}) begin", w.cond(c));
                     stmts(w, out, b, depth + 1);
                 }
                 if let Some(o) = otherwise {
@@ -202,7 +382,7 @@ fn stmts(w: &ExprWriter, out: &mut String, body: &[Stmt], depth: usize) {
             } => {
                 let _ = writeln!(out, "{ind}case ({})", w.expr(sel));
                 for (labels, b) in arms {
-                    let ls: Vec<String> = labels.iter().map(|l| w.expr(l)).collect();
+                    let ls: Vec<String> = labels.iter().map(|l| w.expr_fixed(l)).collect();
                     let _ = writeln!(out, "{ind}{IND}{}: begin", ls.join(", "));
                     stmts(w, out, b, depth + 2);
                     let _ = writeln!(out, "{ind}{IND}end");
@@ -225,8 +405,46 @@ fn stmts(w: &ExprWriter, out: &mut String, body: &[Stmt], depth: usize) {
 
 /// The module's text without the file header: used for the file and for de-duplication.
 pub(crate) fn module_body(m: &Module) -> String {
+    module_text(m, None)
+}
+
+/// Every place a mutant can go in `m`'s text, in emission order (`testbench mutate` samples
+/// them; [`mutant_schemata`] builds the chosen ones in).
+pub fn mutation_sites(m: &Module) -> Vec<MutationSite> {
+    let mu = RefCell::new(Mutation {
+        next: 0,
+        sites: Vec::new(),
+        plan: BTreeMap::new(),
+        off: false,
+    });
+    module_text(m, Some(&mu));
+    let mut sites = mu.into_inner().sites;
+    // Numbered as met, an expression before its operands; recorded after them.
+    sites.sort_by_key(|s| s.index);
+    sites
+}
+
+/// `m`'s text (without the file header) as a mutant schemata: each planned site (site index
+/// -> mutant number) keeps the original expression beside the mutant's behind the select,
+/// `((mutant_sel == 7) ? (a - b) : (a + b))`, and `mutant_sel` is read once at the start of
+/// simulation from the testbench's DPI-C function `tb_mutant_sel` (`TB_MUTANT`; 0 runs the
+/// design as emitted). For simulation only. An empty plan gives the plain text.
+pub fn mutant_schemata(m: &Module, plan: &BTreeMap<u32, u32>) -> String {
+    if plan.is_empty() {
+        return module_body(m);
+    }
+    let mu = RefCell::new(Mutation {
+        next: 0,
+        sites: Vec::new(),
+        plan: plan.clone(),
+        off: false,
+    });
+    module_text(m, Some(&mu))
+}
+
+fn module_text(m: &Module, mutation: Option<&RefCell<Mutation>>) -> String {
     let d = &m.data;
-    let w = ExprWriter { d };
+    let w = ExprWriter { d, mutation };
     let mut out = String::new();
     for line in &d.doc {
         if line.is_empty() {
@@ -365,6 +583,16 @@ pub(crate) fn module_body(m: &Module) -> String {
             let _ = writeln!(out, "{IND}{} {} [{}];", vec_type(m.width), m.name, m.depth);
         }
     }
+    if mutation.is_some_and(|m| !m.borrow().plan.is_empty()) {
+        out.push('\n');
+        let _ = writeln!(
+            out,
+            "{IND}// Which mutant this simulation runs (0: none): TB_MUTANT, read once at start."
+        );
+        let _ = writeln!(out, "{IND}import \"DPI-C\" function int tb_mutant_sel();");
+        let _ = writeln!(out, "{IND}int {MUTANT_SELECT};");
+        let _ = writeln!(out, "{IND}initial {MUTANT_SELECT} = tb_mutant_sel();");
+    }
     if !d.params.is_empty() {
         // A model reads every parameter, so lint sees none unused (the vendor's cell uses them).
         let terms: Vec<String> = d
@@ -432,7 +660,12 @@ pub(crate) fn module_body(m: &Module) -> String {
                     out,
                     "{IND}assign {} = {};",
                     d.sig(target.id).name,
-                    w.expr(value)
+                    if d.sig(target.id).name.starts_with("unused_") {
+                        // Bits read only to keep lint quiet: a mutant there changes nothing.
+                        w.expr_fixed(value)
+                    } else {
+                        w.stuck(value)
+                    }
                 );
                 last_was_assign = true;
             }
@@ -531,7 +764,7 @@ pub(crate) fn module_body(m: &Module) -> String {
         let clk = name_of(d.domains[m.dom as usize].clock);
         let _ = writeln!(out, "{IND}always_ff @(posedge {clk}) begin");
         for wr in &m.writes {
-            let _ = writeln!(out, "{IND}{IND}if ({}) begin", w.expr(&wr.en));
+            let _ = writeln!(out, "{IND}{IND}if ({}) begin", w.cond(&wr.en));
             let _ = writeln!(
                 out,
                 "{IND}{IND}{IND}{}[{}] <= {};",
@@ -588,7 +821,7 @@ pub(crate) fn module_body(m: &Module) -> String {
                 out,
                 "{IND}cov_{}: cover property (@(posedge {clk}) {active} && ({}));",
                 c.name,
-                w.expr(&c.cond)
+                w.expr_fixed(&c.cond)
             );
         }
         let _ = writeln!(out, "`endif");

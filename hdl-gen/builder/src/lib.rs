@@ -91,6 +91,7 @@ pub mod regs;
 pub mod stream;
 
 pub use design::{Design, EmitOptions, OutFile};
+pub use emit::{mutant_schemata, mutation_sites, MutationSite, MUTANT_SELECT};
 pub use error::{Error, ErrorKind, Errors, Loc};
 pub use expr::{cat, clog2, lit, mux, ones, zeros, Expr, Operand, Sig, Value};
 pub use module::{

@@ -4,6 +4,7 @@
 //!
 //! - `regress.rs`: `testbench regress`
 //! - `mutants.rs`: `testbench mutants`
+//! - `mutate.rs`: `testbench mutate` (mutants from the builder's IR, run as `mutants` runs its table)
 //! - `coverage.rs`: `testbench coverage`
 //! - `fio.rs`, `nbd.rs`: `testbench fio` and `testbench nbd` (options; the work is in `crate::fio`,
 //!   `crate::nbd`)
@@ -29,6 +30,7 @@ pub mod cocotb;
 pub mod coverage;
 pub mod fio;
 pub mod mutants;
+pub mod mutate;
 pub mod nbd;
 pub mod regress;
 pub mod tcp_linux;
@@ -53,6 +55,10 @@ pub enum Command {
     /// Runs the mutant table on mutant schemata models (one build, every mutant chosen at run
     /// time); one line per mutant, a score per file; exits 1 when a mutant survives.
     Mutants(mutants::Args),
+    /// Mutants drawn from the builder's IR (operators, constants, conditions, stuck bits, FSM
+    /// states) in a suite's modules, run as `mutants` runs its table; a score per module with
+    /// the survivors named by the generator's line.
+    Mutate(mutate::Args),
     /// Verilator line and toggle coverage of the RTL under suites' regressions: lcov, HTML, and
     /// a per-module table (`coverage --help` says how it is built and what is counted).
     Coverage(coverage::Args),

@@ -51,7 +51,14 @@ pub struct Args {
     /// nightly job.
     #[arg(long)]
     pub skip: Option<String>,
-    /// Cases for every mutant, instead of the table's counts.
+    #[command(flatten)]
+    pub run: RunOpts,
+}
+
+/// Options of a mutant run that `testbench mutants` and `testbench mutate` share.
+#[derive(clap::Args, Debug, Clone)]
+pub struct RunOpts {
+    /// Cases for every mutant, instead of the table's counts (`mutants`) or 100 (`mutate`).
     #[arg(long)]
     pub cases: Option<u64>,
     /// Bound on shrinking one mutant's failure, in seconds (PROPTEST_MAX_SHRINK_TIME); 0: no
@@ -90,7 +97,7 @@ pub fn run(args: &Args) -> i32 {
 }
 
 /// How a selected mutant is built.
-enum Build {
+pub(crate) enum Build {
     /// In the schemata model.
     Schemata,
     /// Alone, as a sed copy of rtl/ (why it could not be merged).
@@ -164,30 +171,43 @@ fn check_properties(sel: &[Mutant], table: &Path) -> Result<(), Fatal> {
 
 /// Runs one case of each property in this process and returns the tops each one created.
 fn discover_tops(sel: &[Mutant]) -> BTreeMap<(String, String), BTreeSet<String>> {
+    let pairs: Vec<(String, String)> = sel
+        .iter()
+        .flat_map(|m| {
+            m.properties
+                .split(',')
+                .map(|p| (m.suite.clone(), p.to_string()))
+        })
+        .collect();
+    tops_driven(&pairs)
+}
+
+/// The tops each (suite, property) creates, from one case of it run in this process.
+pub(crate) fn tops_driven(
+    pairs: &[(String, String)],
+) -> BTreeMap<(String, String), BTreeSet<String>> {
     let all = suites::all();
     let mut used = BTreeMap::new();
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    for m in sel {
-        for p in m.properties.split(',') {
-            let key = (m.suite.clone(), p.to_string());
-            if used.contains_key(&key) {
-                continue;
-            }
-            let suite = all.iter().find(|s| s.name == m.suite).expect("checked");
-            let entry = suite
-                .properties
-                .iter()
-                .find(|e| e.name == p)
-                .expect("checked");
-            sim::take_tops_created();
-            let _ = (entry.run)(case_seed(0x5eed, 0), XInit::Zero, None, None);
-            let tops = sim::take_tops_created()
-                .into_iter()
-                .map(str::to_string)
-                .collect();
-            used.insert(key, tops);
+    for key in pairs {
+        if used.contains_key(key) {
+            continue;
         }
+        let Some(entry) = all
+            .iter()
+            .find(|s| s.name == key.0)
+            .and_then(|s| s.properties.iter().find(|e| e.name == key.1))
+        else {
+            continue;
+        };
+        sim::take_tops_created();
+        let _ = (entry.run)(case_seed(0x5eed, 0), XInit::Zero, None, None);
+        let tops = sim::take_tops_created()
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+        used.insert(key.clone(), tops);
     }
     std::panic::set_hook(hook);
     used
@@ -299,7 +319,7 @@ fn regress(
     properties: &str,
     cases: u64,
     mutant: Option<u32>,
-    args: &Args,
+    args: &RunOpts,
     regressions: &Path,
     waves: &Path,
 ) -> Result<RunResult, Fatal> {
@@ -349,6 +369,56 @@ fn regress(
     })
 }
 
+/// The scratch folder, absolute (the build script that reads TB_RTL_DIR runs in testbench/).
+pub(crate) fn scratch(opts: &RunOpts, root: &Path) -> Result<PathBuf, Fatal> {
+    let dir = opts
+        .dir
+        .clone()
+        .unwrap_or_else(|| target_dir(root).join("mutants"));
+    std::path::absolute(&dir).map_err(|e| format!("{}: {e}", dir.display()))
+}
+
+/// Builds replace target/release/testbench, so a run goes on from a copy of this binary:
+/// `Some(exit code)` of that copy, `None` in the copy itself (or with `--list`, which builds
+/// nothing).
+pub(crate) fn run_from_copy(opts: &RunOpts, dir: &Path) -> Result<Option<i32>, Fatal> {
+    if opts.list || std::env::var_os("TB_MUTANTS_DRIVER").is_some() {
+        return Ok(None);
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("where am I: {e}"))?;
+    let copy = dir.join("bin").join("driver");
+    fs::create_dir_all(dir.join("bin")).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let _ = fs::remove_file(&copy);
+    fs::copy(&exe, &copy).map_err(|e| format!("cannot copy {}: {e}", exe.display()))?;
+    let status = Command::new(&copy)
+        .args(std::env::args_os().skip(1))
+        .env("TB_MUTANTS_DRIVER", "1")
+        .status()
+        .map_err(|e| format!("cannot run {}: {e}", copy.display()))?;
+    Ok(Some(status.code().unwrap_or(2)))
+}
+
+/// Selected mutants, with the schemata copies of their files and how each is built.
+pub(crate) struct Selection {
+    pub sel: Vec<Mutant>,
+    /// File of rtl/ -> its schemata text.
+    pub schemata_files: BTreeMap<String, String>,
+    pub how: BTreeMap<u32, Build>,
+    /// Where the mutants come from, for messages (the table's path, or `testbench mutate`).
+    pub origin: String,
+}
+
+impl Selection {
+    /// Where `m` is defined, for messages.
+    fn at(&self, m: &Mutant) -> String {
+        if m.line > 0 {
+            format!("{}:{}", self.origin, m.line)
+        } else {
+            format!("{} #{}", self.origin, m.id)
+        }
+    }
+}
+
 fn run_inner(args: &Args) -> Result<i32, Fatal> {
     let root = root();
     let rtl = root.join("rtl");
@@ -364,26 +434,9 @@ fn run_inner(args: &Args) -> Result<i32, Fatal> {
         return Err("no mutant matches the selection".into());
     }
     check_properties(&sel, &table_path)?;
-    // Absolute: the build script that reads TB_RTL_DIR runs in testbench/.
-    let dir = args
-        .dir
-        .clone()
-        .unwrap_or_else(|| target_dir(&root).join("mutants"));
-    let dir = std::path::absolute(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-
-    // Builds replace target/release/testbench: go on from a copy of this binary.
-    if !args.list && std::env::var_os("TB_MUTANTS_DRIVER").is_none() {
-        let exe = std::env::current_exe().map_err(|e| format!("where am I: {e}"))?;
-        let copy = dir.join("bin").join("driver");
-        fs::create_dir_all(dir.join("bin")).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let _ = fs::remove_file(&copy);
-        fs::copy(&exe, &copy).map_err(|e| format!("cannot copy {}: {e}", exe.display()))?;
-        let status = Command::new(&copy)
-            .args(std::env::args_os().skip(1))
-            .env("TB_MUTANTS_DRIVER", "1")
-            .status()
-            .map_err(|e| format!("cannot run {}: {e}", copy.display()))?;
-        return Ok(status.code().unwrap_or(2));
+    let dir = scratch(&args.run, &root)?;
+    if let Some(code) = run_from_copy(&args.run, &dir)? {
+        return Ok(code);
     }
     let started = Instant::now();
 
@@ -432,13 +485,37 @@ fn run_inner(args: &Args) -> Result<i32, Fatal> {
         }
     }
 
+    let selection = Selection {
+        sel,
+        schemata_files,
+        how,
+        origin: table_path.display().to_string(),
+    };
+    execute(&root, &dir, selection, &args.run, started, None)
+}
+
+/// Steps 2 to 5 (the module doc): the tops, the builds, the baseline, the mutants, the scores.
+/// Exit code 1 when a mutant survived, or with `goal` (percent) when a file's score is under it.
+pub(crate) fn execute(
+    root: &Path,
+    dir: &Path,
+    selection: Selection,
+    args: &RunOpts,
+    started: Instant,
+    goal: Option<u32>,
+) -> Result<i32, Fatal> {
+    let rtl = root.join("rtl");
+    let sel = &selection.sel;
+    let how = &selection.how;
+    let schemata_files = &selection.schemata_files;
+
     // 2. The tops each mutant needs re-verilated.
     let graph = RtlGraph::read(&rtl).map_err(|e| format!("{}: {e}", rtl.display()))?;
     let t = Instant::now();
-    let used = discover_tops(&sel);
+    let used = discover_tops(sel);
     let discover_secs = t.elapsed().as_secs_f64();
     let mut needs: BTreeMap<u32, BTreeSet<String>> = BTreeMap::new();
-    for m in &sel {
+    for m in sel {
         let module = m.file.trim_end_matches(".sv");
         let containing: BTreeSet<String> = graph.tops_containing(module).into_iter().collect();
         let drives: BTreeSet<String> = m
@@ -449,9 +526,8 @@ fn run_inner(args: &Args) -> Result<i32, Fatal> {
         let need: BTreeSet<String> = containing.intersection(&drives).cloned().collect();
         if need.is_empty() {
             return Err(format!(
-                "{}:{}: mutant `{}` changes {module}, which none of the tops {}/{} drives contains ({}): it cannot be caught there",
-                table_path.display(),
-                m.line,
+                "{}: mutant `{}` changes {module}, which none of the tops {}/{} drives contains ({}): it cannot be caught there",
+                selection.at(m),
                 m.name,
                 m.suite,
                 m.properties,
@@ -462,7 +538,7 @@ fn run_inner(args: &Args) -> Result<i32, Fatal> {
     }
 
     if args.list {
-        for m in &sel {
+        for m in sel {
             let b = match &how[&m.id] {
                 Build::Schemata => "schemata".to_string(),
                 Build::Fallback(why) => format!("fallback ({why})"),
@@ -483,7 +559,7 @@ fn run_inner(args: &Args) -> Result<i32, Fatal> {
 
     // 3. Builds.
     let schem_rtl = dir.join("rtl");
-    sync_dir(&rtl, &schem_rtl, &schemata_files)
+    sync_dir(&rtl, &schem_rtl, schemata_files)
         .map_err(|e| format!("{}: {e}", schem_rtl.display()))?;
     let schem_tops: BTreeSet<String> = sel
         .iter()
@@ -502,16 +578,16 @@ fn run_inner(args: &Args) -> Result<i32, Fatal> {
             schem_tops.iter().cloned().collect::<Vec<_>>().join(", ")
         ));
         let bin = dir.join("bin").join("schemata");
-        let (secs, lines) = build(&root, &schem_rtl, &schem_tops, &bin, &dir.join("build.log"))?;
+        let (secs, lines) = build(root, &schem_rtl, &schem_tops, &bin, &dir.join("build.log"))?;
         build_secs += secs;
         report_build("schemata", secs, &lines);
-        for m in &sel {
+        for m in sel {
             if matches!(how[&m.id], Build::Schemata) {
                 bins.insert(m.id, bin.clone());
             }
         }
     }
-    for m in &sel {
+    for m in sel {
         if let Build::Fallback(why) = &how[&m.id] {
             out(&format!("== fallback build of mutant #{} ({why})", m.id));
             let frtl = dir.join(format!("fallback-{}", m.id));
@@ -519,14 +595,14 @@ fn run_inner(args: &Args) -> Result<i32, Fatal> {
             sync_dir(&rtl, &frtl, &BTreeMap::from([(m.file.clone(), text)]))
                 .map_err(|e| format!("{}: {e}", frtl.display()))?;
             let bin = dir.join("bin").join(format!("fallback-{}", m.id));
-            let (secs, lines) = build(&root, &frtl, &needs[&m.id], &bin, &dir.join("build.log"))?;
+            let (secs, lines) = build(root, &frtl, &needs[&m.id], &bin, &dir.join("build.log"))?;
             build_secs += secs;
             report_build(&format!("fallback #{}", m.id), secs, &lines);
             bins.insert(m.id, bin);
         }
     }
 
-    let waves = target_dir(&root).join("waves").join("mutants");
+    let waves = target_dir(root).join("waves").join("mutants");
     let regs = dir.join("regressions.txt");
     let logs = dir.join("logs");
     fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
@@ -536,7 +612,7 @@ fn run_inner(args: &Args) -> Result<i32, Fatal> {
     if args.baseline_cases > 0 && !schem_tops.is_empty() {
         let bin = dir.join("bin").join("schemata");
         let mut done = BTreeSet::new();
-        for m in &sel {
+        for m in sel {
             if !matches!(how[&m.id], Build::Schemata)
                 || !done.insert((m.suite.clone(), m.properties.clone()))
             {
@@ -585,7 +661,7 @@ fn run_inner(args: &Args) -> Result<i32, Fatal> {
     let mut survivors: Vec<&Mutant> = Vec::new();
     let mut broken: Vec<(&Mutant, String)> = Vec::new();
     let mut score: BTreeMap<&str, (u32, u32)> = BTreeMap::new();
-    for m in &sel {
+    for m in sel {
         let cases = args.cases.unwrap_or(m.cases);
         let r = regress(
             &bins[&m.id],
@@ -641,10 +717,19 @@ fn run_inner(args: &Args) -> Result<i32, Fatal> {
     let run_secs = t.elapsed().as_secs_f64();
 
     out("\nmutation score per file:");
+    let mut under = Vec::new();
     for (file, (caught, total)) in &score {
+        let pct = 100.0 * f64::from(*caught) / f64::from(*total);
+        let mark = match goal {
+            Some(g) if pct < f64::from(g) => {
+                under.push(format!("{file} {pct:.0} %"));
+                format!("  < goal {g} %")
+            }
+            Some(g) => format!("  (goal {g} %)"),
+            None => String::new(),
+        };
         out(&format!(
-            "  {file:<44} {caught:>3}/{total:<3} caught ({:.0} %)",
-            100.0 * f64::from(*caught) / f64::from(*total)
+            "  {file:<44} {caught:>3}/{total:<3} caught ({pct:.0} %){mark}"
         ));
     }
     let fallbacks: Vec<String> = how
@@ -674,7 +759,17 @@ fn run_inner(args: &Args) -> Result<i32, Fatal> {
         for m in &survivors {
             eprintln!("  #{} {} ({}/{})", m.id, m.name, m.suite, m.properties);
         }
-        return Ok(1);
+        match goal {
+            None => return Ok(1),
+            Some(g) if !under.is_empty() => {
+                eprintln!("under the goal of {g} %: {}", under.join(", "));
+                return Ok(1);
+            }
+            Some(g) => {
+                out(&format!("every file's score met the goal of {g} %"));
+                return Ok(0);
+            }
+        }
     }
     out(&format!(
         "every one of the {} mutants was caught",
