@@ -651,4 +651,21 @@ module dma_mover_w64_t2_l14 (
     wl_q <= wl_d;
   end
 
+  // Functional coverage: each point counts the clock edges, out of reset, at which
+  // its condition holds (Verilator --coverage-user). Not for synthesis.
+`ifndef SYNTHESIS
+  cov_read_unaligned: cover property (@(posedge clk_i) rst_ni && (rd_accept & seg_mem & (s_seg_addr_i[2:0] != 3'd0)));
+  cov_write_unaligned: cover property (@(posedge clk_i) rst_ni && (wr_accept & seg_mem & (s_seg_addr_i[2:0] != 3'd0)));
+  cov_seg_without_memory: cover property (@(posedge clk_i) rst_ni && (seg_fire & ~seg_mem));
+  cov_read_burst_ends_at_4k: cover property (@(posedge clk_i) rst_ni && (ar_issue & ~ar_final & (({1'b0, ar_addr_q[11:0]} + ar_n) == 13'h1000)));
+  cov_read_bursts_in_flight_max: cover property (@(posedge clk_i) rst_ni && (outs_q == 1'b1));
+  cov_read_buffer_full: cover property (@(posedge clk_i) rst_ni && (ar_busy_q & ~credit_ok));
+  cov_read_error_response: cover property (@(posedge clk_i) rst_ni && (m_axi_rvalid_i & m_axi_rready_o & m_axi_rresp_i[1]));
+  cov_write_error_response: cover property (@(posedge clk_i) rst_ni && (m_axi_bvalid_i & m_axi_bready_o & m_axi_bresp_i[1]));
+  cov_write_partial_strobes: cover property (@(posedge clk_i) rst_ni && (m_axi_wvalid_o & m_axi_wready_i & (m_axi_wstrb_o != 8'hff)));
+  cov_write_segment_split: cover property (@(posedge clk_i) rst_ni && (aw_burst & ~chunk_final));
+  cov_data_out_backpressure: cover property (@(posedge clk_i) rst_ni && (m_valid_q & ~m_data_ready_i));
+  cov_direction_waits_for_drain: cover property (@(posedge clk_i) rst_ni && (s_seg_valid_i & ~dir_ok));
+`endif
+
 endmodule

@@ -182,6 +182,7 @@ module dma_walker_w64_t2_l14 (
   logic [31:0] desc_len_k;
   logic [31:0] rem_k;
   logic        out_free;
+  logic        seg_fire;
   logic [1:0]  unused_u_info_fifo_count_o;
   logic [9:0]  unused_u_word_fifo_count_o;
 
@@ -570,6 +571,8 @@ module dma_walker_w64_t2_l14 (
     endcase
   end
 
+  assign seg_fire = m_seg_valid_o & m_seg_ready_i;
+
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       state_q <= StIdle;
@@ -645,5 +648,30 @@ module dma_walker_w64_t2_l14 (
       word_credit_q <= word_credit_d;
     end
   end
+
+  // Functional coverage: each point counts the clock edges, out of reset, at which
+  // its condition holds (Verilator --coverage-user). Not for synthesis.
+`ifndef SYNTHESIS
+  cov_status_04h_data_transfer: cover property (@(posedge clk_i) rst_ni && (seg_fire & (seg_status_q == 11'd4)));
+  cov_status_0dh_sgl_segment: cover property (@(posedge clk_i) rst_ni && (seg_fire & (seg_status_q == 11'hd)));
+  cov_status_0fh_sgl_length: cover property (@(posedge clk_i) rst_ni && (seg_fire & (seg_status_q == 11'hf)));
+  cov_status_11h_sgl_type: cover property (@(posedge clk_i) rst_ni && (seg_fire & (seg_status_q == 11'h11)));
+  cov_status_13h_prp_offset: cover property (@(posedge clk_i) rst_ni && (seg_fire & (seg_status_q == 11'h13)));
+  cov_seg_bit_bucket: cover property (@(posedge clk_i) rst_ni && (seg_fire & seg_bucket_q));
+  cov_seg_zero_length_end: cover property (@(posedge clk_i) rst_ni && (seg_fire & seg_last_q & (seg_len_q == 14'd0) & (seg_status_q == 11'd0)));
+  cov_seg_backpressure: cover property (@(posedge clk_i) rst_ni && (m_seg_valid_o & ~m_seg_ready_i));
+  cov_state_StIdle: cover property (@(posedge clk_i) rst_ni && (state_q == StIdle));
+  cov_state_StPrp1: cover property (@(posedge clk_i) rst_ni && (state_q == StPrp1));
+  cov_state_StPrp2: cover property (@(posedge clk_i) rst_ni && (state_q == StPrp2));
+  cov_state_StList: cover property (@(posedge clk_i) rst_ni && (state_q == StList));
+  cov_state_StSglQ0: cover property (@(posedge clk_i) rst_ni && (state_q == StSglQ0));
+  cov_state_StSglQ1: cover property (@(posedge clk_i) rst_ni && (state_q == StSglQ1));
+  cov_state_StSglDesc: cover property (@(posedge clk_i) rst_ni && (state_q == StSglDesc));
+  cov_state_StStatus: cover property (@(posedge clk_i) rst_ni && (state_q == StStatus));
+  cov_state_StDrain: cover property (@(posedge clk_i) rst_ni && (state_q == StDrain));
+  cov_prp_list_chained: cover property (@(posedge clk_i) rst_ni && ((state_q == StList) & is_list_ptr));
+  cov_descriptor_read_error: cover property (@(posedge clk_i) rst_ni && (m_axi_rvalid_i & m_axi_rready_o & m_axi_rresp_i[1]));
+  cov_descriptor_fifo_full: cover property (@(posedge clk_i) rst_ni && (~word_room_ok & (fetch_left_q != 32'd0)));
+`endif
 
 endmodule

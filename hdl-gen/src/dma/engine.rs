@@ -365,6 +365,13 @@ fn build(p: &DmaParams, reset: ResetStyle, windowed: bool) -> Result<Rc<Module>,
     m.assign(c.d, mux(other, c.q + 1, c.q));
     m.bind(u_csr, "err_other_value_i", c.q);
 
+    // Functional coverage: each status a transfer can end with, and the two readers contending.
+    for (name, hit) in COUNTED_ERRORS.iter().zip(&known) {
+        m.cover(name.0, *hit);
+    }
+    m.cover("done_success", done_fire & status.eq(0));
+    m.cover("ar_contention", ar[0].0 & ar[1].0);
+
     m.group("counters (AXI4-Lite slave)");
     m.pass_through(u_csr, "s_axil_");
     m.finish()

@@ -791,6 +791,32 @@ pub fn mover(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.assign(mid.d, mux(seg_fire, !s_last, mid.q));
     m.assign(dir.d, mux(first, s_write, dir.q));
     m.assign(open.d, open.q + first.zext(8) - done_push.zext(8));
+
+    // ------------------------------------------------------- functional coverage
+    m.cover(
+        "read_unaligned",
+        rd_accept & s_mem & (s_addr.slice(lg - 1, 0).ne(0u64)),
+    );
+    m.cover(
+        "write_unaligned",
+        wr_accept & s_mem & (s_addr.slice(lg - 1, 0).ne(0u64)),
+    );
+    m.cover("seg_without_memory", seg_fire & !s_mem);
+    m.cover(
+        "read_burst_ends_at_4k",
+        ar_issue & !ar_final & (ar_addr.q.slice(11, 0).zext(13) + ar_n).eq(4096u64),
+    );
+    m.cover(
+        "read_bursts_in_flight_max",
+        outs.q.eq(u64::from(p.max_reads)),
+    );
+    m.cover("read_buffer_full", ar_busy.q & !credit_ok);
+    m.cover("read_error_response", rvalid & rready & rresp.bit(1));
+    m.cover("write_error_response", bvalid & bready & bresp.bit(1));
+    m.cover("write_partial_strobes", wvalid & wready & wstrb.ne(ones(b)));
+    m.cover("write_segment_split", aw_burst & !chunk_final);
+    m.cover("data_out_backpressure", mv.q & !md.ready);
+    m.cover("direction_waits_for_drain", seg.valid & !dir_ok);
     m.finish()
 }
 

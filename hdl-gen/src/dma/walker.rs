@@ -87,6 +87,19 @@ pub mod sc {
     pub const PRP_OFFSET_INVALID: u16 = 0x13;
 }
 
+/// The walker's states.
+const STATES: &[&str] = &[
+    "StIdle",
+    "StPrp1",
+    "StPrp2",
+    "StList",
+    "StSglQ0",
+    "StSglQ1",
+    "StSglDesc",
+    "StStatus",
+    "StDrain",
+];
+
 /// Depth of the FIFO of fetched words: two bursts of the largest size (256 words), each
 /// reserved when it is issued.
 fn word_fifo_depth(_p: &DmaParams) -> u32 {
@@ -185,20 +198,7 @@ pub fn walker(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.unused("r", cat([rlast.ex(), rid.ex(), rresp.bit(0)]));
 
     // ---------------------------------------------------------------- state
-    let st = m.enum_type(
-        "state",
-        &[
-            "StIdle",
-            "StPrp1",
-            "StPrp2",
-            "StList",
-            "StSglQ0",
-            "StSglQ1",
-            "StSglDesc",
-            "StStatus",
-            "StDrain",
-        ],
-    );
+    let st = m.enum_type("state", STATES);
     let state = m.reg_enum("state", &st, st.item("StIdle"));
     let tag = m.reg("tag", t, 0);
     let write = m.reg("write", 1, 0);
@@ -742,5 +742,30 @@ pub fn walker(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             k.default(|c| c.set(state.d, sx("StIdle")));
         });
     });
+
+    // ------------------------------------------------------- functional coverage
+    // Each status the walker can end a transfer with, every state, and the events between.
+    let seg_fire = m.net("seg_fire", seg.valid & seg.ready);
+    for (name, code) in [
+        ("status_04h_data_transfer", sc::DATA_TRANSFER_ERROR),
+        ("status_0dh_sgl_segment", sc::INVALID_SGL_SEGMENT),
+        ("status_0fh_sgl_length", sc::SGL_LENGTH_INVALID),
+        ("status_11h_sgl_type", sc::SGL_TYPE_INVALID),
+        ("status_13h_prp_offset", sc::PRP_OFFSET_INVALID),
+    ] {
+        m.cover(name, seg_fire & sstatus.q.eq(u64::from(code)));
+    }
+    m.cover("seg_bit_bucket", seg_fire & sbucket.q);
+    m.cover(
+        "seg_zero_length_end",
+        seg_fire & slast.q & slen.q.eq(0) & sstatus.q.eq(0),
+    );
+    m.cover("seg_backpressure", seg.valid & !seg.ready);
+    for name in STATES {
+        m.cover(&format!("state_{name}"), state.q.eq(st.item(name)));
+    }
+    m.cover("prp_list_chained", state.q.eq(st.item("StList")) & is_ptr);
+    m.cover("descriptor_read_error", rvalid & rready & rresp.bit(1));
+    m.cover("descriptor_fifo_full", !room_ok & fleft.q.ne(0));
     m.finish()
 }

@@ -687,6 +687,47 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         };
         *expect.entry(key).or_default() += 1;
     }
+    // The counters are read-only: a write answers OKAY and changes nothing; an offset past the
+    // last register answers SLVERR and reads as 0 (rtl/dma_csr.md).
+    let mut rng = Rng::new(input.seed ^ 0xc5a5);
+    for &(name, off, _) in dma_csr::REGISTERS {
+        if rng.chance(40) {
+            let v = rng.next_u64() & 0xffff_ffff;
+            let r = axil
+                .write_resp(&mut sim, u64::from(off), v, 0xf)
+                .map_err(|e| format!("write to counter {name}: {e:?}"))?;
+            if r != Resp::Okay {
+                return Err(format!(
+                    "a write to read-only counter {name} (CSR {off:#04x}) answered {r:?}, not OKAY"
+                ));
+            }
+        }
+    }
+    let end = dma_csr::REGISTERS
+        .iter()
+        .map(|r| u64::from(r.1))
+        .max()
+        .unwrap_or(0)
+        + 4;
+    if end < dma_csr::WINDOW {
+        let off = end + 4 * rng.below((dma_csr::WINDOW - end) / 4);
+        let (v, r) = axil
+            .read_resp(&mut sim, off)
+            .map_err(|e| format!("read of unmapped CSR {off:#04x}: {e:?}"))?;
+        if (v, r) != (0, Resp::SlvErr) {
+            return Err(format!(
+                "a read of unmapped CSR {off:#04x} answered {r:?} with {v:#x}, not SLVERR with 0"
+            ));
+        }
+        let r = axil
+            .write_resp(&mut sim, off, rng.next_u64() & 0xffff_ffff, 0xf)
+            .map_err(|e| format!("write to unmapped CSR {off:#04x}: {e:?}"))?;
+        if r != Resp::SlvErr {
+            return Err(format!(
+                "a write to unmapped CSR {off:#04x} answered {r:?}, not SLVERR"
+            ));
+        }
+    }
     let mut bus = axil.mmio(&mut sim);
     for &(name, off, _) in dma_csr::REGISTERS {
         let got = bus.read32(off);

@@ -225,7 +225,15 @@ pub(crate) fn build_sgl(x: &Xfer, base: u64, mem: &mut Memory, tag: u64) -> Buil
     // Data descriptors: random lengths summing to len; some zero, buckets when writing.
     let mut descs: Vec<u128> = Vec::new();
     let mut left = x.len as u64;
-    let pieces = 1 + rng.below(12);
+    // One case in 16 (by the seed, so the other cases keep their draws): one long segment of
+    // 260 to 459 descriptors, more than the walker's word buffer (512 words) holds, so its
+    // fetches wait for room (cover point `descriptor_fifo_full`).
+    let long = x.seed % 16 == 5;
+    let pieces = if long {
+        260 + x.seed / 16 % 200
+    } else {
+        1 + rng.below(12)
+    };
     for i in 0..pieces {
         let n = if i + 1 == pieces {
             left
@@ -257,7 +265,11 @@ pub(crate) fn build_sgl(x: &Xfer, base: u64, mem: &mut Memory, tag: u64) -> Buil
         let mut chunks: Vec<Vec<u128>> = Vec::new();
         let mut i = 0;
         while i < descs.len() {
-            let n = (1 + rng.below(4) as usize).min(descs.len() - i);
+            let n = if long {
+                descs.len() - i
+            } else {
+                (1 + rng.below(4) as usize).min(descs.len() - i)
+            };
             chunks.push(descs[i..i + n].to_vec());
             i += n;
         }
