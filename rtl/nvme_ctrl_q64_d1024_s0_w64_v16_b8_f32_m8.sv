@@ -470,6 +470,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   logic         ev_bad_db_reg;
   logic         ev_bad_db_value;
   logic         reset_done;
+  logic         cov_posting;
   logic [27:0]  fetch_desc_m_data;
   logic [6:0]   desc_qid;
   logic [3:0]   desc_n;
@@ -1446,6 +1447,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
     endcase
   end
 
+  assign cov_posting = (state_q == ST_CPL_CQ) & c_en;
   assign desc_qid = fetch_desc_m_data[22:16];
   assign desc_n = fetch_desc_m_data[15:12];
   assign desc_head = fetch_desc_m_data[11:0];
@@ -2057,5 +2059,38 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
       lat_hist_rdata1_q <= lat_hist[{csr_lat_sel_dir, csr_lat_sel_bin}];
     end
   end
+
+  // Functional coverage: each point counts the clock edges, out of reset, at which
+  // its condition holds (Verilator --coverage-user). Not for synthesis.
+`ifndef SYNTHESIS
+  cov_cq_post_phase_flip: cover property (@(posedge clk_i) rst_ni && (cov_posting & ~p_full & p_wrap));
+  cov_cq_full_waits: cover property (@(posedge clk_i) rst_ni && (cov_posting & p_full));
+  cov_sq_fetch_to_ring_end: cover property (@(posedge clk_i) rst_ni && (ar_issue & (f_head_sum == s_size1)));
+  cov_doorbell_invalid_register: cover property (@(posedge clk_i) rst_ni && (ev_bad_db_reg));
+  cov_doorbell_invalid_value: cover property (@(posedge clk_i) rst_ni && (ev_bad_db_value));
+  cov_fetch_admin_sq: cover property (@(posedge clk_i) rst_ni && (ar_issue & (cur_qid_q == 7'd0)));
+  cov_fetch_class_urgent: cover property (@(posedge clk_i) rst_ni && (ar_issue & ams_wrr & (cur_qid_q != 7'd0) & (cur_cls_q == 2'd0)));
+  cov_fetch_class_high: cover property (@(posedge clk_i) rst_ni && (ar_issue & ams_wrr & (cur_qid_q != 7'd0) & (cur_cls_q == 2'd1)));
+  cov_fetch_class_medium: cover property (@(posedge clk_i) rst_ni && (ar_issue & ams_wrr & (cur_qid_q != 7'd0) & (cur_cls_q == 2'd2)));
+  cov_fetch_class_low: cover property (@(posedge clk_i) rst_ni && (ar_issue & ams_wrr & (cur_qid_q != 7'd0) & (cur_cls_q == 2'd3)));
+  cov_fetch_round_robin: cover property (@(posedge clk_i) rst_ni && (ar_issue & ~ams_wrr & (cur_qid_q != 7'd0)));
+  cov_fetch_blocked_by_qos: cover property (@(posedge clk_i) rst_ni && ((state_q == ST_FETCH) & s_en & (f_avail != 13'd0) & ~f_eligible));
+  cov_controller_reset_sweep: cover property (@(posedge clk_i) rst_ni && (state_q == ST_CLEAR));
+  cov_controller_fatal: cover property (@(posedge clk_i) rst_ni && (cfs_q));
+  cov_sqe_fetch_error_fatal: cover property (@(posedge clk_i) rst_ni && (d_fatal));
+  cov_status_04h_fetch_error: cover property (@(posedge clk_i) rst_ni && (load_icpl & d_err));
+  cov_status_02h_cdw0_field: cover property (@(posedge clk_i) rst_ni && (load_icpl & ~d_err & d_field_bad));
+  cov_status_02h_over_mdts: cover property (@(posedge clk_i) rst_ni && (load_icpl & ~d_err & ~d_field_bad & d_too_long));
+  cov_sqe_offloaded: cover property (@(posedge clk_i) rst_ni && (load_io));
+  cov_sqe_admin: cover property (@(posedge clk_i) rst_ni && (load_admin & d_admin));
+  cov_sqe_fallback: cover property (@(posedge clk_i) rst_ni && (load_admin & d_fallback));
+  cov_io_cmd_held: cover property (@(posedge clk_i) rst_ni && (io_cmd_valid_q & ~io_cmd_ready_i));
+  cov_admin_cmd_held: cover property (@(posedge clk_i) rst_ni && (admin_cmd_valid_q & ~admin_cmd_ready_i));
+  cov_coalesce_by_threshold: cover property (@(posedge clk_i) rst_ni && ((irq_ev0 & ~coal_cd0_q & (csr_coalesce_thr != 8'd0) & ((coal_cnt0_q + 9'd1) > {1'b0, csr_coalesce_thr})) | (irq_ev1 & ~coal_cd1_q & (csr_coalesce_thr != 8'd0) & ((coal_cnt1_q + 9'd1) > {1'b0, csr_coalesce_thr})) | (irq_ev2 & ~coal_cd2_q & (csr_coalesce_thr != 8'd0) & ((coal_cnt2_q + 9'd1) > {1'b0, csr_coalesce_thr})) | (irq_ev3 & ~coal_cd3_q & (csr_coalesce_thr != 8'd0) & ((coal_cnt3_q + 9'd1) > {1'b0, csr_coalesce_thr})) | (irq_ev4 & ~coal_cd4_q & (csr_coalesce_thr != 8'd0) & ((coal_cnt4_q + 9'd1) > {1'b0, csr_coalesce_thr})) | (irq_ev5 & ~coal_cd5_q & (csr_coalesce_thr != 8'd0) & ((coal_cnt5_q + 9'd1) > {1'b0, csr_coalesce_thr})) | (irq_ev6 & ~coal_cd6_q & (csr_coalesce_thr != 8'd0) & ((coal_cnt6_q + 9'd1) > {1'b0, csr_coalesce_thr})) | (irq_ev7 & ~coal_cd7_q & (csr_coalesce_thr != 8'd0) & ((coal_cnt7_q + 9'd1) > {1'b0, csr_coalesce_thr})) | (irq_ev8 & ~coal_cd8_q & (csr_coalesce_thr != 8'd0) & ((coal_cnt8_q + 9'd1) > {1'b0, csr_coalesce_thr})) | (irq_ev9 & ~coal_cd9_q & (csr_coalesce_thr != 8'd0) & ((coal_cnt9_q + 9'd1) > {1'b0, csr_coalesce_thr})) | (irq_ev10 & ~coal_cd10_q & (csr_coalesce_thr != 8'd0) & ((coal_cnt10_q + 9'd1) > {1'b0, csr_coalesce_thr})) | (irq_ev11 & ~coal_cd11_q & (csr_coalesce_thr != 8'd0) & ((coal_cnt11_q + 9'd1) > {1'b0, csr_coalesce_thr})) | (irq_ev12 & ~coal_cd12_q & (csr_coalesce_thr != 8'd0) & ((coal_cnt12_q + 9'd1) > {1'b0, csr_coalesce_thr})) | (irq_ev13 & ~coal_cd13_q & (csr_coalesce_thr != 8'd0) & ((coal_cnt13_q + 9'd1) > {1'b0, csr_coalesce_thr})) | (irq_ev14 & ~coal_cd14_q & (csr_coalesce_thr != 8'd0) & ((coal_cnt14_q + 9'd1) > {1'b0, csr_coalesce_thr})) | (irq_ev15 & ~coal_cd15_q & (csr_coalesce_thr != 8'd0) & ((coal_cnt15_q + 9'd1) > {1'b0, csr_coalesce_thr}))));
+  cov_coalesce_by_time: cover property (@(posedge clk_i) rst_ni && (((coal_cnt0_q != 9'd0) & ((csr_coalesce_time == 8'd0) | (coal_tick & (({1'b0, coal_age0_q} + 9'd1) >= {1'b0, csr_coalesce_time}))) & ~(irq_ev0 & (coal_cd0_q | ((coal_cnt0_q + 9'd1) > {1'b0, csr_coalesce_thr})))) | ((coal_cnt1_q != 9'd0) & ((csr_coalesce_time == 8'd0) | (coal_tick & (({1'b0, coal_age1_q} + 9'd1) >= {1'b0, csr_coalesce_time}))) & ~(irq_ev1 & (coal_cd1_q | ((coal_cnt1_q + 9'd1) > {1'b0, csr_coalesce_thr})))) | ((coal_cnt2_q != 9'd0) & ((csr_coalesce_time == 8'd0) | (coal_tick & (({1'b0, coal_age2_q} + 9'd1) >= {1'b0, csr_coalesce_time}))) & ~(irq_ev2 & (coal_cd2_q | ((coal_cnt2_q + 9'd1) > {1'b0, csr_coalesce_thr})))) | ((coal_cnt3_q != 9'd0) & ((csr_coalesce_time == 8'd0) | (coal_tick & (({1'b0, coal_age3_q} + 9'd1) >= {1'b0, csr_coalesce_time}))) & ~(irq_ev3 & (coal_cd3_q | ((coal_cnt3_q + 9'd1) > {1'b0, csr_coalesce_thr})))) | ((coal_cnt4_q != 9'd0) & ((csr_coalesce_time == 8'd0) | (coal_tick & (({1'b0, coal_age4_q} + 9'd1) >= {1'b0, csr_coalesce_time}))) & ~(irq_ev4 & (coal_cd4_q | ((coal_cnt4_q + 9'd1) > {1'b0, csr_coalesce_thr})))) | ((coal_cnt5_q != 9'd0) & ((csr_coalesce_time == 8'd0) | (coal_tick & (({1'b0, coal_age5_q} + 9'd1) >= {1'b0, csr_coalesce_time}))) & ~(irq_ev5 & (coal_cd5_q | ((coal_cnt5_q + 9'd1) > {1'b0, csr_coalesce_thr})))) | ((coal_cnt6_q != 9'd0) & ((csr_coalesce_time == 8'd0) | (coal_tick & (({1'b0, coal_age6_q} + 9'd1) >= {1'b0, csr_coalesce_time}))) & ~(irq_ev6 & (coal_cd6_q | ((coal_cnt6_q + 9'd1) > {1'b0, csr_coalesce_thr})))) | ((coal_cnt7_q != 9'd0) & ((csr_coalesce_time == 8'd0) | (coal_tick & (({1'b0, coal_age7_q} + 9'd1) >= {1'b0, csr_coalesce_time}))) & ~(irq_ev7 & (coal_cd7_q | ((coal_cnt7_q + 9'd1) > {1'b0, csr_coalesce_thr})))) | ((coal_cnt8_q != 9'd0) & ((csr_coalesce_time == 8'd0) | (coal_tick & (({1'b0, coal_age8_q} + 9'd1) >= {1'b0, csr_coalesce_time}))) & ~(irq_ev8 & (coal_cd8_q | ((coal_cnt8_q + 9'd1) > {1'b0, csr_coalesce_thr})))) | ((coal_cnt9_q != 9'd0) & ((csr_coalesce_time == 8'd0) | (coal_tick & (({1'b0, coal_age9_q} + 9'd1) >= {1'b0, csr_coalesce_time}))) & ~(irq_ev9 & (coal_cd9_q | ((coal_cnt9_q + 9'd1) > {1'b0, csr_coalesce_thr})))) | ((coal_cnt10_q != 9'd0) & ((csr_coalesce_time == 8'd0) | (coal_tick & (({1'b0, coal_age10_q} + 9'd1) >= {1'b0, csr_coalesce_time}))) & ~(irq_ev10 & (coal_cd10_q | ((coal_cnt10_q + 9'd1) > {1'b0, csr_coalesce_thr})))) | ((coal_cnt11_q != 9'd0) & ((csr_coalesce_time == 8'd0) | (coal_tick & (({1'b0, coal_age11_q} + 9'd1) >= {1'b0, csr_coalesce_time}))) & ~(irq_ev11 & (coal_cd11_q | ((coal_cnt11_q + 9'd1) > {1'b0, csr_coalesce_thr})))) | ((coal_cnt12_q != 9'd0) & ((csr_coalesce_time == 8'd0) | (coal_tick & (({1'b0, coal_age12_q} + 9'd1) >= {1'b0, csr_coalesce_time}))) & ~(irq_ev12 & (coal_cd12_q | ((coal_cnt12_q + 9'd1) > {1'b0, csr_coalesce_thr})))) | ((coal_cnt13_q != 9'd0) & ((csr_coalesce_time == 8'd0) | (coal_tick & (({1'b0, coal_age13_q} + 9'd1) >= {1'b0, csr_coalesce_time}))) & ~(irq_ev13 & (coal_cd13_q | ((coal_cnt13_q + 9'd1) > {1'b0, csr_coalesce_thr})))) | ((coal_cnt14_q != 9'd0) & ((csr_coalesce_time == 8'd0) | (coal_tick & (({1'b0, coal_age14_q} + 9'd1) >= {1'b0, csr_coalesce_time}))) & ~(irq_ev14 & (coal_cd14_q | ((coal_cnt14_q + 9'd1) > {1'b0, csr_coalesce_thr})))) | ((coal_cnt15_q != 9'd0) & ((csr_coalesce_time == 8'd0) | (coal_tick & (({1'b0, coal_age15_q} + 9'd1) >= {1'b0, csr_coalesce_time}))) & ~(irq_ev15 & (coal_cd15_q | ((coal_cnt15_q + 9'd1) > {1'b0, csr_coalesce_thr}))))));
+  cov_coalesce_disabled_vector: cover property (@(posedge clk_i) rst_ni && ((irq_ev0 & coal_cd0_q) | (irq_ev1 & coal_cd1_q) | (irq_ev2 & coal_cd2_q) | (irq_ev3 & coal_cd3_q) | (irq_ev4 & coal_cd4_q) | (irq_ev5 & coal_cd5_q) | (irq_ev6 & coal_cd6_q) | (irq_ev7 & coal_cd7_q) | (irq_ev8 & coal_cd8_q) | (irq_ev9 & coal_cd9_q) | (irq_ev10 & coal_cd10_q) | (irq_ev11 & coal_cd11_q) | (irq_ev12 & coal_cd12_q) | (irq_ev13 & coal_cd13_q) | (irq_ev14 & coal_cd14_q) | (irq_ev15 & coal_cd15_q)));
+  cov_irq_merged_into_pending: cover property (@(posedge clk_i) rst_ni && ((irq_ev0 & irq_pend0_q) | (irq_ev1 & irq_pend1_q) | (irq_ev2 & irq_pend2_q) | (irq_ev3 & irq_pend3_q) | (irq_ev4 & irq_pend4_q) | (irq_ev5 & irq_pend5_q) | (irq_ev6 & irq_pend6_q) | (irq_ev7 & irq_pend7_q) | (irq_ev8 & irq_pend8_q) | (irq_ev9 & irq_pend9_q) | (irq_ev10 & irq_pend10_q) | (irq_ev11 & irq_pend11_q) | (irq_ev12 & irq_pend12_q) | (irq_ev13 & irq_pend13_q) | (irq_ev14 & irq_pend14_q) | (irq_ev15 & irq_pend15_q)));
+  cov_irq_held: cover property (@(posedge clk_i) rst_ni && (irq_valid_q & ~irq_ready_i));
+`endif
 
 endmodule

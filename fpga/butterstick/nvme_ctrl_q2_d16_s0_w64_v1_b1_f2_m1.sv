@@ -470,6 +470,7 @@ module nvme_ctrl_q2_d16_s0_w64_v1_b1_f2_m1 (
   logic         ev_bad_db_reg;
   logic         ev_bad_db_value;
   logic         reset_done;
+  logic         cov_posting;
   logic [16:0]  fetch_desc_m_data;
   logic [1:0]   desc_qid;
   logic         desc_n;
@@ -1296,6 +1297,7 @@ module nvme_ctrl_q2_d16_s0_w64_v1_b1_f2_m1 (
     endcase
   end
 
+  assign cov_posting = (state_q == ST_CPL_CQ) & c_en;
   assign desc_qid = fetch_desc_m_data[14:13];
   assign desc_n = fetch_desc_m_data[12];
   assign desc_head = fetch_desc_m_data[11:0];
@@ -1697,5 +1699,38 @@ module nvme_ctrl_q2_d16_s0_w64_v1_b1_f2_m1 (
       lat_hist_rdata1_q <= lat_hist[{csr_lat_sel_dir, csr_lat_sel_bin}];
     end
   end
+
+  // Functional coverage: each point counts the clock edges, out of reset, at which
+  // its condition holds (Verilator --coverage-user). Not for synthesis.
+`ifndef SYNTHESIS
+  cov_cq_post_phase_flip: cover property (@(posedge clk_i) rst_ni && (cov_posting & ~p_full & p_wrap));
+  cov_cq_full_waits: cover property (@(posedge clk_i) rst_ni && (cov_posting & p_full));
+  cov_sq_fetch_to_ring_end: cover property (@(posedge clk_i) rst_ni && (ar_issue & (f_head_sum == s_size1)));
+  cov_doorbell_invalid_register: cover property (@(posedge clk_i) rst_ni && (ev_bad_db_reg));
+  cov_doorbell_invalid_value: cover property (@(posedge clk_i) rst_ni && (ev_bad_db_value));
+  cov_fetch_admin_sq: cover property (@(posedge clk_i) rst_ni && (ar_issue & (cur_qid_q == 2'd0)));
+  cov_fetch_class_urgent: cover property (@(posedge clk_i) rst_ni && (ar_issue & ams_wrr & (cur_qid_q != 2'd0) & (cur_cls_q == 2'd0)));
+  cov_fetch_class_high: cover property (@(posedge clk_i) rst_ni && (ar_issue & ams_wrr & (cur_qid_q != 2'd0) & (cur_cls_q == 2'd1)));
+  cov_fetch_class_medium: cover property (@(posedge clk_i) rst_ni && (ar_issue & ams_wrr & (cur_qid_q != 2'd0) & (cur_cls_q == 2'd2)));
+  cov_fetch_class_low: cover property (@(posedge clk_i) rst_ni && (ar_issue & ams_wrr & (cur_qid_q != 2'd0) & (cur_cls_q == 2'd3)));
+  cov_fetch_round_robin: cover property (@(posedge clk_i) rst_ni && (ar_issue & ~ams_wrr & (cur_qid_q != 2'd0)));
+  cov_fetch_blocked_by_qos: cover property (@(posedge clk_i) rst_ni && ((state_q == ST_FETCH) & s_en & (f_avail != 13'd0) & ~f_eligible));
+  cov_controller_reset_sweep: cover property (@(posedge clk_i) rst_ni && (state_q == ST_CLEAR));
+  cov_controller_fatal: cover property (@(posedge clk_i) rst_ni && (cfs_q));
+  cov_sqe_fetch_error_fatal: cover property (@(posedge clk_i) rst_ni && (d_fatal));
+  cov_status_04h_fetch_error: cover property (@(posedge clk_i) rst_ni && (load_icpl & d_err));
+  cov_status_02h_cdw0_field: cover property (@(posedge clk_i) rst_ni && (load_icpl & ~d_err & d_field_bad));
+  cov_status_02h_over_mdts: cover property (@(posedge clk_i) rst_ni && (load_icpl & ~d_err & ~d_field_bad & d_too_long));
+  cov_sqe_offloaded: cover property (@(posedge clk_i) rst_ni && (load_io));
+  cov_sqe_admin: cover property (@(posedge clk_i) rst_ni && (load_admin & d_admin));
+  cov_sqe_fallback: cover property (@(posedge clk_i) rst_ni && (load_admin & d_fallback));
+  cov_io_cmd_held: cover property (@(posedge clk_i) rst_ni && (io_cmd_valid_q & ~io_cmd_ready_i));
+  cov_admin_cmd_held: cover property (@(posedge clk_i) rst_ni && (admin_cmd_valid_q & ~admin_cmd_ready_i));
+  cov_coalesce_by_threshold: cover property (@(posedge clk_i) rst_ni && (irq_ev0 & ~coal_cd0_q & (csr_coalesce_thr != 8'd0) & ((coal_cnt0_q + 9'd1) > {1'b0, csr_coalesce_thr})));
+  cov_coalesce_by_time: cover property (@(posedge clk_i) rst_ni && ((coal_cnt0_q != 9'd0) & ((csr_coalesce_time == 8'd0) | (coal_tick & (({1'b0, coal_age0_q} + 9'd1) >= {1'b0, csr_coalesce_time}))) & ~(irq_ev0 & (coal_cd0_q | ((coal_cnt0_q + 9'd1) > {1'b0, csr_coalesce_thr})))));
+  cov_coalesce_disabled_vector: cover property (@(posedge clk_i) rst_ni && (irq_ev0 & coal_cd0_q));
+  cov_irq_merged_into_pending: cover property (@(posedge clk_i) rst_ni && (irq_ev0 & irq_pend0_q));
+  cov_irq_held: cover property (@(posedge clk_i) rst_ni && (irq_valid_q & ~irq_ready_i));
+`endif
 
 endmodule

@@ -1537,4 +1537,15 @@ module nvme_tcp_conn_w64_d1_h16_nd (
     end
   end
 
+  // Functional coverage: each point counts the clock edges, out of reset, at which
+  // its condition holds (Verilator --coverage-user). Not for synthesis.
+`ifndef SYNTHESIS
+  cov_term_fes_01h_invalid_header_field: cover property (@(posedge clk_i) rst_ni && (fatal & (fatal_fes == 16'd1)));
+  cov_term_fes_02h_pdu_sequence_error: cover property (@(posedge clk_i) rst_ni && (fatal & (fatal_fes == 16'd2)));
+  cov_term_fes_03h_header_digest_error: cover property (@(posedge clk_i) rst_ni && (fatal & (fatal_fes == 16'd3)));
+  cov_term_fes_04h_data_out_of_range: cover property (@(posedge clk_i) rst_ni && (fatal & (fatal_fes == 16'd4)));
+  cov_term_fes_05h_data_transfer_limit_exceeded: cover property (@(posedge clk_i) rst_ni && (fatal & (fatal_fes == 16'd5)));
+  cov_term_fes_06h_unsupported_parameter: cover property (@(posedge clk_i) rst_ni && (fatal & (fatal_fes == 16'd6)));
+`endif
+
 endmodule

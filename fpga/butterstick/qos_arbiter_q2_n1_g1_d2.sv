@@ -1231,4 +1231,17 @@ module qos_arbiter_q2_n1_g1_d2 (
     end
   end
 
+  // Functional coverage: each point counts the clock edges, out of reset, at which
+  // its condition holds (Verilator --coverage-user). Not for synthesis.
+`ifndef SYNTHESIS
+  cov_deny_0bh_invalid_namespace: cover property (@(posedge clk_i) rst_ni && (deny & ~chk_ns_ok));
+  cov_deny_80h_lba_out_of_range: cover property (@(posedge clk_i) rst_ni && (deny & chk_ns_ok & chk_range_bad));
+  cov_deny_86h_access_denied: cover property (@(posedge clk_i) rst_ni && (deny & chk_ns_ok & ~chk_range_bad & ~chk_granted));
+  cov_queue_buffer_full: cover property (@(posedge clk_i) rst_ni && (chk_valid_q & ~chk_denied & ~chk_room));
+  cov_waits_for_queue_budget: cover property (@(posedge clk_i) rst_ni && ((candidate & ~queue_budget) != 2'd0));
+  cov_waits_for_namespace_budget: cover property (@(posedge clk_i) rst_ni && ((candidate & ~ns_budget_of_head) != 2'd0));
+  cov_waits_for_channel_space: cover property (@(posedge clk_i) rst_ni && ((nonempty & ~dst_space_i) != 2'd0));
+  cov_cmd_out_held: cover property (@(posedge clk_i) rst_ni && (out_valid_q & ~m_io_cmd_ready_i));
+`endif
+
 endmodule

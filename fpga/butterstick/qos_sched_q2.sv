@@ -385,4 +385,18 @@ module qos_sched_q2 (
     end
   end
 
+  // Functional coverage: each point counts the clock edges, out of reset, at which
+  // its condition holds (Verilator --coverage-user). Not for synthesis.
+`ifndef SYNTHESIS
+  cov_class0_wins: cover property (@(posedge clk_i) rst_ni && (take_c0));
+  cov_class0_turn_ends_at_weight: cover property (@(posedge clk_i) rst_ni && (take_c0 & at_ptr_c0 & turn_over_c0 & (turn_c0_q != 8'd0)));
+  cov_class1_wins: cover property (@(posedge clk_i) rst_ni && (take_c1));
+  cov_class1_turn_ends_at_weight: cover property (@(posedge clk_i) rst_ni && (take_c1 & at_ptr_c1 & turn_over_c1 & (turn_c1_q != 8'd0)));
+  cov_class2_wins: cover property (@(posedge clk_i) rst_ni && (take_c2));
+  cov_class2_turn_ends_at_weight: cover property (@(posedge clk_i) rst_ni && (take_c2 & at_ptr_c2 & turn_over_c2 & (turn_c2_q != 8'd0)));
+  cov_class3_wins: cover property (@(posedge clk_i) rst_ni && (take_c3));
+  cov_class3_turn_ends_at_weight: cover property (@(posedge clk_i) rst_ni && (take_c3 & at_ptr_c3 & turn_over_c3 & (turn_c3_q != 8'd0)));
+  cov_weight_write_forwarded: cover property (@(posedge clk_i) rst_ni && (wt_fwd_q));
+`endif
+
 endmodule

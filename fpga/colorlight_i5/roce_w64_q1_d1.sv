@@ -2396,4 +2396,19 @@ module roce_w64_q1_d1 (
     end
   end
 
+  // Functional coverage: each point counts the clock edges, out of reset, at which
+  // its condition holds (Verilator --coverage-user). Not for synthesis.
+`ifndef SYNTHESIS
+  cov_drop_other: cover property (@(posedge clk_i) rst_ni && (rx_in_chk & (rx_drop == DROP_OTHER)));
+  cov_drop_malformed: cover property (@(posedge clk_i) rst_ni && (rx_in_chk & (rx_drop == DROP_MALFORMED)));
+  cov_drop_icrc: cover property (@(posedge clk_i) rst_ni && (rx_in_chk & (rx_drop == DROP_ICRC)));
+  cov_drop_opcode: cover property (@(posedge clk_i) rst_ni && (rx_in_chk & (rx_drop == DROP_OPCODE)));
+  cov_drop_qp: cover property (@(posedge clk_i) rst_ni && (rx_in_chk & (rx_drop == DROP_QP)));
+  cov_nak_60h_psn_sequence: cover property (@(posedge clk_i) rst_ni && (ev_nak_seq));
+  cov_nak_61h_invalid_request: cover property (@(posedge clk_i) rst_ni && (ev_invalid | ev_write_invalid | ev_read_invalid));
+  cov_nak_62h_remote_access: cover property (@(posedge clk_i) rst_ni && (ev_write_access | ev_read_access));
+  cov_duplicate_request: cover property (@(posedge clk_i) rst_ni && (ev_dup));
+  cov_fatal_nak_received: cover property (@(posedge clk_i) rst_ni && (ev_fatal_nak));
+`endif
+
 endmodule

@@ -1038,5 +1038,23 @@ pub fn arbiter(p: &QosParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         }
     }
     debug_assert_eq!(WEIGHT_BITS, 8);
+
+    // Functional coverage: each denial, a full queue buffer, each reason an eligible-looking
+    // queue waits (its own budget, its head's namespace budget, its channel's space), the
+    // output held.
+    m.cover("deny_0bh_invalid_namespace", deny & !ns_ok);
+    m.cover("deny_80h_lba_out_of_range", deny & ns_ok & range_bad);
+    m.cover(
+        "deny_86h_access_denied",
+        deny & ns_ok & !range_bad & !granted,
+    );
+    m.cover("queue_buffer_full", chk_valid.q & !denied & !room);
+    m.cover("waits_for_queue_budget", (cand & !qb_eff).ne(0u64));
+    m.cover("waits_for_namespace_budget", (cand & !nsb_eff).ne(0u64));
+    m.cover(
+        "waits_for_channel_space",
+        (nonempty_v & !dst_space).ne(0u64),
+    );
+    m.cover("cmd_out_held", out_valid.q & !m_cmd.ready);
     m.finish()
 }

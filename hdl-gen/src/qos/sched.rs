@@ -225,6 +225,13 @@ pub fn sched(n: u32, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             &format!("turn_over_c{c}"),
             mux(at_ptr, turn.q.ge(cur), win_wz),
         );
+        // Functional coverage: the class wins, and a turn of several grants to one queue
+        // ends at its weight.
+        m.cover(&format!("class{c}_wins"), mine);
+        m.cover(
+            &format!("class{c}_turn_ends_at_weight"),
+            mine & at_ptr & over & turn.q.ne(0u64),
+        );
         let load = m.net(&format!("load_next_c{c}"), mine & (over | !at_ptr));
         m.comment(load, "the pointer moves to another queue: read its weight");
         loads.push(load);
@@ -264,5 +271,6 @@ pub fn sched(n: u32, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.assign(wt_addr, addr);
     m.assign(fwd.d, rd & wt_wr & wt_wr_addr.eq(addr));
     m.assign(fwd_data.d, wt_wr_data);
+    m.cover("weight_write_forwarded", fwd.q);
     m.finish()
 }

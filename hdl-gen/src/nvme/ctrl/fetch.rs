@@ -255,7 +255,7 @@ pub(super) fn dispatch(m: &mut ModuleBuilder, cx: &Ctx, io: &Ports, f: &Fsm) -> 
     } else {
         lit(1, 0)
     };
-    let d_bad = m.net("d_bad", d_field_bad | d_too_long);
+    let d_bad = m.net("d_bad", d_field_bad | d_too_long.clone());
     let d_fatal = m.net("d_fatal", fbv & !flush.q & d_err & d_err0);
     // Order of the I/O checks (mod.rs): fetch error, CDW0 fields, a Read or Write over MDTS,
     // then the opcode picks the hardware path (io_cmd) or firmware (admin_cmd with the SQ id).
@@ -310,6 +310,24 @@ pub(super) fn dispatch(m: &mut ModuleBuilder, cx: &Ctx, io: &Ports, f: &Fsm) -> 
     let adm_in = m.net("admin_cpl_fire", adm_cpl.fire());
     m.assign(io_infl.d, io_infl.q + io_out.zext(32) - io_in.zext(32));
     m.assign(adm_infl.d, adm_infl.q + adm_out.zext(32) - adm_in.zext(32));
+
+    // Functional coverage: each way dispatch ends an SQE (mod.rs, "What the hardware does and
+    // does not check"), and each stream held by its consumer.
+    m.cover("sqe_fetch_error_fatal", d_fatal);
+    m.cover("status_04h_fetch_error", load_icpl & d_err);
+    m.cover("status_02h_cdw0_field", load_icpl & !d_err & d_field_bad);
+    if max_blocks <= 0xffff {
+        // At 65536 blocks or more NLB cannot exceed MDTS: no point to reach.
+        m.cover(
+            "status_02h_over_mdts",
+            load_icpl & !d_err & !d_field_bad & d_too_long,
+        );
+    }
+    m.cover("sqe_offloaded", load_io);
+    m.cover("sqe_admin", load_adm & d_admin);
+    m.cover("sqe_fallback", load_adm & d_fallback);
+    m.cover("io_cmd_held", io_v.q & !io_cmd.ready);
+    m.cover("admin_cmd_held", adm_v.q & !adm_cmd.ready);
     Dispatch {
         d_fatal,
         adm_sqid,

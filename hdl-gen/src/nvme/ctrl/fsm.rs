@@ -726,6 +726,33 @@ pub(super) fn fsm(
             a.default(|c| c.set(st.d, st_ty.item("ST_IDLE")));
         });
     });
+
+    // Functional coverage: queue wrap and phase flip, a full CQ, the doorbell faults, every
+    // arbitration class, controller reset and fatal status.
+    let in_st = |n: &str| st.q.eq(st_ty.item(n));
+    let posting = m.net("cov_posting", in_st("ST_CPL_CQ") & c_en);
+    m.cover("cq_post_phase_flip", posting & !p_full & p_wrap);
+    m.cover("cq_full_waits", posting & p_full);
+    m.cover("sq_fetch_to_ring_end", ar_issue & f_head_sum.eq(s_size1));
+    m.cover("doorbell_invalid_register", ev_reg);
+    m.cover("doorbell_invalid_value", ev_val);
+    // No point for an `admin_cpl` naming an SQ above io_queue_pairs (dropped): firmware answers
+    // each command with the sqid it came with (mod.rs), so only a firmware bug reaches it; an
+    // extra answer would also unbalance the in-flight count a reset waits on.
+    m.cover("fetch_admin_sq", ar_issue & cur_qid.q.eq(0));
+    for (k, name) in ["urgent", "high", "medium", "low"].iter().enumerate() {
+        m.cover(
+            &format!("fetch_class_{name}"),
+            ar_issue & ams_wrr & cur_qid.q.ne(0) & cur_cls.q.eq(k as u64),
+        );
+    }
+    m.cover("fetch_round_robin", ar_issue & !ams_wrr & cur_qid.q.ne(0));
+    m.cover(
+        "fetch_blocked_by_qos",
+        in_st("ST_FETCH") & s_en & f_avail.ne(0) & !f_elig,
+    );
+    m.cover("controller_reset_sweep", in_st("ST_CLEAR"));
+    m.cover("controller_fatal", cfs.q);
     Fsm {
         flush,
         credits,

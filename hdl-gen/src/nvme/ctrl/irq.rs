@@ -39,6 +39,10 @@ pub(super) fn coalesce(
     let emit = m.wire("irq_emit", 1);
     let sel = m.wire("irq_sel", vw);
     let mut pends = Vec::new();
+    // Per vector: fired by the threshold (coalescing on), by the time limit, or at once
+    // (coalescing disabled); an event absorbed by a pending interrupt.
+    let (mut by_thr, mut by_time, mut by_cd, mut merged) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for v in 0..p.vectors {
         let cnt = m.reg(&format!("coal_cnt{v}"), 9, 0);
         let age = m.reg(&format!("coal_age{v}"), 8, 0);
@@ -48,7 +52,14 @@ pub(super) fn coalesce(
         let fire_thr = hit & (cd.q | (cnt.q + 1).gt(co_thr.zext(9)));
         let fire_time =
             cnt.q.ne(0) & (co_time.eq(0) | (tick & (age.q.zext(9) + 1).ge(co_time.zext(9))));
-        let fire = m.net(&format!("irq_fire{v}"), fire_thr | fire_time);
+        let fire = m.net(
+            &format!("irq_fire{v}"),
+            fire_thr.clone() | fire_time.clone(),
+        );
+        by_thr.push(hit & !cd.q & co_thr.ne(0) & (cnt.q + 1).gt(co_thr.zext(9)));
+        by_time.push(fire_time & !fire_thr);
+        by_cd.push(hit & cd.q);
+        merged.push(hit & pend.q);
         m.assign(cnt.d, mux(flush.q | fire, lit(9, 0), cnt.q + hit.zext(9)));
         m.assign(
             age.d,
@@ -83,4 +94,17 @@ pub(super) fn coalesce(
     m.assign(irq_vec.d, mux(emit, sel.ex(), irq_vec.q.ex()));
     m.assign(irq.valid, irq_v.q);
     m.assign(irq.field("vector"), irq_vec.q);
+
+    // Functional coverage: coalescing by threshold and by time, a vector with coalescing
+    // disabled, an event merged into a pending interrupt, the irq stream held.
+    let any = |v: Vec<Expr>| {
+        v.into_iter()
+            .reduce(|a, b| a | b)
+            .expect("at least one vector")
+    };
+    m.cover("coalesce_by_threshold", any(by_thr));
+    m.cover("coalesce_by_time", any(by_time));
+    m.cover("coalesce_disabled_vector", any(by_cd));
+    m.cover("irq_merged_into_pending", any(merged));
+    m.cover("irq_held", irq_v.q & !irq.ready);
 }

@@ -230,6 +230,17 @@ pub(super) fn rx_fsm(
             c.set(fatal_fes, 0u64);
         });
     });
+    // Functional coverage: every FES the receive checks end a connection with (mod.rs).
+    for (fes, name) in [
+        (0x01u64, "01h_invalid_header_field"),
+        (0x02, "02h_pdu_sequence_error"),
+        (0x03, "03h_header_digest_error"),
+        (0x04, "04h_data_out_of_range"),
+        (0x05, "05h_data_transfer_limit_exceeded"),
+        (0x06, "06h_unsupported_parameter"),
+    ] {
+        m.cover(&format!("term_fes_{name}"), fatal & fatal_fes.eq(fes));
+    }
     m.assign(act_data_ok, in_act & t_data & !fatal);
     // The C2HData's header is taken once its verdict (no data digests) has room.
     let data_go = m.net("c2h_header_done", act_data_ok & (dd.q | v_space));

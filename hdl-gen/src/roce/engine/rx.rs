@@ -657,6 +657,25 @@ pub(super) fn receive(
         "ev_fatal_nak",
         ev_ack & (syn.eq(0x61u64) | syn.eq(0x62u64) | syn.eq(0x63u64)),
     );
+    // Functional coverage: each drop cause, each NAK the responder sends, a duplicate
+    // request, a fatal NAK received.
+    for item in [
+        "DROP_OTHER",
+        "DROP_MALFORMED",
+        "DROP_ICRC",
+        "DROP_OPCODE",
+        "DROP_QP",
+    ] {
+        m.cover(&item.to_lowercase(), in_chk & why.eq(cause.item(item)));
+    }
+    m.cover("nak_60h_psn_sequence", ev_nak_seq);
+    m.cover(
+        "nak_61h_invalid_request",
+        ev_invalid | ev_wr_inv | ev_rd_inv,
+    );
+    m.cover("nak_62h_remote_access", ev_wr_acc | ev_rd_acc);
+    m.cover("duplicate_request", ev_dup);
+    m.cover("fatal_nak_received", ev_fatal_nak);
     // The ACK this frame asks for (syndrome, PSN, MSN).
     let new_ack = m.net("rx_new_ack", ev_inorder | ev_nak_seq | (ev_dup & !is_rd));
     let new_syn = m.net(
