@@ -73,3 +73,38 @@ fn dma_engine_schemata_lints() {
 fn frame_mux_schemata_lints() {
     lint_with_every_site("eth_frame_mux_");
 }
+
+/// A site names the generator line that built its expression, not the line that called the
+/// generator (the top-level generator functions are not `#[track_caller]`).
+#[test]
+fn sites_name_the_generators_lines() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let cfg = Config::load(&root.join("configs/default.toml")).expect("the shipped configuration");
+    let design = hdl_gen::chip::design(&cfg).expect("the design elaborates");
+    for (prefix, file) in [
+        ("dma_mover_", "src/dma/mover.rs"),
+        ("dma_walker_", "src/dma/walker.rs"),
+        ("fifo_w", "src/blocks/fifo.rs"),
+    ] {
+        let m = design
+            .modules()
+            .expect("modules")
+            .into_iter()
+            .find(|m| m.name().starts_with(prefix))
+            .unwrap_or_else(|| panic!("no module {prefix}*"));
+        let sites = mutation_sites(&m);
+        let outside: Vec<&str> = sites
+            .iter()
+            .map(|s| s.loc.as_str())
+            .filter(|l| !l.contains(file))
+            .collect();
+        // Helpers of other files (the stream and register builders) may build a few.
+        assert!(
+            outside.len() * 10 < sites.len(),
+            "{prefix}: {} of {} sites outside {file}: {:?}",
+            outside.len(),
+            sites.len(),
+            &outside[..outside.len().min(5)]
+        );
+    }
+}

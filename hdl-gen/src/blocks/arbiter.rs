@@ -38,7 +38,6 @@ pub fn index_width(n: u32) -> u32 {
 /// [module documentation](self). With `n == 1` the grant is simply `req_i` (no state).
 ///
 /// Golden model: `testbench::models::arbiter::RoundRobin`.
-#[track_caller]
 pub fn rr_arbiter(n: u32, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let name = format!("rr_arbiter_n{n}");
     if n == 0 {
@@ -71,7 +70,6 @@ pub fn rr_arbiter(n: u32, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
 /// middle of a turn ends that turn at the next transfer. With `n == 1` the grant is `req_i`.
 ///
 /// Golden model: `testbench::models::arbiter::WeightedRoundRobin`.
-#[track_caller]
 pub fn wrr_arbiter(n: u32, weight_width: u32, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let name = format!("wrr_arbiter_n{n}_w{weight_width}");
     if n == 0 {

@@ -68,7 +68,6 @@ pub fn module_name(masters: u32, id_width: u32, data_width: u32) -> String {
 /// to 16) and a `data_width`-bit bus (a power of two, 8 to 1024), onto one AXI4 master port with
 /// `id_width + clog2(masters)`-bit IDs, named by [`module_name`]. The policy and the contract for
 /// slow masters are in the [module documentation](self).
-#[track_caller]
 pub fn axi_interconnect(
     masters: u32,
     id_width: u32,

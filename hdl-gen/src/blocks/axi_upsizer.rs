@@ -64,7 +64,6 @@ pub fn max_wide_beats(narrow: u32, wide: u32) -> u32 {
 /// An upsizer from an `narrow`-bit AXI4 master to a `wide`-bit AXI4 slave (powers of two, 8 <=
 /// `narrow` < `wide` <= 1024), `id_width`-bit IDs (1 to 16) on both sides, named by
 /// [`module_name`]. Behaviour and contract in the [module documentation](self).
-#[track_caller]
 pub fn axi_upsizer(
     id_width: u32,
     narrow: u32,

@@ -115,7 +115,6 @@ fn axil_port(m: &mut ModuleBuilder, prefix: &str, addr: u32, slave: bool) -> Por
 /// [`addr_width`]`(slot_bits, windows.len())` bits), then per slave `i` the master
 /// `m<i>_axil_*` (address `windows[i]` bits). Refused: no slaves, a window of 0 bits, a window
 /// wider than its slot, `slot_bits` above 32.
-#[track_caller]
 pub fn axil_decoder(
     slot_bits: u32,
     windows: &[u32],

@@ -266,7 +266,6 @@ fn equation(eq: &XorTerms, seed: Sig, data: Sig, bytes: u32) -> Expr {
 ///   after that beat.
 ///
 /// The register itself is `crc_o ^ xor_out`; for CRC-32 it is Linux `crc32_le`'s running value.
-#[track_caller]
 pub fn crc(p: &CrcParams, data_width: u32, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let name = format!("{}_d{data_width}", p.name);
     if let Err(msg) = p.validate(data_width) {

@@ -58,7 +58,6 @@ pub fn module_name(width: u32, depth: u32, fwft: bool) -> String {
 ///
 /// The golden model is `testbench::models::fifo`: a bounded queue in which, in each cycle, the
 /// write and the read are both decided on the state at the start of the cycle.
-#[track_caller]
 pub fn fifo(width: u32, depth: u32, fwft: bool, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let name = module_name(width, depth, fwft);
     if width == 0 || depth == 0 {

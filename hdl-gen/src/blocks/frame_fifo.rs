@@ -31,7 +31,6 @@ pub fn beats_for_max_frame(width: u32) -> u32 {
 
 /// The frame FIFO of `beats` beats of `width` bits (a multiple of 8), named by
 /// [`module_name`].
-#[track_caller]
 pub fn frame_fifo(width: u32, beats: u32, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let name = module_name(width, beats);
     if width == 0 || !width.is_multiple_of(8) || beats < 2 {

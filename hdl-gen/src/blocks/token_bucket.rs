@@ -87,7 +87,6 @@ fn fixed(whole: Sig, frac: u32, width: u32) -> Expr {
 /// `req_ready_o`, `req_cost_i`, and `tokens_o` (whole tokens available now). See the module
 /// documentation for the exact rule. `req_ready_o` depends combinationally on `req_cost_i`,
 /// `rate_i` and `burst_i`, never on `req_valid_i`.
-#[track_caller]
 pub fn token_bucket(p: &TokenBucketParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let name = p.module_name();
     if let Err(message) = p.validate() {

@@ -20,7 +20,6 @@ pub fn divider(clock_hz: u64, baud: u64) -> u32 {
 /// The smallest divider the blocks accept: the receiver samples half a bit after the start edge.
 pub const MIN_DIV: u32 = 4;
 
-#[track_caller]
 fn check_div(name: &str, div: u32) -> Result<(), Errors> {
     if div < MIN_DIV {
         return Err(Errors(vec![Error {
@@ -44,7 +43,6 @@ fn check_div(name: &str, div: u32) -> Result<(), Errors> {
 /// whose stop bit is low is dropped with a one-cycle `frame_err_o`. A byte completed while the
 /// previous one still waits on `m` is dropped with a one-cycle `overrun_o`: the receiver cannot
 /// hold the line, so the consumer must take a byte within one byte time.
-#[track_caller]
 pub fn uart_rx(div: u32, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let name = format!("uart_rx_div{div}");
     check_div(&name, div)?;
@@ -147,7 +145,6 @@ pub fn uart_rx(div: u32, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
 /// `s_data_i`) on `tx_o` as 8N1, least significant bit first. `s_ready_o` is high while the
 /// line is idle (from flip-flops); a byte taken in cycle `t` starts its start bit in cycle `t + 1`.
 /// `tx_o` comes straight from a flip-flop and idles high.
-#[track_caller]
 pub fn uart_tx(div: u32, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let name = format!("uart_tx_div{div}");
     check_div(&name, div)?;

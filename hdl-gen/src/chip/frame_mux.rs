@@ -23,7 +23,6 @@ pub fn module_name(width: u32, roce: bool, tcp: bool) -> String {
 
 /// The frame mux for `width`-bit beats (a multiple of 8, 64 to 512), with the RoCE side when
 /// `roce`, the TCP side when `tcp` (at least one).
-#[track_caller]
 pub fn frame_mux(
     width: u32,
     roce: bool,

@@ -119,7 +119,6 @@ fn connect_stream(
 }
 
 /// The chip top for `cfg`, named `cfg.chip.name`.
-#[track_caller]
 pub fn top(cfg: &Config, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let name = cfg.chip.name.clone();
     let ch = channels(cfg);

@@ -123,7 +123,6 @@ fn low_bytes(width: u32, k: impl Into<Expr>) -> Expr {
 }
 
 /// The DMA data mover `dma_mover<suffix>` for `p` (see the module documentation).
-#[track_caller]
 pub fn mover(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let name = module_name(p);
     if let Err(message) = validate(p) {

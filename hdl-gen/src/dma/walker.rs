@@ -107,7 +107,6 @@ fn word_fifo_depth(_p: &DmaParams) -> u32 {
 }
 
 /// The walker, named `dma_walker` + [`DmaParams::suffix`] (see the module documentation).
-#[track_caller]
 pub fn walker(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let name = format!("dma_walker{}", p.suffix());
     let bad = |message: String| {

@@ -78,7 +78,6 @@ pub fn dma_params(p: &NvmeTcpParams, dma: &DmaParams) -> DmaParams {
 
 /// The engine, named by [`module_name`]; `dma` gives the DMA engine's length width, reads in
 /// flight and AXI ID width (its data width is the stream width).
-#[track_caller]
 pub fn engine(p: &NvmeTcpParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let name = module_name(p);
     let n = p.connections;

@@ -42,7 +42,6 @@ const JOINS: [(&str, &str); 12] = [
 /// The joined unit, named by [`module_name`]: the NVMe/TCP engine of `p` (its DMA engine from
 /// `dma`) over the TCP/IP engine of `t`, which must have the same stream width and connection
 /// count.
-#[track_caller]
 pub fn nvme_tcp_ip(
     p: &NvmeTcpParams,
     t: &TcpParams,

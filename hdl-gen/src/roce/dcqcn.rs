@@ -206,7 +206,6 @@ fn pack(parts: &[Expr]) -> Expr {
 
 /// The DCQCN block for `p`, named `roce_dcqcn_q<qps>_w<data_width>`. See the module
 /// documentation for the exact rules.
-#[track_caller]
 pub fn dcqcn(p: &DcqcnParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let name = p.module_name();
     if let Err(message) = p.validate() {

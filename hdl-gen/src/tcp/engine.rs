@@ -411,7 +411,6 @@ struct Conn {
 }
 
 /// The engine (see `mod.rs`).
-#[track_caller]
 pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let name = module_name(p);
     let ok = [64, 128, 256].contains(&p.data_width)

@@ -127,7 +127,6 @@ pub(super) struct Ctx<'a> {
 }
 
 /// A connection, named by [`module_name`].
-#[track_caller]
 pub fn conn(p: &NvmeTcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let name = module_name(p);
     if ![64, 128, 256].contains(&p.data_width)

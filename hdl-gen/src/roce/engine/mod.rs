@@ -185,7 +185,6 @@ struct Ctx<'a> {
 
 /// The engine, named by [`module_name`]; `dma` gives the DMA engine's length width, reads in
 /// flight and AXI ID width (its data width is the stream width).
-#[track_caller]
 pub fn engine(p: &RoceParams, dma: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let name = module_name(p);
     let bad = |msg: String| {
