@@ -72,6 +72,12 @@ pub struct RunOpts {
     /// Worker threads of each run [default: the number of CPUs].
     #[arg(long)]
     pub jobs: Option<usize>,
+    /// Initial values of the models' registers and memories (`regress --x-init`): `zero`,
+    /// `random`, or `both`: zero first and, for a mutant that survives, its cases again with
+    /// random initial values (CI runs both legs, so a mutant only one of them catches is
+    /// caught).
+    #[arg(long, value_name = "zero|random|both", default_value = "both")]
+    pub x_init: XInitRuns,
     /// Print the selected mutants, how each is built and which tops it needs; build nothing.
     #[arg(long)]
     pub list: bool,
@@ -82,6 +88,28 @@ pub struct RunOpts {
 
 /// A failure that stops the run (exit code 2).
 type Fatal = String;
+
+/// The initial values a mutant runs with (`--x-init`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum XInitRuns {
+    /// All zero (two-state).
+    Zero,
+    /// Drawn per case.
+    Random,
+    /// Zero, then random for a survivor.
+    Both,
+}
+
+impl XInitRuns {
+    /// The legs to run, in order.
+    fn legs(self) -> &'static [XInit] {
+        match self {
+            XInitRuns::Zero => &[XInit::Zero],
+            XInitRuns::Random => &[XInit::Random],
+            XInitRuns::Both => &[XInit::Zero, XInit::Random],
+        }
+    }
+}
 
 use super::{out, root, target_dir};
 
@@ -319,6 +347,7 @@ fn regress(
     properties: &str,
     cases: u64,
     mutant: Option<u32>,
+    x_init: XInit,
     args: &RunOpts,
     regressions: &Path,
     waves: &Path,
@@ -326,6 +355,7 @@ fn regress(
     let mut cmd = Command::new(bin);
     cmd.args(["regress", "--suite", suite, "--property", properties])
         .args(["--cases", &cases.to_string(), "--fail-fast"])
+        .args(["--x-init", &x_init.to_string()])
         .arg("--regressions")
         .arg(regressions)
         .arg("--waves")
@@ -624,6 +654,7 @@ pub(crate) fn execute(
                 &m.properties,
                 args.baseline_cases,
                 None,
+                args.x_init.legs()[0],
                 args,
                 &regs,
                 &waves,
@@ -663,16 +694,33 @@ pub(crate) fn execute(
     let mut score: BTreeMap<&str, (u32, u32)> = BTreeMap::new();
     for m in sel {
         let cases = args.cases.unwrap_or(m.cases);
-        let r = regress(
-            &bins[&m.id],
-            &m.suite,
-            &m.properties,
-            cases,
-            Some(m.id),
-            args,
-            &regs,
-            &waves,
-        )?;
+        // Each leg of --x-init in turn, until one catches the mutant.
+        let mut r = None;
+        let mut secs = 0.0;
+        let mut log = String::new();
+        for &x in args.x_init.legs() {
+            let run = regress(
+                &bins[&m.id],
+                &m.suite,
+                &m.properties,
+                cases,
+                Some(m.id),
+                x,
+                args,
+                &regs,
+                &waves,
+            )?;
+            secs += run.secs;
+            log.push_str(&run.log);
+            let done = run.code != Some(0);
+            r = Some(run);
+            if done {
+                break;
+            }
+        }
+        let mut r = r.expect("at least one leg");
+        r.secs = secs;
+        r.log = log;
         let log_path = logs.join(format!("{}.log", m.id));
         fs::write(&log_path, &r.log).map_err(|e| format!("{}: {e}", log_path.display()))?;
         let fallback = matches!(how[&m.id], Build::Fallback(_));
@@ -699,7 +747,15 @@ pub(crate) fn execute(
             }
             Ok(None) => {
                 survivors.push(m);
-                ("SURVIVED", format!("{cases} cases passed"))
+                let legs = args.x_init.legs();
+                let how = if legs.len() > 1 {
+                    " with zero and with random initial values"
+                } else if legs[0] == XInit::Random {
+                    " with random initial values"
+                } else {
+                    ""
+                };
+                ("SURVIVED", format!("{cases} cases passed{how}"))
             }
             Err(e) => {
                 broken.push((m, e.clone()));

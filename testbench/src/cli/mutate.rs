@@ -48,6 +48,10 @@ pub struct Args {
     /// Mutants per module, drawn at random from its sites (0: every site).
     #[arg(long, default_value_t = 20)]
     pub count: usize,
+    /// These sites instead of a draw (comma-separated site numbers, as a run lists them: `site
+    /// 1694 of 2471`); one module only. For running a survivor again after a new check.
+    #[arg(long, value_delimiter = ',', conflicts_with = "count")]
+    pub sites: Vec<usize>,
     /// Seed of the draw.
     #[arg(long, default_value_t = 0x5eed)]
     pub seed: u64,
@@ -181,6 +185,13 @@ fn run_inner(args: &Args) -> Result<i32, String> {
         ));
     }
 
+    if !args.sites.is_empty() && chosen.len() != 1 {
+        return Err(format!(
+            "--sites numbers the sites of one module, and {} are chosen ({}): name one with --module",
+            chosen.len(),
+            chosen.iter().cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
     let mut rng = Rng::new(args.seed);
     let mut sel: Vec<Mutant> = Vec::new();
     let mut schemata_files = BTreeMap::new();
@@ -221,7 +232,24 @@ fn run_inner(args: &Args) -> Result<i32, String> {
             .join(",");
         let sites = hdl_builder::mutation_sites(m);
         let mut plan = BTreeMap::new();
-        for k in draw(sites.len(), args.count, &mut rng) {
+        let picked = if args.sites.is_empty() {
+            draw(sites.len(), args.count, &mut rng)
+        } else {
+            let mut v = Vec::new();
+            for &n in &args.sites {
+                let Some(k) = sites.iter().position(|s| s.index as usize == n) else {
+                    return Err(format!(
+                        "{name} has no site {n} (its sites are numbered 0 to {}); list them with --count 0 --list",
+                        sites.len().saturating_sub(1)
+                    ));
+                };
+                v.push(k);
+            }
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        for k in picked {
             let site = &sites[k];
             let id = sel.len() as u32 + 1;
             plan.insert(site.index, id);
