@@ -2,8 +2,8 @@
 //!
 //! Set-up: a random Interrupt Coalescing feature (08h: THR 0's based, TIME in time units),
 //! a short random time unit (`coal_tick`, 1 to 12 cycles, so TIME expires often), coalescing
-//! disabled (09h CD) on random vectors, and I/O queue pairs whose CQs share a few vectors,
-//! some with interrupts disabled. Then random submissions (bursts of completions, one
+//! disabled (09h CD) on random vectors, and I/O queue pairs whose CQs share a few vectors
+//! (up to four, drawn from all the controller's vectors), some with interrupts disabled. Then random submissions (bursts of completions, one
 //! doorbell or one per entry), waits, and `irq` backpressure from none to almost total (so
 //! due interrupts pile up while the stream is stalled), with a random backend delay.
 //!
@@ -52,7 +52,9 @@ pub struct Input {
     time: u8,
     tick: u32,
     cd: u16,
-    /// Per pair: vector (of the first four) and interrupts enabled.
+    /// The vectors the pairs share (modulo the controller's vectors).
+    vecs: [u8; 4],
+    /// Per pair: vector (an index into `vecs`) and interrupts enabled.
     pairs: Vec<(u8, bool)>,
     steps: Vec<Step>,
     backend_delay: u32,
@@ -70,6 +72,7 @@ fn strategy() -> BoxedStrategy<Input> {
         prop_oneof![1 => Just(0u8), 3 => 1u8..8, 1 => 8u8..40],
         prop_oneof![1 => Just(1u32), 2 => 2u32..13],
         prop_oneof![1 => Just(0u16), 2 => any::<u16>()],
+        prop_oneof![1 => Just([0u8, 1, 2, 3]), 3 => any::<[u8; 4]>()],
         prop::collection::vec(
             (0u8..4, prop_oneof![4 => Just(true), 1 => Just(false)]),
             1..7,
@@ -79,11 +82,12 @@ fn strategy() -> BoxedStrategy<Input> {
         any::<u64>(),
     )
         .prop_map(
-            |(thr, time, tick, cd, pairs, steps, backend_delay, seed)| Input {
+            |(thr, time, tick, cd, vecs, pairs, steps, backend_delay, seed)| Input {
                 thr,
                 time,
                 tick,
                 cd,
+                vecs,
                 pairs,
                 steps,
                 backend_delay,
@@ -129,7 +133,8 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         }
     }
     let nq = input.pairs.len().min(usize::from(env.io_queues));
-    for (i, &(vector, ien)) in input.pairs.iter().take(nq).enumerate() {
+    for (i, &(k, ien)) in input.pairs.iter().take(nq).enumerate() {
+        let vector = input.vecs[usize::from(k)];
         let p = Pair {
             sq: 64,
             cq: 256,

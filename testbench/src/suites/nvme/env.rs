@@ -794,11 +794,13 @@ impl<T: Dut> Env<T> {
                 interleave: o.reorder,
             },
         ));
+        // Up to 3 accesses of a kind in flight, as a PCIe core issues them: BAR0 must hold
+        // off a read while its last answer waits (or answer every accepted one, in order).
         let axil = |rng: &mut Rng| AxilConfig {
             seed: rng.next_u64(),
             idle_percent: t.axil,
             stall_percent: t.axil,
-            max_outstanding: 1,
+            max_outstanding: 1 + rng.below(3) as usize,
             timeout: 100_000,
         };
         let bar = Axil::attach(&mut sim, "s_bar", axil(&mut rng));
@@ -996,6 +998,25 @@ impl<T: Dut> Env<T> {
         }
     }
 
+    /// BAR0 reads queued at once (as many in flight as the master allows): the values, in
+    /// the order of `addrs`.
+    pub fn bar_reads(&mut self, addrs: &[u64]) -> Result<Vec<u32>, String> {
+        let tickets: Vec<u64> = addrs
+            .iter()
+            .map(|&a| self.bar.master().queue_read(a))
+            .collect();
+        let mut got = vec![None; tickets.len()];
+        while got.iter().any(Option::is_none) {
+            self.step()?;
+            for (g, &t) in got.iter_mut().zip(&tickets) {
+                if g.is_none() {
+                    *g = self.bar.master().take(t).map(|c| c.data as u32);
+                }
+            }
+        }
+        Ok(got.into_iter().flatten().collect())
+    }
+
     /// BAR0 address of a doorbell.
     pub fn doorbell_addr(&self, qid: u16, cq: bool) -> u64 {
         0x1000 + (2 * u64::from(qid) + cq as u64) * (4 << self.stride)
@@ -1085,8 +1106,15 @@ impl<T: Dut> Env<T> {
 
     /// Reads CAP and sets up the model's limits. Returns DSTRD.
     pub fn read_cap(&mut self) -> Result<u32, String> {
-        let lo = self.bar_read(0)?;
-        let hi = self.bar_read(4)?;
+        // CAP, VS and CAP again, back to back: each read gets its own answer, in order.
+        let r = self.bar_reads(&[0, 4, 8, 0])?;
+        let (lo, hi) = (r[0], r[1]);
+        if r[2] != 0x0001_0400 || r[3] != lo {
+            return Err(format!(
+                "BAR0 reads of CAP, VS, CAP queued at once returned {r:#010x?}: VS must read \
+                 0x00010400 (NVMe 1.4) and CAP the same twice"
+            ));
+        }
         let mqes = (lo & 0xffff) + 1;
         self.stride = hi & 0xf;
         self.host.model.max_entries = mqes;
