@@ -709,6 +709,11 @@ impl Property for NvmeTcpConnHostileProp {
                     if f == Fault::DataDigest {
                         sc.max_c2h = sc.max_c2h.min(HOLD_BYTES);
                     }
+                    // A header digest can only be broken where one is carried: the host asks
+                    // for it (without, the fault never fits and the case runs clean).
+                    if f == Fault::HeaderDigest {
+                        sc.hdgst = true;
+                    }
                     sc.fault = Some((f, at));
                 }
                 sc
