@@ -64,6 +64,11 @@ pub enum Fault {
     /// [`Fault::ALL`]: a host that answers R2Ts instantly (the reference model) never has one
     /// pending.
     R2tWhilePending,
+    /// With data digests on, a C2HData carrying more than the host's hold buffer (the
+    /// argument, in bytes): legal for a target, beyond what a host that holds a PDU whole to
+    /// check its digest can take (the chip's limit, `nvme_tcp/mod.rs`: 05h). The PDU is sent
+    /// as it is; only the set-up (`max_c2h` above the hold) makes it. Not in [`Fault::ALL`].
+    C2hOverHold(u32),
 }
 
 impl Fault {
@@ -106,6 +111,7 @@ impl Fault {
                 (fes::SEQUENCE_ERROR, None),
             ],
             Fault::HeaderDigest => vec![(fes::HEADER_DIGEST, None)],
+            Fault::C2hOverHold(_) => vec![(fes::LIMIT_EXCEEDED, None)],
             Fault::DataDigest => vec![],
         }
     }
@@ -518,7 +524,9 @@ impl Target {
                     } else {
                         let mut off = 0u32;
                         while off < c.len {
-                            let n = if self.cfg.full_c2h {
+                            // A fifth of the random pieces are the largest allowed (the
+                            // host's limits are tested at their edge).
+                            let n = if self.cfg.full_c2h || self.rng.chance(20) {
                                 self.cfg.max_c2h
                             } else {
                                 1 + self.rng.below(u64::from(self.cfg.max_c2h)) as u32
@@ -674,6 +682,10 @@ impl Target {
                         t == ty::C2H_DATA && !self.cmds.get(&cid).is_some_and(|c| c.todo.is_empty())
                     }
                     Fault::HeaderDigest => self.tx_wire.hdgst,
+                    Fault::C2hOverHold(hold) => {
+                        matches!(&pdu, Pdu::Data { data, .. } if data.len() > hold as usize)
+                            && self.tx_wire.ddgst
+                    }
                     _ => true,
                 };
                 if fits {
@@ -764,6 +776,7 @@ impl Target {
                 b[hlen + self.rng.below(4) as usize] ^= 1 << self.rng.below(8);
                 b
             }
+            Fault::C2hOverHold(_) => pdu.encode(self.tx_wire),
             Fault::DataDigest => {
                 let mut b = pdu.encode(self.tx_wire);
                 let n = b.len();

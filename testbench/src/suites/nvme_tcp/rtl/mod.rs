@@ -687,10 +687,20 @@ impl Property for NvmeTcpConnHostileProp {
                 let mut sc = rtl_fit(sc);
                 // Faults on C2HData (a payload out of range, a corrupted data digest) and on
                 // R2Ts (out of range, a second one while the first is answered) get a sixth of
-                // the cases each.
+                // the cases each; a C2HData larger than the hold buffer with data digests on
+                // a twelfth (taken from the random faults' share).
                 if let Some((f, at)) = sc.fault {
                     let mut at = at % 4;
                     let f = match (sc.seed % 6, f) {
+                        (4, _) if (sc.seed / 6).is_multiple_of(2) => {
+                            // A read of 16 KiB, C2HData of up to one byte over the hold
+                            // buffer or twice it.
+                            sc.ddgst = true;
+                            sc.cmds[0].kind = Kind::Read;
+                            sc.cmds[0].nlb = 31;
+                            at = 0;
+                            Fault::C2hOverHold(HOLD_BYTES)
+                        }
                         (0, _) => {
                             sc.ddgst = true;
                             Fault::DataDigest
@@ -708,6 +718,14 @@ impl Property for NvmeTcpConnHostileProp {
                     };
                     if f == Fault::DataDigest {
                         sc.max_c2h = sc.max_c2h.min(HOLD_BYTES);
+                    }
+                    if f == Fault::C2hOverHold(HOLD_BYTES) {
+                        // One byte over the hold buffer (its edge), or twice it.
+                        sc.max_c2h = if (sc.seed / 12).is_multiple_of(2) {
+                            HOLD_BYTES + 1
+                        } else {
+                            2 * HOLD_BYTES
+                        };
                     }
                     // A header digest can only be broken where one is carried: the host asks
                     // for it (without, the fault never fits and the case runs clean).
