@@ -28,7 +28,7 @@ cargo run -q --release -p testbench -- regress --suite eth --cases 1000
 step "testbench regress --suite dma"
 cargo run -q --release -p testbench -- regress --suite dma --cases 300
 step "testbench regress --suite nvme-tcp"
-cargo run -q --release -p testbench -- regress --suite nvme-tcp --cases 300
+cargo run -q --release -p testbench -- regress --suite nvme-tcp --cases 350
 step "tshark checks a regression's pcap (NVMe/TCP dissection, digests, checksums)"
 CASES=40 bash ci/tshark_check.sh
 step "testbench regress --suite qos"

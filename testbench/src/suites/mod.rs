@@ -86,6 +86,7 @@ pub fn all() -> Vec<Suite> {
             entry::<nvme_tcp::model::NvmeTcpModelProp>(),
             entry::<nvme_tcp::model::NvmeTcpModelHostileProp>(),
             entry::<nvme_tcp::rtl::NvmeTcpConnProp>(),
+            entry::<nvme_tcp::rtl::NvmeTcpConnPaddingProp>(),
             entry::<nvme_tcp::rtl::NvmeTcpConnHostileProp>(),
             entry::<nvme_tcp::rtl::NvmeTcpConnDmaErrorProp>(),
             entry::<nvme_tcp::rtl::NvmeTcpEngineProp>(),

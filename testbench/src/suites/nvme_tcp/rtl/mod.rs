@@ -9,7 +9,7 @@
 //! `_dma_error`) and their harness; `engine.rs` property `nvme_tcp_engine` with the
 //! `EngineCase`/`EngineHarness` the `tcp-nvme` suites reuse; `bench.rs` `bench --suite nvme-tcp`.
 
-use super::scenario::{check, strategy, Kind, Outcome, Scenario};
+use super::scenario::{check, strategy, Cmd, Kind, Outcome, Scenario};
 use crate::drivers::axi_mem::{AxiMemConfig, AxiMemSlave};
 use crate::drivers::axil::{Axil, AxilConfig};
 use crate::drivers::tcp_streams::ByteStreams;
@@ -22,7 +22,7 @@ use crate::rng::Rng;
 use crate::rtl::regs::nvme_tcp_csr;
 use crate::rtl::NvmeTcpConnTop as Top;
 use crate::sim::{Component, Dut, Signal, Sim};
-use proptest::strategy::{BoxedStrategy, Strategy};
+use proptest::prelude::*;
 use std::collections::VecDeque;
 use std::path::Path;
 
@@ -657,6 +657,80 @@ impl Property for NvmeTcpConnDmaErrorProp {
     }
     fn run(input: &(Scenario, u32), waves: Option<&Path>) -> Result<(), String> {
         run_rtl_with(&input.0, Some(input.1), waves)
+    }
+}
+
+/// One connection of [`NvmeTcpConnPaddingProp`]: the target's CPDA (0 to 31), header and data
+/// digests asked for, HPDA, and a seed for the target and the data.
+pub type PaddingConn = (u8, bool, bool, u8, u64);
+
+/// The RTL's PDU padding over the whole CPDA range: each case runs 8 connections one after the
+/// other, each with its own CPDA (0 to 31, drawn uniformly), digests and HPDA, and in each a
+/// write whose data rides in the capsule, a write large enough for R2Ts and H2CData, and a
+/// read. The target model checks every PDO the host sends against the CPDA it announced
+/// ((CPDA + 1) * 4-byte alignment of the header and digest). `nvme_tcp_conn` keeps CPDA
+/// mostly 0 to 3 (its other checks need many commands per case); the 64 entries of the RTL's
+/// PDO table (CPDA x header digest) are this property's to reach: 50 cases give each about 6
+/// connections.
+pub struct NvmeTcpConnPaddingProp;
+
+impl Property for NvmeTcpConnPaddingProp {
+    type Input = Vec<PaddingConn>;
+    const NAME: &'static str = "nvme_tcp_conn_padding";
+    fn strategy() -> BoxedStrategy<Vec<PaddingConn>> {
+        prop::collection::vec(
+            (
+                0u8..=31,
+                any::<bool>(),
+                any::<bool>(),
+                0u8..=3,
+                any::<u64>(),
+            ),
+            8,
+        )
+        .boxed()
+    }
+    fn run(input: &Vec<PaddingConn>, waves: Option<&Path>) -> Result<(), String> {
+        for (i, &(cpda, hdgst, ddgst, hpda, seed)) in input.iter().enumerate() {
+            let cmd = |kind, nlb, n: u64| Cmd {
+                kind,
+                nsid: 1 + (seed >> n & 1) as u32,
+                nlb,
+                seed: (seed >> (8 * n)) as u8,
+            };
+            let sc = rtl_fit(Scenario {
+                hdgst,
+                ddgst,
+                hpda,
+                icd_max: ICD_BYTES,
+                maxh2cdata: 4096,
+                cpda,
+                max_c2h: 4096,
+                max_r2t: 8192,
+                use_success: false,
+                cmds: vec![
+                    cmd(
+                        Kind::Write,
+                        (ICD_BYTES / 512).saturating_sub(1).min(3) as u16,
+                        1,
+                    ),
+                    cmd(Kind::Write, 31, 2),
+                    cmd(Kind::Read, 15, 3),
+                ],
+                fault: None,
+                chunk: (
+                    1 + (seed >> 32) as u16 % 2000,
+                    1 + (seed >> 48) as u16 % 2000,
+                ),
+                seed,
+            });
+            run_rtl(&sc, waves).map_err(|e| {
+                format!(
+                    "connection {i} (CPDA {cpda}, HDGST {hdgst}, DDGST {ddgst}, HPDA {hpda}): {e}"
+                )
+            })?;
+        }
+        Ok(())
     }
 }
 
