@@ -16,7 +16,7 @@ use std::path::Path;
 pub fn run_model(sc: &Scenario) -> Result<(Outcome, Target), String> {
     let subs = sc.submitted();
     let mut host = Host::new(sc.host());
-    let mut target = Target::new(sc.target());
+    let mut target = sc.new_target();
     let mut rng = Rng::new(sc.seed ^ 0x5ca1_ab1e);
     // Wireshark 4.0's dissector ignores PDO (it assumes the data follows the header digest),
     // so connections with HPDA/CPDA padding, and hostile ones, stay out of the capture.

@@ -187,6 +187,14 @@ impl Scenario {
         }
     }
 
+    /// The target, answering with a command-specific DW0 in its CapsuleResps (`CID << 8 ^` a
+    /// tag from the seed, high bits set), so that the host is checked to pass DW0 through.
+    pub fn new_target(&self) -> Target {
+        let mut t = Target::new(self.target());
+        t.dw0_tag = Some((self.seed >> 8) as u32 | 1 << 31);
+        t
+    }
+
     /// The target configuration.
     pub fn target(&self) -> TargetConfig {
         TargetConfig {
@@ -347,8 +355,10 @@ pub fn check(
                     target.term_reqs
                 ));
             }
+            let dw0s = answered_dw0(target);
             for (cid, c) in &done {
                 let s = by_cid[cid];
+                check_dw0(c, &dw0s)?;
                 let want = if digest_cmd == Some(*cid) {
                     STATUS_TRANSIENT_TRANSPORT
                 } else {
@@ -368,6 +378,43 @@ pub fn check(
     }
     let _ = sc;
     check_namespaces(subs, &out.completions, target)
+}
+
+/// DW0 of every CapsuleResp the target sent, by CID (a C2HData with SUCCESS stands for a
+/// completion with DW0 0).
+fn answered_dw0(target: &Target) -> BTreeMap<u16, u32> {
+    target
+        .sent
+        .iter()
+        .filter_map(|b| decode_sent(b).map(|r| r.pdu))
+        .filter_map(|p| match p {
+            Pdu::CapsuleResp { cqe } => Some((
+                u16::from_le_bytes([cqe[12], cqe[13]]),
+                u32::from_le_bytes([cqe[0], cqe[1], cqe[2], cqe[3]]),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The DW0 a completion must carry: the target's answer's, passed through; a 22h the host
+/// made itself (a transport error) carries 0 or, for a command the target had answered,
+/// that answer's DW0 (the transport binding does not say which).
+fn check_dw0(c: &Completion, dw0s: &BTreeMap<u16, u32>) -> Result<(), String> {
+    let theirs = dw0s.get(&c.cid).copied().unwrap_or(0);
+    let ok = if c.status == STATUS_TRANSIENT_TRANSPORT {
+        c.dw0 == 0 || c.dw0 == theirs
+    } else {
+        c.dw0 == theirs
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "CID {:#x} completed with status {:#x} and DW0 {:#010x}; the target's answer had DW0 {theirs:#010x}",
+            c.cid, c.status, c.dw0
+        ))
+    }
 }
 
 /// The commands the target answered: a CapsuleResp, or a C2HData with SUCCESS, naming them,
@@ -401,8 +448,10 @@ fn ended(
     why: &str,
 ) -> Result<(), String> {
     let answered = answered(target);
+    let dw0s = answered_dw0(target);
     for (cid, c) in done {
         let s = by_cid[cid];
+        check_dw0(c, &dw0s).map_err(|e| format!("after {why}: {e}"))?;
         let want = answer(s.kind);
         let ok = if answered.contains(cid) {
             c.status == want || c.status == STATUS_TRANSIENT_TRANSPORT

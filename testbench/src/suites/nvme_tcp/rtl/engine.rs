@@ -363,7 +363,7 @@ impl EngineCase {
             }
         }
         let mut subs: Vec<_> = conns.iter().map(|c| c.submitted()).collect();
-        let targets: Vec<Target> = conns.iter().map(|c| Target::new(c.target())).collect();
+        let targets: Vec<Target> = conns.iter().map(|c| c.new_target()).collect();
         let mut rng = Rng::new(input.seed);
         // The AXI4 slave's own draws came first (see `mem_config`).
         rng.next_u64();

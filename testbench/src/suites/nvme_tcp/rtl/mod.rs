@@ -426,7 +426,7 @@ pub fn run_rtl(sc: &Scenario, waves: Option<&Path>) -> Result<(), String> {
 /// Runs the RTL on a scenario; `fail_read`: the host memory read (0 first) that fails.
 fn run_rtl_with(sc: &Scenario, fail_read: Option<u32>, waves: Option<&Path>) -> Result<(), String> {
     let subs = sc.submitted();
-    let mut target = Target::new(sc.target());
+    let mut target = sc.new_target();
     let mut sim = Sim::<Top>::maybe_waves(waves);
     let dgst = u64::from(sc.hdgst) | u64::from(sc.ddgst) << 1;
     let h = sim.add(Harness::new(&sim, sc.seed, idles(sc.seed), dgst));
