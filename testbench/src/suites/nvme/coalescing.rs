@@ -3,8 +3,9 @@
 //! Set-up: a random Interrupt Coalescing feature (08h: THR 0's based, TIME in time units),
 //! a short random time unit (`coal_tick`, 1 to 12 cycles, so TIME expires often), coalescing
 //! disabled (09h CD) on random vectors, and I/O queue pairs whose CQs share a few vectors
-//! (up to four, drawn from all the controller's vectors), some with interrupts disabled. Then random submissions (bursts of completions, one
-//! doorbell or one per entry), waits, and `irq` backpressure from none to almost total (so
+//! (up to four, drawn from all the controller's vectors), some with interrupts disabled.
+//! Then random submissions (bursts of completions, one doorbell or one per entry), waits,
+//! and `irq` backpressure from none to almost total (so
 //! due interrupts pile up while the stream is stalled), with a random backend delay.
 //!
 //! Check: from a quiet point after bring-up (every admin completion signalled, `irq` empty),
