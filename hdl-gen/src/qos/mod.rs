@@ -43,7 +43,9 @@
 //! next command stays in host memory), so that a queue waiting for budget never stops another
 //! queue's commands. A bit only falls because of a command the front end sent. If the front end
 //! sends a command anyway, the check stage holds it until its queue has room, which stalls every
-//! queue: honouring `sq_space_o` is what isolates the queues. Commands of SQ ids outside 1..Q
+//! queue: honouring `sq_space_o` is what isolates the queues. The held command enters its queue
+//! in the cycle after the decision (of that queue) that frees a slot, and is a candidate from
+//! the cycle after that. Commands of SQ ids outside 1..Q
 //! need no space (they are denied) and have no bit.
 //!
 //! Per-queue destination space `dst_space_i` [Q] (from the chip): bit `i` is 1 when the
@@ -80,7 +82,8 @@
 //! `s_io_cmd_ready` is low and the queue window takes no access (the AXI4-Lite handshake
 //! waits). A queue's limits, class and weight may be changed while the block is enabled; a new
 //! limit is applied from the queue's next charge or sweep (the refill since the last charge
-//! is computed at the new rate), a new weight from the next decision.
+//! is computed at the new rate), a new weight from the next decision: every decision after
+//! the write's response uses it (one made while the write is in flight may use either).
 //!
 //! # Checks (the check stage, one command per cycle)
 //!

@@ -16,6 +16,7 @@
 use crate::models::qos::{wrr_shares, Config, Grant, Limit, NsCfg, QueueCfg, BW_FRAC, IOPS_FRAC};
 use crate::suites::qos::flood::{flooder, run_share};
 use crate::suites::qos::{dims, run, Channels, Timing, Traffic};
+use std::collections::VecDeque;
 
 /// The chip clock in MHz from `configs/default.toml` (`[qos] clock_mhz`), else 250.
 fn clock_mhz() -> f64 {
@@ -71,6 +72,7 @@ fn decisions_per_cycle(k: usize, cycles: u64) -> Result<f64, String> {
         feed_end: cycles,
         least_in_flight: true,
         fill: [0; 64],
+        weight_writes: VecDeque::new(),
     };
     let timing = Timing {
         in_idle: 0,
@@ -78,6 +80,7 @@ fn decisions_per_cycle(k: usize, cycles: u64) -> Result<f64, String> {
         cpl_stall: 0,
         channels: Channels::OPEN,
         warm_reset: None,
+        ignore_space: false,
     };
     let out = run(&cfg, &mut traffic, timing, 1, cycles * 2, None)?;
     // From the first release to the end of feeding.
@@ -171,6 +174,7 @@ pub fn run_bench(check: bool) -> i32 {
         feed_end: warm + cycles,
         least_in_flight: true,
         fill: [0; 64],
+        weight_writes: VecDeque::new(),
     };
     let timing = Timing {
         in_idle: 0,
@@ -178,6 +182,7 @@ pub fn run_bench(check: bool) -> i32 {
         cpl_stall: 0,
         channels: Channels::OPEN,
         warm_reset: None,
+        ignore_space: false,
     };
     println!(
         "token bucket rates over {cycles} cycles after {warm} of warm-up (4 KiB reads, always backlogged; goal within 1%)"
@@ -208,7 +213,7 @@ pub fn run_bench(check: bool) -> i32 {
 
     println!("share under saturation (one class, no limits, transport ready half the time; goal within 1% of the weights' shares)");
     let weights = [0u8, 1, 3, 7];
-    match run_share(&weights, 0, 2, 50, None, 200_000, 3, None) {
+    match run_share(&weights, 0, 2, 50, None, &[], 200_000, 3, None) {
         Ok((_, counts)) => {
             let total: u64 = counts.iter().sum();
             let want = wrr_shares(&weights);

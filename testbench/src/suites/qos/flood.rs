@@ -16,6 +16,9 @@
 //!   some cases one member's channel is stuck full for long stretches: the other members then
 //!   share the releases by their weights alone, within 1% (the weighted round robin order among
 //!   the eligible heads is kept, a head passed over for its channel keeps its place).
+//!   In half the cases members' weights are rewritten in the first few thousand cycles (every
+//!   decision checked against the weight in effect, `super::Traffic::weight_writes`); the
+//!   shares are then counted from the last write's response on, by the weights written.
 //!   When the transport takes a command every cycle, the front end's own fetch order decides
 //!   (the block holds at most the one command each queue just sent), which this property does
 //!   not cover.
@@ -25,6 +28,7 @@ use crate::models::qos::{wrr_shares, Config, Grant, Limit, NsCfg, QueueCfg, Sqe,
 use crate::prop::Property;
 use crate::rng::Rng;
 use proptest::prelude::*;
+use std::collections::VecDeque;
 use std::path::Path;
 
 /// The configuration of a saturation run: `members` (queue, weight) in `class`, the rest idle,
@@ -227,6 +231,7 @@ pub fn run_flood(input: &FloodInput, waves: Option<&Path>) -> Result<(Outcome, u
         feed_end: input.cycles,
         least_in_flight: true,
         fill: [0x5a; 64],
+        weight_writes: VecDeque::new(),
     };
     let timing = Timing {
         in_idle: 0,
@@ -234,6 +239,7 @@ pub fn run_flood(input: &FloodInput, waves: Option<&Path>) -> Result<(Outcome, u
         cpl_stall: 0,
         channels,
         warm_reset: None,
+        ignore_space: false,
     };
     let out = run(
         &cfg,
@@ -295,6 +301,9 @@ pub struct ShareInput {
     out_stall: u8,
     /// A member whose channel is stuck (index into `weights`, modulo), cycles full and open.
     stuck: Option<(u8, u32, u32)>,
+    /// Weight writes in the first cycles of the run: (cycles after the last one, member
+    /// (modulo), new weight).
+    weight_writes: Vec<(u16, u8, u8)>,
     cycles: u64,
     seed: u64,
 }
@@ -308,16 +317,21 @@ fn share_strategy() -> BoxedStrategy<ShareInput> {
         0u8..4,
         40u8..70,
         prop::option::weighted(0.4, (any::<u8>(), 1000u32..8000, 500u32..6000)),
+        prop_oneof![
+            1 => Just(Vec::new()),
+            1 => prop::collection::vec((0u16..300, any::<u8>(), 0u8..8), 1..12),
+        ],
         40_000u64..60_000,
         any::<u64>(),
     )
         .prop_map(
-            |(weights, first, class, out_stall, stuck, cycles, seed)| ShareInput {
+            |(weights, first, class, out_stall, stuck, weight_writes, cycles, seed)| ShareInput {
                 weights,
                 first,
                 class,
                 out_stall,
                 stuck,
+                weight_writes,
                 cycles,
                 seed,
             },
@@ -326,8 +340,9 @@ fn share_strategy() -> BoxedStrategy<ShareInput> {
 }
 
 /// A saturation run of `weights` in one class, member `stuck.0`'s channel full for `stuck.1`
-/// cycles in every `stuck.1 + stuck.2`; returns the releases per member, counted over the
-/// feeding cycles.
+/// cycles in every `stuck.1 + stuck.2`, the weights rewritten by `writes` ((traffic cycle,
+/// member, new weight)); returns the releases per member, counted over the feeding cycles
+/// from the last write's response on.
 #[allow(clippy::too_many_arguments)]
 pub fn run_share(
     weights: &[u8],
@@ -335,6 +350,7 @@ pub fn run_share(
     class: u8,
     out_stall: u8,
     stuck: Option<(usize, u32, u32)>,
+    writes: &[(u64, usize, u8)],
     cycles: u64,
     seed: u64,
     waves: Option<&Path>,
@@ -356,6 +372,10 @@ pub fn run_share(
         feed_end: cycles,
         least_in_flight: true,
         fill: [0xc3; 64],
+        weight_writes: writes
+            .iter()
+            .map(|&(at, m, w)| (at, members[m].0, w))
+            .collect(),
     };
     let timing = Timing {
         in_idle: 0,
@@ -370,6 +390,7 @@ pub fn run_share(
             ..Channels::OPEN
         },
         warm_reset: None,
+        ignore_space: false,
     };
     let out = run(&cfg, &mut traffic, timing, seed, cycles * 4, waves)?;
     if std::env::var_os("QOS_DEBUG").is_some() {
@@ -381,7 +402,7 @@ pub fn run_share(
         .map(|m| {
             out.releases
                 .iter()
-                .filter(|r| r.queue == m.0 && r.cycle < cycles)
+                .filter(|r| r.queue == m.0 && r.cycle >= out.weights_settled && r.cycle < cycles)
                 .count() as u64
         })
         .collect();
@@ -393,12 +414,26 @@ fn check_share(input: &ShareInput, waves: Option<&Path>) -> Result<(), String> {
     let stuck = input
         .stuck
         .map(|(m, full, open)| (usize::from(m) % input.weights.len(), full, open));
+    // Weight writes early in the run; the shares are those of the weights written.
+    let mut weights = input.weights.clone();
+    let mut at = 0u64;
+    let writes: Vec<(u64, usize, u8)> = input
+        .weight_writes
+        .iter()
+        .map(|&(gap, m, w)| {
+            at += u64::from(gap);
+            let m = usize::from(m) % weights.len();
+            weights[m] = w;
+            (at, m, w)
+        })
+        .collect();
     let (_, counts) = run_share(
         &input.weights,
         usize::from(input.first) % nq,
         input.class,
         input.out_stall,
         stuck,
+        &writes,
         input.cycles,
         input.seed,
         waves,
@@ -408,7 +443,7 @@ fn check_share(input: &ShareInput, waves: Option<&Path>) -> Result<(), String> {
         .filter(|&i| stuck.is_none_or(|s| s.0 != i))
         .collect();
     let total: u64 = others.iter().map(|&i| counts[i]).sum();
-    let want = wrr_shares(&others.iter().map(|&i| input.weights[i]).collect::<Vec<_>>());
+    let want = wrr_shares(&others.iter().map(|&i| weights[i]).collect::<Vec<_>>());
     if std::env::var_os("QOS_DEBUG").is_some() {
         eprintln!("share counts {counts:?}, {total} among members {others:?}, want {want:?}");
     }
@@ -418,7 +453,7 @@ fn check_share(input: &ShareInput, waves: Option<&Path>) -> Result<(), String> {
         if (share / w - 1.0).abs() > 0.01 {
             return Err(format!(
                 "member {i} (weight {}) got {c} of {total} releases, a share of {share:.4}; its weight gives {w:.4}",
-                input.weights[i]
+                weights[i]
             ));
         }
     }

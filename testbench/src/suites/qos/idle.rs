@@ -160,6 +160,7 @@ fn run_idle(input: &IdleInput, waves: Option<&Path>) -> Result<(), String> {
         feed_end: 0,
         least_in_flight: false,
         fill: [0x3c; 64],
+        weight_writes: VecDeque::new(),
     };
     let timing = Timing {
         in_idle: 0,
@@ -167,6 +168,7 @@ fn run_idle(input: &IdleInput, waves: Option<&Path>) -> Result<(), String> {
         cpl_stall: 0,
         channels: input.channels,
         warm_reset: None,
+        ignore_space: false,
     };
     let out = run(&cfg, &mut traffic, timing, input.seed, 2_000_000, waves)?;
     if out.releases.len() + out.denied != sent {

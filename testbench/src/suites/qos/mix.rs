@@ -7,8 +7,11 @@
 //! random idle cycles and backpressure on both outputs, and a random pattern of the transport
 //! channels' space (all open, random drops, a stuck channel: `super::channels_strategy`).
 //! In about a third of the cases a hardware reset cuts unchecked traffic short before the
-//! checked run, on the same block (`Timing::warm_reset`). Every check of the harness applies
-//! (see `super`).
+//! checked run, on the same block (`Timing::warm_reset`). In about one case in seven the front
+//! end ignores `sq_space_o` (`Timing::ignore_space`: a command for a full queue waits in the
+//! check stage), and in a third of the cases queues' weights are rewritten while commands flow
+//! (`Traffic::weight_writes`: a decision while a write is in flight may use either weight, every
+//! later one the new). Every check of the harness applies (see `super`).
 
 use super::{channels_strategy, dims, run, Channels, Timing, Traffic};
 use crate::models::qos::{Config, Grant, Limit, NsCfg, QueueCfg, Sqe};
@@ -46,6 +49,11 @@ pub struct Input {
     /// Unchecked traffic cycles before a hardware reset, ahead of the checked run
     /// ([`Timing::warm_reset`]).
     warm_reset: Option<u16>,
+    /// The front end ignores `sq_space_o` ([`Timing::ignore_space`]).
+    ignore_space: bool,
+    /// Weight writes while traffic runs: (cycles after the last one, which of the queues the
+    /// commands use, new weight).
+    weight_writes: Vec<(u16, u8, u8)>,
     seed: u64,
 }
 
@@ -167,6 +175,16 @@ fn strategy() -> BoxedStrategy<Input> {
         (0u8..40, 0u8..60, 0u8..60, any::<u64>()),
         channels_strategy(d.queues),
         prop::option::weighted(0.3, 1u16..1500),
+        (
+            prop::bool::weighted(0.15),
+            prop_oneof![
+                2 => Just(Vec::new()),
+                1 => prop::collection::vec(
+                    (0u16..40, any::<u8>(), prop_oneof![3 => 0u8..4, 1 => any::<u8>()]),
+                    1..12,
+                ),
+            ],
+        ),
     )
         .prop_map(
             |(
@@ -177,6 +195,7 @@ fn strategy() -> BoxedStrategy<Input> {
                 (in_idle, out_stall, cpl_stall, seed),
                 channels,
                 warm_reset,
+                (ignore_space, weight_writes),
             )| {
                 Input {
                     queues,
@@ -188,6 +207,8 @@ fn strategy() -> BoxedStrategy<Input> {
                     cpl_stall,
                     channels,
                     warm_reset,
+                    ignore_space,
+                    weight_writes,
                     seed,
                 }
             },
@@ -255,6 +276,26 @@ fn run_mix(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     for b in fill.iter_mut() {
         *b = rng.next_u64() as u8;
     }
+    // Weight writes aim at the queues the commands use (the block's SQ ids among them).
+    let used: Vec<usize> = lists
+        .iter()
+        .map(|l| usize::from(l.0))
+        .filter(|&s| (1..=input.queues.len()).contains(&s))
+        .map(|s| s - 1)
+        .collect();
+    let mut at = 0u64;
+    let weight_writes = if used.is_empty() {
+        VecDeque::new()
+    } else {
+        input
+            .weight_writes
+            .iter()
+            .map(|&(gap, pick, weight)| {
+                at += u64::from(gap);
+                (at, used[usize::from(pick) % used.len()], weight)
+            })
+            .collect()
+    };
     let mut traffic = Traffic {
         lists,
         timed: Vec::new(),
@@ -262,6 +303,7 @@ fn run_mix(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         feed_end: 0,
         least_in_flight: false,
         fill,
+        weight_writes,
     };
     let timing = Timing {
         in_idle: input.in_idle,
@@ -269,6 +311,7 @@ fn run_mix(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         cpl_stall: input.cpl_stall,
         channels: input.channels,
         warm_reset: input.warm_reset,
+        ignore_space: input.ignore_space,
     };
     let out = run(&cfg, &mut traffic, timing, input.seed, 3_000_000, waves)?;
     if out.releases.len() + out.denied != input.cmds.len() {

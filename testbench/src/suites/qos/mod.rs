@@ -12,7 +12,11 @@
 //! The harness programs the CSRs through the AXI4-Lite port, enables the block, then plays a
 //! front end: per-queue command lists (or endless generators), one command presented at a time,
 //! held until accepted, only for queues whose `sq_space_o` bit is set (commands of SQ ids the
-//! block does not serve are sent regardless). It also plays the transport channels: each
+//! block does not serve are sent regardless; with [`Timing::ignore_space`] every queue's are,
+//! and a command of a full queue is a candidate only from the second cycle after that queue's
+//! next decision). It may rewrite queues' weights while commands flow
+//! ([`Traffic::weight_writes`]): a decision made while such a write is in flight may follow
+//! the old weight or the new one, every decision after its response the new one. It also plays the transport channels: each
 //! queue's `dst_space_i` bit follows a pattern drawn per case ([`Channels`]: all open, random
 //! per-queue drops, one queue's channel held full for long stretches). The transport side
 //! (`m_io_cmd`) and the completion side (`m_io_cpl`) apply random backpressure; on top of it
@@ -45,6 +49,7 @@ pub mod idle;
 pub mod mix;
 
 use crate::drivers::axil::{Axil, AxilConfig};
+use crate::drivers::Resp;
 use crate::models::qos::{
     budget_lag, check, standing, worst_window, worst_window_debt, BudgetBit, Config, DebtBucket,
     Limit, Sqe, Standing, Verdict, BW_FRAC, IOPS_FRAC,
@@ -95,6 +100,14 @@ pub fn dims() -> Dims {
         namespaces: count("ns", "_cfg"),
         grants: count("grant", "_ctrl"),
     }
+}
+
+/// Commands each queue buffers (`queue_depth`), from the block's name (`..._d<depth>`).
+pub fn queue_depth() -> usize {
+    Top::NAME
+        .rsplit('_')
+        .find_map(|p| p.strip_prefix('d').and_then(|d| d.parse().ok()))
+        .unwrap_or_else(|| panic!("{} does not name its queue depth (_d<n>)", Top::NAME))
 }
 
 /// A mask of the low `n` bits (`n <= 64`).
@@ -170,6 +183,10 @@ pub struct Timing {
     /// from power-up: nothing held, no stale command released or denied, counters and buckets
     /// back at their reset values.
     pub warm_reset: Option<u16>,
+    /// The front end does not honour `sq_space_o`: it presents commands of full queues too.
+    /// Such a command waits in the check stage, stalling the input for every queue, and enters
+    /// its queue when that queue's next decision frees a slot.
+    pub ignore_space: bool,
 }
 
 /// One queue's channel held full for long stretches (a stuck channel): full for `full`
@@ -291,6 +308,10 @@ pub struct Traffic {
     pub least_in_flight: bool,
     /// Bytes outside the fields the block reads.
     pub fill: [u8; 64],
+    /// Writes of a queue's weight while traffic runs, in order: (traffic cycle from which the
+    /// write may be issued, queue index, new weight). Each rewrites the queue's `cfg` register
+    /// whole (class and IOPS burst unchanged), one write in flight at a time.
+    pub weight_writes: VecDeque<(u64, usize, u8)>,
 }
 
 /// One release: the decision cycle (from the traffic start), queue, namespace, cost, direction.
@@ -319,6 +340,9 @@ pub struct Outcome {
     pub free_cycles: u64,
     /// Per queue, the traffic cycles its `dst_space_i` bit was 0.
     pub channel_full: Vec<u64>,
+    /// The traffic cycle the last weight write's response came back (0 without writes): every
+    /// decision from then on follows the weights written.
+    pub weights_settled: u64,
 }
 
 struct Entry {
@@ -330,6 +354,7 @@ struct Entry {
 }
 
 /// The documented class + weighted round robin rule (`hdl-gen/src/qos/sched.rs`).
+#[derive(Clone, PartialEq, Eq)]
 struct Wrr {
     ptr: [usize; 4],
     turn: [u32; 4],
@@ -571,10 +596,23 @@ pub fn run(
         .map(|n| full_q(n.iops, IOPS_FRAC))
         .collect();
     let class: Vec<u8> = cfg.queues.iter().map(|q| q.class).collect();
-    let mut wrr = Wrr {
+    // The round robin states the block may be in: one, except while a weight write is in
+    // flight (its decisions may use the old weight or the new one); a decision keeps the
+    // states that pick its queue.
+    let mut wrrs = vec![Wrr {
         ptr: [0; 4],
         turn: [0; 4],
-    };
+    }];
+    let mut weight: Vec<u8> = cfg.queues.iter().map(|q| q.weight).collect();
+    // The weight write in flight: (ticket, queue, new weight).
+    let mut weight_write: Option<(u64, usize, u8)> = None;
+    // A command of a full queue waits in the check stage for this queue's next decision
+    // (only when the front end ignores `sq_space_o`).
+    let mut held: Option<usize> = None;
+    // The command accepted in the previous cycle (its queue), whose room is known after this
+    // cycle's decision.
+    let mut accepted: Option<usize> = None;
+    let depth = queue_depth();
     let mut fifo: Vec<VecDeque<Entry>> = (0..nq).map(|_| VecDeque::new()).collect();
     let mut denials: VecDeque<(u16, u16, Vec<u16>)> = VecDeque::new();
     let mut current: Option<(u16, [u8; 64])> = None;
@@ -606,6 +644,7 @@ pub fn run(
         // ---- Drive cycle t.
         let sp = space.get();
         if current.is_none() && !rng.chance(timing.in_idle) {
+            let sp = if timing.ignore_space { u64::MAX } else { sp };
             current = next_command(traffic, sp, t, &in_block, nq, &mut rng);
         }
         match &current {
@@ -722,16 +761,46 @@ pub fn run(
                 // the rule's among the sure candidates and this one.
                 let mut cands = elig.clone();
                 cands[q] = true;
-                let (pick, c) = wrr.pick(&cands, &class).expect("one is eligible");
-                if pick != q {
+                let picks: Vec<(usize, u8)> = wrrs
+                    .iter()
+                    .map(|w| w.pick(&cands, &class).expect("one is eligible"))
+                    .collect();
+                if !picks.iter().any(|p| p.0 == q) {
+                    let (pick, c) = picks[0];
                     return Err(ctx(u, format!(
                         "released SQ {sqid} (class {}), the rule picks SQ {} (class {c}); eligible: {:?}",
                         class[q], pick + 1,
                         (0..nq).filter(|&i| elig[i]).map(|i| (i + 1, class[i])).collect::<Vec<_>>()
                     )));
                 }
-                wrr.take(c, q, cfg.queues[q].weight, nq);
+                let mut weights = vec![weight[q]];
+                if let Some((_, wq, new)) = weight_write {
+                    if wq == q && new != weight[q] {
+                        weights.push(new);
+                    }
+                }
+                let mut next: Vec<Wrr> = Vec::new();
+                for (w, p) in wrrs.iter().zip(&picks) {
+                    if p.0 != q {
+                        continue;
+                    }
+                    for &wt in &weights {
+                        let mut n = w.clone();
+                        n.take(class[q], q, wt, nq);
+                        if !next.contains(&n) {
+                            next.push(n);
+                        }
+                    }
+                }
+                wrrs = next;
                 let e = fifo[q].pop_front().unwrap();
+                if held == Some(q) {
+                    // The slot this decision frees takes the held command: it enters the queue
+                    // in cycle u + 1 and is a candidate from u + 2.
+                    let e = fifo[q].back_mut().expect("the held command");
+                    e.ready = u + 2;
+                    held = None;
+                }
                 in_block[q] -= 1;
                 qspend[q] = e.cost;
                 last = Some((q, e.ns, e.cost));
@@ -789,6 +858,40 @@ pub fn run(
                 )));
             }
         }
+        // The command accepted in cycle t - 1 sat in the check stage in cycle t: with its queue
+        // full then (the decisions up to cycle t - 1 counted), it waits for a slot.
+        if let Some(q) = accepted.take() {
+            if fifo[q].len() > depth {
+                fifo[q].back_mut().expect("the accepted command").ready = u64::MAX;
+                held = Some(q);
+            }
+        }
+        if let Some((ticket, q, new)) = weight_write {
+            if let Some(done) = axil.master().take(ticket) {
+                if done.resp != Resp::Okay {
+                    return Err(ctx(
+                        t,
+                        format!(
+                            "the write of SQ {}'s cfg (weight {new}) answered {:?}",
+                            q + 1,
+                            done.resp
+                        ),
+                    ));
+                }
+                weight[q] = new;
+                weight_write = None;
+                out.weights_settled = t;
+            }
+        }
+        if weight_write.is_none() && traffic.weight_writes.front().is_some_and(|w| w.0 <= t) {
+            let (_, q, new) = traffic.weight_writes.pop_front().unwrap();
+            let c = &cfg.queues[q];
+            let word = u32::from(c.class) | u32::from(new) << 8 | c.iops.burst << 24;
+            let ticket = axil
+                .master()
+                .queue_write(u64::from(qreg(q, "cfg")), u64::from(word), 0xf);
+            weight_write = Some((ticket, q, new));
+        }
         if let Some((sqid, b)) = current {
             if s_ready.is_high() {
                 let sqe = Sqe::decode(&b);
@@ -800,6 +903,7 @@ pub fn run(
                         write,
                     } => {
                         in_block[queue] += 1;
+                        accepted = Some(queue);
                         fifo[queue].push_back(Entry {
                             ready: t + 2,
                             bytes: b,
@@ -830,6 +934,8 @@ pub fn run(
         t += 1;
 
         let drained = current.is_none()
+            && weight_write.is_none()
+            && traffic.weight_writes.is_empty()
             && traffic.lists.iter().all(|(_, l)| l.is_empty())
             && traffic.timed.iter().all(|(_, l)| l.is_empty())
             && (traffic.gens.is_empty() || t >= traffic.feed_end)
