@@ -4,7 +4,7 @@
 // Behavioural model of the vendor primitive `IDDRX1F`, for simulation and lint only:
 // synthesis uses the vendor's cell.
 // IDDRX1F: Q0 is D at a rising edge of SCLK, Q1 is D at the falling edge before it,
-// both updated at the rising edge. RST is not modelled.
+// both updated at the rising edge. RST high at a rising edge clears both.
 
 module IDDRX1F #(
   parameter GSR = "ENABLED"
@@ -17,13 +17,12 @@ module IDDRX1F #(
 );
 
   logic sclk_n;
-  logic fall_q;     // D at the falling edge of SCLK
+  logic fall_q; // D at the falling edge of SCLK
   logic fall_d;
   logic q0_q;
   logic q0_d;
   logic q1_q;
   logic q1_d;
-  logic unused_rst;
 
   // Parameters the vendor's cell uses and this model does not.
   logic unused_params;
@@ -31,11 +30,10 @@ module IDDRX1F #(
 
   assign sclk_n = ~SCLK;
   assign fall_d = D;
-  assign q0_d = D;
-  assign q1_d = fall_q;
+  assign q0_d = RST ? 1'b0 : D;
+  assign q1_d = RST ? 1'b0 : fall_q;
   assign Q0 = q0_q;
   assign Q1 = q1_q;
-  assign unused_rst = ^RST;
 
   always_ff @(posedge SCLK) begin
     q0_q <= q0_d;

@@ -4,7 +4,8 @@
 // Behavioural model of the vendor primitive `ODDRX1F`, for simulation and lint only:
 // synthesis uses the vendor's cell.
 // ODDRX1F: D0 and D1 sampled at the rising edge of SCLK; Q shows D0 while SCLK is high,
-// D1 while it is low (the vendor cell adds pipeline stages). RST is not modelled.
+// D1 while it is low (the vendor cell adds pipeline stages). RST high at a rising edge
+// clears both (Q then drives 0).
 
 module ODDRX1F #(
   parameter GSR = "ENABLED"
@@ -20,16 +21,14 @@ module ODDRX1F #(
   logic d0_d;
   logic d1_q;
   logic d1_d;
-  logic unused_rst;
 
   // Parameters the vendor's cell uses and this model does not.
   logic unused_params;
   assign unused_params = (GSR != "");
 
-  assign d0_d = D0;
-  assign d1_d = D1;
+  assign d0_d = RST ? 1'b0 : D0;
+  assign d1_d = RST ? 1'b0 : D1;
   assign Q = SCLK ? d0_q : d1_q;
-  assign unused_rst = ^RST;
 
   always_ff @(posedge SCLK) begin
     d0_q <= d0_d;

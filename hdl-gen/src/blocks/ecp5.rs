@@ -12,10 +12,12 @@ use std::rc::Rc;
 
 /// `ODDRX1F`: a DDR output register. `D0` leaves on `Q` while `SCLK` is high, `D1` while it is
 /// low; both are sampled at the rising edge of `SCLK`. `Q` goes to a pin (no clock domain).
+/// `RST` clears the registers (the model clears them at a rising edge of `SCLK`).
 pub fn oddrx1f() -> Result<Rc<Module>, Errors> {
     let mut m = ModuleBuilder::model("ODDRX1F");
     m.doc("ODDRX1F: D0 and D1 sampled at the rising edge of SCLK; Q shows D0 while SCLK is high,");
-    m.doc("D1 while it is low (the vendor cell adds pipeline stages). RST is not modelled.");
+    m.doc("D1 while it is low (the vendor cell adds pipeline stages). RST high at a rising edge");
+    m.doc("clears both (Q then drives 0).");
     m.param("GSR", "ENABLED");
     let sclk = m.clock_port("SCLK");
     let d0 = m.input_in(sclk, "D0", 1);
@@ -24,11 +26,10 @@ pub fn oddrx1f() -> Result<Rc<Module>, Errors> {
     let q = m.output("Q", 1);
     let r0 = m.reg_noreset_in(sclk, "d0", 1);
     let r1 = m.reg_noreset_in(sclk, "d1", 1);
-    m.assign(r0.d, d0);
-    m.assign(r1.d, d1);
+    m.assign(r0.d, mux(rst, lit(1, 0), d0));
+    m.assign(r1.d, mux(rst, lit(1, 0), d1));
     let clk = m.domain_clock(sclk);
     m.assign(q, mux(clk, r0.q, r1.q));
-    m.unused("rst", rst);
     let model = m.finish()?;
 
     let mut p = ModuleBuilder::primitive("ODDRX1F");
@@ -44,11 +45,12 @@ pub fn oddrx1f() -> Result<Rc<Module>, Errors> {
 
 /// `IDDRX1F`: a DDR input register. `Q0` is `D` sampled at a rising edge of `SCLK`, `Q1` at the
 /// falling edge before it; both change at the rising edge, in the `SCLK` domain. `D` comes from
-/// a pin clocked with `SCLK` (source-synchronous), so it is in that domain.
+/// a pin clocked with `SCLK` (source-synchronous), so it is in that domain. `RST` clears the
+/// registers (modelled synchronously, as `ODDRX1F`).
 pub fn iddrx1f() -> Result<Rc<Module>, Errors> {
     let mut m = ModuleBuilder::model("IDDRX1F");
     m.doc("IDDRX1F: Q0 is D at a rising edge of SCLK, Q1 is D at the falling edge before it,");
-    m.doc("both updated at the rising edge. RST is not modelled.");
+    m.doc("both updated at the rising edge. RST high at a rising edge clears both.");
     m.param("GSR", "ENABLED");
     let sclk = m.clock_port("SCLK");
     let d = m.input_in(sclk, "D", 1);
@@ -63,11 +65,10 @@ pub fn iddrx1f() -> Result<Rc<Module>, Errors> {
     m.assign(f.d, d);
     let r0 = m.reg_noreset_in(sclk, "q0", 1);
     let r1 = m.reg_noreset_in(sclk, "q1", 1);
-    m.assign(r0.d, d);
-    m.assign(r1.d, f.q);
+    m.assign(r0.d, mux(rst, lit(1, 0), d));
+    m.assign(r1.d, mux(rst, lit(1, 0), f.q));
     m.assign(q0, r0.q);
     m.assign(q1, r1.q);
-    m.unused("rst", rst);
     let model = m.finish()?;
 
     let mut p = ModuleBuilder::primitive("IDDRX1F");

@@ -1,6 +1,7 @@
 //! Property `eth_mac_rgmii`: the RGMII MAC between a pin-level PHY and the core's streams, with
 //! three unrelated clocks drawn per case (RXC and TXC near 125 MHz, the core from 2 ns up to
-//! just under twice RXC's period, the MAC's contract).
+//! just under twice RXC's period, the MAC's contract; in about one case in eight 10 to 20 times
+//! RXC's period, below it: see the last item).
 //!
 //! - Transmit: random frames on `s_axis` (random idle between beats) come out on TXD/TX_CTL,
 //!   sampled at both edges of TXC, each as 7 x 55h, D5h, the frame padded to 60 bytes and its
@@ -14,6 +15,12 @@
 //!   delivers, byte for byte, in order, except good frames dropped for lack of room, and only
 //!   when `m_tready` was held low; each drop counter must equal the golden count exactly, and
 //!   `rx_err_overflow_o` the number of good frames missing.
+//! - A core clock below the contract's (`Case::slow_core`, `m_tready` always high): the clock
+//!   crossing refuses entries, and the contract only says such frames are marked overflow (with
+//!   the frames merged into them). Checked: the delivered frames are good frames in order, byte
+//!   for byte, `rx_frames_o` counts them, and when good frames are missing `rx_err_overflow_o`
+//!   is at least 1 and at most the frames that did not arrive whole. The case ends with a
+//!   short good frame after a long gap, so a frame merged into the next is counted.
 
 use crate::models::eth::{ddr_pins, fate, from_pins, wire_bytes, Fate, Symbol, TxMonitor};
 use crate::prop::Property;
@@ -68,6 +75,8 @@ pub struct Case {
     /// fill in about 16 us), then high with this chance.
     stall_ps: u64,
     ready_pct: u8,
+    /// The core clock 10 to 20 times RXC's period, below the contract's minimum (half RXC).
+    slow_core: bool,
     seed: u64,
 }
 
@@ -126,7 +135,7 @@ impl Property for EthMacRgmiiProp {
             prop::collection::vec(rx_frame(), 0..20),
             prop_oneof![Just(0u64), 0u64..60_000_000],
             prop_oneof![Just(100u8), 5u8..=100],
-            any::<u64>(),
+            (any::<u64>(), prop::option::weighted(0.12, 10u64..=20)),
         )
             .prop_map(
                 |(
@@ -137,20 +146,41 @@ impl Property for EthMacRgmiiProp {
                     rx,
                     stall_ps,
                     ready_pct,
-                    seed,
+                    (seed, slow),
                 )| {
                     let rx_ps = 2 * rx_half;
+                    let mut rx = rx;
+                    if slow.is_some() {
+                        // A frame refused at its end merges into the next one, which then
+                        // carries the overflow mark: a last good frame after the crossing has
+                        // drained (a gap of 4000 byte times, 20 core cycles or more each)
+                        // settles the count.
+                        if let Some(last) = rx.last_mut() {
+                            last.gap = last.gap.max(4000);
+                        }
+                        rx.push(RxFrame {
+                            payload: (0..60u8).map(|i| i ^ seed as u8).collect(),
+                            fault: Fault::None,
+                            preamble: 7,
+                            gap: 12,
+                        });
+                    }
                     Case {
                         rx_ps,
                         tx_ps: 2 * tx_half,
-                        // The contract: the core clock at least half RXC.
-                        core_ps: (2 * core_half).min(rx_ps * 19 / 10),
+                        // The contract: the core clock at least half RXC (unless slow).
+                        core_ps: match slow {
+                            Some(k) => rx_ps * k + core_half,
+                            None => (2 * core_half).min(rx_ps * 19 / 10),
+                        },
                         firsts: [a, b, c],
                         tx,
                         tx_idle_pct,
                         rx,
-                        stall_ps,
-                        ready_pct,
+                        // With a slow core every loss is the clock crossing's.
+                        stall_ps: if slow.is_some() { 0 } else { stall_ps },
+                        ready_pct: if slow.is_some() { 100 } else { ready_pct },
+                        slow_core: slow.is_some(),
                         seed,
                     }
                 },
@@ -337,8 +367,9 @@ fn run(case: &Case, waves: Option<&Path>) -> Result<(), String> {
             let t0 = *idle_since.get_or_insert(sim.time());
             // Drained: everything sent out, every received frame accounted for.
             let rx_accounted: u64 = counters[1..].iter().map(|(_, s)| s.get()).sum();
+            // A slow core merges frames whose end the crossing refused: fewer counted.
             if mon.frames.len() == case.tx.len()
-                && rx_accounted == fates.len() as u64
+                && (rx_accounted == fates.len() as u64 || case.slow_core)
                 && !m_valid.is_high()
                 && sim.time() - t0 > 200 * case.core_ps.max(case.rx_ps)
             {
@@ -472,6 +503,23 @@ fn run(case: &Case, waves: Option<&Path>) -> Result<(), String> {
         }
     }
     let missing = (good.len() - rx_out.len()) as u64;
+    if case.slow_core {
+        let frames = counters[1].1.get();
+        let overflow = counters[6].1.get();
+        // Frames that did not arrive whole: the good ones missing and every faulty one.
+        let not_whole = missing + (fates.len() - good.len()) as u64;
+        if frames != rx_out.len() as u64 || (missing > 0 && overflow == 0) || overflow > not_whole {
+            return Err(format!(
+                "core clock below the contract ({} ps, RXC {} ps): {} of {} good frames delivered, rx_frames_o {frames}, rx_err_overflow_o {overflow} (want at least 1 when good frames are missing, at most {not_whole}); counters {:?}",
+                case.core_ps,
+                case.rx_ps,
+                rx_out.len(),
+                good.len(),
+                counters.iter().map(|(n, s)| (*n, s.get())).collect::<Vec<_>>()
+            ));
+        }
+        return Ok(());
+    }
     if missing > 0 && !stalled {
         return Err(format!(
             "{missing} good frames were not delivered although m_tready never held a frame back"
