@@ -34,6 +34,9 @@ impl Property for TokenBucketProp {
                 Just(0u64),
                 1u64..0x1_0000,
                 0x1_0000u64..0x8_0000,
+                // Just under 1/k tokens a cycle: k refills land one fraction step below a whole
+                // token, so a level off by one step in its fraction shows.
+                (1u64..9).prop_map(|k| 0xffff / k),
                 any::<u64>()
             ],
             prop_oneof![0u64..4, 0u64..64, any::<u64>()],
