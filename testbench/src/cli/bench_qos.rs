@@ -81,6 +81,7 @@ fn decisions_per_cycle(k: usize, cycles: u64) -> Result<f64, String> {
         channels: Channels::OPEN,
         warm_reset: None,
         ignore_space: false,
+        lazy_program: false,
     };
     let out = run(&cfg, &mut traffic, timing, 1, cycles * 2, None)?;
     // From the first release to the end of feeding.
@@ -183,6 +184,7 @@ pub fn run_bench(check: bool) -> i32 {
         channels: Channels::OPEN,
         warm_reset: None,
         ignore_space: false,
+        lazy_program: false,
     };
     println!(
         "token bucket rates over {cycles} cycles after {warm} of warm-up (4 KiB reads, always backlogged; goal within 1%)"

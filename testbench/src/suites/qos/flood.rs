@@ -240,6 +240,7 @@ pub fn run_flood(input: &FloodInput, waves: Option<&Path>) -> Result<(Outcome, u
         channels,
         warm_reset: None,
         ignore_space: false,
+        lazy_program: false,
     };
     let out = run(
         &cfg,
@@ -391,6 +392,7 @@ pub fn run_share(
         },
         warm_reset: None,
         ignore_space: false,
+        lazy_program: false,
     };
     let out = run(&cfg, &mut traffic, timing, seed, cycles * 4, waves)?;
     if std::env::var_os("QOS_DEBUG").is_some() {

@@ -169,6 +169,7 @@ fn run_idle(input: &IdleInput, waves: Option<&Path>) -> Result<(), String> {
         channels: input.channels,
         warm_reset: None,
         ignore_space: false,
+        lazy_program: false,
     };
     let out = run(&cfg, &mut traffic, timing, input.seed, 2_000_000, waves)?;
     if out.releases.len() + out.denied != sent {

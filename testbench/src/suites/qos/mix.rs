@@ -11,7 +11,12 @@
 //! end ignores `sq_space_o` (`Timing::ignore_space`: a command for a full queue waits in the
 //! check stage), and in a third of the cases queues' weights are rewritten while commands flow
 //! (`Traffic::weight_writes`: a decision while a write is in flight may use either weight, every
-//! later one the new). Every check of the harness applies (see `super`).
+//! later one the new). In about three cases in ten the traffic and the grants use two to four
+//! queues only, so that one queue's logic (the block holds 64 copies) sees deep, mixed
+//! traffic; in half of those, half of the queues keep the reset configuration and are never
+//! written (`Timing::lazy_program`). Some commands end around their namespace's last LBA
+//! inside a grant, so only the namespace's bound decides. Every check of the harness applies
+//! (see `super`).
 
 use super::{channels_strategy, dims, run, Channels, Timing, Traffic};
 use crate::models::qos::{Config, Grant, Limit, NsCfg, QueueCfg, Sqe};
@@ -29,7 +34,8 @@ pub struct CmdIn {
     sqid: u16,
     nsid: u32,
     opcode: u8,
-    /// 0 inside the range, 1 straddling its end, 2 random.
+    /// 0 inside the range, 1 straddling its end, 2 random, 3 ending around its namespace's
+    /// last LBA (with a full-range grant: only the namespace's bound applies).
     place: u8,
     off: u64,
     nlb: u16,
@@ -54,6 +60,10 @@ pub struct Input {
     /// Weight writes while traffic runs: (cycles after the last one, which of the queues the
     /// commands use, new weight).
     weight_writes: Vec<(u16, u8, u8)>,
+    /// Traffic on a few queues only (a queue's own logic then sees deep, mixed traffic: there
+    /// are 64 copies of it); with `lazy`, half of them keep the reset configuration, left
+    /// unwritten ([`Timing::lazy_program`]).
+    focus: Option<(Vec<u8>, bool)>,
     seed: u64,
 }
 
@@ -149,7 +159,7 @@ fn command(nq: u16, nn: u32) -> impl Strategy<Value = CmdIn> {
             1 => Just(0x00u8),
             1 => any::<u8>(),
         ],
-        prop_oneof![12 => Just(0u8), 2 => Just(1u8), 1 => Just(2u8)],
+        prop_oneof![12 => Just(0u8), 2 => Just(1u8), 1 => Just(2u8), 1 => Just(3u8)],
         any::<u64>(),
         prop_oneof![6 => 0u16..16, 2 => 0u16..64],
     )
@@ -175,6 +185,10 @@ fn strategy() -> BoxedStrategy<Input> {
         (0u8..40, 0u8..60, 0u8..60, any::<u64>()),
         channels_strategy(d.queues),
         prop::option::weighted(0.3, 1u16..1500),
+        prop::option::weighted(
+            0.3,
+            (prop::collection::vec(any::<u8>(), 2..5), any::<bool>()),
+        ),
         (
             prop::bool::weighted(0.15),
             prop_oneof![
@@ -187,7 +201,7 @@ fn strategy() -> BoxedStrategy<Input> {
         ),
     )
         .prop_map(
-            |(
+            move |(
                 queues,
                 namespaces,
                 grants,
@@ -195,8 +209,27 @@ fn strategy() -> BoxedStrategy<Input> {
                 (in_idle, out_stall, cpl_stall, seed),
                 channels,
                 warm_reset,
+                focus,
                 (ignore_space, weight_writes),
             )| {
+                let (mut queues, mut grants, mut cmds) = (queues, grants, cmds);
+                if let Some((f, lazy)) = &focus {
+                    // SQ ids the block serves move onto the focus queues.
+                    let onto = |s: u16| {
+                        if (1..=nq).contains(&s) {
+                            u16::from(f[usize::from(s - 1) % f.len()]) % nq + 1
+                        } else {
+                            s
+                        }
+                    };
+                    grants.iter_mut().for_each(|g| g.sqid = onto(g.sqid));
+                    cmds.iter_mut().for_each(|c| c.sqid = onto(c.sqid));
+                    if *lazy {
+                        for &q in f.iter().step_by(2) {
+                            queues[usize::from(q) % usize::from(nq)] = QueueCfg::default();
+                        }
+                    }
+                }
                 Input {
                     queues,
                     namespaces,
@@ -209,6 +242,7 @@ fn strategy() -> BoxedStrategy<Input> {
                     warm_reset,
                     ignore_space,
                     weight_writes,
+                    focus,
                     seed,
                 }
             },
@@ -226,8 +260,16 @@ fn resolve(input: &Input, i: usize, c: &CmdIn) -> (u16, Sqe) {
         }
         nsid = u32::from(g.nsid);
         let span = g.last - g.first;
+        let ns_size = input
+            .namespaces
+            .get((nsid as usize).wrapping_sub(1))
+            .map_or(0, |n| n.size);
         slba = match c.place {
             0 => g.first + c.off % span.saturating_add(1).max(1),
+            3 => ns_size
+                .wrapping_sub(u64::from(c.nlb))
+                .wrapping_add(c.off % 3)
+                .wrapping_sub(1),
             1 => g
                 .last
                 .saturating_sub(u64::from(c.nlb))
@@ -312,6 +354,7 @@ fn run_mix(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         channels: input.channels,
         warm_reset: input.warm_reset,
         ignore_space: input.ignore_space,
+        lazy_program: input.focus.as_ref().is_some_and(|f| f.1),
     };
     let out = run(&cfg, &mut traffic, timing, input.seed, 3_000_000, waves)?;
     if out.releases.len() + out.denied != input.cmds.len() {

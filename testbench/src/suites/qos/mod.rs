@@ -187,6 +187,9 @@ pub struct Timing {
     /// Such a command waits in the check stage, stalling the input for every queue, and enters
     /// its queue when that queue's next decision frees a slot.
     pub ignore_space: bool,
+    /// Queue registers left at their reset values are not written (`program`): the block's
+    /// reset values (class 0, weight 0, no limits) must be what its register map says.
+    pub lazy_program: bool,
 }
 
 /// One queue's channel held full for long stretches (a stuck channel): full for `full`
@@ -405,7 +408,9 @@ fn get_sqe(sig: &Signal) -> [u8; 64] {
 }
 
 /// Programs `cfg` into the block and enables it.
-fn program(axil: &Axil, sim: &mut Sim<Top>, cfg: &Config) -> Result<(), String> {
+/// Programs `cfg` and enables the block. `lazy`: a queue register whose value is its reset
+/// value (0) is not written, as firmware relying on the reset values would do.
+fn program(axil: &Axil, sim: &mut Sim<Top>, cfg: &Config, lazy: bool) -> Result<(), String> {
     let mut bus = axil.mmio(sim);
     let d = dims();
     let info = bus.read32(reg("info"));
@@ -422,10 +427,16 @@ fn program(axil: &Axil, sim: &mut Sim<Top>, cfg: &Config) -> Result<(), String> 
     }
     for (i, q) in cfg.queues.iter().enumerate() {
         let cfg_word = u32::from(q.class) | u32::from(q.weight) << 8 | q.iops.burst << 24;
-        bus.write32(qreg(i, "cfg"), cfg_word);
-        bus.write32(qreg(i, "bw_rate"), q.bw.rate);
-        bus.write32(qreg(i, "bw_burst"), q.bw.burst);
-        bus.write32(qreg(i, "iops_rate"), q.iops.rate);
+        for (r, v) in [
+            ("cfg", cfg_word),
+            ("bw_rate", q.bw.rate),
+            ("bw_burst", q.bw.burst),
+            ("iops_rate", q.iops.rate),
+        ] {
+            if v != 0 || !lazy {
+                bus.write32(qreg(i, r), v);
+            }
+        }
         let back = bus.read32(qreg(i, "cfg"));
         if back != cfg_word {
             return Err(format!(
@@ -476,7 +487,7 @@ fn warm_traffic(
 ) -> Result<(), String> {
     let d = dims();
     let mut rng = Rng::new(seed ^ 0x3a2f_17c4_0b5e_d901);
-    program(axil, sim, cfg)?;
+    program(axil, sim, cfg, false)?;
     let s_valid = sim.signal("s_io_cmd_valid_i");
     let s_ready = sim.signal("s_io_cmd_ready_o");
     let s_sqid = sim.signal("s_io_cmd_sqid_i");
@@ -554,7 +565,7 @@ pub fn run(
     if let Some(cycles) = timing.warm_reset {
         warm_traffic(&axil, &mut sim, cfg, cycles, seed)?;
     }
-    program(&axil, &mut sim, cfg)?;
+    program(&axil, &mut sim, cfg, timing.lazy_program)?;
     sim.run(2);
 
     let s_valid = sim.signal("s_io_cmd_valid_i");
