@@ -193,6 +193,52 @@ pub fn ip_checksum(bytes: &[u8]) -> u16 {
     !(sum as u16)
 }
 
+/// The UDP checksum (RFC 768, over the IPv4 pseudo-header) of a decodable frame, as a sender
+/// puts it in the field (a computed 0 goes out as FFFFh).
+pub fn udp_checksum(frame: &[u8]) -> u16 {
+    let ip = &frame[14..];
+    let ip_len = usize::from(u16::from_be_bytes([ip[2], ip[3]]));
+    let udp = &ip[20..ip_len];
+    let mut b = Vec::with_capacity(12 + udp.len());
+    b.extend_from_slice(&ip[12..20]);
+    b.extend_from_slice(&[0, 17]);
+    b.extend_from_slice(&(udp.len() as u16).to_be_bytes());
+    b.extend_from_slice(udp);
+    b[12 + 6] = 0;
+    b[12 + 7] = 0;
+    match ip_checksum(&b) {
+        0 => 0xffff,
+        c => c,
+    }
+}
+
+/// The header fields a receiver's checks let through but a sender must still get right, of a
+/// frame that decodes: the IPv4 header checksum is exactly RFC 791's value (the complement of
+/// the one's complement sum, which is never +0 for a real header: a receiver's check accepts
+/// FFFFh as well as 0000h there, a sender never writes FFFFh), and the UDP checksum is 0 (what
+/// RoCEv2 senders put there: the ICRC protects the packet) or the correct one (a receiver
+/// that checks it, such as Linux, drops a wrong one).
+pub fn check_sender_fields(f: &[u8]) -> Result<(), String> {
+    let mut h = f[14..34].to_vec();
+    let got = u16::from_be_bytes([h[10], h[11]]);
+    h[10] = 0;
+    h[11] = 0;
+    let want = ip_checksum(&h);
+    if got != want {
+        return Err(format!(
+            "IPv4 header checksum {got:#06x}, RFC 791 gives {want:#06x}"
+        ));
+    }
+    let udp = u16::from_be_bytes([f[40], f[41]]);
+    if udp != 0 && udp != udp_checksum(f) {
+        return Err(format!(
+            "UDP checksum {udp:#06x}: neither 0 nor the checksum ({:#06x})",
+            udp_checksum(f)
+        ));
+    }
+    Ok(())
+}
+
 /// The ICRC of a frame (Ethernet header first) whose last 4 bytes are the ICRC's place: the
 /// value that goes there, as a little-endian u32.
 pub fn icrc(frame: &[u8]) -> u32 {
@@ -569,6 +615,19 @@ mod tests {
                 }
                 assert!(r.is_err(), "flip of byte {byte} bit {bit} was accepted");
             }
+        }
+    }
+
+    #[test]
+    fn sender_fields_of_scapy_frames_are_right() {
+        for f in [SCAPY_SEND_ONLY, SCAPY_WRITE_ONLY, SCAPY_NAK] {
+            let mut f = hex(f);
+            assert_eq!(check_sender_fields(&f), Ok(()));
+            let c = udp_checksum(&f);
+            f[40..42].copy_from_slice(&c.to_be_bytes());
+            assert_eq!(check_sender_fields(&f), Ok(()));
+            f[41] ^= 1;
+            assert!(check_sender_fields(&f).is_err());
         }
     }
 

@@ -133,6 +133,9 @@ pub enum Hostile {
     WriteNotRead,
     /// An RDMA WRITE Middle outside a message: NAK 61h.
     WriteMiddle,
+    /// An RDMA WRITE Last without payload outside a message (its length is no fault: only
+    /// the message sequence is): NAK 61h.
+    WriteLastAlone,
     /// An RDMA READ request with an R_Key no command has: NAK 62h, no READ response.
     ReadBadKey,
     /// The QP's next Read inside the namespace is answered, in sequence (a PSN of its own,
@@ -1139,6 +1142,11 @@ impl Target {
                 p.bth.opcode = op::WRITE_MIDDLE;
                 p.bth.ack_req = false;
                 p.payload = vec![0x33; c.mtu];
+            }
+            Hostile::WriteLastAlone => {
+                p.bth.opcode = op::WRITE_LAST;
+                p.bth.ack_req = false;
+                p.payload = Vec::new();
             }
             Hostile::OtherPort => {
                 let mut f = p.encode();

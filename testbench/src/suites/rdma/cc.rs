@@ -8,7 +8,9 @@
 //! Checked: every command completes exactly once (with the target's status and DW0, or 22h
 //! on a QP that went to error: one QP may have an RNR retry limit of 0, and must go to error
 //! exactly when an RNR NAK reached it); the target executed each command at most once; the
-//! namespace and host memory are exactly what the executed commands made of them; every CNP
+//! namespace and host memory are exactly what the executed commands made of them; every frame
+//! the host sent decodes, with the exact IPv4 header checksum and a UDP checksum of 0 or the
+//! correct one (addresses drawn as in `rdma`, at a carry of the header sum); every CNP
 //! the host sent is a well-formed CNP to its QP (the target checks it) and `cnp_tx` equals
 //! both the CNPs on the wire and those the target received; `cnp_rx` and `ecn_rx` equal the
 //! CNPs and the CE-marked frames the link delivered; a QP's CNPs are at least its interval
@@ -17,12 +19,13 @@
 //! and once marking stops every QP is back at the line rate.
 
 use super::engine::{
-    confs, place, program_qp, program_tos, reg, sqe_for, Buf, Cmd, Cmds, BASE, BLOCKS,
+    confs, edge_addresses, host_tos, place, program_qp, program_tos, reg, sqe_for, Buf, Cmd, Cmds,
+    BASE, BLOCKS,
 };
 use crate::drivers::axi_mem::{AxiMemConfig, AxiMemSlave, Memory};
 use crate::drivers::axil::{Axil, AxilConfig};
 use crate::drivers::axis::{AxisSink, AxisSource};
-use crate::models::roce::{mark_ce, op, Packet};
+use crate::models::roce::{check_sender_fields, mark_ce, op, Packet};
 use crate::models::roce_target::Target;
 use crate::pcap::Pcap;
 use crate::prop::Property;
@@ -69,6 +72,8 @@ pub struct Input {
     pub psn: [u32; 4],
     /// Idle / backpressure percentages: rx, tx, commands, completions.
     pub idle: [u8; 4],
+    /// IPv4 addresses: 0 the fixed ones, else drawn from this (`engine::edge_addresses`).
+    pub ips: u64,
     pub seed: u64,
 }
 
@@ -89,7 +94,9 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     let mtu = 1024.min(crate::rtl::config::ROCE_MTU as usize);
     let mtu_code = mtu.trailing_zeros() - 7;
     let mtus: Vec<usize> = vec![mtu; nq];
-    let confs = confs(&input.psn, nq, &mtus);
+    let mut confs = confs(&input.psn, nq, &mtus);
+    edge_addresses(&mut confs, input.ips, &host_tos(input.seed));
+    let confs = confs;
     let mut target = Target::new(&confs, BLOCKS as usize, input.seed);
     target.cnp_gap = Some(CNP_GAP);
     target.rnr_percent = input.rnr;
@@ -315,6 +322,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     let mut last_cnp: Vec<Option<u64>> = vec![None; nq];
     for (at, f) in &frames {
         let p = Packet::decode(f).map_err(|e| format!("engine sent a bad frame ({e:?})"))?;
+        check_sender_fields(f).map_err(|e| format!("engine sent a frame with {e}"))?;
         let q = confs
             .iter()
             .position(|c| c.target_qpn == p.bth.dest_qp)
@@ -568,7 +576,7 @@ impl Property for RdmaCcProp {
             ),
             [psn.clone(), psn.clone(), psn.clone(), psn],
             [0u8..30, 0u8..30, 0u8..30, 0u8..30],
-            any::<u64>(),
+            (prop_oneof![Just(0u64), any::<u64>()], any::<u64>()),
         )
             .prop_map(
                 |(
@@ -577,7 +585,7 @@ impl Property for RdmaCcProp {
                     (rnr, rnr_timer, strict, frozen),
                     psn,
                     idle,
-                    seed,
+                    (ips, seed),
                 )| {
                     Input {
                         cmds,
@@ -590,6 +598,7 @@ impl Property for RdmaCcProp {
                         frozen,
                         psn,
                         idle,
+                        ips,
                         seed,
                     }
                 },

@@ -4,7 +4,9 @@
 //! - `rdma_dcqcn`: lockstep against `models::roce_dcqcn` (stepped per cycle: time is what the
 //!   block computes). Random phases of random CSR values (extremes included: g shift 0 and 15,
 //!   zero periods and thresholds, rate floors up to the line rate, zero bursts, the block
-//!   disabled), random tick rates, ECN marks, CNPs received, CNPs sent by an engine that
+//!   disabled), random tick rates, ECN marks, CNPs received (some phases set up for hyper
+//!   increase with F > 0: T and BC both past F between frequent CNPs; some for long pacing at
+//!   a low rate that never rises), CNPs sent by an engine that
 //!   answers `cnp_req_o` late or never (and raises `cnp_done_i` for QPs with nothing pending),
 //!   frames sent when `may_send_o` allows (sometimes regardless), QP indices past the last QP,
 //!   resets in the middle. In every cycle `cnp_req_o`, `may_send_o`, `rate_o`, `target_o`,
@@ -306,7 +308,73 @@ impl Property for DcqcnProp {
                     reset_first,
                 },
             );
-        (prop::collection::vec(phase, 1..7), any::<u64>()).boxed()
+        // Hyper increase with F > 0 needs both T and BC past F between CNPs while Rt is below
+        // the line rate: a tick and an increase period every cycle or two, every frame a
+        // byte-counter event, frequent CNPs, small additive steps and F.
+        let hyper = (
+            params_strategy(),
+            (1u8..5, 1u16..4096, 1u16..64, 0u16..0x100, 1u16..3),
+            (5u8..30, 100u16..700, 1u8..3),
+        )
+            .prop_map(
+                |(mut params, (f, hai, ai, min, inc), (cnp_pct, cycles, tick_every))| {
+                    params.enable = true;
+                    params.fast_steps = f;
+                    params.rate_hai = hai;
+                    params.rate_ai = ai;
+                    params.rate_min = min;
+                    params.inc_period = inc;
+                    params.byte_thresh = 1;
+                    Phase {
+                        params,
+                        cycles,
+                        tick_every,
+                        ecn_pct: 0,
+                        cnp_pct,
+                        send_pct: 100,
+                        done_pct: 0,
+                        ignore_pct: 100,
+                        max_frame: 64,
+                        reset_first: false,
+                    }
+                },
+            );
+        // Long pacing: a low rate that never rises, a burst to keep the credit off its cap,
+        // frames only when `may_send_o` allows, so the credit hovers at 0 for hundreds of
+        // frames without reaching its cap or floor (a fraction of a byte lost per frame shows
+        // when the credit lands on 0 exactly).
+        let pacing = (
+            params_strategy(),
+            (4u16..12, 64u16..9000, 2u8..8),
+            (300u16..700, 1u16..16),
+        )
+            .prop_map(|(mut params, (min, burst, cnp_pct), (cycles, max_frame))| {
+                params.enable = true;
+                // A power of two: CNPs bring Rc down to it, and then the credit's steps
+                // (refills of Rc * bytes per cycle, frames of whole bytes from a full credit)
+                // land on 0 exactly.
+                params.rate_min = 1 << min;
+                params.inc_period = 0;
+                params.byte_thresh = 0;
+                params.burst = burst;
+                Phase {
+                    params,
+                    cycles,
+                    tick_every: 1,
+                    ecn_pct: 0,
+                    cnp_pct,
+                    send_pct: 100,
+                    done_pct: 0,
+                    ignore_pct: 0,
+                    max_frame,
+                    reset_first: false,
+                }
+            });
+        (
+            prop::collection::vec(prop_oneof![8 => phase, 2 => hyper, 1 => pacing], 1..7),
+            any::<u64>(),
+        )
+            .boxed()
     }
 
     fn run((phases, seed): &(Vec<Phase>, u64), waves: Option<&Path>) -> Result<(), String> {

@@ -72,6 +72,7 @@ pub(super) fn bench_with(cmds: Vec<Cmd>, mtu: u8) -> Result<Stats, String> {
         idle: [0; 4],
         mtu: [mtu; 4],
         mem_stall: 0,
+        ips: 0,
         seed: 1,
     };
     run(&input, None, 512)

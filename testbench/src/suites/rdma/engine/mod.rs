@@ -2,16 +2,21 @@
 //! target model over a link that drops, duplicates, reorders and corrupts the target's frames
 //! at chosen rates, and drops, duplicates, reorders and corrupts the engine's (which it sends
 //! again, go-back-N, on a NAK 60h or its retransmit timer; one QP may lose every frame, so the
-//! engine must give up after its retry limit), with hostile frames mixed in (wrong QPN, wrong P_Key, an RDMA WRITE, another UDP port, a
-//! truncated frame, a malformed response capsule that ends its QP, RDMA READs with a bad key,
-//! a Read's key or one byte out of window), random PSNs near the 24-bit wrap, random idle
-//! cycles and backpressure on every stream. Writes move their data by RDMA READ (the target
+//! engine must give up after its retry limit), with hostile frames mixed in (wrong QPN, wrong
+//! P_Key, an RDMA WRITE, an RDMA WRITE Middle or an empty Last outside a message, another UDP
+//! port, a truncated frame, a malformed response capsule that ends its QP, RDMA READs with a
+//! bad key, a Read's key or one byte out of window), random PSNs near the 24-bit wrap, random
+//! idle cycles and backpressure on every stream. Writes move their data by RDMA READ (the target
 //! splits each into one to three READs and re-issues lost ones), some through an SGL of a
 //! reserved descriptor type (the DMA engine's 11h: zeros go out, the command completes 11h).
 //!
+//! In half the cases the QPs' IPv4 addresses are drawn so that one kind of frame's header sum
+//! sits at a carry of the one's complement fold (`program::edge_addresses`).
+//!
 //! Checked: every frame the engine sends decodes (IPv4 checksum, ICRC) with the QP's
-//! addresses, QPNs and P_Key; capsules carry consecutive PSNs and the SQE with its keyed SGL;
-//! every ACK/NAK is one the reference receiver asked for, in order, and none overtakes a READ
+//! addresses, QPNs and P_Key, its IPv4 header checksum is exactly RFC 791's (never FFFFh for
+//! 0000h) and its UDP checksum 0 or correct; capsules carry consecutive PSNs and the SQE with
+//! its keyed SGL; every ACK/NAK is one the reference receiver asked for, in order, and none overtakes a READ
 //! response before it; every READ response is a packet of a READ the reference accepted with
 //! the host buffer's bytes (nothing outside a Write's data leaves); every command completes
 //! exactly once, with the target's status and DW0 when its response capsule was accepted, else
@@ -24,7 +29,7 @@ use crate::drivers::axi_mem::{AxiMemConfig, AxiMemSlave, Memory};
 use crate::drivers::axil::{Axil, AxilConfig, Mmio};
 use crate::drivers::axis::{AxisSink, AxisSource};
 use crate::drivers::Clocked;
-use crate::models::roce::{icrc, ip_checksum, op, Packet};
+use crate::models::roce::{check_sender_fields, icrc, ip_checksum, op, Packet};
 use crate::models::roce_target::{HostTos, Hostile, QpConf, Target};
 use crate::pcap::Pcap;
 use crate::prop::Property;
@@ -46,7 +51,7 @@ pub use bench::{bench, bench_reads, bench_writes};
 pub(crate) use host::{buf_bytes, place, Buf, BASE};
 use host::{check_memory, check_read_response};
 pub(super) use host::{sqe_for, Cmds};
-pub(crate) use program::{confs, program_qp, program_tos, reg};
+pub(crate) use program::{confs, edge_addresses, host_tos, program_qp, program_tos, reg};
 use refchip::{be24, is_write, RefChip, RefQp};
 
 /// Namespace size of the target, blocks.
@@ -100,6 +105,9 @@ pub struct Input {
     pub mtu: [u8; 4],
     /// Host memory stalls (percent of cycles AW/W/B held back).
     pub mem_stall: u8,
+    /// IPv4 addresses: 0 the fixed ones, else drawn from this so that a frame's header sum
+    /// sits at a carry of the checksum's fold (`edge_addresses`).
+    pub ips: u64,
     pub seed: u64,
 }
 
@@ -117,7 +125,9 @@ fn hostile_kind(k: u8) -> Hostile {
         4 => Hostile::BadCapsule,
         5 => Hostile::WriteOutOfWindow,
         6 => Hostile::WriteNotRead,
-        _ => Hostile::WriteMiddle,
+        // A Middle and an empty Last outside a message, half and half.
+        _ if (k / 14).is_multiple_of(2) => Hostile::WriteMiddle,
+        _ => Hostile::WriteLastAlone,
     }
 }
 
@@ -170,7 +180,9 @@ fn run(input: &Input, waves: Option<&Path>, blocks: u64) -> Result<Stats, String
         .map(|q| 1 + usize::from(input.mtu[q % 4]) % max_code)
         .collect();
     let mtus: Vec<usize> = codes.iter().map(|c| 128 << c).collect();
-    let confs = confs(&input.psn, nq, &mtus);
+    let mut confs = confs(&input.psn, nq, &mtus);
+    edge_addresses(&mut confs, input.ips, &host_tos(input.seed));
+    let confs = confs;
     let mut target = Target::new(&confs, blocks as usize, input.seed);
     let mut reference = RefChip {
         qps: confs
@@ -500,6 +512,7 @@ fn run(input: &Input, waves: Option<&Path>, blocks: u64) -> Result<Stats, String
         tx_bytes += f.len() as u32;
         let p =
             Packet::decode(f).map_err(|e| format!("engine sent a bad frame ({e:?}): {f:02x?}"))?;
+        check_sender_fields(f).map_err(|e| format!("engine sent a frame with {e}: {f:02x?}"))?;
         let q = confs
             .iter()
             .position(|c| c.target_qpn == p.bth.dest_qp)
@@ -916,13 +929,15 @@ impl Property for RdmaProp {
             (
                 [0u8..8, 0u8..8, 0u8..8, 0u8..8],
                 prop_oneof![Just(0u8), 5u8..30],
+                prop_oneof![Just(0u64), any::<u64>()],
             ),
             any::<u64>(),
         )
             .prop_map(
-                |(cmds, link, hostile, psn, idle, (mtu, mem_stall), seed)| Input {
+                |(cmds, link, hostile, psn, idle, (mtu, mem_stall, ips), seed)| Input {
                     mtu,
                     mem_stall,
+                    ips,
                     cmds,
                     link,
                     hostile,

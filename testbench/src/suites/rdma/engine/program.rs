@@ -66,14 +66,93 @@ pub(crate) fn program_tos<C: Clocked + ?Sized>(bus: &mut Mmio<C>, seed: u64) -> 
     if seed.is_multiple_of(4) {
         return HostTos::default();
     }
-    let t = HostTos {
-        data_dscp: (seed >> 8) as u8 & 63,
-        data_ecn: (seed >> 16) as u8 % 3,
-        cnp_dscp: (seed >> 24) as u8 & 63,
-    };
+    let t = host_tos(seed);
     bus.write32(
         roce_csr::TX_TOS,
         u32::from(t.cnp_dscp) << 8 | u32::from(t.data_dscp) << 2 | u32::from(t.data_ecn),
     );
     t
+}
+
+/// The traffic classes `program_tos(seed)` gives the engine (before it runs: the addresses
+/// [`edge_addresses`] solves for depend on the TOS bytes).
+pub(crate) fn host_tos(seed: u64) -> HostTos {
+    if seed.is_multiple_of(4) {
+        return HostTos::default();
+    }
+    HostTos {
+        data_dscp: (seed >> 8) as u8 & 63,
+        data_ecn: (seed >> 16) as u8 % 3,
+        cnp_dscp: (seed >> 24) as u8 & 63,
+    }
+}
+
+/// The 20-bit sum of an engine frame's IPv4 header words (checksum field 0), before the
+/// one's complement fold: version/IHL and `tos`, total length `ip_len`, identification 0,
+/// DF, TTL 64 and UDP, the addresses.
+pub(crate) fn ip_header_sum(tos: u8, ip_len: u32, src: [u8; 4], dst: [u8; 4]) -> u32 {
+    let w = |a: [u8; 4]| {
+        u32::from(u16::from_be_bytes([a[0], a[1]])) + u32::from(u16::from_be_bytes([a[2], a[3]]))
+    };
+    (0x4500 | u32::from(tos)) + ip_len + 0x4000 + 0x4011 + w(src) + w(dst)
+}
+
+/// When `draw` is not 0, gives every QP of `confs` host and target IPv4 addresses (drawn from
+/// `draw`) that put the header sum of one kind of frame the engine sends on that QP (an ACK,
+/// a CNP, a capsule with or without 512 bytes of data, a READ response packet of a full path
+/// MTU), with the traffic classes `tos`, at an edge of the one's complement fold: the low 16
+/// bits just under or at a carry (the folded sum FFFFh: checksum 0), just past one, or a
+/// folded sum whose low byte is near FFh. With fixed addresses the sum never
+/// carries, and an adder's carry or fold in the engine's checksums goes unexercised.
+pub(crate) fn edge_addresses(confs: &mut [QpConf], draw: u64, tos: &HostTos) {
+    if draw == 0 {
+        return;
+    }
+    let mut rng = Rng::new(draw);
+    let data = tos.data_dscp << 2 | tos.data_ecn;
+    let cnp = tos.cnp_dscp << 2;
+    for c in confs.iter_mut() {
+        let mtu = c.mtu as u32;
+        let (t, ip_len) = match rng.below(6) {
+            0 => (data, 48),        // ACK / NAK
+            1 => (cnp, 60),         // CNP
+            2 => (data, 108),       // capsule
+            3 => (data, 108 + 512), // capsule with in-capsule data
+            4 => (data, 44 + mtu),  // READ response middle
+            _ => (data, 48 + mtu),  // READ response first, or last / only of a full MTU
+        };
+        // Address words: all small (a sum without a carry is possible), or each small, large
+        // (several carries: an operand's change moves the carry count) or anything.
+        let small = rng.chance(30);
+        let mut word = || match if small { 0 } else { rng.below(3) } {
+            0 => rng.below(0x1000) as u16,
+            1 => 0xf000 | rng.below(0x1000) as u16,
+            _ => rng.next_u64() as u16,
+        };
+        let (a, b, d) = (word(), word(), word());
+        let src = [(a >> 8) as u8, a as u8, (b >> 8) as u8, b as u8];
+        let rest = ip_header_sum(t, ip_len, src, [(d >> 8) as u8, d as u8, 0, 0]);
+        // The low 16 bits wanted, given the high part `h` of the sum.
+        let pick = rng.below(7);
+        let low = |h: u32, r: u64| -> u32 {
+            match pick {
+                0 => 0xffff - h,                  // folds to FFFFh
+                1 => 0xffff,                      // at a carry
+                2 => 0xfffe - h,                  // one under FFFFh
+                3 => (r % 0x100) as u32,          // just past a carry
+                4 => 0xff00 + (r % 0x100) as u32, // just under one
+                // The folded sum's low byte near FFh.
+                5 => ((r as u32 & 0xff00) | 0xf0 | (r >> 16) as u32 & 15).wrapping_sub(h) & 0xffff,
+                _ => r as u32 & 0xffff,
+            }
+        };
+        let r = rng.next_u64();
+        let e = (0..8u32)
+            .map(|h| (h, h << 16 | low(h, r)))
+            .find(|&(_, s)| s >= rest && s - rest <= 0xffff)
+            .map_or(0, |(_, s)| s - rest);
+        let dst = [(d >> 8) as u8, d as u8, (e >> 8) as u8, e as u8];
+        c.host_ip = src;
+        c.target_ip = dst;
+    }
 }
