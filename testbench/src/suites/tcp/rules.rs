@@ -1,23 +1,39 @@
 //! Property `tcp_rules`: the engine's receive and retransmission rules against a scripted peer
 //! (no smoltcp: the test writes every frame the peer sends, so each rule is exercised on purpose
-//! and checked exactly). Connection 0 opens (the script answers its ARP request and its SYN,
-//! with or without a window-scale option), then:
+//! and checked exactly). A drawn connection (0 or 1; the other stays CLOSED) opens: the script
+//! answers its ARP request and its SYN, with or without a window-scale option, and in some
+//! cases with an End of Option List after the MSS (and the window scale, if offered) followed
+//! by bytes RFC 9293 makes padding: a window-scale option among them (right after the EOL,
+//! after a NOP, after another byte) is not offered, so neither side scales (RFC 7323). The
+//! handshake's ACK must advertise the whole receive buffer, shifted only if the peer offered a
+//! scale; after the receiving part, SND.WND (its CSR) must be the peer's window as the peer
+//! meant it. Then:
 //!
 //! 1. Receiving (the engine's application sends nothing): the peer's stream, cut into segments,
 //!    arrives in a drawn order with repeats (out of order, duplicated, overlapping the kept
 //!    range, entirely old) and with probes (no data, sequence number RCV.NXT - 1, as Linux's
 //!    zero-window probe) and with segments whose checksum fails (other bytes at a segment's
-//!    sequence numbers: unanswered, and never in place of kept bytes). The script waits until the engine is quiet and its application has
-//!    taken every byte in order before each segment, then checks the engine's answer: exactly
-//!    an ACK of what a one-range reassembly model says RCV.NXT is; for a segment out of order,
-//!    old, or a probe, the same ACK number and window as the engine's previous segment (a
-//!    duplicate ACK, RFC 5681). Mixed in, RFC 5961's attacks and RFC 9293's unacceptable
-//!    ACKs: RSTs at sequence numbers inside the receive window but not RCV.NXT (a challenge
-//!    ACK: the same pure ACK again, nothing else changes), at its edges and outside it
-//!    (dropped unanswered), SYNs in ESTABLISHED at any sequence number (a challenge ACK), and
-//!    data segments whose ACK number is drawn around the acceptable range [SND.UNA -
-//!    MAX.SND.WND, SND.MAX] (inside: taken as any segment; outside, with other bytes: a
-//!    challenge ACK, the bytes never delivered). Then every segment in order, so the whole
+//!    sequence numbers: unanswered, and never in place of kept bytes). The script waits until
+//!    the engine is quiet and its application has taken every byte in order before each
+//!    segment, then checks the engine's answer: exactly an ACK of what a one-range reassembly
+//!    model says RCV.NXT is; for a segment out of order, old, or a probe, the same ACK number
+//!    and window as the engine's previous segment (a duplicate ACK, RFC 5681). Mixed in, RFC
+//!    5961's attacks and RFC 9293's unacceptable ACKs: RSTs at sequence numbers inside the
+//!    receive window but not RCV.NXT (a challenge ACK: the same pure ACK again, nothing else
+//!    changes), at its edges and outside it (dropped unanswered), SYNs in ESTABLISHED at any
+//!    sequence number (a challenge ACK), and data segments whose ACK number is drawn around
+//!    the acceptable range [SND.UNA - MAX.SND.WND, SND.MAX] (inside: taken as any segment;
+//!    outside, with other bytes: a challenge ACK, the bytes never delivered). Also frames that
+//!    are not the connection's: data segments at RCV.NXT with other bytes (checksums right)
+//!    from another source port of the peer, from another source IP, or to the other
+//!    connection's local port or to a port of no connection (dropped: `drop_other`, no RST,
+//!    unanswered, the bytes never delivered), and ARP frames the engine must not take (a
+//!    request or a reply for another host, an operation other than request and reply, other
+//!    hardware or protocol fields) from the peer's address with another MAC (dropped:
+//!    `drop_other`, unanswered, the ARP cache keeps the peer's MAC: every IPv4 frame the
+//!    engine sends, in the whole test, must go to `PEER_MAC`), and ARP requests for our
+//!    address from one of two other hosts (answered with exactly one ARP reply to the
+//!    requester, learnt beside the peer's entry). Then every segment in order, so the whole
 //!    stream arrives.
 //! 2. Sending: the engine's application sends a stream; the peer holds its ACKs until it has
 //!    every segment's first transmission, drops the drawn ones among them, and then ACKs one
@@ -27,11 +43,18 @@
 //!    partial ACK in recovery (RFC 6582) the next hole within `GAP` cycles.
 //!
 //! Checked at the end: both streams byte for byte, and the counters exactly: `ooo_kept` and
-//! `ooo_dropped` (the model's), `drop_csum` (the broken segments), `dup_acks` (the duplicate
-//! ACKs the peer sent), `fast_retrans` and `retrans` (one per dropped segment), `rto_fires` 0,
-//! `challenge_acks` and `rst_dropped` (the RFC 5961 steps). Last, a RST exactly at RCV.NXT
-//! must reset the connection (CLOSED, failed, reason 1, `rst_in` 1) and get no answer. Every
-//! engine frame also passes `models::tcp`'s golden check, window rules included.
+//! `ooo_dropped` (the model's), `drop_csum` (the broken segments), `drop_other` (the frames
+//! not the connection's), `dup_acks` (the duplicate ACKs the peer sent), `fast_retrans` and
+//! `retrans` (one per dropped segment), `rto_fires`, `rst_in` and `rst_out` 0,
+//! `challenge_acks` and `rst_dropped` (the RFC 5961 steps), `seg_out`. Last, either a RST
+//! exactly at RCV.NXT must reset the connection (CLOSED, failed, reason 1, `rst_in` 1) and get
+//! no answer, or the firmware aborts the connection (`ctrl.abort`): exactly one RST must go,
+//! at SND.NXT (every byte ACKed), without data (RFC 9293 3.10.5; the ACK bit is allowed, and
+//! then acknowledges RCV.NXT), then nothing, and the state CSR reads CLOSED, failed, reason 0
+//! (`rst_out` 1, `rst_in` 0). Then the other connection opens: its ARP lookup must hit the
+//! cache (no ARP request), so its SYN goes to the MAC the cache kept for the peer (a
+//! connection keeps the MAC it resolved, so only a new lookup shows an overwritten entry).
+//! Every engine frame also passes `models::tcp`'s golden check, window rules included.
 
 use super::{
     cnt, creg, Env, Faults, Setup, ENGINE_IP, ENGINE_MAC, LOCAL_PORT_BASE, PEER_IP, PEER_MAC,
@@ -72,6 +95,18 @@ pub enum Step {
     /// -MAX.SND.WND exactly, 1 one older, 2 inside (-MAX.SND.WND, 0), 3 older by more, 4 beyond
     /// SND.MAX. Out of range it carries other bytes.
     Ack { seg: u8, class: u8, x: u16 },
+    /// A data segment at RCV.NXT with other bytes that matches only part of the connection's
+    /// 4-tuple (`class % 4`): 0 another source port of the peer, 1 another source IP, 2 the
+    /// other connection's local port (CLOSED), 3 a local port of no connection. Dropped
+    /// unanswered (`drop_other`, no RST), its bytes never delivered.
+    Foreign { class: u8, x: u16 },
+    /// An ARP frame the engine must not take (`class % 5`): 0 a request, 1 a reply, for another
+    /// host; for our address, 2 an operation other than request and reply, 3 other hardware or
+    /// protocol fields. Its sender is the peer's address with another MAC: dropped
+    /// (`drop_other`), unanswered, and the cache keeps the peer's MAC. Or (4) one it takes: a
+    /// request for our address from one of two other hosts, answered with an ARP reply to it
+    /// and learnt, the peer's entry kept.
+    Arp { class: u8, x: u16 },
 }
 
 /// The stimulus.
@@ -80,8 +115,16 @@ pub struct Input {
     /// The peer's stream, as segment lengths.
     pub seg_lens: Vec<u16>,
     pub steps: Vec<Step>,
-    /// The window shift in the peer's SYN (none: no option, so neither side scales).
+    /// The window shift in the peer's SYN-ACK (none: no option, so neither side scales).
     pub peer_ws: Option<u8>,
+    /// The SYN-ACK's options end with an End of Option List followed by bytes that must be
+    /// ignored (`(class % 4, w)`): 0 a window-scale option of shift `w % 15`, 1 a NOP and it,
+    /// 2 another byte and it, 3 `w` and NOPs.
+    pub eol: Option<(u8, u8)>,
+    /// The connection the test runs on (`% 2`; the other stays CLOSED).
+    pub conn: u8,
+    /// The end: the firmware aborts the connection instead of the peer's RST at RCV.NXT.
+    pub abort: bool,
     /// MSS CSR choice, window-shift CSR.
     pub mss: u8,
     pub wscale: u8,
@@ -92,11 +135,20 @@ pub struct Input {
     pub seed: u64,
 }
 
-/// An Ethernet/IPv4/TCP frame from the peer to the engine's connection 0.
-fn peer_tcp(seq: u32, ack: u32, flags: u8, wnd: u16, opts: &[u8], data: &[u8]) -> Vec<u8> {
+/// An Ethernet/IPv4/TCP frame to the engine from `src`, port `sport` to port `dport`
+/// (checksums right).
+fn tcp_frame(
+    (src, sport, dport): ([u8; 4], u16, u16),
+    seq: u32,
+    ack: u32,
+    flags: u8,
+    wnd: u16,
+    opts: &[u8],
+    data: &[u8],
+) -> Vec<u8> {
     let mut t = Vec::new();
-    t.extend(4420u16.to_be_bytes());
-    t.extend((LOCAL_PORT_BASE as u16).to_be_bytes());
+    t.extend(sport.to_be_bytes());
+    t.extend(dport.to_be_bytes());
     t.extend(seq.to_be_bytes());
     t.extend(ack.to_be_bytes());
     t.push(((20 + opts.len()) as u8 / 4) << 4);
@@ -105,7 +157,7 @@ fn peer_tcp(seq: u32, ack: u32, flags: u8, wnd: u16, opts: &[u8], data: &[u8]) -
     t.extend([0, 0, 0, 0]);
     t.extend(opts);
     t.extend(data);
-    let s = !(tcp_sum(PEER_IP, ENGINE_IP, &t) as u16);
+    let s = !(tcp_sum(src, ENGINE_IP, &t) as u16);
     t[16..18].copy_from_slice(&s.to_be_bytes());
     let mut f = Vec::new();
     f.extend(ENGINE_MAC);
@@ -113,7 +165,7 @@ fn peer_tcp(seq: u32, ack: u32, flags: u8, wnd: u16, opts: &[u8], data: &[u8]) -
     f.extend([8, 0]);
     let mut h = vec![0x45, 0, 0, 0, 0, 0, 0x40, 0, 64, 6, 0, 0];
     h[2..4].copy_from_slice(&(20 + t.len() as u16).to_be_bytes());
-    h.extend(PEER_IP);
+    h.extend(src);
     h.extend(ENGINE_IP);
     let s = !(sum16(0, &h) as u16);
     h[10..12].copy_from_slice(&s.to_be_bytes());
@@ -123,17 +175,39 @@ fn peer_tcp(seq: u32, ack: u32, flags: u8, wnd: u16, opts: &[u8], data: &[u8]) -
     f
 }
 
-fn arp_reply() -> Vec<u8> {
+/// An Ethernet/IPv4/TCP frame from the peer to the engine's connection `c`.
+fn peer_tcp(
+    c: usize,
+    seq: u32,
+    ack: u32,
+    flags: u8,
+    wnd: u16,
+    opts: &[u8],
+    data: &[u8],
+) -> Vec<u8> {
+    let tuple = (PEER_IP, 4420, (LOCAL_PORT_BASE as usize + c) as u16);
+    tcp_frame(tuple, seq, ack, flags, wnd, opts, data)
+}
+
+/// An ARP frame to the engine: operation `op`, sender `sha`/`spa`, target `tpa`, hardware and
+/// protocol fields `hp` (1, 0x0800, 6, 4 for Ethernet/IPv4); a request is broadcast.
+fn arp_frame(op: u16, hp: [u8; 6], (sha, spa): ([u8; 6], [u8; 4]), tpa: [u8; 4]) -> Vec<u8> {
     let mut f = Vec::new();
-    f.extend(ENGINE_MAC);
+    f.extend(if op == 1 { [0xff; 6] } else { ENGINE_MAC });
     f.extend(PEER_MAC);
-    f.extend([8, 6, 0, 1, 8, 0, 6, 4, 0, 2]);
-    f.extend(PEER_MAC);
-    f.extend(PEER_IP);
-    f.extend(ENGINE_MAC);
-    f.extend(ENGINE_IP);
+    f.extend([8, 6]);
+    f.extend(hp);
+    f.extend(op.to_be_bytes());
+    f.extend(sha);
+    f.extend(spa);
+    f.extend(if op == 1 { [0; 6] } else { ENGINE_MAC });
+    f.extend(tpa);
     f.resize(60, 0);
     f
+}
+
+fn arp_reply() -> Vec<u8> {
+    arp_frame(2, [0, 1, 8, 0, 6, 4], (PEER_MAC, PEER_IP), ENGINE_IP)
 }
 
 /// The engine, the frames it sent not yet looked at, and the script's clock.
@@ -143,6 +217,9 @@ struct Script {
     inbox: VecDeque<Seg>,
     last_out: u64,
     arp_req: u32,
+    /// ARP frames the engine sent (requests and replies), and the last one.
+    arps: u32,
+    last_arp: Vec<u8>,
 }
 
 impl Script {
@@ -165,6 +242,14 @@ impl Script {
             self.last_out = cycle;
             if f[12..14] == [8, 6] {
                 self.arp_req += u32::from(f[21] == 1);
+                self.arps += 1;
+                self.last_arp = f.clone();
+            } else if f[0..6] != PEER_MAC {
+                return Err(format!(
+                    "cycle {cycle}: engine frame to MAC {:02x?}, not the peer's (its ARP cache \
+                     entry was overwritten?)",
+                    &f[0..6]
+                ));
             } else if let Some(s) = parse_seg(&f) {
                 self.env.engine_frames.push(f);
                 self.inbox.push_back(s);
@@ -282,23 +367,26 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     );
     env.write(tcp_csr::RTO_INIT, 6000);
     env.write(tcp_csr::RTO_MAX, 12000);
+    let c = usize::from(input.conn % 2);
     let mut rng = Rng::new(input.seed ^ 11);
     let down: Vec<u8> = {
         let total: usize = input.seg_lens.iter().map(|&l| usize::from(l)).sum();
         (0..total).map(|_| rng.next_u64() as u8).collect()
     };
     let up: Vec<u8> = (0..input.tx_bytes).map(|_| rng.next_u64() as u8).collect();
-    env.view.conns[0].data = up.clone();
+    env.view.conns[c].data = up.clone();
     let mut s = Script {
         env,
         seen: 0,
         inbox: VecDeque::new(),
         last_out: 0,
         arp_req: 0,
+        arps: 0,
+        last_arp: Vec::new(),
     };
 
     // Open: ARP, SYN, SYN-ACK, ACK.
-    s.env.write(creg(0, 8), 1);
+    s.env.write(creg(c, 8), 1);
     let end = s.env.sim.cycle() + 20_000;
     while s.arp_req == 0 {
         if s.env.sim.cycle() > end {
@@ -322,8 +410,20 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     if let Some(ws) = input.peer_ws {
         opts.extend([1, 3, 3, ws % 13]);
     }
+    // After an End of Option List, padding: a window scale there is not offered (RFC 9293).
+    if let Some((class, w)) = input.eol {
+        opts.push(0);
+        opts.extend(match class % 4 {
+            0 => vec![3, 3, w % 15],
+            1 => vec![1, 3, 3, w % 15],
+            2 => vec![w | 0x80, 3, 3, w % 15],
+            _ => vec![w, 1, 1],
+        });
+        opts.resize(opts.len().next_multiple_of(4), 0);
+    }
     let pws = input.peer_ws.map_or(0, |w| w % 13);
     s.send(peer_tcp(
+        c,
         piss,
         iss.wrapping_add(1),
         0x12,
@@ -336,6 +436,20 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         return Err(format!("the handshake's ACK: {a:?}"));
     }
     let wfield = (pwnd >> pws) as u16;
+    // Nothing received yet: the whole buffer, scaled by our shift only if the peer offered one.
+    let rxb = s.env.view.rx_bytes;
+    let our_ws = if input.peer_ws.is_some() {
+        setup.wscale
+    } else {
+        0
+    };
+    if u32::from(a.wnd) != (rxb >> our_ws).min(0xffff) {
+        return Err(format!(
+            "the handshake's ACK advertises window {}, want {} bytes >> {our_ws} (the peer's \
+             window-scale option: {:?}, options {opts:02x?})",
+            a.wnd, rxb, input.peer_ws
+        ));
+    }
     let mut last = (a.ack, a.wnd);
 
     // 1. Receiving.
@@ -359,17 +473,20 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     let ack0 = iss.wrapping_add(1);
     // MAX.SND.WND: the SYN-ACK's window, and every window since (the same once scaled).
     let max_wnd = pwnd;
-    let rxb = s.env.view.rx_bytes;
+    let mut others = 0u32;
     for (n, st) in steps.iter().enumerate() {
         let nxt = m.nxt as usize;
         s.settle(
-            &|e: &Env| e.app().borrow().got[0].len() == nxt,
+            &|e: &Env| e.app().borrow().got[c].len() == nxt,
             "before a segment",
         )?;
         while let Some(x) = s.inbox.pop_front() {
             last = (x.ack, x.wnd);
         }
         let rcv_nxt = piss.wrapping_add(1).wrapping_add(m.nxt);
+        // An ARP request to answer (the requester's MAC and IP), and the ARP frames so far.
+        let mut arp_answer: Option<([u8; 6], [u8; 4])> = None;
+        let arps = s.arps;
         // What the engine must answer: `None` nothing, `Some(dup)` a pure ACK of RCV.NXT
         // (repeating the last ACK and window when `dup`).
         let (answer, what): (Option<bool>, String) = match *st {
@@ -377,7 +494,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 let (a, b) = offs[usize::from(i) % offs.len()];
                 let seq = piss.wrapping_add(1).wrapping_add(a);
                 let junk: Vec<u8> = (a..b).map(|_| rng.next_u64() as u8).collect();
-                let mut f = peer_tcp(seq, ack0, 0x18, wfield, &[], &junk);
+                let mut f = peer_tcp(c, seq, ack0, 0x18, wfield, &[], &junk);
                 f[50] ^= 0x5a;
                 s.send(f);
                 bad += 1;
@@ -390,7 +507,15 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 let i = usize::from(i) % offs.len();
                 let (a, b) = offs[i];
                 let seq = piss.wrapping_add(1).wrapping_add(a);
-                let f = peer_tcp(seq, ack0, 0x18, wfield, &[], &down[a as usize..b as usize]);
+                let f = peer_tcp(
+                    c,
+                    seq,
+                    ack0,
+                    0x18,
+                    wfield,
+                    &[],
+                    &down[a as usize..b as usize],
+                );
                 s.send(f);
                 let ooo = m.seg(a, b);
                 (
@@ -400,7 +525,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             }
             Step::Probe => {
                 let seq = piss.wrapping_add(m.nxt);
-                s.send(peer_tcp(seq, ack0, 0x10, wfield, &[], &[]));
+                s.send(peer_tcp(c, seq, ack0, 0x10, wfield, &[], &[]));
                 (Some(true), format!("step {n}: a probe at RCV.NXT - 1"))
             }
             Step::Rst { class, x, ack } => {
@@ -414,6 +539,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 };
                 let flags = if ack { 0x14 } else { 0x04 };
                 s.send(peer_tcp(
+                    c,
                     rcv_nxt.wrapping_add(off),
                     ack0,
                     flags,
@@ -435,7 +561,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 let seq = rcv_nxt.wrapping_add(u32::from(off)).wrapping_sub(32768);
                 let junk: Vec<u8> = (0..off % 64).map(|_| rng.next_u64() as u8).collect();
                 let flags = if ack { 0x12 } else { 0x02 };
-                s.send(peer_tcp(seq, ack0, flags, wfield, &[], &junk));
+                s.send(peer_tcp(c, seq, ack0, flags, wfield, &[], &junk));
                 challenges += 1;
                 (
                     Some(true),
@@ -460,6 +586,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                     (a..b).map(|_| rng.next_u64() as u8).collect()
                 };
                 s.send(peer_tcp(
+                    c,
                     seq,
                     ack0.wrapping_add(off),
                     0x18,
@@ -480,6 +607,95 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                     (Some(true), what)
                 }
             }
+            Step::Foreign { class, x } => {
+                let lport = LOCAL_PORT_BASE as u16 + c as u16;
+                let nc = s.env.n as u16;
+                let (tuple, which) = match class % 4 {
+                    0 => (
+                        (PEER_IP, 4421u16.wrapping_add(x % 65535), lport),
+                        "source port",
+                    ),
+                    1 => (([10, 0, 0, 3 + (x % 250) as u8], 4420, lport), "source IP"),
+                    2 => (
+                        (
+                            PEER_IP,
+                            4420,
+                            LOCAL_PORT_BASE as u16 + (c as u16 + 1 + x % (nc - 1)) % nc,
+                        ),
+                        "local port (a CLOSED connection's)",
+                    ),
+                    _ => (
+                        (PEER_IP, 4420, LOCAL_PORT_BASE as u16 + nc + x % 1000),
+                        "local port (no connection's)",
+                    ),
+                };
+                let junk: Vec<u8> = (0..1 + x % 300).map(|_| rng.next_u64() as u8).collect();
+                // Not the peer's: not in the golden check's view of the peer's sequence space.
+                s.env.src.borrow_mut().send(tcp_frame(
+                    tuple,
+                    rcv_nxt,
+                    ack0,
+                    0x18,
+                    wfield,
+                    &[],
+                    &junk,
+                ));
+                others += 1;
+                (
+                    None,
+                    format!(
+                        "step {n}: {} bytes at RCV.NXT from {:?} port {} to port {}: another {which}",
+                        junk.len(),
+                        tuple.0,
+                        tuple.1,
+                        tuple.2
+                    ),
+                )
+            }
+            Step::Arp { class, x } => {
+                let bogus = [0x02, 0xee, 0, 0, (x >> 8) as u8, x as u8];
+                let other = [10, 0, 0, 3 + (x % 250) as u8];
+                let eth_ip = [0, 1, 8, 0, 6, 4];
+                if class % 5 == 4 {
+                    // Taken: learnt (a second entry), answered, the peer's entry untouched.
+                    let host = (
+                        [0x02, 0xdd, 0, 0, 0, 3 + (x % 2) as u8],
+                        [10, 0, 0, 3 + (x % 2) as u8],
+                    );
+                    s.env
+                        .src
+                        .borrow_mut()
+                        .send(arp_frame(1, eth_ip, host, ENGINE_IP));
+                    arp_answer = Some(host);
+                    (
+                        None,
+                        format!("step {n}: an ARP request for our address from {host:02x?}"),
+                    )
+                } else {
+                    let (op, hp, tpa) = match class % 5 {
+                        0 => (1, eth_ip, other),
+                        1 => (2, eth_ip, other),
+                        2 => ([0, 3, 4, 8, 9][usize::from(x % 5)], eth_ip, ENGINE_IP),
+                        _ => {
+                            let mut hp = eth_ip;
+                            hp[usize::from(x % 4) + 1] ^= 1 << (x % 7);
+                            (1 + x % 2, hp, ENGINE_IP)
+                        }
+                    };
+                    s.env
+                        .src
+                        .borrow_mut()
+                        .send(arp_frame(op, hp, (bogus, PEER_IP), tpa));
+                    others += 1;
+                    (
+                        None,
+                        format!(
+                            "step {n}: an ARP frame (operation {op}, fields {hp:02x?}) from the \
+                             peer's address with MAC {bogus:02x?} for {tpa:?}"
+                        ),
+                    )
+                }
+            }
         };
         let Some(dup) = answer else {
             let end = s.env.sim.cycle() + 2 * QUIET + 2 * u64::from(rxb.min(2000));
@@ -488,6 +704,19 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             }
             if let Some(x) = s.inbox.pop_front() {
                 return Err(format!("{what}: must be dropped unanswered, but got {x:?}"));
+            }
+            let want = u32::from(arp_answer.is_some());
+            if s.arps - arps != want {
+                return Err(format!(
+                    "{what}: {} ARP frames from the engine, want {want}",
+                    s.arps - arps
+                ));
+            }
+            if let Some((mac, ip)) = arp_answer {
+                let f = &s.last_arp;
+                if f[0..6] != mac || f[21] != 2 || f[32..38] != mac || f[38..42] != ip {
+                    return Err(format!("{what}: the engine's answer is {f:02x?}"));
+                }
             }
             continue;
         };
@@ -511,11 +740,22 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     }
     let total = down.len();
     s.settle(
-        &|e: &Env| e.app().borrow().got[0].len() == total,
+        &|e: &Env| e.app().borrow().got[c].len() == total,
         "the stream's end",
     )?;
-    if s.env.app().borrow().got[0] != down {
+    if s.env.app().borrow().got[c] != down {
         return Err("the engine delivered bytes other than the peer's stream".into());
+    }
+
+    // The peer's window as the engine took it from the peer's segments: scaled by the shift
+    // the peer offered (none after an End of Option List), so the same as the SYN-ACK's.
+    let snd_wnd = s.env.read(creg(c, 36));
+    if snd_wnd != pwnd {
+        return Err(format!(
+            "SND.WND is {snd_wnd:#x} after the peer's segments of window field {wfield:#x}, \
+             want {pwnd:#x} (the peer's window-scale option: {:?}, SYN-ACK options {opts:02x?})",
+            input.peer_ws
+        ));
     }
 
     // 2. Sending: every first transmission, held.
@@ -523,7 +763,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     let start = iss.wrapping_add(1);
     let stream_end = start.wrapping_add(u32::from(input.tx_bytes));
     let rel = |x: u32| x.wrapping_sub(start);
-    s.env.app().borrow_mut().to_send[0] = up.iter().copied().collect();
+    s.env.app().borrow_mut().to_send[c] = up.iter().copied().collect();
     let mut firsts: Vec<Seg> = Vec::new();
     let mut sent_end = start;
     let end = s.env.sim.cycle() + 100_000;
@@ -617,7 +857,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 let cn = s.env.counters();
                 let regs: Vec<u32> = [12, 16, 20, 24, 36]
                     .iter()
-                    .map(|&o| s.env.read(creg(0, o)))
+                    .map(|&o| s.env.read(creg(c, o)))
                     .collect();
                 return Err(format!(
                     "no retransmission of offset {} within {GAP} cycles of {why} ({dups_sent} \
@@ -678,13 +918,13 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 x.data.len()
             );
         }
-        s.send(peer_tcp(pseq, ack, 0x10, wfield, &[], &[]));
+        s.send(peer_tcp(c, pseq, ack, 0x10, wfield, &[], &[]));
         let until = s.env.sim.cycle() + GAP;
         while s.env.sim.cycle() < until && (s.inbox.is_empty() || due.is_none()) {
             s.step()?;
         }
     }
-    if s.env.app().borrow().sent[0] != up.len() {
+    if s.env.app().borrow().sent[c] != up.len() {
         return Err("the application's stream was not all taken".into());
     }
     s.settle(&|_| true, "the end")?;
@@ -700,6 +940,8 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         (cnt::CHALLENGE_ACKS, challenges, "challenge_acks"),
         (cnt::RST_DROPPED, rst_dropped, "rst_dropped"),
         (cnt::RST_IN, 0, "rst_in"),
+        (cnt::RST_OUT, 0, "rst_out"),
+        (cnt::DROP_OTHER, others, "drop_other"),
         (cnt::SEG_OUT, s.env.view.tcp, "seg_out"),
     ];
     if fast_seen != dues {
@@ -718,28 +960,92 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         }
     }
 
-    // 3. A RST exactly at RCV.NXT resets the connection, unanswered (RFC 5961 3.2).
-    s.send(peer_tcp(pseq, ack, 0x04, wfield, &[], &[]));
-    let end = s.env.sim.cycle() + 2 * QUIET;
-    while s.env.sim.cycle() < end {
-        s.step()?;
-    }
-    if let Some(x) = s.inbox.pop_front() {
-        return Err(format!("a RST at RCV.NXT was answered: {x:?}"));
-    }
-    let stw = s.env.read(creg(0, 12));
-    if stw & 0x31f != 0x110 {
-        return Err(format!(
-            "after a RST at RCV.NXT the state CSR is {stw:#x}, want CLOSED, failed, reason 1 \
+    if input.abort {
+        // 3. The firmware aborts: one RST at SND.NXT, no data (RFC 9293 3.10.5), CLOSED.
+        let snd_nxt = s.env.read(creg(c, 20));
+        if snd_nxt != stream_end {
+            return Err(format!(
+                "SND.NXT is {snd_nxt:#x} with every byte ACKed, want {stream_end:#x}"
+            ));
+        }
+        s.env.view.conns[c].rst_ok = true;
+        s.env.write(creg(c, 8), 4);
+        let r = s.next_seg(2 * QUIET, "the RST of an abort")?;
+        if r.flags & !0x10 != 0x04 || r.seq != snd_nxt || !r.data.is_empty() {
+            return Err(format!(
+                "an abort sent {r:?}, want a RST at SND.NXT {snd_nxt:#x} without data"
+            ));
+        }
+        if r.flags & 0x10 != 0 && r.ack != pseq {
+            return Err(format!(
+                "an abort's RST acknowledges {:#x}, not RCV.NXT {pseq:#x}",
+                r.ack
+            ));
+        }
+        let end = s.env.sim.cycle() + 2 * QUIET;
+        while s.env.sim.cycle() < end {
+            s.step()?;
+        }
+        if let Some(x) = s.inbox.pop_front() {
+            return Err(format!("after an abort's RST the engine sent {x:?}"));
+        }
+        let stw = s.env.read(creg(c, 12));
+        if stw & 0x31f != 0x010 {
+            return Err(format!(
+                "after an abort the state CSR is {stw:#x}, want CLOSED, failed, reason 0 (0x010)"
+            ));
+        }
+        let cn = s.env.counters();
+        if cn[cnt::RST_OUT] != 1 || cn[cnt::RST_IN] != 0 || cn[cnt::SEG_OUT] != s.env.view.tcp {
+            return Err(format!(
+                "after an abort: rst_out {} (want 1), rst_in {} (want 0), seg_out {} (want {})",
+                cn[cnt::RST_OUT],
+                cn[cnt::RST_IN],
+                cn[cnt::SEG_OUT],
+                s.env.view.tcp
+            ));
+        }
+    } else {
+        // 3. A RST exactly at RCV.NXT resets the connection, unanswered (RFC 5961 3.2).
+        s.send(peer_tcp(c, pseq, ack, 0x04, wfield, &[], &[]));
+        let end = s.env.sim.cycle() + 2 * QUIET;
+        while s.env.sim.cycle() < end {
+            s.step()?;
+        }
+        if let Some(x) = s.inbox.pop_front() {
+            return Err(format!("a RST at RCV.NXT was answered: {x:?}"));
+        }
+        let stw = s.env.read(creg(c, 12));
+        if stw & 0x31f != 0x110 {
+            return Err(format!(
+                "after a RST at RCV.NXT the state CSR is {stw:#x}, want CLOSED, failed, reason 1 \
              (0x110)"
-        ));
+            ));
+        }
+        let cn = s.env.counters();
+        if cn[cnt::RST_IN] != 1 || cn[cnt::RST_DROPPED] != rst_dropped {
+            return Err(format!(
+                "after a RST at RCV.NXT: rst_in {} (want 1), rst_dropped {} (want {rst_dropped})",
+                cn[cnt::RST_IN],
+                cn[cnt::RST_DROPPED]
+            ));
+        }
     }
-    let cn = s.env.counters();
-    if cn[cnt::RST_IN] != 1 || cn[cnt::RST_DROPPED] != rst_dropped {
+
+    // 4. The other connection opens: the ARP cache still holds the peer's MAC (no frame the
+    // engine did not take changed it), so its SYN goes there without an ARP request.
+    let o = 1 - c;
+    let reqs = s.arp_req;
+    s.env.write(creg(o, 8), 1);
+    let syn = s.next_seg(
+        5000,
+        "the other connection's SYN, from the ARP cache (no ARP request)",
+    )?;
+    if syn.flags != 0x02 || s.arp_req != reqs {
         return Err(format!(
-            "after a RST at RCV.NXT: rst_in {} (want 1), rst_dropped {} (want {rst_dropped})",
-            cn[cnt::RST_IN],
-            cn[cnt::RST_DROPPED]
+            "the other connection's open: {} ARP requests, then {syn:?} (want a SYN from the \
+             ARP cache)",
+            s.arp_req - reqs
         ));
     }
     Ok(())
@@ -764,19 +1070,28 @@ impl Property for TcpRulesProp {
                     1 => (any::<u16>(), any::<bool>()).prop_map(|(off, ack)| Step::Syn { off, ack }),
                     2 => (any::<u8>(), any::<u8>(), any::<u16>())
                         .prop_map(|(seg, class, x)| Step::Ack { seg, class, x }),
+                    2 => (any::<u8>(), any::<u16>())
+                        .prop_map(|(class, x)| Step::Foreign { class, x }),
+                    1 => (any::<u8>(), any::<u16>()).prop_map(|(class, x)| Step::Arp { class, x }),
                 ],
                 0..16,
             ),
-            prop::option::of(0u8..15),
+            (
+                prop::option::of(0u8..15),
+                prop::option::of((any::<u8>(), any::<u8>())),
+            ),
             (any::<u8>(), any::<u8>()),
             (1u16..7000, prop::collection::vec(any::<u8>(), 0..3)),
-            any::<u64>(),
+            (any::<u64>(), any::<u8>(), any::<bool>()),
         )
             .prop_map(
-                |(seg_lens, steps, peer_ws, (mss, wscale), (tx_bytes, lost), seed)| Input {
+                |(seg_lens, steps, (peer_ws, eol), (mss, wscale), (tx_bytes, lost), (seed, conn, abort))| Input {
                     seg_lens,
                     steps,
                     peer_ws,
+                    eol,
+                    conn,
+                    abort,
                     mss,
                     wscale,
                     tx_bytes,
