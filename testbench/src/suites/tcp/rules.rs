@@ -223,6 +223,19 @@ struct Script {
 }
 
 impl Script {
+    /// Runs `2 * QUIET` cycles in which the engine must send nothing (`what`: the error's
+    /// words), then reads connection `c`'s state CSR.
+    fn silent_state(&mut self, c: usize, what: &str) -> Result<u32, String> {
+        let end = self.env.sim.cycle() + 2 * QUIET;
+        while self.env.sim.cycle() < end {
+            self.step()?;
+        }
+        if let Some(x) = self.inbox.pop_front() {
+            return Err(format!("{what}: the engine sent {x:?}"));
+        }
+        Ok(self.env.read(creg(c, 12)))
+    }
+
     fn step(&mut self) -> Result<(), String> {
         self.env.sim.step();
         let cycle = self.env.sim.cycle();
@@ -982,14 +995,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 r.ack
             ));
         }
-        let end = s.env.sim.cycle() + 2 * QUIET;
-        while s.env.sim.cycle() < end {
-            s.step()?;
-        }
-        if let Some(x) = s.inbox.pop_front() {
-            return Err(format!("after an abort's RST the engine sent {x:?}"));
-        }
-        let stw = s.env.read(creg(c, 12));
+        let stw = s.silent_state(c, "after an abort's RST")?;
         if stw & 0x31f != 0x010 {
             return Err(format!(
                 "after an abort the state CSR is {stw:#x}, want CLOSED, failed, reason 0 (0x010)"
@@ -1008,14 +1014,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     } else {
         // 3. A RST exactly at RCV.NXT resets the connection, unanswered (RFC 5961 3.2).
         s.send(peer_tcp(c, pseq, ack, 0x04, wfield, &[], &[]));
-        let end = s.env.sim.cycle() + 2 * QUIET;
-        while s.env.sim.cycle() < end {
-            s.step()?;
-        }
-        if let Some(x) = s.inbox.pop_front() {
-            return Err(format!("a RST at RCV.NXT was answered: {x:?}"));
-        }
-        let stw = s.env.read(creg(c, 12));
+        let stw = s.silent_state(c, "a RST at RCV.NXT was answered")?;
         if stw & 0x31f != 0x110 {
             return Err(format!(
                 "after a RST at RCV.NXT the state CSR is {stw:#x}, want CLOSED, failed, reason 1 \
