@@ -153,8 +153,8 @@ impl Property for EthMacRgmiiProp {
                     if slow.is_some() {
                         // A frame refused at its end merges into the next one, which then
                         // carries the overflow mark: a last good frame after the crossing has
-                        // drained (a gap of 4000 byte times, 20 core cycles or more each)
-                        // settles the count.
+                        // drained (a gap of 4000 byte times: about 200 core cycles at the
+                        // slowest core) settles the count.
                         if let Some(last) = rx.last_mut() {
                             last.gap = last.gap.max(4000);
                         }

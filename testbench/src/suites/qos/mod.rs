@@ -16,9 +16,10 @@
 //! and a command of a full queue is a candidate only from the second cycle after that queue's
 //! next decision). It may rewrite queues' weights while commands flow
 //! ([`Traffic::weight_writes`]): a decision made while such a write is in flight may follow
-//! the old weight or the new one, every decision after its response the new one. It also plays the transport channels: each
-//! queue's `dst_space_i` bit follows a pattern drawn per case ([`Channels`]: all open, random
-//! per-queue drops, one queue's channel held full for long stretches). The transport side
+//! the old weight or the new one, every decision after its response the new one. It also
+//! plays the transport channels: each queue's `dst_space_i` bit follows a pattern drawn per
+//! case ([`Channels`]: all open, random per-queue drops, one queue's channel held full for long
+//! stretches). The transport side
 //! (`m_io_cmd`) and the completion side (`m_io_cpl`) apply random backpressure; on top of it
 //! the transport refuses a command whose channel was full when it was decided, for as long as
 //! that channel stays full (as a real channel would: that command then blocks the output
@@ -52,7 +53,7 @@ use crate::drivers::axil::{Axil, AxilConfig};
 use crate::drivers::Resp;
 use crate::models::qos::{
     budget_lag, check, standing, worst_window, worst_window_debt, BudgetBit, Config, DebtBucket,
-    Limit, Sqe, Standing, Verdict, BW_FRAC, IOPS_FRAC,
+    Limit, QueueCfg, Sqe, Standing, Verdict, BW_FRAC, IOPS_FRAC,
 };
 use crate::rng::Rng;
 use crate::rtl::regs::qos_csr;
@@ -407,7 +408,11 @@ fn get_sqe(sig: &Signal) -> [u8; 64] {
     b
 }
 
-/// Programs `cfg` into the block and enables it.
+/// A queue's `cfg` register: its class, `weight`, its IOPS burst.
+fn cfg_word(q: &QueueCfg, weight: u8) -> u32 {
+    u32::from(q.class) | u32::from(weight) << 8 | q.iops.burst << 24
+}
+
 /// Programs `cfg` and enables the block. `lazy`: a queue register whose value is its reset
 /// value (0) is not written, as firmware relying on the reset values would do.
 fn program(axil: &Axil, sim: &mut Sim<Top>, cfg: &Config, lazy: bool) -> Result<(), String> {
@@ -426,7 +431,7 @@ fn program(axil: &Axil, sim: &mut Sim<Top>, cfg: &Config, lazy: bool) -> Result<
         ));
     }
     for (i, q) in cfg.queues.iter().enumerate() {
-        let cfg_word = u32::from(q.class) | u32::from(q.weight) << 8 | q.iops.burst << 24;
+        let cfg_word = cfg_word(q, q.weight);
         for (r, v) in [
             ("cfg", cfg_word),
             ("bw_rate", q.bw.rate),
@@ -896,8 +901,7 @@ pub fn run(
         }
         if weight_write.is_none() && traffic.weight_writes.front().is_some_and(|w| w.0 <= t) {
             let (_, q, new) = traffic.weight_writes.pop_front().unwrap();
-            let c = &cfg.queues[q];
-            let word = u32::from(c.class) | u32::from(new) << 8 | c.iops.burst << 24;
+            let word = cfg_word(&cfg.queues[q], new);
             let ticket = axil
                 .master()
                 .queue_write(u64::from(qreg(q, "cfg")), u64::from(word), 0xf);

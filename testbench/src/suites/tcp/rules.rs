@@ -175,18 +175,10 @@ fn tcp_frame(
     f
 }
 
-/// An Ethernet/IPv4/TCP frame from the peer to the engine's connection `c`.
-fn peer_tcp(
-    c: usize,
-    seq: u32,
-    ack: u32,
-    flags: u8,
-    wnd: u16,
-    opts: &[u8],
-    data: &[u8],
-) -> Vec<u8> {
-    let tuple = (PEER_IP, 4420, (LOCAL_PORT_BASE as usize + c) as u16);
-    tcp_frame(tuple, seq, ack, flags, wnd, opts, data)
+/// The peer's side of the engine's connection `c` for [`tcp_frame`]: its address, its port
+/// 4420, the connection's local port.
+fn peer(c: usize) -> ([u8; 4], u16, u16) {
+    (PEER_IP, 4420, (LOCAL_PORT_BASE as usize + c) as u16)
 }
 
 /// An ARP frame to the engine: operation `op`, sender `sha`/`spa`, target `tpa`, hardware and
@@ -435,8 +427,8 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         opts.resize(opts.len().next_multiple_of(4), 0);
     }
     let pws = input.peer_ws.map_or(0, |w| w % 13);
-    s.send(peer_tcp(
-        c,
+    s.send(tcp_frame(
+        peer(c),
         piss,
         iss.wrapping_add(1),
         0x12,
@@ -507,7 +499,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 let (a, b) = offs[usize::from(i) % offs.len()];
                 let seq = piss.wrapping_add(1).wrapping_add(a);
                 let junk: Vec<u8> = (a..b).map(|_| rng.next_u64() as u8).collect();
-                let mut f = peer_tcp(c, seq, ack0, 0x18, wfield, &[], &junk);
+                let mut f = tcp_frame(peer(c), seq, ack0, 0x18, wfield, &[], &junk);
                 f[50] ^= 0x5a;
                 s.send(f);
                 bad += 1;
@@ -520,8 +512,8 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 let i = usize::from(i) % offs.len();
                 let (a, b) = offs[i];
                 let seq = piss.wrapping_add(1).wrapping_add(a);
-                let f = peer_tcp(
-                    c,
+                let f = tcp_frame(
+                    peer(c),
                     seq,
                     ack0,
                     0x18,
@@ -538,7 +530,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             }
             Step::Probe => {
                 let seq = piss.wrapping_add(m.nxt);
-                s.send(peer_tcp(c, seq, ack0, 0x10, wfield, &[], &[]));
+                s.send(tcp_frame(peer(c), seq, ack0, 0x10, wfield, &[], &[]));
                 (Some(true), format!("step {n}: a probe at RCV.NXT - 1"))
             }
             Step::Rst { class, x, ack } => {
@@ -551,8 +543,8 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                     _ => (rxb, false),
                 };
                 let flags = if ack { 0x14 } else { 0x04 };
-                s.send(peer_tcp(
-                    c,
+                s.send(tcp_frame(
+                    peer(c),
                     rcv_nxt.wrapping_add(off),
                     ack0,
                     flags,
@@ -574,7 +566,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 let seq = rcv_nxt.wrapping_add(u32::from(off)).wrapping_sub(32768);
                 let junk: Vec<u8> = (0..off % 64).map(|_| rng.next_u64() as u8).collect();
                 let flags = if ack { 0x12 } else { 0x02 };
-                s.send(peer_tcp(c, seq, ack0, flags, wfield, &[], &junk));
+                s.send(tcp_frame(peer(c), seq, ack0, flags, wfield, &[], &junk));
                 challenges += 1;
                 (
                     Some(true),
@@ -598,8 +590,8 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 } else {
                     (a..b).map(|_| rng.next_u64() as u8).collect()
                 };
-                s.send(peer_tcp(
-                    c,
+                s.send(tcp_frame(
+                    peer(c),
                     seq,
                     ack0.wrapping_add(off),
                     0x18,
@@ -931,7 +923,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 x.data.len()
             );
         }
-        s.send(peer_tcp(c, pseq, ack, 0x10, wfield, &[], &[]));
+        s.send(tcp_frame(peer(c), pseq, ack, 0x10, wfield, &[], &[]));
         let until = s.env.sim.cycle() + GAP;
         while s.env.sim.cycle() < until && (s.inbox.is_empty() || due.is_none()) {
             s.step()?;
@@ -1013,7 +1005,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         }
     } else {
         // 3. A RST exactly at RCV.NXT resets the connection, unanswered (RFC 5961 3.2).
-        s.send(peer_tcp(c, pseq, ack, 0x04, wfield, &[], &[]));
+        s.send(tcp_frame(peer(c), pseq, ack, 0x04, wfield, &[], &[]));
         let stw = s.silent_state(c, "a RST at RCV.NXT was answered")?;
         if stw & 0x31f != 0x110 {
             return Err(format!(
