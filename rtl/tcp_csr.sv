@@ -50,6 +50,8 @@
 //   0x11c c0_rtt          Round-trip estimate
 //   0x120 c0_iss          Initial send sequence number
 //   0x124 c0_snd_wnd      Peer's window, scaled
+//   0x128 c0_cwnd         Congestion window (RFC 5681)
+//   0x12c c0_ssthresh     Slow start threshold (RFC 5681)
 //   0x140 c1_remote_ip    Remote IPv4 address
 //   0x144 c1_ports        TCP ports
 //   0x148 c1_ctrl         Connection control
@@ -60,6 +62,8 @@
 //   0x15c c1_rtt          Round-trip estimate
 //   0x160 c1_iss          Initial send sequence number
 //   0x164 c1_snd_wnd      Peer's window, scaled
+//   0x168 c1_cwnd         Congestion window (RFC 5681)
+//   0x16c c1_ssthresh     Slow start threshold (RFC 5681)
 //
 // One write and one read at a time. A write is accepted (awready and wready together) when
 // awvalid and wvalid are both high and no write response is pending; wstrb selects the bytes
@@ -240,6 +244,12 @@ module tcp_csr (
   // c0_snd_wnd (0x124): Peer's window, scaled
   input  logic [31:0] c0_snd_wnd_value_i,     // bytes
 
+  // c0_cwnd (0x128): Congestion window (RFC 5681)
+  input  logic [31:0] c0_cwnd_value_i,        // bytes
+
+  // c0_ssthresh (0x12c): Slow start threshold (RFC 5681)
+  input  logic [31:0] c0_ssthresh_value_i,    // bytes (all ones: not set by a loss yet)
+
   // c1_remote_ip (0x140): Remote IPv4 address
   output logic [31:0] c1_remote_ip_value_o,   // address
 
@@ -278,7 +288,13 @@ module tcp_csr (
   input  logic [31:0] c1_iss_value_i,         // ISS
 
   // c1_snd_wnd (0x164): Peer's window, scaled
-  input  logic [31:0] c1_snd_wnd_value_i      // bytes
+  input  logic [31:0] c1_snd_wnd_value_i,     // bytes
+
+  // c1_cwnd (0x168): Congestion window (RFC 5681)
+  input  logic [31:0] c1_cwnd_value_i,        // bytes
+
+  // c1_ssthresh (0x16c): Slow start threshold (RFC 5681)
+  input  logic [31:0] c1_ssthresh_value_i     // bytes (all ones: not set by a loss yet)
 );
 
   typedef enum logic [1:0] {
@@ -624,6 +640,12 @@ module tcp_csr (
         9'h49: begin
           bresp_d = RespOkay;
         end
+        9'h4a: begin
+          bresp_d = RespOkay;
+        end
+        9'h4b: begin
+          bresp_d = RespOkay;
+        end
         9'h50: begin
           bresp_d = RespOkay;
           c1_remote_ip_we = 1'b1;
@@ -655,6 +677,12 @@ module tcp_csr (
           bresp_d = RespOkay;
         end
         9'h59: begin
+          bresp_d = RespOkay;
+        end
+        9'h5a: begin
+          bresp_d = RespOkay;
+        end
+        9'h5b: begin
           bresp_d = RespOkay;
         end
         default: begin
@@ -853,6 +881,14 @@ module tcp_csr (
           rresp_d = RespOkay;
           rdata_d = c0_snd_wnd_value_i;
         end
+        9'h4a: begin
+          rresp_d = RespOkay;
+          rdata_d = c0_cwnd_value_i;
+        end
+        9'h4b: begin
+          rresp_d = RespOkay;
+          rdata_d = c0_ssthresh_value_i;
+        end
         9'h50: begin
           rresp_d = RespOkay;
           rdata_d = c1_remote_ip_value_q;
@@ -892,6 +928,14 @@ module tcp_csr (
         9'h59: begin
           rresp_d = RespOkay;
           rdata_d = c1_snd_wnd_value_i;
+        end
+        9'h5a: begin
+          rresp_d = RespOkay;
+          rdata_d = c1_cwnd_value_i;
+        end
+        9'h5b: begin
+          rresp_d = RespOkay;
+          rdata_d = c1_ssthresh_value_i;
         end
         default: begin
           rresp_d = RespSlverr;

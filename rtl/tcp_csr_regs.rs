@@ -69,6 +69,8 @@ pub const REGISTERS: &[(&str, u32, u32)] = &[
     ("c0_rtt", C0_RTT, C0_RTT_RESET),
     ("c0_iss", C0_ISS, C0_ISS_RESET),
     ("c0_snd_wnd", C0_SND_WND, C0_SND_WND_RESET),
+    ("c0_cwnd", C0_CWND, C0_CWND_RESET),
+    ("c0_ssthresh", C0_SSTHRESH, C0_SSTHRESH_RESET),
     ("c1_remote_ip", C1_REMOTE_IP, C1_REMOTE_IP_RESET),
     ("c1_ports", C1_PORTS, C1_PORTS_RESET),
     ("c1_ctrl", C1_CTRL, C1_CTRL_RESET),
@@ -79,6 +81,8 @@ pub const REGISTERS: &[(&str, u32, u32)] = &[
     ("c1_rtt", C1_RTT, C1_RTT_RESET),
     ("c1_iss", C1_ISS, C1_ISS_RESET),
     ("c1_snd_wnd", C1_SND_WND, C1_SND_WND_RESET),
+    ("c1_cwnd", C1_CWND, C1_CWND_RESET),
+    ("c1_ssthresh", C1_SSTHRESH, C1_SSTHRESH_RESET),
 ];
 
 /// Every register: name, offset, the bits the block itself holds (read-write fields) or
@@ -130,6 +134,8 @@ pub const RESET_CHECK: &[(&str, u32, u32, u32)] = &[
     ("c0_rtt", C0_RTT, 0x0000_0000, C0_RTT_RESET),
     ("c0_iss", C0_ISS, 0x0000_0000, C0_ISS_RESET),
     ("c0_snd_wnd", C0_SND_WND, 0x0000_0000, C0_SND_WND_RESET),
+    ("c0_cwnd", C0_CWND, 0x0000_0000, C0_CWND_RESET),
+    ("c0_ssthresh", C0_SSTHRESH, 0x0000_0000, C0_SSTHRESH_RESET),
     ("c1_remote_ip", C1_REMOTE_IP, 0xffff_ffff, C1_REMOTE_IP_RESET),
     ("c1_ports", C1_PORTS, 0xffff_ffff, C1_PORTS_RESET),
     ("c1_ctrl", C1_CTRL, 0x0000_0007, C1_CTRL_RESET),
@@ -140,6 +146,8 @@ pub const RESET_CHECK: &[(&str, u32, u32, u32)] = &[
     ("c1_rtt", C1_RTT, 0x0000_0000, C1_RTT_RESET),
     ("c1_iss", C1_ISS, 0x0000_0000, C1_ISS_RESET),
     ("c1_snd_wnd", C1_SND_WND, 0x0000_0000, C1_SND_WND_RESET),
+    ("c1_cwnd", C1_CWND, 0x0000_0000, C1_CWND_RESET),
+    ("c1_ssthresh", C1_SSTHRESH, 0x0000_0000, C1_SSTHRESH_RESET),
 ];
 
 /// Offset of `mac_hi`: Local MAC address, bytes 0-1 (byte 0 first on the wire)
@@ -1828,6 +1836,64 @@ pub fn read_c0_snd_wnd<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(C0_SND_WND))
 }
 
+/// Offset of `c0_cwnd`: Congestion window (RFC 5681)
+pub const C0_CWND: u32 = 0x128;
+/// Value of `c0_cwnd` after reset.
+pub const C0_CWND_RESET: u32 = 0x0000_0000;
+
+/// `c0_cwnd.value` [31:0], RO: bytes
+pub const C0_CWND_VALUE_SHIFT: u32 = 0;
+/// Bits of `c0_cwnd.value` within `c0_cwnd`.
+pub const C0_CWND_VALUE_MASK: u32 = 0xffff_ffff;
+/// Value of `c0_cwnd.value` after reset.
+pub const C0_CWND_VALUE_RESET: u32 = 0x0;
+/// `c0_cwnd.value` in a value of `c0_cwnd`.
+#[inline]
+#[must_use]
+pub const fn get_c0_cwnd_value(reg: u32) -> u32 {
+    reg
+}
+/// `reg`, a value of `c0_cwnd`, with `c0_cwnd.value` replaced by `value` (32 bits).
+#[inline]
+#[must_use]
+pub const fn set_c0_cwnd_value(_reg: u32, value: u32) -> u32 {
+    value
+}
+
+/// Reads `c0_cwnd` of the block at byte address `base`.
+pub fn read_c0_cwnd<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(C0_CWND))
+}
+
+/// Offset of `c0_ssthresh`: Slow start threshold (RFC 5681)
+pub const C0_SSTHRESH: u32 = 0x12c;
+/// Value of `c0_ssthresh` after reset.
+pub const C0_SSTHRESH_RESET: u32 = 0x0000_0000;
+
+/// `c0_ssthresh.value` [31:0], RO: bytes (all ones: not set by a loss yet)
+pub const C0_SSTHRESH_VALUE_SHIFT: u32 = 0;
+/// Bits of `c0_ssthresh.value` within `c0_ssthresh`.
+pub const C0_SSTHRESH_VALUE_MASK: u32 = 0xffff_ffff;
+/// Value of `c0_ssthresh.value` after reset.
+pub const C0_SSTHRESH_VALUE_RESET: u32 = 0x0;
+/// `c0_ssthresh.value` in a value of `c0_ssthresh`.
+#[inline]
+#[must_use]
+pub const fn get_c0_ssthresh_value(reg: u32) -> u32 {
+    reg
+}
+/// `reg`, a value of `c0_ssthresh`, with `c0_ssthresh.value` replaced by `value` (32 bits).
+#[inline]
+#[must_use]
+pub const fn set_c0_ssthresh_value(_reg: u32, value: u32) -> u32 {
+    value
+}
+
+/// Reads `c0_ssthresh` of the block at byte address `base`.
+pub fn read_c0_ssthresh<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(C0_SSTHRESH))
+}
+
 /// Offset of `c1_remote_ip`: Remote IPv4 address
 pub const C1_REMOTE_IP: u32 = 0x140;
 /// Value of `c1_remote_ip` after reset.
@@ -2282,4 +2348,62 @@ pub const fn set_c1_snd_wnd_value(_reg: u32, value: u32) -> u32 {
 /// Reads `c1_snd_wnd` of the block at byte address `base`.
 pub fn read_c1_snd_wnd<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(C1_SND_WND))
+}
+
+/// Offset of `c1_cwnd`: Congestion window (RFC 5681)
+pub const C1_CWND: u32 = 0x168;
+/// Value of `c1_cwnd` after reset.
+pub const C1_CWND_RESET: u32 = 0x0000_0000;
+
+/// `c1_cwnd.value` [31:0], RO: bytes
+pub const C1_CWND_VALUE_SHIFT: u32 = 0;
+/// Bits of `c1_cwnd.value` within `c1_cwnd`.
+pub const C1_CWND_VALUE_MASK: u32 = 0xffff_ffff;
+/// Value of `c1_cwnd.value` after reset.
+pub const C1_CWND_VALUE_RESET: u32 = 0x0;
+/// `c1_cwnd.value` in a value of `c1_cwnd`.
+#[inline]
+#[must_use]
+pub const fn get_c1_cwnd_value(reg: u32) -> u32 {
+    reg
+}
+/// `reg`, a value of `c1_cwnd`, with `c1_cwnd.value` replaced by `value` (32 bits).
+#[inline]
+#[must_use]
+pub const fn set_c1_cwnd_value(_reg: u32, value: u32) -> u32 {
+    value
+}
+
+/// Reads `c1_cwnd` of the block at byte address `base`.
+pub fn read_c1_cwnd<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(C1_CWND))
+}
+
+/// Offset of `c1_ssthresh`: Slow start threshold (RFC 5681)
+pub const C1_SSTHRESH: u32 = 0x16c;
+/// Value of `c1_ssthresh` after reset.
+pub const C1_SSTHRESH_RESET: u32 = 0x0000_0000;
+
+/// `c1_ssthresh.value` [31:0], RO: bytes (all ones: not set by a loss yet)
+pub const C1_SSTHRESH_VALUE_SHIFT: u32 = 0;
+/// Bits of `c1_ssthresh.value` within `c1_ssthresh`.
+pub const C1_SSTHRESH_VALUE_MASK: u32 = 0xffff_ffff;
+/// Value of `c1_ssthresh.value` after reset.
+pub const C1_SSTHRESH_VALUE_RESET: u32 = 0x0;
+/// `c1_ssthresh.value` in a value of `c1_ssthresh`.
+#[inline]
+#[must_use]
+pub const fn get_c1_ssthresh_value(reg: u32) -> u32 {
+    reg
+}
+/// `reg`, a value of `c1_ssthresh`, with `c1_ssthresh.value` replaced by `value` (32 bits).
+#[inline]
+#[must_use]
+pub const fn set_c1_ssthresh_value(_reg: u32, value: u32) -> u32 {
+    value
+}
+
+/// Reads `c1_ssthresh` of the block at byte address `base`.
+pub fn read_c1_ssthresh<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(C1_SSTHRESH))
 }

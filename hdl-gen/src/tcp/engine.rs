@@ -315,6 +315,25 @@ pub fn register_map(p: &TcpParams) -> Result<RegMap, Errors> {
             .field("value", 0, 32, Access::Ro, 0, "ISS");
         b.reg(&format!("c{c}_snd_wnd"), o + 36, "Peer's window, scaled")
             .field("value", 0, 32, Access::Ro, 0, "bytes");
+        b.reg(
+            &format!("c{c}_cwnd"),
+            o + 40,
+            "Congestion window (RFC 5681)",
+        )
+        .field("value", 0, 32, Access::Ro, 0, "bytes");
+        b.reg(
+            &format!("c{c}_ssthresh"),
+            o + 44,
+            "Slow start threshold (RFC 5681)",
+        )
+        .field(
+            "value",
+            0,
+            32,
+            Access::Ro,
+            0,
+            "bytes (all ones: not set by a loss yet)",
+        );
     }
     b.finish()
 }
@@ -408,6 +427,9 @@ struct Conn {
     in_rec: Reg,
     recover: Reg,
     fr_pend: Reg,
+    cwnd: Reg,
+    ssthresh: Reg,
+    ca_acc: Reg,
 }
 
 /// The engine (see `mod.rs`).
@@ -794,6 +816,9 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             in_rec: r(&mut m, "in_recovery", 1),
             recover: r(&mut m, "recover", 32),
             fr_pend: r(&mut m, "fr_pend", 1),
+            cwnd: r(&mut m, "cwnd", 32),
+            ssthresh: r(&mut m, "ssthresh", 32),
+            ca_acc: r(&mut m, "ca_acc", 32),
         });
     }
     let rport: Vec<Sig> = (0..n)
@@ -1237,6 +1262,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         arp: Sig,
         avail: Sig,
         room: Sig,
+        mss: Sig,
     }
     let mut wants: Vec<Want> = Vec::new();
     for c in 0..n as usize {
@@ -1257,12 +1283,21 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             mux(avail_raw.bit(31), lit(32, 0), avail_raw),
         );
         m.comment(avail, "bytes in the transmit buffer not sent yet");
-        let room_raw = k.snd_una.q.ex() + k.snd_wnd.q.ex() - k.snd_nxt.q.ex();
+        // RFC 5681: what is in flight never passes min(cwnd, rwnd) (a fast retransmission
+        // excepted: it is sent whatever the windows).
+        let swnd = m.net(
+            &format!("c{c}_send_wnd"),
+            min(k.snd_wnd.q.ex(), k.cwnd.q.ex()),
+        );
+        let room_raw = k.snd_una.q.ex() + swnd.ex() - k.snd_nxt.q.ex();
         let room = m.net(
             &format!("c{c}_tx_room"),
             mux(room_raw.bit(31), lit(32, 0), room_raw),
         );
-        m.comment(room, "bytes the peer's window still allows");
+        m.comment(
+            room,
+            "bytes the peer's window and the congestion window still allow",
+        );
         let mss_eff = m.net(&format!("c{c}_mss"), min(mss_csr.ex(), k.peer_mss.q.ex()));
         let len = m.net(
             &format!("c{c}_tx_len"),
@@ -1424,6 +1459,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             arp,
             avail,
             room,
+            mss: mss_eff,
         });
     }
 
@@ -2057,6 +2093,31 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let mut dup_in: Vec<Sig> = Vec::new();
     let mut ooo_kept: Vec<Sig> = Vec::new();
     let mut ooo_drop: Vec<Sig> = Vec::new();
+    // A SYN-ACK's MSS option (536 without one, or below 64), the SMSS it makes with ours, and
+    // RFC 5681 3.1's initial window for that SMSS.
+    let mss_min = m.net(
+        "syn_peer_mss",
+        mux(!mss_seen.q | mss_in.lt(64u64), lit(16, 536), mss_in.ex()),
+    );
+    m.comment(
+        mss_min,
+        "the peer's MSS a SYN-ACK carries (536 without the option)",
+    );
+    let syn_smss = m.net("syn_smss", min(mss_csr.ex(), mss_min.ex()).zext(32));
+    m.comment(syn_smss, "SMSS after a SYN-ACK: min(our MSS, the peer's)");
+    let syn_iw = m.net(
+        "syn_iw",
+        mux(
+            syn_smss.gt(2190u64),
+            syn_smss.shl_by(lit(1, 1)),
+            mux(
+                syn_smss.gt(1095u64),
+                syn_smss.ex() + syn_smss.shl_by(lit(1, 1)),
+                syn_smss.shl_by(lit(2, 2)),
+            ),
+        ),
+    );
+    m.comment(syn_iw, "initial window: 2, 3 or 4 SMSS (RFC 5681 3.1)");
     for c in 0..n as usize {
         let k = &conns[c];
         let segc = m.net(&format!("c{c}_seg"), seg_ok & pc.q.eq(c as u64));
@@ -2241,6 +2302,43 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             "the third duplicate ACK: fast retransmit, NewReno recovery (RFC 6582)",
         );
         let full_ack = seq_ge(&ackn.ex(), &k.recover.q.ex());
+        // Congestion control (RFC 5681, NewReno RFC 6582), in bytes; SMSS = min(our MSS, the
+        // peer's).
+        let smss = w.mss.zext(32);
+        let acked = m.net(&format!("c{c}_cc_acked"), ackn.ex() - k.snd_una.q.ex());
+        m.comment(acked, "bytes a new ACK acknowledges");
+        let flight = k.snd_max.q.ex() - k.snd_una.q.ex();
+        let half = flight.slice(31, 1).zext(32);
+        let two_smss = w.mss.zext(32).shl_by(lit(1, 1));
+        let ss_loss = m.net(
+            &format!("c{c}_cc_ssthresh_loss"),
+            mux(half.gt(&two_smss), half, two_smss.clone()),
+        );
+        m.comment(
+            ss_loss,
+            "max(FlightSize / 2, 2 SMSS): ssthresh after a loss (RFC 5681 (4))",
+        );
+        let grow_ok = m.net(&format!("c{c}_cc_grow_ok"), k.cwnd.q.bit(30).eq(0u64));
+        m.comment(grow_ok, "cwnd stops growing at 1 GiB (no wrap)");
+        let slow = m.net(&format!("c{c}_cc_slow_start"), k.cwnd.q.lt(k.ssthresh.q));
+        let ca_sum = m.net(&format!("c{c}_cc_ca_sum"), k.ca_acc.q.ex() + acked.ex());
+        m.comment(
+            ca_sum,
+            "bytes acknowledged in congestion avoidance since cwnd last grew",
+        );
+        let smss3 = smss.clone() + two_smss.clone();
+        let deflated = m.net(
+            &format!("c{c}_cc_deflated"),
+            mux(
+                acked.ge(k.cwnd.q),
+                smss.clone(),
+                k.cwnd.q.ex() - acked.ex() + mux(acked.ge(&smss), smss.clone(), lit(32, 0)),
+            ),
+        );
+        m.comment(
+            deflated,
+            "a partial ACK: cwnd less what it acknowledges, plus SMSS if that is a segment or more (RFC 6582 3.2 step 5)",
+        );
         let receives = in_state(k, &["StEstab", "StFinWait1", "StFinWait2"]);
         let seg_end = m.net(&format!("c{c}_seg_end"), seq.ex() + plen.zext(32));
         let starts_ok = seq_ge(&k.rcv_nxt.q.ex(), &seq.ex());
@@ -2387,7 +2485,6 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         let wpush = m.net(&format!("c{c}_tx_push"), app_w & u_conn.q.eq(c as u64));
         let syn_ack = f_syn.clone() & f_ack.clone() & ack_ok_syn.clone() & !f_rst.clone();
         let ws_min = mux(ws_in.gt(14u64), lit(4, 14), ws_in.slice(3, 0));
-        let mss_min = mux(!mss_seen.q | mss_in.lt(64u64), lit(16, 536), mss_in.ex());
         m.comb(|b| {
             for r in [
                 &k.st,
@@ -2430,6 +2527,9 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                 &k.in_rec,
                 &k.recover,
                 &k.fr_pend,
+                &k.cwnd,
+                &k.ssthresh,
+                &k.ca_acc,
             ] {
                 b.set(r.d, r.q);
             }
@@ -2468,7 +2568,11 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                         b.set(k.wl2.d, ackn);
                         b.set(k.ws_ok.d, ws_seen.q);
                         b.set(k.peer_ws.d, mux(ws_seen.q, ws_min.clone(), lit(4, 0)));
-                        b.set(k.peer_mss.d, mss_min.clone());
+                        b.set(k.peer_mss.d, mss_min);
+                        // RFC 5681 3.1: one segment after a SYN that was sent again.
+                        b.set(k.cwnd.d, mux(k.retries.q.ne(0u64), syn_smss, syn_iw));
+                        b.set(k.ssthresh.d, lit(32, 0xffff_ffff));
+                        b.set(k.ca_acc.d, 0u64);
                         b.set(k.st.d, s("StEstab"));
                         b.set(k.ack_pend.d, 1u64);
                         b.set(k.retries.d, 0u64);
@@ -2504,17 +2608,51 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                                 b.set(k.in_rec.d, 0u64);
                                 b.set(k.dupacks.d, 0u64);
                                 b.set(k.fr_pend.d, 0u64);
+                                // Recovery ends with cwnd = ssthresh (RFC 6582 3.2 step 3,
+                                // option 2); else slow start adds min(acked, SMSS) (RFC 5681
+                                // (2)), congestion avoidance SMSS per cwnd bytes acknowledged
+                                // (the byte-counting form of RFC 5681 (3)).
+                                b.if_(k.in_rec.q, |b| {
+                                    b.set(k.cwnd.d, k.ssthresh.q);
+                                    b.set(k.ca_acc.d, 0u64);
+                                })
+                                .else_if(slow, |b| {
+                                    b.if_(grow_ok, |b| {
+                                        b.set(
+                                            k.cwnd.d,
+                                            k.cwnd.q.ex() + min(acked.ex(), smss.clone()),
+                                        )
+                                    });
+                                })
+                                .else_if(ca_sum.ge(k.cwnd.q), |b| {
+                                    b.if_(grow_ok, |b| {
+                                        b.set(k.cwnd.d, k.cwnd.q.ex() + smss.clone())
+                                    });
+                                    b.set(k.ca_acc.d, ca_sum.ex() - k.cwnd.q.ex());
+                                })
+                                .else_(|b| b.set(k.ca_acc.d, ca_sum));
                             })
-                            .else_(|b| b.set(k.fr_pend.d, 1u64));
+                            .else_(|b| {
+                                b.set(k.fr_pend.d, 1u64);
+                                b.set(k.cwnd.d, deflated);
+                            });
                         });
                         b.if_(is_dup & !k.dupacks.q.eq(3u64), |b| {
                             b.set(k.dupacks.d, k.dupacks.q + 1u64)
+                        });
+                        // Each further duplicate ACK in recovery inflates cwnd by SMSS (RFC
+                        // 6582 3.2 step 4): a segment left the network.
+                        b.if_(is_dup & k.in_rec.q & grow_ok, |b| {
+                            b.set(k.cwnd.d, k.cwnd.q.ex() + smss.clone())
                         });
                         b.if_(fr_enter, |b| {
                             b.set(k.in_rec.d, 1u64);
                             b.set(k.recover.d, k_max.q);
                             b.set(k.fr_pend.d, 1u64);
                             b.set(k.rtt_on.d, 0u64);
+                            b.set(k.ssthresh.d, ss_loss);
+                            b.set(k.cwnd.d, ss_loss.ex() + smss3.clone());
+                            b.set(k.ca_acc.d, 0u64);
                         });
                         b.if_(wnd_new.clone(), |b| {
                             b.set(k.snd_wnd.d, wnd_scaled.clone());
@@ -2637,6 +2775,11 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                     b.set(k.dupacks.d, 0u64);
                     b.set(k.fr_pend.d, 0u64);
                     b.set(k.recover.d, k_max.q);
+                    // RFC 5681 (4): ssthresh from the flight at the first timeout of a
+                    // segment, held on its later ones; cwnd to the loss window, one segment.
+                    b.if_(k.retries.q.eq(0u64), |b| b.set(k.ssthresh.d, ss_loss));
+                    b.set(k.cwnd.d, smss.clone());
+                    b.set(k.ca_acc.d, 0u64);
                     b.set(
                         k_nxt.d,
                         mux(k.st.q.eq(s("StSynSent")), k_iss.q.ex(), k_una.q.ex()),
@@ -2733,6 +2876,8 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         b(&mut m, "rtt_rto", k.rto.q.ex());
         b(&mut m, "iss_value", k.iss.q.ex());
         b(&mut m, "snd_wnd_value", k.snd_wnd.q.ex());
+        b(&mut m, "cwnd_value", k.cwnd.q.ex());
+        b(&mut m, "ssthresh_value", k.ssthresh.q.ex());
     }
 
     // ------------------------------------------------------------ counters

@@ -126,8 +126,22 @@
 //!   reaches it ends recovery. New data goes on from SND.NXT meanwhile (moved past the
 //!   retransmitted segment if behind it); the RTT measurement in progress is dropped (Karn).
 //!   An RTO ends recovery and sets `recover` to SND.MAX, so the duplicate ACKs that follow a
-//!   go-back-N start no fast retransmit. There is no congestion window yet (the peer's window
-//!   is the only limit), so recovery does not inflate or deflate one.
+//!   go-back-N start no fast retransmit.
+//! - Congestion control (RFC 5681, NewReno RFC 6582), in bytes, SMSS = min(`mss`, the peer's
+//!   MSS): new data goes while SND.NXT < SND.UNA + min(SND.WND, cwnd) (a fast retransmission
+//!   goes whatever the windows). The SYN-ACK sets cwnd to the initial window (RFC 5681 3.1:
+//!   2, 3 or 4 SMSS for SMSS > 2190, > 1095, else; 1 SMSS when the SYN was sent again) and
+//!   ssthresh to all ones. An ACK that advances SND.UNA outside recovery grows cwnd: by
+//!   min(acked, SMSS) in slow start (cwnd < ssthresh), else by SMSS each time the bytes
+//!   acknowledged since it last grew reach cwnd (byte counting); cwnd stops growing at 1 GiB.
+//!   The third duplicate ACK sets ssthresh = max(FlightSize / 2, 2 SMSS) (FlightSize =
+//!   SND.MAX - SND.UNA) and cwnd = ssthresh + 3 SMSS; each further duplicate ACK in recovery
+//!   adds SMSS; a partial ACK deflates cwnd by the bytes it acknowledges and adds back SMSS
+//!   when that is a segment or more (SMSS when it acknowledges cwnd or more); the ACK that
+//!   ends recovery sets cwnd = ssthresh (RFC 6582 3.2 step 3, option 2). An RTO sets cwnd =
+//!   SMSS and, on a segment's first timeout only, ssthresh = max(FlightSize / 2, 2 SMSS). The
+//!   CSRs `c{c}_cwnd` and `c{c}_ssthresh` show both. Not done: RFC 5681 4.1's restart window
+//!   after an idle RTO (a SHOULD).
 //! - Retransmission (RFC 6298, in ticks of `tick` cycles): one RTT measurement at a time, not
 //!   on retransmitted data (Karn); SRTT and RTTVAR with 3 and 2 fraction bits; RTO = SRTT +
 //!   max(1, 4 RTTVAR) bounded by `rto_min` and `rto_max`, `rto_init` before the first sample.
@@ -182,8 +196,8 @@
 //! | ACK for old segments and zero-window probes | 9293 | done |
 //! | Immediate duplicate ACK for an out-of-order segment | 5681 4.2 | done |
 //! | Out-of-order segments kept | 9293 | done (one range per connection, merged when RCV.NXT reaches it) |
-//! | Fast retransmit, NewReno | 5681, 6582 | done (no cwnd inflation: there is no congestion window yet) |
-//! | Slow start, congestion avoidance | 5681 | not done yet (the peer's window is the only limit) |
+//! | Fast retransmit, NewReno (cwnd inflation and deflation) | 5681, 6582 | done |
+//! | Slow start, congestion avoidance | 5681 | done (byte counting; no restart window after idle, 4.1's SHOULD) |
 //! | Delayed ACK | 9293, 5681 | not done yet (every data segment is ACKed at once) |
 //! | Zero-window probes | 9293 | done (basic: one byte past a closed window when the RTO timer expires, backed off) |
 //! | RST/SYN/ACK attack mitigations: exact RST, challenge ACKs, ACK range | 5961 | done (no challenge-ACK rate limit, section 7, a SHOULD) |
