@@ -260,6 +260,12 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [31:0]  c0_recover_d;
   logic         c0_fr_pend_q;
   logic         c0_fr_pend_d;
+  logic [31:0]  c0_cwnd_q;
+  logic [31:0]  c0_cwnd_d;
+  logic [31:0]  c0_ssthresh_q;
+  logic [31:0]  c0_ssthresh_d;
+  logic [31:0]  c0_ca_acc_q;
+  logic [31:0]  c0_ca_acc_d;
   tcp_state_e   c1_state_q;
   tcp_state_e   c1_state_d;
   logic         c1_failed_q;
@@ -348,6 +354,12 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [31:0]  c1_recover_d;
   logic         c1_fr_pend_q;
   logic         c1_fr_pend_d;
+  logic [31:0]  c1_cwnd_q;
+  logic [31:0]  c1_cwnd_d;
+  logic [31:0]  c1_ssthresh_q;
+  logic [31:0]  c1_ssthresh_d;
+  logic [31:0]  c1_ca_acc_q;
+  logic [31:0]  c1_ca_acc_d;
   logic [15:0]  csr_c0_ports_remote;
   logic [15:0]  csr_c1_ports_remote;
   logic [15:0]  csr_c0_ports_local;
@@ -488,7 +500,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic         csr_c1_ctrl_abort_we;
   logic         c1_abort_pulse;
   logic [31:0]  c0_tx_avail;               // bytes in the transmit buffer not sent yet
-  logic [31:0]  c0_tx_room;                // bytes the peer's window still allows
+  logic [31:0]  c0_send_wnd;
+  logic [31:0]  c0_tx_room;                // bytes the peer's window and the congestion window still allow
   logic [15:0]  c0_mss;
   logic [15:0]  c0_tx_len;
   logic         c0_want_rst;
@@ -513,7 +526,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [15:0]  c0_tx_seg_len;
   logic         c0_tx_retx;
   logic [31:0]  c1_tx_avail;               // bytes in the transmit buffer not sent yet
-  logic [31:0]  c1_tx_room;                // bytes the peer's window still allows
+  logic [31:0]  c1_send_wnd;
+  logic [31:0]  c1_tx_room;                // bytes the peer's window and the congestion window still allow
   logic [15:0]  c1_mss;
   logic [15:0]  c1_tx_len;
   logic         c1_want_rst;
@@ -670,6 +684,9 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [7:0]   rx_buf_rdata_q;
   logic         app_rx_pop;
   logic         app_rx_stale;
+  logic [15:0]  syn_peer_mss;              // the peer's MSS a SYN-ACK carries (536 without the option)
+  logic [31:0]  syn_smss;                  // SMSS after a SYN-ACK: min(our MSS, the peer's)
+  logic [31:0]  syn_iw;                    // initial window: 2, 3 or 4 SMSS (RFC 5681 3.1)
   logic         c0_seg;                    // a good segment of this connection ends this cycle
   logic         c0_outstanding;
   logic         c0_rto_run;
@@ -691,6 +708,12 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic         c0_fin_acked;
   logic         c0_dup_ack;
   logic         c0_fr_enter;               // the third duplicate ACK: fast retransmit, NewReno recovery (RFC 6582)
+  logic [31:0]  c0_cc_acked;               // bytes a new ACK acknowledges
+  logic [31:0]  c0_cc_ssthresh_loss;       // max(FlightSize / 2, 2 SMSS): ssthresh after a loss (RFC 5681 (4))
+  logic         c0_cc_grow_ok;             // cwnd stops growing at 1 GiB (no wrap)
+  logic         c0_cc_slow_start;
+  logic [31:0]  c0_cc_ca_sum;              // bytes acknowledged in congestion avoidance since cwnd last grew
+  logic [31:0]  c0_cc_deflated;            // a partial ACK: cwnd less what it acknowledges, plus SMSS if that is a segment or more (RFC 6582 3.2 step 5)
   logic [31:0]  c0_seg_end;
   logic         c0_takes;
   logic [31:0]  c0_fit_end;                // one past the segment's last byte written (the free space ends the rest)
@@ -734,6 +757,12 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic         c1_fin_acked;
   logic         c1_dup_ack;
   logic         c1_fr_enter;               // the third duplicate ACK: fast retransmit, NewReno recovery (RFC 6582)
+  logic [31:0]  c1_cc_acked;               // bytes a new ACK acknowledges
+  logic [31:0]  c1_cc_ssthresh_loss;       // max(FlightSize / 2, 2 SMSS): ssthresh after a loss (RFC 5681 (4))
+  logic         c1_cc_grow_ok;             // cwnd stops growing at 1 GiB (no wrap)
+  logic         c1_cc_slow_start;
+  logic [31:0]  c1_cc_ca_sum;              // bytes acknowledged in congestion avoidance since cwnd last grew
+  logic [31:0]  c1_cc_deflated;            // a partial ACK: cwnd less what it acknowledges, plus SMSS if that is a segment or more (RFC 6582 3.2 step 5)
   logic [31:0]  c1_seg_end;
   logic         c1_takes;
   logic [31:0]  c1_fit_end;                // one past the segment's last byte written (the free space ends the rest)
@@ -874,6 +903,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
     .c0_rtt_rto_i           (c0_rto_q),
     .c0_iss_value_i         (c0_iss_q),
     .c0_snd_wnd_value_i     (c0_snd_wnd_q),
+    .c0_cwnd_value_i        (c0_cwnd_q),
+    .c0_ssthresh_value_i    (c0_ssthresh_q),
     .c1_remote_ip_value_o   (csr_c1_remote_ip_value),
     .c1_ports_remote_o      (csr_c1_ports_remote),
     .c1_ports_local_o       (csr_c1_ports_local),
@@ -893,7 +924,9 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
     .c1_rtt_srtt_i          (c1_srtt8_q[18:3]),
     .c1_rtt_rto_i           (c1_rto_q),
     .c1_iss_value_i         (c1_iss_q),
-    .c1_snd_wnd_value_i     (c1_snd_wnd_q)
+    .c1_snd_wnd_value_i     (c1_snd_wnd_q),
+    .c1_cwnd_value_i        (c1_cwnd_q),
+    .c1_ssthresh_value_i    (c1_ssthresh_q)
   );
 
   assign local_mac = {csr_mac_hi_value, csr_mac_lo_value};
@@ -1132,7 +1165,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign c0_abort_pulse = csr_c0_ctrl_abort & csr_c0_ctrl_abort_we;
   assign c1_abort_pulse = csr_c1_ctrl_abort & csr_c1_ctrl_abort_we;
   assign c0_tx_avail = 1'((c0_app_wr_q - c0_snd_nxt_q) >> 31) ? 32'd0 : (c0_app_wr_q - c0_snd_nxt_q);
-  assign c0_tx_room = 1'(((c0_snd_una_q + c0_snd_wnd_q) - c0_snd_nxt_q) >> 31) ? 32'd0 : ((c0_snd_una_q + c0_snd_wnd_q) - c0_snd_nxt_q);
+  assign c0_send_wnd = (c0_snd_wnd_q < c0_cwnd_q) ? c0_snd_wnd_q : c0_cwnd_q;
+  assign c0_tx_room = 1'(((c0_snd_una_q + c0_send_wnd) - c0_snd_nxt_q) >> 31) ? 32'd0 : ((c0_snd_una_q + c0_send_wnd) - c0_snd_nxt_q);
   assign c0_mss = (csr_mss_bytes < c0_peer_mss_q) ? csr_mss_bytes : c0_peer_mss_q;
   assign c0_tx_len = 16'((((c0_tx_avail < c0_tx_room) ? c0_tx_avail : c0_tx_room) < {16'd0, c0_mss}) ? ((c0_tx_avail < c0_tx_room) ? c0_tx_avail : c0_tx_room) : {16'd0, c0_mss});
   assign c0_want_rst = c0_rst_pend_q;
@@ -1157,7 +1191,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign c0_tx_seg_len = (~c0_want_rst & ~c0_want_syn & c0_want_data) ? (c0_want_fr ? c0_fr_len : c0_tx_len_probe) : 16'd0;
   assign c0_tx_retx = ~c0_want_rst & ((c0_want_syn & (c0_snd_max_q != c0_iss_q)) | (~c0_want_syn & c0_want_data & (c0_want_fr | ((1'((c0_snd_max_q - c0_snd_nxt_q) >> 31) == 1'b0) & (|(c0_snd_max_q - c0_snd_nxt_q))))) | (~c0_want_syn & ~c0_want_data & c0_want_fin & c0_fin_sent_q));
   assign c1_tx_avail = 1'((c1_app_wr_q - c1_snd_nxt_q) >> 31) ? 32'd0 : (c1_app_wr_q - c1_snd_nxt_q);
-  assign c1_tx_room = 1'(((c1_snd_una_q + c1_snd_wnd_q) - c1_snd_nxt_q) >> 31) ? 32'd0 : ((c1_snd_una_q + c1_snd_wnd_q) - c1_snd_nxt_q);
+  assign c1_send_wnd = (c1_snd_wnd_q < c1_cwnd_q) ? c1_snd_wnd_q : c1_cwnd_q;
+  assign c1_tx_room = 1'(((c1_snd_una_q + c1_send_wnd) - c1_snd_nxt_q) >> 31) ? 32'd0 : ((c1_snd_una_q + c1_send_wnd) - c1_snd_nxt_q);
   assign c1_mss = (csr_mss_bytes < c1_peer_mss_q) ? csr_mss_bytes : c1_peer_mss_q;
   assign c1_tx_len = 16'((((c1_tx_avail < c1_tx_room) ? c1_tx_avail : c1_tx_room) < {16'd0, c1_mss}) ? ((c1_tx_avail < c1_tx_room) ? c1_tx_avail : c1_tx_room) : {16'd0, c1_mss});
   assign c1_want_rst = c1_rst_pend_q;
@@ -1363,6 +1398,9 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign rx_conn_o = app_rx_conn_q;
   assign rx_data_o = {56'd0, rx_buf_rdata_q};
   assign rx_keep_o = 8'd1;
+  assign syn_peer_mss = (~rx_mss_seen_q | (rx_mss_q < 16'h40)) ? 16'h218 : rx_mss_q;
+  assign syn_smss = {16'd0, (csr_mss_bytes < syn_peer_mss) ? csr_mss_bytes : syn_peer_mss};
+  assign syn_iw = (syn_smss > 32'h88e) ? (syn_smss << 1'b1) : ((syn_smss > 32'h447) ? (syn_smss + (syn_smss << 1'b1)) : (syn_smss << 2'd2));
   assign c0_seg = rx_seg_ok & (rx_conn_q == 1'b0);
   assign c0_outstanding = c0_snd_una_q != c0_snd_max_q;
   assign c0_rto_run = c0_outstanding & ((c0_state_q == StSynSent) | (c0_state_q == StEstab) | (c0_state_q == StFinWait1) | (c0_state_q == StClosing) | (c0_state_q == StCloseWait) | (c0_state_q == StLastAck));
@@ -1384,6 +1422,12 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign c0_fin_acked = c0_fin_sent_q & (rx_ack == c0_snd_max_q);
   assign c0_dup_ack = c0_seg & rx_flags[4] & ~rx_flags[2] & ~rx_flags[1] & ~rx_flags[0] & (rx_plen == 16'd0) & (rx_ack == c0_snd_una_q) & c0_outstanding & ((c0_ws_ok_q ? ({16'd0, rx_wnd} << c0_peer_ws_q) : {16'd0, rx_wnd}) == c0_snd_wnd_q) & ((c0_state_q == StEstab) | (c0_state_q == StFinWait1) | (c0_state_q == StClosing) | (c0_state_q == StCloseWait) | (c0_state_q == StLastAck));
   assign c0_fr_enter = c0_dup_ack & (c0_dupacks_q == 2'd2) & ~c0_in_recovery_q & ((1'((rx_ack - c0_recover_q) >> 31) == 1'b0) & (|(rx_ack - c0_recover_q)));
+  assign c0_cc_acked = rx_ack - c0_snd_una_q;
+  assign c0_cc_ssthresh_loss = ({1'b0, 31'((c0_snd_max_q - c0_snd_una_q) >> 1)} > ({16'd0, c0_mss} << 1'b1)) ? {1'b0, 31'((c0_snd_max_q - c0_snd_una_q) >> 1)} : ({16'd0, c0_mss} << 1'b1);
+  assign c0_cc_grow_ok = c0_cwnd_q[30] == 1'b0;
+  assign c0_cc_slow_start = c0_cwnd_q < c0_ssthresh_q;
+  assign c0_cc_ca_sum = c0_ca_acc_q + c0_cc_acked;
+  assign c0_cc_deflated = (c0_cc_acked >= c0_cwnd_q) ? {16'd0, c0_mss} : ((c0_cwnd_q - c0_cc_acked) + ((c0_cc_acked >= {16'd0, c0_mss}) ? {16'd0, c0_mss} : 32'd0));
   assign c0_seg_end = rx_seq + {16'd0, rx_plen};
   assign c0_takes = ((c0_state_q == StEstab) | (c0_state_q == StFinWait1) | (c0_state_q == StFinWait2)) & (1'((c0_rcv_nxt_q - rx_seq) >> 31) == 1'b0) & ((1'((c0_seg_end - c0_rcv_nxt_q) >> 31) == 1'b0) & (|(c0_seg_end - c0_rcv_nxt_q)));
   assign c0_fit_end = c0_rcv_nxt_q + (((c0_seg_end - c0_rcv_nxt_q) < rx_conn_free_q) ? (c0_seg_end - c0_rcv_nxt_q) : rx_conn_free_q);
@@ -1448,6 +1492,9 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
     c0_in_recovery_d = c0_in_recovery_q;
     c0_recover_d = c0_recover_q;
     c0_fr_pend_d = c0_fr_pend_q;
+    c0_cwnd_d = c0_cwnd_q;
+    c0_ssthresh_d = c0_ssthresh_q;
+    c0_ca_acc_d = c0_ca_acc_q;
     c0_abort_req_d = c0_abort_req_q | c0_abort_pulse;
     c0_tmr_d = c0_tmr_run ? (tick ? (c0_tmr_q + 16'd1) : c0_tmr_q) : 16'd0;
     c0_app_wr_d = c0_tx_push ? (c0_app_wr_q + 32'd1) : c0_app_wr_q;
@@ -1470,7 +1517,10 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
           c0_snd_wl2_d = rx_ack;
           c0_ws_ok_d = rx_ws_seen_q;
           c0_peer_ws_d = rx_ws_seen_q ? ((rx_ws_q > 8'he) ? 4'he : rx_ws_q[3:0]) : 4'd0;
-          c0_peer_mss_d = (~rx_mss_seen_q | (rx_mss_q < 16'h40)) ? 16'h218 : rx_mss_q;
+          c0_peer_mss_d = syn_peer_mss;
+          c0_cwnd_d = (c0_retries_q != 8'd0) ? syn_smss : syn_iw;
+          c0_ssthresh_d = 32'hffffffff;
+          c0_ca_acc_d = 32'd0;
           c0_state_d = StEstab;
           c0_ack_pend_d = 1'b1;
           c0_retries_d = 8'd0;
@@ -1515,18 +1565,40 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
               c0_in_recovery_d = 1'b0;
               c0_dupacks_d = 2'd0;
               c0_fr_pend_d = 1'b0;
+              if (c0_in_recovery_q) begin
+                c0_cwnd_d = c0_ssthresh_q;
+                c0_ca_acc_d = 32'd0;
+              end else if (c0_cc_slow_start) begin
+                if (c0_cc_grow_ok) begin
+                  c0_cwnd_d = c0_cwnd_q + ((c0_cc_acked < {16'd0, c0_mss}) ? c0_cc_acked : {16'd0, c0_mss});
+                end
+              end else if (c0_cc_ca_sum >= c0_cwnd_q) begin
+                if (c0_cc_grow_ok) begin
+                  c0_cwnd_d = c0_cwnd_q + {16'd0, c0_mss};
+                end
+                c0_ca_acc_d = c0_cc_ca_sum - c0_cwnd_q;
+              end else begin
+                c0_ca_acc_d = c0_cc_ca_sum;
+              end
             end else begin
               c0_fr_pend_d = 1'b1;
+              c0_cwnd_d = c0_cc_deflated;
             end
           end
           if (c0_dup_ack & ~(c0_dupacks_q == 2'd3)) begin
             c0_dupacks_d = c0_dupacks_q + 2'd1;
+          end
+          if (c0_dup_ack & c0_in_recovery_q & c0_cc_grow_ok) begin
+            c0_cwnd_d = c0_cwnd_q + {16'd0, c0_mss};
           end
           if (c0_fr_enter) begin
             c0_in_recovery_d = 1'b1;
             c0_recover_d = c0_snd_max_q;
             c0_fr_pend_d = 1'b1;
             c0_rtt_on_d = 1'b0;
+            c0_ssthresh_d = c0_cc_ssthresh_loss;
+            c0_cwnd_d = c0_cc_ssthresh_loss + ({16'd0, c0_mss} + ({16'd0, c0_mss} << 1'b1));
+            c0_ca_acc_d = 32'd0;
           end
           if (~c0_ack_old & (((1'((rx_seq - c0_snd_wl1_q) >> 31) == 1'b0) & (|(rx_seq - c0_snd_wl1_q))) | ((rx_seq == c0_snd_wl1_q) & (1'((rx_ack - c0_snd_wl2_q) >> 31) == 1'b0)))) begin
             c0_snd_wnd_d = c0_ws_ok_q ? ({16'd0, rx_wnd} << c0_peer_ws_q) : {16'd0, rx_wnd};
@@ -1648,6 +1720,11 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
         c0_dupacks_d = 2'd0;
         c0_fr_pend_d = 1'b0;
         c0_recover_d = c0_snd_max_q;
+        if (c0_retries_q == 8'd0) begin
+          c0_ssthresh_d = c0_cc_ssthresh_loss;
+        end
+        c0_cwnd_d = {16'd0, c0_mss};
+        c0_ca_acc_d = 32'd0;
         c0_snd_nxt_d = (c0_state_q == StSynSent) ? c0_iss_q : c0_snd_una_q;
         c0_rtt_on_d = 1'b0;
         c0_tmr_d = 16'd0;
@@ -1739,6 +1816,12 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign c1_fin_acked = c1_fin_sent_q & (rx_ack == c1_snd_max_q);
   assign c1_dup_ack = c1_seg & rx_flags[4] & ~rx_flags[2] & ~rx_flags[1] & ~rx_flags[0] & (rx_plen == 16'd0) & (rx_ack == c1_snd_una_q) & c1_outstanding & ((c1_ws_ok_q ? ({16'd0, rx_wnd} << c1_peer_ws_q) : {16'd0, rx_wnd}) == c1_snd_wnd_q) & ((c1_state_q == StEstab) | (c1_state_q == StFinWait1) | (c1_state_q == StClosing) | (c1_state_q == StCloseWait) | (c1_state_q == StLastAck));
   assign c1_fr_enter = c1_dup_ack & (c1_dupacks_q == 2'd2) & ~c1_in_recovery_q & ((1'((rx_ack - c1_recover_q) >> 31) == 1'b0) & (|(rx_ack - c1_recover_q)));
+  assign c1_cc_acked = rx_ack - c1_snd_una_q;
+  assign c1_cc_ssthresh_loss = ({1'b0, 31'((c1_snd_max_q - c1_snd_una_q) >> 1)} > ({16'd0, c1_mss} << 1'b1)) ? {1'b0, 31'((c1_snd_max_q - c1_snd_una_q) >> 1)} : ({16'd0, c1_mss} << 1'b1);
+  assign c1_cc_grow_ok = c1_cwnd_q[30] == 1'b0;
+  assign c1_cc_slow_start = c1_cwnd_q < c1_ssthresh_q;
+  assign c1_cc_ca_sum = c1_ca_acc_q + c1_cc_acked;
+  assign c1_cc_deflated = (c1_cc_acked >= c1_cwnd_q) ? {16'd0, c1_mss} : ((c1_cwnd_q - c1_cc_acked) + ((c1_cc_acked >= {16'd0, c1_mss}) ? {16'd0, c1_mss} : 32'd0));
   assign c1_seg_end = rx_seq + {16'd0, rx_plen};
   assign c1_takes = ((c1_state_q == StEstab) | (c1_state_q == StFinWait1) | (c1_state_q == StFinWait2)) & (1'((c1_rcv_nxt_q - rx_seq) >> 31) == 1'b0) & ((1'((c1_seg_end - c1_rcv_nxt_q) >> 31) == 1'b0) & (|(c1_seg_end - c1_rcv_nxt_q)));
   assign c1_fit_end = c1_rcv_nxt_q + (((c1_seg_end - c1_rcv_nxt_q) < rx_conn_free_q) ? (c1_seg_end - c1_rcv_nxt_q) : rx_conn_free_q);
@@ -1803,6 +1886,9 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
     c1_in_recovery_d = c1_in_recovery_q;
     c1_recover_d = c1_recover_q;
     c1_fr_pend_d = c1_fr_pend_q;
+    c1_cwnd_d = c1_cwnd_q;
+    c1_ssthresh_d = c1_ssthresh_q;
+    c1_ca_acc_d = c1_ca_acc_q;
     c1_abort_req_d = c1_abort_req_q | c1_abort_pulse;
     c1_tmr_d = c1_tmr_run ? (tick ? (c1_tmr_q + 16'd1) : c1_tmr_q) : 16'd0;
     c1_app_wr_d = c1_tx_push ? (c1_app_wr_q + 32'd1) : c1_app_wr_q;
@@ -1825,7 +1911,10 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
           c1_snd_wl2_d = rx_ack;
           c1_ws_ok_d = rx_ws_seen_q;
           c1_peer_ws_d = rx_ws_seen_q ? ((rx_ws_q > 8'he) ? 4'he : rx_ws_q[3:0]) : 4'd0;
-          c1_peer_mss_d = (~rx_mss_seen_q | (rx_mss_q < 16'h40)) ? 16'h218 : rx_mss_q;
+          c1_peer_mss_d = syn_peer_mss;
+          c1_cwnd_d = (c1_retries_q != 8'd0) ? syn_smss : syn_iw;
+          c1_ssthresh_d = 32'hffffffff;
+          c1_ca_acc_d = 32'd0;
           c1_state_d = StEstab;
           c1_ack_pend_d = 1'b1;
           c1_retries_d = 8'd0;
@@ -1870,18 +1959,40 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
               c1_in_recovery_d = 1'b0;
               c1_dupacks_d = 2'd0;
               c1_fr_pend_d = 1'b0;
+              if (c1_in_recovery_q) begin
+                c1_cwnd_d = c1_ssthresh_q;
+                c1_ca_acc_d = 32'd0;
+              end else if (c1_cc_slow_start) begin
+                if (c1_cc_grow_ok) begin
+                  c1_cwnd_d = c1_cwnd_q + ((c1_cc_acked < {16'd0, c1_mss}) ? c1_cc_acked : {16'd0, c1_mss});
+                end
+              end else if (c1_cc_ca_sum >= c1_cwnd_q) begin
+                if (c1_cc_grow_ok) begin
+                  c1_cwnd_d = c1_cwnd_q + {16'd0, c1_mss};
+                end
+                c1_ca_acc_d = c1_cc_ca_sum - c1_cwnd_q;
+              end else begin
+                c1_ca_acc_d = c1_cc_ca_sum;
+              end
             end else begin
               c1_fr_pend_d = 1'b1;
+              c1_cwnd_d = c1_cc_deflated;
             end
           end
           if (c1_dup_ack & ~(c1_dupacks_q == 2'd3)) begin
             c1_dupacks_d = c1_dupacks_q + 2'd1;
+          end
+          if (c1_dup_ack & c1_in_recovery_q & c1_cc_grow_ok) begin
+            c1_cwnd_d = c1_cwnd_q + {16'd0, c1_mss};
           end
           if (c1_fr_enter) begin
             c1_in_recovery_d = 1'b1;
             c1_recover_d = c1_snd_max_q;
             c1_fr_pend_d = 1'b1;
             c1_rtt_on_d = 1'b0;
+            c1_ssthresh_d = c1_cc_ssthresh_loss;
+            c1_cwnd_d = c1_cc_ssthresh_loss + ({16'd0, c1_mss} + ({16'd0, c1_mss} << 1'b1));
+            c1_ca_acc_d = 32'd0;
           end
           if (~c1_ack_old & (((1'((rx_seq - c1_snd_wl1_q) >> 31) == 1'b0) & (|(rx_seq - c1_snd_wl1_q))) | ((rx_seq == c1_snd_wl1_q) & (1'((rx_ack - c1_snd_wl2_q) >> 31) == 1'b0)))) begin
             c1_snd_wnd_d = c1_ws_ok_q ? ({16'd0, rx_wnd} << c1_peer_ws_q) : {16'd0, rx_wnd};
@@ -2003,6 +2114,11 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
         c1_dupacks_d = 2'd0;
         c1_fr_pend_d = 1'b0;
         c1_recover_d = c1_snd_max_q;
+        if (c1_retries_q == 8'd0) begin
+          c1_ssthresh_d = c1_cc_ssthresh_loss;
+        end
+        c1_cwnd_d = {16'd0, c1_mss};
+        c1_ca_acc_d = 32'd0;
         c1_snd_nxt_d = (c1_state_q == StSynSent) ? c1_iss_q : c1_snd_una_q;
         c1_rtt_on_d = 1'b0;
         c1_tmr_d = 16'd0;
@@ -2160,6 +2276,9 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       c0_in_recovery_q <= 1'b0;
       c0_recover_q <= 32'd0;
       c0_fr_pend_q <= 1'b0;
+      c0_cwnd_q <= 32'd0;
+      c0_ssthresh_q <= 32'd0;
+      c0_ca_acc_q <= 32'd0;
       c1_state_q <= StClosed;
       c1_failed_q <= 1'b0;
       c1_reason_q <= 2'd0;
@@ -2204,6 +2323,9 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       c1_in_recovery_q <= 1'b0;
       c1_recover_q <= 32'd0;
       c1_fr_pend_q <= 1'b0;
+      c1_cwnd_q <= 32'd0;
+      c1_ssthresh_q <= 32'd0;
+      c1_ca_acc_q <= 32'd0;
       rx_conn_hit_q <= 1'b0;
       rx_conn_q <= 1'b0;
       rx_conn_free_q <= 32'd0;
@@ -2348,6 +2470,9 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       c0_in_recovery_q <= c0_in_recovery_d;
       c0_recover_q <= c0_recover_d;
       c0_fr_pend_q <= c0_fr_pend_d;
+      c0_cwnd_q <= c0_cwnd_d;
+      c0_ssthresh_q <= c0_ssthresh_d;
+      c0_ca_acc_q <= c0_ca_acc_d;
       c1_state_q <= c1_state_d;
       c1_failed_q <= c1_failed_d;
       c1_reason_q <= c1_reason_d;
@@ -2392,6 +2517,9 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       c1_in_recovery_q <= c1_in_recovery_d;
       c1_recover_q <= c1_recover_d;
       c1_fr_pend_q <= c1_fr_pend_d;
+      c1_cwnd_q <= c1_cwnd_d;
+      c1_ssthresh_q <= c1_ssthresh_d;
+      c1_ca_acc_q <= c1_ca_acc_d;
       rx_conn_hit_q <= rx_conn_hit_d;
       rx_conn_q <= rx_conn_d;
       rx_conn_free_q <= rx_conn_free_d;
