@@ -469,3 +469,107 @@ pub fn parse_seg(f: &[u8]) -> Option<Seg> {
         data: f[34 + thl..14 + ip_len].to_vec(),
     })
 }
+
+/// The largest congestion window RFC 5681 and RFC 6582 (NewReno) allow a sender, in bytes,
+/// driven by the events a scripted peer causes: a sender may always send less, never more
+/// than `limit()` past SND.UNA. Where the RFCs leave a choice the bound takes the most
+/// generous one (slow start: SMSS per ACK of new data; congestion avoidance: the larger of
+/// SMSS * SMSS / cwnd per ACK and SMSS per cwnd bytes acknowledged; after recovery:
+/// ssthresh); what they fix is exact (the initial window, ssthresh and cwnd after a loss,
+/// the inflation and deflation in recovery). Limited transmit (RFC 3042, which RFC 5681
+/// recommends) is allowed: up to two segments more on the first two duplicate ACKs.
+#[derive(Clone, Debug)]
+pub struct Cwnd {
+    pub smss: u64,
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    /// Bytes acknowledged in congestion avoidance since the bound last grew by SMSS.
+    acc: u64,
+    /// Limited transmit's allowance: SMSS per duplicate ACK before recovery, at most two.
+    limited: u64,
+    pub in_recovery: bool,
+}
+
+impl Cwnd {
+    /// After the handshake: RFC 5681 3.1's initial window (one segment when the SYN was
+    /// sent again), ssthresh unbounded.
+    pub fn new(smss: u32, syn_resent: bool) -> Cwnd {
+        let s = u64::from(smss);
+        let iw = if syn_resent {
+            s
+        } else if s > 2190 {
+            2 * s
+        } else if s > 1095 {
+            3 * s
+        } else {
+            4 * s
+        };
+        Cwnd {
+            smss: s,
+            cwnd: iw,
+            ssthresh: u64::MAX,
+            acc: 0,
+            limited: 0,
+            in_recovery: false,
+        }
+    }
+
+    /// The bound, bytes past SND.UNA.
+    pub fn limit(&self) -> u64 {
+        self.cwnd + self.limited
+    }
+
+    /// An ACK of `acked` new bytes; `full`: it reaches `recover` (ends recovery).
+    pub fn ack(&mut self, acked: u64, full: bool) {
+        self.limited = 0;
+        if self.in_recovery {
+            if full {
+                // RFC 6582 3.2 step 3: min(ssthresh, max(FlightSize, SMSS) + SMSS) or ssthresh.
+                self.in_recovery = false;
+                self.cwnd = self.ssthresh;
+                self.acc = 0;
+            } else {
+                // Step 5: deflate by the bytes acknowledged, SMSS back if that is a segment
+                // or more (the RFC is silent when the ACK covers more than cwnd: one segment).
+                let back = if acked >= self.smss { self.smss } else { 0 };
+                self.cwnd = if acked >= self.cwnd {
+                    self.smss
+                } else {
+                    self.cwnd - acked + back
+                };
+            }
+        } else if self.cwnd <= self.ssthresh {
+            // Slow start: at most SMSS per ACK of new data (either rule when equal).
+            self.cwnd += self.smss;
+        } else {
+            self.acc += acked;
+            let counted = if self.acc >= self.cwnd {
+                self.acc -= self.cwnd;
+                self.smss
+            } else {
+                0
+            };
+            let per_ack = (self.smss * self.smss / self.cwnd).max(1);
+            self.cwnd += counted.max(per_ack);
+        }
+    }
+
+    /// The third duplicate ACK with `flight` bytes outstanding: fast retransmit (RFC 5681
+    /// 3.2 steps 2 and 3): ssthresh = max(FlightSize / 2, 2 SMSS), cwnd = ssthresh + 3 SMSS.
+    pub fn fast_retransmit(&mut self, flight: u64) {
+        self.ssthresh = (flight / 2).max(2 * self.smss);
+        self.cwnd = self.ssthresh + 3 * self.smss;
+        self.acc = 0;
+        self.limited = 0;
+        self.in_recovery = true;
+    }
+
+    /// A further duplicate ACK: in recovery cwnd grows by SMSS (a segment left the network).
+    pub fn dup(&mut self) {
+        if self.in_recovery {
+            self.cwnd += self.smss;
+        } else {
+            self.limited = (self.limited + self.smss).min(2 * self.smss);
+        }
+    }
+}

@@ -35,12 +35,18 @@
 //!    address from one of two other hosts (answered with exactly one ARP reply to the
 //!    requester, learnt beside the peer's entry). Then every segment in order, so the whole
 //!    stream arrives.
-//! 2. Sending: the engine's application sends a stream; the peer holds its ACKs until it has
-//!    every segment's first transmission, drops the drawn ones among them, and then ACKs one
-//!    segment at a time, cumulatively, `GAP` cycles apart (a retransmission is taken and ACKed
-//!    next). The RTO is far longer than the test, so every retransmission must be a fast one:
-//!    none before the third duplicate ACK of a loss, one within `GAP` cycles of it, and after a
-//!    partial ACK in recovery (RFC 6582) the next hole within `GAP` cycles.
+//! 2. Sending: the engine's application sends a stream. Its first flight (what it sends
+//!    until `GAP` cycles pass without a segment) must fit RFC 5681's initial window. The peer
+//!    then ACKs one segment at a time, cumulatively, `GAP` cycles apart (a retransmission is
+//!    taken and ACKed next), and drops the first transmissions that hold the drawn stream
+//!    offsets (when three undropped ones wait behind, so a third duplicate ACK comes). The RTO
+//!    is far longer than the test, so every retransmission must be a fast one: none before the
+//!    third duplicate ACK of a loss past `recover`, one within `GAP` cycles of it, and after a
+//!    partial ACK in recovery (RFC 6582) the next hole within `GAP` cycles. Every new segment
+//!    must end within SND.UNA + the congestion window `models::tcp::Cwnd` allows (slow start,
+//!    congestion avoidance, NewReno's ssthresh, inflation and deflation: RFC 5681's bound,
+//!    the most generous where the RFCs leave a choice) after one of the ACKs the peer sent in
+//!    the `LATE` cycles before it arrived.
 //!
 //! Checked at the end: both streams byte for byte, and the counters exactly: `ooo_kept` and
 //! `ooo_dropped` (the model's), `drop_csum` (the broken segments), `drop_other` (the frames
@@ -59,7 +65,7 @@
 use super::{
     cnt, creg, Env, Faults, Setup, ENGINE_IP, ENGINE_MAC, LOCAL_PORT_BASE, PEER_IP, PEER_MAC,
 };
-use crate::models::tcp::{parse_seg, sum16, tcp_sum, Seg};
+use crate::models::tcp::{parse_seg, sum16, tcp_sum, Cwnd, Seg};
 use crate::prop::Property;
 use crate::rng::Rng;
 use crate::rtl::regs::tcp_csr;
@@ -74,6 +80,14 @@ use std::path::Path;
 const GAP: u64 = 8000;
 /// Cycles without an engine frame that count as quiet.
 const QUIET: u64 = 400;
+/// How long before a new segment arrives the engine may have chosen it. The engine is byte
+/// serial: a segment leaves after a checksum pass over its payload and then its frame, one
+/// byte a cycle, behind a frame that may be on the wire already: three full frames (3 * 1514
+/// cycles), stretched by the sink's stalls, and the handling of the ACK that opened the
+/// window. The congestion window a new segment was chosen under is the bound after one of
+/// the ACKs sent in that time, or the one in force when it began. (`GAP` apart, consecutive
+/// ACKs' bounds are told apart.)
+const LATE: u64 = 6000;
 
 /// One step of the receiving part.
 #[derive(Clone, Debug)]
@@ -206,7 +220,8 @@ fn arp_reply() -> Vec<u8> {
 struct Script {
     env: Env,
     seen: usize,
-    inbox: VecDeque<Seg>,
+    /// Segments the engine sent, not yet looked at, with the cycle each arrived.
+    inbox: VecDeque<(u64, Seg)>,
     last_out: u64,
     arp_req: u32,
     /// ARP frames the engine sent (requests and replies), and the last one.
@@ -215,6 +230,11 @@ struct Script {
 }
 
 impl Script {
+    /// The oldest segment not yet looked at.
+    fn pop(&mut self) -> Option<Seg> {
+        self.inbox.pop_front().map(|(_, x)| x)
+    }
+
     /// Runs `2 * QUIET` cycles in which the engine must send nothing (`what`: the error's
     /// words), then reads connection `c`'s state CSR.
     fn silent_state(&mut self, c: usize, what: &str) -> Result<u32, String> {
@@ -222,7 +242,7 @@ impl Script {
         while self.env.sim.cycle() < end {
             self.step()?;
         }
-        if let Some(x) = self.inbox.pop_front() {
+        if let Some(x) = self.pop() {
             return Err(format!("{what}: the engine sent {x:?}"));
         }
         Ok(self.env.read(creg(c, 12)))
@@ -257,7 +277,7 @@ impl Script {
                 ));
             } else if let Some(s) = parse_seg(&f) {
                 self.env.engine_frames.push(f);
-                self.inbox.push_back(s);
+                self.inbox.push_back((cycle, s));
             }
         }
         if let Some(v) = self.env.sink.borrow().violations.first() {
@@ -286,7 +306,7 @@ impl Script {
             }
             self.step()?;
         }
-        Ok(self.inbox.pop_front().expect("checked"))
+        Ok(self.pop().expect("checked"))
     }
 
     /// Steps until `done` has held, and no engine frame came, for `QUIET` cycles (a window
@@ -485,7 +505,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             &|e: &Env| e.app().borrow().got[c].len() == nxt,
             "before a segment",
         )?;
-        while let Some(x) = s.inbox.pop_front() {
+        while let Some(x) = s.pop() {
             last = (x.ack, x.wnd);
         }
         let rcv_nxt = piss.wrapping_add(1).wrapping_add(m.nxt);
@@ -707,7 +727,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             while s.env.sim.cycle() < end {
                 s.step()?;
             }
-            if let Some(x) = s.inbox.pop_front() {
+            if let Some(x) = s.pop() {
                 return Err(format!("{what}: must be dropped unanswered, but got {x:?}"));
             }
             let want = u32::from(arp_answer.is_some());
@@ -763,25 +783,20 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         ));
     }
 
-    // 2. Sending: every first transmission, held.
+    // 2. Sending: the first flight, held until the engine stops (its initial window).
     let pseq = piss.wrapping_add(1).wrapping_add(total as u32);
     let start = iss.wrapping_add(1);
     let stream_end = start.wrapping_add(u32::from(input.tx_bytes));
     let rel = |x: u32| x.wrapping_sub(start);
     s.env.app().borrow_mut().to_send[c] = up.iter().copied().collect();
+    // RFC 5681's bound on what may be in flight, past SND.UNA (the SYN went once).
+    let mut cc = Cwnd::new(mss.min(1460), false);
     let mut firsts: Vec<Seg> = Vec::new();
     let mut sent_end = start;
-    let end = s.env.sim.cycle() + 100_000;
-    while sent_end != stream_end {
-        if s.env.sim.cycle() > end {
-            return Err(format!(
-                "the engine sent {} of its {} bytes before any ACK",
-                rel(sent_end),
-                input.tx_bytes
-            ));
-        }
+    let mut last_new = s.env.sim.cycle();
+    while sent_end != stream_end && s.env.sim.cycle() < last_new + GAP {
         s.step()?;
-        while let Some(x) = s.inbox.pop_front() {
+        while let Some(x) = s.pop() {
             if x.data.is_empty() {
                 continue;
             }
@@ -792,34 +807,49 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 ));
             }
             sent_end = x.seq.wrapping_add(x.data.len() as u32);
+            last_new = s.env.sim.cycle();
             firsts.push(x);
         }
     }
-    let nseg = firsts.len();
-    let mut lost: Vec<usize> = if nseg >= 4 {
-        input
-            .lost
-            .iter()
-            .map(|&f| usize::from(f) * (nseg - 3) / 256)
-            .collect()
-    } else {
-        Vec::new()
-    };
-    lost.sort_unstable();
-    lost.dedup();
-    // Three segments after the first loss at least, so its third duplicate ACK comes.
-    while !lost.is_empty() && nseg - lost[0] - lost.len() < 3 {
-        lost.pop();
+    if firsts.is_empty() {
+        return Err(format!(
+            "the engine sent none of its {} bytes",
+            input.tx_bytes
+        ));
     }
+    if u64::from(rel(sent_end)) > cc.limit() {
+        return Err(format!(
+            "the first flight is {} bytes, past the initial window of {} (RFC 5681 3.1, SMSS {})",
+            rel(sent_end),
+            cc.limit(),
+            cc.smss
+        ));
+    }
+    // The first transmissions the peer drops: those holding the drawn stream offsets; one is
+    // dropped only when three that are not dropped wait behind it (so its third duplicate ACK
+    // comes) and it does not start at `recover` (RFC 6582: duplicate ACKs that do not pass
+    // `recover` start no fast retransmit, and the RTO is far away).
+    let lost: Vec<u32> = input
+        .lost
+        .iter()
+        .map(|&f| u32::from(f) * u32::from(input.tx_bytes) / 256)
+        .collect();
+    let holds_lost = |x: &Seg| {
+        let a = rel(x.seq);
+        lost.iter().any(|&o| a <= o && o < a + x.data.len() as u32)
+    };
+    let mut dropped: Vec<usize> = Vec::new();
+    let mut n_first = firsts.len();
     // The peer's receiver: received ranges (offsets), cumulative ACK.
     let mut have = vec![false; usize::from(input.tx_bytes)];
-    let mut queue: VecDeque<Seg> = firsts
+    let mut queue: VecDeque<(Seg, Option<usize>)> = firsts
         .into_iter()
         .enumerate()
-        .filter(|(i, _)| !lost.contains(i))
-        .map(|(_, x)| x)
+        .map(|(i, x)| (x, Some(i)))
         .collect();
     let mut ack = start;
+    // RFC 6582's `recover`, the ISS at first.
+    let mut recover = iss;
     let mut dups_sent = 0u32;
     let mut dups_episode = 0u32;
     let mut in_rec = false;
@@ -827,9 +857,13 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     // A retransmission is due by this cycle (third duplicate ACK, partial ACK).
     let mut due: Option<(u64, u32, &str)> = None;
     let mut dues = 0u32;
+    // The furthest a new segment may end (SND.UNA + the bound) after each ACK, with the
+    // cycle it was sent: a segment seen now may have been chosen up to `LATE` cycles earlier.
+    let mut limits: VecDeque<(u64, u64)> = VecDeque::new();
+    limits.push_back((s.env.sim.cycle(), cc.limit()));
     loop {
         // Take what arrived: retransmissions first in the queue.
-        while let Some(x) = s.inbox.pop_front() {
+        while let Some((seen, x)) = s.inbox.pop_front() {
             if x.data.is_empty() {
                 continue;
             }
@@ -851,10 +885,31 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 fast_seen += 1;
                 in_rec = true;
                 due = None;
-                queue.push_front(x);
+                queue.push_front((x, None));
             } else {
+                while limits.len() > 1 && limits[1].0 + LATE < seen {
+                    limits.pop_front();
+                }
+                let lim = limits
+                    .iter()
+                    .filter(|l| l.0 <= seen)
+                    .map(|l| l.1)
+                    .max()
+                    .unwrap_or(0);
+                let end_rel = u64::from(rel(x.seq)) + x.data.len() as u64;
+                if end_rel > lim {
+                    return Err(format!(
+                        "cycle {seen}: a new segment ends at offset {end_rel}, past SND.UNA \
+                         (offset {}) + the congestion window RFC 5681 allows ({}, SMSS {}; \
+                         furthest allowed in the last {LATE} cycles: offset {lim})",
+                        rel(ack),
+                        cc.limit(),
+                        cc.smss
+                    ));
+                }
                 sent_end = x.seq.wrapping_add(x.data.len() as u32);
-                queue.push_back(x);
+                queue.push_back((x, Some(n_first)));
+                n_first += 1;
             }
         }
         if let Some((t, at, why)) = due {
@@ -872,10 +927,16 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 ));
             }
         }
+        // The peer takes nothing more while a retransmission is due: new data may come
+        // first, but the retransmission must answer the ACK that asked for it.
+        if due.is_some() {
+            s.step()?;
+            continue;
+        }
         if ack == stream_end && queue.is_empty() {
             break;
         }
-        let Some(x) = queue.pop_front() else {
+        let Some((x, idx)) = queue.pop_front() else {
             if due.is_none() {
                 return Err(format!(
                     "the engine stopped: ACK at offset {}, of {} bytes",
@@ -886,6 +947,16 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             s.step()?;
             continue;
         };
+        if let Some(i) = idx {
+            let behind = queue
+                .iter()
+                .filter(|(y, j)| j.is_some() && !holds_lost(y))
+                .count();
+            if holds_lost(&x) && behind >= 3 && x.seq != recover {
+                dropped.push(i);
+                continue;
+            }
+        }
         let a = rel(x.seq) as usize;
         for (j, &b) in x.data.iter().enumerate() {
             if up[a + j] != b {
@@ -900,13 +971,19 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             // already had is ACKed again, but that is no duplicate ACK for the engine).
             dups_sent += 1;
             dups_episode += 1;
-            if dups_episode == 3 && !in_rec {
+            if dups_episode == 3 && !in_rec && (ack.wrapping_sub(recover) as i32) > 0 {
                 due = Some((s.env.sim.cycle() + GAP, ack, "the third duplicate ACK"));
                 dues += 1;
+                cc.fast_retransmit(u64::from(sent_end.wrapping_sub(ack)));
+                recover = sent_end;
+            } else {
+                cc.dup();
             }
         } else {
             dups_episode = 0;
-            if in_rec && new_ack != sent_end {
+            let partial = in_rec && (new_ack.wrapping_sub(recover) as i32) < 0;
+            cc.ack(u64::from(new_ack.wrapping_sub(ack)), !partial);
+            if partial {
                 due = Some((s.env.sim.cycle() + GAP, new_ack, "a partial ACK"));
                 dues += 1;
             } else {
@@ -916,14 +993,17 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         ack = new_ack;
         if std::env::var_os("TCP_RULES_TRACE").is_some() {
             eprintln!(
-                "cycle {}: peer ACK {} (segment at {} len {}), dups {dups_episode}, due {due:?}",
+                "cycle {}: peer ACK {} (segment at {} len {}), dups {dups_episode}, due {due:?}, \
+                 window {}",
                 s.env.sim.cycle(),
                 rel(ack),
                 a,
-                x.data.len()
+                x.data.len(),
+                cc.limit()
             );
         }
         s.send(tcp_frame(peer(c), pseq, ack, 0x10, wfield, &[], &[]));
+        limits.push_back((s.env.sim.cycle(), u64::from(rel(ack)) + cc.limit()));
         let until = s.env.sim.cycle() + GAP;
         while s.env.sim.cycle() < until && (s.inbox.is_empty() || due.is_none()) {
             s.step()?;
@@ -959,7 +1039,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         if cn[i] != w {
             return Err(format!(
                 "counter {name} is {}, want {w} (counters {cn:?}; {fast_seen} fast \
-                 retransmissions seen, lost first transmissions {lost:?} of {nseg})",
+                 retransmissions seen, first transmissions dropped {dropped:?} of {n_first})",
                 cn[i]
             ));
         }
@@ -1072,7 +1152,7 @@ impl Property for TcpRulesProp {
                 prop::option::of((any::<u8>(), any::<u8>())),
             ),
             (any::<u8>(), any::<u8>()),
-            (1u16..7000, prop::collection::vec(any::<u8>(), 0..3)),
+            (1u16..20000, prop::collection::vec(any::<u8>(), 0..3)),
             (any::<u64>(), any::<u8>(), any::<bool>()),
         )
             .prop_map(
