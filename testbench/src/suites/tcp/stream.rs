@@ -125,8 +125,11 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         key: input.key,
         rto_min: 40,
         retries: 12,
-        // Longer than smoltcp's retransmissions of its FIN after a lost last ACK (5 s).
-        time_wait: 5000,
+        // Longer than smoltcp's retransmissions of its FIN after lost last ACKs: its RTO
+        // starts at 1 s and doubles (1, 2, 4, 8, 16, 32 s), and a FIN in TIME-WAIT restarts
+        // it, so 60 s outlasts five losses in a row (5 s, once the case, did not: the engine,
+        // CLOSED, drops the FIN unanswered, and smoltcp stays in LAST-ACK).
+        time_wait: 60_000,
     };
     let mut env = Env::new(
         waves,
