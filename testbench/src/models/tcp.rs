@@ -573,3 +573,49 @@ impl Cwnd {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Cwnd;
+
+    #[test]
+    fn initial_window_follows_rfc_5681_3_1() {
+        assert_eq!(Cwnd::new(1460, false).limit(), 4380);
+        assert_eq!(Cwnd::new(1095, false).limit(), 4380);
+        assert_eq!(Cwnd::new(1096, false).limit(), 3288);
+        assert_eq!(Cwnd::new(2190, false).limit(), 6570);
+        assert_eq!(Cwnd::new(2191, false).limit(), 4382);
+        assert_eq!(Cwnd::new(536, true).limit(), 536);
+    }
+
+    #[test]
+    fn slow_start_then_newreno_recovery() {
+        let s = 1000;
+        let mut c = Cwnd::new(1000, false);
+        // Slow start: SMSS per ACK, whatever it acknowledges.
+        c.ack(400, true);
+        c.ack(1000, true);
+        assert_eq!(c.limit(), 6 * s);
+        // Limited transmit: two segments more on the first two duplicate ACKs, no more.
+        c.dup();
+        c.dup();
+        assert_eq!(c.limit(), 8 * s);
+        // The third with 10 SMSS in flight: ssthresh 5 SMSS, cwnd 8; inflation by SMSS.
+        c.fast_retransmit(10 * s);
+        assert_eq!((c.ssthresh, c.limit()), (5 * s, 8 * s));
+        c.dup();
+        assert_eq!(c.limit(), 9 * s);
+        // A partial ACK of 2 SMSS: less 2 SMSS, one back; of half a segment: nothing back.
+        c.ack(2 * s, false);
+        assert_eq!(c.limit(), 8 * s);
+        c.ack(s / 2, false);
+        assert_eq!(c.limit(), 8 * s - s / 2);
+        // The full ACK: ssthresh; then congestion avoidance (cwnd > ssthresh after a step).
+        c.ack(3 * s, true);
+        assert_eq!((c.limit(), c.in_recovery), (5 * s, false));
+        c.ack(s, true);
+        assert_eq!(c.limit(), 6 * s);
+        c.ack(s, true);
+        assert_eq!(c.limit(), 6 * s + s * s / (6 * s));
+    }
+}
