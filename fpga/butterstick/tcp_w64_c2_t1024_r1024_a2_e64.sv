@@ -266,6 +266,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [31:0]  c0_ssthresh_d;
   logic [31:0]  c0_ca_acc_q;
   logic [31:0]  c0_ca_acc_d;
+  logic [15:0]  c0_idle_q;
+  logic [15:0]  c0_idle_d;
   tcp_state_e   c1_state_q;
   tcp_state_e   c1_state_d;
   logic         c1_failed_q;
@@ -360,6 +362,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [31:0]  c1_ssthresh_d;
   logic [31:0]  c1_ca_acc_q;
   logic [31:0]  c1_ca_acc_d;
+  logic [15:0]  c1_idle_q;
+  logic [15:0]  c1_idle_d;
   logic [15:0]  csr_c0_ports_remote;
   logic [15:0]  csr_c1_ports_remote;
   logic [15:0]  csr_c0_ports_local;
@@ -714,6 +718,10 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic         c0_cc_slow_start;
   logic [31:0]  c0_cc_ca_sum;              // bytes acknowledged in congestion avoidance since cwnd last grew
   logic [31:0]  c0_cc_deflated;            // a partial ACK: cwnd less what it acknowledges, plus SMSS if that is a segment or more (RFC 6582 3.2 step 5)
+  logic         c0_cc_idle_run;            // nothing in flight: the idle time counts
+  logic         c0_cc_restart;             // idle for an RTO: cwnd to the restart window
+  logic [31:0]  c0_cc_iw;                  // initial window for the SMSS (RFC 5681 3.1)
+  logic [31:0]  c0_cc_restart_wnd;         // restart window: min(cwnd, IW) (RFC 5681 4.1)
   logic [31:0]  c0_seg_end;
   logic         c0_takes;
   logic [31:0]  c0_fit_end;                // one past the segment's last byte written (the free space ends the rest)
@@ -763,6 +771,10 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic         c1_cc_slow_start;
   logic [31:0]  c1_cc_ca_sum;              // bytes acknowledged in congestion avoidance since cwnd last grew
   logic [31:0]  c1_cc_deflated;            // a partial ACK: cwnd less what it acknowledges, plus SMSS if that is a segment or more (RFC 6582 3.2 step 5)
+  logic         c1_cc_idle_run;            // nothing in flight: the idle time counts
+  logic         c1_cc_restart;             // idle for an RTO: cwnd to the restart window
+  logic [31:0]  c1_cc_iw;                  // initial window for the SMSS (RFC 5681 3.1)
+  logic [31:0]  c1_cc_restart_wnd;         // restart window: min(cwnd, IW) (RFC 5681 4.1)
   logic [31:0]  c1_seg_end;
   logic         c1_takes;
   logic [31:0]  c1_fit_end;                // one past the segment's last byte written (the free space ends the rest)
@@ -1428,6 +1440,10 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign c0_cc_slow_start = c0_cwnd_q < c0_ssthresh_q;
   assign c0_cc_ca_sum = c0_ca_acc_q + c0_cc_acked;
   assign c0_cc_deflated = (c0_cc_acked >= c0_cwnd_q) ? {16'd0, c0_mss} : ((c0_cwnd_q - c0_cc_acked) + ((c0_cc_acked >= {16'd0, c0_mss}) ? {16'd0, c0_mss} : 32'd0));
+  assign c0_cc_idle_run = ((c0_state_q == StEstab) | (c0_state_q == StCloseWait)) & ~c0_outstanding;
+  assign c0_cc_restart = c0_cc_idle_run & (c0_idle_q >= c0_rto_q);
+  assign c0_cc_iw = ({16'd0, c0_mss} > 32'h88e) ? ({16'd0, c0_mss} << 1'b1) : (({16'd0, c0_mss} > 32'h447) ? ({16'd0, c0_mss} + ({16'd0, c0_mss} << 1'b1)) : ({16'd0, c0_mss} << 2'd2));
+  assign c0_cc_restart_wnd = (c0_cwnd_q < c0_cc_iw) ? c0_cwnd_q : c0_cc_iw;
   assign c0_seg_end = rx_seq + {16'd0, rx_plen};
   assign c0_takes = ((c0_state_q == StEstab) | (c0_state_q == StFinWait1) | (c0_state_q == StFinWait2)) & (1'((c0_rcv_nxt_q - rx_seq) >> 31) == 1'b0) & ((1'((c0_seg_end - c0_rcv_nxt_q) >> 31) == 1'b0) & (|(c0_seg_end - c0_rcv_nxt_q)));
   assign c0_fit_end = c0_rcv_nxt_q + (((c0_seg_end - c0_rcv_nxt_q) < rx_conn_free_q) ? (c0_seg_end - c0_rcv_nxt_q) : rx_conn_free_q);
@@ -1497,6 +1513,10 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
     c0_ca_acc_d = c0_ca_acc_q;
     c0_abort_req_d = c0_abort_req_q | c0_abort_pulse;
     c0_tmr_d = c0_tmr_run ? (tick ? (c0_tmr_q + 16'd1) : c0_tmr_q) : 16'd0;
+    c0_idle_d = c0_cc_idle_run ? ((tick & (c0_idle_q != 16'hffff)) ? (c0_idle_q + 16'd1) : c0_idle_q) : 16'd0;
+    if (c0_cc_restart) begin
+      c0_cwnd_d = c0_cc_restart_wnd;
+    end
     c0_app_wr_d = c0_tx_push ? (c0_app_wr_q + 32'd1) : c0_app_wr_q;
     c0_app_rd_d = c0_rx_pop ? (c0_app_rd_q + 32'd1) : c0_app_rd_q;
     if (c0_seg) begin
@@ -1822,6 +1842,10 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign c1_cc_slow_start = c1_cwnd_q < c1_ssthresh_q;
   assign c1_cc_ca_sum = c1_ca_acc_q + c1_cc_acked;
   assign c1_cc_deflated = (c1_cc_acked >= c1_cwnd_q) ? {16'd0, c1_mss} : ((c1_cwnd_q - c1_cc_acked) + ((c1_cc_acked >= {16'd0, c1_mss}) ? {16'd0, c1_mss} : 32'd0));
+  assign c1_cc_idle_run = ((c1_state_q == StEstab) | (c1_state_q == StCloseWait)) & ~c1_outstanding;
+  assign c1_cc_restart = c1_cc_idle_run & (c1_idle_q >= c1_rto_q);
+  assign c1_cc_iw = ({16'd0, c1_mss} > 32'h88e) ? ({16'd0, c1_mss} << 1'b1) : (({16'd0, c1_mss} > 32'h447) ? ({16'd0, c1_mss} + ({16'd0, c1_mss} << 1'b1)) : ({16'd0, c1_mss} << 2'd2));
+  assign c1_cc_restart_wnd = (c1_cwnd_q < c1_cc_iw) ? c1_cwnd_q : c1_cc_iw;
   assign c1_seg_end = rx_seq + {16'd0, rx_plen};
   assign c1_takes = ((c1_state_q == StEstab) | (c1_state_q == StFinWait1) | (c1_state_q == StFinWait2)) & (1'((c1_rcv_nxt_q - rx_seq) >> 31) == 1'b0) & ((1'((c1_seg_end - c1_rcv_nxt_q) >> 31) == 1'b0) & (|(c1_seg_end - c1_rcv_nxt_q)));
   assign c1_fit_end = c1_rcv_nxt_q + (((c1_seg_end - c1_rcv_nxt_q) < rx_conn_free_q) ? (c1_seg_end - c1_rcv_nxt_q) : rx_conn_free_q);
@@ -1891,6 +1915,10 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
     c1_ca_acc_d = c1_ca_acc_q;
     c1_abort_req_d = c1_abort_req_q | c1_abort_pulse;
     c1_tmr_d = c1_tmr_run ? (tick ? (c1_tmr_q + 16'd1) : c1_tmr_q) : 16'd0;
+    c1_idle_d = c1_cc_idle_run ? ((tick & (c1_idle_q != 16'hffff)) ? (c1_idle_q + 16'd1) : c1_idle_q) : 16'd0;
+    if (c1_cc_restart) begin
+      c1_cwnd_d = c1_cc_restart_wnd;
+    end
     c1_app_wr_d = c1_tx_push ? (c1_app_wr_q + 32'd1) : c1_app_wr_q;
     c1_app_rd_d = c1_rx_pop ? (c1_app_rd_q + 32'd1) : c1_app_rd_q;
     if (c1_seg) begin
@@ -2279,6 +2307,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       c0_cwnd_q <= 32'd0;
       c0_ssthresh_q <= 32'd0;
       c0_ca_acc_q <= 32'd0;
+      c0_idle_q <= 16'd0;
       c1_state_q <= StClosed;
       c1_failed_q <= 1'b0;
       c1_reason_q <= 2'd0;
@@ -2326,6 +2355,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       c1_cwnd_q <= 32'd0;
       c1_ssthresh_q <= 32'd0;
       c1_ca_acc_q <= 32'd0;
+      c1_idle_q <= 16'd0;
       rx_conn_hit_q <= 1'b0;
       rx_conn_q <= 1'b0;
       rx_conn_free_q <= 32'd0;
@@ -2473,6 +2503,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       c0_cwnd_q <= c0_cwnd_d;
       c0_ssthresh_q <= c0_ssthresh_d;
       c0_ca_acc_q <= c0_ca_acc_d;
+      c0_idle_q <= c0_idle_d;
       c1_state_q <= c1_state_d;
       c1_failed_q <= c1_failed_d;
       c1_reason_q <= c1_reason_d;
@@ -2520,6 +2551,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       c1_cwnd_q <= c1_cwnd_d;
       c1_ssthresh_q <= c1_ssthresh_d;
       c1_ca_acc_q <= c1_ca_acc_d;
+      c1_idle_q <= c1_idle_d;
       rx_conn_hit_q <= rx_conn_hit_d;
       rx_conn_q <= rx_conn_d;
       rx_conn_free_q <= rx_conn_free_d;

@@ -377,6 +377,20 @@ fn min(a: Expr, b: Expr) -> Expr {
     mux(a.lt(&b), a, b)
 }
 
+/// RFC 5681 3.1's initial window for a 32-bit SMSS: 2, 3 or 4 SMSS (above 2190, above 1095,
+/// else).
+fn initial_window(smss: &Expr) -> Expr {
+    mux(
+        smss.gt(2190u64),
+        smss.shl_by(lit(1, 1)),
+        mux(
+            smss.gt(1095u64),
+            smss.clone() + smss.shl_by(lit(1, 1)),
+            smss.shl_by(lit(2, 2)),
+        ),
+    )
+}
+
 /// Number of header bytes kept from a received frame (Ethernet, IPv4, TCP without options).
 const RX_HDR: u32 = 54;
 /// Number of header bytes of a frame the engine sends (the longest: a SYN with options).
@@ -430,6 +444,7 @@ struct Conn {
     cwnd: Reg,
     ssthresh: Reg,
     ca_acc: Reg,
+    idle: Reg,
 }
 
 /// The engine (see `mod.rs`).
@@ -819,6 +834,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             cwnd: r(&mut m, "cwnd", 32),
             ssthresh: r(&mut m, "ssthresh", 32),
             ca_acc: r(&mut m, "ca_acc", 32),
+            idle: r(&mut m, "idle", 16),
         });
     }
     let rport: Vec<Sig> = (0..n)
@@ -2105,18 +2121,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     );
     let syn_smss = m.net("syn_smss", min(mss_csr.ex(), mss_min.ex()).zext(32));
     m.comment(syn_smss, "SMSS after a SYN-ACK: min(our MSS, the peer's)");
-    let syn_iw = m.net(
-        "syn_iw",
-        mux(
-            syn_smss.gt(2190u64),
-            syn_smss.shl_by(lit(1, 1)),
-            mux(
-                syn_smss.gt(1095u64),
-                syn_smss.ex() + syn_smss.shl_by(lit(1, 1)),
-                syn_smss.shl_by(lit(2, 2)),
-            ),
-        ),
-    );
+    let syn_iw = m.net("syn_iw", initial_window(&syn_smss.ex()));
     m.comment(syn_iw, "initial window: 2, 3 or 4 SMSS (RFC 5681 3.1)");
     for c in 0..n as usize {
         let k = &conns[c];
@@ -2339,6 +2344,19 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             deflated,
             "a partial ACK: cwnd less what it acknowledges, plus SMSS if that is a segment or more (RFC 6582 3.2 step 5)",
         );
+        // RFC 5681 4.1: after more than an RTO without data in flight (so none sent), the
+        // restart window, min(cwnd, IW).
+        let idle_run = m.net(
+            &format!("c{c}_cc_idle_run"),
+            in_state(k, &["StEstab", "StCloseWait"]) & !outstanding,
+        );
+        m.comment(idle_run, "nothing in flight: the idle time counts");
+        let restart = m.net(&format!("c{c}_cc_restart"), idle_run & k.idle.q.ge(k.rto.q));
+        m.comment(restart, "idle for an RTO: cwnd to the restart window");
+        let iw = m.net(&format!("c{c}_cc_iw"), initial_window(&smss));
+        m.comment(iw, "initial window for the SMSS (RFC 5681 3.1)");
+        let restart_wnd = m.net(&format!("c{c}_cc_restart_wnd"), min(k.cwnd.q.ex(), iw.ex()));
+        m.comment(restart_wnd, "restart window: min(cwnd, IW) (RFC 5681 4.1)");
         let receives = in_state(k, &["StEstab", "StFinWait1", "StFinWait2"]);
         let seg_end = m.net(&format!("c{c}_seg_end"), seq.ex() + plen.zext(32));
         let starts_ok = seq_ge(&k.rcv_nxt.q.ex(), &seq.ex());
@@ -2538,6 +2556,19 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                 k.tmr.d,
                 mux(tmr_run, mux(tick, k.tmr.q + 1u64, k.tmr.q.ex()), lit(16, 0)),
             );
+            b.set(
+                k.idle.d,
+                mux(
+                    idle_run,
+                    mux(
+                        tick & k.idle.q.ne(0xffffu64),
+                        k.idle.q + 1u64,
+                        k.idle.q.ex(),
+                    ),
+                    lit(16, 0),
+                ),
+            );
+            b.if_(restart, |b| b.set(k.cwnd.d, restart_wnd));
             b.set(k.wr.d, mux(wpush, k.wr.q + 1u64, k.wr.q.ex()));
             b.set(k.rd.d, mux(rpop, k.rd.q + 1u64, k.rd.q.ex()));
             let sample = |b: &mut Comb| {

@@ -140,8 +140,10 @@
 //!   when that is a segment or more (SMSS when it acknowledges cwnd or more); the ACK that
 //!   ends recovery sets cwnd = ssthresh (RFC 6582 3.2 step 3, option 2). An RTO sets cwnd =
 //!   SMSS and, on a segment's first timeout only, ssthresh = max(FlightSize / 2, 2 SMSS). The
-//!   CSRs `c{c}_cwnd` and `c{c}_ssthresh` show both. Not done: RFC 5681 4.1's restart window
-//!   after an idle RTO (a SHOULD).
+//!   CSRs `c{c}_cwnd` and `c{c}_ssthresh` show both. Restart after idle (RFC 5681 4.1): once
+//!   an open connection has had nothing outstanding for an RTO (counted in ticks from the ACK
+//!   that emptied the flight, so no earlier than 4.1's "RTO since the last send"), cwnd drops
+//!   to min(cwnd, IW) before it sends again.
 //! - Retransmission (RFC 6298, in ticks of `tick` cycles): one RTT measurement at a time, not
 //!   on retransmitted data (Karn); SRTT and RTTVAR with 3 and 2 fraction bits; RTO = SRTT +
 //!   max(1, 4 RTTVAR) bounded by `rto_min` and `rto_max`, `rto_init` before the first sample.
@@ -197,7 +199,7 @@
 //! | Immediate duplicate ACK for an out-of-order segment | 5681 4.2 | done |
 //! | Out-of-order segments kept | 9293 | done (one range per connection, merged when RCV.NXT reaches it) |
 //! | Fast retransmit, NewReno (cwnd inflation and deflation) | 5681, 6582 | done |
-//! | Slow start, congestion avoidance | 5681 | done (byte counting; no restart window after idle, 4.1's SHOULD) |
+//! | Slow start, congestion avoidance | 5681 | done (byte counting; restart window min(cwnd, IW) after an idle RTO, 4.1) |
 //! | Delayed ACK | 9293, 5681 | not done yet (every data segment is ACKed at once) |
 //! | Zero-window probes | 9293 | done (basic: one byte past a closed window when the RTO timer expires, backed off) |
 //! | RST/SYN/ACK attack mitigations: exact RST, challenge ACKs, ACK range | 5961 | done (no challenge-ACK rate limit, section 7, a SHOULD) |

@@ -564,6 +564,12 @@ impl Cwnd {
         self.in_recovery = true;
     }
 
+    /// More than an RTO without data sent (RFC 5681 4.1): the restart window, min(cwnd, IW).
+    pub fn restart(&mut self) {
+        self.cwnd = self.cwnd.min(Cwnd::new(self.smss as u32, false).cwnd);
+        self.limited = 0;
+    }
+
     /// A further duplicate ACK: in recovery cwnd grows by SMSS (a segment left the network).
     pub fn dup(&mut self) {
         if self.in_recovery {
@@ -617,5 +623,11 @@ mod tests {
         assert_eq!(c.limit(), 6 * s);
         c.ack(s, true);
         assert_eq!(c.limit(), 6 * s + s * s / (6 * s));
+        // Idle for an RTO: back to the initial window, not above it.
+        c.restart();
+        assert_eq!(c.limit(), 4 * s);
+        let mut c = Cwnd::new(1000, true);
+        c.restart();
+        assert_eq!(c.limit(), s);
     }
 }

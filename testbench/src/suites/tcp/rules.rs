@@ -1045,6 +1045,83 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         }
     }
 
+    // 2b. Idle for more than an RTO with every byte ACKed, then more data: the first flight
+    // must fit the restart window, min(cwnd, IW) (RFC 5681 4.1), and every later one what the
+    // ACKs open from there.
+    let rto_ticks = u64::from(s.env.read(creg(c, 28)) >> 16);
+    let idle_end = s.env.sim.cycle() + (rto_ticks + 2) * 20;
+    while s.env.sim.cycle() < idle_end {
+        s.step()?;
+    }
+    if let Some(x) = s.pop() {
+        return Err(format!(
+            "the engine sent {x:?} while idle with every byte ACKed"
+        ));
+    }
+    cc.restart();
+    let more: Vec<u8> = (0..5 * mss as usize + 100)
+        .map(|_| rng.next_u64() as u8)
+        .collect();
+    s.env.app().borrow_mut().to_send[c] = more.iter().copied().collect();
+    s.env.view.conns[c].data.extend_from_slice(&more);
+    let (mut got, mut acked) = (0usize, 0usize);
+    loop {
+        // A flight: what comes until `GAP` cycles pass without a new segment.
+        let mut last = s.env.sim.cycle();
+        while s.env.sim.cycle() < last + GAP {
+            s.step()?;
+            while let Some(x) = s.pop() {
+                if x.data.is_empty() {
+                    continue;
+                }
+                let a = x.seq.wrapping_sub(stream_end) as usize;
+                if a != got || a + x.data.len() > more.len() {
+                    return Err(format!(
+                        "after the idle time a segment at offset {a} (length {}) of the {} new \
+                         bytes, want offset {got} (nothing was lost)",
+                        x.data.len(),
+                        more.len()
+                    ));
+                }
+                if x.data[..] != more[a..a + x.data.len()] {
+                    return Err(format!(
+                        "after the idle time the segment at offset {a} carries other bytes"
+                    ));
+                }
+                got += x.data.len();
+                last = s.env.sim.cycle();
+                if (got - acked) as u64 > cc.limit() {
+                    return Err(format!(
+                        "{} bytes in flight past SND.UNA after more than an RTO ({rto_ticks} \
+                         ticks) idle and {acked} bytes ACKed since: past the {} RFC 5681 \
+                         allows (4.1's restart window min(cwnd, IW), then slow start; SMSS {})",
+                        got - acked,
+                        cc.limit(),
+                        cc.smss
+                    ));
+                }
+            }
+        }
+        if got == acked {
+            if got == more.len() {
+                break;
+            }
+            return Err(format!(
+                "after the idle time the engine stopped at {got} of {} new bytes",
+                more.len()
+            ));
+        }
+        ack = stream_end.wrapping_add(got as u32);
+        s.send(tcp_frame(peer(c), pseq, ack, 0x10, wfield, &[], &[]));
+        cc.ack((got - acked) as u64, true);
+        acked = got;
+    }
+    if s.env.app().borrow().sent[c] != up.len() + more.len() {
+        return Err("the application's new bytes were not all taken".into());
+    }
+    s.settle(&|_| true, "the end of the new bytes")?;
+    let stream_end = ack;
+
     if input.abort {
         // 3. The firmware aborts: one RST at SND.NXT, no data (RFC 9293 3.10.5), CLOSED.
         let snd_nxt = s.env.read(creg(c, 20));
