@@ -220,8 +220,11 @@ pub fn run(args: &Args) -> i32 {
     }
 
     // Panics inside properties are reported as case failures; the default hook would also
-    // print each one (and proptest's shrinking re-runs them many times).
-    std::panic::set_hook(Box::new(|_| {}));
+    // print each one (and proptest's shrinking re-runs them many times). With RUST_BACKTRACE
+    // set it stays, to show where a property panicked.
+    if std::env::var_os("RUST_BACKTRACE").is_none() {
+        std::panic::set_hook(Box::new(|_| {}));
+    }
     let jobs = args
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
