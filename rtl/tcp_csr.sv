@@ -22,6 +22,7 @@
 //   0x038 mss             MSS offered in the SYN and largest payload sent
 //   0x03c wscale          Window shift offered in the SYN (RFC 7323)
 //   0x040 params          Build parameters
+//   0x044 ack_delay       Delayed ACK (RFC 9293 3.8.6.3, RFC 5681 4.2)
 //   0x080 seg_in          TCP segments matched to a connection, good checksum
 //   0x084 seg_out         TCP segments sent
 //   0x088 retrans         segments sent again (bytes below SND.MAX, a SYN or FIN again)
@@ -149,6 +150,9 @@ module tcp_csr (
   input  logic [4:0]  params_tx_log2_i,       // log2 of the transmit buffer bytes per connection
   input  logic [4:0]  params_rx_log2_i,       // log2 of the receive buffer bytes per connection
   input  logic [4:0]  params_conns_i,         // connections
+
+  // ack_delay (0x044): Delayed ACK (RFC 9293 3.8.6.3, RFC 5681 4.2)
+  output logic [15:0] ack_delay_ticks_o,      // ticks an in-order data segment's ACK may wait for a second segment, data to send or the timer (RFC 9293: under 0.5 s); 0: every segment ACKed at once
 
   // seg_in (0x080): TCP segments matched to a connection, good checksum
   input  logic [31:0] seg_in_value_i,         // TCP segments matched to a connection, good checksum
@@ -364,6 +368,9 @@ module tcp_csr (
   logic [3:0]  wscale_shift_q;
   logic [3:0]  wscale_shift_d;
   logic        wscale_we;            // a write to `wscale` is accepted
+  logic [15:0] ack_delay_ticks_q;
+  logic [15:0] ack_delay_ticks_d;
+  logic        ack_delay_we;         // a write to `ack_delay` is accepted
   logic [31:0] c0_remote_ip_value_q;
   logic [31:0] c0_remote_ip_value_d;
   logic        c0_remote_ip_we;      // a write to `c0_remote_ip` is accepted
@@ -439,6 +446,7 @@ module tcp_csr (
   assign isn_key1_value_o = isn_key1_value_q;
   assign mss_bytes_o = mss_bytes_q;
   assign wscale_shift_o = wscale_shift_q;
+  assign ack_delay_ticks_o = ack_delay_ticks_q;
   assign c0_remote_ip_value_o = c0_remote_ip_value_q;
   assign c0_ports_remote_o = c0_ports_remote_q;
   assign c0_ports_local_o = c0_ports_local_q;
@@ -477,6 +485,7 @@ module tcp_csr (
     isn_key1_we = 1'b0;
     mss_we = 1'b0;
     wscale_we = 1'b0;
+    ack_delay_we = 1'b0;
     c0_remote_ip_we = 1'b0;
     c0_ports_we = 1'b0;
     c0_ctrl_we = 1'b0;
@@ -552,6 +561,10 @@ module tcp_csr (
         end
         9'h10: begin
           bresp_d = RespOkay;
+        end
+        9'h11: begin
+          bresp_d = RespOkay;
+          ack_delay_we = 1'b1;
         end
         9'h20: begin
           bresp_d = RespOkay;
@@ -768,6 +781,10 @@ module tcp_csr (
         9'h10: begin
           rresp_d = RespOkay;
           rdata_d = {11'd0, params_conns_i, 3'd0, params_rx_log2_i, 3'd0, params_tx_log2_i};
+        end
+        9'h11: begin
+          rresp_d = RespOkay;
+          rdata_d = {16'd0, ack_delay_ticks_q};
         end
         9'h20: begin
           rresp_d = RespOkay;
@@ -1062,6 +1079,13 @@ module tcp_csr (
   end
 
   always_comb begin
+    ack_delay_ticks_d = ack_delay_ticks_q;
+    if (ack_delay_we) begin
+      ack_delay_ticks_d = (ack_delay_ticks_q & ~wr_mask[15:0]) | (s_axil_wdata_i[15:0] & wr_mask[15:0]);
+    end
+  end
+
+  always_comb begin
     c0_remote_ip_value_d = c0_remote_ip_value_q;
     if (c0_remote_ip_we) begin
       c0_remote_ip_value_d = (c0_remote_ip_value_q & ~wr_mask) | (s_axil_wdata_i & wr_mask);
@@ -1153,6 +1177,7 @@ module tcp_csr (
       isn_key1_value_q <= 32'd0;
       mss_bytes_q <= 16'h5b4;
       wscale_shift_q <= 4'd0;
+      ack_delay_ticks_q <= 16'h28;
       c0_remote_ip_value_q <= 32'd0;
       c0_ports_remote_q <= 16'h1144;
       c0_ports_local_q <= 16'hc000;
@@ -1194,6 +1219,7 @@ module tcp_csr (
       isn_key1_value_q <= isn_key1_value_d;
       mss_bytes_q <= mss_bytes_d;
       wscale_shift_q <= wscale_shift_d;
+      ack_delay_ticks_q <= ack_delay_ticks_d;
       c0_remote_ip_value_q <= c0_remote_ip_value_d;
       c0_ports_remote_q <= c0_ports_remote_d;
       c0_ports_local_q <= c0_ports_local_d;

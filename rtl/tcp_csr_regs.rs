@@ -41,6 +41,7 @@ pub const REGISTERS: &[(&str, u32, u32)] = &[
     ("mss", MSS, MSS_RESET),
     ("wscale", WSCALE, WSCALE_RESET),
     ("params", PARAMS, PARAMS_RESET),
+    ("ack_delay", ACK_DELAY, ACK_DELAY_RESET),
     ("seg_in", SEG_IN, SEG_IN_RESET),
     ("seg_out", SEG_OUT, SEG_OUT_RESET),
     ("retrans", RETRANS, RETRANS_RESET),
@@ -106,6 +107,7 @@ pub const RESET_CHECK: &[(&str, u32, u32, u32)] = &[
     ("mss", MSS, 0x0000_ffff, MSS_RESET),
     ("wscale", WSCALE, 0x0000_000f, WSCALE_RESET),
     ("params", PARAMS, 0x0000_0000, PARAMS_RESET),
+    ("ack_delay", ACK_DELAY, 0x0000_ffff, ACK_DELAY_RESET),
     ("seg_in", SEG_IN, 0x0000_0000, SEG_IN_RESET),
     ("seg_out", SEG_OUT, 0x0000_0000, SEG_OUT_RESET),
     ("retrans", RETRANS, 0x0000_0000, RETRANS_RESET),
@@ -856,6 +858,45 @@ pub const fn set_params_conns(reg: u32, value: u32) -> u32 {
 /// Reads `params` of the block at byte address `base`.
 pub fn read_params<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(PARAMS))
+}
+
+/// Offset of `ack_delay`: Delayed ACK (RFC 9293 3.8.6.3, RFC 5681 4.2)
+pub const ACK_DELAY: u32 = 0x044;
+/// Value of `ack_delay` after reset.
+pub const ACK_DELAY_RESET: u32 = 0x0000_0028;
+
+/// `ack_delay.ticks` [15:0], RW: ticks an in-order data segment's ACK may wait for a second segment, data to send or the timer (RFC 9293: under 0.5 s); 0: every segment ACKed at once
+pub const ACK_DELAY_TICKS_SHIFT: u32 = 0;
+/// Bits of `ack_delay.ticks` within `ack_delay`.
+pub const ACK_DELAY_TICKS_MASK: u32 = 0x0000_ffff;
+/// Value of `ack_delay.ticks` after reset.
+pub const ACK_DELAY_TICKS_RESET: u32 = 0x28;
+/// `ack_delay.ticks` in a value of `ack_delay`.
+#[inline]
+#[must_use]
+pub const fn get_ack_delay_ticks(reg: u32) -> u32 {
+    reg & ACK_DELAY_TICKS_MASK
+}
+/// `reg`, a value of `ack_delay`, with `ack_delay.ticks` replaced by `value` (16 bits).
+#[inline]
+#[must_use]
+pub const fn set_ack_delay_ticks(reg: u32, value: u32) -> u32 {
+    debug_assert!(value >> 16 == 0, "`ack_delay.ticks` is 16 bits wide");
+    (reg & !ACK_DELAY_TICKS_MASK) | (value & ACK_DELAY_TICKS_MASK)
+}
+
+/// Reads `ack_delay` of the block at byte address `base`.
+pub fn read_ack_delay<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(ACK_DELAY))
+}
+/// Writes `value` to `ack_delay` of the block at byte address `base`.
+pub fn write_ack_delay<B: CsrBus + ?Sized>(bus: &mut B, base: u32, value: u32) {
+    bus.write32(base.wrapping_add(ACK_DELAY), value);
+}
+/// Reads `ack_delay` of the block at byte address `base`, applies `f` and writes the result.
+pub fn modify_ack_delay<B: CsrBus + ?Sized>(bus: &mut B, base: u32, f: impl FnOnce(u32) -> u32) {
+    let value = read_ack_delay(bus, base);
+    write_ack_delay(bus, base, f(value));
 }
 
 /// Offset of `seg_in`: TCP segments matched to a connection, good checksum

@@ -90,6 +90,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [31:0]  csr_isn_key1_value;
   logic [15:0]  csr_mss_bytes;
   logic [3:0]   csr_wscale_shift;
+  logic [15:0]  csr_ack_delay_ticks;
   logic [3:0]   our_wscale;                // the window shift offered, at most 14
   logic [23:0]  tick_cnt_q;
   logic [23:0]  tick_cnt_d;
@@ -268,6 +269,12 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [31:0]  c0_ca_acc_d;
   logic [15:0]  c0_idle_q;
   logic [15:0]  c0_idle_d;
+  logic         c0_ack_dly_q;
+  logic         c0_ack_dly_d;
+  logic [15:0]  c0_ack_tmr_q;
+  logic [15:0]  c0_ack_tmr_d;
+  logic [31:0]  c0_ack_sent_q;
+  logic [31:0]  c0_ack_sent_d;
   tcp_state_e   c1_state_q;
   tcp_state_e   c1_state_d;
   logic         c1_failed_q;
@@ -364,6 +371,12 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [31:0]  c1_ca_acc_d;
   logic [15:0]  c1_idle_q;
   logic [15:0]  c1_idle_d;
+  logic         c1_ack_dly_q;
+  logic         c1_ack_dly_d;
+  logic [15:0]  c1_ack_tmr_q;
+  logic [15:0]  c1_ack_tmr_d;
+  logic [31:0]  c1_ack_sent_q;
+  logic [31:0]  c1_ack_sent_d;
   logic [15:0]  csr_c0_ports_remote;
   logic [15:0]  csr_c1_ports_remote;
   logic [15:0]  csr_c0_ports_local;
@@ -520,6 +533,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [31:0]  c0_tx_ack;
   logic [31:0]  c0_rx_edge;                // the right edge the free receive space allows
   logic         c0_rx_edge_moves;          // the advertised edge may move: by min(rx_bytes / 2, MSS) at least
+  logic         c0_rx_wnd_low;             // the advertised window left is under half the buffer
   logic [31:0]  c0_tx_edge;
   logic         c0_want_wupd;
   logic         c0_want_arp;
@@ -546,6 +560,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [31:0]  c1_tx_ack;
   logic [31:0]  c1_rx_edge;                // the right edge the free receive space allows
   logic         c1_rx_edge_moves;          // the advertised edge may move: by min(rx_bytes / 2, MSS) at least
+  logic         c1_rx_wnd_low;             // the advertised window left is under half the buffer
   logic [31:0]  c1_tx_edge;
   logic         c1_want_wupd;
   logic         c1_want_arp;
@@ -734,6 +749,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic         c0_ooo_dropped;
   logic         c0_fin_take;
   logic         c0_seg_old;                // the segment begins before RCV.NXT: answered with an ACK (zero-window probes)
+  logic         c0_ack_may_wait;           // in-order data under 2 RMSS unacknowledged: its ACK may wait (delayed ACK)
   tcp_state_e   c0_state_after_ack;
   tcp_state_e   c0_state_after_fin;
   logic         c0_rst_in;                 // a RST taken: in SYN-SENT acknowledging the SYN, else exactly at RCV.NXT (RFC 5961 3.2)
@@ -787,6 +803,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic         c1_ooo_dropped;
   logic         c1_fin_take;
   logic         c1_seg_old;                // the segment begins before RCV.NXT: answered with an ACK (zero-window probes)
+  logic         c1_ack_may_wait;           // in-order data under 2 RMSS unacknowledged: its ACK may wait (delayed ACK)
   tcp_state_e   c1_state_after_ack;
   tcp_state_e   c1_state_after_fin;
   logic         c1_rst_in;                 // a RST taken: in SYN-SENT acknowledging the SYN, else exactly at RCV.NXT (RFC 5961 3.2)
@@ -877,6 +894,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
     .params_tx_log2_i       (5'ha),
     .params_rx_log2_i       (5'ha),
     .params_conns_i         (5'd2),
+    .ack_delay_ticks_o      (csr_ack_delay_ticks),
     .seg_in_value_i         (cnt_seg_in_q),
     .seg_out_value_i        (cnt_seg_out_q),
     .retrans_value_i        (cnt_retrans_q),
@@ -1193,8 +1211,9 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign c0_tx_ack = c0_rcv_nxt_q + {31'd0, c0_fin_in_q};
   assign c0_rx_edge = c0_app_rd_q + 32'h400;
   assign c0_rx_edge_moves = (1'((c0_rx_edge - (((1'((c0_tx_ack - c0_adv_edge_q) >> 31) == 1'b0) & (|(c0_tx_ack - c0_adv_edge_q))) ? c0_tx_ack : c0_adv_edge_q)) >> 31) == 1'b0) & ((c0_rx_edge - (((1'((c0_tx_ack - c0_adv_edge_q) >> 31) == 1'b0) & (|(c0_tx_ack - c0_adv_edge_q))) ? c0_tx_ack : c0_adv_edge_q)) >= ((32'h200 < {16'd0, csr_mss_bytes}) ? 32'h200 : {16'd0, csr_mss_bytes}));
-  assign c0_tx_edge = c0_rx_edge_moves ? c0_rx_edge : c0_adv_edge_q;
-  assign c0_want_wupd = ((c0_state_q == StEstab) | (c0_state_q == StFinWait1) | (c0_state_q == StFinWait2)) & c0_rx_edge_moves;
+  assign c0_rx_wnd_low = (c0_adv_edge_q - c0_tx_ack) < 32'h200;
+  assign c0_tx_edge = (c0_rx_edge_moves & (c0_rx_wnd_low | (c0_tx_ack != c0_ack_sent_q))) ? c0_rx_edge : c0_adv_edge_q;
+  assign c0_want_wupd = ((c0_state_q == StEstab) | (c0_state_q == StFinWait1) | (c0_state_q == StFinWait2)) & c0_rx_edge_moves & c0_rx_wnd_low;
   assign c0_want_arp = (c0_state_q == StArp) & c0_arp_due_q & ~c0_arp_hit;
   assign c0_tx_want = c0_want_rst | c0_want_syn | c0_want_data | c0_want_fin | ((c0_ack_pend_q | c0_want_wupd | c0_want_dup_ack) & ~((c0_state_q == StClosed) | (c0_state_q == StArp) | (c0_state_q == StIsn) | (c0_state_q == StSynSent)));
   assign c0_tx_seq = c0_want_rst ? c0_snd_max_q : (c0_want_dup_ack ? c0_snd_nxt_q : (c0_want_fr ? c0_snd_una_q : ((c0_want_fin & ~c0_want_data) ? c0_app_wr_q : c0_snd_nxt_q)));
@@ -1219,8 +1238,9 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign c1_tx_ack = c1_rcv_nxt_q + {31'd0, c1_fin_in_q};
   assign c1_rx_edge = c1_app_rd_q + 32'h400;
   assign c1_rx_edge_moves = (1'((c1_rx_edge - (((1'((c1_tx_ack - c1_adv_edge_q) >> 31) == 1'b0) & (|(c1_tx_ack - c1_adv_edge_q))) ? c1_tx_ack : c1_adv_edge_q)) >> 31) == 1'b0) & ((c1_rx_edge - (((1'((c1_tx_ack - c1_adv_edge_q) >> 31) == 1'b0) & (|(c1_tx_ack - c1_adv_edge_q))) ? c1_tx_ack : c1_adv_edge_q)) >= ((32'h200 < {16'd0, csr_mss_bytes}) ? 32'h200 : {16'd0, csr_mss_bytes}));
-  assign c1_tx_edge = c1_rx_edge_moves ? c1_rx_edge : c1_adv_edge_q;
-  assign c1_want_wupd = ((c1_state_q == StEstab) | (c1_state_q == StFinWait1) | (c1_state_q == StFinWait2)) & c1_rx_edge_moves;
+  assign c1_rx_wnd_low = (c1_adv_edge_q - c1_tx_ack) < 32'h200;
+  assign c1_tx_edge = (c1_rx_edge_moves & (c1_rx_wnd_low | (c1_tx_ack != c1_ack_sent_q))) ? c1_rx_edge : c1_adv_edge_q;
+  assign c1_want_wupd = ((c1_state_q == StEstab) | (c1_state_q == StFinWait1) | (c1_state_q == StFinWait2)) & c1_rx_edge_moves & c1_rx_wnd_low;
   assign c1_want_arp = (c1_state_q == StArp) & c1_arp_due_q & ~c1_arp_hit;
   assign c1_tx_want = c1_want_rst | c1_want_syn | c1_want_data | c1_want_fin | ((c1_ack_pend_q | c1_want_wupd | c1_want_dup_ack) & ~((c1_state_q == StClosed) | (c1_state_q == StArp) | (c1_state_q == StIsn) | (c1_state_q == StSynSent)));
   assign c1_tx_seq = c1_want_rst ? c1_snd_max_q : (c1_want_dup_ack ? c1_snd_nxt_q : (c1_want_fr ? c1_snd_una_q : ((c1_want_fin & ~c1_want_data) ? c1_app_wr_q : c1_snd_nxt_q)));
@@ -1456,6 +1476,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign c0_ooo_dropped = c0_seg_data & c0_ooo_seg & ~c0_ooo_keep;
   assign c0_fin_take = rx_flags[0] & ~c0_fin_in_q & ((c0_state_q == StEstab) | (c0_state_q == StFinWait1) | (c0_state_q == StFinWait2)) & (1'((c0_rcv_nxt_q - rx_seq) >> 31) == 1'b0) & (c0_seg_end == c0_rcv_nxt_new);
   assign c0_seg_old = (1'(((c0_rcv_nxt_q + {31'd0, c0_fin_in_q}) - rx_seq) >> 31) == 1'b0) & (|((c0_rcv_nxt_q + {31'd0, c0_fin_in_q}) - rx_seq));
+  assign c0_ack_may_wait = (csr_ack_delay_ticks != 16'd0) & (rx_plen != 16'd0) & c0_takes & ~c0_ooo_on_q & ~rx_flags[0] & ~c0_seg_old & ((c0_rcv_nxt_new - c0_ack_sent_q) < ({16'd0, csr_mss_bytes} << 1'b1));
   assign c0_state_after_ack = (c0_fin_acked & (c0_state_q == StFinWait1)) ? StFinWait2 : ((c0_fin_acked & (c0_state_q == StClosing)) ? StTimeWait : ((c0_fin_acked & (c0_state_q == StLastAck)) ? StClosed : c0_state_q));
   assign c0_state_after_fin = (c0_state_after_ack == StEstab) ? StCloseWait : ((c0_state_after_ack == StFinWait1) ? StClosing : ((c0_state_after_ack == StFinWait2) ? StTimeWait : c0_state_after_ack));
   assign c0_rst_in = c0_seg & rx_flags[2] & (((c0_state_q == StSynSent) & rx_flags[4] & (rx_ack == (c0_iss_q + 32'd1))) | (((c0_state_q == StEstab) | (c0_state_q == StFinWait1) | (c0_state_q == StFinWait2) | (c0_state_q == StClosing) | (c0_state_q == StTimeWait) | (c0_state_q == StCloseWait) | (c0_state_q == StLastAck)) & (rx_seq == (c0_rcv_nxt_q + {31'd0, c0_fin_in_q}))));
@@ -1484,6 +1505,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
     c0_rcv_nxt_d = c0_rcv_nxt_q;
     c0_fin_in_d = c0_fin_in_q;
     c0_ack_pend_d = c0_ack_pend_q;
+    c0_ack_dly_d = c0_ack_dly_q;
+    c0_ack_sent_d = c0_ack_sent_q;
     c0_adv_edge_d = c0_adv_edge_q;
     c0_peer_ws_d = c0_peer_ws_q;
     c0_ws_ok_d = c0_ws_ok_q;
@@ -1517,6 +1540,11 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
     if (c0_cc_restart) begin
       c0_cwnd_d = c0_cc_restart_wnd;
     end
+    c0_ack_tmr_d = c0_ack_dly_q ? (tick ? (c0_ack_tmr_q + 16'd1) : c0_ack_tmr_q) : 16'd0;
+    if (c0_ack_dly_q & (c0_ack_tmr_q >= csr_ack_delay_ticks)) begin
+      c0_ack_pend_d = 1'b1;
+      c0_ack_dly_d = 1'b0;
+    end
     c0_app_wr_d = c0_tx_push ? (c0_app_wr_q + 32'd1) : c0_app_wr_q;
     c0_app_rd_d = c0_rx_pop ? (c0_app_rd_q + 32'd1) : c0_app_rd_q;
     if (c0_seg) begin
@@ -1543,6 +1571,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
           c0_ca_acc_d = 32'd0;
           c0_state_d = StEstab;
           c0_ack_pend_d = 1'b1;
+          c0_ack_dly_d = 1'b0;
+          c0_ack_sent_d = rx_seq + 32'd1;
           c0_retries_d = 8'd0;
           c0_fin_in_d = 1'b0;
           if (c0_rtt_on_q) begin
@@ -1630,7 +1660,9 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
           end
           c0_state_d = c0_state_after_ack;
           c0_rcv_nxt_d = c0_rcv_nxt_new;
-          if ((rx_plen != 16'd0) | rx_flags[0] | c0_seg_old) begin
+          if (c0_ack_may_wait) begin
+            c0_ack_dly_d = 1'b1;
+          end else if ((rx_plen != 16'd0) | rx_flags[0] | c0_seg_old) begin
             c0_ack_pend_d = 1'b1;
           end
           if (c0_takes) begin
@@ -1664,6 +1696,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       c0_ack_pend_d = 1'b0;
       if (~c0_want_syn) begin
         c0_adv_edge_d = c0_tx_edge;
+        c0_ack_dly_d = 1'b0;
+        c0_ack_sent_d = c0_tx_ack;
       end
       if (c0_want_dup_ack) begin
         c0_dup_owed_d = c0_dup_owed_q - 2'd1;
@@ -1793,6 +1827,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
             c0_fin_sent_d = 1'b0;
             c0_fin_in_d = 1'b0;
             c0_ack_pend_d = 1'b0;
+            c0_ack_dly_d = 1'b0;
             c0_rst_pend_d = 1'b0;
             c0_ooo_on_d = 1'b0;
             c0_dup_owed_d = 2'd0;
@@ -1858,6 +1893,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign c1_ooo_dropped = c1_seg_data & c1_ooo_seg & ~c1_ooo_keep;
   assign c1_fin_take = rx_flags[0] & ~c1_fin_in_q & ((c1_state_q == StEstab) | (c1_state_q == StFinWait1) | (c1_state_q == StFinWait2)) & (1'((c1_rcv_nxt_q - rx_seq) >> 31) == 1'b0) & (c1_seg_end == c1_rcv_nxt_new);
   assign c1_seg_old = (1'(((c1_rcv_nxt_q + {31'd0, c1_fin_in_q}) - rx_seq) >> 31) == 1'b0) & (|((c1_rcv_nxt_q + {31'd0, c1_fin_in_q}) - rx_seq));
+  assign c1_ack_may_wait = (csr_ack_delay_ticks != 16'd0) & (rx_plen != 16'd0) & c1_takes & ~c1_ooo_on_q & ~rx_flags[0] & ~c1_seg_old & ((c1_rcv_nxt_new - c1_ack_sent_q) < ({16'd0, csr_mss_bytes} << 1'b1));
   assign c1_state_after_ack = (c1_fin_acked & (c1_state_q == StFinWait1)) ? StFinWait2 : ((c1_fin_acked & (c1_state_q == StClosing)) ? StTimeWait : ((c1_fin_acked & (c1_state_q == StLastAck)) ? StClosed : c1_state_q));
   assign c1_state_after_fin = (c1_state_after_ack == StEstab) ? StCloseWait : ((c1_state_after_ack == StFinWait1) ? StClosing : ((c1_state_after_ack == StFinWait2) ? StTimeWait : c1_state_after_ack));
   assign c1_rst_in = c1_seg & rx_flags[2] & (((c1_state_q == StSynSent) & rx_flags[4] & (rx_ack == (c1_iss_q + 32'd1))) | (((c1_state_q == StEstab) | (c1_state_q == StFinWait1) | (c1_state_q == StFinWait2) | (c1_state_q == StClosing) | (c1_state_q == StTimeWait) | (c1_state_q == StCloseWait) | (c1_state_q == StLastAck)) & (rx_seq == (c1_rcv_nxt_q + {31'd0, c1_fin_in_q}))));
@@ -1886,6 +1922,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
     c1_rcv_nxt_d = c1_rcv_nxt_q;
     c1_fin_in_d = c1_fin_in_q;
     c1_ack_pend_d = c1_ack_pend_q;
+    c1_ack_dly_d = c1_ack_dly_q;
+    c1_ack_sent_d = c1_ack_sent_q;
     c1_adv_edge_d = c1_adv_edge_q;
     c1_peer_ws_d = c1_peer_ws_q;
     c1_ws_ok_d = c1_ws_ok_q;
@@ -1919,6 +1957,11 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
     if (c1_cc_restart) begin
       c1_cwnd_d = c1_cc_restart_wnd;
     end
+    c1_ack_tmr_d = c1_ack_dly_q ? (tick ? (c1_ack_tmr_q + 16'd1) : c1_ack_tmr_q) : 16'd0;
+    if (c1_ack_dly_q & (c1_ack_tmr_q >= csr_ack_delay_ticks)) begin
+      c1_ack_pend_d = 1'b1;
+      c1_ack_dly_d = 1'b0;
+    end
     c1_app_wr_d = c1_tx_push ? (c1_app_wr_q + 32'd1) : c1_app_wr_q;
     c1_app_rd_d = c1_rx_pop ? (c1_app_rd_q + 32'd1) : c1_app_rd_q;
     if (c1_seg) begin
@@ -1945,6 +1988,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
           c1_ca_acc_d = 32'd0;
           c1_state_d = StEstab;
           c1_ack_pend_d = 1'b1;
+          c1_ack_dly_d = 1'b0;
+          c1_ack_sent_d = rx_seq + 32'd1;
           c1_retries_d = 8'd0;
           c1_fin_in_d = 1'b0;
           if (c1_rtt_on_q) begin
@@ -2032,7 +2077,9 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
           end
           c1_state_d = c1_state_after_ack;
           c1_rcv_nxt_d = c1_rcv_nxt_new;
-          if ((rx_plen != 16'd0) | rx_flags[0] | c1_seg_old) begin
+          if (c1_ack_may_wait) begin
+            c1_ack_dly_d = 1'b1;
+          end else if ((rx_plen != 16'd0) | rx_flags[0] | c1_seg_old) begin
             c1_ack_pend_d = 1'b1;
           end
           if (c1_takes) begin
@@ -2066,6 +2113,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       c1_ack_pend_d = 1'b0;
       if (~c1_want_syn) begin
         c1_adv_edge_d = c1_tx_edge;
+        c1_ack_dly_d = 1'b0;
+        c1_ack_sent_d = c1_tx_ack;
       end
       if (c1_want_dup_ack) begin
         c1_dup_owed_d = c1_dup_owed_q - 2'd1;
@@ -2195,6 +2244,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
             c1_fin_sent_d = 1'b0;
             c1_fin_in_d = 1'b0;
             c1_ack_pend_d = 1'b0;
+            c1_ack_dly_d = 1'b0;
             c1_rst_pend_d = 1'b0;
             c1_ooo_on_d = 1'b0;
             c1_dup_owed_d = 2'd0;
@@ -2308,6 +2358,9 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       c0_ssthresh_q <= 32'd0;
       c0_ca_acc_q <= 32'd0;
       c0_idle_q <= 16'd0;
+      c0_ack_dly_q <= 1'b0;
+      c0_ack_tmr_q <= 16'd0;
+      c0_ack_sent_q <= 32'd0;
       c1_state_q <= StClosed;
       c1_failed_q <= 1'b0;
       c1_reason_q <= 2'd0;
@@ -2356,6 +2409,9 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       c1_ssthresh_q <= 32'd0;
       c1_ca_acc_q <= 32'd0;
       c1_idle_q <= 16'd0;
+      c1_ack_dly_q <= 1'b0;
+      c1_ack_tmr_q <= 16'd0;
+      c1_ack_sent_q <= 32'd0;
       rx_conn_hit_q <= 1'b0;
       rx_conn_q <= 1'b0;
       rx_conn_free_q <= 32'd0;
@@ -2504,6 +2560,9 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       c0_ssthresh_q <= c0_ssthresh_d;
       c0_ca_acc_q <= c0_ca_acc_d;
       c0_idle_q <= c0_idle_d;
+      c0_ack_dly_q <= c0_ack_dly_d;
+      c0_ack_tmr_q <= c0_ack_tmr_d;
+      c0_ack_sent_q <= c0_ack_sent_d;
       c1_state_q <= c1_state_d;
       c1_failed_q <= c1_failed_d;
       c1_reason_q <= c1_reason_d;
@@ -2552,6 +2611,9 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       c1_ssthresh_q <= c1_ssthresh_d;
       c1_ca_acc_q <= c1_ca_acc_d;
       c1_idle_q <= c1_idle_d;
+      c1_ack_dly_q <= c1_ack_dly_d;
+      c1_ack_tmr_q <= c1_ack_tmr_d;
+      c1_ack_sent_q <= c1_ack_sent_d;
       rx_conn_hit_q <= rx_conn_hit_d;
       rx_conn_q <= rx_conn_d;
       rx_conn_free_q <= rx_conn_free_d;

@@ -211,6 +211,19 @@ pub fn register_map(p: &TcpParams) -> Result<RegMap, Errors> {
             u64::from(min_wscale(p)),
             "0 to 14",
         );
+    b.reg(
+        "ack_delay",
+        0x44,
+        "Delayed ACK (RFC 9293 3.8.6.3, RFC 5681 4.2)",
+    )
+    .field(
+        "ticks",
+        0,
+        16,
+        Access::Rw,
+        40,
+        "ticks an in-order data segment's ACK may wait for a second segment, data to send or the timer (RFC 9293: under 0.5 s); 0: every segment ACKed at once",
+    );
     b.reg("params", 0x40, "Build parameters")
         .field(
             "tx_log2",
@@ -445,6 +458,9 @@ struct Conn {
     ssthresh: Reg,
     ca_acc: Reg,
     idle: Reg,
+    ack_dly: Reg,
+    ack_tmr: Reg,
+    ack_sent: Reg,
 }
 
 /// The engine (see `mod.rs`).
@@ -548,6 +564,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let key1 = csr_o(&mut m, "isn_key1_value");
     let mss_csr = csr_o(&mut m, "mss_bytes");
     let wscale_csr = csr_o(&mut m, "wscale_shift");
+    let ack_delay = csr_o(&mut m, "ack_delay_ticks");
     m.bind(u_csr, "params_tx_log2_i", lit(5, u128::from(tab)));
     m.bind(u_csr, "params_rx_log2_i", lit(5, u128::from(rab)));
     m.bind(u_csr, "params_conns_i", lit(5, u128::from(n)));
@@ -835,6 +852,9 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             ssthresh: r(&mut m, "ssthresh", 32),
             ca_acc: r(&mut m, "ca_acc", 32),
             idle: r(&mut m, "idle", 16),
+            ack_dly: r(&mut m, "ack_dly", 1),
+            ack_tmr: r(&mut m, "ack_tmr", 16),
+            ack_sent: r(&mut m, "ack_sent", 32),
         });
     }
     let rport: Vec<Sig> = (0..n)
@@ -1393,13 +1413,25 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             bump,
             "the advertised edge may move: by min(rx_bytes / 2, MSS) at least",
         );
+        // A window update of its own only once the window the peer has is below half the
+        // buffer; above that the new edge waits for the next ACK that acknowledges new data
+        // (a delayed one included), so ACKs of one number still carry one window.
+        let wlow = m.net(
+            &format!("c{c}_rx_wnd_low"),
+            (k.adv_edge.q.ex() - rcv_ack.ex()).lt(u64::from(p.rx_bytes / 2)),
+        );
+        m.comment(wlow, "the advertised window left is under half the buffer");
         let edge = m.net(
             &format!("c{c}_tx_edge"),
-            mux(bump, redge.ex(), k.adv_edge.q.ex()),
+            mux(
+                bump & (wlow | rcv_ack.ne(k.ack_sent.q)),
+                redge.ex(),
+                k.adv_edge.q.ex(),
+            ),
         );
         let wupd = m.net(
             &format!("c{c}_want_wupd"),
-            in_state(k, &["StEstab", "StFinWait1", "StFinWait2"]) & bump,
+            in_state(k, &["StEstab", "StFinWait1", "StFinWait2"]) & bump & wlow,
         );
         let ackw = (k.ack_pend.q.ex() | wupd | dup)
             & !in_state(k, &["StClosed", "StArp", "StIsn", "StSynSent"]);
@@ -2425,6 +2457,24 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             seg_old,
             "the segment begins before RCV.NXT: answered with an ACK (zero-window probes)",
         );
+        // Delayed ACK (RFC 9293 3.8.6.3, RFC 5681 4.2): new in-order data with no kept
+        // out-of-order range, no FIN, nothing old in it, and less than 2 RMSS unacknowledged
+        // may wait; anything else is ACKed at once.
+        let unacked = rn_new.ex() - k.ack_sent.q.ex();
+        let may_wait = m.net(
+            &format!("c{c}_ack_may_wait"),
+            ack_delay.ne(0u64)
+                & plen.ne(0u64)
+                & takes
+                & !k.ooo_on.q
+                & !f_fin.clone()
+                & !seg_old
+                & unacked.lt(mss_csr.zext(32).shl_by(lit(1, 1))),
+        );
+        m.comment(
+            may_wait,
+            "in-order data under 2 RMSS unacknowledged: its ACK may wait (delayed ACK)",
+        );
         let st_ack = mux(
             fin_acked & k.st.q.eq(s("StFinWait1")),
             s("StFinWait2"),
@@ -2521,6 +2571,8 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                 &k.rcv_nxt,
                 &k.fin_in,
                 &k.ack_pend,
+                &k.ack_dly,
+                &k.ack_sent,
                 &k.adv_edge,
                 &k.peer_ws,
                 &k.ws_ok,
@@ -2569,6 +2621,19 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                 ),
             );
             b.if_(restart, |b| b.set(k.cwnd.d, restart_wnd));
+            b.set(
+                k.ack_tmr.d,
+                mux(
+                    k.ack_dly.q,
+                    mux(tick, k.ack_tmr.q + 1u64, k.ack_tmr.q.ex()),
+                    lit(16, 0),
+                ),
+            );
+            // The delay is over: the ACK goes.
+            b.if_(k.ack_dly.q & k.ack_tmr.q.ge(ack_delay), |b| {
+                b.set(k.ack_pend.d, 1u64);
+                b.set(k.ack_dly.d, 0u64);
+            });
             b.set(k.wr.d, mux(wpush, k.wr.q + 1u64, k.wr.q.ex()));
             b.set(k.rd.d, mux(rpop, k.rd.q + 1u64, k.rd.q.ex()));
             let sample = |b: &mut Comb| {
@@ -2606,6 +2671,8 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                         b.set(k.ca_acc.d, 0u64);
                         b.set(k.st.d, s("StEstab"));
                         b.set(k.ack_pend.d, 1u64);
+                        b.set(k.ack_dly.d, 0u64);
+                        b.set(k.ack_sent.d, seq.ex() + 1u64);
                         b.set(k.retries.d, 0u64);
                         b.set(k.fin_in.d, 0u64);
                         b.if_(k.rtt_on.q, sample);
@@ -2695,9 +2762,10 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                         });
                         b.set(k.st.d, st_ack);
                         b.set(k.rcv_nxt.d, rn_new);
-                        b.if_(plen.ne(0u64) | f_fin.clone() | seg_old, |b| {
-                            b.set(k.ack_pend.d, 1u64)
-                        });
+                        b.if_(may_wait, |b| b.set(k.ack_dly.d, 1u64))
+                            .else_if(plen.ne(0u64) | f_fin.clone() | seg_old, |b| {
+                                b.set(k.ack_pend.d, 1u64)
+                            });
                         b.if_(takes, |b| b.set(k.dup_owed.d, 0u64));
                         b.if_(merge, |b| b.set(k.ooo_on.d, 0u64));
                         b.if_(ooo & !k.dup_owed.q.eq(3u64), |b| {
@@ -2724,7 +2792,11 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             })
             .else_if(lat, |b| {
                 b.set(k.ack_pend.d, 0u64);
-                b.if_(!w.syn, |b| b.set(k.adv_edge.d, w.edge));
+                b.if_(!w.syn, |b| {
+                    b.set(k.adv_edge.d, w.edge);
+                    b.set(k.ack_dly.d, 0u64);
+                    b.set(k.ack_sent.d, w.ack);
+                });
                 b.if_(w.dup, |b| b.set(k.dup_owed.d, k.dup_owed.q - 1u64));
                 b.if_(w.rst, |b| {
                     b.set(k.st.d, s("StClosed"));
@@ -2865,6 +2937,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                             b.set(k.fin_sent.d, 0u64);
                             b.set(k.fin_in.d, 0u64);
                             b.set(k.ack_pend.d, 0u64);
+                            b.set(k.ack_dly.d, 0u64);
                             b.set(k.rst_pend.d, 0u64);
                             b.set(k.ooo_on.d, 0u64);
                             b.set(k.dup_owed.d, 0u64);

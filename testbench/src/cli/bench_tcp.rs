@@ -43,6 +43,7 @@
 use crate::cli::bench::Goals;
 use crate::models::tcp::parse_seg;
 use crate::rng::Rng;
+use crate::rtl::regs::tcp_csr;
 use crate::suites::nvme_tcp::rtl::{bench_scenario, HOLD_BYTES};
 use crate::suites::nvme_tcp::scenario::{Cmd, Kind};
 use crate::suites::tcp::nvme::{self, Input as NvmeInput};
@@ -134,6 +135,8 @@ struct Flow {
     counters: Option<[u32; 4]>,
     /// Data segments the sender sent: (first beat's cycle, sequence number, payload bytes).
     segs: Vec<(u64, u32, usize)>,
+    /// Receiving (rx): the engine's pure ACKs, and smoltcp's data segments.
+    acks: (usize, usize),
 }
 
 fn data(bytes: usize) -> Vec<u8> {
@@ -141,14 +144,21 @@ fn data(bytes: usize) -> Vec<u8> {
     (0..bytes).map(|_| rng.next_u64() as u8).collect()
 }
 
+/// The engine's delayed ACK in the benchmark, in ticks of 20 cycles: 40 000 cycles, longer than
+/// the byte-serial receiver takes to hand a 1460-byte segment to `rx` (2920 cycles), as the
+/// reset value (40 ms) is at any clock.
+const ACK_DELAY: u32 = 2000;
+
 /// `bytes` over the engine's connection 0 and a smoltcp socket, the engine sending (`tx`) or
-/// receiving, `ppm` frames per million lost each way, `lose` choosing engine frames to lose.
+/// receiving, `ppm` frames per million lost each way, `lose` choosing engine frames to lose,
+/// the delayed ACK at `ack_delay` ticks (0: none).
 fn engine_stream(
     tx: bool,
     mss: u32,
     bytes: usize,
     ppm: u32,
     lose: Option<Lose>,
+    ack_delay: u32,
 ) -> Result<Flow, String> {
     let setup = Setup {
         mss,
@@ -159,19 +169,21 @@ fn engine_stream(
         time_wait: 5000,
     };
     let mut env = Env::new(None, SEED, Faults::default(), Faults::default(), &setup);
+    env.write(tcp_csr::ACK_DELAY, ack_delay);
     env.src.borrow_mut().set_idle(0);
     env.sink.borrow_mut().set_stall(0);
     env.to_peer.drop_ppm = ppm;
     env.to_engine.drop_ppm = ppm;
     env.to_peer.lose = lose;
-    // smoltcp's data segments (rx), seen as they enter the link: any yet, the largest.
-    let peer_segs = Rc::new(RefCell::new((false, 0usize)));
+    // smoltcp's data segments (rx), seen as they enter the link: any yet, the largest, how
+    // many.
+    let peer_segs = Rc::new(RefCell::new((false, 0usize, 0usize)));
     if !tx {
         let seen = peer_segs.clone();
         env.to_engine.lose = Some(Box::new(move |f| {
             if let Some(s) = parse_seg(f).filter(|s| !s.data.is_empty()) {
                 let mut x = seen.borrow_mut();
-                *x = (true, x.1.max(s.data.len()));
+                *x = (true, x.1.max(s.data.len()), x.2 + 1);
             }
             false
         }));
@@ -242,6 +254,14 @@ fn engine_stream(
             (!s.data.is_empty()).then_some((f.first, s.seq, s.data.len()))
         })
         .collect();
+    let pure_acks = env
+        .sink
+        .borrow()
+        .frames
+        .iter()
+        .filter(|f| parse_seg(&f.data).is_some_and(|s| s.data.is_empty() && s.flags == 0x10))
+        .count();
+    let peer_data_segs = peer_segs.borrow().2;
     let start = if tx { segs.first().map(|s| s.0) } else { start };
     let start = start.ok_or("no data segment seen")?;
     let cn = env.counters();
@@ -262,6 +282,7 @@ fn engine_stream(
             cn[cnt::DUP_ACKS],
         ]),
         segs,
+        acks: (pure_acks, peer_data_segs),
     })
 }
 
@@ -384,6 +405,7 @@ fn smoltcp_stream(mss: u32, bytes: usize, ppm: u32) -> Result<Flow, String> {
         lost: links[0].counts[0] + links[1].counts[0],
         counters: None,
         segs,
+        acks: (0, 0),
     })
 }
 
@@ -416,7 +438,11 @@ fn goodput(goals: &mut Goals) -> Result<f64, String> {
     for mss in [1460u32, 8960] {
         for tx in [true, false] {
             let what = format!("MSS {mss} {}", if tx { "tx" } else { "rx" });
-            let Some(f) = failed(goals, &what, engine_stream(tx, mss, bytes, 0, None)) else {
+            let Some(f) = failed(
+                goals,
+                &what,
+                engine_stream(tx, mss, bytes, 0, None, ACK_DELAY),
+            ) else {
                 continue;
             };
             let m = mss as f64;
@@ -440,6 +466,35 @@ fn goodput(goals: &mut Goals) -> Result<f64, String> {
                 gbe_limit(m),
                 f.goodput / bound,
             );
+            if !tx {
+                // The delayed ACK (CSR `ack_delay`, RFC 5681 4.2) beside ACKs sent at once:
+                // pure ACKs (window updates included) per data segment received.
+                let (a, n) = f.acks;
+                let per = a as f64 / n.max(1) as f64;
+                print!(
+                    "    delayed ACK ({ACK_DELAY} ticks): {a} pure ACKs for {n} data segments, {per:.3} per segment"
+                );
+                if mss == 1460 {
+                    let Some(g) =
+                        failed(goals, &what, engine_stream(false, mss, bytes, 0, None, 0))
+                    else {
+                        continue;
+                    };
+                    let (a0, n0) = g.acks;
+                    let per0 = a0 as f64 / n0.max(1) as f64;
+                    let mark = goals.at_most(
+                        &format!("{what} pure ACKs per segment, delayed over at once"),
+                        per / per0,
+                        0.75,
+                    );
+                    print!(
+                        "; at once (ack_delay 0): {a0} for {n0}, {per0:.3} per segment, {:.3} bytes/cycle; ratio {:.3} (gate <= 0.75) {mark}",
+                        g.goodput,
+                        per / per0
+                    );
+                }
+                println!();
+            }
             if tx && mss == 1460 {
                 base = f.goodput;
             }
@@ -469,7 +524,11 @@ fn loss(goals: &mut Goals, base: f64) -> Result<(), String> {
         let s = smoltcp_stream(1460, bytes, ppm)?;
         let fs = s.goodput / smol_base.goodput;
         let what = format!("{what} loss, engine sending");
-        let Some(e) = failed(goals, &what, engine_stream(true, 1460, bytes, ppm, None)) else {
+        let Some(e) = failed(
+            goals,
+            &what,
+            engine_stream(true, 1460, bytes, ppm, None, ACK_DELAY),
+        ) else {
             println!(
                 "    smoltcp to smoltcp beside it: {:.3} bytes/cycle, {fs:.3} of loss-free ({} frames lost)",
                 s.goodput, s.lost
@@ -517,7 +576,11 @@ fn recovery(goals: &mut Goals) -> Result<(), String> {
         } else {
             "the stream's last segment (RTO path)"
         };
-        let Some(f) = failed(goals, what, engine_stream(true, 1460, bytes, 0, Some(lose))) else {
+        let Some(f) = failed(
+            goals,
+            what,
+            engine_stream(true, 1460, bytes, 0, Some(lose), ACK_DELAY),
+        ) else {
             continue;
         };
         let seq = lost.borrow().ok_or("no segment was lost")?;

@@ -88,6 +88,12 @@ const QUIET: u64 = 400;
 /// the ACKs sent in that time, or the one in force when it began. (`GAP` apart, consecutive
 /// ACKs' bounds are told apart.)
 const LATE: u64 = 6000;
+/// Cycles from a segment's last beat into the engine to the first cycle of the frame that must
+/// answer it at once: an ACK not delayed (RFC 5681 4.2's out-of-order and gap-filling segments,
+/// a second full-sized one) takes no longer.
+const AT_ONCE: u64 = 1500;
+/// Cycles of the timer tick (`Env`'s `tick` CSR).
+const TICK: u64 = 20;
 
 /// One step of the receiving part.
 #[derive(Clone, Debug)]
@@ -146,6 +152,9 @@ pub struct Input {
     pub tx_bytes: u16,
     /// Which first transmissions the peer drops (fractions of the segment count, in 1/256).
     pub lost: Vec<u8>,
+    /// The delayed ACK (`ack_delay % 3`): 0 none (CSR 0), else the CSR at 150 + 50 * that
+    /// ticks (3000 or 5000 cycles: longer than any immediate answer takes).
+    pub ack_delay: u8,
     pub seed: u64,
 }
 
@@ -296,6 +305,16 @@ impl Script {
 
     /// The engine's next TCP segment within `limit` cycles.
     fn next_seg(&mut self, limit: u64, what: &str) -> Result<Seg, String> {
+        self.next_seg_at(limit, what).map(|(_, x)| x)
+    }
+
+    /// The cycle the last frame sent to the engine had its last beat taken.
+    fn last_in(&self) -> u64 {
+        self.env.src.borrow().sent.last().map_or(0, |x| x.0)
+    }
+
+    /// The engine's next TCP segment within `limit` cycles, with the cycle it arrived.
+    fn next_seg_at(&mut self, limit: u64, what: &str) -> Result<(u64, Seg), String> {
         let end = self.env.sim.cycle() + limit;
         while self.inbox.is_empty() {
             if self.env.sim.cycle() > end {
@@ -306,7 +325,7 @@ impl Script {
             }
             self.step()?;
         }
-        Ok(self.pop().expect("checked"))
+        Ok(self.inbox.pop_front().expect("checked"))
     }
 
     /// Steps until `done` has held, and no engine frame came, for `QUIET` cycles (a window
@@ -392,6 +411,11 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     );
     env.write(tcp_csr::RTO_INIT, 6000);
     env.write(tcp_csr::RTO_MAX, 12000);
+    let delay = match input.ack_delay % 3 {
+        0 => 0,
+        d => 150 + 50 * u64::from(d),
+    };
+    env.write(tcp_csr::ACK_DELAY, delay as u32);
     let c = usize::from(input.conn % 2);
     let mut rng = Rng::new(input.seed ^ 11);
     let down: Vec<u8> = {
@@ -514,6 +538,8 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         let arps = s.arps;
         // What the engine must answer: `None` nothing, `Some(dup)` a pure ACK of RCV.NXT
         // (repeating the last ACK and window when `dup`).
+        // Whether the answer may be a delayed ACK: new data at RCV.NXT, no range kept beyond.
+        let mut may_wait = false;
         let (answer, what): (Option<bool>, String) = match *st {
             Step::Bad(i) => {
                 let (a, b) = offs[usize::from(i) % offs.len()];
@@ -542,6 +568,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                     &down[a as usize..b as usize],
                 );
                 s.send(f);
+                may_wait = delay != 0 && a == m.nxt && b > m.nxt && m.hole.is_none();
                 let ooo = m.seg(a, b);
                 (
                     Some(ooo || b <= nxt as u32),
@@ -625,6 +652,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                     off as i32
                 );
                 if ok {
+                    may_wait = delay != 0 && a == m.nxt && b > m.nxt && m.hole.is_none();
                     let ooo = m.seg(a, b);
                     (Some(ooo || b <= nxt as u32), what)
                 } else {
@@ -745,7 +773,26 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             }
             continue;
         };
-        let r = s.next_seg(5000, &what)?;
+        let (at, r) = s.next_seg_at(5000 + delay * TICK, &what)?;
+        // RFC 9293 3.8.6.3, RFC 5681 4.2: new in-order data may wait for the delayed ACK
+        // (`ack_delay` ticks at most), anything else is answered at once.
+        let took = at - s.last_in();
+        let limit = if may_wait {
+            AT_ONCE + delay * TICK
+        } else {
+            AT_ONCE
+        };
+        if took > limit {
+            return Err(format!(
+                "{what}: answered {took} cycles after its last beat, want at most {limit} \
+                 ({}; delayed ACK {delay} ticks of {TICK} cycles)",
+                if may_wait {
+                    "new in-order data: the delayed ACK's time"
+                } else {
+                    "at once"
+                }
+            ));
+        }
         let want = piss.wrapping_add(1).wrapping_add(m.nxt);
         if r.flags != 0x10 || !r.data.is_empty() || r.ack != want {
             return Err(format!(
@@ -770,6 +817,68 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     )?;
     if s.env.app().borrow().got[c] != down {
         return Err("the engine delivered bytes other than the peer's stream".into());
+    }
+
+    // 1b. Two full-sized segments (RMSS: the MSS CSR) back to back: the second is ACKed at
+    // once, delayed ACK or not (RFC 9293 3.8.6.3, RFC 5681 4.2: an ACK at least every second
+    // full-sized segment); before it, at most an ACK of the first (a window update, say),
+    // after which the second is the only one unacknowledged and may wait.
+    while s.pop().is_some() {}
+    let mut first_acked = false;
+    let fs = mss as usize;
+    let full: Vec<u8> = (0..2 * fs).map(|_| rng.next_u64() as u8).collect();
+    let at_seq = |off: usize| piss.wrapping_add(1).wrapping_add(off as u32);
+    for h in 0..2 {
+        let f = tcp_frame(
+            peer(c),
+            at_seq(total + h * fs),
+            ack0,
+            0x18,
+            wfield,
+            &[],
+            &full[h * fs..(h + 1) * fs],
+        );
+        s.send(f);
+    }
+    loop {
+        let (at, r) = s.next_seg_at(
+            2 * AT_ONCE + delay * TICK + 4 * fs as u64,
+            "the ACK of two full-sized segments",
+        )?;
+        if r.flags == 0x10 && r.data.is_empty() && r.ack == at_seq(total + 2 * fs) {
+            let took = at - s.last_in();
+            let limit = if first_acked {
+                AT_ONCE + delay * TICK
+            } else {
+                AT_ONCE
+            };
+            if took > limit {
+                return Err(format!(
+                    "two full-sized segments ({fs} bytes each) back to back: the ACK of the \
+                     second came {took} cycles after its last beat, want at most {limit} (the \
+                     first ACKed before: {first_acked}; an ACK at least every second \
+                     full-sized segment; delayed ACK {delay} ticks)"
+                ));
+            }
+            break;
+        }
+        if r.flags != 0x10 || !r.data.is_empty() || r.ack != at_seq(total + fs) {
+            return Err(format!(
+                "two full-sized segments ({fs} bytes each) back to back: the engine sent \
+                 {r:?}, want a pure ACK of the first ({:#x}) or of both ({:#x})",
+                at_seq(total + fs),
+                at_seq(total + 2 * fs)
+            ));
+        }
+        first_acked = true;
+    }
+    let total = total + 2 * fs;
+    s.settle(
+        &|e: &Env| e.app().borrow().got[c].len() == total,
+        "the two full-sized segments",
+    )?;
+    if s.env.app().borrow().got[c][total - 2 * fs..] != full[..] {
+        return Err("the engine delivered bytes other than the two full-sized segments".into());
     }
 
     // The peer's window as the engine took it from the peer's segments: scaled by the shift
@@ -1230,10 +1339,10 @@ impl Property for TcpRulesProp {
             ),
             (any::<u8>(), any::<u8>()),
             (1u16..20000, prop::collection::vec(any::<u8>(), 0..3)),
-            (any::<u64>(), any::<u8>(), any::<bool>()),
+            (any::<u64>(), any::<u8>(), any::<bool>(), any::<u8>()),
         )
             .prop_map(
-                |(seg_lens, steps, (peer_ws, eol), (mss, wscale), (tx_bytes, lost), (seed, conn, abort))| Input {
+                |(seg_lens, steps, (peer_ws, eol), (mss, wscale), (tx_bytes, lost), (seed, conn, abort, ack_delay))| Input {
                     seg_lens,
                     steps,
                     peer_ws,
@@ -1244,6 +1353,7 @@ impl Property for TcpRulesProp {
                     wscale,
                     tx_bytes,
                     lost,
+                    ack_delay,
                     seed,
                 },
             )
