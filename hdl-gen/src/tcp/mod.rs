@@ -100,6 +100,12 @@
 //!   ACK; an out-of-order segment owes a duplicate ACK of its own (RFC 5681 4.2: up to three
 //!   are owed at once), a segment without data even when data waits to go, or the peer would
 //!   not count it.
+//! - Delayed ACK (RFC 9293 3.8.6.3, RFC 5681 4.2; CSR `ack_delay`, ticks, reset 40, 0 turns it
+//!   off): the ACK of a segment may wait only when the segment brings new data at RCV.NXT, no
+//!   out-of-order range is kept, it carries no FIN and no old bytes, and less than two RMSS
+//!   (the `mss` CSR) are then unacknowledged; it goes when the delay runs out, when a data
+//!   segment of our own carries it, or at once when the next segment breaks one of those
+//!   rules (a second full-sized segment, a gap, a segment filling one).
 //! - Window (receiver silly-window avoidance, RFC 9293 3.8.6.2.2): the right edge advertised
 //!   is held exactly, in sequence space, and moves only forward, to RCV.BUF's end (the bytes
 //!   the consumer took + `rx_bytes`) once that is at least min(rx_bytes / 2, MSS) past it
@@ -107,8 +113,9 @@
 //!   our shift (0 once RCV.NXT is past the edge; at most 65535), so two ACKs with the same
 //!   ACK number carry the same window unless the edge moved: duplicate ACKs are duplicates
 //!   for the peer (RFC 5681 counts only ACKs with the same window). When the edge may move in
-//!   a receiving state, a window update (an ACK) goes out. The SYN advertises the free space
-//!   unscaled.
+//!   a receiving state and the window the peer holds is below `rx_bytes` / 2, a window update
+//!   (an ACK) goes out; above that the new edge rides on the next ACK of new data (a delayed
+//!   one included). The SYN advertises the free space unscaled.
 //! - ACKs: cumulative. An ACK in (SND.UNA, SND.MAX] frees buffer bytes; an ACK in
 //!   [SND.UNA - MAX.SND.WND, SND.UNA) (a segment the network reordered) is ignored, its data
 //!   still taken; an ACK outside [SND.UNA - MAX.SND.WND, SND.MAX] (beyond what was sent, or
@@ -200,7 +207,7 @@
 //! | Out-of-order segments kept | 9293 | done (one range per connection, merged when RCV.NXT reaches it) |
 //! | Fast retransmit, NewReno (cwnd inflation and deflation) | 5681, 6582 | done |
 //! | Slow start, congestion avoidance | 5681 | done (byte counting; restart window min(cwnd, IW) after an idle RTO, 4.1) |
-//! | Delayed ACK | 9293, 5681 | not done yet (every data segment is ACKed at once) |
+//! | Delayed ACK | 9293, 5681 | done (CSR `ack_delay`; an ACK at least every second full-sized segment, at once for gaps) |
 //! | Zero-window probes | 9293 | done (basic: one byte past a closed window when the RTO timer expires, backed off) |
 //! | RST/SYN/ACK attack mitigations: exact RST, challenge ACKs, ACK range | 5961 | done (no challenge-ACK rate limit, section 7, a SHOULD) |
 //! | RST for segments to closed ports | 9293 | not done yet (dropped, `drop_other`) |
