@@ -31,7 +31,7 @@
 //   0x094 drop_other      frames dropped: not for us, no connection, not handled
 //   0x098 drop_malformed  frames dropped: IPv4 options, fragment, lengths
 //   0x09c rst_in          RSTs accepted
-//   0x0a0 rst_out         RSTs sent
+//   0x0a0 rst_out         RSTs sent on a connection (abort, retry limit)
 //   0x0a4 echo_out        ICMP echo replies sent
 //   0x0a8 arp_out         ARP requests and replies sent
 //   0x0ac tx_drop         tx bytes dropped (a beat without credit)
@@ -41,6 +41,7 @@
 //   0x0bc fast_retrans    segments sent by fast retransmit or a NewReno partial ACK (in retrans too)
 //   0x0c0 challenge_acks  segments answered by a challenge ACK (RFC 5961: RST in window not at RCV.NXT, SYN, ACK out of range)
 //   0x0c4 rst_dropped     RSTs dropped: outside the receive window, or in SYN-SENT without the ACK of the SYN
+//   0x0c8 rst_closed      RSTs sent for segments to no connection (RFC 9293 3.10.7.1, in seg_out too)
 //   0x100 c0_remote_ip    Remote IPv4 address
 //   0x104 c0_ports        TCP ports
 //   0x108 c0_ctrl         Connection control
@@ -178,8 +179,8 @@ module tcp_csr (
   // rst_in (0x09c): RSTs accepted
   input  logic [31:0] rst_in_value_i,         // RSTs accepted
 
-  // rst_out (0x0a0): RSTs sent
-  input  logic [31:0] rst_out_value_i,        // RSTs sent
+  // rst_out (0x0a0): RSTs sent on a connection (abort, retry limit)
+  input  logic [31:0] rst_out_value_i,        // RSTs sent on a connection (abort, retry limit)
 
   // echo_out (0x0a4): ICMP echo replies sent
   input  logic [31:0] echo_out_value_i,       // ICMP echo replies sent
@@ -207,6 +208,9 @@ module tcp_csr (
 
   // rst_dropped (0x0c4): RSTs dropped: outside the receive window, or in SYN-SENT without the ACK of the SYN
   input  logic [31:0] rst_dropped_value_i,    // RSTs dropped: outside the receive window, or in SYN-SENT without the ACK of the SYN
+
+  // rst_closed (0x0c8): RSTs sent for segments to no connection (RFC 9293 3.10.7.1, in seg_out too)
+  input  logic [31:0] rst_closed_value_i,     // RSTs sent for segments to no connection (RFC 9293 3.10.7.1, in seg_out too)
 
   // c0_remote_ip (0x100): Remote IPv4 address
   output logic [31:0] c0_remote_ip_value_o,   // address
@@ -620,6 +624,9 @@ module tcp_csr (
         9'h31: begin
           bresp_d = RespOkay;
         end
+        9'h32: begin
+          bresp_d = RespOkay;
+        end
         9'h40: begin
           bresp_d = RespOkay;
           c0_remote_ip_we = 1'b1;
@@ -857,6 +864,10 @@ module tcp_csr (
         9'h31: begin
           rresp_d = RespOkay;
           rdata_d = rst_dropped_value_i;
+        end
+        9'h32: begin
+          rresp_d = RespOkay;
+          rdata_d = rst_closed_value_i;
         end
         9'h40: begin
           rresp_d = RespOkay;

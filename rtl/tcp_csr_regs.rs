@@ -60,6 +60,7 @@ pub const REGISTERS: &[(&str, u32, u32)] = &[
     ("fast_retrans", FAST_RETRANS, FAST_RETRANS_RESET),
     ("challenge_acks", CHALLENGE_ACKS, CHALLENGE_ACKS_RESET),
     ("rst_dropped", RST_DROPPED, RST_DROPPED_RESET),
+    ("rst_closed", RST_CLOSED, RST_CLOSED_RESET),
     ("c0_remote_ip", C0_REMOTE_IP, C0_REMOTE_IP_RESET),
     ("c0_ports", C0_PORTS, C0_PORTS_RESET),
     ("c0_ctrl", C0_CTRL, C0_CTRL_RESET),
@@ -126,6 +127,7 @@ pub const RESET_CHECK: &[(&str, u32, u32, u32)] = &[
     ("fast_retrans", FAST_RETRANS, 0x0000_0000, FAST_RETRANS_RESET),
     ("challenge_acks", CHALLENGE_ACKS, 0x0000_0000, CHALLENGE_ACKS_RESET),
     ("rst_dropped", RST_DROPPED, 0x0000_0000, RST_DROPPED_RESET),
+    ("rst_closed", RST_CLOSED, 0x0000_0000, RST_CLOSED_RESET),
     ("c0_remote_ip", C0_REMOTE_IP, 0xffff_ffff, C0_REMOTE_IP_RESET),
     ("c0_ports", C0_PORTS, 0xffff_ffff, C0_PORTS_RESET),
     ("c0_ctrl", C0_CTRL, 0x0000_0007, C0_CTRL_RESET),
@@ -1131,12 +1133,12 @@ pub fn read_rst_in<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(RST_IN))
 }
 
-/// Offset of `rst_out`: RSTs sent
+/// Offset of `rst_out`: RSTs sent on a connection (abort, retry limit)
 pub const RST_OUT: u32 = 0x0a0;
 /// Value of `rst_out` after reset.
 pub const RST_OUT_RESET: u32 = 0x0000_0000;
 
-/// `rst_out.value` [31:0], RO: RSTs sent
+/// `rst_out.value` [31:0], RO: RSTs sent on a connection (abort, retry limit)
 pub const RST_OUT_VALUE_SHIFT: u32 = 0;
 /// Bits of `rst_out.value` within `rst_out`.
 pub const RST_OUT_VALUE_MASK: u32 = 0xffff_ffff;
@@ -1419,6 +1421,35 @@ pub const fn set_rst_dropped_value(_reg: u32, value: u32) -> u32 {
 /// Reads `rst_dropped` of the block at byte address `base`.
 pub fn read_rst_dropped<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
     bus.read32(base.wrapping_add(RST_DROPPED))
+}
+
+/// Offset of `rst_closed`: RSTs sent for segments to no connection (RFC 9293 3.10.7.1, in seg_out too)
+pub const RST_CLOSED: u32 = 0x0c8;
+/// Value of `rst_closed` after reset.
+pub const RST_CLOSED_RESET: u32 = 0x0000_0000;
+
+/// `rst_closed.value` [31:0], RO: RSTs sent for segments to no connection (RFC 9293 3.10.7.1, in seg_out too)
+pub const RST_CLOSED_VALUE_SHIFT: u32 = 0;
+/// Bits of `rst_closed.value` within `rst_closed`.
+pub const RST_CLOSED_VALUE_MASK: u32 = 0xffff_ffff;
+/// Value of `rst_closed.value` after reset.
+pub const RST_CLOSED_VALUE_RESET: u32 = 0x0;
+/// `rst_closed.value` in a value of `rst_closed`.
+#[inline]
+#[must_use]
+pub const fn get_rst_closed_value(reg: u32) -> u32 {
+    reg
+}
+/// `reg`, a value of `rst_closed`, with `rst_closed.value` replaced by `value` (32 bits).
+#[inline]
+#[must_use]
+pub const fn set_rst_closed_value(_reg: u32, value: u32) -> u32 {
+    value
+}
+
+/// Reads `rst_closed` of the block at byte address `base`.
+pub fn read_rst_closed<B: CsrBus + ?Sized>(bus: &mut B, base: u32) -> u32 {
+    bus.read32(base.wrapping_add(RST_CLOSED))
 }
 
 /// Offset of `c0_remote_ip`: Remote IPv4 address

@@ -433,6 +433,9 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   logic         rx_drop_malformed;
   logic         rx_echo_take;
   logic         rx_arp_take;
+  logic         rst_pend_q;                // a RST for a segment to no connection waits
+  logic         rst_pend_d;
+  logic         rx_rst_take;
   logic         rx_drop_other;
   logic [47:0]  echo_mac_q;
   logic [47:0]  echo_mac_d;
@@ -443,6 +446,21 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   logic [15:0]  echo_csum_q;               // the reply's checksum: the request's, type 8 -> 0 (RFC 1624)
   logic [15:0]  echo_csum_d;
   logic         echo_done;
+  logic [47:0]  rst_mac_q;
+  logic [47:0]  rst_mac_d;
+  logic [31:0]  rst_ip_q;
+  logic [31:0]  rst_ip_d;
+  logic [15:0]  rst_lport_q;
+  logic [15:0]  rst_lport_d;
+  logic [15:0]  rst_rport_q;
+  logic [15:0]  rst_rport_d;
+  logic [31:0]  rst_seq_q;
+  logic [31:0]  rst_seq_d;
+  logic [31:0]  rst_ack_q;
+  logic [31:0]  rst_ack_d;
+  logic [7:0]   rst_flags_q;
+  logic [7:0]   rst_flags_d;
+  logic         rst_sent;
   logic         arp_reply_pend_q;
   logic         arp_reply_pend_d;
   logic [47:0]  arp_reply_mac_q;
@@ -595,6 +613,8 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   logic         gen_arp_pick;
   logic         gen_go_arp_reply;
   logic         gen_go_echo;
+  logic         gen_pick_rst;              // the next TCP header is the RST for no connection (seg_* carry its fields)
+  logic         gen_go_rst;
   logic         gen_go_arp_req;
   logic         gen_go_tcp;
   logic         c0_tx_latch;
@@ -862,6 +882,8 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   logic [31:0]  cnt_challenge_acks_d;
   logic [31:0]  cnt_rst_dropped_q;
   logic [31:0]  cnt_rst_dropped_d;
+  logic [31:0]  cnt_rst_closed_q;
+  logic [31:0]  cnt_rst_closed_d;
   logic [7:0] rx_buf [16384];
   logic [7:0] echo_buf [512];
   logic [7:0] tx_buf [16384];
@@ -925,6 +947,7 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
     .fast_retrans_value_i   (cnt_fast_retrans_q),
     .challenge_acks_value_i (cnt_challenge_acks_q),
     .rst_dropped_value_i    (cnt_rst_dropped_q),
+    .rst_closed_value_i     (cnt_rst_closed_q),
     .c0_remote_ip_value_o   (csr_c0_remote_ip_value),
     .c0_ports_remote_o      (csr_c0_ports_remote),
     .c0_ports_local_o       (csr_c0_ports_local),
@@ -1135,12 +1158,21 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   assign rx_drop_malformed = rx_done_q & rx_for_us & rx_is_ip & (rx_ip_malformed | (rx_ip_csum_ok & (rx_dip == csr_ip_value) & rx_is_tcp & rx_tcp_malformed));
   assign rx_echo_take = rx_done_q & rx_echo_ok;
   assign rx_arp_take = rx_done_q & rx_for_us & rx_arp_ok;
-  assign rx_drop_other = rx_done_q & ~rx_seg_ok & ~rx_echo_take & ~rx_arp_take & ~rx_drop_csum & ~rx_drop_malformed;
+  assign rx_rst_take = rx_done_q & rx_good_ip & rx_is_tcp & ~rx_tcp_malformed & rx_tcp_csum_ok & ~rx_conn_hit_q & ~rx_flags[2] & ~rst_pend_q;
+  assign rx_drop_other = rx_done_q & ~rx_seg_ok & ~rx_echo_take & ~rx_arp_take & ~rx_drop_csum & ~rx_drop_malformed & ~rx_rst_take;
   assign echo_pend_d = rx_echo_take ? 1'b1 : (echo_done ? 1'b0 : echo_pend_q);
   assign echo_mac_d = rx_echo_take ? rx_smac : echo_mac_q;
   assign echo_ip_d = rx_echo_take ? rx_sip : echo_ip_q;
   assign echo_len_d = rx_echo_take ? rx_l4_len : echo_len_q;
   assign echo_csum_d = rx_echo_take ? ~(16'({1'b0, 16'({16'd0, ~rx_icmp_csum} + 32'hf7ff)} + {1'b0, 16'(({16'd0, ~rx_icmp_csum} + 32'hf7ff) >> 16)}) + {15'd0, 1'(({1'b0, 16'({16'd0, ~rx_icmp_csum} + 32'hf7ff)} + {1'b0, 16'(({16'd0, ~rx_icmp_csum} + 32'hf7ff) >> 16)}) >> 16)}) : echo_csum_q;
+  assign rst_pend_d = rx_rst_take ? 1'b1 : (rst_sent ? 1'b0 : rst_pend_q);
+  assign rst_mac_d = rx_rst_take ? rx_smac : rst_mac_q;
+  assign rst_ip_d = rx_rst_take ? rx_sip : rst_ip_q;
+  assign rst_lport_d = rx_rst_take ? rx_dport : rst_lport_q;
+  assign rst_rport_d = rx_rst_take ? rx_sport : rst_rport_q;
+  assign rst_seq_d = rx_rst_take ? (rx_flags[4] ? rx_ack : 32'd0) : rst_seq_q;
+  assign rst_ack_d = rx_rst_take ? (rx_flags[4] ? 32'd0 : (rx_seq + {16'd0, rx_plen + {15'd0, rx_flags[1]} + {15'd0, rx_flags[0]}})) : rst_ack_q;
+  assign rst_flags_d = rx_rst_take ? (rx_flags[4] ? 8'd4 : 8'h14) : rst_flags_q;
   assign rx_arp_request = rx_arp_take & (rx_arp_op == 16'd1);
   assign arp_reply_pend_d = rx_arp_request ? 1'b1 : (arp_reply_sent ? 1'b0 : arp_reply_pend_q);
   assign arp_reply_mac_d = rx_arp_request ? rx_arp_sha : arp_reply_mac_q;
@@ -1275,32 +1307,35 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   assign gen_arp_pick = c0_want_arp ? 1'b0 : (c1_want_arp ? 1'b1 : 1'b0);
   assign gen_go_arp_reply = gen_idle & arp_reply_pend_q;
   assign gen_go_echo = gen_idle & ~arp_reply_pend_q & echo_pend_q;
-  assign gen_go_arp_req = gen_idle & ~arp_reply_pend_q & ~echo_pend_q & gen_any_arp_req;
-  assign gen_go_tcp = gen_idle & ~arp_reply_pend_q & ~echo_pend_q & ~gen_any_arp_req & gen_any_tcp;
+  assign gen_pick_rst = ~arp_reply_pend_q & ~echo_pend_q & rst_pend_q;
+  assign gen_go_rst = gen_idle & gen_pick_rst;
+  assign gen_go_arp_req = gen_idle & ~arp_reply_pend_q & ~echo_pend_q & ~rst_pend_q & gen_any_arp_req;
+  assign gen_go_tcp = gen_idle & ~arp_reply_pend_q & ~echo_pend_q & ~rst_pend_q & ~gen_any_arp_req & gen_any_tcp;
   assign arp_reply_sent = gen_go_arp_reply;
+  assign rst_sent = gen_go_rst;
   assign gen_rr_d = gen_go_tcp ? ((gen_tcp_pick == 1'b1) ? 1'b0 : (gen_tcp_pick + 1'b1)) : gen_rr_q;
   assign c0_tx_latch = gen_go_tcp & (gen_tcp_pick == 1'b0);
   assign c1_tx_latch = gen_go_tcp & (gen_tcp_pick == 1'b1);
   assign c0_arp_latch = gen_go_arp_req & (gen_arp_pick == 1'b0);
   assign c1_arp_latch = gen_go_arp_req & (gen_arp_pick == 1'b1);
-  assign seg_syn = (gen_tcp_pick == 1'b0) ? c0_want_syn : c1_want_syn;
-  assign seg_len = (gen_tcp_pick == 1'b0) ? c0_tx_seg_len : c1_tx_seg_len;
-  assign seg_seq = (gen_tcp_pick == 1'b0) ? c0_tx_seq : c1_tx_seq;
-  assign seg_ack = (gen_tcp_pick == 1'b0) ? c0_tx_ack : c1_tx_ack;
-  assign seg_flags = (gen_tcp_pick == 1'b0) ? c0_tx_flags : c1_tx_flags;
-  assign seg_wnd = (gen_tcp_pick == 1'b0) ? c0_tx_wnd : c1_tx_wnd;
+  assign seg_syn = gen_pick_rst ? 1'b0 : ((gen_tcp_pick == 1'b0) ? c0_want_syn : c1_want_syn);
+  assign seg_len = gen_pick_rst ? 16'd0 : ((gen_tcp_pick == 1'b0) ? c0_tx_seg_len : c1_tx_seg_len);
+  assign seg_seq = gen_pick_rst ? rst_seq_q : ((gen_tcp_pick == 1'b0) ? c0_tx_seq : c1_tx_seq);
+  assign seg_ack = gen_pick_rst ? rst_ack_q : ((gen_tcp_pick == 1'b0) ? c0_tx_ack : c1_tx_ack);
+  assign seg_flags = gen_pick_rst ? rst_flags_q : ((gen_tcp_pick == 1'b0) ? c0_tx_flags : c1_tx_flags);
+  assign seg_wnd = gen_pick_rst ? 16'd0 : ((gen_tcp_pick == 1'b0) ? c0_tx_wnd : c1_tx_wnd);
   assign seg_retx = (gen_tcp_pick == 1'b0) ? c0_tx_retx : c1_tx_retx;
   assign seg_rst = (gen_tcp_pick == 1'b0) ? c0_want_rst : c1_want_rst;
   assign seg_fast_retx = (gen_tcp_pick == 1'b0) ? c0_want_fr : c1_want_fr;
-  assign seg_rip = (gen_tcp_pick == 1'b0) ? csr_c0_remote_ip_value : csr_c1_remote_ip_value;
-  assign seg_rmac = (gen_tcp_pick == 1'b0) ? c0_rmac_q : c1_rmac_q;
-  assign seg_sport = (gen_tcp_pick == 1'b0) ? csr_c0_ports_local : csr_c1_ports_local;
-  assign seg_dport = (gen_tcp_pick == 1'b0) ? csr_c0_ports_remote : csr_c1_ports_remote;
+  assign seg_rip = gen_pick_rst ? rst_ip_q : ((gen_tcp_pick == 1'b0) ? csr_c0_remote_ip_value : csr_c1_remote_ip_value);
+  assign seg_rmac = gen_pick_rst ? rst_mac_q : ((gen_tcp_pick == 1'b0) ? c0_rmac_q : c1_rmac_q);
+  assign seg_sport = gen_pick_rst ? rst_lport_q : ((gen_tcp_pick == 1'b0) ? csr_c0_ports_local : csr_c1_ports_local);
+  assign seg_dport = gen_pick_rst ? rst_rport_q : ((gen_tcp_pick == 1'b0) ? csr_c0_ports_remote : csr_c1_ports_remote);
   assign seg_thl = seg_syn ? 8'h1c : 8'h14;
   assign seg_tcp_len = {8'd0, seg_thl} + seg_len;
   assign arp_req_ip = (gen_arp_pick == 1'b0) ? c0_next_hop : c1_next_hop;
   assign seg_sum = 32'd0 + {16'd0, csr_ip_value[31:16]} + {16'd0, csr_ip_value[15:0]} + {16'd0, seg_rip[31:16]} + {16'd0, seg_rip[15:0]} + {16'd0, 16'd6} + {16'd0, seg_tcp_len} + {16'd0, seg_sport} + {16'd0, seg_dport} + {16'd0, seg_seq[31:16]} + {16'd0, seg_seq[15:0]} + {16'd0, seg_ack[31:16]} + {16'd0, seg_ack[15:0]} + {16'd0, {seg_thl[5:2], 4'd0, seg_flags}} + {16'd0, seg_wnd} + {16'd0, 16'h204 & {16{seg_syn}}} + {16'd0, csr_mss_bytes & {16{seg_syn}}} + {16'd0, 16'h103 & {16{seg_syn}}} + {16'd0, {12'h30, our_wscale} & {16{seg_syn}}};
-  assign gen_go = gen_go_arp_reply | gen_go_arp_req | gen_go_echo | gen_go_tcp;
+  assign gen_go = gen_go_arp_reply | gen_go_arp_req | gen_go_echo | gen_go_tcp | gen_go_rst;
   assign gen_sum_issued = gen_j_q == gen_plen_q;
   assign gen_sum_done = (gen_state_q == 2'd1) & gen_sum_issued & ~gen_sum_valid_q;
   assign gen_sum_read = (gen_state_q == 2'd1) & ~gen_sum_issued;
@@ -2288,7 +2323,7 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   assign up_o = {(c1_state_q == StEstab) | (c1_state_q == StCloseWait), (c0_state_q == StEstab) | (c0_state_q == StCloseWait)};
   assign failed_o = {c1_failed_q, c0_failed_q};
   assign cnt_seg_in_d = cnt_seg_in_q + {31'd0, rx_seg_ok};
-  assign cnt_seg_out_d = cnt_seg_out_q + {31'd0, gen_go_tcp};
+  assign cnt_seg_out_d = cnt_seg_out_q + {31'd0, gen_go_tcp | gen_go_rst};
   assign cnt_retrans_d = cnt_retrans_q + {31'd0, gen_go_tcp & seg_retx};
   assign cnt_rto_fires_d = cnt_rto_fires_q + (32'd0 + {31'd0, c0_rto_fire} + {31'd0, c1_rto_fire});
   assign cnt_drop_csum_d = cnt_drop_csum_q + {31'd0, rx_drop_csum};
@@ -2305,6 +2340,7 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   assign cnt_fast_retrans_d = cnt_fast_retrans_q + {31'd0, gen_go_tcp & seg_fast_retx};
   assign cnt_challenge_acks_d = cnt_challenge_acks_q + (32'd0 + {31'd0, c0_challenge} + {31'd0, c1_challenge});
   assign cnt_rst_dropped_d = cnt_rst_dropped_q + (32'd0 + {31'd0, c0_rst_dropped} + {31'd0, c1_rst_dropped});
+  assign cnt_rst_closed_d = cnt_rst_closed_q + {31'd0, gen_go_rst};
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -2438,10 +2474,18 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
       echo_pend_q <= 1'b0;
       rx_done_q <= 1'b0;
       rx_len_q <= 16'd0;
+      rst_pend_q <= 1'b0;
       echo_mac_q <= 48'd0;
       echo_ip_q <= 32'd0;
       echo_len_q <= 16'd0;
       echo_csum_q <= 16'd0;
+      rst_mac_q <= 48'd0;
+      rst_ip_q <= 32'd0;
+      rst_lport_q <= 16'd0;
+      rst_rport_q <= 16'd0;
+      rst_seq_q <= 32'd0;
+      rst_ack_q <= 32'd0;
+      rst_flags_q <= 8'd0;
       arp_reply_pend_q <= 1'b0;
       arp_reply_mac_q <= 48'd0;
       arp_reply_ip_q <= 32'd0;
@@ -2515,6 +2559,7 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
       cnt_fast_retrans_q <= 32'd0;
       cnt_challenge_acks_q <= 32'd0;
       cnt_rst_dropped_q <= 32'd0;
+      cnt_rst_closed_q <= 32'd0;
     end else begin
       tick_cnt_q <= tick_cnt_d;
       now_q <= now_d;
@@ -2646,10 +2691,18 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
       echo_pend_q <= echo_pend_d;
       rx_done_q <= rx_done_d;
       rx_len_q <= rx_len_d;
+      rst_pend_q <= rst_pend_d;
       echo_mac_q <= echo_mac_d;
       echo_ip_q <= echo_ip_d;
       echo_len_q <= echo_len_d;
       echo_csum_q <= echo_csum_d;
+      rst_mac_q <= rst_mac_d;
+      rst_ip_q <= rst_ip_d;
+      rst_lport_q <= rst_lport_d;
+      rst_rport_q <= rst_rport_d;
+      rst_seq_q <= rst_seq_d;
+      rst_ack_q <= rst_ack_d;
+      rst_flags_q <= rst_flags_d;
       arp_reply_pend_q <= arp_reply_pend_d;
       arp_reply_mac_q <= arp_reply_mac_d;
       arp_reply_ip_q <= arp_reply_ip_d;
@@ -2723,6 +2776,7 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
       cnt_fast_retrans_q <= cnt_fast_retrans_d;
       cnt_challenge_acks_q <= cnt_challenge_acks_d;
       cnt_rst_dropped_q <= cnt_rst_dropped_d;
+      cnt_rst_closed_q <= cnt_rst_closed_d;
     end
   end
 

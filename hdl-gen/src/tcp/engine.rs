@@ -25,7 +25,7 @@ pub fn module_name(p: &TcpParams) -> String {
 }
 
 /// The counters, in register order from [`COUNTER_BASE`].
-pub const COUNTERS: [(&str, &str); 18] = [
+pub const COUNTERS: [(&str, &str); 19] = [
     (
         "seg_in",
         "TCP segments matched to a connection, good checksum",
@@ -46,7 +46,7 @@ pub const COUNTERS: [(&str, &str); 18] = [
         "frames dropped: IPv4 options, fragment, lengths",
     ),
     ("rst_in", "RSTs accepted"),
-    ("rst_out", "RSTs sent"),
+    ("rst_out", "RSTs sent on a connection (abort, retry limit)"),
     ("echo_out", "ICMP echo replies sent"),
     ("arp_out", "ARP requests and replies sent"),
     ("tx_drop", "tx bytes dropped (a beat without credit)"),
@@ -70,6 +70,10 @@ pub const COUNTERS: [(&str, &str); 18] = [
     (
         "rst_dropped",
         "RSTs dropped: outside the receive window, or in SYN-SENT without the ACK of the SYN",
+    ),
+    (
+        "rst_closed",
+        "RSTs sent for segments to no connection (RFC 9293 3.10.7.1, in seg_out too)",
     ),
 ];
 
@@ -1093,9 +1097,18 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     );
     let echo_take = m.net("rx_echo_take", cm.q & echo_ok);
     let arp_take = m.net("rx_arp_take", cm.q & for_us & arp_ok);
+    // A segment to no connection (RFC 9293 3.10.7.1: CLOSED, no TCB; here also a connection
+    // still resolving its next hop or drawing its ISN, which has sent nothing): without RST it
+    // is answered by a RST, one at a time (one waiting: the segment is dropped, `drop_other`).
+    let r_pend = m.reg("rst_pend", 1, 0);
+    m.comment(r_pend.q, "a RST for a segment to no connection waits");
+    let rst_take = m.net(
+        "rx_rst_take",
+        cm.q & good_ip & is_tcp & !tcp_malformed & tcp_csum_ok & !pm.q & !flags.bit(2) & !r_pend.q,
+    );
     let drop_other = m.net(
         "rx_drop_other",
-        cm.q & !seg_ok & !echo_take & !arp_take & !drop_csum & !drop_mal,
+        cm.q & !seg_ok & !echo_take & !arp_take & !drop_csum & !drop_mal & !rst_take,
     );
 
     // Echo reply state.
@@ -1117,6 +1130,34 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.assign(e_len.d, mux(echo_take, l4len.ex(), e_len.q.ex()));
     let inc = (!icmp_csum.ex()).zext(32) + 0xf7ffu64;
     m.assign(e_csum.d, mux(echo_take, !fold16(&inc), e_csum.q.ex()));
+
+    // The RST's fields: <SEQ=SEG.ACK><CTL=RST> for a segment with ACK, else
+    // <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK> (SEG.LEN counts SYN and FIN); window 0.
+    let r_mac = m.reg("rst_mac", 48, 0);
+    let r_ip = m.reg("rst_ip", 32, 0);
+    let r_lport = m.reg("rst_lport", 16, 0);
+    let r_rport = m.reg("rst_rport", 16, 0);
+    let r_seq = m.reg("rst_seq", 32, 0);
+    let r_ack = m.reg("rst_ack", 32, 0);
+    let r_flags = m.reg("rst_flags", 8, 0);
+    let r_sent = m.wire("rst_sent", 1);
+    m.assign(
+        r_pend.d,
+        mux(rst_take, lit(1, 1), mux(r_sent, lit(1, 0), r_pend.q.ex())),
+    );
+    let seg_len = plen.ex() + flags.bit(1).zext(16) + flags.bit(0).zext(16);
+    let has_ack = flags.bit(4);
+    let mut keep = |r: &Reg, v: Expr| m.assign(r.d, mux(rst_take, v, r.q.ex()));
+    keep(&r_mac, smac.ex());
+    keep(&r_ip, sip.ex());
+    keep(&r_lport, dport.ex());
+    keep(&r_rport, sport.ex());
+    keep(&r_seq, mux(has_ack.clone(), ackn.ex(), lit(32, 0)));
+    keep(
+        &r_ack,
+        mux(has_ack.clone(), lit(32, 0), seq.ex() + seg_len.zext(32)),
+    );
+    keep(&r_flags, mux(has_ack, lit(8, 0x04), lit(8, 0x14)));
 
     // ARP reply state and the cache.
     let ar_pend = m.reg("arp_reply_pend", 1, 0);
@@ -1562,15 +1603,25 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             mux(arp_reqs[c].clone(), lit(cw, c as u128), a)
         }),
     );
-    // Priority: ARP reply, echo reply, ARP request, TCP segment.
+    // Priority: ARP reply, echo reply, RST for no connection, ARP request, TCP segment.
     let go_arep = m.net("gen_go_arp_reply", g_idle & ar_pend.q);
     let go_echo = m.net("gen_go_echo", g_idle & !ar_pend.q & e_pend.q);
-    let go_areq = m.net("gen_go_arp_req", g_idle & !ar_pend.q & !e_pend.q & any_arpq);
+    let pick_rst = m.net("gen_pick_rst", !ar_pend.q & !e_pend.q & r_pend.q);
+    m.comment(
+        pick_rst,
+        "the next TCP header is the RST for no connection (seg_* carry its fields)",
+    );
+    let go_rst = m.net("gen_go_rst", g_idle & pick_rst);
+    let go_areq = m.net(
+        "gen_go_arp_req",
+        g_idle & !ar_pend.q & !e_pend.q & !r_pend.q & any_arpq,
+    );
     let go_tcp = m.net(
         "gen_go_tcp",
-        g_idle & !ar_pend.q & !e_pend.q & !any_arpq & any_tcp,
+        g_idle & !ar_pend.q & !e_pend.q & !r_pend.q & !any_arpq & any_tcp,
     );
     m.assign(ar_sent, go_arep.ex());
+    m.assign(r_sent, go_rst.ex());
     m.assign(
         rr.d,
         mux(
@@ -1590,38 +1641,51 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let pk = |f: &dyn Fn(&Want) -> Expr| -> Expr {
         sel(&tpick.ex(), &wants.iter().map(f).collect::<Vec<_>>())
     };
-    let t_syn = m.net("seg_syn", pk(&|w| w.syn.ex()));
-    let t_len = m.net("seg_len", pk(&|w| w.len.ex()));
-    let t_seq = m.net("seg_seq", pk(&|w| w.seq.ex()));
-    let t_ack = m.net("seg_ack", pk(&|w| w.ack.ex()));
-    let t_flags = m.net("seg_flags", pk(&|w| w.flags.ex()));
-    let t_wnd = m.net("seg_wnd", pk(&|w| w.wnd.ex()));
+    let or_rst = |r: Expr, e: Expr| mux(pick_rst, r, e);
+    let t_syn = m.net("seg_syn", or_rst(lit(1, 0), pk(&|w| w.syn.ex())));
+    let t_len = m.net("seg_len", or_rst(lit(16, 0), pk(&|w| w.len.ex())));
+    let t_seq = m.net("seg_seq", or_rst(r_seq.q.ex(), pk(&|w| w.seq.ex())));
+    let t_ack = m.net("seg_ack", or_rst(r_ack.q.ex(), pk(&|w| w.ack.ex())));
+    let t_flags = m.net("seg_flags", or_rst(r_flags.q.ex(), pk(&|w| w.flags.ex())));
+    let t_wnd = m.net("seg_wnd", or_rst(lit(16, 0), pk(&|w| w.wnd.ex())));
     let t_retx = m.net("seg_retx", pk(&|w| w.retx.ex()));
     let t_rst = m.net("seg_rst", pk(&|w| w.rst.ex()));
     let t_fr = m.net("seg_fast_retx", pk(&|w| w.fr.ex()));
     let t_rip = m.net(
         "seg_rip",
-        sel(&tpick.ex(), &rip.iter().map(|x| x.ex()).collect::<Vec<_>>()),
+        or_rst(
+            r_ip.q.ex(),
+            sel(&tpick.ex(), &rip.iter().map(|x| x.ex()).collect::<Vec<_>>()),
+        ),
     );
     let t_rmac = m.net(
         "seg_rmac",
-        sel(
-            &tpick.ex(),
-            &conns.iter().map(|k| k.rmac.q.ex()).collect::<Vec<_>>(),
+        or_rst(
+            r_mac.q.ex(),
+            sel(
+                &tpick.ex(),
+                &conns.iter().map(|k| k.rmac.q.ex()).collect::<Vec<_>>(),
+            ),
         ),
     );
     let t_sport = m.net(
         "seg_sport",
-        sel(
-            &tpick.ex(),
-            &lport.iter().map(|x| x.ex()).collect::<Vec<_>>(),
+        or_rst(
+            r_lport.q.ex(),
+            sel(
+                &tpick.ex(),
+                &lport.iter().map(|x| x.ex()).collect::<Vec<_>>(),
+            ),
         ),
     );
     let t_dport = m.net(
         "seg_dport",
-        sel(
-            &tpick.ex(),
-            &rport.iter().map(|x| x.ex()).collect::<Vec<_>>(),
+        or_rst(
+            r_rport.q.ex(),
+            sel(
+                &tpick.ex(),
+                &rport.iter().map(|x| x.ex()).collect::<Vec<_>>(),
+            ),
         ),
     );
     let t_thl = m.net("seg_thl", mux(t_syn, lit(8, 28), lit(8, 20)));
@@ -1790,7 +1854,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         h_arep,
         mux(go_areq, h_areq, mux(go_echo, h_echo, h_tcp)),
     );
-    let go_any = m.net("gen_go", go_arep | go_areq | go_echo | go_tcp);
+    let go_any = m.net("gen_go", go_arep | go_areq | go_echo | go_tcp | go_rst);
     let sum_cnt_done = m.net("gen_sum_issued", g_j.q.eq(g_plen.q));
     let sum_done = m.net("gen_sum_done", g_st.q.eq(1u64) & sum_cnt_done & !g_sv.q);
     let sum_rd = m.net("gen_sum_read", g_st.q.eq(1u64) & !sum_cnt_done);
@@ -2988,7 +3052,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let popc = |v: &[Sig]| -> Expr { v.iter().fold(lit(32, 0), |a, x| a + x.zext(32)) };
     let incs: Vec<Expr> = vec![
         seg_ok.zext(32),
-        go_tcp.zext(32),
+        (go_tcp | go_rst).zext(32),
         (go_tcp & t_retx).zext(32),
         popc(&rto_fire),
         drop_csum.zext(32),
@@ -3005,6 +3069,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         (go_tcp & t_fr).zext(32),
         popc(&challenge),
         popc(&rst_drop),
+        go_rst.zext(32),
     ];
     for (i, (cname, _)) in COUNTERS.iter().enumerate() {
         let r = m.reg(&format!("cnt_{cname}"), 32, 0);

@@ -5,10 +5,17 @@
 //! segment's sequence numbers lie inside what the application gave the connection and its
 //! payload is the application's bytes at that place; its ACK number is never ahead of what
 //! the peer has sent; a SYN carries exactly the MSS and window-scale options and an ISN of
-//! RFC 6528's form (M + F, F = HalfSipHash-2-4 of the 4-tuple, M the cycle count / 1024).
+//! RFC 6528's form (M + F, F = HalfSipHash-2-4 of the 4-tuple, M the cycle count / 1024); a
+//! RST for a segment to no connection answers one the peer sent exactly as RFC 9293 3.10.7.1
+//! says, and only where no connection of the engine is open.
+
+use std::collections::VecDeque;
 
 /// The number of counters in `tcp_csr` (from `seg_in`).
-pub const COUNTERS: u32 = 18;
+pub const COUNTERS: u32 = 19;
+
+/// How many of the peer's latest TCP segments a RST for no connection may answer.
+const ANSWERABLE: usize = 256;
 
 /// The engine's addresses in the suite (see `suites::tcp`).
 use crate::suites::tcp::{ENGINE_IP, ENGINE_MAC, PEER_IP};
@@ -102,6 +109,75 @@ pub struct ConnView {
     /// window << shift) it advertised.
     pub last_adv: Option<(u32, u16)>,
     pub max_edge: Option<u32>,
+    /// The peer sent a RST on this connection (the engine's side may be CLOSED since).
+    pub peer_rst: bool,
+}
+
+/// A TCP segment the peer sent to the engine's address: the fields a RST for no connection
+/// is made of (RFC 9293 3.10.7.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PeerSeg {
+    /// The sender's MAC and IPv4 address (the RST goes back to them).
+    pub mac: [u8; 6],
+    pub ip: [u8; 4],
+    /// The sender's port and the engine's.
+    pub ports: (u16, u16),
+    pub seq: u32,
+    pub ack: u32,
+    pub flags: u8,
+    /// SEG.LEN: payload bytes, plus one for SYN and one for FIN.
+    pub len: u32,
+}
+
+impl PeerSeg {
+    /// The segment in Ethernet frame `f` (any ports), if `f` holds a TCP segment for the
+    /// engine's address.
+    pub fn parse(f: &[u8]) -> Option<PeerSeg> {
+        let s = parse_seg(f)?;
+        if f[30..34] != ENGINE_IP {
+            return None;
+        }
+        Some(PeerSeg {
+            mac: f[6..12].try_into().expect("6"),
+            ip: f[26..30].try_into().expect("4"),
+            ports: (be16(f, 34) as u16, be16(f, 36) as u16),
+            seq: s.seq,
+            ack: s.ack,
+            flags: s.flags,
+            len: s.data.len() as u32 + u32::from(s.flags & 2 != 0) + u32::from(s.flags & 1 != 0),
+        })
+    }
+
+    /// RFC 9293 3.10.7.1's answer when no connection holds the segment: none to a RST;
+    /// `<SEQ=SEG.ACK><CTL=RST>` to one with ACK; else `<SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>`.
+    /// As (sequence number, flags, ACK number when the ACK bit is set).
+    pub fn rst_answer(&self) -> Option<(u32, u8, Option<u32>)> {
+        if self.flags & 4 != 0 {
+            None
+        } else if self.flags & 0x10 != 0 {
+            Some((self.ack, 0x04, None))
+        } else {
+            Some((0, 0x14, Some(self.seq.wrapping_add(self.len))))
+        }
+    }
+
+    /// Whether the engine's Ethernet frame `f` is that answer (to the sender's MAC, address
+    /// and port, a bare 20-byte TCP header).
+    pub fn answered_by(&self, f: &[u8]) -> bool {
+        let Some((seq, fl, ack)) = self.rst_answer() else {
+            return false;
+        };
+        if f.len() < 54 || f[0..6] != self.mac || f[30..34] != self.ip || be16(f, 16) != 40 {
+            return false;
+        }
+        let t = &f[34..54];
+        be16(t, 0) as u16 == self.ports.1
+            && be16(t, 2) as u16 == self.ports.0
+            && be32(t, 4) == seq
+            && t[13] == fl
+            && ack.is_none_or(|a| be32(t, 8) == a)
+            && t[12] == 0x50
+    }
 }
 
 /// The checker's state.
@@ -124,6 +200,11 @@ pub struct EngineView {
     /// The engine's receive buffer per connection, bytes (`params.rx_log2`): 0 leaves the
     /// window rules unchecked.
     pub rx_bytes: u32,
+    /// The peer's latest TCP segments to the engine's address, any ports (the last
+    /// `ANSWERABLE`).
+    pub peer_segs: VecDeque<PeerSeg>,
+    /// RSTs the engine sent for segments to no connection.
+    pub closed_rsts: u32,
 }
 
 /// The local port of connection `c` in the suite.
@@ -145,6 +226,8 @@ impl EngineView {
             peer_rsts: Vec::new(),
             peer_last: Vec::new(),
             rx_bytes: 0,
+            peer_segs: VecDeque::new(),
+            closed_rsts: 0,
         }
     }
 
@@ -152,6 +235,12 @@ impl EngineView {
     pub fn peer_frame(&mut self, f: &[u8]) {
         if f.len() < 54 || be16(f, 12) != 0x0800 || f[23] != 6 {
             return;
+        }
+        if let Some(s) = PeerSeg::parse(f) {
+            if self.peer_segs.len() == ANSWERABLE {
+                self.peer_segs.pop_front();
+            }
+            self.peer_segs.push_back(s);
         }
         let thl = usize::from(f[46] >> 4) * 4;
         let ip_len = be16(f, 16) as usize;
@@ -162,6 +251,7 @@ impl EngineView {
         self.peer_segments += 1;
         if f[47] & 4 != 0 {
             self.peer_rsts.push(f[34..54].to_vec());
+            self.conns[c].peer_rst = true;
         }
         let plen = (ip_len - 20 - thl) as u32;
         let fl = f[47];
@@ -243,7 +333,10 @@ fn check_ip(
     if ip_len < 28 || 14 + ip_len > f.len() {
         return Err(format!("IPv4 total length {ip_len}"));
     }
-    if be16(f, 20) != 0x4000 || f[22] != 64 || f[26..30] != ENGINE_IP || f[30..34] != PEER_IP {
+    // Only a RST for a segment to no connection may go to another address than the peer's.
+    let to_other =
+        f[30..34] != PEER_IP && !(f[23] == 6 && v.peer_segs.iter().any(|s| s.answered_by(f)));
+    if be16(f, 20) != 0x4000 || f[22] != 64 || f[26..30] != ENGINE_IP || to_other {
         return Err("IPv4 flags, TTL or addresses".into());
     }
     let l4 = &f[34..14 + ip_len];
@@ -255,24 +348,36 @@ fn check_ip(
             }
             Ok(())
         }
-        6 => check_tcp(v, f[30..34].try_into().expect("4"), l4, sent, got, cycle),
+        6 => check_tcp(v, f, l4, sent, got, cycle),
         p => Err(format!("IP protocol {p}")),
     }
 }
 
 fn check_tcp(
     v: &mut EngineView,
-    dst: [u8; 4],
+    f: &[u8],
     t: &[u8],
     sent: &[usize],
     got: &[usize],
     cycle: u64,
 ) -> Result<(), String> {
     v.tcp += 1;
+    let dst: [u8; 4] = f[30..34].try_into().expect("4");
     if tcp_sum(ENGINE_IP, dst, t) != 0xffff {
         return Err("TCP checksum".into());
     }
     let c = be16(t, 0).wrapping_sub(50000) as usize;
+    // A RST for a segment to no connection: outside every connection's ports, or on one whose
+    // engine side may be CLOSED (no SYN sent yet, a FIN or RST sent, a RST taken).
+    let conn_ports = c < v.conns.len() && be16(t, 2) == 4420 && dst == PEER_IP;
+    let closed = !conn_ports || {
+        let k = &v.conns[c];
+        k.iss.is_none() || k.fins > 0 || k.rsts > 0 || k.peer_rst
+    };
+    if closed && v.peer_segs.iter().any(|s| s.answered_by(f)) {
+        v.closed_rsts += 1;
+        return Ok(());
+    }
     if c >= v.conns.len() || be16(t, 2) != 4420 {
         return Err(format!("TCP ports {} -> {}", be16(t, 0), be16(t, 2)));
     }

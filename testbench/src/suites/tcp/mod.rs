@@ -706,4 +706,5 @@ pub mod cnt {
     pub const FAST_RETRANS: usize = 15;
     pub const CHALLENGE_ACKS: usize = 16;
     pub const RST_DROPPED: usize = 17;
+    pub const RST_CLOSED: usize = 18;
 }

@@ -3,12 +3,18 @@
 //! echo buffer and some with a wrong ICMP checksum, while frames the engine must drop arrive in
 //! between (an ARP request for another address, an IPv4 packet for another address, a frame
 //! for another MAC, a bad IPv4 header checksum, a UDP datagram, an IPv4 header with options).
+//! TCP segments to no connection arrive too (random flags, sequence and ACK numbers and payload,
+//! to random ports or to a connection's ports while it is CLOSED).
 //! Checked: each good request is answered exactly once with its identifier, sequence number and
-//! data; no other request is; every engine frame passes the golden check; the counters
-//! `echo_out`, `drop_csum`, `drop_other`, `drop_malformed` and `arp_out` are exact.
+//! data; no other request is; each TCP segment without RST is answered by exactly the RST
+//! RFC 9293 3.10.7.1 gives, in order, unless it came while the RST of one before it may have
+//! been waiting (then it may be dropped); no RST is answered; every engine frame passes the
+//! golden check; the counters `echo_out`, `rst_closed`, `seg_out`, `drop_csum`, `drop_other`,
+//! `drop_malformed` and `arp_out` are exact.
 
-use super::{cnt, Env, Faults, Setup, ENGINE_IP, ENGINE_MAC, PEER_IP, PEER_MAC};
-use crate::models::tcp::sum16;
+use super::rules::tcp_frame;
+use super::{cnt, Env, Faults, Setup, ENGINE_IP, ENGINE_MAC, LOCAL_PORT_BASE, PEER_IP, PEER_MAC};
+use crate::models::tcp::{parse_seg, sum16, PeerSeg};
 use crate::prop::Property;
 use proptest::prelude::*;
 use proptest::strategy::BoxedStrategy;
@@ -28,7 +34,44 @@ pub struct Input {
     pub pings: Vec<(u16, bool)>,
     /// Hostile frames (kind 0 to 5), sent after that many cycles.
     pub hostile: Vec<(u8, u16)>,
+    /// TCP segments to no connection.
+    pub closed: Vec<Closed>,
     pub seed: u64,
+}
+
+/// A TCP segment to no connection, sent after `at` cycles.
+#[derive(Clone, Debug)]
+pub struct Closed {
+    pub at: u16,
+    /// URG, ACK, PSH, RST, SYN, FIN as drawn.
+    pub flags: u8,
+    pub seq: u32,
+    pub ack: u32,
+    pub payload: u8,
+    /// `None`: connection 0's ports (4420 to its local port; CLOSED here); else these
+    /// (the peer's, the engine's).
+    pub ports: Option<(u16, u16)>,
+}
+
+/// Cycles from a segment to no connection arriving to its RST leaving, at most (an echo reply
+/// of the largest size may go first); one arriving sooner after another may find that one's
+/// RST still waiting, and be dropped.
+const RST_BUSY: u64 = 3000;
+
+impl Closed {
+    fn frame(&self) -> Vec<u8> {
+        let (sport, dport) = self.ports.unwrap_or((4420, LOCAL_PORT_BASE as u16));
+        let data: Vec<u8> = (0..self.payload).map(|i| i.wrapping_mul(37)).collect();
+        tcp_frame(
+            (PEER_IP, sport, dport),
+            self.seq,
+            self.ack,
+            self.flags,
+            4096,
+            &[],
+            &data,
+        )
+    }
 }
 
 pub(crate) fn hostile_frame(kind: u8) -> Vec<u8> {
@@ -137,6 +180,12 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     let mut hostile = input.hostile.clone();
     hostile.sort_by_key(|h| h.1);
     let mut hostile = hostile.into_iter().peekable();
+    let mut closed = input.closed.clone();
+    closed.sort_by_key(|c| c.at);
+    let mut closed = closed.into_iter().peekable();
+    // Segments to no connection as sent: the segment, and whether its RST may be dropped.
+    let mut closed_sent: Vec<(PeerSeg, bool)> = Vec::new();
+    let mut last_closed: Option<u64> = None;
     let (mut want_other, mut want_csum, mut want_mal) = (0u32, 0u32, 0u32);
     let mut quiet = 0u64;
     let mut sent_at = 0u64;
@@ -186,11 +235,25 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             }
             env.src.borrow_mut().send(hostile_frame(k));
         }
+        while closed.peek().is_some_and(|c| u64::from(c.at) <= cycle) {
+            let f = closed.next().expect("peeked").frame();
+            env.view.peer_frame(&f);
+            let seg = PeerSeg::parse(&f).expect("a TCP segment to the engine");
+            if seg.flags & 4 != 0 {
+                want_other += 1;
+            } else {
+                let crowded = last_closed.is_some_and(|t| cycle < t + RST_BUSY);
+                closed_sent.push((seg, crowded));
+                last_closed = Some(cycle);
+            }
+            env.src.borrow_mut().send(f);
+        }
         if !bad.is_empty() {
             return Err(bad.join("; "));
         }
         let busy = next < input.pings.len()
             || hostile.peek().is_some()
+            || closed.peek().is_some()
             || !env.to_engine.idle()
             || !env.to_peer.idle()
             || env.src.borrow().pending() > 0;
@@ -226,14 +289,42 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             want_other += 1;
         }
     }
+    // The RSTs, in order, each the answer to the next segment that has one.
+    let rsts: Vec<Vec<u8>> = env
+        .sink
+        .borrow()
+        .frames
+        .iter()
+        .filter(|f| parse_seg(&f.data).is_some())
+        .map(|f| f.data.clone())
+        .collect();
+    let mut answers = rsts.iter().peekable();
+    for (i, (seg, crowded)) in closed_sent.iter().enumerate() {
+        if answers.peek().is_some_and(|t| seg.answered_by(t)) {
+            answers.next();
+        } else if *crowded {
+            want_other += 1;
+        } else {
+            return Err(format!(
+                "segment {i} to no connection {seg:x?} not answered by {:x?} (RFC 9293 \
+                 3.10.7.1); next RST sent {:02x?}",
+                seg.rst_answer(),
+                answers.peek()
+            ));
+        }
+    }
+    if let Some(t) = answers.next() {
+        return Err(format!("a TCP segment no segment asked for: {t:02x?}"));
+    }
     let cn = env.counters();
     let want = [
         (cnt::ECHO_OUT, good, "echo_out"),
+        (cnt::RST_CLOSED, rsts.len() as u32, "rst_closed"),
         (cnt::DROP_CSUM, want_csum, "drop_csum"),
         (cnt::DROP_OTHER, want_other, "drop_other"),
         (cnt::DROP_MALFORMED, want_mal, "drop_malformed"),
         (cnt::ARP_OUT, env.view.arp, "arp_out"),
-        (cnt::SEG_OUT, 0, "seg_out"),
+        (cnt::SEG_OUT, rsts.len() as u32, "seg_out"),
     ];
     for (i, w, name) in want {
         if cn[i] != w {
@@ -248,6 +339,30 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
 
 fn be(p: &[u8], i: usize) -> u16 {
     u16::from_be_bytes([p[i], p[i + 1]])
+}
+
+fn closed_strategy() -> impl Strategy<Value = Closed> {
+    (
+        0u16..24_000,
+        prop_oneof![
+            2 => Just(0x02u8),
+            2 => Just(0x10u8),
+            1 => Just(0x04u8),
+            3 => 0u8..0x40,
+        ],
+        any::<u32>(),
+        any::<u32>(),
+        prop_oneof![2 => Just(0u8), 1 => 1u8..64],
+        prop_oneof![1 => Just(None), 2 => (1u16.., 1u16..).prop_map(Some)],
+    )
+        .prop_map(|(at, flags, seq, ack, payload, ports)| Closed {
+            at,
+            flags,
+            seq,
+            ack,
+            payload,
+            ports,
+        })
 }
 
 pub struct TcpPingProp;
@@ -266,11 +381,13 @@ impl Property for TcpPingProp {
                 1..8,
             ),
             prop::collection::vec((any::<u8>(), 0u16..20_000), 0..6),
+            prop::collection::vec(closed_strategy(), 0..8),
             any::<u64>(),
         )
-            .prop_map(|(pings, hostile, seed)| Input {
+            .prop_map(|(pings, hostile, closed, seed)| Input {
                 pings,
                 hostile,
+                closed,
                 seed,
             })
             .boxed()

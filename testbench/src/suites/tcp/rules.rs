@@ -65,7 +65,7 @@
 use super::{
     cnt, creg, Env, Faults, Setup, ENGINE_IP, ENGINE_MAC, LOCAL_PORT_BASE, PEER_IP, PEER_MAC,
 };
-use crate::models::tcp::{parse_seg, sum16, tcp_sum, Cwnd, Seg};
+use crate::models::tcp::{parse_seg, sum16, tcp_sum, Cwnd, PeerSeg, Seg};
 use crate::prop::Property;
 use crate::rng::Rng;
 use crate::rtl::regs::tcp_csr;
@@ -160,7 +160,7 @@ pub struct Input {
 
 /// An Ethernet/IPv4/TCP frame to the engine from `src`, port `sport` to port `dport`
 /// (checksums right).
-fn tcp_frame(
+pub(super) fn tcp_frame(
     (src, sport, dport): ([u8; 4], u16, u16),
     seq: u32,
     ack: u32,
@@ -523,6 +523,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     // MAX.SND.WND: the SYN-ACK's window, and every window since (the same once scaled).
     let max_wnd = pwnd;
     let mut others = 0u32;
+    let mut closed_rsts = 0u32;
     for (n, st) in steps.iter().enumerate() {
         let nxt = m.nxt as usize;
         s.settle(
@@ -535,6 +536,8 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         let rcv_nxt = piss.wrapping_add(1).wrapping_add(m.nxt);
         // An ARP request to answer (the requester's MAC and IP), and the ARP frames so far.
         let mut arp_answer: Option<([u8; 6], [u8; 4])> = None;
+        // A segment to no connection whose RST must come.
+        let mut rst_answer: Option<PeerSeg> = None;
         let arps = s.arps;
         // What the engine must answer: `None` nothing, `Some(dup)` a pure ACK of RCV.NXT
         // (repeating the last ACK and window when `dup`).
@@ -683,21 +686,17 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                     ),
                 };
                 let junk: Vec<u8> = (0..1 + x % 300).map(|_| rng.next_u64() as u8).collect();
-                // Not the peer's: not in the golden check's view of the peer's sequence space.
-                s.env.src.borrow_mut().send(tcp_frame(
-                    tuple,
-                    rcv_nxt,
-                    ack0,
-                    0x18,
-                    wfield,
-                    &[],
-                    &junk,
-                ));
-                others += 1;
+                // No connection's: answered by <SEQ=SEG.ACK><CTL=RST> (RFC 9293 3.10.7.1),
+                // the connection unharmed.
+                let f = tcp_frame(tuple, rcv_nxt, ack0, 0x18, wfield, &[], &junk);
+                rst_answer = PeerSeg::parse(&f);
+                s.send(f);
+                closed_rsts += 1;
                 (
                     None,
                     format!(
-                        "step {n}: {} bytes at RCV.NXT from {:?} port {} to port {}: another {which}",
+                        "step {n}: {} bytes at RCV.NXT from {:?} port {} to port {}: another {which}, \
+                         to be answered by a RST",
                         junk.len(),
                         tuple.0,
                         tuple.1,
@@ -754,6 +753,19 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             let end = s.env.sim.cycle() + 2 * QUIET + 2 * u64::from(rxb.min(2000));
             while s.env.sim.cycle() < end {
                 s.step()?;
+            }
+            if let Some(seg) = rst_answer {
+                let f = s.env.engine_frames.last().cloned().unwrap_or_default();
+                match s.pop() {
+                    Some(_) if seg.answered_by(&f) => {}
+                    x => {
+                        return Err(format!(
+                            "{what}: must be answered by the RST {:x?} (RFC 9293 3.10.7.1), \
+                             got {x:?}",
+                            seg.rst_answer()
+                        ))
+                    }
+                }
             }
             if let Some(x) = s.pop() {
                 return Err(format!("{what}: must be dropped unanswered, but got {x:?}"));
@@ -1137,6 +1149,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         (cnt::RST_OUT, 0, "rst_out"),
         (cnt::DROP_OTHER, others, "drop_other"),
         (cnt::SEG_OUT, s.env.view.tcp, "seg_out"),
+        (cnt::RST_CLOSED, closed_rsts, "rst_closed"),
     ];
     if fast_seen != dues {
         return Err(format!(

@@ -148,9 +148,13 @@ pub(super) fn accept_all(
 }
 
 /// The kernel pings the engine: `sizes.len()` echo requests, one at a time, each answered with
-/// its identifier, sequence number and data; waits for `go` first.
+/// its identifier, sequence number and data; waits for `go` first. Then it connects `tcp` to
+/// the engine's port 4420, where nothing listens: the engine's RST must refuse it
+/// (ECONNREFUSED, RFC 9293 3.10.7.1), within `tcp`'s connect timeout.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn ping(
     sock: OwnedFd,
+    tcp: OwnedFd,
     id: u16,
     sizes: Vec<usize>,
     seed: u64,
@@ -244,5 +248,36 @@ pub(super) fn ping(
         }
         std::thread::sleep(Duration::from_millis(10));
     }
+    refused(tcp)?;
     Ok(answered)
+}
+
+/// Connects `tcp` to the engine's address, port 4420: it must be refused.
+fn refused(tcp: OwnedFd) -> Result<(), String> {
+    let dst = libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: 4420u16.to_be(),
+        sin_addr: libc::in_addr {
+            s_addr: u32::from_ne_bytes(ENGINE_IP),
+        },
+        sin_zero: [0; 8],
+    };
+    let r = unsafe {
+        libc::connect(
+            tcp.as_raw_fd(),
+            &dst as *const _ as *const libc::sockaddr,
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        )
+    };
+    let e = std::io::Error::last_os_error();
+    match (r, e.raw_os_error()) {
+        (0, _) => {
+            Err("a connection to the engine's port 4420 was accepted: nothing listens there".into())
+        }
+        (_, Some(libc::ECONNREFUSED)) => Ok(()),
+        _ => Err(format!(
+            "a connection to the engine's port 4420 (nothing listens) ended with \"{e}\", not \
+             refused by a RST (RFC 9293 3.10.7.1)"
+        )),
+    }
 }

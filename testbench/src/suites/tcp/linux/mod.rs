@@ -61,8 +61,8 @@ use bridge::{LateRsts, Trail, Watch};
 use kernel::{accept_all, ping, ConnEnd};
 pub(super) use kstats::{counter, snmp};
 use kstats::{kernel_summary, netstat};
-use netns::icmp_socket;
 pub(super) use netns::site;
+use netns::{icmp_socket, tcp_socket};
 pub(crate) use netns::{open_tap, preflight_for, remove_stale_of};
 pub use netns::{preflight, remove_stale, Netns};
 
@@ -324,6 +324,7 @@ pub fn run_case(
     let deadline = t0 + opt.timeout;
     let (ns, tap_fd, listener) = site(case)?;
     let icmp = ns.enter(icmp_socket)??;
+    let refuse = ns.enter(|| tcp_socket(12))??;
 
     let mut sim = Sim::<Top>::new();
     let n = sim.signal("up_o").width() as usize;
@@ -365,7 +366,7 @@ pub fn run_case(
     let ping_thread = {
         let (stop, sizes) = (ns.stop.clone(), plan.pings.clone());
         let id = 0x7a00 | (case as u16 & 0xff);
-        std::thread::spawn(move || ping(icmp, id, sizes, seed ^ 7, go_rx, deadline, stop))
+        std::thread::spawn(move || ping(icmp, refuse, id, sizes, seed ^ 7, go_rx, deadline, stop))
     };
 
     for c in 0..n {
@@ -611,6 +612,20 @@ pub fn run_case(
             late.allowed
         ));
     }
+    if cn[cnt::RST_CLOSED] == 0 || (opt.golden && cn[cnt::RST_CLOSED] != view.closed_rsts) {
+        bad.push(format!(
+            "engine counter rst_closed is {}, but it sent {} RSTs for segments to no connection \
+             (at least one: the kernel's connection to port 4420)",
+            cn[cnt::RST_CLOSED],
+            view.closed_rsts
+        ));
+    }
+    if counter(&k, "Tcp.AttemptFails") != 1 {
+        bad.push(format!(
+            "kernel counter Tcp.AttemptFails is {}, want 1 (its connection the engine refused)",
+            counter(&k, "Tcp.AttemptFails")
+        ));
+    }
     if !late.other.is_empty() {
         bad.push(format!(
             "the kernel sent RSTs (connection, seq, flags) {:x?} while its connection was not \
@@ -679,7 +694,6 @@ pub fn run_case(
         "Tcp.InErrs",
         "Tcp.InCsumErrors",
         "Tcp.EstabResets",
-        "Tcp.AttemptFails",
         "Ip.InHdrErrors",
         "Ip.InAddrErrors",
         "Icmp.InErrors",

@@ -200,6 +200,33 @@ pub(super) fn icmp_socket() -> Result<OwnedFd, String> {
     Ok(fd)
 }
 
+/// A TCP socket (for a connection the engine must refuse), its connect bounded by `secs`
+/// seconds (SO_SNDTIMEO): made inside the namespace by [`Netns::enter`].
+pub(super) fn tcp_socket(secs: i64) -> Result<OwnedFd, String> {
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0) };
+    if fd < 0 {
+        return Err(os_err("TCP socket"));
+    }
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let tv = libc::timeval {
+        tv_sec: secs,
+        tv_usec: 0,
+    };
+    let r = unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_SNDTIMEO,
+            &tv as *const _ as *const libc::c_void,
+            std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+        )
+    };
+    if r != 0 {
+        return Err(os_err("SO_SNDTIMEO"));
+    }
+    Ok(fd)
+}
+
 /// Case `case`'s namespace (IPv6 off), its TAP device (the peer's MAC and 10.0.0.2/24, up;
 /// owned by the namespace guard) and the kernel's listener on 10.0.0.2:4420, all made inside it.
 pub(in crate::suites::tcp) fn site(case: u64) -> Result<(Netns, i32, TcpListener), String> {
