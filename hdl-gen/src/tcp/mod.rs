@@ -55,7 +55,14 @@
 //! `echo_bytes` with a good checksum is answered (others: `drop_other`; a bad checksum:
 //! `drop_csum`; one arriving while the previous reply waits is dropped, `drop_other`); TCP:
 //! the checksum over the pseudo-header (`drop_csum`), then the connection whose remote
-//! address and ports match and which is not CLOSED (none: `drop_other`, no RST is sent).
+//! address and ports match and which is not CLOSED (nor still resolving its next hop or
+//! drawing its ISN). A segment no connection holds is answered as RFC 9293 3.10.7.1 says
+//! for CLOSED (`rst_closed`, and `seg_out`): none to a RST (`drop_other`); to one with ACK
+//! `<SEQ=SEG.ACK><CTL=RST>`; else `<SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>` (SEG.LEN
+//! counting SYN and FIN), window 0, to the sender's MAC, address and port. One RST waits at
+//! a time (after ARP and echo replies, before everything else): a segment arriving while one
+//! waits is dropped (`drop_other`), so a flood of segments gets at most one RST of 60 bytes
+//! for each.
 //! Frames of other EtherTypes and IP protocols: `drop_other`.
 //!
 //! TCP per connection (RFC 9293), from `open` in a connection's `ctrl` CSR:
@@ -174,7 +181,7 @@
 //! Counters (32 bits, wrapping): `seg_in` (TCP segments matched to a connection with a good
 //! checksum), `seg_out`, `retrans` (segments carrying bytes below SND.MAX, or a SYN/FIN again),
 //! `rto_fires`, `drop_csum` (IPv4, ICMP or TCP checksum), `drop_other`, `drop_malformed`,
-//! `rst_in`, `rst_out`, `echo_out`, `arp_out` (requests and replies sent), `tx_drop`,
+//! `rst_in`, `rst_out` (RSTs of a connection: abort, retry limit), `echo_out`, `arp_out` (requests and replies sent), `tx_drop`,
 //! `ooo_kept` and `ooo_dropped` (out-of-order segments, by the rule above), `dup_acks`
 //! (duplicate ACKs received, by the rule above), `fast_retrans` (segments sent by fast
 //! retransmit or on a partial ACK; `retrans` counts them too, so `retrans - fast_retrans` is
@@ -182,7 +189,8 @@
 //! the window but not at RCV.NXT, a SYN, an ACK outside the acceptable range; several may be
 //! answered by one ACK), `rst_dropped` (RSTs ignored: outside the window, or in SYN-SENT
 //! without the ACK of the SYN). Every RST matched to a connection counts in exactly one of
-//! `rst_in`, `challenge_acks` and `rst_dropped`.
+//! `rst_in`, `challenge_acks` and `rst_dropped`. `rst_closed`: RSTs sent for segments no
+//! connection holds (above).
 //!
 //! # Features against the RFCs
 //!
@@ -210,8 +218,9 @@
 //! | Delayed ACK | 9293, 5681 | done (CSR `ack_delay`; an ACK at least every second full-sized segment, at once for gaps) |
 //! | Zero-window probes | 9293 | done (basic: one byte past a closed window when the RTO timer expires, backed off) |
 //! | RST/SYN/ACK attack mitigations: exact RST, challenge ACKs, ACK range | 5961 | done (no challenge-ACK rate limit, section 7, a SHOULD) |
-//! | RST for segments to closed ports | 9293 | not done yet (dropped, `drop_other`) |
-//! | Nagle, sender silly-window avoidance | 896, 9293 | not done yet |
+//! | RST for segments to no connection | 9293 3.10.7.1 | done (one waiting at a time; `rst_closed`) |
+//! | Nagle | 896 | declined: NVMe/TCP pushes every PDU, and Linux's NVMe/TCP host sets TCP_NODELAY too |
+//! | Sender silly-window avoidance | 9293 3.8.6.2.1 | not done yet (a segment fills what the peer's window allows) |
 //!
 //! # Timing
 //!
