@@ -174,57 +174,58 @@ pub(crate) fn open_tap(name: &str) -> Result<File, String> {
     Ok(f)
 }
 
-/// A raw ICMP socket in the calling thread's namespace, with a 20 ms receive timeout.
-pub(super) fn icmp_socket() -> Result<OwnedFd, String> {
-    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_RAW, libc::IPPROTO_ICMP) };
+/// A socket of `kind` and `proto` in the calling thread's namespace, with socket option `opt`
+/// (a timeout: `SO_RCVTIMEO` or `SO_SNDTIMEO`) set to `tv`; `what` names it in errors.
+fn socket_with_timeout(
+    kind: i32,
+    proto: i32,
+    opt: i32,
+    tv: libc::timeval,
+    what: &str,
+) -> Result<OwnedFd, String> {
+    let fd = unsafe { libc::socket(libc::AF_INET, kind, proto) };
     if fd < 0 {
-        return Err(os_err("raw ICMP socket"));
+        return Err(os_err(what));
     }
     let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    let tv = libc::timeval {
-        tv_sec: 0,
-        tv_usec: 20_000,
-    };
     let r = unsafe {
         libc::setsockopt(
             fd.as_raw_fd(),
             libc::SOL_SOCKET,
-            libc::SO_RCVTIMEO,
+            opt,
             &tv as *const _ as *const libc::c_void,
             std::mem::size_of::<libc::timeval>() as libc::socklen_t,
         )
     };
     if r != 0 {
-        return Err(os_err("SO_RCVTIMEO"));
+        return Err(os_err(&format!("{what}: its timeout")));
     }
     Ok(fd)
+}
+
+/// A raw ICMP socket in the calling thread's namespace, with a 20 ms receive timeout.
+pub(super) fn icmp_socket() -> Result<OwnedFd, String> {
+    let tv = libc::timeval {
+        tv_sec: 0,
+        tv_usec: 20_000,
+    };
+    socket_with_timeout(
+        libc::SOCK_RAW,
+        libc::IPPROTO_ICMP,
+        libc::SO_RCVTIMEO,
+        tv,
+        "raw ICMP socket",
+    )
 }
 
 /// A TCP socket (for a connection the engine must refuse), its connect bounded by `secs`
 /// seconds (SO_SNDTIMEO): made inside the namespace by [`Netns::enter`].
 pub(super) fn tcp_socket(secs: i64) -> Result<OwnedFd, String> {
-    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0) };
-    if fd < 0 {
-        return Err(os_err("TCP socket"));
-    }
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
     let tv = libc::timeval {
         tv_sec: secs,
         tv_usec: 0,
     };
-    let r = unsafe {
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_SNDTIMEO,
-            &tv as *const _ as *const libc::c_void,
-            std::mem::size_of::<libc::timeval>() as libc::socklen_t,
-        )
-    };
-    if r != 0 {
-        return Err(os_err("SO_SNDTIMEO"));
-    }
-    Ok(fd)
+    socket_with_timeout(libc::SOCK_STREAM, 0, libc::SO_SNDTIMEO, tv, "TCP socket")
 }
 
 /// Case `case`'s namespace (IPv6 off), its TAP device (the peer's MAC and 10.0.0.2/24, up;
