@@ -2,7 +2,7 @@
 // Do not edit: change the generator or the configuration and run `hdl-gen emit`.
 //
 // TCP/IP engine: 2 TCP connections (active open), ARP, ICMP echo, IPv4 and TCP checksums.
-// Byte-serial inside (slice 1). See hdl-gen/src/tcp/mod.rs for the contract.
+// Sends 8 bytes a cycle, parses a byte a cycle. See hdl-gen/src/tcp/mod.rs for the contract.
 
 module tcp_w64_c2_t8192_r8192_a4_e512 (
   input  logic        clk_i,
@@ -408,9 +408,16 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   logic [31:0]  rx_conn_ooo_hi;
   logic         rx_in_kept;                // the payload byte falls in the kept out-of-order range
   logic         rx_buf_we;                 // a payload byte inside the free space after RCV.NXT, not kept already
+  logic [9:0]   rx_buf_wr_word;
+  logic [2:0]   rx_buf_wr_lane;
+  logic [63:0]  rx_buf_wr_data;
   logic         echo_pend_q;               // an echo reply waits or is being sent (its bytes are in echo_buf)
   logic         echo_pend_d;
   logic [15:0]  rx_echo_idx;
+  logic         rx_echo_we;
+  logic [5:0]   echo_buf_wr_word;
+  logic [2:0]   echo_buf_wr_lane;
+  logic [63:0]  echo_buf_wr_data;
   logic         rx_done_q;                 // the frame ended last cycle: its checks and effects now
   logic         rx_done_d;
   logic [15:0]  rx_len_q;
@@ -654,29 +661,26 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   logic [15:0]  gen_flen_d;
   logic [31:0]  gen_acc_q;                 // the TCP checksum sum during the payload pass
   logic [31:0]  gen_acc_d;
-  logic [15:0]  gen_j_q;
+  logic [15:0]  gen_j_q;                   // payload offset of the checksum pass's next read (8 bytes each)
   logic [15:0]  gen_j_d;
-  logic         gen_sum_valid_q;
+  logic         gen_sum_valid_q;           // the bytes read last cycle are summed now
   logic         gen_sum_valid_d;
-  logic         gen_sum_odd_q;
-  logic         gen_sum_odd_d;
-  logic [15:0]  gen_k_q;                   // index of the frame byte produced next
+  logic [3:0]   gen_sum_cnt_q;             // how many of them are payload (1 to 8)
+  logic [3:0]   gen_sum_cnt_d;
+  logic [15:0]  gen_k_q;                   // frame byte index of the next beat fetched (8 bytes each)
   logic [15:0]  gen_k_d;
+  logic         gen_beat_valid_q;          // a fetched beat waits: its payload bytes in the buffer's read data
+  logic         gen_beat_valid_d;
+  logic [15:0]  gen_beat_k_q;              // the waiting beat's first frame byte index
+  logic [15:0]  gen_beat_k_d;
   logic         gen_go;
   logic         gen_sum_issued;
   logic         gen_sum_done;
   logic         gen_sum_read;
-  logic         gen_echo_read;
-  logic         gen_tx_read;
-  logic [15:0]  gen_read_off;              // payload byte the buffer read asks for
-  logic [7:0]   tx_buf_rdata_q;
-  logic [7:0]   echo_buf_rdata_q;
-  logic [15:0]  gen_tcp_csum;
+  logic [15:0]  gen_sum_left;
+  logic [15:0]  gen_hlen16;
+  logic [15:0]  gen_pay_end;
   logic         gen_sending;
-  logic [63:0]  out_acc_q;                 // the beat being packed
-  logic [63:0]  out_acc_d;
-  logic [2:0]   out_cnt_q;
-  logic [2:0]   out_cnt_d;
   logic [63:0]  out_data_q;
   logic [63:0]  out_data_d;
   logic [7:0]   out_keep_q;
@@ -685,17 +689,44 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   logic         out_last_d;
   logic         out_valid_q;
   logic         out_valid_d;
-  logic [15:0]  gen_hlen16;
-  logic [15:0]  gen_pay_end;
-  logic         gen_last_byte;
-  logic         gen_beat_complete;
   logic         out_free;
-  logic         gen_byte;                  // a frame byte goes into the packer this cycle
-  logic [7:0]   gen_out_byte;
-  logic         gen_next_is_pay;
+  logic [15:0]  gen_beat_left;             // frame bytes from the waiting beat's first on
+  logic         gen_beat_last;
+  logic         gen_beat_move;             // the waiting beat goes into the output register
+  logic         gen_fetch;
+  logic [15:0]  gen_fetch_off;
+  logic         gen_tx_read;
+  logic [9:0]   tx_buf_rd_word;
+  logic [2:0]   tx_buf_rd_lane;
+  logic [2:0]   tx_buf_rd_first_q;         // the lane of the first byte read
+  logic [2:0]   tx_buf_rd_first_d;
+  logic [7:0]   tx_buf_l0_rdata_q;
+  logic [7:0]   tx_buf_l1_rdata_q;
+  logic [7:0]   tx_buf_l2_rdata_q;
+  logic [7:0]   tx_buf_l3_rdata_q;
+  logic [7:0]   tx_buf_l4_rdata_q;
+  logic [7:0]   tx_buf_l5_rdata_q;
+  logic [7:0]   tx_buf_l6_rdata_q;
+  logic [7:0]   tx_buf_l7_rdata_q;
+  logic         gen_echo_read;
+  logic [5:0]   echo_buf_rd_word;
+  logic [2:0]   echo_buf_rd_lane;
+  logic [2:0]   echo_buf_rd_first_q;       // the lane of the first byte read
+  logic [2:0]   echo_buf_rd_first_d;
+  logic [7:0]   echo_buf_l0_rdata_q;
+  logic [7:0]   echo_buf_l1_rdata_q;
+  logic [7:0]   echo_buf_l2_rdata_q;
+  logic [7:0]   echo_buf_l3_rdata_q;
+  logic [7:0]   echo_buf_l4_rdata_q;
+  logic [7:0]   echo_buf_l5_rdata_q;
+  logic [7:0]   echo_buf_l6_rdata_q;
+  logic [7:0]   echo_buf_l7_rdata_q;
+  logic [15:0]  gen_tcp_csum;
+  logic [63:0]  gen_beat_hdr;
+  logic [63:0]  gen_beat_pay;
   logic [63:0]  out_beat;
   logic [7:0]   out_keep_now;
-  logic         app_tx_valid_q;            // a tx beat is being written, a byte per cycle
+  logic         app_tx_valid_q;            // a tx beat is being written, eight bytes a cycle
   logic         app_tx_valid_d;
   logic         app_tx_conn_q;
   logic         app_tx_conn_d;
@@ -715,11 +746,17 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   logic [31:0]  c1_tx_free;
   logic         c0_may_send;
   logic         c1_may_send;
+  logic [3:0]   app_tx_left;               // bytes of the beat not written yet
+  logic [3:0]   app_tx_cnt;                // bytes written this cycle
+  logic         app_tx_end;                // the beat's last bytes are written this cycle
   logic         app_tx_fire;
-  logic [7:0]   app_tx_byte;
+  logic [63:0]  app_tx_bytes;
   logic         app_tx_write;
-  logic         app_tx_drop;
-  logic         app_rx_valid_q;            // a byte read from rx_buf is on rx
+  logic [9:0]   tx_buf_wr_word;
+  logic [2:0]   tx_buf_wr_lane;
+  logic [63:0]  tx_buf_wr_data;
+  logic [3:0]   app_tx_drop;               // bytes dropped this cycle (a beat without credit)
+  logic         app_rx_valid_q;            // bytes read from rx_buf are on rx
   logic         app_rx_valid_d;
   logic         app_rx_conn_q;
   logic         app_rx_conn_d;
@@ -732,7 +769,21 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   logic         app_rx_any;
   logic         app_rx_pick;
   logic         app_rx_start;
-  logic [7:0]   rx_buf_rdata_q;
+  logic [9:0]   rx_buf_rd_word;
+  logic [2:0]   rx_buf_rd_lane;
+  logic [2:0]   rx_buf_rd_first_q;         // the lane of the first byte read
+  logic [2:0]   rx_buf_rd_first_d;
+  logic [7:0]   rx_buf_l0_rdata_q;
+  logic [7:0]   rx_buf_l1_rdata_q;
+  logic [7:0]   rx_buf_l2_rdata_q;
+  logic [7:0]   rx_buf_l3_rdata_q;
+  logic [7:0]   rx_buf_l4_rdata_q;
+  logic [7:0]   rx_buf_l5_rdata_q;
+  logic [7:0]   rx_buf_l6_rdata_q;
+  logic [7:0]   rx_buf_l7_rdata_q;
+  logic [31:0]  app_rx_avail;
+  logic [3:0]   app_rx_cnt_q;              // bytes of the beat on rx (1 to 8)
+  logic [3:0]   app_rx_cnt_d;
   logic         app_rx_pop;
   logic         app_rx_stale;
   logic [15:0]  syn_peer_mss;              // the peer's MSS a SYN-ACK carries (536 without the option)
@@ -884,9 +935,30 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   logic [31:0]  cnt_rst_dropped_d;
   logic [31:0]  cnt_rst_closed_q;
   logic [31:0]  cnt_rst_closed_d;
-  logic [7:0] rx_buf [16384];
-  logic [7:0] echo_buf [512];
-  logic [7:0] tx_buf [16384];
+  logic [7:0] rx_buf_l0 [2048];
+  logic [7:0] rx_buf_l1 [2048];
+  logic [7:0] rx_buf_l2 [2048];
+  logic [7:0] rx_buf_l3 [2048];
+  logic [7:0] rx_buf_l4 [2048];
+  logic [7:0] rx_buf_l5 [2048];
+  logic [7:0] rx_buf_l6 [2048];
+  logic [7:0] rx_buf_l7 [2048];
+  logic [7:0] echo_buf_l0 [64];
+  logic [7:0] echo_buf_l1 [64];
+  logic [7:0] echo_buf_l2 [64];
+  logic [7:0] echo_buf_l3 [64];
+  logic [7:0] echo_buf_l4 [64];
+  logic [7:0] echo_buf_l5 [64];
+  logic [7:0] echo_buf_l6 [64];
+  logic [7:0] echo_buf_l7 [64];
+  logic [7:0] tx_buf_l0 [2048];
+  logic [7:0] tx_buf_l1 [2048];
+  logic [7:0] tx_buf_l2 [2048];
+  logic [7:0] tx_buf_l3 [2048];
+  logic [7:0] tx_buf_l4 [2048];
+  logic [7:0] tx_buf_l5 [2048];
+  logic [7:0] tx_buf_l6 [2048];
+  logic [7:0] tx_buf_l7 [2048];
 
   tcp_csr u_csr (
     .clk_i                  (clk_i),
@@ -1137,7 +1209,14 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   assign rx_conn_ooo_hi = (rx_conn_q == 1'b0) ? c0_ooo_hi_q : c1_ooo_hi_q;
   assign rx_in_kept = rx_conn_ooo_on & ((rx_pseq_q - rx_conn_ooo_lo) < (rx_conn_ooo_hi - rx_conn_ooo_lo));
   assign rx_buf_we = rx_in_pay & rx_conn_hit_q & ((rx_pseq_q - rx_conn_rcv_nxt_q) < rx_conn_free_q) & ~rx_in_kept;
+  assign rx_buf_wr_word = rx_pseq_q[12:3];
+  assign rx_buf_wr_lane = rx_pseq_q[2:0];
+  assign rx_buf_wr_data = 64'({{56'd0, rx_byte}, {56'd0, rx_byte}} >> (7'h40 - {1'b0, {rx_buf_wr_lane, 3'd0}}));
   assign rx_echo_idx = rx_idx_q - 16'h26;
+  assign rx_echo_we = rx_byte_valid & (rx_idx_q >= 16'h26) & (rx_idx17 < rx_ip_end) & (rx_echo_idx < 16'h200) & rx_is_ip & (rx_proto == 8'd1) & ~echo_pend_q;
+  assign echo_buf_wr_word = rx_echo_idx[8:3];
+  assign echo_buf_wr_lane = rx_echo_idx[2:0];
+  assign echo_buf_wr_data = 64'({{56'd0, rx_byte}, {56'd0, rx_byte}} >> (7'h40 - {1'b0, {echo_buf_wr_lane, 3'd0}}));
   assign rx_done_d = rx_byte_valid & rx_eof;
   assign rx_len_d = (rx_byte_valid & rx_eof) ? (rx_idx_q + 16'd1) : rx_len_q;
   assign rx_for_us = (rx_dmac == local_mac) | (rx_dmac == 48'hffffffffffff);
@@ -1336,23 +1415,29 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   assign arp_req_ip = (gen_arp_pick == 1'b0) ? c0_next_hop : c1_next_hop;
   assign seg_sum = 32'd0 + {16'd0, csr_ip_value[31:16]} + {16'd0, csr_ip_value[15:0]} + {16'd0, seg_rip[31:16]} + {16'd0, seg_rip[15:0]} + {16'd0, 16'd6} + {16'd0, seg_tcp_len} + {16'd0, seg_sport} + {16'd0, seg_dport} + {16'd0, seg_seq[31:16]} + {16'd0, seg_seq[15:0]} + {16'd0, seg_ack[31:16]} + {16'd0, seg_ack[15:0]} + {16'd0, {seg_thl[5:2], 4'd0, seg_flags}} + {16'd0, seg_wnd} + {16'd0, 16'h204 & {16{seg_syn}}} + {16'd0, csr_mss_bytes & {16{seg_syn}}} + {16'd0, 16'h103 & {16{seg_syn}}} + {16'd0, {12'h30, our_wscale} & {16{seg_syn}}};
   assign gen_go = gen_go_arp_reply | gen_go_arp_req | gen_go_echo | gen_go_tcp | gen_go_rst;
-  assign gen_sum_issued = gen_j_q == gen_plen_q;
+  assign gen_sum_issued = gen_j_q >= gen_plen_q;
   assign gen_sum_done = (gen_state_q == 2'd1) & gen_sum_issued & ~gen_sum_valid_q;
   assign gen_sum_read = (gen_state_q == 2'd1) & ~gen_sum_issued;
-  assign gen_tcp_csum = ~(16'({1'b0, 16'(gen_acc_q + (gen_sum_valid_q ? (gen_sum_odd_q ? {24'd0, tx_buf_rdata_q} : {16'd0, {tx_buf_rdata_q, 8'd0}}) : 32'd0))} + {1'b0, 16'((gen_acc_q + (gen_sum_valid_q ? (gen_sum_odd_q ? {24'd0, tx_buf_rdata_q} : {16'd0, {tx_buf_rdata_q, 8'd0}}) : 32'd0)) >> 16)}) + {15'd0, 1'(({1'b0, 16'(gen_acc_q + (gen_sum_valid_q ? (gen_sum_odd_q ? {24'd0, tx_buf_rdata_q} : {16'd0, {tx_buf_rdata_q, 8'd0}}) : 32'd0))} + {1'b0, 16'((gen_acc_q + (gen_sum_valid_q ? (gen_sum_odd_q ? {24'd0, tx_buf_rdata_q} : {16'd0, {tx_buf_rdata_q, 8'd0}}) : 32'd0)) >> 16)}) >> 16)});
-  assign gen_sending = gen_state_q == 2'd2;
+  assign gen_sum_left = gen_plen_q - gen_j_q;
   assign gen_hlen16 = {8'd0, gen_hlen_q};
   assign gen_pay_end = gen_hlen16 + gen_plen_q;
-  assign gen_last_byte = gen_k_q == (gen_flen_q - 16'd1);
-  assign gen_beat_complete = (out_cnt_q == 3'd7) | gen_last_byte;
+  assign gen_sending = gen_state_q == 2'd2;
   assign out_free = ~out_valid_q | m_axis_tready_i;
-  assign gen_byte = gen_sending & (~gen_beat_complete | out_free);
-  assign gen_out_byte = (gen_k_q < gen_hlen16) ? 8'(gen_hdr_q >> {gen_k_q[5:0], 3'd0}) : ((gen_k_q < gen_pay_end) ? (gen_echo_q ? echo_buf_rdata_q : tx_buf_rdata_q) : 8'd0);
-  assign gen_next_is_pay = gen_byte & ((gen_k_q + 16'd1) >= gen_hlen16) & ((gen_k_q + 16'd1) < gen_pay_end);
-  assign gen_read_off = gen_sum_read ? gen_j_q : ((gen_k_q + 16'd1) - gen_hlen16);
-  assign gen_tx_read = gen_sum_read | (gen_next_is_pay & ~gen_echo_q);
-  assign gen_echo_read = gen_next_is_pay & gen_echo_q;
-  assign echo_done = gen_sending & gen_byte & gen_last_byte & gen_echo_q;
+  assign gen_beat_left = gen_flen_q - gen_beat_k_q;
+  assign gen_beat_last = gen_beat_left <= 16'd8;
+  assign gen_beat_move = gen_beat_valid_q & out_free;
+  assign gen_fetch = gen_sending & (gen_k_q < gen_flen_q) & (~gen_beat_valid_q | gen_beat_move);
+  assign gen_fetch_off = gen_k_q - gen_hlen16;
+  assign gen_tx_read = gen_sum_read | (gen_fetch & ~gen_echo_q);
+  assign tx_buf_rd_word = 10'((gen_seq_q + {16'd0, gen_sum_read ? gen_j_q : gen_fetch_off}) >> 3);
+  assign tx_buf_rd_lane = 3'(gen_seq_q + {16'd0, gen_sum_read ? gen_j_q : gen_fetch_off});
+  assign tx_buf_rd_first_d = gen_tx_read ? tx_buf_rd_lane : tx_buf_rd_first_q;
+  assign gen_echo_read = gen_fetch & gen_echo_q;
+  assign echo_buf_rd_word = gen_fetch_off[8:3];
+  assign echo_buf_rd_lane = gen_fetch_off[2:0];
+  assign echo_buf_rd_first_d = gen_echo_read ? echo_buf_rd_lane : echo_buf_rd_first_q;
+  assign gen_tcp_csum = ~(16'({1'b0, 16'(gen_acc_q + (gen_sum_valid_q ? (32'd0 + {16'd0, {(gen_sum_cnt_q > 4'd0) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0})) : 8'd0, (gen_sum_cnt_q > 4'd1) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 8) : 8'd0}} + {16'd0, {(gen_sum_cnt_q > 4'd2) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 16) : 8'd0, (gen_sum_cnt_q > 4'd3) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 24) : 8'd0}} + {16'd0, {(gen_sum_cnt_q > 4'd4) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 32) : 8'd0, (gen_sum_cnt_q > 4'd5) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 40) : 8'd0}} + {16'd0, {(gen_sum_cnt_q > 4'd6) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 48) : 8'd0, (gen_sum_cnt_q > 4'd7) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 56) : 8'd0}}) : 32'd0))} + {1'b0, 16'((gen_acc_q + (gen_sum_valid_q ? (32'd0 + {16'd0, {(gen_sum_cnt_q > 4'd0) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0})) : 8'd0, (gen_sum_cnt_q > 4'd1) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 8) : 8'd0}} + {16'd0, {(gen_sum_cnt_q > 4'd2) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 16) : 8'd0, (gen_sum_cnt_q > 4'd3) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 24) : 8'd0}} + {16'd0, {(gen_sum_cnt_q > 4'd4) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 32) : 8'd0, (gen_sum_cnt_q > 4'd5) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 40) : 8'd0}} + {16'd0, {(gen_sum_cnt_q > 4'd6) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 48) : 8'd0, (gen_sum_cnt_q > 4'd7) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 56) : 8'd0}}) : 32'd0)) >> 16)}) + {15'd0, 1'(({1'b0, 16'(gen_acc_q + (gen_sum_valid_q ? (32'd0 + {16'd0, {(gen_sum_cnt_q > 4'd0) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0})) : 8'd0, (gen_sum_cnt_q > 4'd1) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 8) : 8'd0}} + {16'd0, {(gen_sum_cnt_q > 4'd2) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 16) : 8'd0, (gen_sum_cnt_q > 4'd3) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 24) : 8'd0}} + {16'd0, {(gen_sum_cnt_q > 4'd4) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 32) : 8'd0, (gen_sum_cnt_q > 4'd5) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 40) : 8'd0}} + {16'd0, {(gen_sum_cnt_q > 4'd6) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 48) : 8'd0, (gen_sum_cnt_q > 4'd7) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 56) : 8'd0}}) : 32'd0))} + {1'b0, 16'((gen_acc_q + (gen_sum_valid_q ? (32'd0 + {16'd0, {(gen_sum_cnt_q > 4'd0) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0})) : 8'd0, (gen_sum_cnt_q > 4'd1) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 8) : 8'd0}} + {16'd0, {(gen_sum_cnt_q > 4'd2) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 16) : 8'd0, (gen_sum_cnt_q > 4'd3) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 24) : 8'd0}} + {16'd0, {(gen_sum_cnt_q > 4'd4) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 32) : 8'd0, (gen_sum_cnt_q > 4'd5) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 40) : 8'd0}} + {16'd0, {(gen_sum_cnt_q > 4'd6) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 48) : 8'd0, (gen_sum_cnt_q > 4'd7) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 56) : 8'd0}}) : 32'd0)) >> 16)}) >> 16)});
+  assign echo_done = gen_beat_move & gen_beat_last & gen_echo_q;
 
   always_comb begin
     gen_state_d = gen_state_q;
@@ -1366,8 +1451,10 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
     gen_acc_d = gen_acc_q;
     gen_j_d = gen_j_q;
     gen_sum_valid_d = 1'b0;
-    gen_sum_odd_d = gen_sum_odd_q;
+    gen_sum_cnt_d = gen_sum_cnt_q;
     gen_k_d = gen_k_q;
+    gen_beat_valid_d = gen_beat_valid_q;
+    gen_beat_k_d = gen_beat_k_q;
     if (gen_go) begin
       gen_hdr_d = gen_go_arp_reply ? {8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, arp_reply_ip_q[7:0], arp_reply_ip_q[15:8], arp_reply_ip_q[23:16], arp_reply_ip_q[31:24], arp_reply_mac_q[7:0], arp_reply_mac_q[15:8], arp_reply_mac_q[23:16], arp_reply_mac_q[31:24], arp_reply_mac_q[39:32], arp_reply_mac_q[47:40], csr_ip_value[7:0], csr_ip_value[15:8], csr_ip_value[23:16], csr_ip_value[31:24], local_mac[7:0], local_mac[15:8], local_mac[23:16], local_mac[31:24], local_mac[39:32], local_mac[47:40], 8'(16'd2), 8'(16'd2 >> 8), 8'(48'h108000604), 8'(48'h108000604 >> 8), 8'(48'h108000604 >> 16), 8'(48'h108000604 >> 24), 8'(48'h108000604 >> 32), 8'(48'h108000604 >> 40), 8'(16'h806), 8'(16'h806 >> 8), local_mac[7:0], local_mac[15:8], local_mac[23:16], local_mac[31:24], local_mac[39:32], local_mac[47:40], arp_reply_mac_q[7:0], arp_reply_mac_q[15:8], arp_reply_mac_q[23:16], arp_reply_mac_q[31:24], arp_reply_mac_q[39:32], arp_reply_mac_q[47:40]} : (gen_go_arp_req ? {8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, arp_req_ip[7:0], arp_req_ip[15:8], arp_req_ip[23:16], arp_req_ip[31:24], 8'(48'd0), 8'(48'd0 >> 8), 8'(48'd0 >> 16), 8'(48'd0 >> 24), 8'(48'd0 >> 32), 8'(48'd0 >> 40), csr_ip_value[7:0], csr_ip_value[15:8], csr_ip_value[23:16], csr_ip_value[31:24], local_mac[7:0], local_mac[15:8], local_mac[23:16], local_mac[31:24], local_mac[39:32], local_mac[47:40], 8'(16'd1), 8'(16'd1 >> 8), 8'(48'h108000604), 8'(48'h108000604 >> 8), 8'(48'h108000604 >> 16), 8'(48'h108000604 >> 24), 8'(48'h108000604 >> 32), 8'(48'h108000604 >> 40), 8'(16'h806), 8'(16'h806 >> 8), local_mac[7:0], local_mac[15:8], local_mac[23:16], local_mac[31:24], local_mac[39:32], local_mac[47:40], 8'(48'hffffffffffff), 8'(48'hffffffffffff >> 8), 8'(48'hffffffffffff >> 16), 8'(48'hffffffffffff >> 24), 8'(48'hffffffffffff >> 32), 8'(48'hffffffffffff >> 40)} : (gen_go_echo ? {8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, 8'd0, echo_csum_q[7:0], echo_csum_q[15:8], 8'd0, 8'd0, echo_ip_q[7:0], echo_ip_q[15:8], echo_ip_q[23:16], echo_ip_q[31:24], csr_ip_value[7:0], csr_ip_value[15:8], csr_ip_value[23:16], csr_ip_value[31:24], 8'(~(16'({1'b0, 16'(32'd0 + {16'd0, 16'h4500} + {16'd0, echo_len_q + 16'h14} + {16'd0, 16'd0} + {16'd0, 16'h4000} + {16'd0, 16'h4001} + {16'd0, csr_ip_value[31:16]} + {16'd0, csr_ip_value[15:0]} + {16'd0, echo_ip_q[31:16]} + {16'd0, echo_ip_q[15:0]})} + {1'b0, 16'((32'd0 + {16'd0, 16'h4500} + {16'd0, echo_len_q + 16'h14} + {16'd0, 16'd0} + {16'd0, 16'h4000} + {16'd0, 16'h4001} + {16'd0, csr_ip_value[31:16]} + {16'd0, csr_ip_value[15:0]} + {16'd0, echo_ip_q[31:16]} + {16'd0, echo_ip_q[15:0]}) >> 16)}) + {15'd0, 1'(({1'b0, 16'(32'd0 + {16'd0, 16'h4500} + {16'd0, echo_len_q + 16'h14} + {16'd0, 16'd0} + {16'd0, 16'h4000} + {16'd0, 16'h4001} + {16'd0, csr_ip_value[31:16]} + {16'd0, csr_ip_value[15:0]} + {16'd0, echo_ip_q[31:16]} + {16'd0, echo_ip_q[15:0]})} + {1'b0, 16'((32'd0 + {16'd0, 16'h4500} + {16'd0, echo_len_q + 16'h14} + {16'd0, 16'd0} + {16'd0, 16'h4000} + {16'd0, 16'h4001} + {16'd0, csr_ip_value[31:16]} + {16'd0, csr_ip_value[15:0]} + {16'd0, echo_ip_q[31:16]} + {16'd0, echo_ip_q[15:0]}) >> 16)}) >> 16)})), 8'(~(16'({1'b0, 16'(32'd0 + {16'd0, 16'h4500} + {16'd0, echo_len_q + 16'h14} + {16'd0, 16'd0} + {16'd0, 16'h4000} + {16'd0, 16'h4001} + {16'd0, csr_ip_value[31:16]} + {16'd0, csr_ip_value[15:0]} + {16'd0, echo_ip_q[31:16]} + {16'd0, echo_ip_q[15:0]})} + {1'b0, 16'((32'd0 + {16'd0, 16'h4500} + {16'd0, echo_len_q + 16'h14} + {16'd0, 16'd0} + {16'd0, 16'h4000} + {16'd0, 16'h4001} + {16'd0, csr_ip_value[31:16]} + {16'd0, csr_ip_value[15:0]} + {16'd0, echo_ip_q[31:16]} + {16'd0, echo_ip_q[15:0]}) >> 16)}) + {15'd0, 1'(({1'b0, 16'(32'd0 + {16'd0, 16'h4500} + {16'd0, echo_len_q + 16'h14} + {16'd0, 16'd0} + {16'd0, 16'h4000} + {16'd0, 16'h4001} + {16'd0, csr_ip_value[31:16]} + {16'd0, csr_ip_value[15:0]} + {16'd0, echo_ip_q[31:16]} + {16'd0, echo_ip_q[15:0]})} + {1'b0, 16'((32'd0 + {16'd0, 16'h4500} + {16'd0, echo_len_q + 16'h14} + {16'd0, 16'd0} + {16'd0, 16'h4000} + {16'd0, 16'h4001} + {16'd0, csr_ip_value[31:16]} + {16'd0, csr_ip_value[15:0]} + {16'd0, echo_ip_q[31:16]} + {16'd0, echo_ip_q[15:0]}) >> 16)}) >> 16)}) >> 8), 8'd1, 8'h40, 8'd0, 8'h40, 8'd0, 8'd0, 8'(echo_len_q + 16'h14), 8'((echo_len_q + 16'h14) >> 8), 8'd0, 8'h45, 8'(16'h800), 8'(16'h800 >> 8), local_mac[7:0], local_mac[15:8], local_mac[23:16], local_mac[31:24], local_mac[39:32], local_mac[47:40], echo_mac_q[7:0], echo_mac_q[15:8], echo_mac_q[23:16], echo_mac_q[31:24], echo_mac_q[39:32], echo_mac_q[47:40]} : {8'({12'h30, our_wscale}) & {8{seg_syn}}, 8'({12'h30, our_wscale} >> 8) & {8{seg_syn}}, 8'(16'h103) & {8{seg_syn}}, 8'(16'h103 >> 8) & {8{seg_syn}}, csr_mss_bytes[7:0] & {8{seg_syn}}, csr_mss_bytes[15:8] & {8{seg_syn}}, 8'(16'h204) & {8{seg_syn}}, 8'(16'h204 >> 8) & {8{seg_syn}}, 8'd0, 8'd0, 8'(~(16'({1'b0, seg_sum[15:0]} + {1'b0, seg_sum[31:16]}) + {15'd0, 1'(({1'b0, seg_sum[15:0]} + {1'b0, seg_sum[31:16]}) >> 16)})), 8'(~(16'({1'b0, seg_sum[15:0]} + {1'b0, seg_sum[31:16]}) + {15'd0, 1'(({1'b0, seg_sum[15:0]} + {1'b0, seg_sum[31:16]}) >> 16)}) >> 8), seg_wnd[7:0], seg_wnd[15:8], seg_flags, {seg_thl[5:2], 4'd0}, seg_ack[7:0], seg_ack[15:8], seg_ack[23:16], seg_ack[31:24], seg_seq[7:0], seg_seq[15:8], seg_seq[23:16], seg_seq[31:24], seg_dport[7:0], seg_dport[15:8], seg_sport[7:0], seg_sport[15:8], seg_rip[7:0], seg_rip[15:8], seg_rip[23:16], seg_rip[31:24], csr_ip_value[7:0], csr_ip_value[15:8], csr_ip_value[23:16], csr_ip_value[31:24], 8'(~(16'({1'b0, 16'(32'd0 + {16'd0, 16'h4500} + {16'd0, seg_tcp_len + 16'h14} + {16'd0, 16'd0} + {16'd0, 16'h4000} + {16'd0, 16'h4006} + {16'd0, csr_ip_value[31:16]} + {16'd0, csr_ip_value[15:0]} + {16'd0, seg_rip[31:16]} + {16'd0, seg_rip[15:0]})} + {1'b0, 16'((32'd0 + {16'd0, 16'h4500} + {16'd0, seg_tcp_len + 16'h14} + {16'd0, 16'd0} + {16'd0, 16'h4000} + {16'd0, 16'h4006} + {16'd0, csr_ip_value[31:16]} + {16'd0, csr_ip_value[15:0]} + {16'd0, seg_rip[31:16]} + {16'd0, seg_rip[15:0]}) >> 16)}) + {15'd0, 1'(({1'b0, 16'(32'd0 + {16'd0, 16'h4500} + {16'd0, seg_tcp_len + 16'h14} + {16'd0, 16'd0} + {16'd0, 16'h4000} + {16'd0, 16'h4006} + {16'd0, csr_ip_value[31:16]} + {16'd0, csr_ip_value[15:0]} + {16'd0, seg_rip[31:16]} + {16'd0, seg_rip[15:0]})} + {1'b0, 16'((32'd0 + {16'd0, 16'h4500} + {16'd0, seg_tcp_len + 16'h14} + {16'd0, 16'd0} + {16'd0, 16'h4000} + {16'd0, 16'h4006} + {16'd0, csr_ip_value[31:16]} + {16'd0, csr_ip_value[15:0]} + {16'd0, seg_rip[31:16]} + {16'd0, seg_rip[15:0]}) >> 16)}) >> 16)})), 8'(~(16'({1'b0, 16'(32'd0 + {16'd0, 16'h4500} + {16'd0, seg_tcp_len + 16'h14} + {16'd0, 16'd0} + {16'd0, 16'h4000} + {16'd0, 16'h4006} + {16'd0, csr_ip_value[31:16]} + {16'd0, csr_ip_value[15:0]} + {16'd0, seg_rip[31:16]} + {16'd0, seg_rip[15:0]})} + {1'b0, 16'((32'd0 + {16'd0, 16'h4500} + {16'd0, seg_tcp_len + 16'h14} + {16'd0, 16'd0} + {16'd0, 16'h4000} + {16'd0, 16'h4006} + {16'd0, csr_ip_value[31:16]} + {16'd0, csr_ip_value[15:0]} + {16'd0, seg_rip[31:16]} + {16'd0, seg_rip[15:0]}) >> 16)}) + {15'd0, 1'(({1'b0, 16'(32'd0 + {16'd0, 16'h4500} + {16'd0, seg_tcp_len + 16'h14} + {16'd0, 16'd0} + {16'd0, 16'h4000} + {16'd0, 16'h4006} + {16'd0, csr_ip_value[31:16]} + {16'd0, csr_ip_value[15:0]} + {16'd0, seg_rip[31:16]} + {16'd0, seg_rip[15:0]})} + {1'b0, 16'((32'd0 + {16'd0, 16'h4500} + {16'd0, seg_tcp_len + 16'h14} + {16'd0, 16'd0} + {16'd0, 16'h4000} + {16'd0, 16'h4006} + {16'd0, csr_ip_value[31:16]} + {16'd0, csr_ip_value[15:0]} + {16'd0, seg_rip[31:16]} + {16'd0, seg_rip[15:0]}) >> 16)}) >> 16)}) >> 8), 8'd6, 8'h40, 8'd0, 8'h40, 8'd0, 8'd0, 8'(seg_tcp_len + 16'h14), 8'((seg_tcp_len + 16'h14) >> 8), 8'd0, 8'h45, 8'(16'h800), 8'(16'h800 >> 8), local_mac[7:0], local_mac[15:8], local_mac[23:16], local_mac[31:24], local_mac[39:32], local_mac[47:40], seg_rmac[7:0], seg_rmac[15:8], seg_rmac[23:16], seg_rmac[31:24], seg_rmac[39:32], seg_rmac[47:40]}));
       gen_echo_d = gen_go_echo;
@@ -1379,50 +1466,50 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
       gen_acc_d = seg_sum;
       gen_j_d = 16'd0;
       gen_k_d = 16'd0;
+      gen_beat_valid_d = 1'b0;
       gen_state_d = (gen_go_tcp & (seg_len != 16'd0)) ? 2'd1 : 2'd2;
     end else if (gen_state_q == 2'd1) begin
       if (gen_sum_valid_q) begin
-        gen_acc_d = gen_acc_q + (gen_sum_valid_q ? (gen_sum_odd_q ? {24'd0, tx_buf_rdata_q} : {16'd0, {tx_buf_rdata_q, 8'd0}}) : 32'd0);
+        gen_acc_d = gen_acc_q + (gen_sum_valid_q ? (32'd0 + {16'd0, {(gen_sum_cnt_q > 4'd0) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0})) : 8'd0, (gen_sum_cnt_q > 4'd1) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 8) : 8'd0}} + {16'd0, {(gen_sum_cnt_q > 4'd2) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 16) : 8'd0, (gen_sum_cnt_q > 4'd3) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 24) : 8'd0}} + {16'd0, {(gen_sum_cnt_q > 4'd4) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 32) : 8'd0, (gen_sum_cnt_q > 4'd5) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 40) : 8'd0}} + {16'd0, {(gen_sum_cnt_q > 4'd6) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 48) : 8'd0, (gen_sum_cnt_q > 4'd7) ? 8'(64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0}) >> 56) : 8'd0}}) : 32'd0);
       end
       if (gen_sum_read) begin
-        gen_j_d = gen_j_q + 16'd1;
+        gen_j_d = gen_j_q + 16'd8;
         gen_sum_valid_d = 1'b1;
-        gen_sum_odd_d = gen_j_q[0];
+        gen_sum_cnt_d = (gen_sum_left >= 16'd8) ? 4'd8 : gen_sum_left[3:0];
       end
       if (gen_sum_done) begin
         gen_hdr_d = {gen_hdr_q[495:416], gen_tcp_csum[7:0], gen_tcp_csum[15:8], gen_hdr_q[399:0]};
         gen_state_d = 2'd2;
       end
-    end else if (gen_byte) begin
-      gen_k_d = gen_k_q + 16'd1;
-      if (gen_last_byte) begin
+    end else if (gen_sending) begin
+      if (gen_fetch) begin
+        gen_k_d = gen_k_q + 16'd8;
+        gen_beat_k_d = gen_k_q;
+        gen_beat_valid_d = 1'b1;
+      end else if (gen_beat_move) begin
+        gen_beat_valid_d = 1'b0;
+      end
+      if (gen_beat_move & gen_beat_last) begin
         gen_state_d = 2'd0;
       end
     end
   end
 
-  assign out_beat = {(out_cnt_q == 3'd7) ? gen_out_byte : out_acc_q[63:56], (out_cnt_q == 3'd6) ? gen_out_byte : out_acc_q[55:48], (out_cnt_q == 3'd5) ? gen_out_byte : out_acc_q[47:40], (out_cnt_q == 3'd4) ? gen_out_byte : out_acc_q[39:32], (out_cnt_q == 3'd3) ? gen_out_byte : out_acc_q[31:24], (out_cnt_q == 3'd2) ? gen_out_byte : out_acc_q[23:16], (out_cnt_q == 3'd1) ? gen_out_byte : out_acc_q[15:8], (out_cnt_q == 3'd0) ? gen_out_byte : out_acc_q[7:0]};
-  assign out_keep_now = 8'd0 | ((out_cnt_q >= 3'd7) ? 8'h80 : 8'd0) | ((out_cnt_q >= 3'd6) ? 8'h40 : 8'd0) | ((out_cnt_q >= 3'd5) ? 8'h20 : 8'd0) | ((out_cnt_q >= 3'd4) ? 8'h10 : 8'd0) | ((out_cnt_q >= 3'd3) ? 8'd8 : 8'd0) | ((out_cnt_q >= 3'd2) ? 8'd4 : 8'd0) | ((out_cnt_q >= 3'd1) ? 8'd2 : 8'd0) | 8'd1;
+  assign gen_beat_hdr = 64'(gen_hdr_q >> {gen_beat_k_q[6:0], 3'd0});
+  assign gen_beat_pay = gen_echo_q ? 64'({{echo_buf_l7_rdata_q, echo_buf_l6_rdata_q, echo_buf_l5_rdata_q, echo_buf_l4_rdata_q, echo_buf_l3_rdata_q, echo_buf_l2_rdata_q, echo_buf_l1_rdata_q, echo_buf_l0_rdata_q}, {echo_buf_l7_rdata_q, echo_buf_l6_rdata_q, echo_buf_l5_rdata_q, echo_buf_l4_rdata_q, echo_buf_l3_rdata_q, echo_buf_l2_rdata_q, echo_buf_l1_rdata_q, echo_buf_l0_rdata_q}} >> {echo_buf_rd_first_q, 3'd0}) : 64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0});
+  assign out_beat = {((gen_beat_k_q + 16'd7) < gen_hlen16) ? gen_beat_hdr[63:56] : (((gen_beat_k_q + 16'd7) < gen_pay_end) ? gen_beat_pay[63:56] : 8'd0), ((gen_beat_k_q + 16'd6) < gen_hlen16) ? gen_beat_hdr[55:48] : (((gen_beat_k_q + 16'd6) < gen_pay_end) ? gen_beat_pay[55:48] : 8'd0), ((gen_beat_k_q + 16'd5) < gen_hlen16) ? gen_beat_hdr[47:40] : (((gen_beat_k_q + 16'd5) < gen_pay_end) ? gen_beat_pay[47:40] : 8'd0), ((gen_beat_k_q + 16'd4) < gen_hlen16) ? gen_beat_hdr[39:32] : (((gen_beat_k_q + 16'd4) < gen_pay_end) ? gen_beat_pay[39:32] : 8'd0), ((gen_beat_k_q + 16'd3) < gen_hlen16) ? gen_beat_hdr[31:24] : (((gen_beat_k_q + 16'd3) < gen_pay_end) ? gen_beat_pay[31:24] : 8'd0), ((gen_beat_k_q + 16'd2) < gen_hlen16) ? gen_beat_hdr[23:16] : (((gen_beat_k_q + 16'd2) < gen_pay_end) ? gen_beat_pay[23:16] : 8'd0), ((gen_beat_k_q + 16'd1) < gen_hlen16) ? gen_beat_hdr[15:8] : (((gen_beat_k_q + 16'd1) < gen_pay_end) ? gen_beat_pay[15:8] : 8'd0), ((gen_beat_k_q + 16'd0) < gen_hlen16) ? gen_beat_hdr[7:0] : (((gen_beat_k_q + 16'd0) < gen_pay_end) ? gen_beat_pay[7:0] : 8'd0)};
+  assign out_keep_now = {gen_beat_left > 16'd7, gen_beat_left > 16'd6, gen_beat_left > 16'd5, gen_beat_left > 16'd4, gen_beat_left > 16'd3, gen_beat_left > 16'd2, gen_beat_left > 16'd1, gen_beat_left > 16'd0};
 
   always_comb begin
-    out_acc_d = out_acc_q;
-    out_cnt_d = out_cnt_q;
     out_data_d = out_data_q;
     out_keep_d = out_keep_q;
     out_last_d = out_last_q;
     out_valid_d = out_valid_q & ~m_axis_tready_i;
-    if (gen_byte) begin
-      if (gen_beat_complete) begin
-        out_acc_d = 64'd0;
-        out_cnt_d = 3'd0;
-        out_data_d = out_beat;
-        out_keep_d = out_keep_now;
-        out_last_d = gen_last_byte;
-        out_valid_d = 1'b1;
-      end else begin
-        out_acc_d = out_beat;
-        out_cnt_d = out_cnt_q + 3'd1;
-      end
+    if (gen_beat_move) begin
+      out_data_d = out_beat;
+      out_keep_d = out_keep_now;
+      out_last_d = gen_beat_last;
+      out_valid_d = 1'b1;
     end
   end
 
@@ -1439,7 +1526,10 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   assign c0_may_send = ((c0_state_q == StEstab) | (c0_state_q == StCloseWait)) & ~c0_fin_req_q;
   assign c1_may_send = ((c1_state_q == StEstab) | (c1_state_q == StCloseWait)) & ~c1_fin_req_q;
   assign tx_credit_o = {c1_may_send & (c1_tx_free >= 32'h10), c0_may_send & (c0_tx_free >= 32'h10)};
-  assign tx_ready_o = ~app_tx_valid_q;
+  assign app_tx_left = app_tx_n_q - app_tx_i_q;
+  assign app_tx_cnt = (app_tx_left >= 4'd8) ? 4'd8 : app_tx_left;
+  assign app_tx_end = app_tx_valid_q & (app_tx_left <= 4'd8);
+  assign tx_ready_o = ~app_tx_valid_q | app_tx_end;
   assign app_tx_fire = tx_valid_i & tx_ready_o;
 
   always_comb begin
@@ -1455,18 +1545,21 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
       app_tx_data_d = tx_data_i;
       app_tx_n_d = 4'd0 + {3'd0, tx_keep_i[0]} + {3'd0, tx_keep_i[1]} + {3'd0, tx_keep_i[2]} + {3'd0, tx_keep_i[3]} + {3'd0, tx_keep_i[4]} + {3'd0, tx_keep_i[5]} + {3'd0, tx_keep_i[6]} + {3'd0, tx_keep_i[7]};
       app_tx_i_d = 4'd0;
-      app_tx_ok_d = (tx_conn_i == 1'b0) ? (c0_may_send & (c0_tx_free >= 32'd8)) : (c1_may_send & (c1_tx_free >= 32'd8));
+      app_tx_ok_d = (tx_conn_i == 1'b0) ? (c0_may_send & (c0_tx_free >= ((app_tx_valid_q & (app_tx_conn_q == 1'b0)) ? 32'h10 : 32'd8))) : (c1_may_send & (c1_tx_free >= ((app_tx_valid_q & (app_tx_conn_q == 1'b1)) ? 32'h10 : 32'd8)));
     end else if (app_tx_valid_q) begin
-      app_tx_i_d = app_tx_i_q + 4'd1;
-      if ((app_tx_i_q + 4'd1) == app_tx_n_q) begin
+      app_tx_i_d = app_tx_i_q + 4'd8;
+      if (app_tx_end) begin
         app_tx_valid_d = 1'b0;
       end
     end
   end
 
-  assign app_tx_byte = 8'(app_tx_data_q >> {app_tx_i_q, 3'd0});
+  assign app_tx_bytes = app_tx_data_q >> {app_tx_i_q, 3'd0};
   assign app_tx_write = app_tx_valid_q & app_tx_ok_q;
-  assign app_tx_drop = app_tx_valid_q & ~app_tx_ok_q;
+  assign tx_buf_wr_word = 10'(((app_tx_conn_q == 1'b0) ? c0_app_wr_q : c1_app_wr_q) >> 3);
+  assign tx_buf_wr_lane = 3'((app_tx_conn_q == 1'b0) ? c0_app_wr_q : c1_app_wr_q);
+  assign tx_buf_wr_data = 64'({app_tx_bytes, app_tx_bytes} >> (7'h40 - {1'b0, {tx_buf_wr_lane, 3'd0}}));
+  assign app_tx_drop = (app_tx_valid_q & ~app_tx_ok_q) ? app_tx_cnt : 4'd0;
   assign c0_opening = (c0_state_q == StArp) | (c0_state_q == StIsn) | (c0_state_q == StSynSent);
   assign c1_opening = (c1_state_q == StArp) | (c1_state_q == StIsn) | (c1_state_q == StSynSent);
   assign c0_rx_have = (c0_rcv_nxt_q != c0_app_rd_q) & rx_space_i[0] & ~c0_opening;
@@ -1474,6 +1567,11 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   assign app_rx_any = c0_rx_have | c1_rx_have;
   assign app_rx_pick = (app_rx_rr_q == 1'b0) ? (c0_rx_have ? 1'b0 : (c1_rx_have ? 1'b1 : 1'b0)) : (c1_rx_have ? 1'b1 : (c0_rx_have ? 1'b0 : 1'b0));
   assign app_rx_start = ~app_rx_valid_q & app_rx_any;
+  assign rx_buf_rd_word = 10'(((app_rx_pick == 1'b0) ? c0_app_rd_q : c1_app_rd_q) >> 3);
+  assign rx_buf_rd_lane = 3'((app_rx_pick == 1'b0) ? c0_app_rd_q : c1_app_rd_q);
+  assign rx_buf_rd_first_d = app_rx_start ? rx_buf_rd_lane : rx_buf_rd_first_q;
+  assign app_rx_avail = (app_rx_pick == 1'b0) ? (c0_rcv_nxt_q - c0_app_rd_q) : (c1_rcv_nxt_q - c1_app_rd_q);
+  assign app_rx_cnt_d = app_rx_start ? ((app_rx_avail >= 32'd8) ? 4'd8 : app_rx_avail[3:0]) : app_rx_cnt_q;
   assign app_rx_pop = rx_valid_o & rx_ready_i;
   assign app_rx_stale = (app_rx_conn_q == 1'b0) ? c0_opening : c1_opening;
   assign app_rx_valid_d = app_rx_start ? 1'b1 : ((app_rx_pop | app_rx_stale) ? 1'b0 : app_rx_valid_q);
@@ -1481,8 +1579,8 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   assign app_rx_rr_d = app_rx_pop ? ((app_rx_conn_q == 1'b1) ? 1'b0 : (app_rx_conn_q + 1'b1)) : app_rx_rr_q;
   assign rx_valid_o = app_rx_valid_q & ~app_rx_stale;
   assign rx_conn_o = app_rx_conn_q;
-  assign rx_data_o = {56'd0, rx_buf_rdata_q};
-  assign rx_keep_o = 8'd1;
+  assign rx_data_o = 64'({{rx_buf_l7_rdata_q, rx_buf_l6_rdata_q, rx_buf_l5_rdata_q, rx_buf_l4_rdata_q, rx_buf_l3_rdata_q, rx_buf_l2_rdata_q, rx_buf_l1_rdata_q, rx_buf_l0_rdata_q}, {rx_buf_l7_rdata_q, rx_buf_l6_rdata_q, rx_buf_l5_rdata_q, rx_buf_l4_rdata_q, rx_buf_l3_rdata_q, rx_buf_l2_rdata_q, rx_buf_l1_rdata_q, rx_buf_l0_rdata_q}} >> {rx_buf_rd_first_q, 3'd0});
+  assign rx_keep_o = {app_rx_cnt_q > 4'd7, app_rx_cnt_q > 4'd6, app_rx_cnt_q > 4'd5, app_rx_cnt_q > 4'd4, app_rx_cnt_q > 4'd3, app_rx_cnt_q > 4'd2, app_rx_cnt_q > 4'd1, app_rx_cnt_q > 4'd0};
   assign syn_peer_mss = (~rx_mss_seen_q | (rx_mss_q < 16'h40)) ? 16'h218 : rx_mss_q;
   assign syn_smss = {16'd0, (csr_mss_bytes < syn_peer_mss) ? csr_mss_bytes : syn_peer_mss};
   assign syn_iw = (syn_smss > 32'h88e) ? (syn_smss << 1'b1) : ((syn_smss > 32'h447) ? (syn_smss + (syn_smss << 1'b1)) : (syn_smss << 2'd2));
@@ -1598,8 +1696,8 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
       c0_ack_pend_d = 1'b1;
       c0_ack_dly_d = 1'b0;
     end
-    c0_app_wr_d = c0_tx_push ? (c0_app_wr_q + 32'd1) : c0_app_wr_q;
-    c0_app_rd_d = c0_rx_pop ? (c0_app_rd_q + 32'd1) : c0_app_rd_q;
+    c0_app_wr_d = c0_tx_push ? (c0_app_wr_q + {28'd0, app_tx_cnt}) : c0_app_wr_q;
+    c0_app_rd_d = c0_rx_pop ? (c0_app_rd_q + {28'd0, app_rx_cnt_q}) : c0_app_rd_q;
     if (c0_seg) begin
       if (c0_state_q == StSynSent) begin
         if (rx_flags[2] & rx_flags[4] & (rx_ack == (c0_iss_q + 32'd1))) begin
@@ -2015,8 +2113,8 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
       c1_ack_pend_d = 1'b1;
       c1_ack_dly_d = 1'b0;
     end
-    c1_app_wr_d = c1_tx_push ? (c1_app_wr_q + 32'd1) : c1_app_wr_q;
-    c1_app_rd_d = c1_rx_pop ? (c1_app_rd_q + 32'd1) : c1_app_rd_q;
+    c1_app_wr_d = c1_tx_push ? (c1_app_wr_q + {28'd0, app_tx_cnt}) : c1_app_wr_q;
+    c1_app_rd_d = c1_rx_pop ? (c1_app_rd_q + {28'd0, app_rx_cnt_q}) : c1_app_rd_q;
     if (c1_seg) begin
       if (c1_state_q == StSynSent) begin
         if (rx_flags[2] & rx_flags[4] & (rx_ack == (c1_iss_q + 32'd1))) begin
@@ -2333,7 +2431,7 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   assign cnt_rst_out_d = cnt_rst_out_q + {31'd0, gen_go_tcp & seg_rst};
   assign cnt_echo_out_d = cnt_echo_out_q + {31'd0, gen_go_echo};
   assign cnt_arp_out_d = cnt_arp_out_q + {31'd0, gen_go_arp_reply | gen_go_arp_req};
-  assign cnt_tx_drop_d = cnt_tx_drop_q + {31'd0, app_tx_drop};
+  assign cnt_tx_drop_d = cnt_tx_drop_q + {28'd0, app_tx_drop};
   assign cnt_ooo_kept_d = cnt_ooo_kept_q + (32'd0 + {31'd0, c0_ooo_kept} + {31'd0, c1_ooo_kept});
   assign cnt_ooo_dropped_d = cnt_ooo_dropped_q + (32'd0 + {31'd0, c0_ooo_dropped} + {31'd0, c1_ooo_dropped});
   assign cnt_dup_acks_d = cnt_dup_acks_q + (32'd0 + {31'd0, c0_dup_ack} + {31'd0, c1_dup_ack});
@@ -2524,14 +2622,16 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
       gen_acc_q <= 32'd0;
       gen_j_q <= 16'd0;
       gen_sum_valid_q <= 1'b0;
-      gen_sum_odd_q <= 1'b0;
+      gen_sum_cnt_q <= 4'd0;
       gen_k_q <= 16'd0;
-      out_acc_q <= 64'd0;
-      out_cnt_q <= 3'd0;
+      gen_beat_valid_q <= 1'b0;
+      gen_beat_k_q <= 16'd0;
       out_data_q <= 64'd0;
       out_keep_q <= 8'd0;
       out_last_q <= 1'b0;
       out_valid_q <= 1'b0;
+      tx_buf_rd_first_q <= 3'd0;
+      echo_buf_rd_first_q <= 3'd0;
       app_tx_valid_q <= 1'b0;
       app_tx_conn_q <= 1'b0;
       app_tx_data_q <= 64'd0;
@@ -2541,6 +2641,8 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
       app_rx_valid_q <= 1'b0;
       app_rx_conn_q <= 1'b0;
       app_rx_rr_q <= 1'b0;
+      rx_buf_rd_first_q <= 3'd0;
+      app_rx_cnt_q <= 4'd0;
       cnt_seg_in_q <= 32'd0;
       cnt_seg_out_q <= 32'd0;
       cnt_retrans_q <= 32'd0;
@@ -2741,14 +2843,16 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
       gen_acc_q <= gen_acc_d;
       gen_j_q <= gen_j_d;
       gen_sum_valid_q <= gen_sum_valid_d;
-      gen_sum_odd_q <= gen_sum_odd_d;
+      gen_sum_cnt_q <= gen_sum_cnt_d;
       gen_k_q <= gen_k_d;
-      out_acc_q <= out_acc_d;
-      out_cnt_q <= out_cnt_d;
+      gen_beat_valid_q <= gen_beat_valid_d;
+      gen_beat_k_q <= gen_beat_k_d;
       out_data_q <= out_data_d;
       out_keep_q <= out_keep_d;
       out_last_q <= out_last_d;
       out_valid_q <= out_valid_d;
+      tx_buf_rd_first_q <= tx_buf_rd_first_d;
+      echo_buf_rd_first_q <= echo_buf_rd_first_d;
       app_tx_valid_q <= app_tx_valid_d;
       app_tx_conn_q <= app_tx_conn_d;
       app_tx_data_q <= app_tx_data_d;
@@ -2758,6 +2862,8 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
       app_rx_valid_q <= app_rx_valid_d;
       app_rx_conn_q <= app_rx_conn_d;
       app_rx_rr_q <= app_rx_rr_d;
+      rx_buf_rd_first_q <= rx_buf_rd_first_d;
+      app_rx_cnt_q <= app_rx_cnt_d;
       cnt_seg_in_q <= cnt_seg_in_d;
       cnt_seg_out_q <= cnt_seg_out_d;
       cnt_retrans_q <= cnt_retrans_d;
@@ -2780,33 +2886,243 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
     end
   end
 
-  // memory `rx_buf`: 16384 x 8 bits, registered read
+  // memory `rx_buf_l0`: 2048 x 8 bits, registered read
   always_ff @(posedge clk_i) begin
-    if (rx_buf_we) begin
-      rx_buf[{rx_conn_q, rx_pseq_q[12:0]}] <= rx_byte;
+    if (rx_buf_we & ({1'b0, 3'd0 - rx_buf_wr_lane} < 4'd1)) begin
+      rx_buf_l0[{rx_conn_q, rx_buf_wr_word + ((rx_buf_wr_lane > 3'd0) ? 10'd1 : 10'd0)}] <= rx_buf_wr_data[7:0];
     end
     if (app_rx_start) begin
-      rx_buf_rdata_q <= rx_buf[{app_rx_pick, 13'((app_rx_pick == 1'b0) ? c0_app_rd_q : c1_app_rd_q)}];
+      rx_buf_l0_rdata_q <= rx_buf_l0[{app_rx_pick, rx_buf_rd_word + ((rx_buf_rd_lane > 3'd0) ? 10'd1 : 10'd0)}];
     end
   end
 
-  // memory `echo_buf`: 512 x 8 bits, registered read
+  // memory `rx_buf_l1`: 2048 x 8 bits, registered read
   always_ff @(posedge clk_i) begin
-    if (rx_byte_valid & (rx_idx_q >= 16'h26) & (rx_idx17 < rx_ip_end) & (rx_echo_idx < 16'h200) & rx_is_ip & (rx_proto == 8'd1) & ~echo_pend_q) begin
-      echo_buf[rx_echo_idx[8:0]] <= rx_byte;
+    if (rx_buf_we & ({1'b0, 3'd1 - rx_buf_wr_lane} < 4'd1)) begin
+      rx_buf_l1[{rx_conn_q, rx_buf_wr_word + ((rx_buf_wr_lane > 3'd1) ? 10'd1 : 10'd0)}] <= rx_buf_wr_data[15:8];
+    end
+    if (app_rx_start) begin
+      rx_buf_l1_rdata_q <= rx_buf_l1[{app_rx_pick, rx_buf_rd_word + ((rx_buf_rd_lane > 3'd1) ? 10'd1 : 10'd0)}];
+    end
+  end
+
+  // memory `rx_buf_l2`: 2048 x 8 bits, registered read
+  always_ff @(posedge clk_i) begin
+    if (rx_buf_we & ({1'b0, 3'd2 - rx_buf_wr_lane} < 4'd1)) begin
+      rx_buf_l2[{rx_conn_q, rx_buf_wr_word + ((rx_buf_wr_lane > 3'd2) ? 10'd1 : 10'd0)}] <= rx_buf_wr_data[23:16];
+    end
+    if (app_rx_start) begin
+      rx_buf_l2_rdata_q <= rx_buf_l2[{app_rx_pick, rx_buf_rd_word + ((rx_buf_rd_lane > 3'd2) ? 10'd1 : 10'd0)}];
+    end
+  end
+
+  // memory `rx_buf_l3`: 2048 x 8 bits, registered read
+  always_ff @(posedge clk_i) begin
+    if (rx_buf_we & ({1'b0, 3'd3 - rx_buf_wr_lane} < 4'd1)) begin
+      rx_buf_l3[{rx_conn_q, rx_buf_wr_word + ((rx_buf_wr_lane > 3'd3) ? 10'd1 : 10'd0)}] <= rx_buf_wr_data[31:24];
+    end
+    if (app_rx_start) begin
+      rx_buf_l3_rdata_q <= rx_buf_l3[{app_rx_pick, rx_buf_rd_word + ((rx_buf_rd_lane > 3'd3) ? 10'd1 : 10'd0)}];
+    end
+  end
+
+  // memory `rx_buf_l4`: 2048 x 8 bits, registered read
+  always_ff @(posedge clk_i) begin
+    if (rx_buf_we & ({1'b0, 3'd4 - rx_buf_wr_lane} < 4'd1)) begin
+      rx_buf_l4[{rx_conn_q, rx_buf_wr_word + ((rx_buf_wr_lane > 3'd4) ? 10'd1 : 10'd0)}] <= rx_buf_wr_data[39:32];
+    end
+    if (app_rx_start) begin
+      rx_buf_l4_rdata_q <= rx_buf_l4[{app_rx_pick, rx_buf_rd_word + ((rx_buf_rd_lane > 3'd4) ? 10'd1 : 10'd0)}];
+    end
+  end
+
+  // memory `rx_buf_l5`: 2048 x 8 bits, registered read
+  always_ff @(posedge clk_i) begin
+    if (rx_buf_we & ({1'b0, 3'd5 - rx_buf_wr_lane} < 4'd1)) begin
+      rx_buf_l5[{rx_conn_q, rx_buf_wr_word + ((rx_buf_wr_lane > 3'd5) ? 10'd1 : 10'd0)}] <= rx_buf_wr_data[47:40];
+    end
+    if (app_rx_start) begin
+      rx_buf_l5_rdata_q <= rx_buf_l5[{app_rx_pick, rx_buf_rd_word + ((rx_buf_rd_lane > 3'd5) ? 10'd1 : 10'd0)}];
+    end
+  end
+
+  // memory `rx_buf_l6`: 2048 x 8 bits, registered read
+  always_ff @(posedge clk_i) begin
+    if (rx_buf_we & ({1'b0, 3'd6 - rx_buf_wr_lane} < 4'd1)) begin
+      rx_buf_l6[{rx_conn_q, rx_buf_wr_word + ((rx_buf_wr_lane > 3'd6) ? 10'd1 : 10'd0)}] <= rx_buf_wr_data[55:48];
+    end
+    if (app_rx_start) begin
+      rx_buf_l6_rdata_q <= rx_buf_l6[{app_rx_pick, rx_buf_rd_word + ((rx_buf_rd_lane > 3'd6) ? 10'd1 : 10'd0)}];
+    end
+  end
+
+  // memory `rx_buf_l7`: 2048 x 8 bits, registered read
+  always_ff @(posedge clk_i) begin
+    if (rx_buf_we & ({1'b0, 3'd7 - rx_buf_wr_lane} < 4'd1)) begin
+      rx_buf_l7[{rx_conn_q, rx_buf_wr_word}] <= rx_buf_wr_data[63:56];
+    end
+    if (app_rx_start) begin
+      rx_buf_l7_rdata_q <= rx_buf_l7[{app_rx_pick, rx_buf_rd_word}];
+    end
+  end
+
+  // memory `echo_buf_l0`: 64 x 8 bits, registered read
+  always_ff @(posedge clk_i) begin
+    if (rx_echo_we & ({1'b0, 3'd0 - echo_buf_wr_lane} < 4'd1)) begin
+      echo_buf_l0[echo_buf_wr_word + ((echo_buf_wr_lane > 3'd0) ? 6'd1 : 6'd0)] <= echo_buf_wr_data[7:0];
     end
     if (gen_echo_read) begin
-      echo_buf_rdata_q <= echo_buf[gen_read_off[8:0]];
+      echo_buf_l0_rdata_q <= echo_buf_l0[echo_buf_rd_word + ((echo_buf_rd_lane > 3'd0) ? 6'd1 : 6'd0)];
     end
   end
 
-  // memory `tx_buf`: 16384 x 8 bits, registered read
+  // memory `echo_buf_l1`: 64 x 8 bits, registered read
   always_ff @(posedge clk_i) begin
-    if (app_tx_write) begin
-      tx_buf[{app_tx_conn_q, 13'((app_tx_conn_q == 1'b0) ? c0_app_wr_q : c1_app_wr_q)}] <= app_tx_byte;
+    if (rx_echo_we & ({1'b0, 3'd1 - echo_buf_wr_lane} < 4'd1)) begin
+      echo_buf_l1[echo_buf_wr_word + ((echo_buf_wr_lane > 3'd1) ? 6'd1 : 6'd0)] <= echo_buf_wr_data[15:8];
+    end
+    if (gen_echo_read) begin
+      echo_buf_l1_rdata_q <= echo_buf_l1[echo_buf_rd_word + ((echo_buf_rd_lane > 3'd1) ? 6'd1 : 6'd0)];
+    end
+  end
+
+  // memory `echo_buf_l2`: 64 x 8 bits, registered read
+  always_ff @(posedge clk_i) begin
+    if (rx_echo_we & ({1'b0, 3'd2 - echo_buf_wr_lane} < 4'd1)) begin
+      echo_buf_l2[echo_buf_wr_word + ((echo_buf_wr_lane > 3'd2) ? 6'd1 : 6'd0)] <= echo_buf_wr_data[23:16];
+    end
+    if (gen_echo_read) begin
+      echo_buf_l2_rdata_q <= echo_buf_l2[echo_buf_rd_word + ((echo_buf_rd_lane > 3'd2) ? 6'd1 : 6'd0)];
+    end
+  end
+
+  // memory `echo_buf_l3`: 64 x 8 bits, registered read
+  always_ff @(posedge clk_i) begin
+    if (rx_echo_we & ({1'b0, 3'd3 - echo_buf_wr_lane} < 4'd1)) begin
+      echo_buf_l3[echo_buf_wr_word + ((echo_buf_wr_lane > 3'd3) ? 6'd1 : 6'd0)] <= echo_buf_wr_data[31:24];
+    end
+    if (gen_echo_read) begin
+      echo_buf_l3_rdata_q <= echo_buf_l3[echo_buf_rd_word + ((echo_buf_rd_lane > 3'd3) ? 6'd1 : 6'd0)];
+    end
+  end
+
+  // memory `echo_buf_l4`: 64 x 8 bits, registered read
+  always_ff @(posedge clk_i) begin
+    if (rx_echo_we & ({1'b0, 3'd4 - echo_buf_wr_lane} < 4'd1)) begin
+      echo_buf_l4[echo_buf_wr_word + ((echo_buf_wr_lane > 3'd4) ? 6'd1 : 6'd0)] <= echo_buf_wr_data[39:32];
+    end
+    if (gen_echo_read) begin
+      echo_buf_l4_rdata_q <= echo_buf_l4[echo_buf_rd_word + ((echo_buf_rd_lane > 3'd4) ? 6'd1 : 6'd0)];
+    end
+  end
+
+  // memory `echo_buf_l5`: 64 x 8 bits, registered read
+  always_ff @(posedge clk_i) begin
+    if (rx_echo_we & ({1'b0, 3'd5 - echo_buf_wr_lane} < 4'd1)) begin
+      echo_buf_l5[echo_buf_wr_word + ((echo_buf_wr_lane > 3'd5) ? 6'd1 : 6'd0)] <= echo_buf_wr_data[47:40];
+    end
+    if (gen_echo_read) begin
+      echo_buf_l5_rdata_q <= echo_buf_l5[echo_buf_rd_word + ((echo_buf_rd_lane > 3'd5) ? 6'd1 : 6'd0)];
+    end
+  end
+
+  // memory `echo_buf_l6`: 64 x 8 bits, registered read
+  always_ff @(posedge clk_i) begin
+    if (rx_echo_we & ({1'b0, 3'd6 - echo_buf_wr_lane} < 4'd1)) begin
+      echo_buf_l6[echo_buf_wr_word + ((echo_buf_wr_lane > 3'd6) ? 6'd1 : 6'd0)] <= echo_buf_wr_data[55:48];
+    end
+    if (gen_echo_read) begin
+      echo_buf_l6_rdata_q <= echo_buf_l6[echo_buf_rd_word + ((echo_buf_rd_lane > 3'd6) ? 6'd1 : 6'd0)];
+    end
+  end
+
+  // memory `echo_buf_l7`: 64 x 8 bits, registered read
+  always_ff @(posedge clk_i) begin
+    if (rx_echo_we & ({1'b0, 3'd7 - echo_buf_wr_lane} < 4'd1)) begin
+      echo_buf_l7[echo_buf_wr_word] <= echo_buf_wr_data[63:56];
+    end
+    if (gen_echo_read) begin
+      echo_buf_l7_rdata_q <= echo_buf_l7[echo_buf_rd_word];
+    end
+  end
+
+  // memory `tx_buf_l0`: 2048 x 8 bits, registered read
+  always_ff @(posedge clk_i) begin
+    if (app_tx_write & ({1'b0, 3'd0 - tx_buf_wr_lane} < app_tx_cnt)) begin
+      tx_buf_l0[{app_tx_conn_q, tx_buf_wr_word + ((tx_buf_wr_lane > 3'd0) ? 10'd1 : 10'd0)}] <= tx_buf_wr_data[7:0];
     end
     if (gen_tx_read) begin
-      tx_buf_rdata_q <= tx_buf[{gen_conn_q, 13'(gen_seq_q + {16'd0, gen_read_off})}];
+      tx_buf_l0_rdata_q <= tx_buf_l0[{gen_conn_q, tx_buf_rd_word + ((tx_buf_rd_lane > 3'd0) ? 10'd1 : 10'd0)}];
+    end
+  end
+
+  // memory `tx_buf_l1`: 2048 x 8 bits, registered read
+  always_ff @(posedge clk_i) begin
+    if (app_tx_write & ({1'b0, 3'd1 - tx_buf_wr_lane} < app_tx_cnt)) begin
+      tx_buf_l1[{app_tx_conn_q, tx_buf_wr_word + ((tx_buf_wr_lane > 3'd1) ? 10'd1 : 10'd0)}] <= tx_buf_wr_data[15:8];
+    end
+    if (gen_tx_read) begin
+      tx_buf_l1_rdata_q <= tx_buf_l1[{gen_conn_q, tx_buf_rd_word + ((tx_buf_rd_lane > 3'd1) ? 10'd1 : 10'd0)}];
+    end
+  end
+
+  // memory `tx_buf_l2`: 2048 x 8 bits, registered read
+  always_ff @(posedge clk_i) begin
+    if (app_tx_write & ({1'b0, 3'd2 - tx_buf_wr_lane} < app_tx_cnt)) begin
+      tx_buf_l2[{app_tx_conn_q, tx_buf_wr_word + ((tx_buf_wr_lane > 3'd2) ? 10'd1 : 10'd0)}] <= tx_buf_wr_data[23:16];
+    end
+    if (gen_tx_read) begin
+      tx_buf_l2_rdata_q <= tx_buf_l2[{gen_conn_q, tx_buf_rd_word + ((tx_buf_rd_lane > 3'd2) ? 10'd1 : 10'd0)}];
+    end
+  end
+
+  // memory `tx_buf_l3`: 2048 x 8 bits, registered read
+  always_ff @(posedge clk_i) begin
+    if (app_tx_write & ({1'b0, 3'd3 - tx_buf_wr_lane} < app_tx_cnt)) begin
+      tx_buf_l3[{app_tx_conn_q, tx_buf_wr_word + ((tx_buf_wr_lane > 3'd3) ? 10'd1 : 10'd0)}] <= tx_buf_wr_data[31:24];
+    end
+    if (gen_tx_read) begin
+      tx_buf_l3_rdata_q <= tx_buf_l3[{gen_conn_q, tx_buf_rd_word + ((tx_buf_rd_lane > 3'd3) ? 10'd1 : 10'd0)}];
+    end
+  end
+
+  // memory `tx_buf_l4`: 2048 x 8 bits, registered read
+  always_ff @(posedge clk_i) begin
+    if (app_tx_write & ({1'b0, 3'd4 - tx_buf_wr_lane} < app_tx_cnt)) begin
+      tx_buf_l4[{app_tx_conn_q, tx_buf_wr_word + ((tx_buf_wr_lane > 3'd4) ? 10'd1 : 10'd0)}] <= tx_buf_wr_data[39:32];
+    end
+    if (gen_tx_read) begin
+      tx_buf_l4_rdata_q <= tx_buf_l4[{gen_conn_q, tx_buf_rd_word + ((tx_buf_rd_lane > 3'd4) ? 10'd1 : 10'd0)}];
+    end
+  end
+
+  // memory `tx_buf_l5`: 2048 x 8 bits, registered read
+  always_ff @(posedge clk_i) begin
+    if (app_tx_write & ({1'b0, 3'd5 - tx_buf_wr_lane} < app_tx_cnt)) begin
+      tx_buf_l5[{app_tx_conn_q, tx_buf_wr_word + ((tx_buf_wr_lane > 3'd5) ? 10'd1 : 10'd0)}] <= tx_buf_wr_data[47:40];
+    end
+    if (gen_tx_read) begin
+      tx_buf_l5_rdata_q <= tx_buf_l5[{gen_conn_q, tx_buf_rd_word + ((tx_buf_rd_lane > 3'd5) ? 10'd1 : 10'd0)}];
+    end
+  end
+
+  // memory `tx_buf_l6`: 2048 x 8 bits, registered read
+  always_ff @(posedge clk_i) begin
+    if (app_tx_write & ({1'b0, 3'd6 - tx_buf_wr_lane} < app_tx_cnt)) begin
+      tx_buf_l6[{app_tx_conn_q, tx_buf_wr_word + ((tx_buf_wr_lane > 3'd6) ? 10'd1 : 10'd0)}] <= tx_buf_wr_data[55:48];
+    end
+    if (gen_tx_read) begin
+      tx_buf_l6_rdata_q <= tx_buf_l6[{gen_conn_q, tx_buf_rd_word + ((tx_buf_rd_lane > 3'd6) ? 10'd1 : 10'd0)}];
+    end
+  end
+
+  // memory `tx_buf_l7`: 2048 x 8 bits, registered read
+  always_ff @(posedge clk_i) begin
+    if (app_tx_write & ({1'b0, 3'd7 - tx_buf_wr_lane} < app_tx_cnt)) begin
+      tx_buf_l7[{app_tx_conn_q, tx_buf_wr_word}] <= tx_buf_wr_data[63:56];
+    end
+    if (gen_tx_read) begin
+      tx_buf_l7_rdata_q <= tx_buf_l7[{gen_conn_q, tx_buf_rd_word}];
     end
   end
 

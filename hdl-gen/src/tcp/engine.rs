@@ -4,11 +4,12 @@
 //! frame's end, the ARP cache, the ISN unit, the per-connection TCP state, the transmit
 //! buffers' writer (`tx`), the receive buffers' reader (`rx`), and the frame generator.
 //!
-//! Long (about 2,700 lines) for now: one generator function whose ~200 nets the stages share;
+//! Long (about 3,000 lines) for now: one generator function whose ~200 nets the stages share;
 //! splitting it means passing them through structs (as `roce/engine/`), left for the 64-bit
-//! datapath rewrite, which replaces the byte-serial parser and generator anyway.
+//! parser, which replaces the byte-serial one anyway. The buffers are `lanes::Lanes`.
 
 use super::isn::round_expr;
+use super::lanes::Lanes;
 use super::TcpParams;
 use hdl_builder::prelude::*;
 use hdl_builder::regs::{Access, RegBlock, RegMap};
@@ -498,7 +499,6 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let lanes = dw / 8;
     let tab = clog2(u64::from(p.tx_bytes));
     let rab = clog2(u64::from(p.rx_bytes));
-    let eab = clog2(u64::from(p.echo_bytes));
     let na = p.arp_entries;
     let aw = clog2(u64::from(na));
 
@@ -506,7 +506,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.doc(&format!(
         "TCP/IP engine: {n} TCP connections (active open), ARP, ICMP echo, IPv4 and TCP checksums."
     ));
-    m.doc("Byte-serial inside (slice 1). See hdl-gen/src/tcp/mod.rs for the contract.");
+    m.doc("Sends 8 bytes a cycle, parses a byte a cycle. See hdl-gen/src/tcp/mod.rs for the contract.");
     m.clock();
     m.reset();
     m.group("Ethernet transmit (AXI4-Stream)");
@@ -965,7 +965,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         pseq.d,
         mux(latch_at, seq.ex(), mux(in_pay, pseq.q + 1u64, pseq.q.ex())),
     );
-    let rxbuf = m.memory("rx_buf", 8, u64::from(n) << rab);
+    let mut rxbuf = Lanes::new(&mut m, "rx_buf", u64::from(n), p.rx_bytes);
     // Bytes inside the kept out-of-order range are there already (a good segment carries the
     // same bytes at the same sequence numbers); not writing them keeps a segment that fails
     // its checksum later from overwriting them.
@@ -991,11 +991,13 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         rx_we,
         "a payload byte inside the free space after RCV.NXT, not kept already",
     );
-    m.mem_write(
-        rxbuf,
-        rx_we,
-        cat([pc.q.ex(), pseq.q.slice(rab - 1, 0)]),
-        b.ex(),
+    rxbuf.write(
+        &mut m,
+        &rx_we.ex(),
+        Some(&pc.q.ex()),
+        &pseq.q.ex(),
+        &b.zext(64),
+        &lit(4, 1),
     );
     // The echo buffer: an echo request's bytes after the ICMP checksum.
     let e_pend = m.reg("echo_pend", 1, 0);
@@ -1003,18 +1005,24 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         e_pend.q,
         "an echo reply waits or is being sent (its bytes are in echo_buf)",
     );
-    let echo = m.memory("echo_buf", 8, u64::from(p.echo_bytes));
+    let mut echo = Lanes::new(&mut m, "echo_buf", 1, p.echo_bytes);
     let e_idx = m.net("rx_echo_idx", ri.q.ex() - 38u64);
-    m.mem_write(
-        echo,
+    let e_we = m.net(
+        "rx_echo_we",
         bv & ri.q.ge(38u64)
             & ri17.lt(ip_end)
             & e_idx.lt(u64::from(p.echo_bytes))
             & is_ip
             & proto.eq(1u64)
             & !e_pend.q,
-        e_idx.slice(eab - 1, 0),
-        b.ex(),
+    );
+    echo.write(
+        &mut m,
+        &e_we.ex(),
+        None,
+        &e_idx.ex(),
+        &b.zext(64),
+        &lit(4, 1),
     );
 
     // ------------------------------------------------------------ the frame's checks
@@ -1832,11 +1840,28 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let g_flen = m.reg("gen_flen", 16, 0);
     let g_acc = m.reg("gen_acc", 32, 0);
     m.comment(g_acc.q, "the TCP checksum sum during the payload pass");
+    let mut txbuf = Lanes::new(&mut m, "tx_buf", u64::from(n), p.tx_bytes);
     let g_j = m.reg("gen_j", 16, 0);
+    m.comment(
+        g_j.q,
+        "payload offset of the checksum pass's next read (8 bytes each)",
+    );
     let g_sv = m.reg("gen_sum_valid", 1, 0);
-    let g_par = m.reg("gen_sum_odd", 1, 0);
+    m.comment(g_sv.q, "the bytes read last cycle are summed now");
+    let g_cnt = m.reg("gen_sum_cnt", 4, 0);
+    m.comment(g_cnt.q, "how many of them are payload (1 to 8)");
     let g_k = m.reg("gen_k", 16, 0);
-    m.comment(g_k.q, "index of the frame byte produced next");
+    m.comment(
+        g_k.q,
+        "frame byte index of the next beat fetched (8 bytes each)",
+    );
+    let g_bv = m.reg("gen_beat_valid", 1, 0);
+    m.comment(
+        g_bv.q,
+        "a fetched beat waits: its payload bytes in the buffer's read data",
+    );
+    let g_bk = m.reg("gen_beat_k", 16, 0);
+    m.comment(g_bk.q, "the waiting beat's first frame byte index");
     let hlen_sel = mux(
         go_arep | go_areq,
         lit(8, 42),
@@ -1855,61 +1880,61 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         mux(go_areq, h_areq, mux(go_echo, h_echo, h_tcp)),
     );
     let go_any = m.net("gen_go", go_arep | go_areq | go_echo | go_tcp | go_rst);
-    let sum_cnt_done = m.net("gen_sum_issued", g_j.q.eq(g_plen.q));
+    // The checksum pass: eight payload bytes a cycle, summed the cycle after their read.
+    let sum_cnt_done = m.net("gen_sum_issued", g_j.q.ge(g_plen.q));
     let sum_done = m.net("gen_sum_done", g_st.q.eq(1u64) & sum_cnt_done & !g_sv.q);
     let sum_rd = m.net("gen_sum_read", g_st.q.eq(1u64) & !sum_cnt_done);
-    let txbuf = m.memory("tx_buf", 8, u64::from(n) << tab);
-    let echo_rd_en = m.wire("gen_echo_read", 1);
-    let tx_rd_en = m.wire("gen_tx_read", 1);
-    let rd_off = m.wire("gen_read_off", 16);
-    m.comment(rd_off, "payload byte the buffer read asks for");
-    let tx_rd_addr = cat([
-        g_conn.q.ex(),
-        (g_seq.q.ex() + rd_off.zext(32)).slice(tab - 1, 0),
-    ]);
-    let tx_rdata = m.mem_read(txbuf, tx_rd_en, tx_rd_addr);
-    let echo_rdata = m.mem_read(echo, echo_rd_en, rd_off.slice(eab - 1, 0));
-    let add_byte = mux(
-        g_par.q,
-        tx_rdata.zext(32),
-        cat([tx_rdata.ex(), lit(8, 0)]).zext(32),
-    );
-    let final_sum = g_acc.q.ex() + mux(g_sv.q, add_byte.clone(), lit(32, 0));
-    let csum_fin = m.net("gen_tcp_csum", !fold16(&final_sum));
-    // Sending: a byte per cycle into the packer.
+    let sum_left = m.net("gen_sum_left", g_plen.q.ex() - g_j.q.ex());
+    let hlen16 = m.net("gen_hlen16", g_hlen.q.zext(16));
+    let pay_end = m.net("gen_pay_end", hlen16.ex() + g_plen.q.ex());
+    // Sending: a beat of eight frame bytes a cycle. A beat is fetched (its payload read from
+    // the buffer) when the one before it leaves the fetch stage, and goes into the output
+    // register the cycle after, so beats leave back to back while `m_axis_tready_i` is high.
     let sending = m.net("gen_sending", g_st.q.eq(2u64));
-    let ob = m.reg("out_acc", 64, 0);
-    m.comment(ob.q, "the beat being packed");
-    let ocnt = m.reg("out_cnt", 3, 0);
     let o_data = m.reg("out_data", 64, 0);
     let o_keep = m.reg("out_keep", 8, 0);
     let o_last = m.reg("out_last", 1, 0);
     let o_valid = m.reg("out_valid", 1, 0);
-    let hlen16 = m.net("gen_hlen16", g_hlen.q.zext(16));
-    let pay_end = m.net("gen_pay_end", hlen16.ex() + g_plen.q.ex());
-    let last_byte = m.net("gen_last_byte", g_k.q.ex().eq(g_flen.q.ex() - 1u64));
-    let complete = m.net("gen_beat_complete", ocnt.q.eq(7u64) | last_byte);
     let out_free = m.net("out_free", !o_valid.q | tx_ready);
-    let go = m.net("gen_byte", sending & (!complete | out_free));
-    m.comment(go, "a frame byte goes into the packer this cycle");
-    let in_hdr = g_k.q.lt(hlen16);
-    let in_pay = g_k.q.lt(pay_end);
-    let hbyte = g_hdr
-        .q
-        .shr_by(cat([g_k.q.slice(5, 0), lit(3, 0)]))
-        .slice(7, 0);
-    let pbyte = mux(g_echo.q, echo_rdata.ex(), tx_rdata.ex());
-    let obyte = m.net(
-        "gen_out_byte",
-        mux(in_hdr.clone(), hbyte, mux(in_pay, pbyte, lit(8, 0))),
+    let b_left = m.net("gen_beat_left", g_flen.q.ex() - g_bk.q.ex());
+    m.comment(b_left, "frame bytes from the waiting beat's first on");
+    let b_last = m.net("gen_beat_last", b_left.le(8u64));
+    let b_move = m.net("gen_beat_move", g_bv.q & out_free);
+    m.comment(b_move, "the waiting beat goes into the output register");
+    let fetch = m.net(
+        "gen_fetch",
+        sending & g_k.q.lt(g_flen.q) & (!g_bv.q | b_move),
     );
-    // Next payload byte's read: one cycle ahead of its turn.
-    let k1 = g_k.q.ex() + 1u64;
-    let next_pay = m.net("gen_next_is_pay", go & k1.ge(hlen16) & k1.lt(pay_end));
-    m.assign(rd_off, mux(sum_rd, g_j.q.ex(), k1.clone() - hlen16.ex()));
-    m.assign(tx_rd_en, sum_rd | (next_pay & !g_echo.q));
-    m.assign(echo_rd_en, next_pay & g_echo.q);
-    m.assign(e_done, sending & go & last_byte & g_echo.q);
+    // Payload offset of the fetched beat's first byte (below 0 while it holds header bytes:
+    // those lanes take the header, whatever the read returns).
+    let f_off = m.net("gen_fetch_off", g_k.q.ex() - hlen16.ex());
+    let tx_off = mux(sum_rd, g_j.q.ex(), f_off.ex());
+    let tx_rd_en = m.net("gen_tx_read", sum_rd | (fetch & !g_echo.q));
+    let tx_rdata = txbuf.read(
+        &mut m,
+        &tx_rd_en.ex(),
+        Some(&g_conn.q.ex()),
+        &(g_seq.q.ex() + tx_off.zext(32)),
+    );
+    let echo_rd_en = m.net("gen_echo_read", fetch & g_echo.q);
+    let echo_rdata = echo.read(&mut m, &echo_rd_en.ex(), None, &f_off.ex());
+    let sum_bytes: Vec<Expr> = (0..8u32)
+        .map(|i| {
+            mux(
+                g_cnt.q.gt(u64::from(i)),
+                tx_rdata.slice(8 * i + 7, 8 * i),
+                lit(8, 0),
+            )
+        })
+        .collect();
+    // Payload byte 2i is the high byte of a 16-bit word (the payload starts at an even
+    // offset of the checksummed bytes, and every read of the pass at a multiple of 8).
+    let chunk_sum = (0..4usize).fold(lit(32, 0), |a, w| {
+        a + cat([sum_bytes[2 * w].clone(), sum_bytes[2 * w + 1].clone()]).zext(32)
+    });
+    let final_sum = g_acc.q.ex() + mux(g_sv.q, chunk_sum, lit(32, 0));
+    let csum_fin = m.net("gen_tcp_csum", !fold16(&final_sum));
+    m.assign(e_done, b_move & b_last & g_echo.q);
     let patched = {
         // Bytes 50 and 51: the TCP checksum.
         let lo = g_hdr.q.slice(399, 0);
@@ -1928,8 +1953,10 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         c.set(g_acc.d, g_acc.q);
         c.set(g_j.d, g_j.q);
         c.set(g_sv.d, 0u64);
-        c.set(g_par.d, g_par.q);
+        c.set(g_cnt.d, g_cnt.q);
         c.set(g_k.d, g_k.q);
+        c.set(g_bv.d, g_bv.q);
+        c.set(g_bk.d, g_bk.q);
         c.if_(go_any, |c| {
             c.set(g_hdr.d, hdr_sel.clone());
             c.set(g_echo.d, go_echo);
@@ -1941,65 +1968,73 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             c.set(g_acc.d, t_sum);
             c.set(g_j.d, 0u64);
             c.set(g_k.d, 0u64);
+            c.set(g_bv.d, 0u64);
             c.set(g_st.d, mux(go_tcp & t_len.ne(0u64), lit(2, 1), lit(2, 2)));
         })
         .else_if(g_st.q.eq(1u64), |c| {
             c.if_(g_sv.q, |c| c.set(g_acc.d, final_sum.clone()));
             c.if_(sum_rd, |c| {
-                c.set(g_j.d, g_j.q + 1u64);
+                c.set(g_j.d, g_j.q + 8u64);
                 c.set(g_sv.d, 1u64);
-                c.set(g_par.d, g_j.q.bit(0));
+                c.set(
+                    g_cnt.d,
+                    mux(sum_left.ge(8u64), lit(4, 8), sum_left.slice(3, 0)),
+                );
             });
             c.if_(sum_done, |c| {
                 c.set(g_hdr.d, patched.clone());
                 c.set(g_st.d, 2u64);
             });
         })
-        .else_if(go, |c| {
-            c.set(g_k.d, g_k.q + 1u64);
-            c.if_(last_byte, |c| c.set(g_st.d, 0u64));
+        .else_if(sending, |c| {
+            c.if_(fetch, |c| {
+                c.set(g_k.d, g_k.q + 8u64);
+                c.set(g_bk.d, g_k.q);
+                c.set(g_bv.d, 1u64);
+            })
+            .else_if(b_move, |c| c.set(g_bv.d, 0u64));
+            c.if_(b_move & b_last, |c| c.set(g_st.d, 0u64));
         });
     });
-    let lane_bytes: Vec<Expr> = (0..8u32)
+    // The waiting beat's bytes: lane l is frame byte g_bk + l, a header byte, a payload byte
+    // or padding.
+    let hdr_bytes = m.net(
+        "gen_beat_hdr",
+        g_hdr
+            .q
+            .shr_by(cat([g_bk.q.slice(6, 0), lit(3, 0)]))
+            .slice(63, 0),
+    );
+    let pay_bytes = m.net("gen_beat_pay", mux(g_echo.q, echo_rdata, tx_rdata.clone()));
+    let lanes_out: Vec<Expr> = (0..8u32)
         .map(|l| {
+            let pos = g_bk.q.ex() + u64::from(l);
             mux(
-                ocnt.q.eq(u64::from(l)),
-                obyte.ex(),
-                ob.q.slice(8 * l + 7, 8 * l),
+                pos.lt(hlen16),
+                hdr_bytes.slice(8 * l + 7, 8 * l),
+                mux(
+                    pos.lt(pay_end),
+                    pay_bytes.slice(8 * l + 7, 8 * l),
+                    lit(8, 0),
+                ),
             )
         })
         .collect();
-    let beat = m.net("out_beat", cat(lane_bytes.into_iter().rev()));
+    let beat = m.net("out_beat", cat(lanes_out.into_iter().rev()));
     let keep_now = m.net(
         "out_keep_now",
-        (0..8u32).rev().fold(lit(8, 0), |a, l| {
-            if l == 0 {
-                a | lit(8, 1)
-            } else {
-                a | mux(ocnt.q.ge(u64::from(l)), lit(8, 1u128 << l), lit(8, 0))
-            }
-        }),
+        cat((0..8u32).rev().map(|l| b_left.gt(u64::from(l)))),
     );
     m.comb(|c| {
-        c.set(ob.d, ob.q);
-        c.set(ocnt.d, ocnt.q);
         c.set(o_data.d, o_data.q);
         c.set(o_keep.d, o_keep.q);
         c.set(o_last.d, o_last.q);
         c.set(o_valid.d, o_valid.q & !tx_ready);
-        c.if_(go, |c| {
-            c.if_(complete, |c| {
-                c.set(ob.d, 0u64);
-                c.set(ocnt.d, 0u64);
-                c.set(o_data.d, beat);
-                c.set(o_keep.d, keep_now);
-                c.set(o_last.d, last_byte);
-                c.set(o_valid.d, 1u64);
-            })
-            .else_(|c| {
-                c.set(ob.d, beat);
-                c.set(ocnt.d, ocnt.q + 1u64);
-            });
+        c.if_(b_move, |c| {
+            c.set(o_data.d, beat);
+            c.set(o_keep.d, keep_now);
+            c.set(o_last.d, b_last);
+            c.set(o_valid.d, 1u64);
         });
     });
     m.assign(tx_data, o_data.q);
@@ -2009,7 +2044,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
 
     // ------------------------------------------------------------ tx bytes into the buffers
     let u_valid = m.reg("app_tx_valid", 1, 0);
-    m.comment(u_valid.q, "a tx beat is being written, a byte per cycle");
+    m.comment(u_valid.q, "a tx beat is being written, eight bytes a cycle");
     let u_conn = m.reg("app_tx_conn", cw, 0);
     let u_data = m.reg("app_tx_data", dw, 0);
     let nbw = clog2(u64::from(lanes) + 1);
@@ -2066,12 +2101,30 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         .map(|c| may_send[c] & tfree[c].ge(u64::from(2 * lanes)))
         .collect();
     m.assign(credit, cat(credits.into_iter().rev()));
-    m.assign(app_tx.ready, !u_valid.q);
+    let u_left = m.net("app_tx_left", u_n.q.ex() - u_i.q.ex());
+    m.comment(u_left, "bytes of the beat not written yet");
+    let u_cnt = m.net(
+        "app_tx_cnt",
+        mux(u_left.ge(8u64), lit(4, 8), u_left.resize(4)),
+    );
+    m.comment(u_cnt, "bytes written this cycle");
+    let u_end = m.net("app_tx_end", u_valid.q & u_left.le(8u64));
+    m.comment(u_end, "the beat's last bytes are written this cycle");
+    m.assign(app_tx.ready, !u_valid.q | u_end);
     let tx_conn = app_tx.field("conn");
+    // A beat taken while the one before it writes its last bytes: those are not in the free
+    // count yet (at most a beat).
     let ok_now = sel(
         &tx_conn.ex(),
         &(0..n as usize)
-            .map(|c| may_send[c] & tfree[c].ge(u64::from(lanes)))
+            .map(|c| {
+                let need = mux(
+                    u_valid.q & u_conn.q.eq(c as u64),
+                    lit(32, u128::from(2 * lanes)),
+                    lit(32, u128::from(lanes)),
+                );
+                may_send[c] & tfree[c].ge(need)
+            })
             .collect::<Vec<_>>(),
     );
     let keep_in = app_tx.field("keep");
@@ -2093,30 +2146,39 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             c.set(u_ok.d, ok_now.clone());
         })
         .else_if(u_valid.q, |c| {
-            c.set(u_i.d, u_i.q + 1u64);
-            c.if_((u_i.q + 1u64).eq(u_n.q), |c| c.set(u_valid.d, 0u64));
+            c.set(u_i.d, u_i.q + 8u64);
+            c.if_(u_end, |c| c.set(u_valid.d, 0u64));
         });
     });
-    let u_byte = m.net(
-        "app_tx_byte",
-        u_data.q.shr_by(cat([u_i.q.ex(), lit(3, 0)])).slice(7, 0),
+    let u_bytes = m.net(
+        "app_tx_bytes",
+        u_data.q.shr_by(cat([u_i.q.ex(), lit(3, 0)])).resize(64),
     );
     let u_wr_seq = sel(
         &u_conn.q.ex(),
         &conns.iter().map(|k| k.wr.q.ex()).collect::<Vec<_>>(),
     );
     let app_w = m.net("app_tx_write", u_valid.q & u_ok.q);
-    m.mem_write(
-        txbuf,
-        app_w,
-        cat([u_conn.q.ex(), u_wr_seq.slice(tab - 1, 0)]),
-        u_byte.ex(),
+    txbuf.write(
+        &mut m,
+        &app_w.ex(),
+        Some(&u_conn.q.ex()),
+        &u_wr_seq,
+        &u_bytes.ex(),
+        &u_cnt.ex(),
     );
-    let tx_drop_inc = m.net("app_tx_drop", u_valid.q & !u_ok.q);
+    let tx_drop_inc = m.net(
+        "app_tx_drop",
+        mux(u_valid.q & !u_ok.q, u_cnt.ex(), lit(4, 0)),
+    );
+    m.comment(
+        tx_drop_inc,
+        "bytes dropped this cycle (a beat without credit)",
+    );
 
     // ------------------------------------------------------------ rx bytes out of the buffers
     let r_busy = m.reg("app_rx_valid", 1, 0);
-    m.comment(r_busy.q, "a byte read from rx_buf is on rx");
+    m.comment(r_busy.q, "bytes read from rx_buf are on rx");
     let r_conn = m.reg("app_rx_conn", cw, 0);
     let r_ptr = m.reg("app_rx_rr", cw, 0);
     // A connection that is opening (ARP, ISN, SYN-SENT) has no received bytes: what its
@@ -2162,10 +2224,26 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         &r_pick.ex(),
         &conns.iter().map(|k| k.rd.q.ex()).collect::<Vec<_>>(),
     );
-    let r_data = m.mem_read(
-        rxbuf,
-        r_start,
-        cat([r_pick.ex(), r_rd_sel.slice(rab - 1, 0)]),
+    let r_data = rxbuf.read(&mut m, &r_start.ex(), Some(&r_pick.ex()), &r_rd_sel);
+    let r_avail = m.net(
+        "app_rx_avail",
+        sel(
+            &r_pick.ex(),
+            &conns
+                .iter()
+                .map(|k| k.rcv_nxt.q.ex() - k.rd.q.ex())
+                .collect::<Vec<_>>(),
+        ),
+    );
+    let r_cnt = m.reg("app_rx_cnt", 4, 0);
+    m.comment(r_cnt.q, "bytes of the beat on rx (1 to 8)");
+    m.assign(
+        r_cnt.d,
+        mux(
+            r_start,
+            mux(r_avail.ge(8u64), lit(4, 8), r_avail.slice(3, 0)),
+            r_cnt.q.ex(),
+        ),
     );
     let r_pop = m.net("app_rx_pop", app_rx.fire());
     let r_stale = m.net(
@@ -2195,7 +2273,10 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.assign(app_rx.valid, r_busy.q & !r_stale);
     m.assign(app_rx.field("conn"), r_conn.q);
     m.assign(app_rx.field("data"), r_data.zext(dw));
-    m.assign(app_rx.field("keep"), lit(lanes, 1));
+    m.assign(
+        app_rx.field("keep"),
+        cat((0..8u32).rev().map(|l| r_cnt.q.gt(u64::from(l)))).zext(lanes),
+    );
 
     // ------------------------------------------------------------ connections: behaviour
     let mut rto_fire: Vec<Sig> = Vec::new();
@@ -2698,8 +2779,8 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                 b.set(k.ack_pend.d, 1u64);
                 b.set(k.ack_dly.d, 0u64);
             });
-            b.set(k.wr.d, mux(wpush, k.wr.q + 1u64, k.wr.q.ex()));
-            b.set(k.rd.d, mux(rpop, k.rd.q + 1u64, k.rd.q.ex()));
+            b.set(k.wr.d, mux(wpush, k.wr.q + u_cnt.zext(32), k.wr.q.ex()));
+            b.set(k.rd.d, mux(rpop, k.rd.q + r_cnt.q.zext(32), k.rd.q.ex()));
             let sample = |b: &mut Comb| {
                 b.set(k.srtt8.d, srtt_new);
                 b.set(k.rttvar4.d, var_new);

@@ -18,8 +18,8 @@
 //! - `m_axis_*` (transmit) and `s_axis_*` (receive): AXI4-Stream Ethernet frames without FCS,
 //!   `tdata` [64], `tkeep` [8], `tlast`, as the RoCE engine's: bytes packed from lane 0, only
 //!   the last beat short. Frames the engine sends are at least 60 bytes (zero padding).
-//!   Known limit of slice 1: `m_axis_tvalid_o` may fall inside a frame (a beat every 8 cycles),
-//!   so a MAC that needs a frame's beats back to back needs a store-and-forward FIFO in front.
+//!   Once `m_axis_tvalid_o` rises for a frame it stays high to the frame's last beat (a beat
+//!   goes every cycle `m_axis_tready_i` is high), so a MAC may take the frame straight.
 //!   `s_axis_tready_o` may fall in the middle of a frame (the parser takes a byte per cycle).
 //! - `tx` (in, from the NVMe/TCP engine): `conn` [log2 C], `data` [W], `keep` [W/8], exactly
 //!   the NVMe/TCP engine's `tx` port: bytes packed from lane 0, any beat short. `tx_credit_o`
@@ -30,8 +30,8 @@
 //! - `rx` (out, to the NVMe/TCP engine): `conn`, `data`, `keep`, the NVMe/TCP engine's `rx`
 //!   port. `rx_space_i` [C]: bit i, a beat of connection i presented now is taken. The engine
 //!   starts a beat of connection i only while `rx_space_i[i]` is high (and holds it until
-//!   taken), so a stalled consumer never holds up another connection. Slice 1 sends one byte
-//!   per beat (`keep` = 1). A connection that opens (ARP, ISN, SYN-SENT) starts its stream
+//!   taken), so a stalled consumer never holds up another connection. A beat holds up to 8
+//!   bytes (the bytes in order at the time it starts, at most 8). A connection that opens (ARP, ISN, SYN-SENT) starts its stream
 //!   clean: bytes the previous connection on it left undelivered are dropped, a beat of them
 //!   already presented included (RFC 9293: an abort flushes the receive queue). Until then
 //!   (CLOSED after a failure) they are still delivered, in order.
@@ -194,7 +194,7 @@
 //!
 //! # Features against the RFCs
 //!
-//! | Feature | RFC | Slice 1 |
+//! | Feature | RFC | The engine |
 //! |---|---|---|
 //! | IPv4 header checksum generated and verified; no options, no fragments | 791 | done (options and fragments dropped) |
 //! | ARP responder and resolver, small cache | 826 | done |
@@ -224,15 +224,20 @@
 //!
 //! # Timing
 //!
-//! Slice 1 is byte-serial inside: the parser takes one byte per cycle (8 cycles per 64-bit beat;
-//! at 125 MHz that is gigabit line rate, the bring-up boards' PHYs), the frame generator sends
-//! a frame's bytes at one per cycle after a first pass over a segment's payload for its
-//! checksum (so a full TCP segment takes about twice its length in cycles), `tx` takes a beat
-//! and writes its bytes one per cycle, and `rx` presents one byte per beat every other cycle.
-//! A 64-bit datapath at 10G line rate is a later slice.
+//! The buffers are byte-lane RAMs (`lanes.rs`: eight memories one byte wide, each with its own
+//! address), so eight bytes that follow any sequence number move in one cycle. Sending is 64
+//! bits wide: `tx` writes eight bytes of a beat a cycle (a 64-bit beat a cycle; `tx.ready`
+//! stays high while beats follow), the frame generator reads a segment's payload twice, eight
+//! bytes a cycle (a checksum pass, then the frame, a beat a cycle), so a full segment of L
+//! bytes leaves in about (2 L + 54) / 8 cycles, half the port's rate. `rx` presents up to
+//! eight bytes every other cycle. Receiving is byte-serial still: the parser takes one byte
+//! per cycle (8 cycles per 64-bit beat; at 125 MHz that is gigabit line rate, the bring-up
+//! boards' PHYs). The next slices: the parser eight bytes a cycle, and the checksum pass gone
+//! (a frame buffer patched, or the checksum kept with the bytes), for the 10G line rate.
 
 pub mod engine;
 mod isn;
+mod lanes;
 
 pub use isn::half_siphash;
 

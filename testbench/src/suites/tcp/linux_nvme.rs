@@ -219,6 +219,7 @@ pub fn run_case(
     sim.signal("run_i").set(1);
     let src = sim.add(AxisSource::new(&sim, "s_axis", seed ^ 1, 0));
     let sink = sim.add(AxisSink::new(&sim, "m_axis", seed ^ 2, 5));
+    sink.borrow_mut().gapless = true;
     let tcp = Axil::attach(
         &mut sim,
         "s_tcp_axil",

@@ -556,6 +556,9 @@ impl<M: Dut> Env<M> {
         }
         let src = sim.add(AxisSource::new(&sim, "s_axis", seed ^ 1, 10));
         let sink = sim.add(AxisSink::new(&sim, "m_axis", seed ^ 2, 10));
+        // The contract: a frame's beats follow each other with no idle cycle (a MAC sends
+        // them as they come; the chip top has no store-and-forward FIFO in front).
+        sink.borrow_mut().gapless = true;
         let app = app.then(|| sim.add(App::new(&sim, seed ^ 3, n)));
         let axil = Axil::attach(
             &mut sim,
