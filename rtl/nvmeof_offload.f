@@ -79,5 +79,4 @@ axi_interconnect_m3_i5_w64.sv
 axil_decoder_a13_w8_13_7_13_10_6_11.sv
 chip_route_q64_roce2_nvme_tcp2_d0.sv
 chip_csr.sv
-eth_frame_fifo_w64_d256.sv
 nvmeof_offload.sv

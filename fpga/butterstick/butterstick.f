@@ -60,13 +60,12 @@ nvme_tcp_w64_c2_d1_nd.sv
 ../../rtl/tcp_csr.sv
 tcp_w64_c2_t1024_r1024_a2_e64.sv
 nvme_tcp_ip_w64_c2_d1_t1024_r1024_nd.sv
-../../rtl/fifo_fwft_w73_d256.sv
-../../rtl/eth_frame_fifo_w64_d256.sv
 nvmeof_offload.sv
 host_mem_a17_i5.sv
 bringup_csr.sv
 ../../rtl/sync_2ff_w5.sv
 ../../rtl/async_fifo_w73_d16.sv
+../../rtl/fifo_fwft_w73_d256.sv
 ../../rtl/crc32_d8.sv
 ../../rtl/async_fifo_w76_d16.sv
 ../../rtl/eth_mac_rgmii_t256_r256.sv

@@ -127,11 +127,6 @@ module nvmeof_offload (
   logic [7:0]   nvme_tcp_m_axis_tkeep;
   logic         nvme_tcp_m_axis_tlast;
   logic         nvme_tcp_m_axis_tvalid;
-  logic         tcp_tx_fifo_s_axis_tready;
-  logic [63:0]  tcp_tx_fifo_m_axis_tdata;
-  logic [7:0]   tcp_tx_fifo_m_axis_tkeep;
-  logic         tcp_tx_fifo_m_axis_tlast;
-  logic         tcp_tx_fifo_m_axis_tvalid;
   logic         eth_mux_s_tcp_axis_tready;
   logic [63:0]  eth_mux_m_tcp_axis_tdata;
   logic [7:0]   eth_mux_m_tcp_axis_tkeep;
@@ -949,10 +944,10 @@ module nvmeof_offload (
     .m_roce_axis_tlast_o  (eth_mux_m_roce_axis_tlast),
     .m_roce_axis_tvalid_o (eth_mux_m_roce_axis_tvalid),
     .m_roce_axis_tready_i (roce_s_axis_tready),
-    .s_tcp_axis_tdata_i   (tcp_tx_fifo_m_axis_tdata),
-    .s_tcp_axis_tkeep_i   (tcp_tx_fifo_m_axis_tkeep),
-    .s_tcp_axis_tlast_i   (tcp_tx_fifo_m_axis_tlast),
-    .s_tcp_axis_tvalid_i  (tcp_tx_fifo_m_axis_tvalid),
+    .s_tcp_axis_tdata_i   (nvme_tcp_m_axis_tdata),
+    .s_tcp_axis_tkeep_i   (nvme_tcp_m_axis_tkeep),
+    .s_tcp_axis_tlast_i   (nvme_tcp_m_axis_tlast),
+    .s_tcp_axis_tvalid_i  (nvme_tcp_m_axis_tvalid),
     .s_tcp_axis_tready_o  (eth_mux_s_tcp_axis_tready),
     .m_tcp_axis_tdata_o   (eth_mux_m_tcp_axis_tdata),
     .m_tcp_axis_tkeep_o   (eth_mux_m_tcp_axis_tkeep),
@@ -1085,7 +1080,7 @@ module nvmeof_offload (
     .m_axis_tkeep_o       (nvme_tcp_m_axis_tkeep),
     .m_axis_tlast_o       (nvme_tcp_m_axis_tlast),
     .m_axis_tvalid_o      (nvme_tcp_m_axis_tvalid),
-    .m_axis_tready_i      (tcp_tx_fifo_s_axis_tready),
+    .m_axis_tready_i      (eth_mux_s_tcp_axis_tready),
     .s_axis_tdata_i       (eth_mux_m_tcp_axis_tdata),
     .s_axis_tkeep_i       (eth_mux_m_tcp_axis_tkeep),
     .s_axis_tlast_i       (eth_mux_m_tcp_axis_tlast),
@@ -1129,21 +1124,6 @@ module nvmeof_offload (
     .dead_o               (nvme_tcp_dead),
     .tcp_up_o             (nvme_tcp_tcp_up),
     .tcp_failed_o         (nvme_tcp_tcp_failed)
-  );
-
-  eth_frame_fifo_w64_d256 u_tcp_tx_fifo (
-    .clk_i           (clk_i),
-    .rst_ni          (rst_ni),
-    .s_axis_tdata_i  (nvme_tcp_m_axis_tdata),
-    .s_axis_tkeep_i  (nvme_tcp_m_axis_tkeep),
-    .s_axis_tlast_i  (nvme_tcp_m_axis_tlast),
-    .s_axis_tvalid_i (nvme_tcp_m_axis_tvalid),
-    .s_axis_tready_o (tcp_tx_fifo_s_axis_tready),
-    .m_axis_tdata_o  (tcp_tx_fifo_m_axis_tdata),
-    .m_axis_tkeep_o  (tcp_tx_fifo_m_axis_tkeep),
-    .m_axis_tlast_o  (tcp_tx_fifo_m_axis_tlast),
-    .m_axis_tvalid_o (tcp_tx_fifo_m_axis_tvalid),
-    .m_axis_tready_i (eth_mux_s_tcp_axis_tready)
   );
 
   assign tcp_connected_o = nvme_tcp_connected;

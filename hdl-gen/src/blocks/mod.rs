@@ -27,7 +27,6 @@ pub mod chip_info;
 pub mod crc;
 pub mod ecp5;
 pub mod fifo;
-pub mod frame_fifo;
 pub mod interval_timer;
 pub mod reset_sync;
 pub mod skid_buffer;

@@ -247,13 +247,6 @@ pub fn top(cfg: &Config, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let u_ic = m.instance("u_axi", &ic);
     let u_dec = m.instance("u_fw", &dec);
     let u_mux = m.instance("u_eth_mux", &fmux);
-    // The TCP/IP engine's frames may pause inside a frame (it is byte-serial): a MAC needs
-    // them back to back, so they reach the mux through a store-and-forward FIFO.
-    let tcp_ff = crate::blocks::frame_fifo::frame_fifo(
-        eth_width,
-        crate::blocks::frame_fifo::beats_for_max_frame(eth_width),
-        reset,
-    )?;
     let u_eng: Vec<Inst> = engines
         .iter()
         .map(|(t, e)| m.instance(&format!("u_{}", t.name()), e))
@@ -288,21 +281,12 @@ pub fn top(cfg: &Config, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             Transport::Roce => "roce",
             Transport::NvmeTcp => "tcp",
         };
-        if *t == Transport::NvmeTcp {
-            let u_ff = m.instance("u_tcp_tx_fifo", &tcp_ff);
-            connect_bus(&mut m, (u_eng[i], e, "m_axis_"), (u_ff, &tcp_ff, "s_axis_"));
-            connect_bus(
-                &mut m,
-                (u_ff, &tcp_ff, "m_axis_"),
-                (u_mux, &fmux, &format!("s_{side}_axis_")),
-            );
-        } else {
-            connect_bus(
-                &mut m,
-                (u_eng[i], e, "m_axis_"),
-                (u_mux, &fmux, &format!("s_{side}_axis_")),
-            );
-        }
+        // Both engines send a frame's beats back to back (their contracts), as a MAC needs.
+        connect_bus(
+            &mut m,
+            (u_eng[i], e, "m_axis_"),
+            (u_mux, &fmux, &format!("s_{side}_axis_")),
+        );
         connect_bus(
             &mut m,
             (u_mux, &fmux, &format!("m_{side}_axis_")),
