@@ -265,8 +265,8 @@ pub fn measure(input: &Input, waves: Option<&Path>, steady: bool) -> Result<Timi
     // The connection killed, once it is.
     let mut killed: Option<usize> = None;
     let total = case.total();
-    // The TCP engine is byte-serial (about two cycles a byte each way), and every R2T and
-    // C2HData costs a round trip through smoltcp at worst, a lost segment an RTO.
+    // The TCP engine parses a byte a cycle (and sends a segment in about twice its length / 8
+    // cycles), and every R2T and C2HData costs a round trip through smoltcp at worst, a lost segment an RTO.
     let limit = 1_000_000 + 5000 * case.data_pdus() + 20 * case.data_bytes();
     let mut quiet = 0u32;
     let mut last_poll = 0u64;
@@ -418,7 +418,7 @@ pub fn measure(input: &Input, waves: Option<&Path>, steady: bool) -> Result<Timi
     })
 }
 
-/// Scenarios sized for a byte-serial TCP engine: at most 6 commands per connection, at most 64
+/// Scenarios sized for a TCP engine that parses a byte a cycle: at most 6 commands per connection, at most 64
 /// blocks (32 KiB) each, R2Ts and C2HData PDUs of at least 256 bytes (tinier ones are the
 /// `nvme-tcp` suite's business; here each costs a round trip through TCP).
 pub fn scenario() -> BoxedStrategy<crate::suites::nvme_tcp::scenario::Scenario> {

@@ -75,19 +75,20 @@ use std::collections::VecDeque;
 use std::path::Path;
 
 /// Cycles the peer leaves between its ACKs in the sending part (and waits for an answer): a
-/// full segment takes about 3000 cycles to come out (a checksum pass, then a byte a cycle),
-/// and another may be on its way first.
+/// full segment takes about 400 cycles to come out (a checksum pass, then the frame, eight
+/// bytes a cycle), and others may be on their way first; far more than that, so the bounds of
+/// consecutive ACKs are told apart.
 const GAP: u64 = 8000;
 /// Cycles without an engine frame that count as quiet.
 const QUIET: u64 = 400;
-/// How long before a new segment arrives the engine may have chosen it. The engine is byte
-/// serial: a segment leaves after a checksum pass over its payload and then its frame, one
-/// byte a cycle, behind a frame that may be on the wire already: three full frames (3 * 1514
-/// cycles), stretched by the sink's stalls, and the handling of the ACK that opened the
-/// window. The congestion window a new segment was chosen under is the bound after one of
-/// the ACKs sent in that time, or the one in force when it began. (`GAP` apart, consecutive
-/// ACKs' bounds are told apart.)
-const LATE: u64 = 6000;
+/// How long before a new segment arrives the engine may have chosen it: a segment leaves
+/// after a checksum pass over its payload and then its frame, eight bytes a cycle, behind a
+/// frame that may be on the wire already: three full frames' worth of beats (3 * 190
+/// cycles), stretched by the sink's stalls, and the handling of the ACK that opened the window
+/// (parsed a byte a cycle). The congestion window a new segment was chosen under is the bound
+/// after one of the ACKs sent in that time, or the one in force when it began. (`GAP` apart,
+/// consecutive ACKs' bounds are told apart.)
+const LATE: u64 = 1000;
 /// Cycles from a segment's last beat into the engine to the first cycle of the frame that must
 /// answer it at once: an ACK not delayed (RFC 5681 4.2's out-of-order and gap-filling segments,
 /// a second full-sized one) takes no longer.
