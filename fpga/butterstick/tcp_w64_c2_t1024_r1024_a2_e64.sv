@@ -2,7 +2,7 @@
 // Do not edit: change the generator or the configuration and run `hdl-gen fpga emit`.
 //
 // TCP/IP engine: 2 TCP connections (active open), ARP, ICMP echo, IPv4 and TCP checksums.
-// Sends 8 bytes a cycle, parses a byte a cycle. See hdl-gen/src/tcp/mod.rs for the contract.
+// Sends 8 bytes a cycle; parses headers a byte a cycle, TCP payload 8 bytes a cycle. See hdl-gen/src/tcp/mod.rs for the contract.
 
 module tcp_w64_c2_t1024_r1024_a2_e64 (
   input  logic        clk_i,
@@ -111,11 +111,15 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [2:0]   ib_lane_d;
   logic [7:0]   ib_keep_after;             // keep bits above the current lane
   logic         unused_ib_keep_after_high;
-  logic         ib_lane_last;
+  logic         rx_in_pay;                 // inside a TCP segment's payload: the rest of the beat goes this cycle
+  logic         ib_lane_last;              // the held beat is done after this cycle
   logic         ib_fire;
   logic         rx_byte_valid;
   logic [7:0]   rx_byte;
   logic         rx_eof;
+  logic [3:0]   rx_beat_rest;              // bytes of the held beat from the current lane on
+  logic [63:0]  rx_chunk;                  // the held beat from the current lane on, that lane's byte in 7:0
+  logic [3:0]   rx_step;                   // bytes of the frame taken this cycle
   logic [15:0]  rx_idx_q;                  // index of the byte taken this cycle in its frame (saturates)
   logic [15:0]  rx_idx_d;
   logic [431:0] rx_hdr_q;                  // the frame's first 54 bytes, byte 0 in bits 7:0
@@ -156,6 +160,9 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [31:0]  rx_l4_sum_q;
   logic [31:0]  rx_l4_sum_d;
   logic         rx_in_l4;
+  logic [16:0]  rx_pay_left;
+  logic [3:0]   rx_pay_n;                  // payload bytes of the chunk taken this cycle
+  logic [31:0]  rx_chunk_sum;
   logic [1:0]   rx_opt_state_q;            // 0 kind, 1 length, 2 data, 3 end of options
   logic [1:0]   rx_opt_state_d;
   logic [7:0]   rx_opt_kind_q;
@@ -402,15 +409,15 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic         rx_hit_any;
   logic         rx_hit_idx;
   logic [15:0]  rx_pay_start;
-  logic         rx_in_pay;
   logic         rx_conn_ooo_on;
   logic [31:0]  rx_conn_ooo_lo;
   logic [31:0]  rx_conn_ooo_hi;
-  logic         rx_in_kept;                // the payload byte falls in the kept out-of-order range
-  logic         rx_buf_we;                 // a payload byte inside the free space after RCV.NXT, not kept already
+  logic [7:0]   rx_in_kept;                // bit i: the chunk's payload byte i falls in the kept out-of-order range
+  logic [7:0]   rx_buf_we;                 // bit i: payload byte i inside the free space after RCV.NXT, not kept already
   logic [6:0]   rx_buf_wr_word;
   logic [2:0]   rx_buf_wr_lane;
   logic [63:0]  rx_buf_wr_data;
+  logic [7:0]   rx_buf_wr_en;              // the mask rotated as the data: lane l's write enable
   logic         echo_pend_q;               // an echo reply waits or is being sent (its bytes are in echo_buf)
   logic         echo_pend_d;
   logic [15:0]  rx_echo_idx;
@@ -418,6 +425,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [2:0]   echo_buf_wr_word;
   logic [2:0]   echo_buf_wr_lane;
   logic [63:0]  echo_buf_wr_data;
+  logic [7:0]   echo_buf_wr_en;            // the mask rotated as the data: lane l's write enable
   logic         rx_done_q;                 // the frame ended last cycle: its checks and effects now
   logic         rx_done_d;
   logic [15:0]  rx_len_q;
@@ -743,6 +751,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [6:0]   tx_buf_wr_word;
   logic [2:0]   tx_buf_wr_lane;
   logic [63:0]  tx_buf_wr_data;
+  logic [7:0]   tx_buf_wr_en;              // the mask rotated as the data: lane l's write enable
   logic [3:0]   app_tx_drop;               // bytes dropped this cycle (a beat without credit)
   logic         app_rx_valid_q;            // bytes read from rx_buf are on rx
   logic         app_rx_valid_d;
@@ -1062,7 +1071,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign isn_clock_d = isn_clock_q + 42'd1;
   assign ib_keep_after = ib_keep_q >> (ib_lane_q + 3'd1);
   assign unused_ib_keep_after_high = ^ib_keep_after[7:1];
-  assign ib_lane_last = (ib_lane_q == 3'd7) | ~ib_keep_after[0];
+  assign ib_lane_last = (ib_lane_q == 3'd7) | ~ib_keep_after[0] | rx_in_pay;
   assign s_axis_tready_o = ~ib_valid_q | ib_lane_last;
   assign ib_fire = s_axis_tvalid_i & (~ib_valid_q | ib_lane_last);
 
@@ -1088,7 +1097,10 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign rx_byte_valid = ib_valid_q;
   assign rx_byte = 8'(ib_data_q >> {ib_lane_q, 3'd0});
   assign rx_eof = ib_valid_q & ib_lane_last & ib_last_q;
-  assign rx_idx_d = (rx_byte_valid & rx_eof) ? 16'd0 : ((rx_byte_valid & (rx_idx_q != 16'hffff)) ? (rx_idx_q + 16'd1) : rx_idx_q);
+  assign rx_beat_rest = (4'd0 + {3'd0, ib_keep_q[0]} + {3'd0, ib_keep_q[1]} + {3'd0, ib_keep_q[2]} + {3'd0, ib_keep_q[3]} + {3'd0, ib_keep_q[4]} + {3'd0, ib_keep_q[5]} + {3'd0, ib_keep_q[6]} + {3'd0, ib_keep_q[7]}) - {1'b0, ib_lane_q};
+  assign rx_chunk = ib_data_q >> {ib_lane_q, 3'd0};
+  assign rx_step = rx_in_pay ? rx_beat_rest : 4'd1;
+  assign rx_idx_d = (rx_byte_valid & rx_eof) ? 16'd0 : ((rx_byte_valid & (rx_idx_q < 16'hfff0)) ? (rx_idx_q + {12'd0, rx_step}) : rx_idx_q);
   assign rx_hdr_d = {(rx_byte_valid & (rx_idx_q == 16'h35)) ? rx_byte : rx_hdr_q[431:424], (rx_byte_valid & (rx_idx_q == 16'h34)) ? rx_byte : rx_hdr_q[423:416], (rx_byte_valid & (rx_idx_q == 16'h33)) ? rx_byte : rx_hdr_q[415:408], (rx_byte_valid & (rx_idx_q == 16'h32)) ? rx_byte : rx_hdr_q[407:400], (rx_byte_valid & (rx_idx_q == 16'h31)) ? rx_byte : rx_hdr_q[399:392], (rx_byte_valid & (rx_idx_q == 16'h30)) ? rx_byte : rx_hdr_q[391:384], (rx_byte_valid & (rx_idx_q == 16'h2f)) ? rx_byte : rx_hdr_q[383:376], (rx_byte_valid & (rx_idx_q == 16'h2e)) ? rx_byte : rx_hdr_q[375:368], (rx_byte_valid & (rx_idx_q == 16'h2d)) ? rx_byte : rx_hdr_q[367:360], (rx_byte_valid & (rx_idx_q == 16'h2c)) ? rx_byte : rx_hdr_q[359:352], (rx_byte_valid & (rx_idx_q == 16'h2b)) ? rx_byte : rx_hdr_q[351:344], (rx_byte_valid & (rx_idx_q == 16'h2a)) ? rx_byte : rx_hdr_q[343:336], (rx_byte_valid & (rx_idx_q == 16'h29)) ? rx_byte : rx_hdr_q[335:328], (rx_byte_valid & (rx_idx_q == 16'h28)) ? rx_byte : rx_hdr_q[327:320], (rx_byte_valid & (rx_idx_q == 16'h27)) ? rx_byte : rx_hdr_q[319:312], (rx_byte_valid & (rx_idx_q == 16'h26)) ? rx_byte : rx_hdr_q[311:304], (rx_byte_valid & (rx_idx_q == 16'h25)) ? rx_byte : rx_hdr_q[303:296], (rx_byte_valid & (rx_idx_q == 16'h24)) ? rx_byte : rx_hdr_q[295:288], (rx_byte_valid & (rx_idx_q == 16'h23)) ? rx_byte : rx_hdr_q[287:280], (rx_byte_valid & (rx_idx_q == 16'h22)) ? rx_byte : rx_hdr_q[279:272], (rx_byte_valid & (rx_idx_q == 16'h21)) ? rx_byte : rx_hdr_q[271:264], (rx_byte_valid & (rx_idx_q == 16'h20)) ? rx_byte : rx_hdr_q[263:256], (rx_byte_valid & (rx_idx_q == 16'h1f)) ? rx_byte : rx_hdr_q[255:248], (rx_byte_valid & (rx_idx_q == 16'h1e)) ? rx_byte : rx_hdr_q[247:240], (rx_byte_valid & (rx_idx_q == 16'h1d)) ? rx_byte : rx_hdr_q[239:232], (rx_byte_valid & (rx_idx_q == 16'h1c)) ? rx_byte : rx_hdr_q[231:224], (rx_byte_valid & (rx_idx_q == 16'h1b)) ? rx_byte : rx_hdr_q[223:216], (rx_byte_valid & (rx_idx_q == 16'h1a)) ? rx_byte : rx_hdr_q[215:208], (rx_byte_valid & (rx_idx_q == 16'h19)) ? rx_byte : rx_hdr_q[207:200], (rx_byte_valid & (rx_idx_q == 16'h18)) ? rx_byte : rx_hdr_q[199:192], (rx_byte_valid & (rx_idx_q == 16'h17)) ? rx_byte : rx_hdr_q[191:184], (rx_byte_valid & (rx_idx_q == 16'h16)) ? rx_byte : rx_hdr_q[183:176], (rx_byte_valid & (rx_idx_q == 16'h15)) ? rx_byte : rx_hdr_q[175:168], (rx_byte_valid & (rx_idx_q == 16'h14)) ? rx_byte : rx_hdr_q[167:160], (rx_byte_valid & (rx_idx_q == 16'h13)) ? rx_byte : rx_hdr_q[159:152], (rx_byte_valid & (rx_idx_q == 16'h12)) ? rx_byte : rx_hdr_q[151:144], (rx_byte_valid & (rx_idx_q == 16'h11)) ? rx_byte : rx_hdr_q[143:136], (rx_byte_valid & (rx_idx_q == 16'h10)) ? rx_byte : rx_hdr_q[135:128], (rx_byte_valid & (rx_idx_q == 16'hf)) ? rx_byte : rx_hdr_q[127:120], (rx_byte_valid & (rx_idx_q == 16'he)) ? rx_byte : rx_hdr_q[119:112], (rx_byte_valid & (rx_idx_q == 16'hd)) ? rx_byte : rx_hdr_q[111:104], (rx_byte_valid & (rx_idx_q == 16'hc)) ? rx_byte : rx_hdr_q[103:96], (rx_byte_valid & (rx_idx_q == 16'hb)) ? rx_byte : rx_hdr_q[95:88], (rx_byte_valid & (rx_idx_q == 16'ha)) ? rx_byte : rx_hdr_q[87:80], (rx_byte_valid & (rx_idx_q == 16'd9)) ? rx_byte : rx_hdr_q[79:72], (rx_byte_valid & (rx_idx_q == 16'd8)) ? rx_byte : rx_hdr_q[71:64], (rx_byte_valid & (rx_idx_q == 16'd7)) ? rx_byte : rx_hdr_q[63:56], (rx_byte_valid & (rx_idx_q == 16'd6)) ? rx_byte : rx_hdr_q[55:48], (rx_byte_valid & (rx_idx_q == 16'd5)) ? rx_byte : rx_hdr_q[47:40], (rx_byte_valid & (rx_idx_q == 16'd4)) ? rx_byte : rx_hdr_q[39:32], (rx_byte_valid & (rx_idx_q == 16'd3)) ? rx_byte : rx_hdr_q[31:24], (rx_byte_valid & (rx_idx_q == 16'd2)) ? rx_byte : rx_hdr_q[23:16], (rx_byte_valid & (rx_idx_q == 16'd1)) ? rx_byte : rx_hdr_q[15:8], (rx_byte_valid & (rx_idx_q == 16'd0)) ? rx_byte : rx_hdr_q[7:0]};
   assign rx_dmac = {rx_hdr_q[7:0], rx_hdr_q[15:8], rx_hdr_q[23:16], rx_hdr_q[31:24], rx_hdr_q[39:32], rx_hdr_q[47:40]};
   assign rx_smac = {rx_hdr_q[55:48], rx_hdr_q[63:56], rx_hdr_q[71:64], rx_hdr_q[79:72], rx_hdr_q[87:80], rx_hdr_q[95:88]};
@@ -1123,7 +1135,10 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign rx_in_iph = (rx_idx_q >= 16'he) & (rx_idx_q < 16'h22);
   assign rx_ip_sum_d = rx_byte_valid ? (((rx_idx_q == 16'd0) ? 32'd0 : rx_ip_sum_q) + (rx_in_iph ? {16'd0, rx_word_part} : 32'd0)) : rx_ip_sum_q;
   assign rx_in_l4 = (rx_idx_q >= 16'h22) & (rx_idx17 < rx_ip_end);
-  assign rx_l4_sum_d = rx_byte_valid ? (((rx_idx_q == 16'd0) ? 32'd0 : rx_l4_sum_q) + (rx_in_l4 ? {16'd0, rx_word_part} : 32'd0)) : rx_l4_sum_q;
+  assign rx_pay_left = rx_ip_end - rx_idx17;
+  assign rx_pay_n = (rx_in_pay & (rx_idx17 < rx_ip_end)) ? 4'(({13'd0, rx_beat_rest} < rx_pay_left) ? {13'd0, rx_beat_rest} : rx_pay_left) : 4'd0;
+  assign rx_chunk_sum = 32'd0 + {16'd0, ~rx_idx_q[0] ? {(rx_pay_n > 4'd0) ? rx_chunk[7:0] : 8'd0, 8'd0} : {8'd0, (rx_pay_n > 4'd0) ? rx_chunk[7:0] : 8'd0}} + {16'd0, rx_idx_q[0] ? {(rx_pay_n > 4'd1) ? rx_chunk[15:8] : 8'd0, 8'd0} : {8'd0, (rx_pay_n > 4'd1) ? rx_chunk[15:8] : 8'd0}} + {16'd0, ~rx_idx_q[0] ? {(rx_pay_n > 4'd2) ? rx_chunk[23:16] : 8'd0, 8'd0} : {8'd0, (rx_pay_n > 4'd2) ? rx_chunk[23:16] : 8'd0}} + {16'd0, rx_idx_q[0] ? {(rx_pay_n > 4'd3) ? rx_chunk[31:24] : 8'd0, 8'd0} : {8'd0, (rx_pay_n > 4'd3) ? rx_chunk[31:24] : 8'd0}} + {16'd0, ~rx_idx_q[0] ? {(rx_pay_n > 4'd4) ? rx_chunk[39:32] : 8'd0, 8'd0} : {8'd0, (rx_pay_n > 4'd4) ? rx_chunk[39:32] : 8'd0}} + {16'd0, rx_idx_q[0] ? {(rx_pay_n > 4'd5) ? rx_chunk[47:40] : 8'd0, 8'd0} : {8'd0, (rx_pay_n > 4'd5) ? rx_chunk[47:40] : 8'd0}} + {16'd0, ~rx_idx_q[0] ? {(rx_pay_n > 4'd6) ? rx_chunk[55:48] : 8'd0, 8'd0} : {8'd0, (rx_pay_n > 4'd6) ? rx_chunk[55:48] : 8'd0}} + {16'd0, rx_idx_q[0] ? {(rx_pay_n > 4'd7) ? rx_chunk[63:56] : 8'd0, 8'd0} : {8'd0, (rx_pay_n > 4'd7) ? rx_chunk[63:56] : 8'd0}};
+  assign rx_l4_sum_d = rx_byte_valid ? (((rx_idx_q == 16'd0) ? 32'd0 : rx_l4_sum_q) + (rx_in_pay ? rx_chunk_sum : (rx_in_l4 ? {16'd0, rx_word_part} : 32'd0))) : rx_l4_sum_q;
   assign rx_in_opt = rx_byte_valid & (rx_idx_q >= 16'h36) & (rx_idx_q < ({10'd0, rx_thl} + 16'h22));
 
   always_comb begin
@@ -1186,27 +1201,29 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign rx_hit_any = c0_rx_match | c1_rx_match;
   assign rx_hit_idx = c0_rx_match ? 1'b0 : (c1_rx_match ? 1'b1 : 1'b0);
   assign rx_pay_start = {10'd0, rx_thl} + 16'h22;
-  assign rx_in_pay = rx_byte_valid & (rx_idx_q >= 16'h36) & (rx_idx_q >= rx_pay_start) & (rx_idx17 < rx_ip_end) & rx_is_ip & (rx_proto == 8'd6);
+  assign rx_in_pay = rx_byte_valid & (rx_idx_q >= 16'h36) & (rx_idx_q >= rx_pay_start) & rx_is_ip & (rx_proto == 8'd6);
   assign rx_conn_hit_d = rx_latch_conn ? rx_hit_any : ((rx_byte_valid & (rx_idx_q == 16'd0)) ? 1'b0 : rx_conn_hit_q);
   assign rx_conn_d = rx_latch_conn ? rx_hit_idx : rx_conn_q;
   assign rx_conn_free_d = rx_latch_conn ? ((rx_hit_idx == 1'b0) ? c0_rx_free : c1_rx_free) : rx_conn_free_q;
   assign rx_conn_rcv_nxt_d = rx_latch_conn ? ((rx_hit_idx == 1'b0) ? c0_rcv_nxt_q : c1_rcv_nxt_q) : rx_conn_rcv_nxt_q;
-  assign rx_pseq_d = rx_latch_conn ? rx_seq : (rx_in_pay ? (rx_pseq_q + 32'd1) : rx_pseq_q);
+  assign rx_pseq_d = rx_latch_conn ? rx_seq : (rx_pseq_q + {28'd0, rx_pay_n});
   assign rx_conn_ooo_on = (rx_conn_q == 1'b0) ? c0_ooo_on_q : c1_ooo_on_q;
   assign rx_conn_ooo_lo = (rx_conn_q == 1'b0) ? c0_ooo_lo_q : c1_ooo_lo_q;
   assign rx_conn_ooo_hi = (rx_conn_q == 1'b0) ? c0_ooo_hi_q : c1_ooo_hi_q;
-  assign rx_in_kept = rx_conn_ooo_on & ((rx_pseq_q - rx_conn_ooo_lo) < (rx_conn_ooo_hi - rx_conn_ooo_lo));
-  assign rx_buf_we = rx_in_pay & rx_conn_hit_q & ((rx_pseq_q - rx_conn_rcv_nxt_q) < rx_conn_free_q) & ~rx_in_kept;
+  assign rx_in_kept = {rx_conn_ooo_on & (((rx_pseq_q + 32'd7) - rx_conn_ooo_lo) < (rx_conn_ooo_hi - rx_conn_ooo_lo)), rx_conn_ooo_on & (((rx_pseq_q + 32'd6) - rx_conn_ooo_lo) < (rx_conn_ooo_hi - rx_conn_ooo_lo)), rx_conn_ooo_on & (((rx_pseq_q + 32'd5) - rx_conn_ooo_lo) < (rx_conn_ooo_hi - rx_conn_ooo_lo)), rx_conn_ooo_on & (((rx_pseq_q + 32'd4) - rx_conn_ooo_lo) < (rx_conn_ooo_hi - rx_conn_ooo_lo)), rx_conn_ooo_on & (((rx_pseq_q + 32'd3) - rx_conn_ooo_lo) < (rx_conn_ooo_hi - rx_conn_ooo_lo)), rx_conn_ooo_on & (((rx_pseq_q + 32'd2) - rx_conn_ooo_lo) < (rx_conn_ooo_hi - rx_conn_ooo_lo)), rx_conn_ooo_on & (((rx_pseq_q + 32'd1) - rx_conn_ooo_lo) < (rx_conn_ooo_hi - rx_conn_ooo_lo)), rx_conn_ooo_on & (((rx_pseq_q + 32'd0) - rx_conn_ooo_lo) < (rx_conn_ooo_hi - rx_conn_ooo_lo))};
+  assign rx_buf_we = {(rx_pay_n > 4'd7) & rx_conn_hit_q & (((rx_pseq_q + 32'd7) - rx_conn_rcv_nxt_q) < rx_conn_free_q), (rx_pay_n > 4'd6) & rx_conn_hit_q & (((rx_pseq_q + 32'd6) - rx_conn_rcv_nxt_q) < rx_conn_free_q), (rx_pay_n > 4'd5) & rx_conn_hit_q & (((rx_pseq_q + 32'd5) - rx_conn_rcv_nxt_q) < rx_conn_free_q), (rx_pay_n > 4'd4) & rx_conn_hit_q & (((rx_pseq_q + 32'd4) - rx_conn_rcv_nxt_q) < rx_conn_free_q), (rx_pay_n > 4'd3) & rx_conn_hit_q & (((rx_pseq_q + 32'd3) - rx_conn_rcv_nxt_q) < rx_conn_free_q), (rx_pay_n > 4'd2) & rx_conn_hit_q & (((rx_pseq_q + 32'd2) - rx_conn_rcv_nxt_q) < rx_conn_free_q), (rx_pay_n > 4'd1) & rx_conn_hit_q & (((rx_pseq_q + 32'd1) - rx_conn_rcv_nxt_q) < rx_conn_free_q), (rx_pay_n > 4'd0) & rx_conn_hit_q & (((rx_pseq_q + 32'd0) - rx_conn_rcv_nxt_q) < rx_conn_free_q)} & ~rx_in_kept;
   assign rx_buf_wr_word = rx_pseq_q[9:3];
   assign rx_buf_wr_lane = rx_pseq_q[2:0];
-  assign rx_buf_wr_data = 64'({{56'd0, rx_byte}, {56'd0, rx_byte}} >> (7'h40 - {1'b0, {rx_buf_wr_lane, 3'd0}}));
+  assign rx_buf_wr_data = 64'({rx_chunk, rx_chunk} >> (7'h40 - {1'b0, {rx_buf_wr_lane, 3'd0}}));
+  assign rx_buf_wr_en = 8'({rx_buf_we, rx_buf_we} >> (4'd8 - {1'b0, rx_buf_wr_lane}));
   assign rx_echo_idx = rx_idx_q - 16'h26;
   assign rx_echo_we = rx_byte_valid & (rx_idx_q >= 16'h26) & (rx_idx17 < rx_ip_end) & (rx_echo_idx < 16'h40) & rx_is_ip & (rx_proto == 8'd1) & ~echo_pend_q;
   assign echo_buf_wr_word = rx_echo_idx[5:3];
   assign echo_buf_wr_lane = rx_echo_idx[2:0];
   assign echo_buf_wr_data = 64'({{56'd0, rx_byte}, {56'd0, rx_byte}} >> (7'h40 - {1'b0, {echo_buf_wr_lane, 3'd0}}));
+  assign echo_buf_wr_en = 8'({{7'd0, rx_echo_we}, {7'd0, rx_echo_we}} >> (4'd8 - {1'b0, echo_buf_wr_lane}));
   assign rx_done_d = rx_byte_valid & rx_eof;
-  assign rx_len_d = (rx_byte_valid & rx_eof) ? (rx_idx_q + 16'd1) : rx_len_q;
+  assign rx_len_d = (rx_byte_valid & rx_eof) ? (rx_idx_q + {12'd0, rx_step}) : rx_len_q;
   assign rx_for_us = (rx_dmac == local_mac) | (rx_dmac == 48'hffffffffffff);
   assign rx_arp_ok = (rx_etype == 16'h806) & (rx_len_q >= 16'h2a) & (rx_arp_hp == 48'h108000604) & (rx_arp_tpa == csr_ip_value) & ((rx_arp_op == 16'd1) | (rx_arp_op == 16'd2));
   assign rx_ip_malformed = (rx_len_q < 16'h22) | (rx_ver_ihl != 8'h45) | (rx_totlen < 16'h14) | (rx_ip_end > {1'b0, rx_len_q}) | (|rx_frag[13:0]);
@@ -1541,6 +1558,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign tx_buf_wr_word = 7'(((app_tx_conn_q == 1'b0) ? c0_app_wr_q : c1_app_wr_q) >> 3);
   assign tx_buf_wr_lane = 3'((app_tx_conn_q == 1'b0) ? c0_app_wr_q : c1_app_wr_q);
   assign tx_buf_wr_data = 64'({app_tx_bytes, app_tx_bytes} >> (7'h40 - {1'b0, {tx_buf_wr_lane, 3'd0}}));
+  assign tx_buf_wr_en = 8'({{app_tx_write & (app_tx_cnt > 4'd7), app_tx_write & (app_tx_cnt > 4'd6), app_tx_write & (app_tx_cnt > 4'd5), app_tx_write & (app_tx_cnt > 4'd4), app_tx_write & (app_tx_cnt > 4'd3), app_tx_write & (app_tx_cnt > 4'd2), app_tx_write & (app_tx_cnt > 4'd1), app_tx_write & (app_tx_cnt > 4'd0)}, {app_tx_write & (app_tx_cnt > 4'd7), app_tx_write & (app_tx_cnt > 4'd6), app_tx_write & (app_tx_cnt > 4'd5), app_tx_write & (app_tx_cnt > 4'd4), app_tx_write & (app_tx_cnt > 4'd3), app_tx_write & (app_tx_cnt > 4'd2), app_tx_write & (app_tx_cnt > 4'd1), app_tx_write & (app_tx_cnt > 4'd0)}} >> (4'd8 - {1'b0, tx_buf_wr_lane}));
   assign app_tx_drop = (app_tx_valid_q & ~app_tx_ok_q) ? app_tx_cnt : 4'd0;
   assign c0_opening = (c0_state_q == StArp) | (c0_state_q == StIsn) | (c0_state_q == StSynSent);
   assign c1_opening = (c1_state_q == StArp) | (c1_state_q == StIsn) | (c1_state_q == StSynSent);
@@ -2858,7 +2876,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
 
   // memory `rx_buf_l0`: 256 x 8 bits, registered read
   always_ff @(posedge clk_i) begin
-    if (rx_buf_we & ({1'b0, 3'd0 - rx_buf_wr_lane} < 4'd1)) begin
+    if (rx_buf_wr_en[0]) begin
       rx_buf_l0[{rx_conn_q, rx_buf_wr_word + ((rx_buf_wr_lane > 3'd0) ? 7'd1 : 7'd0)}] <= rx_buf_wr_data[7:0];
     end
     if (app_rx_start) begin
@@ -2868,7 +2886,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
 
   // memory `rx_buf_l1`: 256 x 8 bits, registered read
   always_ff @(posedge clk_i) begin
-    if (rx_buf_we & ({1'b0, 3'd1 - rx_buf_wr_lane} < 4'd1)) begin
+    if (rx_buf_wr_en[1]) begin
       rx_buf_l1[{rx_conn_q, rx_buf_wr_word + ((rx_buf_wr_lane > 3'd1) ? 7'd1 : 7'd0)}] <= rx_buf_wr_data[15:8];
     end
     if (app_rx_start) begin
@@ -2878,7 +2896,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
 
   // memory `rx_buf_l2`: 256 x 8 bits, registered read
   always_ff @(posedge clk_i) begin
-    if (rx_buf_we & ({1'b0, 3'd2 - rx_buf_wr_lane} < 4'd1)) begin
+    if (rx_buf_wr_en[2]) begin
       rx_buf_l2[{rx_conn_q, rx_buf_wr_word + ((rx_buf_wr_lane > 3'd2) ? 7'd1 : 7'd0)}] <= rx_buf_wr_data[23:16];
     end
     if (app_rx_start) begin
@@ -2888,7 +2906,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
 
   // memory `rx_buf_l3`: 256 x 8 bits, registered read
   always_ff @(posedge clk_i) begin
-    if (rx_buf_we & ({1'b0, 3'd3 - rx_buf_wr_lane} < 4'd1)) begin
+    if (rx_buf_wr_en[3]) begin
       rx_buf_l3[{rx_conn_q, rx_buf_wr_word + ((rx_buf_wr_lane > 3'd3) ? 7'd1 : 7'd0)}] <= rx_buf_wr_data[31:24];
     end
     if (app_rx_start) begin
@@ -2898,7 +2916,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
 
   // memory `rx_buf_l4`: 256 x 8 bits, registered read
   always_ff @(posedge clk_i) begin
-    if (rx_buf_we & ({1'b0, 3'd4 - rx_buf_wr_lane} < 4'd1)) begin
+    if (rx_buf_wr_en[4]) begin
       rx_buf_l4[{rx_conn_q, rx_buf_wr_word + ((rx_buf_wr_lane > 3'd4) ? 7'd1 : 7'd0)}] <= rx_buf_wr_data[39:32];
     end
     if (app_rx_start) begin
@@ -2908,7 +2926,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
 
   // memory `rx_buf_l5`: 256 x 8 bits, registered read
   always_ff @(posedge clk_i) begin
-    if (rx_buf_we & ({1'b0, 3'd5 - rx_buf_wr_lane} < 4'd1)) begin
+    if (rx_buf_wr_en[5]) begin
       rx_buf_l5[{rx_conn_q, rx_buf_wr_word + ((rx_buf_wr_lane > 3'd5) ? 7'd1 : 7'd0)}] <= rx_buf_wr_data[47:40];
     end
     if (app_rx_start) begin
@@ -2918,7 +2936,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
 
   // memory `rx_buf_l6`: 256 x 8 bits, registered read
   always_ff @(posedge clk_i) begin
-    if (rx_buf_we & ({1'b0, 3'd6 - rx_buf_wr_lane} < 4'd1)) begin
+    if (rx_buf_wr_en[6]) begin
       rx_buf_l6[{rx_conn_q, rx_buf_wr_word + ((rx_buf_wr_lane > 3'd6) ? 7'd1 : 7'd0)}] <= rx_buf_wr_data[55:48];
     end
     if (app_rx_start) begin
@@ -2928,7 +2946,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
 
   // memory `rx_buf_l7`: 256 x 8 bits, registered read
   always_ff @(posedge clk_i) begin
-    if (rx_buf_we & ({1'b0, 3'd7 - rx_buf_wr_lane} < 4'd1)) begin
+    if (rx_buf_wr_en[7]) begin
       rx_buf_l7[{rx_conn_q, rx_buf_wr_word}] <= rx_buf_wr_data[63:56];
     end
     if (app_rx_start) begin
@@ -2938,7 +2956,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
 
   // memory `echo_buf_l0`: 8 x 8 bits, registered read
   always_ff @(posedge clk_i) begin
-    if (rx_echo_we & ({1'b0, 3'd0 - echo_buf_wr_lane} < 4'd1)) begin
+    if (echo_buf_wr_en[0]) begin
       echo_buf_l0[echo_buf_wr_word + ((echo_buf_wr_lane > 3'd0) ? 3'd1 : 3'd0)] <= echo_buf_wr_data[7:0];
     end
     if (gen_echo_read) begin
@@ -2948,7 +2966,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
 
   // memory `echo_buf_l1`: 8 x 8 bits, registered read
   always_ff @(posedge clk_i) begin
-    if (rx_echo_we & ({1'b0, 3'd1 - echo_buf_wr_lane} < 4'd1)) begin
+    if (echo_buf_wr_en[1]) begin
       echo_buf_l1[echo_buf_wr_word + ((echo_buf_wr_lane > 3'd1) ? 3'd1 : 3'd0)] <= echo_buf_wr_data[15:8];
     end
     if (gen_echo_read) begin
@@ -2958,7 +2976,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
 
   // memory `echo_buf_l2`: 8 x 8 bits, registered read
   always_ff @(posedge clk_i) begin
-    if (rx_echo_we & ({1'b0, 3'd2 - echo_buf_wr_lane} < 4'd1)) begin
+    if (echo_buf_wr_en[2]) begin
       echo_buf_l2[echo_buf_wr_word + ((echo_buf_wr_lane > 3'd2) ? 3'd1 : 3'd0)] <= echo_buf_wr_data[23:16];
     end
     if (gen_echo_read) begin
@@ -2968,7 +2986,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
 
   // memory `echo_buf_l3`: 8 x 8 bits, registered read
   always_ff @(posedge clk_i) begin
-    if (rx_echo_we & ({1'b0, 3'd3 - echo_buf_wr_lane} < 4'd1)) begin
+    if (echo_buf_wr_en[3]) begin
       echo_buf_l3[echo_buf_wr_word + ((echo_buf_wr_lane > 3'd3) ? 3'd1 : 3'd0)] <= echo_buf_wr_data[31:24];
     end
     if (gen_echo_read) begin
@@ -2978,7 +2996,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
 
   // memory `echo_buf_l4`: 8 x 8 bits, registered read
   always_ff @(posedge clk_i) begin
-    if (rx_echo_we & ({1'b0, 3'd4 - echo_buf_wr_lane} < 4'd1)) begin
+    if (echo_buf_wr_en[4]) begin
       echo_buf_l4[echo_buf_wr_word + ((echo_buf_wr_lane > 3'd4) ? 3'd1 : 3'd0)] <= echo_buf_wr_data[39:32];
     end
     if (gen_echo_read) begin
@@ -2988,7 +3006,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
 
   // memory `echo_buf_l5`: 8 x 8 bits, registered read
   always_ff @(posedge clk_i) begin
-    if (rx_echo_we & ({1'b0, 3'd5 - echo_buf_wr_lane} < 4'd1)) begin
+    if (echo_buf_wr_en[5]) begin
       echo_buf_l5[echo_buf_wr_word + ((echo_buf_wr_lane > 3'd5) ? 3'd1 : 3'd0)] <= echo_buf_wr_data[47:40];
     end
     if (gen_echo_read) begin
@@ -2998,7 +3016,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
 
   // memory `echo_buf_l6`: 8 x 8 bits, registered read
   always_ff @(posedge clk_i) begin
-    if (rx_echo_we & ({1'b0, 3'd6 - echo_buf_wr_lane} < 4'd1)) begin
+    if (echo_buf_wr_en[6]) begin
       echo_buf_l6[echo_buf_wr_word + ((echo_buf_wr_lane > 3'd6) ? 3'd1 : 3'd0)] <= echo_buf_wr_data[55:48];
     end
     if (gen_echo_read) begin
@@ -3008,7 +3026,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
 
   // memory `echo_buf_l7`: 8 x 8 bits, registered read
   always_ff @(posedge clk_i) begin
-    if (rx_echo_we & ({1'b0, 3'd7 - echo_buf_wr_lane} < 4'd1)) begin
+    if (echo_buf_wr_en[7]) begin
       echo_buf_l7[echo_buf_wr_word] <= echo_buf_wr_data[63:56];
     end
     if (gen_echo_read) begin
@@ -3018,7 +3036,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
 
   // memory `tx_buf_l0`: 256 x 8 bits, registered read
   always_ff @(posedge clk_i) begin
-    if (app_tx_write & ({1'b0, 3'd0 - tx_buf_wr_lane} < app_tx_cnt)) begin
+    if (tx_buf_wr_en[0]) begin
       tx_buf_l0[{app_tx_conn_q, tx_buf_wr_word + ((tx_buf_wr_lane > 3'd0) ? 7'd1 : 7'd0)}] <= tx_buf_wr_data[7:0];
     end
     if (gen_tx_read) begin
@@ -3028,7 +3046,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
 
   // memory `tx_buf_l1`: 256 x 8 bits, registered read
   always_ff @(posedge clk_i) begin
-    if (app_tx_write & ({1'b0, 3'd1 - tx_buf_wr_lane} < app_tx_cnt)) begin
+    if (tx_buf_wr_en[1]) begin
       tx_buf_l1[{app_tx_conn_q, tx_buf_wr_word + ((tx_buf_wr_lane > 3'd1) ? 7'd1 : 7'd0)}] <= tx_buf_wr_data[15:8];
     end
     if (gen_tx_read) begin
@@ -3038,7 +3056,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
 
   // memory `tx_buf_l2`: 256 x 8 bits, registered read
   always_ff @(posedge clk_i) begin
-    if (app_tx_write & ({1'b0, 3'd2 - tx_buf_wr_lane} < app_tx_cnt)) begin
+    if (tx_buf_wr_en[2]) begin
       tx_buf_l2[{app_tx_conn_q, tx_buf_wr_word + ((tx_buf_wr_lane > 3'd2) ? 7'd1 : 7'd0)}] <= tx_buf_wr_data[23:16];
     end
     if (gen_tx_read) begin
@@ -3048,7 +3066,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
 
   // memory `tx_buf_l3`: 256 x 8 bits, registered read
   always_ff @(posedge clk_i) begin
-    if (app_tx_write & ({1'b0, 3'd3 - tx_buf_wr_lane} < app_tx_cnt)) begin
+    if (tx_buf_wr_en[3]) begin
       tx_buf_l3[{app_tx_conn_q, tx_buf_wr_word + ((tx_buf_wr_lane > 3'd3) ? 7'd1 : 7'd0)}] <= tx_buf_wr_data[31:24];
     end
     if (gen_tx_read) begin
@@ -3058,7 +3076,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
 
   // memory `tx_buf_l4`: 256 x 8 bits, registered read
   always_ff @(posedge clk_i) begin
-    if (app_tx_write & ({1'b0, 3'd4 - tx_buf_wr_lane} < app_tx_cnt)) begin
+    if (tx_buf_wr_en[4]) begin
       tx_buf_l4[{app_tx_conn_q, tx_buf_wr_word + ((tx_buf_wr_lane > 3'd4) ? 7'd1 : 7'd0)}] <= tx_buf_wr_data[39:32];
     end
     if (gen_tx_read) begin
@@ -3068,7 +3086,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
 
   // memory `tx_buf_l5`: 256 x 8 bits, registered read
   always_ff @(posedge clk_i) begin
-    if (app_tx_write & ({1'b0, 3'd5 - tx_buf_wr_lane} < app_tx_cnt)) begin
+    if (tx_buf_wr_en[5]) begin
       tx_buf_l5[{app_tx_conn_q, tx_buf_wr_word + ((tx_buf_wr_lane > 3'd5) ? 7'd1 : 7'd0)}] <= tx_buf_wr_data[47:40];
     end
     if (gen_tx_read) begin
@@ -3078,7 +3096,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
 
   // memory `tx_buf_l6`: 256 x 8 bits, registered read
   always_ff @(posedge clk_i) begin
-    if (app_tx_write & ({1'b0, 3'd6 - tx_buf_wr_lane} < app_tx_cnt)) begin
+    if (tx_buf_wr_en[6]) begin
       tx_buf_l6[{app_tx_conn_q, tx_buf_wr_word + ((tx_buf_wr_lane > 3'd6) ? 7'd1 : 7'd0)}] <= tx_buf_wr_data[55:48];
     end
     if (gen_tx_read) begin
@@ -3088,7 +3106,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
 
   // memory `tx_buf_l7`: 256 x 8 bits, registered read
   always_ff @(posedge clk_i) begin
-    if (app_tx_write & ({1'b0, 3'd7 - tx_buf_wr_lane} < app_tx_cnt)) begin
+    if (tx_buf_wr_en[7]) begin
       tx_buf_l7[{app_tx_conn_q, tx_buf_wr_word}] <= tx_buf_wr_data[63:56];
     end
     if (gen_tx_read) begin

@@ -6,7 +6,7 @@
 //!
 //! Long (about 3,000 lines) for now: one generator function whose ~200 nets the stages share;
 //! splitting it means passing them through structs (as `roce/engine/`), left for the 64-bit
-//! parser, which replaces the byte-serial one anyway. The buffers are `lanes::Lanes`.
+//! header parser, which replaces the byte-serial one anyway. The buffers are `lanes::Lanes`.
 
 use super::isn::round_expr;
 use super::lanes::Lanes;
@@ -506,7 +506,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.doc(&format!(
         "TCP/IP engine: {n} TCP connections (active open), ARP, ICMP echo, IPv4 and TCP checksums."
     ));
-    m.doc("Sends 8 bytes a cycle, parses a byte a cycle. See hdl-gen/src/tcp/mod.rs for the contract.");
+    m.doc("Sends 8 bytes a cycle; parses headers a byte a cycle, TCP payload 8 bytes a cycle. See hdl-gen/src/tcp/mod.rs for the contract.");
     m.clock();
     m.reset();
     m.group("Ethernet transmit (AXI4-Stream)");
@@ -593,7 +593,8 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.comment(isn_clk.q, "cycles; bits 41:10 are RFC 6528's M");
     m.assign(isn_clk.d, isn_clk.q + 1u64);
 
-    // ------------------------------------------------------------ Ethernet in, a byte a cycle
+    // ------------------------------------------------------------ Ethernet in: a byte a cycle,
+    // the rest of a beat a cycle inside a TCP payload
     let ib_data = m.reg("ib_data", 64, 0);
     let ib_keep = m.reg("ib_keep", 8, 0);
     let ib_last = m.reg("ib_last", 1, 0);
@@ -606,7 +607,16 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let keep_after = m.net("ib_keep_after", ib_keep.q.shr_by(ib_lane.q + 1u64));
     m.comment(keep_after, "keep bits above the current lane");
     m.unused("ib_keep_after_high", keep_after.slice(7, 1));
-    let lane_last = m.net("ib_lane_last", ib_lane.q.eq(7u64) | !keep_after.bit(0));
+    let fast = m.wire("rx_in_pay", 1);
+    m.comment(
+        fast,
+        "inside a TCP segment's payload: the rest of the beat goes this cycle",
+    );
+    let lane_last = m.net(
+        "ib_lane_last",
+        ib_lane.q.eq(7u64) | !keep_after.bit(0) | fast,
+    );
+    m.comment(lane_last, "the held beat is done after this cycle");
     m.assign(rx_ready, !ib_valid.q | lane_last);
     let in_fire = m.net("ib_fire", rx_valid & (!ib_valid.q | lane_last));
     m.comb(|c| {
@@ -634,6 +644,19 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             .slice(7, 0),
     );
     let eof = m.net("rx_eof", ib_valid.q & lane_last & ib_last.q);
+    let nkeep = (0..8u32).fold(lit(4, 0), |a, l| a + ib_keep.q.bit(l).zext(4));
+    let nrest = m.net("rx_beat_rest", nkeep - ib_lane.q.zext(4));
+    m.comment(nrest, "bytes of the held beat from the current lane on");
+    let chunk = m.net(
+        "rx_chunk",
+        ib_data.q.shr_by(cat([ib_lane.q.ex(), lit(3, 0)])),
+    );
+    m.comment(
+        chunk,
+        "the held beat from the current lane on, that lane's byte in 7:0",
+    );
+    let step = m.net("rx_step", mux(fast, nrest.ex(), lit(4, 1)));
+    m.comment(step, "bytes of the frame taken this cycle");
 
     // ------------------------------------------------------------ parser
     let ri = m.reg("rx_idx", 16, 0);
@@ -646,7 +669,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         mux(
             bv & eof,
             lit(16, 0),
-            mux(bv & ri.q.ne(0xffffu64), ri.q + 1u64, ri.q.ex()),
+            mux(bv & ri.q.lt(0xfff0u64), ri.q + step.zext(16), ri.q.ex()),
         ),
     );
     let hdr = m.reg("rx_hdr", RX_HDR * 8, 0);
@@ -729,12 +752,52 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     );
     let l4_sum = m.reg("rx_l4_sum", 32, 0);
     let in_l4 = m.net("rx_in_l4", ri.q.ge(34u64) & ri17.lt(ip_end));
+    // Inside a TCP payload the chunk's bytes below ip_end (not the Ethernet padding) are summed
+    // and written at once: `pay_n` of them, from byte 0 of the chunk.
+    let pay_left = m.net("rx_pay_left", ip_end.ex() - ri17.ex());
+    let pay_n = m.net(
+        "rx_pay_n",
+        mux(
+            fast & ri17.lt(ip_end),
+            min(nrest.zext(17), pay_left.ex()).slice(3, 0),
+            lit(4, 0),
+        ),
+    );
+    m.comment(pay_n, "payload bytes of the chunk taken this cycle");
+    let chunk_bytes: Vec<Expr> = (0..8u32)
+        .map(|i| {
+            mux(
+                pay_n.gt(u64::from(i)),
+                chunk.slice(8 * i + 7, 8 * i),
+                lit(8, 0),
+            )
+        })
+        .collect();
+    // Byte i of the chunk is at frame offset ri + i: even offsets are the high byte.
+    let chunk_sum = m.net(
+        "rx_chunk_sum",
+        chunk_bytes
+            .iter()
+            .enumerate()
+            .fold(lit(32, 0), |a, (i, x)| {
+                let high = if i % 2 == 0 {
+                    !ri.q.bit(0)
+                } else {
+                    ri.q.bit(0)
+                };
+                a + mux(high, cat([x.clone(), lit(8, 0)]), x.zext(16)).zext(32)
+            }),
+    );
     m.assign(
         l4_sum.d,
         mux(
             bv,
             mux(ri.q.eq(0u64), lit(32, 0), l4_sum.q.ex())
-                + mux(in_l4, word_part.zext(32), lit(32, 0)),
+                + mux(
+                    fast,
+                    chunk_sum.ex(),
+                    mux(in_l4, word_part.zext(32), lit(32, 0)),
+                ),
             l4_sum.q.ex(),
         ),
     );
@@ -938,9 +1001,9 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     // `thl` comes from byte 46, so until byte 47 it is the previous frame's: never before 54
     // (the shortest TCP header), or a frame after one with a small byte 46 (an ARP frame, an
     // echo request) has its header bytes 43-46 written as payload (found against Linux).
-    let in_pay = m.net(
-        "rx_in_pay",
-        bv & ri.q.ge(54u64) & ri.q.ge(pay_start) & ri17.lt(ip_end) & is_ip & proto.eq(6u64),
+    m.assign(
+        fast,
+        bv & ri.q.ge(54u64) & ri.q.ge(pay_start) & is_ip & proto.eq(6u64),
     );
     m.assign(
         pm.d,
@@ -961,10 +1024,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     );
     m.assign(pfree.d, mux(latch_at, free_sel, pfree.q.ex()));
     m.assign(prn.d, mux(latch_at, rn_sel, prn.q.ex()));
-    m.assign(
-        pseq.d,
-        mux(latch_at, seq.ex(), mux(in_pay, pseq.q + 1u64, pseq.q.ex())),
-    );
+    m.assign(pseq.d, mux(latch_at, seq.ex(), pseq.q + pay_n.zext(32)));
     let mut rxbuf = Lanes::new(&mut m, "rx_buf", u64::from(n), p.rx_bytes);
     // Bytes inside the kept out-of-order range are there already (a good segment carries the
     // same bytes at the same sequence numbers); not writing them keeps a segment that fails
@@ -975,29 +1035,37 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let p_oon = m.net("rx_conn_ooo_on", pk_sel(&|k| k.ooo_on.q.ex()));
     let p_olo = m.net("rx_conn_ooo_lo", pk_sel(&|k| k.ooo_lo.q.ex()));
     let p_ohi = m.net("rx_conn_ooo_hi", pk_sel(&|k| k.ooo_hi.q.ex()));
+    let pos: Vec<Expr> = (0..8u32).map(|i| pseq.q.ex() + u64::from(i)).collect();
     let in_kept = m.net(
         "rx_in_kept",
-        p_oon & (pseq.q.ex() - p_olo.ex()).lt(p_ohi.ex() - p_olo.ex()),
+        cat(pos
+            .iter()
+            .rev()
+            .map(|x| p_oon & (x.clone() - p_olo.ex()).lt(p_ohi.ex() - p_olo.ex()))),
     );
     m.comment(
         in_kept,
-        "the payload byte falls in the kept out-of-order range",
+        "bit i: the chunk's payload byte i falls in the kept out-of-order range",
     );
     let rx_we = m.net(
         "rx_buf_we",
-        in_pay & pm.q & (pseq.q.ex() - prn.q.ex()).lt(pfree.q) & !in_kept,
+        cat(pos
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(i, x)| pay_n.gt(i as u64) & pm.q & (x.clone() - prn.q.ex()).lt(pfree.q)))
+            & !in_kept,
     );
     m.comment(
         rx_we,
-        "a payload byte inside the free space after RCV.NXT, not kept already",
+        "bit i: payload byte i inside the free space after RCV.NXT, not kept already",
     );
     rxbuf.write(
         &mut m,
-        &rx_we.ex(),
         Some(&pc.q.ex()),
         &pseq.q.ex(),
-        &b.zext(64),
-        &lit(4, 1),
+        &chunk.ex(),
+        &rx_we.ex(),
     );
     // The echo buffer: an echo request's bytes after the ICMP checksum.
     let e_pend = m.reg("echo_pend", 1, 0);
@@ -1016,14 +1084,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             & proto.eq(1u64)
             & !e_pend.q,
     );
-    echo.write(
-        &mut m,
-        &e_we.ex(),
-        None,
-        &e_idx.ex(),
-        &b.zext(64),
-        &lit(4, 1),
-    );
+    echo.write(&mut m, None, &e_idx.ex(), &b.zext(64), &e_we.zext(8));
 
     // ------------------------------------------------------------ the frame's checks
     let cm = m.reg("rx_done", 1, 0);
@@ -1033,7 +1094,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     );
     m.assign(cm.d, bv & eof);
     let flen = m.reg("rx_len", 16, 0);
-    m.assign(flen.d, mux(bv & eof, ri.q + 1u64, flen.q.ex()));
+    m.assign(flen.d, mux(bv & eof, ri.q + step.zext(16), flen.q.ex()));
     let for_us = m.net("rx_for_us", dmac.eq(lmac) | dmac.eq(0xffff_ffff_ffffu64));
     let arp_ok = m.net(
         "rx_arp_ok",
@@ -2159,13 +2220,13 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         &conns.iter().map(|k| k.wr.q.ex()).collect::<Vec<_>>(),
     );
     let app_w = m.net("app_tx_write", u_valid.q & u_ok.q);
+    let u_mask = cat((0..8u32).rev().map(|i| app_w & u_cnt.gt(u64::from(i))));
     txbuf.write(
         &mut m,
-        &app_w.ex(),
         Some(&u_conn.q.ex()),
         &u_wr_seq,
         &u_bytes.ex(),
-        &u_cnt.ex(),
+        &u_mask,
     );
     let tx_drop_inc = m.net(
         "app_tx_drop",

@@ -59,16 +59,15 @@ impl Lanes {
         (word.ex(), lane.ex())
     }
 
-    /// When `en`, writes byte `i` of `data` (64 bits, byte `i` in bits `8i+7:8i`) at `off + i`
-    /// for every `i < count` (`count` 0 to 8, 4 bits).
+    /// Writes byte `i` of `data` (64 bits, byte `i` in bits `8i+7:8i`) at `off + i` for every
+    /// bit `i` of `mask` (8 bits) that is set.
     pub fn write(
         &self,
         m: &mut ModuleBuilder,
-        en: &Expr,
         region: Option<&Expr>,
         off: &Expr,
         data: &Expr,
-        count: &Expr,
+        mask: &Expr,
     ) {
         let (word, a0) = self.split(m, "wr", off);
         // Lane l takes byte (l - a0) mod 8: the data rotated up by a0 lanes.
@@ -78,12 +77,18 @@ impl Lanes {
                 .shr_by(lit(7, 64) - cat([a0.clone(), lit(3, 0)]).zext(7))
                 .slice(63, 0),
         );
+        let en = m.net(
+            &format!("{}_wr_en", self.name),
+            cat([mask.clone(), mask.clone()])
+                .shr_by(lit(4, 8) - a0.zext(4))
+                .slice(7, 0),
+        );
+        m.comment(en, "the mask rotated as the data: lane l's write enable");
         for (l, mem) in self.mems.iter().enumerate() {
             let l = l as u32;
-            let idx = (lit(3, u128::from(l)) - a0.clone()).zext(4);
             m.mem_write(
                 *mem,
-                en.clone() & idx.lt(count),
+                en.bit(l),
                 self.addr(region, &word, &a0, l),
                 rot.slice(8 * l + 7, 8 * l),
             );

@@ -20,7 +20,8 @@
 //!   the last beat short. Frames the engine sends are at least 60 bytes (zero padding).
 //!   Once `m_axis_tvalid_o` rises for a frame it stays high to the frame's last beat (a beat
 //!   goes every cycle `m_axis_tready_i` is high), so a MAC may take the frame straight.
-//!   `s_axis_tready_o` may fall in the middle of a frame (the parser takes a byte per cycle).
+//!   `s_axis_tready_o` may fall in the middle of a frame (the parser takes the headers a byte
+//!   per cycle).
 //! - `tx` (in, from the NVMe/TCP engine): `conn` [log2 C], `data` [W], `keep` [W/8], exactly
 //!   the NVMe/TCP engine's `tx` port: bytes packed from lane 0, any beat short. `tx_credit_o`
 //!   [C]: bit i, a beat of connection i is taken (its transmit buffer has room for a full beat
@@ -45,7 +46,8 @@
 //!
 //! # What it does
 //!
-//! Receive (a byte per cycle, the frame's checks at its end, in this order; the first that
+//! Receive (the headers a byte per cycle, a TCP payload the rest of a beat per cycle, the
+//! frame's checks at its end, in this order; the first that
 //! fails names the counter): a destination MAC neither ours nor broadcast (`drop_other`);
 //! ARP: an Ethernet/IPv4 request or reply whose target is our address is taken (a request is
 //! answered; the sender is learnt into the cache either way), any other ARP (`drop_other`);
@@ -230,10 +232,15 @@
 //! stays high while beats follow), the frame generator reads a segment's payload twice, eight
 //! bytes a cycle (a checksum pass, then the frame, a beat a cycle), so a full segment of L
 //! bytes leaves in about (2 L + 54) / 8 cycles, half the port's rate. `rx` presents up to
-//! eight bytes every other cycle. Receiving is byte-serial still: the parser takes one byte
-//! per cycle (8 cycles per 64-bit beat; at 125 MHz that is gigabit line rate, the bring-up
-//! boards' PHYs). The next slices: the parser eight bytes a cycle, and the checksum pass gone
-//! (a frame buffer patched, or the checksum kept with the bytes), for the 10G line rate.
+//! eight bytes every other cycle (`rx_space_i` promises room for the beat presented now only,
+//! so the next beat of a connection starts after this one is taken). Receiving: the parser
+//! takes a frame's headers a byte per cycle (Ethernet, IPv4, TCP with its options, ARP, ICMP
+//! whole), and from a TCP segment's first payload byte on the rest of a beat per cycle (its
+//! bytes summed and written into the receive buffer at once, the Ethernet padding after a
+//! short segment neither), so a full segment of L bytes takes about 55 + L / 8 cycles. A
+//! connection receives at most 4 bytes a cycle (`rx`), sends about 8 L / (2 L + 54). The next
+//! slices: the checksum pass gone (a frame buffer patched, or the checksum kept with the
+//! bytes), the headers a beat per cycle, and `rx` a beat per cycle, for the 10G line rate.
 
 pub mod engine;
 mod isn;

@@ -76,6 +76,8 @@ pub struct Lossy {
     pub drop_ppm: u32,
     /// A test's own choice of frames to lose (true: lost, counted as dropped), before the faults.
     pub lose: Option<Lose>,
+    /// The bytes a short frame is padded with (its own stream, so the faults draw as before).
+    pad: Rng,
 }
 
 impl Lossy {
@@ -88,6 +90,7 @@ impl Lossy {
             counts: [0; 5],
             drop_ppm: 0,
             lose: None,
+            pad: Rng::new(seed ^ 0x9ad),
         }
     }
 
@@ -99,6 +102,11 @@ impl Lossy {
         if chosen || ppm || self.rng.chance(fa.drop) {
             self.counts[0] += 1;
             return;
+        }
+        // A MAC pads a frame to 60 bytes; IEEE 802.3 leaves the pad's bytes open, so they are
+        // random here: a receiver must go by the IPv4 total length, never by the frame's.
+        while f.len() < 60 {
+            f.push(self.pad.next_u64() as u8);
         }
         let ipv4 = f.len() > 34 && f[12..14] == [8, 0];
         if self.rng.chance(fa.corrupt) && ipv4 {
