@@ -395,6 +395,34 @@ fn min(a: Expr, b: Expr) -> Expr {
     mux(a.lt(&b), a, b)
 }
 
+/// `min(x, 8)` in 4 bits: the bytes of `x` left that one 8-byte step takes.
+fn upto8(x: &Expr) -> Expr {
+    mux(x.ge(8u64), lit(4, 8), x.resize(4))
+}
+
+/// An 8-bit mask of the first `n` bytes: bit i is `n > i`.
+fn first(n: &Expr) -> Expr {
+    cat((0..8u32).rev().map(|i| n.gt(u64::from(i))))
+}
+
+/// The one's-complement contribution (32-bit, unfolded) of the first `n` bytes of `bytes`
+/// (64 bits, byte i in bits 8i+7:8i) to a checksum: byte i is a word's high byte when it
+/// sits at an even offset of the summed bytes, which is when i is even unless `odd` (the
+/// offset of byte 0 is odd).
+fn bytes_sum(bytes: &Expr, n: &Expr, odd: Option<&Expr>) -> Expr {
+    (0..8u32).fold(lit(32, 0), |a, i| {
+        let x = mux(n.gt(u64::from(i)), bytes.slice(8 * i + 7, 8 * i), lit(8, 0));
+        let (hi, lo) = (cat([x.clone(), lit(8, 0)]), x.zext(16));
+        let w = match odd {
+            None if i % 2 == 0 => hi,
+            None => lo,
+            Some(o) if i % 2 == 0 => mux(!o.clone(), hi, lo),
+            Some(o) => mux(o.clone(), hi, lo),
+        };
+        a + w.zext(32)
+    })
+}
+
 /// RFC 5681 3.1's initial window for a 32-bit SMSS: 2, 3 or 4 SMSS (above 2190, above 1095,
 /// else).
 fn initial_window(smss: &Expr) -> Expr {
@@ -764,29 +792,10 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         ),
     );
     m.comment(pay_n, "payload bytes of the chunk taken this cycle");
-    let chunk_bytes: Vec<Expr> = (0..8u32)
-        .map(|i| {
-            mux(
-                pay_n.gt(u64::from(i)),
-                chunk.slice(8 * i + 7, 8 * i),
-                lit(8, 0),
-            )
-        })
-        .collect();
-    // Byte i of the chunk is at frame offset ri + i: even offsets are the high byte.
+    // Byte i of the chunk is at frame offset ri + i.
     let chunk_sum = m.net(
         "rx_chunk_sum",
-        chunk_bytes
-            .iter()
-            .enumerate()
-            .fold(lit(32, 0), |a, (i, x)| {
-                let high = if i % 2 == 0 {
-                    !ri.q.bit(0)
-                } else {
-                    ri.q.bit(0)
-                };
-                a + mux(high, cat([x.clone(), lit(8, 0)]), x.zext(16)).zext(32)
-            }),
+        bytes_sum(&chunk.ex(), &pay_n.ex(), Some(&ri.q.bit(0))),
     );
     m.assign(
         l4_sum.d,
@@ -1049,11 +1058,11 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     );
     let rx_we = m.net(
         "rx_buf_we",
-        cat(pos
-            .iter()
-            .enumerate()
-            .rev()
-            .map(|(i, x)| pay_n.gt(i as u64) & pm.q & (x.clone() - prn.q.ex()).lt(pfree.q)))
+        first(&pay_n.ex())
+            & cat(pos
+                .iter()
+                .rev()
+                .map(|x| pm.q & (x.clone() - prn.q.ex()).lt(pfree.q)))
             & !in_kept,
     );
     m.comment(
@@ -1921,8 +1930,6 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         g_bv.q,
         "a fetched beat waits: its payload bytes in the buffer's read data",
     );
-    let g_bk = m.reg("gen_beat_k", 16, 0);
-    m.comment(g_bk.q, "the waiting beat's first frame byte index");
     let hlen_sel = mux(
         go_arep | go_areq,
         lit(8, 42),
@@ -1957,7 +1964,10 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let o_last = m.reg("out_last", 1, 0);
     let o_valid = m.reg("out_valid", 1, 0);
     let out_free = m.net("out_free", !o_valid.q | tx_ready);
-    let b_left = m.net("gen_beat_left", g_flen.q.ex() - g_bk.q.ex());
+    // g_k moves on by 8 as a beat is fetched, so the waiting beat is the one before it.
+    let g_bk = m.net("gen_beat_k", g_k.q.ex() - 8u64);
+    m.comment(g_bk, "the waiting beat's first frame byte index");
+    let b_left = m.net("gen_beat_left", g_flen.q.ex() - g_bk.ex());
     m.comment(b_left, "frame bytes from the waiting beat's first on");
     let b_last = m.net("gen_beat_last", b_left.le(8u64));
     let b_move = m.net("gen_beat_move", g_bv.q & out_free);
@@ -1979,21 +1989,15 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     );
     let echo_rd_en = m.net("gen_echo_read", fetch & g_echo.q);
     let echo_rdata = echo.read(&mut m, &echo_rd_en.ex(), None, &f_off.ex());
-    let sum_bytes: Vec<Expr> = (0..8u32)
-        .map(|i| {
-            mux(
-                g_cnt.q.gt(u64::from(i)),
-                tx_rdata.slice(8 * i + 7, 8 * i),
-                lit(8, 0),
-            )
-        })
-        .collect();
-    // Payload byte 2i is the high byte of a 16-bit word (the payload starts at an even
-    // offset of the checksummed bytes, and every read of the pass at a multiple of 8).
-    let chunk_sum = (0..4usize).fold(lit(32, 0), |a, w| {
-        a + cat([sum_bytes[2 * w].clone(), sum_bytes[2 * w + 1].clone()]).zext(32)
-    });
-    let final_sum = g_acc.q.ex() + mux(g_sv.q, chunk_sum, lit(32, 0));
+    // The payload starts at an even offset of the checksummed bytes, and every read of the
+    // pass at a multiple of 8: byte 0 of a read is at an even offset.
+    let chunk_sum = m.net("gen_sum_chunk", bytes_sum(&tx_rdata, &g_cnt.q.ex(), None));
+    let final_sum = m
+        .net(
+            "gen_sum_next",
+            g_acc.q.ex() + mux(g_sv.q, chunk_sum.ex(), lit(32, 0)),
+        )
+        .ex();
     let csum_fin = m.net("gen_tcp_csum", !fold16(&final_sum));
     m.assign(e_done, b_move & b_last & g_echo.q);
     let patched = {
@@ -2017,7 +2021,6 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         c.set(g_cnt.d, g_cnt.q);
         c.set(g_k.d, g_k.q);
         c.set(g_bv.d, g_bv.q);
-        c.set(g_bk.d, g_bk.q);
         c.if_(go_any, |c| {
             c.set(g_hdr.d, hdr_sel.clone());
             c.set(g_echo.d, go_echo);
@@ -2037,10 +2040,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             c.if_(sum_rd, |c| {
                 c.set(g_j.d, g_j.q + 8u64);
                 c.set(g_sv.d, 1u64);
-                c.set(
-                    g_cnt.d,
-                    mux(sum_left.ge(8u64), lit(4, 8), sum_left.slice(3, 0)),
-                );
+                c.set(g_cnt.d, upto8(&sum_left.ex()));
             });
             c.if_(sum_done, |c| {
                 c.set(g_hdr.d, patched.clone());
@@ -2050,7 +2050,6 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         .else_if(sending, |c| {
             c.if_(fetch, |c| {
                 c.set(g_k.d, g_k.q + 8u64);
-                c.set(g_bk.d, g_k.q);
                 c.set(g_bv.d, 1u64);
             })
             .else_if(b_move, |c| c.set(g_bv.d, 0u64));
@@ -2063,13 +2062,13 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         "gen_beat_hdr",
         g_hdr
             .q
-            .shr_by(cat([g_bk.q.slice(6, 0), lit(3, 0)]))
+            .shr_by(cat([g_bk.slice(6, 0), lit(3, 0)]))
             .slice(63, 0),
     );
     let pay_bytes = m.net("gen_beat_pay", mux(g_echo.q, echo_rdata, tx_rdata.clone()));
     let lanes_out: Vec<Expr> = (0..8u32)
         .map(|l| {
-            let pos = g_bk.q.ex() + u64::from(l);
+            let pos = g_bk.ex() + u64::from(l);
             mux(
                 pos.lt(hlen16),
                 hdr_bytes.slice(8 * l + 7, 8 * l),
@@ -2082,10 +2081,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         })
         .collect();
     let beat = m.net("out_beat", cat(lanes_out.into_iter().rev()));
-    let keep_now = m.net(
-        "out_keep_now",
-        cat((0..8u32).rev().map(|l| b_left.gt(u64::from(l)))),
-    );
+    let keep_now = m.net("out_keep_now", first(&b_left.ex()));
     m.comb(|c| {
         c.set(o_data.d, o_data.q);
         c.set(o_keep.d, o_keep.q);
@@ -2164,10 +2160,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.assign(credit, cat(credits.into_iter().rev()));
     let u_left = m.net("app_tx_left", u_n.q.ex() - u_i.q.ex());
     m.comment(u_left, "bytes of the beat not written yet");
-    let u_cnt = m.net(
-        "app_tx_cnt",
-        mux(u_left.ge(8u64), lit(4, 8), u_left.resize(4)),
-    );
+    let u_cnt = m.net("app_tx_cnt", upto8(&u_left.ex()));
     m.comment(u_cnt, "bytes written this cycle");
     let u_end = m.net("app_tx_end", u_valid.q & u_left.le(8u64));
     m.comment(u_end, "the beat's last bytes are written this cycle");
@@ -2220,7 +2213,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         &conns.iter().map(|k| k.wr.q.ex()).collect::<Vec<_>>(),
     );
     let app_w = m.net("app_tx_write", u_valid.q & u_ok.q);
-    let u_mask = cat((0..8u32).rev().map(|i| app_w & u_cnt.gt(u64::from(i))));
+    let u_mask = app_w.repeat(8) & first(&u_cnt.ex());
     txbuf.write(
         &mut m,
         Some(&u_conn.q.ex()),
@@ -2298,14 +2291,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     );
     let r_cnt = m.reg("app_rx_cnt", 4, 0);
     m.comment(r_cnt.q, "bytes of the beat on rx (1 to 8)");
-    m.assign(
-        r_cnt.d,
-        mux(
-            r_start,
-            mux(r_avail.ge(8u64), lit(4, 8), r_avail.slice(3, 0)),
-            r_cnt.q.ex(),
-        ),
-    );
+    m.assign(r_cnt.d, mux(r_start, upto8(&r_avail.ex()), r_cnt.q.ex()));
     let r_pop = m.net("app_rx_pop", app_rx.fire());
     let r_stale = m.net(
         "app_rx_stale",
@@ -2334,10 +2320,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.assign(app_rx.valid, r_busy.q & !r_stale);
     m.assign(app_rx.field("conn"), r_conn.q);
     m.assign(app_rx.field("data"), r_data.zext(dw));
-    m.assign(
-        app_rx.field("keep"),
-        cat((0..8u32).rev().map(|l| r_cnt.q.gt(u64::from(l)))).zext(lanes),
-    );
+    m.assign(app_rx.field("keep"), first(&r_cnt.q.ex()).zext(lanes));
 
     // ------------------------------------------------------------ connections: behaviour
     let mut rto_fire: Vec<Sig> = Vec::new();

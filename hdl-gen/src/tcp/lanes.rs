@@ -123,8 +123,13 @@ impl Lanes {
             .collect();
         let all = cat(words.into_iter().rev());
         // Byte i comes from lane (rot + i) mod 8: the lanes rotated down by rot.
-        cat([all.clone(), all])
-            .shr_by(cat([rot.q.ex(), lit(3, 0)]))
-            .slice(63, 0)
+        let data = m.net(
+            &format!("{}_rd_data", self.name),
+            cat([all.clone(), all])
+                .shr_by(cat([rot.q.ex(), lit(3, 0)]))
+                .slice(63, 0),
+        );
+        m.comment(data, "the bytes read, the first in 7:0");
+        data.ex()
     }
 }
