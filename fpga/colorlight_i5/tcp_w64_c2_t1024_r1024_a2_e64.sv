@@ -204,6 +204,10 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [31:0]  c0_snd_wl2_d;
   logic [31:0]  c0_app_wr_q;
   logic [31:0]  c0_app_wr_d;
+  logic [15:0]  c0_app_wr_sum_q;           // one's-complement sum of the stream's bytes from ISS+1 to app_wr (a byte at an even sequence number high)
+  logic [15:0]  c0_app_wr_sum_d;
+  logic         c0_tx_young_q;             // SND.UNA may still be in the stream's first buffer word (bytes before ISS+1 in it are not the stream's)
+  logic         c0_tx_young_d;
   logic         c0_fin_req_q;
   logic         c0_fin_req_d;
   logic         c0_fin_sent_q;
@@ -306,6 +310,10 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [31:0]  c1_snd_wl2_d;
   logic [31:0]  c1_app_wr_q;
   logic [31:0]  c1_app_wr_d;
+  logic [15:0]  c1_app_wr_sum_q;           // one's-complement sum of the stream's bytes from ISS+1 to app_wr (a byte at an even sequence number high)
+  logic [15:0]  c1_app_wr_sum_d;
+  logic         c1_tx_young_q;             // SND.UNA may still be in the stream's first buffer word (bytes before ISS+1 in it are not the stream's)
+  logic         c1_tx_young_d;
   logic         c1_fin_req_q;
   logic         c1_fin_req_d;
   logic         c1_fin_sent_q;
@@ -603,7 +611,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [15:0]  c1_tx_wnd;
   logic [15:0]  c1_tx_seg_len;
   logic         c1_tx_retx;
-  logic [1:0]   gen_state_q;               // 0 idle, 1 payload checksum pass, 2 sending
+  logic [1:0]   gen_state_q;               // 0 idle, 1 payload checksum from the prefix sums, 2 sending
   logic [1:0]   gen_state_d;
   logic         gen_idle;
   logic         gen_rr_q;                  // round-robin pointer over the connections' segments
@@ -655,23 +663,22 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [15:0]  gen_plen_d;
   logic [15:0]  gen_flen_q;
   logic [15:0]  gen_flen_d;
-  logic [31:0]  gen_acc_q;                 // the TCP checksum sum during the payload pass
+  logic [31:0]  gen_acc_q;                 // the pseudo-header's and TCP header's checksum sum
   logic [31:0]  gen_acc_d;
-  logic [15:0]  gen_j_q;                   // payload offset of the checksum pass's next read (8 bytes each)
-  logic [15:0]  gen_j_d;
-  logic         gen_sum_valid_q;           // the bytes read last cycle are summed now
-  logic         gen_sum_valid_d;
-  logic [3:0]   gen_sum_cnt_q;             // how many of them are payload (1 to 8)
-  logic [3:0]   gen_sum_cnt_d;
+  logic [1:0]   gen_sum_step_q;            // the checksum's step: 0 reads the first payload byte's word, 1 the last's, 2 sums
+  logic [1:0]   gen_sum_step_d;
+  logic [15:0]  gen_sum_first_q;           // the stream's sum up to the payload's first byte (a byte at an even sequence number high)
+  logic [15:0]  gen_sum_first_d;
   logic [15:0]  gen_k_q;                   // frame byte index of the next beat fetched (8 bytes each)
   logic [15:0]  gen_k_d;
   logic         gen_beat_valid_q;          // a fetched beat waits: its payload bytes in the buffer's read data
   logic         gen_beat_valid_d;
   logic         gen_go;
-  logic         gen_sum_issued;
-  logic         gen_sum_done;
   logic         gen_sum_read;
-  logic [15:0]  gen_sum_left;
+  logic         gen_sum_done;
+  logic [31:0]  gen_pay_last_seq;
+  logic [31:0]  gen_sum_rd_seq;            // the first byte of the word the step reads
+  logic [15:0]  tx_psum_rdata_q;
   logic [15:0]  gen_hlen16;
   logic [15:0]  gen_pay_end;
   logic         gen_sending;
@@ -718,8 +725,15 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [7:0]   echo_buf_l6_rdata_q;
   logic [7:0]   echo_buf_l7_rdata_q;
   logic [63:0]  echo_buf_rd_data;          // the bytes read, the first in 7:0
-  logic [31:0]  gen_sum_chunk;
-  logic [31:0]  gen_sum_next;
+  logic [31:0]  gen_sum_seq;
+  logic [31:0]  gen_sum_stream_off;        // that byte's offset in the stream (from ISS+1)
+  logic         gen_sum_pre_stream;        // the word starts before ISS+1
+  logic [7:0]   gen_sum_mask;              // the word's bytes in S: before a (step 1), through b - 1 (step 2), from ISS+1 on
+  logic [31:0]  gen_sum_raw;
+  logic [15:0]  gen_sum_s;                 // S(a) in step 1, S(b) in step 2
+  logic [31:0]  gen_pay_diff;
+  logic [15:0]  gen_pay_sum;               // S(b) - S(a)
+  logic [31:0]  gen_csum_raw;              // the headers' sum and the payload's (swapped when it starts at an odd sequence number)
   logic [15:0]  gen_tcp_csum;
   logic [63:0]  gen_beat_hdr;
   logic [63:0]  gen_beat_pay;
@@ -738,10 +752,10 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic         app_tx_ok_q;               // the beat came with credit (else its bytes are dropped)
   logic         app_tx_ok_d;
   logic         c0_tx_reading;             // a segment of this connection with payload is in the generator
-  logic [31:0]  c0_tx_base;                // the oldest byte the buffer must keep: SND.UNA, or the segment being read
+  logic [31:0]  c0_tx_base;                // the first byte of the oldest word the buffer must keep: SND.UNA's, or the segment's being read
   logic [31:0]  c0_tx_free;
   logic         c1_tx_reading;             // a segment of this connection with payload is in the generator
-  logic [31:0]  c1_tx_base;                // the oldest byte the buffer must keep: SND.UNA, or the segment being read
+  logic [31:0]  c1_tx_base;                // the first byte of the oldest word the buffer must keep: SND.UNA's, or the segment's being read
   logic [31:0]  c1_tx_free;
   logic         c0_may_send;
   logic         c1_may_send;
@@ -755,6 +769,19 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [2:0]   tx_buf_wr_lane;
   logic [63:0]  tx_buf_wr_data;
   logic [7:0]   tx_buf_wr_en;              // the mask rotated as the data: lane l's write enable
+  logic [2:0]   app_tx_lane;
+  logic         app_tx_odd;                // the write starts at an odd sequence number
+  logic [7:0]   app_tx_mask;
+  logic [31:0]  app_tx_sum;                // the bytes written this cycle (a byte at an even sequence number high)
+  logic [3:0]   app_tx_pre_n;              // bytes of the write before the next word's first byte
+  logic [15:0]  app_wr_sum_cur;
+  logic [31:0]  app_wr_sum_raw;
+  logic [15:0]  app_wr_sum_next;           // the writing connection's app_wr_sum after the write
+  logic [7:0]   app_tx_pre_mask;
+  logic [31:0]  tx_psum_raw;
+  logic [15:0]  tx_psum_wdata;             // the stream's sum up to the next word's first byte
+  logic         tx_psum_write;             // the write holds a word's first byte
+  logic [6:0]   tx_psum_wr_word;           // the buffer word whose first byte the write holds
   logic [3:0]   app_tx_drop;               // bytes dropped this cycle (a beat without credit)
   logic         app_rx_valid_q;            // bytes read from rx_buf are on rx
   logic         app_rx_valid_d;
@@ -960,6 +987,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [7:0] tx_buf_l5 [256];
   logic [7:0] tx_buf_l6 [256];
   logic [7:0] tx_buf_l7 [256];
+  logic [15:0] tx_psum [256];
 
   tcp_csr u_csr (
     .clk_i                  (clk_i),
@@ -1141,7 +1169,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign rx_in_l4 = (rx_idx_q >= 16'h22) & (rx_idx17 < rx_ip_end);
   assign rx_pay_left = rx_ip_end - rx_idx17;
   assign rx_pay_n = (rx_in_pay & (rx_idx17 < rx_ip_end)) ? 4'(({13'd0, rx_beat_rest} < rx_pay_left) ? {13'd0, rx_beat_rest} : rx_pay_left) : 4'd0;
-  assign rx_chunk_sum = 32'd0 + {16'd0, ~rx_idx_q[0] ? {(rx_pay_n > 4'd0) ? rx_chunk[7:0] : 8'd0, 8'd0} : {8'd0, (rx_pay_n > 4'd0) ? rx_chunk[7:0] : 8'd0}} + {16'd0, rx_idx_q[0] ? {(rx_pay_n > 4'd1) ? rx_chunk[15:8] : 8'd0, 8'd0} : {8'd0, (rx_pay_n > 4'd1) ? rx_chunk[15:8] : 8'd0}} + {16'd0, ~rx_idx_q[0] ? {(rx_pay_n > 4'd2) ? rx_chunk[23:16] : 8'd0, 8'd0} : {8'd0, (rx_pay_n > 4'd2) ? rx_chunk[23:16] : 8'd0}} + {16'd0, rx_idx_q[0] ? {(rx_pay_n > 4'd3) ? rx_chunk[31:24] : 8'd0, 8'd0} : {8'd0, (rx_pay_n > 4'd3) ? rx_chunk[31:24] : 8'd0}} + {16'd0, ~rx_idx_q[0] ? {(rx_pay_n > 4'd4) ? rx_chunk[39:32] : 8'd0, 8'd0} : {8'd0, (rx_pay_n > 4'd4) ? rx_chunk[39:32] : 8'd0}} + {16'd0, rx_idx_q[0] ? {(rx_pay_n > 4'd5) ? rx_chunk[47:40] : 8'd0, 8'd0} : {8'd0, (rx_pay_n > 4'd5) ? rx_chunk[47:40] : 8'd0}} + {16'd0, ~rx_idx_q[0] ? {(rx_pay_n > 4'd6) ? rx_chunk[55:48] : 8'd0, 8'd0} : {8'd0, (rx_pay_n > 4'd6) ? rx_chunk[55:48] : 8'd0}} + {16'd0, rx_idx_q[0] ? {(rx_pay_n > 4'd7) ? rx_chunk[63:56] : 8'd0, 8'd0} : {8'd0, (rx_pay_n > 4'd7) ? rx_chunk[63:56] : 8'd0}};
+  assign rx_chunk_sum = 32'd0 + {16'd0, ~rx_idx_q[0] ? {1'({rx_pay_n > 4'd7, rx_pay_n > 4'd6, rx_pay_n > 4'd5, rx_pay_n > 4'd4, rx_pay_n > 4'd3, rx_pay_n > 4'd2, rx_pay_n > 4'd1, rx_pay_n > 4'd0}) ? rx_chunk[7:0] : 8'd0, 8'd0} : {8'd0, 1'({rx_pay_n > 4'd7, rx_pay_n > 4'd6, rx_pay_n > 4'd5, rx_pay_n > 4'd4, rx_pay_n > 4'd3, rx_pay_n > 4'd2, rx_pay_n > 4'd1, rx_pay_n > 4'd0}) ? rx_chunk[7:0] : 8'd0}} + {16'd0, rx_idx_q[0] ? {1'({rx_pay_n > 4'd7, rx_pay_n > 4'd6, rx_pay_n > 4'd5, rx_pay_n > 4'd4, rx_pay_n > 4'd3, rx_pay_n > 4'd2, rx_pay_n > 4'd1, rx_pay_n > 4'd0} >> 1) ? rx_chunk[15:8] : 8'd0, 8'd0} : {8'd0, 1'({rx_pay_n > 4'd7, rx_pay_n > 4'd6, rx_pay_n > 4'd5, rx_pay_n > 4'd4, rx_pay_n > 4'd3, rx_pay_n > 4'd2, rx_pay_n > 4'd1, rx_pay_n > 4'd0} >> 1) ? rx_chunk[15:8] : 8'd0}} + {16'd0, ~rx_idx_q[0] ? {1'({rx_pay_n > 4'd7, rx_pay_n > 4'd6, rx_pay_n > 4'd5, rx_pay_n > 4'd4, rx_pay_n > 4'd3, rx_pay_n > 4'd2, rx_pay_n > 4'd1, rx_pay_n > 4'd0} >> 2) ? rx_chunk[23:16] : 8'd0, 8'd0} : {8'd0, 1'({rx_pay_n > 4'd7, rx_pay_n > 4'd6, rx_pay_n > 4'd5, rx_pay_n > 4'd4, rx_pay_n > 4'd3, rx_pay_n > 4'd2, rx_pay_n > 4'd1, rx_pay_n > 4'd0} >> 2) ? rx_chunk[23:16] : 8'd0}} + {16'd0, rx_idx_q[0] ? {1'({rx_pay_n > 4'd7, rx_pay_n > 4'd6, rx_pay_n > 4'd5, rx_pay_n > 4'd4, rx_pay_n > 4'd3, rx_pay_n > 4'd2, rx_pay_n > 4'd1, rx_pay_n > 4'd0} >> 3) ? rx_chunk[31:24] : 8'd0, 8'd0} : {8'd0, 1'({rx_pay_n > 4'd7, rx_pay_n > 4'd6, rx_pay_n > 4'd5, rx_pay_n > 4'd4, rx_pay_n > 4'd3, rx_pay_n > 4'd2, rx_pay_n > 4'd1, rx_pay_n > 4'd0} >> 3) ? rx_chunk[31:24] : 8'd0}} + {16'd0, ~rx_idx_q[0] ? {1'({rx_pay_n > 4'd7, rx_pay_n > 4'd6, rx_pay_n > 4'd5, rx_pay_n > 4'd4, rx_pay_n > 4'd3, rx_pay_n > 4'd2, rx_pay_n > 4'd1, rx_pay_n > 4'd0} >> 4) ? rx_chunk[39:32] : 8'd0, 8'd0} : {8'd0, 1'({rx_pay_n > 4'd7, rx_pay_n > 4'd6, rx_pay_n > 4'd5, rx_pay_n > 4'd4, rx_pay_n > 4'd3, rx_pay_n > 4'd2, rx_pay_n > 4'd1, rx_pay_n > 4'd0} >> 4) ? rx_chunk[39:32] : 8'd0}} + {16'd0, rx_idx_q[0] ? {1'({rx_pay_n > 4'd7, rx_pay_n > 4'd6, rx_pay_n > 4'd5, rx_pay_n > 4'd4, rx_pay_n > 4'd3, rx_pay_n > 4'd2, rx_pay_n > 4'd1, rx_pay_n > 4'd0} >> 5) ? rx_chunk[47:40] : 8'd0, 8'd0} : {8'd0, 1'({rx_pay_n > 4'd7, rx_pay_n > 4'd6, rx_pay_n > 4'd5, rx_pay_n > 4'd4, rx_pay_n > 4'd3, rx_pay_n > 4'd2, rx_pay_n > 4'd1, rx_pay_n > 4'd0} >> 5) ? rx_chunk[47:40] : 8'd0}} + {16'd0, ~rx_idx_q[0] ? {1'({rx_pay_n > 4'd7, rx_pay_n > 4'd6, rx_pay_n > 4'd5, rx_pay_n > 4'd4, rx_pay_n > 4'd3, rx_pay_n > 4'd2, rx_pay_n > 4'd1, rx_pay_n > 4'd0} >> 6) ? rx_chunk[55:48] : 8'd0, 8'd0} : {8'd0, 1'({rx_pay_n > 4'd7, rx_pay_n > 4'd6, rx_pay_n > 4'd5, rx_pay_n > 4'd4, rx_pay_n > 4'd3, rx_pay_n > 4'd2, rx_pay_n > 4'd1, rx_pay_n > 4'd0} >> 6) ? rx_chunk[55:48] : 8'd0}} + {16'd0, rx_idx_q[0] ? {1'({rx_pay_n > 4'd7, rx_pay_n > 4'd6, rx_pay_n > 4'd5, rx_pay_n > 4'd4, rx_pay_n > 4'd3, rx_pay_n > 4'd2, rx_pay_n > 4'd1, rx_pay_n > 4'd0} >> 7) ? rx_chunk[63:56] : 8'd0, 8'd0} : {8'd0, 1'({rx_pay_n > 4'd7, rx_pay_n > 4'd6, rx_pay_n > 4'd5, rx_pay_n > 4'd4, rx_pay_n > 4'd3, rx_pay_n > 4'd2, rx_pay_n > 4'd1, rx_pay_n > 4'd0} >> 7) ? rx_chunk[63:56] : 8'd0}};
   assign rx_l4_sum_d = rx_byte_valid ? (((rx_idx_q == 16'd0) ? 32'd0 : rx_l4_sum_q) + (rx_in_pay ? rx_chunk_sum : (rx_in_l4 ? {16'd0, rx_word_part} : 32'd0))) : rx_l4_sum_q;
   assign rx_in_opt = rx_byte_valid & (rx_idx_q >= 16'h36) & (rx_idx_q < ({10'd0, rx_thl} + 16'h22));
 
@@ -1418,10 +1446,10 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign arp_req_ip = (gen_arp_pick == 1'b0) ? c0_next_hop : c1_next_hop;
   assign seg_sum = 32'd0 + {16'd0, csr_ip_value[31:16]} + {16'd0, csr_ip_value[15:0]} + {16'd0, seg_rip[31:16]} + {16'd0, seg_rip[15:0]} + {16'd0, 16'd6} + {16'd0, seg_tcp_len} + {16'd0, seg_sport} + {16'd0, seg_dport} + {16'd0, seg_seq[31:16]} + {16'd0, seg_seq[15:0]} + {16'd0, seg_ack[31:16]} + {16'd0, seg_ack[15:0]} + {16'd0, {seg_thl[5:2], 4'd0, seg_flags}} + {16'd0, seg_wnd} + {16'd0, 16'h204 & {16{seg_syn}}} + {16'd0, csr_mss_bytes & {16{seg_syn}}} + {16'd0, 16'h103 & {16{seg_syn}}} + {16'd0, {12'h30, our_wscale} & {16{seg_syn}}};
   assign gen_go = gen_go_arp_reply | gen_go_arp_req | gen_go_echo | gen_go_tcp | gen_go_rst;
-  assign gen_sum_issued = gen_j_q >= gen_plen_q;
-  assign gen_sum_done = (gen_state_q == 2'd1) & gen_sum_issued & ~gen_sum_valid_q;
-  assign gen_sum_read = (gen_state_q == 2'd1) & ~gen_sum_issued;
-  assign gen_sum_left = gen_plen_q - gen_j_q;
+  assign gen_sum_read = (gen_state_q == 2'd1) & (gen_sum_step_q != 2'd2);
+  assign gen_sum_done = (gen_state_q == 2'd1) & (gen_sum_step_q == 2'd2);
+  assign gen_pay_last_seq = (gen_seq_q + {16'd0, gen_plen_q}) - 32'd1;
+  assign gen_sum_rd_seq = {29'(((gen_sum_step_q == 2'd0) ? gen_seq_q : gen_pay_last_seq) >> 3), 3'd0};
   assign gen_hlen16 = {8'd0, gen_hlen_q};
   assign gen_pay_end = gen_hlen16 + gen_plen_q;
   assign gen_sending = gen_state_q == 2'd2;
@@ -1433,8 +1461,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign gen_fetch = gen_sending & (gen_k_q < gen_flen_q) & (~gen_beat_valid_q | gen_beat_move);
   assign gen_fetch_off = gen_k_q - gen_hlen16;
   assign gen_tx_read = gen_sum_read | (gen_fetch & ~gen_echo_q);
-  assign tx_buf_rd_word = 7'((gen_seq_q + {16'd0, gen_sum_read ? gen_j_q : gen_fetch_off}) >> 3);
-  assign tx_buf_rd_lane = 3'(gen_seq_q + {16'd0, gen_sum_read ? gen_j_q : gen_fetch_off});
+  assign tx_buf_rd_word = 7'((gen_sum_read ? gen_sum_rd_seq : (gen_seq_q + {16'd0, gen_fetch_off})) >> 3);
+  assign tx_buf_rd_lane = 3'(gen_sum_read ? gen_sum_rd_seq : (gen_seq_q + {16'd0, gen_fetch_off}));
   assign tx_buf_rd_first_d = gen_tx_read ? tx_buf_rd_lane : tx_buf_rd_first_q;
   assign tx_buf_rd_data = 64'({{tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}, {tx_buf_l7_rdata_q, tx_buf_l6_rdata_q, tx_buf_l5_rdata_q, tx_buf_l4_rdata_q, tx_buf_l3_rdata_q, tx_buf_l2_rdata_q, tx_buf_l1_rdata_q, tx_buf_l0_rdata_q}} >> {tx_buf_rd_first_q, 3'd0});
   assign gen_echo_read = gen_fetch & gen_echo_q;
@@ -1442,9 +1470,16 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign echo_buf_rd_lane = gen_fetch_off[2:0];
   assign echo_buf_rd_first_d = gen_echo_read ? echo_buf_rd_lane : echo_buf_rd_first_q;
   assign echo_buf_rd_data = 64'({{echo_buf_l7_rdata_q, echo_buf_l6_rdata_q, echo_buf_l5_rdata_q, echo_buf_l4_rdata_q, echo_buf_l3_rdata_q, echo_buf_l2_rdata_q, echo_buf_l1_rdata_q, echo_buf_l0_rdata_q}, {echo_buf_l7_rdata_q, echo_buf_l6_rdata_q, echo_buf_l5_rdata_q, echo_buf_l4_rdata_q, echo_buf_l3_rdata_q, echo_buf_l2_rdata_q, echo_buf_l1_rdata_q, echo_buf_l0_rdata_q}} >> {echo_buf_rd_first_q, 3'd0});
-  assign gen_sum_chunk = 32'd0 + {16'd0, {(gen_sum_cnt_q > 4'd0) ? tx_buf_rd_data[7:0] : 8'd0, 8'd0}} + {16'd0, {8'd0, (gen_sum_cnt_q > 4'd1) ? tx_buf_rd_data[15:8] : 8'd0}} + {16'd0, {(gen_sum_cnt_q > 4'd2) ? tx_buf_rd_data[23:16] : 8'd0, 8'd0}} + {16'd0, {8'd0, (gen_sum_cnt_q > 4'd3) ? tx_buf_rd_data[31:24] : 8'd0}} + {16'd0, {(gen_sum_cnt_q > 4'd4) ? tx_buf_rd_data[39:32] : 8'd0, 8'd0}} + {16'd0, {8'd0, (gen_sum_cnt_q > 4'd5) ? tx_buf_rd_data[47:40] : 8'd0}} + {16'd0, {(gen_sum_cnt_q > 4'd6) ? tx_buf_rd_data[55:48] : 8'd0, 8'd0}} + {16'd0, {8'd0, (gen_sum_cnt_q > 4'd7) ? tx_buf_rd_data[63:56] : 8'd0}};
-  assign gen_sum_next = gen_acc_q + (gen_sum_valid_q ? gen_sum_chunk : 32'd0);
-  assign gen_tcp_csum = ~(16'({1'b0, gen_sum_next[15:0]} + {1'b0, gen_sum_next[31:16]}) + {15'd0, 1'(({1'b0, gen_sum_next[15:0]} + {1'b0, gen_sum_next[31:16]}) >> 16)});
+  assign gen_sum_seq = (gen_sum_step_q == 2'd1) ? gen_seq_q : gen_pay_last_seq;
+  assign gen_sum_stream_off = (gen_sum_seq - ((gen_conn_q == 1'b0) ? c0_iss_q : c1_iss_q)) - 32'd1;
+  assign gen_sum_pre_stream = ((gen_conn_q == 1'b0) ? c0_tx_young_q : c1_tx_young_q) & (gen_sum_stream_off < {29'd0, gen_sum_seq[2:0]});
+  assign gen_sum_mask = ((gen_sum_step_q == 2'd1) ? {1'b0, gen_sum_seq[2:0] > 3'd6, gen_sum_seq[2:0] > 3'd5, gen_sum_seq[2:0] > 3'd4, gen_sum_seq[2:0] > 3'd3, gen_sum_seq[2:0] > 3'd2, gen_sum_seq[2:0] > 3'd1, gen_sum_seq[2:0] > 3'd0} : {({1'b0, gen_sum_seq[2:0]} + 4'd1) > 4'd7, ({1'b0, gen_sum_seq[2:0]} + 4'd1) > 4'd6, ({1'b0, gen_sum_seq[2:0]} + 4'd1) > 4'd5, ({1'b0, gen_sum_seq[2:0]} + 4'd1) > 4'd4, ({1'b0, gen_sum_seq[2:0]} + 4'd1) > 4'd3, ({1'b0, gen_sum_seq[2:0]} + 4'd1) > 4'd2, ({1'b0, gen_sum_seq[2:0]} + 4'd1) > 4'd1, ({1'b0, gen_sum_seq[2:0]} + 4'd1) > 4'd0}) & (gen_sum_pre_stream ? ~{1'b0, (gen_sum_seq[2:0] - gen_sum_stream_off[2:0]) > 3'd6, (gen_sum_seq[2:0] - gen_sum_stream_off[2:0]) > 3'd5, (gen_sum_seq[2:0] - gen_sum_stream_off[2:0]) > 3'd4, (gen_sum_seq[2:0] - gen_sum_stream_off[2:0]) > 3'd3, (gen_sum_seq[2:0] - gen_sum_stream_off[2:0]) > 3'd2, (gen_sum_seq[2:0] - gen_sum_stream_off[2:0]) > 3'd1, (gen_sum_seq[2:0] - gen_sum_stream_off[2:0]) > 3'd0} : 8'hff);
+  assign gen_sum_raw = (gen_sum_pre_stream ? 32'd0 : {16'd0, tx_psum_rdata_q}) + (32'd0 + {16'd0, {gen_sum_mask[0] ? tx_buf_rd_data[7:0] : 8'd0, 8'd0}} + {16'd0, {8'd0, gen_sum_mask[1] ? tx_buf_rd_data[15:8] : 8'd0}} + {16'd0, {gen_sum_mask[2] ? tx_buf_rd_data[23:16] : 8'd0, 8'd0}} + {16'd0, {8'd0, gen_sum_mask[3] ? tx_buf_rd_data[31:24] : 8'd0}} + {16'd0, {gen_sum_mask[4] ? tx_buf_rd_data[39:32] : 8'd0, 8'd0}} + {16'd0, {8'd0, gen_sum_mask[5] ? tx_buf_rd_data[47:40] : 8'd0}} + {16'd0, {gen_sum_mask[6] ? tx_buf_rd_data[55:48] : 8'd0, 8'd0}} + {16'd0, {8'd0, gen_sum_mask[7] ? tx_buf_rd_data[63:56] : 8'd0}});
+  assign gen_sum_s = 16'({1'b0, gen_sum_raw[15:0]} + {1'b0, gen_sum_raw[31:16]}) + {15'd0, 1'(({1'b0, gen_sum_raw[15:0]} + {1'b0, gen_sum_raw[31:16]}) >> 16)};
+  assign gen_pay_diff = {16'd0, gen_sum_s} + {16'd0, ~gen_sum_first_q};
+  assign gen_pay_sum = 16'({1'b0, gen_pay_diff[15:0]} + {1'b0, gen_pay_diff[31:16]}) + {15'd0, 1'(({1'b0, gen_pay_diff[15:0]} + {1'b0, gen_pay_diff[31:16]}) >> 16)};
+  assign gen_csum_raw = gen_acc_q + {16'd0, gen_seq_q[0] ? {gen_pay_sum[7:0], gen_pay_sum[15:8]} : gen_pay_sum};
+  assign gen_tcp_csum = ~(16'({1'b0, gen_csum_raw[15:0]} + {1'b0, gen_csum_raw[31:16]}) + {15'd0, 1'(({1'b0, gen_csum_raw[15:0]} + {1'b0, gen_csum_raw[31:16]}) >> 16)});
   assign echo_done = gen_beat_move & gen_beat_last & gen_echo_q;
 
   always_comb begin
@@ -1457,9 +1492,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
     gen_plen_d = gen_plen_q;
     gen_flen_d = gen_flen_q;
     gen_acc_d = gen_acc_q;
-    gen_j_d = gen_j_q;
-    gen_sum_valid_d = 1'b0;
-    gen_sum_cnt_d = gen_sum_cnt_q;
+    gen_sum_step_d = gen_sum_step_q;
+    gen_sum_first_d = gen_sum_first_q;
     gen_k_d = gen_k_q;
     gen_beat_valid_d = gen_beat_valid_q;
     if (gen_go) begin
@@ -1471,18 +1505,14 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       gen_plen_d = gen_go_echo ? (echo_len_q - 16'd4) : (gen_go_tcp ? seg_len : 16'd0);
       gen_flen_d = (({8'd0, (gen_go_arp_reply | gen_go_arp_req) ? 8'h2a : (gen_go_echo ? 8'h26 : (seg_syn ? 8'h3e : 8'h36))} + (gen_go_echo ? (echo_len_q - 16'd4) : (gen_go_tcp ? seg_len : 16'd0))) < 16'h3c) ? 16'h3c : ({8'd0, (gen_go_arp_reply | gen_go_arp_req) ? 8'h2a : (gen_go_echo ? 8'h26 : (seg_syn ? 8'h3e : 8'h36))} + (gen_go_echo ? (echo_len_q - 16'd4) : (gen_go_tcp ? seg_len : 16'd0)));
       gen_acc_d = seg_sum;
-      gen_j_d = 16'd0;
+      gen_sum_step_d = 2'd0;
       gen_k_d = 16'd0;
       gen_beat_valid_d = 1'b0;
       gen_state_d = (gen_go_tcp & (seg_len != 16'd0)) ? 2'd1 : 2'd2;
     end else if (gen_state_q == 2'd1) begin
-      if (gen_sum_valid_q) begin
-        gen_acc_d = gen_sum_next;
-      end
-      if (gen_sum_read) begin
-        gen_j_d = gen_j_q + 16'd8;
-        gen_sum_valid_d = 1'b1;
-        gen_sum_cnt_d = (gen_sum_left >= 16'd8) ? 4'd8 : gen_sum_left[3:0];
+      gen_sum_step_d = gen_sum_step_q + 2'd1;
+      if (gen_sum_step_q == 2'd1) begin
+        gen_sum_first_d = gen_sum_s;
       end
       if (gen_sum_done) begin
         gen_hdr_d = {gen_hdr_q[495:416], gen_tcp_csum[7:0], gen_tcp_csum[15:8], gen_hdr_q[399:0]};
@@ -1524,10 +1554,10 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign m_axis_tlast_o = out_last_q;
   assign m_axis_tvalid_o = out_valid_q;
   assign c0_tx_reading = (gen_state_q != 2'd0) & ~gen_echo_q & (gen_conn_q == 1'b0) & (gen_plen_q != 16'd0);
-  assign c0_tx_base = (c0_tx_reading & ((1'((c0_snd_una_q - gen_seq_q) >> 31) == 1'b0) & (|(c0_snd_una_q - gen_seq_q)))) ? gen_seq_q : c0_snd_una_q;
+  assign c0_tx_base = {29'(((c0_tx_reading & ((1'((c0_snd_una_q - gen_seq_q) >> 31) == 1'b0) & (|(c0_snd_una_q - gen_seq_q)))) ? gen_seq_q : c0_snd_una_q) >> 3), 3'd0};
   assign c0_tx_free = 32'h400 - (c0_app_wr_q - c0_tx_base);
   assign c1_tx_reading = (gen_state_q != 2'd0) & ~gen_echo_q & (gen_conn_q == 1'b1) & (gen_plen_q != 16'd0);
-  assign c1_tx_base = (c1_tx_reading & ((1'((c1_snd_una_q - gen_seq_q) >> 31) == 1'b0) & (|(c1_snd_una_q - gen_seq_q)))) ? gen_seq_q : c1_snd_una_q;
+  assign c1_tx_base = {29'(((c1_tx_reading & ((1'((c1_snd_una_q - gen_seq_q) >> 31) == 1'b0) & (|(c1_snd_una_q - gen_seq_q)))) ? gen_seq_q : c1_snd_una_q) >> 3), 3'd0};
   assign c1_tx_free = 32'h400 - (c1_app_wr_q - c1_tx_base);
   assign c0_may_send = ((c0_state_q == StEstab) | (c0_state_q == StCloseWait)) & ~c0_fin_req_q;
   assign c1_may_send = ((c1_state_q == StEstab) | (c1_state_q == StCloseWait)) & ~c1_fin_req_q;
@@ -1566,6 +1596,19 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign tx_buf_wr_lane = 3'((app_tx_conn_q == 1'b0) ? c0_app_wr_q : c1_app_wr_q);
   assign tx_buf_wr_data = 64'({app_tx_bytes, app_tx_bytes} >> (7'h40 - {1'b0, {tx_buf_wr_lane, 3'd0}}));
   assign tx_buf_wr_en = 8'({{8{app_tx_write}} & {app_tx_cnt > 4'd7, app_tx_cnt > 4'd6, app_tx_cnt > 4'd5, app_tx_cnt > 4'd4, app_tx_cnt > 4'd3, app_tx_cnt > 4'd2, app_tx_cnt > 4'd1, app_tx_cnt > 4'd0}, {8{app_tx_write}} & {app_tx_cnt > 4'd7, app_tx_cnt > 4'd6, app_tx_cnt > 4'd5, app_tx_cnt > 4'd4, app_tx_cnt > 4'd3, app_tx_cnt > 4'd2, app_tx_cnt > 4'd1, app_tx_cnt > 4'd0}} >> (4'd8 - {1'b0, tx_buf_wr_lane}));
+  assign app_tx_lane = 3'((app_tx_conn_q == 1'b0) ? c0_app_wr_q : c1_app_wr_q);
+  assign app_tx_odd = 1'((app_tx_conn_q == 1'b0) ? c0_app_wr_q : c1_app_wr_q);
+  assign app_tx_mask = {app_tx_cnt > 4'd7, app_tx_cnt > 4'd6, app_tx_cnt > 4'd5, app_tx_cnt > 4'd4, app_tx_cnt > 4'd3, app_tx_cnt > 4'd2, app_tx_cnt > 4'd1, app_tx_cnt > 4'd0};
+  assign app_tx_sum = 32'd0 + {16'd0, ~app_tx_odd ? {app_tx_mask[0] ? app_tx_bytes[7:0] : 8'd0, 8'd0} : {8'd0, app_tx_mask[0] ? app_tx_bytes[7:0] : 8'd0}} + {16'd0, app_tx_odd ? {app_tx_mask[1] ? app_tx_bytes[15:8] : 8'd0, 8'd0} : {8'd0, app_tx_mask[1] ? app_tx_bytes[15:8] : 8'd0}} + {16'd0, ~app_tx_odd ? {app_tx_mask[2] ? app_tx_bytes[23:16] : 8'd0, 8'd0} : {8'd0, app_tx_mask[2] ? app_tx_bytes[23:16] : 8'd0}} + {16'd0, app_tx_odd ? {app_tx_mask[3] ? app_tx_bytes[31:24] : 8'd0, 8'd0} : {8'd0, app_tx_mask[3] ? app_tx_bytes[31:24] : 8'd0}} + {16'd0, ~app_tx_odd ? {app_tx_mask[4] ? app_tx_bytes[39:32] : 8'd0, 8'd0} : {8'd0, app_tx_mask[4] ? app_tx_bytes[39:32] : 8'd0}} + {16'd0, app_tx_odd ? {app_tx_mask[5] ? app_tx_bytes[47:40] : 8'd0, 8'd0} : {8'd0, app_tx_mask[5] ? app_tx_bytes[47:40] : 8'd0}} + {16'd0, ~app_tx_odd ? {app_tx_mask[6] ? app_tx_bytes[55:48] : 8'd0, 8'd0} : {8'd0, app_tx_mask[6] ? app_tx_bytes[55:48] : 8'd0}} + {16'd0, app_tx_odd ? {app_tx_mask[7] ? app_tx_bytes[63:56] : 8'd0, 8'd0} : {8'd0, app_tx_mask[7] ? app_tx_bytes[63:56] : 8'd0}};
+  assign app_tx_pre_n = (app_tx_lane == 3'd0) ? 4'd0 : (4'd8 - {1'b0, app_tx_lane});
+  assign app_wr_sum_cur = (app_tx_conn_q == 1'b0) ? c0_app_wr_sum_q : c1_app_wr_sum_q;
+  assign app_wr_sum_raw = {16'd0, app_wr_sum_cur} + app_tx_sum;
+  assign app_wr_sum_next = 16'({1'b0, app_wr_sum_raw[15:0]} + {1'b0, app_wr_sum_raw[31:16]}) + {15'd0, 1'(({1'b0, app_wr_sum_raw[15:0]} + {1'b0, app_wr_sum_raw[31:16]}) >> 16)};
+  assign app_tx_pre_mask = {app_tx_pre_n > 4'd7, app_tx_pre_n > 4'd6, app_tx_pre_n > 4'd5, app_tx_pre_n > 4'd4, app_tx_pre_n > 4'd3, app_tx_pre_n > 4'd2, app_tx_pre_n > 4'd1, app_tx_pre_n > 4'd0};
+  assign tx_psum_raw = {16'd0, app_wr_sum_cur} + (32'd0 + {16'd0, ~app_tx_odd ? {app_tx_pre_mask[0] ? app_tx_bytes[7:0] : 8'd0, 8'd0} : {8'd0, app_tx_pre_mask[0] ? app_tx_bytes[7:0] : 8'd0}} + {16'd0, app_tx_odd ? {app_tx_pre_mask[1] ? app_tx_bytes[15:8] : 8'd0, 8'd0} : {8'd0, app_tx_pre_mask[1] ? app_tx_bytes[15:8] : 8'd0}} + {16'd0, ~app_tx_odd ? {app_tx_pre_mask[2] ? app_tx_bytes[23:16] : 8'd0, 8'd0} : {8'd0, app_tx_pre_mask[2] ? app_tx_bytes[23:16] : 8'd0}} + {16'd0, app_tx_odd ? {app_tx_pre_mask[3] ? app_tx_bytes[31:24] : 8'd0, 8'd0} : {8'd0, app_tx_pre_mask[3] ? app_tx_bytes[31:24] : 8'd0}} + {16'd0, ~app_tx_odd ? {app_tx_pre_mask[4] ? app_tx_bytes[39:32] : 8'd0, 8'd0} : {8'd0, app_tx_pre_mask[4] ? app_tx_bytes[39:32] : 8'd0}} + {16'd0, app_tx_odd ? {app_tx_pre_mask[5] ? app_tx_bytes[47:40] : 8'd0, 8'd0} : {8'd0, app_tx_pre_mask[5] ? app_tx_bytes[47:40] : 8'd0}} + {16'd0, ~app_tx_odd ? {app_tx_pre_mask[6] ? app_tx_bytes[55:48] : 8'd0, 8'd0} : {8'd0, app_tx_pre_mask[6] ? app_tx_bytes[55:48] : 8'd0}} + {16'd0, app_tx_odd ? {app_tx_pre_mask[7] ? app_tx_bytes[63:56] : 8'd0, 8'd0} : {8'd0, app_tx_pre_mask[7] ? app_tx_bytes[63:56] : 8'd0}});
+  assign tx_psum_wdata = 16'({1'b0, tx_psum_raw[15:0]} + {1'b0, tx_psum_raw[31:16]}) + {15'd0, 1'(({1'b0, tx_psum_raw[15:0]} + {1'b0, tx_psum_raw[31:16]}) >> 16)};
+  assign tx_psum_write = app_tx_write & (app_tx_cnt > app_tx_pre_n);
+  assign tx_psum_wr_word = 7'((((app_tx_conn_q == 1'b0) ? c0_app_wr_q : c1_app_wr_q) + {28'd0, app_tx_pre_n}) >> 3);
   assign app_tx_drop = (app_tx_valid_q & ~app_tx_ok_q) ? app_tx_cnt : 4'd0;
   assign c0_opening = (c0_state_q == StArp) | (c0_state_q == StIsn) | (c0_state_q == StSynSent);
   assign c1_opening = (c1_state_q == StArp) | (c1_state_q == StIsn) | (c1_state_q == StSynSent);
@@ -1693,6 +1736,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
     c0_cwnd_d = c0_cwnd_q;
     c0_ssthresh_d = c0_ssthresh_q;
     c0_ca_acc_d = c0_ca_acc_q;
+    c0_tx_young_d = c0_tx_young_q;
     c0_abort_req_d = c0_abort_req_q | c0_abort_pulse;
     c0_tmr_d = c0_tmr_run ? (tick ? (c0_tmr_q + 16'd1) : c0_tmr_q) : 16'd0;
     c0_idle_d = c0_cc_idle_run ? ((tick & (c0_idle_q != 16'hffff)) ? (c0_idle_q + 16'd1) : c0_idle_q) : 16'd0;
@@ -1705,6 +1749,10 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       c0_ack_dly_d = 1'b0;
     end
     c0_app_wr_d = c0_tx_push ? (c0_app_wr_q + {28'd0, app_tx_cnt}) : c0_app_wr_q;
+    c0_app_wr_sum_d = c0_tx_push ? app_wr_sum_next : c0_app_wr_sum_q;
+    if ((1'((c0_snd_una_q - (c0_iss_q + 32'h10)) >> 31) == 1'b0) & (|(c0_snd_una_q - (c0_iss_q + 32'h10)))) begin
+      c0_tx_young_d = 1'b0;
+    end
     c0_app_rd_d = c0_rx_pop ? (c0_app_rd_q + {28'd0, app_rx_cnt_q}) : c0_app_rd_q;
     if (c0_seg) begin
       if (c0_state_q == StSynSent) begin
@@ -1972,6 +2020,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
             c0_snd_nxt_d = isn_value;
             c0_snd_max_d = isn_value;
             c0_app_wr_d = isn_value + 32'd1;
+            c0_app_wr_sum_d = 16'd0;
+            c0_tx_young_d = 1'b1;
             c0_state_d = StSynSent;
             c0_rto_d = csr_rto_init_ticks;
             c0_has_rtt_d = 1'b0;
@@ -2110,6 +2160,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
     c1_cwnd_d = c1_cwnd_q;
     c1_ssthresh_d = c1_ssthresh_q;
     c1_ca_acc_d = c1_ca_acc_q;
+    c1_tx_young_d = c1_tx_young_q;
     c1_abort_req_d = c1_abort_req_q | c1_abort_pulse;
     c1_tmr_d = c1_tmr_run ? (tick ? (c1_tmr_q + 16'd1) : c1_tmr_q) : 16'd0;
     c1_idle_d = c1_cc_idle_run ? ((tick & (c1_idle_q != 16'hffff)) ? (c1_idle_q + 16'd1) : c1_idle_q) : 16'd0;
@@ -2122,6 +2173,10 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       c1_ack_dly_d = 1'b0;
     end
     c1_app_wr_d = c1_tx_push ? (c1_app_wr_q + {28'd0, app_tx_cnt}) : c1_app_wr_q;
+    c1_app_wr_sum_d = c1_tx_push ? app_wr_sum_next : c1_app_wr_sum_q;
+    if ((1'((c1_snd_una_q - (c1_iss_q + 32'h10)) >> 31) == 1'b0) & (|(c1_snd_una_q - (c1_iss_q + 32'h10)))) begin
+      c1_tx_young_d = 1'b0;
+    end
     c1_app_rd_d = c1_rx_pop ? (c1_app_rd_q + {28'd0, app_rx_cnt_q}) : c1_app_rd_q;
     if (c1_seg) begin
       if (c1_state_q == StSynSent) begin
@@ -2389,6 +2444,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
             c1_snd_nxt_d = isn_value;
             c1_snd_max_d = isn_value;
             c1_app_wr_d = isn_value + 32'd1;
+            c1_app_wr_sum_d = 16'd0;
+            c1_tx_young_d = 1'b1;
             c1_state_d = StSynSent;
             c1_rto_d = csr_rto_init_ticks;
             c1_has_rtt_d = 1'b0;
@@ -2482,6 +2539,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       c0_snd_wl1_q <= 32'd0;
       c0_snd_wl2_q <= 32'd0;
       c0_app_wr_q <= 32'd0;
+      c0_app_wr_sum_q <= 16'd0;
+      c0_tx_young_q <= 1'b0;
       c0_fin_req_q <= 1'b0;
       c0_fin_sent_q <= 1'b0;
       c0_rcv_nxt_q <= 32'd0;
@@ -2533,6 +2592,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       c1_snd_wl1_q <= 32'd0;
       c1_snd_wl2_q <= 32'd0;
       c1_app_wr_q <= 32'd0;
+      c1_app_wr_sum_q <= 16'd0;
+      c1_tx_young_q <= 1'b0;
       c1_fin_req_q <= 1'b0;
       c1_fin_sent_q <= 1'b0;
       c1_rcv_nxt_q <= 32'd0;
@@ -2622,9 +2683,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       gen_plen_q <= 16'd0;
       gen_flen_q <= 16'd0;
       gen_acc_q <= 32'd0;
-      gen_j_q <= 16'd0;
-      gen_sum_valid_q <= 1'b0;
-      gen_sum_cnt_q <= 4'd0;
+      gen_sum_step_q <= 2'd0;
+      gen_sum_first_q <= 16'd0;
       gen_k_q <= 16'd0;
       gen_beat_valid_q <= 1'b0;
       out_data_q <= 64'd0;
@@ -2696,6 +2756,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       c0_snd_wl1_q <= c0_snd_wl1_d;
       c0_snd_wl2_q <= c0_snd_wl2_d;
       c0_app_wr_q <= c0_app_wr_d;
+      c0_app_wr_sum_q <= c0_app_wr_sum_d;
+      c0_tx_young_q <= c0_tx_young_d;
       c0_fin_req_q <= c0_fin_req_d;
       c0_fin_sent_q <= c0_fin_sent_d;
       c0_rcv_nxt_q <= c0_rcv_nxt_d;
@@ -2747,6 +2809,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       c1_snd_wl1_q <= c1_snd_wl1_d;
       c1_snd_wl2_q <= c1_snd_wl2_d;
       c1_app_wr_q <= c1_app_wr_d;
+      c1_app_wr_sum_q <= c1_app_wr_sum_d;
+      c1_tx_young_q <= c1_tx_young_d;
       c1_fin_req_q <= c1_fin_req_d;
       c1_fin_sent_q <= c1_fin_sent_d;
       c1_rcv_nxt_q <= c1_rcv_nxt_d;
@@ -2836,9 +2900,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       gen_plen_q <= gen_plen_d;
       gen_flen_q <= gen_flen_d;
       gen_acc_q <= gen_acc_d;
-      gen_j_q <= gen_j_d;
-      gen_sum_valid_q <= gen_sum_valid_d;
-      gen_sum_cnt_q <= gen_sum_cnt_d;
+      gen_sum_step_q <= gen_sum_step_d;
+      gen_sum_first_q <= gen_sum_first_d;
       gen_k_q <= gen_k_d;
       gen_beat_valid_q <= gen_beat_valid_d;
       out_data_q <= out_data_d;
@@ -3117,6 +3180,16 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
     end
     if (gen_tx_read) begin
       tx_buf_l7_rdata_q <= tx_buf_l7[{gen_conn_q, tx_buf_rd_word}];
+    end
+  end
+
+  // memory `tx_psum`: 256 x 16 bits, registered read
+  always_ff @(posedge clk_i) begin
+    if (tx_psum_write) begin
+      tx_psum[{app_tx_conn_q, tx_psum_wr_word}] <= tx_psum_wdata;
+    end
+    if (gen_sum_read) begin
+      tx_psum_rdata_q <= tx_psum[{gen_conn_q, gen_sum_rd_seq[9:3]}];
     end
   end
 

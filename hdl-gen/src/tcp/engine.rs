@@ -405,13 +405,18 @@ fn first(n: &Expr) -> Expr {
     cat((0..8u32).rev().map(|i| n.gt(u64::from(i))))
 }
 
-/// The one's-complement contribution (32-bit, unfolded) of the first `n` bytes of `bytes`
-/// (64 bits, byte i in bits 8i+7:8i) to a checksum: byte i is a word's high byte when it
-/// sits at an even offset of the summed bytes, which is when i is even unless `odd` (the
-/// offset of byte 0 is odd).
-fn bytes_sum(bytes: &Expr, n: &Expr, odd: Option<&Expr>) -> Expr {
+/// An 8-bit mask of the lanes below `lane` (3 bits): bit i is `lane > i`.
+fn below(lane: &Expr) -> Expr {
+    cat(std::iter::once(lit(1, 0)).chain((0..7u32).rev().map(|i| lane.gt(u64::from(i)))))
+}
+
+/// The one's-complement contribution (32-bit, unfolded) of the bytes of `bytes` (64 bits,
+/// byte i in bits 8i+7:8i) whose bit is set in `mask` (8 bits) to a checksum: byte i is a
+/// word's high byte when it sits at an even offset of the summed bytes, which is when i is
+/// even unless `odd` (the offset of byte 0 is odd).
+fn bytes_sum(bytes: &Expr, mask: &Expr, odd: Option<&Expr>) -> Expr {
     (0..8u32).fold(lit(32, 0), |a, i| {
-        let x = mux(n.gt(u64::from(i)), bytes.slice(8 * i + 7, 8 * i), lit(8, 0));
+        let x = mux(mask.bit(i), bytes.slice(8 * i + 7, 8 * i), lit(8, 0));
         let (hi, lo) = (cat([x.clone(), lit(8, 0)]), x.zext(16));
         let w = match odd {
             None if i % 2 == 0 => hi,
@@ -455,6 +460,8 @@ struct Conn {
     wl1: Reg,
     wl2: Reg,
     wr: Reg,
+    wsum: Reg,
+    young: Reg,
     fin_req: Reg,
     fin_sent: Reg,
     rcv_nxt: Reg,
@@ -795,7 +802,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     // Byte i of the chunk is at frame offset ri + i.
     let chunk_sum = m.net(
         "rx_chunk_sum",
-        bytes_sum(&chunk.ex(), &pay_n.ex(), Some(&ri.q.bit(0))),
+        bytes_sum(&chunk.ex(), &first(&pay_n.ex()), Some(&ri.q.bit(0))),
     );
     m.assign(
         l4_sum.d,
@@ -892,6 +899,8 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             wl1: r(&mut m, "snd_wl1", 32),
             wl2: r(&mut m, "snd_wl2", 32),
             wr: r(&mut m, "app_wr", 32),
+            wsum: r(&mut m, "app_wr_sum", 16),
+            young: r(&mut m, "tx_young", 1),
             fin_req: r(&mut m, "fin_req", 1),
             fin_sent: r(&mut m, "fin_sent", 1),
             rcv_nxt: r(&mut m, "rcv_nxt", 32),
@@ -932,6 +941,15 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             ack_tmr: r(&mut m, "ack_tmr", 16),
             ack_sent: r(&mut m, "ack_sent", 32),
         });
+        let k = &conns[c as usize];
+        m.comment(
+            k.wsum.q,
+            "one's-complement sum of the stream's bytes from ISS+1 to app_wr (a byte at an even sequence number high)",
+        );
+        m.comment(
+            k.young.q,
+            "SND.UNA may still be in the stream's first buffer word (bytes before ISS+1 in it are not the stream's)",
+        );
     }
     let rport: Vec<Sig> = (0..n)
         .map(|c| csr_o(&mut m, &format!("c{c}_ports_remote")))
@@ -1632,7 +1650,10 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
 
     // ------------------------------------------------------------ frame generator: choice
     let g_st = m.reg("gen_state", 2, 0);
-    m.comment(g_st.q, "0 idle, 1 payload checksum pass, 2 sending");
+    m.comment(
+        g_st.q,
+        "0 idle, 1 payload checksum from the prefix sums, 2 sending",
+    );
     let g_idle = m.net("gen_idle", g_st.q.eq(0u64));
     let rr = m.reg("gen_rr", cw, 0);
     m.comment(rr.q, "round-robin pointer over the connections' segments");
@@ -1909,17 +1930,21 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let g_plen = m.reg("gen_plen", 16, 0);
     let g_flen = m.reg("gen_flen", 16, 0);
     let g_acc = m.reg("gen_acc", 32, 0);
-    m.comment(g_acc.q, "the TCP checksum sum during the payload pass");
+    m.comment(g_acc.q, "the pseudo-header's and TCP header's checksum sum");
     let mut txbuf = Lanes::new(&mut m, "tx_buf", u64::from(n), p.tx_bytes);
-    let g_j = m.reg("gen_j", 16, 0);
+    // Beside each transmit buffer word, the stream's sum up to its first byte: a segment's
+    // payload sum is the difference of two of those, each completed by the bytes of its word.
+    let psum = m.memory("tx_psum", 16, u64::from(n) * u64::from(p.tx_bytes / 8));
+    let g_j = m.reg("gen_sum_step", 2, 0);
     m.comment(
         g_j.q,
-        "payload offset of the checksum pass's next read (8 bytes each)",
+        "the checksum's step: 0 reads the first payload byte's word, 1 the last's, 2 sums",
     );
-    let g_sv = m.reg("gen_sum_valid", 1, 0);
-    m.comment(g_sv.q, "the bytes read last cycle are summed now");
-    let g_cnt = m.reg("gen_sum_cnt", 4, 0);
-    m.comment(g_cnt.q, "how many of them are payload (1 to 8)");
+    let g_sa = m.reg("gen_sum_first", 16, 0);
+    m.comment(
+        g_sa.q,
+        "the stream's sum up to the payload's first byte (a byte at an even sequence number high)",
+    );
     let g_k = m.reg("gen_k", 16, 0);
     m.comment(
         g_k.q,
@@ -1948,11 +1973,23 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         mux(go_areq, h_areq, mux(go_echo, h_echo, h_tcp)),
     );
     let go_any = m.net("gen_go", go_arep | go_areq | go_echo | go_tcp | go_rst);
-    // The checksum pass: eight payload bytes a cycle, summed the cycle after their read.
-    let sum_cnt_done = m.net("gen_sum_issued", g_j.q.ge(g_plen.q));
-    let sum_done = m.net("gen_sum_done", g_st.q.eq(1u64) & sum_cnt_done & !g_sv.q);
-    let sum_rd = m.net("gen_sum_read", g_st.q.eq(1u64) & !sum_cnt_done);
-    let sum_left = m.net("gen_sum_left", g_plen.q.ex() - g_j.q.ex());
+    // The payload's checksum, in three cycles whatever its length: the stream's sum S(x) of
+    // the bytes before sequence number x is P(w) + the bytes of word w before x, where w is
+    // x's buffer word and P(w) the sum kept in `tx_psum` beside it (written as the bytes went
+    // in). The payload [a, b) sums to S(b) - S(a), byte-swapped when a is odd. Step 0 reads
+    // the word of a, step 1 that of b - 1 (S(b) is its sum through b - 1), step 2 sums.
+    let sum_rd = m.net("gen_sum_read", g_st.q.eq(1u64) & g_j.q.ne(2u64));
+    let sum_done = m.net("gen_sum_done", g_st.q.eq(1u64) & g_j.q.eq(2u64));
+    let pay_last = m.net("gen_pay_last_seq", g_seq.q.ex() + g_plen.q.zext(32) - 1u64);
+    let sum_y = m.net(
+        "gen_sum_rd_seq",
+        cat([
+            mux(g_j.q.eq(0u64), g_seq.q.ex(), pay_last.ex()).slice(31, 3),
+            lit(3, 0),
+        ]),
+    );
+    m.comment(sum_y, "the first byte of the word the step reads");
+    let psum_rd = m.mem_read(psum, sum_rd, cat([g_conn.q.ex(), sum_y.slice(tab - 1, 3)]));
     let hlen16 = m.net("gen_hlen16", g_hlen.q.zext(16));
     let pay_end = m.net("gen_pay_end", hlen16.ex() + g_plen.q.ex());
     // Sending: a beat of eight frame bytes a cycle. A beat is fetched (its payload read from
@@ -1979,26 +2016,76 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     // Payload offset of the fetched beat's first byte (below 0 while it holds header bytes:
     // those lanes take the header, whatever the read returns).
     let f_off = m.net("gen_fetch_off", g_k.q.ex() - hlen16.ex());
-    let tx_off = mux(sum_rd, g_j.q.ex(), f_off.ex());
     let tx_rd_en = m.net("gen_tx_read", sum_rd | (fetch & !g_echo.q));
     let tx_rdata = txbuf.read(
         &mut m,
         &tx_rd_en.ex(),
         Some(&g_conn.q.ex()),
-        &(g_seq.q.ex() + tx_off.zext(32)),
+        &mux(sum_rd, sum_y.ex(), g_seq.q.ex() + f_off.zext(32)),
     );
     let echo_rd_en = m.net("gen_echo_read", fetch & g_echo.q);
     let echo_rdata = echo.read(&mut m, &echo_rd_en.ex(), None, &f_off.ex());
-    // The payload starts at an even offset of the checksummed bytes, and every read of the
-    // pass at a multiple of 8: byte 0 of a read is at an even offset.
-    let chunk_sum = m.net("gen_sum_chunk", bytes_sum(&tx_rdata, &g_cnt.q.ex(), None));
-    let final_sum = m
-        .net(
-            "gen_sum_next",
-            g_acc.q.ex() + mux(g_sv.q, chunk_sum.ex(), lit(32, 0)),
-        )
-        .ex();
-    let csum_fin = m.net("gen_tcp_csum", !fold16(&final_sum));
+    // The word read last cycle (step 1: a's, step 2: b - 1's). Its byte l is at an even
+    // sequence number when l is. Bytes of the stream's first word before ISS+1 are not the
+    // stream's: while the connection is young and the word is before ISS+1, P is 0 and they
+    // are left out.
+    let y = m.net(
+        "gen_sum_seq",
+        mux(g_j.q.eq(1u64), g_seq.q.ex(), pay_last.ex()),
+    );
+    let y_lane = y.slice(2, 0);
+    let g_iss = sel(
+        &g_conn.q.ex(),
+        &conns.iter().map(|k| k.iss.q.ex()).collect::<Vec<_>>(),
+    );
+    let g_young = sel(
+        &g_conn.q.ex(),
+        &conns.iter().map(|k| k.young.q.ex()).collect::<Vec<_>>(),
+    );
+    let y_off = m.net("gen_sum_stream_off", y.ex() - g_iss - 1u64);
+    m.comment(y_off, "that byte's offset in the stream (from ISS+1)");
+    let y_pre = m.net("gen_sum_pre_stream", g_young & y_off.lt(y_lane.zext(32)));
+    m.comment(y_pre, "the word starts before ISS+1");
+    let y_mask = m.net(
+        "gen_sum_mask",
+        mux(
+            g_j.q.eq(1u64),
+            below(&y_lane),
+            first(&(y_lane.zext(4) + 1u64)),
+        ) & mux(
+            y_pre,
+            !below(&(y_lane.clone() - y_off.slice(2, 0))),
+            lit(8, 0xff),
+        ),
+    );
+    m.comment(
+        y_mask,
+        "the word's bytes in S: before a (step 1), through b - 1 (step 2), from ISS+1 on",
+    );
+    let y_bytes = m.net(
+        "gen_sum_raw",
+        mux(y_pre, lit(32, 0), psum_rd.zext(32)) + bytes_sum(&tx_rdata, &y_mask.ex(), None),
+    );
+    let s_y = m.net("gen_sum_s", fold16(&y_bytes.ex()));
+    m.comment(s_y, "S(a) in step 1, S(b) in step 2");
+    let pay_diff = m.net("gen_pay_diff", s_y.zext(32) + (!g_sa.q.ex()).zext(32));
+    let pay_sum = m.net("gen_pay_sum", fold16(&pay_diff.ex()));
+    m.comment(pay_sum, "S(b) - S(a)");
+    let final_sum = m.net(
+        "gen_csum_raw",
+        g_acc.q.ex()
+            + mux(
+                g_seq.q.bit(0),
+                cat([pay_sum.slice(7, 0), pay_sum.slice(15, 8)]),
+                pay_sum.ex(),
+            )
+            .zext(32),
+    );
+    m.comment(
+        final_sum,
+        "the headers' sum and the payload's (swapped when it starts at an odd sequence number)",
+    );
+    let csum_fin = m.net("gen_tcp_csum", !fold16(&final_sum.ex()));
     m.assign(e_done, b_move & b_last & g_echo.q);
     let patched = {
         // Bytes 50 and 51: the TCP checksum.
@@ -2017,8 +2104,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         c.set(g_flen.d, g_flen.q);
         c.set(g_acc.d, g_acc.q);
         c.set(g_j.d, g_j.q);
-        c.set(g_sv.d, 0u64);
-        c.set(g_cnt.d, g_cnt.q);
+        c.set(g_sa.d, g_sa.q);
         c.set(g_k.d, g_k.q);
         c.set(g_bv.d, g_bv.q);
         c.if_(go_any, |c| {
@@ -2036,12 +2122,8 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             c.set(g_st.d, mux(go_tcp & t_len.ne(0u64), lit(2, 1), lit(2, 2)));
         })
         .else_if(g_st.q.eq(1u64), |c| {
-            c.if_(g_sv.q, |c| c.set(g_acc.d, final_sum.clone()));
-            c.if_(sum_rd, |c| {
-                c.set(g_j.d, g_j.q + 8u64);
-                c.set(g_sv.d, 1u64);
-                c.set(g_cnt.d, upto8(&sum_left.ex()));
-            });
+            c.set(g_j.d, g_j.q + 1u64);
+            c.if_(g_j.q.eq(1u64), |c| c.set(g_sa.d, s_y));
             c.if_(sum_done, |c| {
                 c.set(g_hdr.d, patched.clone());
                 c.set(g_st.d, 2u64);
@@ -2112,10 +2194,12 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         u_ok.q,
         "the beat came with credit (else its bytes are dropped)",
     );
-    // A segment of a connection in the generator (its checksum pass or its bytes going out)
-    // still reads its bytes from the buffer: an ACK arriving meanwhile must not free them for
-    // the application to overwrite (the checksum is of the bytes read first), so the buffer's
-    // occupied part starts at the older of SND.UNA and that segment's first byte.
+    // A segment of a connection in the generator (its checksum's reads or its bytes going
+    // out) still reads its bytes from the buffer: an ACK arriving meanwhile must not free them
+    // for the application to overwrite (the checksum is of the bytes read first), so the
+    // buffer's occupied part starts at the older of SND.UNA and that segment's first byte,
+    // rounded down to its word: the bytes before it in the word and the stream's sum kept
+    // beside the word are what the checksum of a segment starting there reads.
     let tfree: Vec<Sig> = (0..n as usize)
         .map(|c| {
             let k = &conns[c];
@@ -2129,19 +2213,24 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             );
             let base = m.net(
                 &format!("c{c}_tx_base"),
-                mux(
-                    reading & seq_gt(&k.snd_una.q.ex(), &g_seq.q.ex()),
-                    g_seq.q.ex(),
-                    k.snd_una.q.ex(),
-                ),
+                cat([
+                    mux(
+                        reading & seq_gt(&k.snd_una.q.ex(), &g_seq.q.ex()),
+                        g_seq.q.ex(),
+                        k.snd_una.q.ex(),
+                    )
+                    .slice(31, 3),
+                    lit(3, 0),
+                ]),
             );
             m.comment(
                 base,
-                "the oldest byte the buffer must keep: SND.UNA, or the segment being read",
+                "the first byte of the oldest word the buffer must keep: SND.UNA's, or the segment's being read",
             );
             m.net(
                 &format!("c{c}_tx_free"),
-                lit(32, u128::from(p.tx_bytes)) - (k.wr.q.ex() - base.ex()),
+                lit(32, u128::from(p.tx_bytes))
+                    - (k.wr.q.ex() - base.ex()),
             )
         })
         .collect();
@@ -2220,6 +2309,67 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         &u_wr_seq,
         &u_bytes.ex(),
         &u_mask,
+    );
+    // The stream's sum: the bytes written this cycle added to the connection's `app_wr_sum`,
+    // and, as a word's first byte is written, the sum up to it kept beside the word.
+    let u_lane = m.net("app_tx_lane", u_wr_seq.slice(2, 0));
+    let u_odd = m.net("app_tx_odd", u_wr_seq.bit(0));
+    m.comment(u_odd, "the write starts at an odd sequence number");
+    let u_wmask = m.net("app_tx_mask", first(&u_cnt.ex()));
+    let u_sum = m.net(
+        "app_tx_sum",
+        bytes_sum(&u_bytes.ex(), &u_wmask.ex(), Some(&u_odd.ex())),
+    );
+    m.comment(
+        u_sum,
+        "the bytes written this cycle (a byte at an even sequence number high)",
+    );
+    let u_pre_n = m.net(
+        "app_tx_pre_n",
+        mux(u_lane.eq(0u64), lit(4, 0), lit(4, 8) - u_lane.zext(4)),
+    );
+    m.comment(
+        u_pre_n,
+        "bytes of the write before the next word's first byte",
+    );
+    let u_wsum = m.net(
+        "app_wr_sum_cur",
+        sel(
+            &u_conn.q.ex(),
+            &conns.iter().map(|k| k.wsum.q.ex()).collect::<Vec<_>>(),
+        ),
+    );
+    let u_wsum_new = m.net("app_wr_sum_raw", u_wsum.zext(32) + u_sum.ex());
+    let u_wsum_next = m.net("app_wr_sum_next", fold16(&u_wsum_new.ex()));
+    m.comment(
+        u_wsum_next,
+        "the writing connection's app_wr_sum after the write",
+    );
+    let u_pmask = m.net("app_tx_pre_mask", first(&u_pre_n.ex()));
+    let psum_raw = m.net(
+        "tx_psum_raw",
+        u_wsum.zext(32) + bytes_sum(&u_bytes.ex(), &u_pmask.ex(), Some(&u_odd.ex())),
+    );
+    let psum_wdata = m.net("tx_psum_wdata", fold16(&psum_raw.ex()));
+    m.comment(
+        psum_wdata,
+        "the stream's sum up to the next word's first byte",
+    );
+    let psum_we = m.net("tx_psum_write", app_w & u_cnt.gt(u_pre_n.ex()));
+    m.comment(psum_we, "the write holds a word's first byte");
+    let psum_word = m.net(
+        "tx_psum_wr_word",
+        (u_wr_seq.clone() + u_pre_n.zext(32)).slice(tab - 1, 3),
+    );
+    m.comment(
+        psum_word,
+        "the buffer word whose first byte the write holds",
+    );
+    m.mem_write(
+        psum,
+        psum_we,
+        cat([u_conn.q.ex(), psum_word.ex()]),
+        psum_wdata,
     );
     let tx_drop_inc = m.net(
         "app_tx_drop",
@@ -2789,6 +2939,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                 &k.cwnd,
                 &k.ssthresh,
                 &k.ca_acc,
+                &k.young,
             ] {
                 b.set(r.d, r.q);
             }
@@ -2824,6 +2975,11 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                 b.set(k.ack_dly.d, 0u64);
             });
             b.set(k.wr.d, mux(wpush, k.wr.q + u_cnt.zext(32), k.wr.q.ex()));
+            b.set(k.wsum.d, mux(wpush, u_wsum_next.ex(), k.wsum.q.ex()));
+            // 16 bytes on from ISS+1, SND.UNA has left the stream's first word for good.
+            b.if_(seq_gt(&k_una.q.ex(), &(k_iss.q.ex() + 16u64)), |b| {
+                b.set(k.young.d, 0u64)
+            });
             b.set(k.rd.d, mux(rpop, k.rd.q + r_cnt.q.zext(32), k.rd.q.ex()));
             let sample = |b: &mut Comb| {
                 b.set(k.srtt8.d, srtt_new);
@@ -3112,6 +3268,8 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                             b.set(k_nxt.d, isn_val);
                             b.set(k_max.d, isn_val);
                             b.set(k.wr.d, isn_val.ex() + 1u64);
+                            b.set(k.wsum.d, 0u64);
+                            b.set(k.young.d, 1u64);
                             b.set(k.st.d, s("StSynSent"));
                             b.set(k.rto.d, rto_init);
                             b.set(k.has_rtt.d, 0u64);

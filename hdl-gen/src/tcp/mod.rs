@@ -229,18 +229,23 @@
 //! The buffers are byte-lane RAMs (`lanes.rs`: eight memories one byte wide, each with its own
 //! address), so eight bytes that follow any sequence number move in one cycle. Sending is 64
 //! bits wide: `tx` writes eight bytes of a beat a cycle (a 64-bit beat a cycle; `tx.ready`
-//! stays high while beats follow), the frame generator reads a segment's payload twice, eight
-//! bytes a cycle (a checksum pass, then the frame, a beat a cycle), so a full segment of L
-//! bytes leaves in about (2 L + 54) / 8 cycles, half the port's rate. `rx` presents up to
+//! stays high while beats follow). As the bytes go in, the stream's one's-complement sum up to
+//! each buffer word's first byte is kept beside the word (`tx_psum`, 16 bits a word), so a
+//! segment's payload checksum is the difference of two such sums, each completed by the bytes
+//! of its word: three cycles whatever the segment's length (read the first byte's word, the
+//! last byte's, sum). The generator then sends the frame a beat a cycle, five idle cycles
+//! between frames (the choice, the checksum's three, the first fetch), so a full segment of L
+//! bytes leaves in about (L + 54 + 40) / 8 cycles. The application may not write into the
+//! buffer word of SND.UNA (nor of a segment being read) one lap on: the transmit buffer holds
+//! up to 7 bytes less than its size. `rx` presents up to
 //! eight bytes every other cycle (`rx_space_i` promises room for the beat presented now only,
 //! so the next beat of a connection starts after this one is taken). Receiving: the parser
 //! takes a frame's headers a byte per cycle (Ethernet, IPv4, TCP with its options, ARP, ICMP
 //! whole), and from a TCP segment's first payload byte on the rest of a beat per cycle (its
 //! bytes summed and written into the receive buffer at once, the Ethernet padding after a
 //! short segment neither), so a full segment of L bytes takes about 55 + L / 8 cycles. A
-//! connection receives at most 4 bytes a cycle (`rx`), sends about 8 L / (2 L + 54). The next
-//! slices: the checksum pass gone (a frame buffer patched, or the checksum kept with the
-//! bytes), the headers a beat per cycle, and `rx` a beat per cycle, for the 10G line rate.
+//! connection receives at most 4 bytes a cycle (`rx`), sends about 8 L / (L + 94). The next
+//! slices: `rx` a beat per cycle and the headers a beat per cycle, for the 10G line rate.
 
 pub mod engine;
 mod isn;
