@@ -41,6 +41,9 @@ use smoltcp::iface::{SocketHandle, SocketSet};
 use smoltcp::socket::tcp;
 use std::path::Path;
 
+/// smoltcp's largest RTO (60 s) in cycles of the suite's clock.
+const SMOLTCP_RTO_MAX: u64 = 60_000_000 / super::US_PER_CYCLE as u64;
+
 /// Cycles a lost connection's commands may go without a completion once its TCP side failed.
 const LOST_STALL: u64 = 100_000;
 
@@ -94,6 +97,8 @@ impl Peer {
                     tcp::SocketBuffer::new(vec![0; rx]),
                     tcp::SocketBuffer::new(vec![0; 16384]),
                 );
+                // smoltcp's default without its Reno feature (the bench's loss rows turn it on).
+                s.set_congestion_control(tcp::CongestionControl::None);
                 s.listen(4420).expect("a fresh socket listens");
                 sockets.add(s)
             })
@@ -265,9 +270,12 @@ pub fn measure(input: &Input, waves: Option<&Path>, steady: bool) -> Result<Timi
     // The connection killed, once it is.
     let mut killed: Option<usize> = None;
     let total = case.total();
-    // The TCP engine parses a byte a cycle (and sends a segment in about twice its length / 8
-    // cycles), and every R2T and C2HData costs a round trip through smoltcp at worst, a lost segment an RTO.
-    let limit = 1_000_000 + 5000 * case.data_pdus() + 20 * case.data_bytes();
+    // The TCP engine parses headers a byte a cycle (and sends a segment in about its length / 8
+    // cycles), and every R2T and C2HData costs a round trip through smoltcp at worst, a lost
+    // segment an RTO. smoltcp's RTO doubles with each of its retransmissions the link loses,
+    // up to 60 s (1.2 M cycles at 50 us a cycle): two of those on top (a case once waited
+    // 690 000 cycles for smoltcp's backed-off retransmission, past the budget without them).
+    let limit = 1_000_000 + 5000 * case.data_pdus() + 20 * case.data_bytes() + 2 * SMOLTCP_RTO_MAX;
     let mut quiet = 0u32;
     let mut last_poll = 0u64;
     // Once the killed connection's TCP side has failed: (its completions so far, the cycle the
@@ -348,9 +356,34 @@ pub fn measure(input: &Input, waves: Option<&Path>, steady: bool) -> Result<Timi
             // CSR reads run the model (and its harness): the harness is not borrowed meanwhile.
             let counters = env.counters();
             let states: Vec<u32> = (0..n).map(|c| env.read(creg(c, 12))).collect();
+            // State, SND.UNA, SND.NXT, RCV.NXT, RTT, ISS, SND.WND, cwnd, ssthresh.
+            let regs: Vec<Vec<u32>> = (0..n)
+                .map(|c| (3..12).map(|i| env.read(creg(c, 4 * i))).collect())
+                .collect();
+            // smoltcp's side: state, bytes queued to send (unacknowledged included), received
+            // bytes the target has not read.
+            let socks: Vec<String> = peer
+                .handles
+                .iter()
+                .map(|&hd| {
+                    let s = env.sockets.get::<tcp::Socket>(hd);
+                    format!(
+                        "{} send {} recv {}",
+                        s.state(),
+                        s.send_queue(),
+                        s.recv_queue()
+                    )
+                })
+                .collect();
+            let adv: Vec<_> = env
+                .view
+                .conns
+                .iter()
+                .map(|v| (v.last_adv, v.peer_end))
+                .collect();
             let hb = h.borrow();
             return Err(format!(
-                "hang: {} of {total} commands completed after {cycle} cycles; {:?}; TCP states {states:x?}, counters {counters:?}",
+                "hang: {} of {total} commands completed after {cycle} cycles; {:?}; TCP states {states:x?}, counters {counters:?}; per connection state, SND.UNA, SND.NXT, RCV.NXT, RTT, ISS, SND.WND, cwnd, ssthresh {regs:x?}; smoltcp {socks:?}; the engine's last ACK and window, the peer's end {adv:x?}",
                 hb.completions.len(),
                 case.hang_report(&hb.completions),
             ));

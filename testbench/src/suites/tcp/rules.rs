@@ -75,20 +75,19 @@ use std::collections::VecDeque;
 use std::path::Path;
 
 /// Cycles the peer leaves between its ACKs in the sending part (and waits for an answer): a
-/// full segment takes about 400 cycles to come out (a checksum pass, then the frame, eight
-/// bytes a cycle), and others may be on their way first; far more than that, so the bounds of
-/// consecutive ACKs are told apart.
+/// full segment takes about 200 cycles to come out (its frame a beat a cycle), and others may
+/// be on their way first; far more than that, so the bounds of consecutive ACKs are told
+/// apart.
 const GAP: u64 = 8000;
 /// Cycles without an engine frame that count as quiet.
 const QUIET: u64 = 400;
-/// How long before a new segment arrives the engine may have chosen it: a segment leaves
-/// after a checksum pass over its payload and then its frame, eight bytes a cycle, behind a
-/// frame that may be on the wire already: three full frames' worth of beats (3 * 190
-/// cycles), stretched by the sink's stalls, and the handling of the ACK that opened the window
-/// (parsed a byte a cycle). The congestion window a new segment was chosen under is the bound
+/// How long before a new segment arrives the engine may have chosen it: a segment's frame
+/// starts 5 cycles after its choice, a beat a cycle, behind a frame that may be on the wire
+/// already: two full frames' worth of beats (2 * 190 cycles), stretched by the sink's stalls,
+/// and the handling of the ACK that opened the window (parsed a byte a cycle). The congestion window a new segment was chosen under is the bound
 /// after one of the ACKs sent in that time, or the one in force when it began. (`GAP` apart,
 /// consecutive ACKs' bounds are told apart.)
-const LATE: u64 = 1000;
+const LATE: u64 = 600;
 /// Cycles from a segment's last beat into the engine to the first cycle of the frame that must
 /// answer it at once: an ACK not delayed (RFC 5681 4.2's out-of-order and gap-filling segments,
 /// a second full-sized one) takes no longer.
@@ -398,8 +397,11 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         mss,
         wscale: u32::from(input.wscale % 5),
         key: (7, 9),
-        // 6000 ticks of 20 cycles: no RTO within the test.
-        rto_min: 6000,
+        // 30000 ticks of 20 cycles, 600 000: no RTO within the test. The peer takes a segment
+        // each `GAP` cycles, and a first flight of small segments (the application's bytes
+        // trickling in while the engine sends at once) can hold 30 of them: at 6000 ticks the
+        // RTO fired while the last of them still waited in the peer's queue.
+        rto_min: 30000,
         retries: 8,
         time_wait: 50,
     };
@@ -410,8 +412,8 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         Faults::default(),
         &setup,
     );
-    env.write(tcp_csr::RTO_INIT, 6000);
-    env.write(tcp_csr::RTO_MAX, 12000);
+    env.write(tcp_csr::RTO_INIT, 30000);
+    env.write(tcp_csr::RTO_MAX, 60000);
     let delay = match input.ack_delay % 3 {
         0 => 0,
         d => 150 + 50 * u64::from(d),
@@ -924,7 +926,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             }
             if x.seq != sent_end {
                 return Err(format!(
-                    "a retransmission at offset {} before any ACK (RTO is 120000 cycles)",
+                    "a retransmission at offset {} before any ACK (RTO is 600000 cycles)",
                     rel(x.seq)
                 ));
             }
@@ -990,6 +992,9 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 continue;
             }
             let a = rel(x.seq);
+            if std::env::var_os("TCP_RULES_TRACE").is_some() {
+                eprintln!("cycle {seen}: engine segment at {a} len {}", x.data.len());
+            }
             if (x.seq.wrapping_sub(sent_end) as i32) < 0 {
                 if !(in_rec || dups_episode >= 3) {
                     return Err(format!(

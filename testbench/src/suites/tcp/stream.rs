@@ -172,6 +172,8 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             tcp::SocketBuffer::new(vec![0; peer_rx]),
             tcp::SocketBuffer::new(vec![0; 16384]),
         );
+        // smoltcp's default without its Reno feature (the bench's loss rows turn it on).
+        s.set_congestion_control(tcp::CongestionControl::None);
         s.listen(4420).map_err(|e| format!("listen: {e:?}"))?;
         peer.handles.push(env.sockets.add(s));
     }
