@@ -764,6 +764,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic         app_tx_end;                // the beat's last bytes are written this cycle
   logic         app_tx_fire;
   logic [63:0]  app_tx_bytes;
+  logic [31:0]  app_tx_wr_seq;
   logic         app_tx_write;
   logic [6:0]   tx_buf_wr_word;
   logic [2:0]   tx_buf_wr_lane;
@@ -1591,13 +1592,14 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   end
 
   assign app_tx_bytes = app_tx_data_q >> {app_tx_i_q, 3'd0};
+  assign app_tx_wr_seq = (app_tx_conn_q == 1'b0) ? c0_app_wr_q : c1_app_wr_q;
   assign app_tx_write = app_tx_valid_q & app_tx_ok_q;
-  assign tx_buf_wr_word = 7'(((app_tx_conn_q == 1'b0) ? c0_app_wr_q : c1_app_wr_q) >> 3);
-  assign tx_buf_wr_lane = 3'((app_tx_conn_q == 1'b0) ? c0_app_wr_q : c1_app_wr_q);
+  assign tx_buf_wr_word = app_tx_wr_seq[9:3];
+  assign tx_buf_wr_lane = app_tx_wr_seq[2:0];
   assign tx_buf_wr_data = 64'({app_tx_bytes, app_tx_bytes} >> (7'h40 - {1'b0, {tx_buf_wr_lane, 3'd0}}));
   assign tx_buf_wr_en = 8'({{8{app_tx_write}} & {app_tx_cnt > 4'd7, app_tx_cnt > 4'd6, app_tx_cnt > 4'd5, app_tx_cnt > 4'd4, app_tx_cnt > 4'd3, app_tx_cnt > 4'd2, app_tx_cnt > 4'd1, app_tx_cnt > 4'd0}, {8{app_tx_write}} & {app_tx_cnt > 4'd7, app_tx_cnt > 4'd6, app_tx_cnt > 4'd5, app_tx_cnt > 4'd4, app_tx_cnt > 4'd3, app_tx_cnt > 4'd2, app_tx_cnt > 4'd1, app_tx_cnt > 4'd0}} >> (4'd8 - {1'b0, tx_buf_wr_lane}));
-  assign app_tx_lane = 3'((app_tx_conn_q == 1'b0) ? c0_app_wr_q : c1_app_wr_q);
-  assign app_tx_odd = 1'((app_tx_conn_q == 1'b0) ? c0_app_wr_q : c1_app_wr_q);
+  assign app_tx_lane = app_tx_wr_seq[2:0];
+  assign app_tx_odd = app_tx_wr_seq[0];
   assign app_tx_mask = {app_tx_cnt > 4'd7, app_tx_cnt > 4'd6, app_tx_cnt > 4'd5, app_tx_cnt > 4'd4, app_tx_cnt > 4'd3, app_tx_cnt > 4'd2, app_tx_cnt > 4'd1, app_tx_cnt > 4'd0};
   assign app_tx_sum = 32'd0 + {16'd0, ~app_tx_odd ? {app_tx_mask[0] ? app_tx_bytes[7:0] : 8'd0, 8'd0} : {8'd0, app_tx_mask[0] ? app_tx_bytes[7:0] : 8'd0}} + {16'd0, app_tx_odd ? {app_tx_mask[1] ? app_tx_bytes[15:8] : 8'd0, 8'd0} : {8'd0, app_tx_mask[1] ? app_tx_bytes[15:8] : 8'd0}} + {16'd0, ~app_tx_odd ? {app_tx_mask[2] ? app_tx_bytes[23:16] : 8'd0, 8'd0} : {8'd0, app_tx_mask[2] ? app_tx_bytes[23:16] : 8'd0}} + {16'd0, app_tx_odd ? {app_tx_mask[3] ? app_tx_bytes[31:24] : 8'd0, 8'd0} : {8'd0, app_tx_mask[3] ? app_tx_bytes[31:24] : 8'd0}} + {16'd0, ~app_tx_odd ? {app_tx_mask[4] ? app_tx_bytes[39:32] : 8'd0, 8'd0} : {8'd0, app_tx_mask[4] ? app_tx_bytes[39:32] : 8'd0}} + {16'd0, app_tx_odd ? {app_tx_mask[5] ? app_tx_bytes[47:40] : 8'd0, 8'd0} : {8'd0, app_tx_mask[5] ? app_tx_bytes[47:40] : 8'd0}} + {16'd0, ~app_tx_odd ? {app_tx_mask[6] ? app_tx_bytes[55:48] : 8'd0, 8'd0} : {8'd0, app_tx_mask[6] ? app_tx_bytes[55:48] : 8'd0}} + {16'd0, app_tx_odd ? {app_tx_mask[7] ? app_tx_bytes[63:56] : 8'd0, 8'd0} : {8'd0, app_tx_mask[7] ? app_tx_bytes[63:56] : 8'd0}};
   assign app_tx_pre_n = (app_tx_lane == 3'd0) ? 4'd0 : (4'd8 - {1'b0, app_tx_lane});
@@ -1608,7 +1610,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign tx_psum_raw = {16'd0, app_wr_sum_cur} + (32'd0 + {16'd0, ~app_tx_odd ? {app_tx_pre_mask[0] ? app_tx_bytes[7:0] : 8'd0, 8'd0} : {8'd0, app_tx_pre_mask[0] ? app_tx_bytes[7:0] : 8'd0}} + {16'd0, app_tx_odd ? {app_tx_pre_mask[1] ? app_tx_bytes[15:8] : 8'd0, 8'd0} : {8'd0, app_tx_pre_mask[1] ? app_tx_bytes[15:8] : 8'd0}} + {16'd0, ~app_tx_odd ? {app_tx_pre_mask[2] ? app_tx_bytes[23:16] : 8'd0, 8'd0} : {8'd0, app_tx_pre_mask[2] ? app_tx_bytes[23:16] : 8'd0}} + {16'd0, app_tx_odd ? {app_tx_pre_mask[3] ? app_tx_bytes[31:24] : 8'd0, 8'd0} : {8'd0, app_tx_pre_mask[3] ? app_tx_bytes[31:24] : 8'd0}} + {16'd0, ~app_tx_odd ? {app_tx_pre_mask[4] ? app_tx_bytes[39:32] : 8'd0, 8'd0} : {8'd0, app_tx_pre_mask[4] ? app_tx_bytes[39:32] : 8'd0}} + {16'd0, app_tx_odd ? {app_tx_pre_mask[5] ? app_tx_bytes[47:40] : 8'd0, 8'd0} : {8'd0, app_tx_pre_mask[5] ? app_tx_bytes[47:40] : 8'd0}} + {16'd0, ~app_tx_odd ? {app_tx_pre_mask[6] ? app_tx_bytes[55:48] : 8'd0, 8'd0} : {8'd0, app_tx_pre_mask[6] ? app_tx_bytes[55:48] : 8'd0}} + {16'd0, app_tx_odd ? {app_tx_pre_mask[7] ? app_tx_bytes[63:56] : 8'd0, 8'd0} : {8'd0, app_tx_pre_mask[7] ? app_tx_bytes[63:56] : 8'd0}});
   assign tx_psum_wdata = 16'({1'b0, tx_psum_raw[15:0]} + {1'b0, tx_psum_raw[31:16]}) + {15'd0, 1'(({1'b0, tx_psum_raw[15:0]} + {1'b0, tx_psum_raw[31:16]}) >> 16)};
   assign tx_psum_write = app_tx_write & (app_tx_cnt > app_tx_pre_n);
-  assign tx_psum_wr_word = 7'((((app_tx_conn_q == 1'b0) ? c0_app_wr_q : c1_app_wr_q) + {28'd0, app_tx_pre_n}) >> 3);
+  assign tx_psum_wr_word = 7'((app_tx_wr_seq + {28'd0, app_tx_pre_n}) >> 3);
   assign app_tx_drop = (app_tx_valid_q & ~app_tx_ok_q) ? app_tx_cnt : 4'd0;
   assign c0_opening = (c0_state_q == StArp) | (c0_state_q == StIsn) | (c0_state_q == StSynSent);
   assign c1_opening = (c1_state_q == StArp) | (c1_state_q == StIsn) | (c1_state_q == StSynSent);

@@ -1935,9 +1935,9 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     // Beside each transmit buffer word, the stream's sum up to its first byte: a segment's
     // payload sum is the difference of two of those, each completed by the bytes of its word.
     let psum = m.memory("tx_psum", 16, u64::from(n) * u64::from(p.tx_bytes / 8));
-    let g_j = m.reg("gen_sum_step", 2, 0);
+    let g_step = m.reg("gen_sum_step", 2, 0);
     m.comment(
-        g_j.q,
+        g_step.q,
         "the checksum's step: 0 reads the first payload byte's word, 1 the last's, 2 sums",
     );
     let g_sa = m.reg("gen_sum_first", 16, 0);
@@ -1978,13 +1978,13 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     // x's buffer word and P(w) the sum kept in `tx_psum` beside it (written as the bytes went
     // in). The payload [a, b) sums to S(b) - S(a), byte-swapped when a is odd. Step 0 reads
     // the word of a, step 1 that of b - 1 (S(b) is its sum through b - 1), step 2 sums.
-    let sum_rd = m.net("gen_sum_read", g_st.q.eq(1u64) & g_j.q.ne(2u64));
-    let sum_done = m.net("gen_sum_done", g_st.q.eq(1u64) & g_j.q.eq(2u64));
+    let sum_rd = m.net("gen_sum_read", g_st.q.eq(1u64) & g_step.q.ne(2u64));
+    let sum_done = m.net("gen_sum_done", g_st.q.eq(1u64) & g_step.q.eq(2u64));
     let pay_last = m.net("gen_pay_last_seq", g_seq.q.ex() + g_plen.q.zext(32) - 1u64);
     let sum_y = m.net(
         "gen_sum_rd_seq",
         cat([
-            mux(g_j.q.eq(0u64), g_seq.q.ex(), pay_last.ex()).slice(31, 3),
+            mux(g_step.q.eq(0u64), g_seq.q.ex(), pay_last.ex()).slice(31, 3),
             lit(3, 0),
         ]),
     );
@@ -2031,7 +2031,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     // are left out.
     let y = m.net(
         "gen_sum_seq",
-        mux(g_j.q.eq(1u64), g_seq.q.ex(), pay_last.ex()),
+        mux(g_step.q.eq(1u64), g_seq.q.ex(), pay_last.ex()),
     );
     let y_lane = y.slice(2, 0);
     let g_iss = sel(
@@ -2049,7 +2049,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let y_mask = m.net(
         "gen_sum_mask",
         mux(
-            g_j.q.eq(1u64),
+            g_step.q.eq(1u64),
             below(&y_lane),
             first(&(y_lane.zext(4) + 1u64)),
         ) & mux(
@@ -2103,7 +2103,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         c.set(g_plen.d, g_plen.q);
         c.set(g_flen.d, g_flen.q);
         c.set(g_acc.d, g_acc.q);
-        c.set(g_j.d, g_j.q);
+        c.set(g_step.d, g_step.q);
         c.set(g_sa.d, g_sa.q);
         c.set(g_k.d, g_k.q);
         c.set(g_bv.d, g_bv.q);
@@ -2116,14 +2116,14 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             c.set(g_plen.d, plen_sel.clone());
             c.set(g_flen.d, flen_sel.clone());
             c.set(g_acc.d, t_sum);
-            c.set(g_j.d, 0u64);
+            c.set(g_step.d, 0u64);
             c.set(g_k.d, 0u64);
             c.set(g_bv.d, 0u64);
             c.set(g_st.d, mux(go_tcp & t_len.ne(0u64), lit(2, 1), lit(2, 2)));
         })
         .else_if(g_st.q.eq(1u64), |c| {
-            c.set(g_j.d, g_j.q + 1u64);
-            c.if_(g_j.q.eq(1u64), |c| c.set(g_sa.d, s_y));
+            c.set(g_step.d, g_step.q + 1u64);
+            c.if_(g_step.q.eq(1u64), |c| c.set(g_sa.d, s_y));
             c.if_(sum_done, |c| {
                 c.set(g_hdr.d, patched.clone());
                 c.set(g_st.d, 2u64);
@@ -2297,10 +2297,15 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         "app_tx_bytes",
         u_data.q.shr_by(cat([u_i.q.ex(), lit(3, 0)])).resize(64),
     );
-    let u_wr_seq = sel(
-        &u_conn.q.ex(),
-        &conns.iter().map(|k| k.wr.q.ex()).collect::<Vec<_>>(),
-    );
+    let u_wr_seq = m
+        .net(
+            "app_tx_wr_seq",
+            sel(
+                &u_conn.q.ex(),
+                &conns.iter().map(|k| k.wr.q.ex()).collect::<Vec<_>>(),
+            ),
+        )
+        .ex();
     let app_w = m.net("app_tx_write", u_valid.q & u_ok.q);
     let u_mask = app_w.repeat(8) & first(&u_cnt.ex());
     txbuf.write(
