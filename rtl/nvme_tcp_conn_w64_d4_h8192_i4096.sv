@@ -361,16 +361,6 @@ module nvme_tcp_conn_w64_d4_h8192_i4096 (
   logic [31:0]  h2c_next_datal;
   logic [31:0]  h2c_datao;
   logic         h2c_dma_req;           // the H2CData on tx asks for its payload from host memory
-  logic         vcmd_fifo_m_valid;
-  logic         dma_cmd_rd_lock_q;     // an H2CData read is on dma_cmd and not yet taken: it stays (a stream's payload is stable)
-  logic         dma_cmd_rd_lock_d;
-  logic         dma_cmd_is_write;      // dma_cmd carries the C2HData write at the vcmd head
-  logic [65:0]  vcmd_fifo_m_data;
-  logic [2:0]   vcmd_fifo_count;
-  logic         unused_vcmd_count;
-  logic [1:0]   tx_data_slot;          // the command whose data the data PDU on tx carries
-  logic [1:0]   dma_cmd_slot;
-  logic         h2c_dma_go;
   logic         vdata_fifo_m_valid;
   logic         vdata_fifo_m_data;
   logic [3:0]   vdata_fifo_count;
@@ -378,8 +368,32 @@ module nvme_tcp_conn_w64_d4_h8192_i4096 (
   logic         hold_fifo_m_valid;
   logic [72:0]  hold_fifo_m_data;
   logic [10:0]  hold_fifo_count;
-  logic         unused_hold_count;
   logic         hold_last;
+  logic         vcmd_fifo_m_valid;
+  logic [65:0]  vcmd_fifo_m_data;
+  logic [2:0]   vcmd_fifo_count;
+  logic         unused_vcmd_count;
+  logic [1:0]   c2h_slot;              // the command of the C2HData at the vcmd head
+  logic [31:0]  c2h_done_q;            // bytes of the vcmd head's payload already given to moves
+  logic [31:0]  c2h_done_d;
+  logic [9:0]   c2h_left_q;            // beats of the last move not yet forwarded
+  logic [9:0]   c2h_left_d;
+  logic [31:0]  c2h_rem;
+  logic         c2h_final;             // the next move is the PDU's last
+  logic [31:0]  c2h_len;
+  logic [31:0]  c2h_beats;
+  logic [3:0]   slot_pend_high;
+  logic         c2h_move_ready;        // the next move of the vcmd head's payload is all held
+  logic         dma_cmd_rd_lock_q;     // an H2CData read is on dma_cmd and not yet taken: it stays (a stream's payload is stable)
+  logic         dma_cmd_rd_lock_d;
+  logic         dma_cmd_is_write;      // dma_cmd carries a move of the C2HData at the vcmd head
+  logic [1:0]   tx_data_slot;          // the command whose data the data PDU on tx carries
+  logic [1:0]   dma_cmd_slot;
+  logic         h2c_dma_go;
+  logic         c2h_move_go;
+  logic         c2h_move_more;         // a move that is not its PDU's last is issued
+  logic         hold_forward;
+  logic         hold_forward_go;
   logic         hold_pop;
   logic         dma_done_fire;
   logic         h2c_busy;              // an H2CData of the head R2T's slot is on tx (its host memory read may be in flight)
@@ -512,7 +526,7 @@ module nvme_tcp_conn_w64_d4_h8192_i4096 (
     .s_ready_o (vcmd_fifo_s_ready),
     .s_data_i  (verdict_at_header ? {c2h_datal, c2h_datao, c2h_hit_idx} : {rx_datal_q, rx_datao_q, rx_dslot_q}),
     .m_valid_o (vcmd_fifo_m_valid),
-    .m_ready_i (dma_cmd_ready_i & dma_cmd_is_write),
+    .m_ready_i (c2h_move_go & c2h_final),
     .m_data_o  (vcmd_fifo_m_data),
     .count_o   (vcmd_fifo_count)
   );
@@ -960,28 +974,40 @@ module nvme_tcp_conn_w64_d4_h8192_i4096 (
   assign h2c_fits = h2c_rem <= maxh2cdata_q;
   assign h2c_next_datal = h2c_fits ? h2c_rem : maxh2cdata_q;
   assign h2c_datao = r2t_head_r2to + r2t_sent_q;
-  assign dma_cmd_is_write = vcmd_fifo_m_valid & ~dma_cmd_rd_lock_q;
-  assign dma_cmd_rd_lock_d = h2c_dma_req & ~dma_cmd_is_write & ~dma_cmd_ready_i;
+  assign unused_vdata_count = ^vdata_fifo_count;
+  assign hold_last = hold_fifo_m_data[72];
   assign unused_vcmd_count = ^vcmd_fifo_count;
+  assign c2h_slot = vcmd_fifo_m_data[1:0];
+  assign c2h_rem = vcmd_fifo_m_data[65:34] - c2h_done_q;
+  assign c2h_final = c2h_rem <= 32'h1000;
+  assign c2h_len = c2h_final ? c2h_rem : 32'h1000;
+  assign c2h_beats = {3'd0, 29'((c2h_len + 32'd7) >> 3)};
+  assign slot_pend_high = {slot3_pend_q >= 6'h3e, slot2_pend_q >= 6'h3e, slot1_pend_q >= 6'h3e, slot0_pend_q >= 6'h3e};
+  assign c2h_move_ready = vcmd_fifo_m_valid & vdata_fifo_m_valid & vdata_fifo_m_data & (c2h_left_q == 10'd0) & ({21'd0, hold_fifo_count} >= c2h_beats) & (c2h_final | ~1'(slot_pend_high >> c2h_slot));
+  assign dma_cmd_is_write = c2h_move_ready & ~dma_cmd_rd_lock_q;
+  assign dma_cmd_rd_lock_d = h2c_dma_req & ~dma_cmd_is_write & ~dma_cmd_ready_i;
   assign tx_data_slot = tx_icd_q ? tx_icd_slot_q : r2t_head_slot;
-  assign dma_cmd_slot = dma_cmd_is_write ? vcmd_fifo_m_data[1:0] : tx_data_slot;
-  assign dma_cmd_valid_o = vcmd_fifo_m_valid | h2c_dma_req;
+  assign dma_cmd_slot = dma_cmd_is_write ? c2h_slot : tx_data_slot;
+  assign dma_cmd_valid_o = c2h_move_ready | h2c_dma_req;
   assign dma_cmd_tag_o = dma_cmd_slot;
   assign dma_cmd_write_o = dma_cmd_is_write;
   assign dma_cmd_sgl_o = 1'(slot_sgl_q >> dma_cmd_slot);
   assign dma_cmd_dptr_o = (dma_cmd_slot == 2'd3) ? slot3_dptr_q : ((dma_cmd_slot == 2'd2) ? slot2_dptr_q : ((dma_cmd_slot == 2'd1) ? slot1_dptr_q : slot0_dptr_q));
   assign dma_cmd_len_o = (dma_cmd_slot == 2'd3) ? slot3_len_q : ((dma_cmd_slot == 2'd2) ? slot2_len_q : ((dma_cmd_slot == 2'd1) ? slot1_len_q : slot0_len_q));
-  assign dma_cmd_off_o = dma_cmd_is_write ? vcmd_fifo_m_data[33:2] : (tx_icd_q ? 32'd0 : h2c_datao);
-  assign dma_cmd_dlen_o = dma_cmd_is_write ? vcmd_fifo_m_data[65:34] : h2c_datal_q;
+  assign dma_cmd_off_o = dma_cmd_is_write ? (vcmd_fifo_m_data[33:2] + c2h_done_q) : (tx_icd_q ? 32'd0 : h2c_datao);
+  assign dma_cmd_dlen_o = dma_cmd_is_write ? c2h_len : h2c_datal_q;
   assign h2c_dma_go = h2c_dma_req & ~dma_cmd_is_write & dma_cmd_ready_i;
-  assign unused_vdata_count = ^vdata_fifo_count;
-  assign unused_hold_count = ^hold_fifo_count;
-  assign hold_last = hold_fifo_m_data[72];
-  assign dma_data_valid_o = hold_fifo_m_valid & vdata_fifo_m_valid & vdata_fifo_m_data;
+  assign c2h_move_go = dma_cmd_is_write & dma_cmd_ready_i;
+  assign c2h_move_more = c2h_move_go & ~c2h_final;
+  assign c2h_done_d = c2h_move_go ? (c2h_final ? 32'd0 : (c2h_done_q + 32'h1000)) : c2h_done_q;
+  assign hold_forward = hold_fifo_m_valid & vdata_fifo_m_valid & vdata_fifo_m_data & (c2h_left_q != 10'd0);
+  assign dma_data_valid_o = hold_forward;
   assign dma_data_data_o = hold_fifo_m_data[63:0];
   assign dma_data_keep_o = hold_fifo_m_data[71:64];
-  assign dma_data_last_o = hold_last;
-  assign hold_pop = hold_fifo_m_valid & vdata_fifo_m_valid & (~vdata_fifo_m_data | dma_data_ready_i);
+  assign dma_data_last_o = c2h_left_q == 10'd1;
+  assign hold_forward_go = hold_forward & dma_data_ready_i;
+  assign c2h_left_d = c2h_move_go ? c2h_beats[9:0] : (c2h_left_q - {9'd0, hold_forward_go});
+  assign hold_pop = hold_forward_go | (hold_fifo_m_valid & vdata_fifo_m_valid & ~vdata_fifo_m_data);
   assign dma_done_ready_o = 1'b1;
   assign dma_done_fire = dma_done_valid_i;
   assign slot_quiet = {(slot3_pend_q == 6'd0) & ~(h2c_busy & (tx_data_slot == 2'd3)), (slot2_pend_q == 6'd0) & ~(h2c_busy & (tx_data_slot == 2'd2)), (slot1_pend_q == 6'd0) & ~(h2c_busy & (tx_data_slot == 2'd1)), (slot0_pend_q == 6'd0) & ~(h2c_busy & (tx_data_slot == 2'd0))};
@@ -1445,7 +1471,7 @@ module nvme_tcp_conn_w64_d4_h8192_i4096 (
     if (dma_done_fire & (dma_done_tag_i == 2'd0) & (dma_done_status_i != 11'd0)) begin
       slot0_dmaerr_d = dma_done_status_i;
     end
-    slot0_pend_d = (slot0_pend_q + {5'd0, verdict_good & (verdict_slot == 2'd0)}) - {5'd0, dma_done_fire & (dma_done_tag_i == 2'd0) & slot_read_q[0]};
+    slot0_pend_d = (slot0_pend_q + {5'd0, verdict_good & (verdict_slot == 2'd0)} + {5'd0, c2h_move_more & (c2h_slot == 2'd0)}) - {5'd0, dma_done_fire & (dma_done_tag_i == 2'd0) & slot_read_q[0]};
     slot1_cid_d = slot1_cid_q;
     slot1_len_d = slot1_len_q;
     slot1_dptr_d = slot1_dptr_q;
@@ -1469,7 +1495,7 @@ module nvme_tcp_conn_w64_d4_h8192_i4096 (
     if (dma_done_fire & (dma_done_tag_i == 2'd1) & (dma_done_status_i != 11'd0)) begin
       slot1_dmaerr_d = dma_done_status_i;
     end
-    slot1_pend_d = (slot1_pend_q + {5'd0, verdict_good & (verdict_slot == 2'd1)}) - {5'd0, dma_done_fire & (dma_done_tag_i == 2'd1) & slot_read_q[1]};
+    slot1_pend_d = (slot1_pend_q + {5'd0, verdict_good & (verdict_slot == 2'd1)} + {5'd0, c2h_move_more & (c2h_slot == 2'd1)}) - {5'd0, dma_done_fire & (dma_done_tag_i == 2'd1) & slot_read_q[1]};
     slot2_cid_d = slot2_cid_q;
     slot2_len_d = slot2_len_q;
     slot2_dptr_d = slot2_dptr_q;
@@ -1493,7 +1519,7 @@ module nvme_tcp_conn_w64_d4_h8192_i4096 (
     if (dma_done_fire & (dma_done_tag_i == 2'd2) & (dma_done_status_i != 11'd0)) begin
       slot2_dmaerr_d = dma_done_status_i;
     end
-    slot2_pend_d = (slot2_pend_q + {5'd0, verdict_good & (verdict_slot == 2'd2)}) - {5'd0, dma_done_fire & (dma_done_tag_i == 2'd2) & slot_read_q[2]};
+    slot2_pend_d = (slot2_pend_q + {5'd0, verdict_good & (verdict_slot == 2'd2)} + {5'd0, c2h_move_more & (c2h_slot == 2'd2)}) - {5'd0, dma_done_fire & (dma_done_tag_i == 2'd2) & slot_read_q[2]};
     slot3_cid_d = slot3_cid_q;
     slot3_len_d = slot3_len_q;
     slot3_dptr_d = slot3_dptr_q;
@@ -1517,7 +1543,7 @@ module nvme_tcp_conn_w64_d4_h8192_i4096 (
     if (dma_done_fire & (dma_done_tag_i == 2'd3) & (dma_done_status_i != 11'd0)) begin
       slot3_dmaerr_d = dma_done_status_i;
     end
-    slot3_pend_d = (slot3_pend_q + {5'd0, verdict_good & (verdict_slot == 2'd3)}) - {5'd0, dma_done_fire & (dma_done_tag_i == 2'd3) & slot_read_q[3]};
+    slot3_pend_d = (slot3_pend_q + {5'd0, verdict_good & (verdict_slot == 2'd3)} + {5'd0, c2h_move_more & (c2h_slot == 2'd3)}) - {5'd0, dma_done_fire & (dma_done_tag_i == 2'd3) & slot_read_q[3]};
     if (load_cmd) begin
       slot_read_d = (slot_read_q & ~(4'd1 << slot_free_idx)) | (cmd_is_read ? (4'd1 << slot_free_idx) : 4'd0);
       slot_write_d = (slot_write_q & ~(4'd1 << slot_free_idx)) | (cmd_is_write ? (4'd1 << slot_free_idx) : 4'd0);
@@ -1594,6 +1620,8 @@ module nvme_tcp_conn_w64_d4_h8192_i4096 (
       tx_icd_slot_q <= 2'd0;
       r2t_sent_q <= 32'd0;
       h2c_datal_q <= 32'd0;
+      c2h_done_q <= 32'd0;
+      c2h_left_q <= 10'd0;
       dma_cmd_rd_lock_q <= 1'b0;
       tx_state_q <= TX_IDLE;
       tx_buf_q <= 576'd0;
@@ -1675,6 +1703,8 @@ module nvme_tcp_conn_w64_d4_h8192_i4096 (
       tx_icd_slot_q <= tx_icd_slot_d;
       r2t_sent_q <= r2t_sent_d;
       h2c_datal_q <= h2c_datal_d;
+      c2h_done_q <= c2h_done_d;
+      c2h_left_q <= c2h_left_d;
       dma_cmd_rd_lock_q <= dma_cmd_rd_lock_d;
       tx_state_q <= tx_state_d;
       tx_buf_q <= tx_buf_d;

@@ -32,10 +32,10 @@
 //!   transport held, RoCE before NVMe/TCP (its DMA engine's IDs). See `blocks/axi_interconnect.rs`
 //!   for arbitration and what a slow master can and cannot hold up: R and B never wait for a
 //!   slow master, an AW is granted only with its first W beat, but a write burst paused in
-//!   its middle holds the shared W channel. Known limit: the NVMe/TCP engine without data
-//!   digests writes a C2HData payload cut-through (`nvme_tcp/mod.rs`), so a target that
-//!   stops in the middle of a PDU pauses a burst and holds every master's writes, CQE posts
-//!   included, until it goes on; store-and-forward per burst in that engine would remove it.
+//!   its middle holds the shared W channel. No master does: the front end writes single
+//!   beats, RoCE writes from a full payload bank, and NVMe/TCP issues a C2HData move only
+//!   once its bytes are all held (`nvme_tcp/mod.rs`, "Host reads"). The host memory of the
+//!   chip, NVMe and NVMe/TCP suites flags any `wvalid` gap inside a burst.
 //! - `m_axis_*` / `s_axis_*`: the one Ethernet port (AXI4-Stream frames without FCS, to and
 //!   from a MAC), shared through the frame mux (below) by RoCEv2 (UDP 4791) and the TCP/IP
 //!   engine (ARP, ICMP, TCP), whichever the chip holds. A frame for an engine the chip does not

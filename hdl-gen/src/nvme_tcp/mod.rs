@@ -58,21 +58,25 @@
 //!
 //! The payload is packed into full beats and pushed into a per-connection hold FIFO of
 //! `hold_bytes` (config `nvme_tcp.c2h_hold_bytes`, default 8192). Its *verdict* decides what
-//! leaves the FIFO: without data digests the verdict is known after the header (cut-through);
-//! with them, after the data digest. A good verdict issues the DMA command and forwards the
-//! beats; a bad one (data digest error) drops them, so no byte of such a PDU reaches host memory.
+//! leaves the FIFO: without data digests the verdict is known after the header, with them after
+//! the data digest. A good verdict moves the payload to host memory; a bad one (data digest
+//! error) drops it, so no byte of such a PDU reaches host memory.
 //! **Data digest errors do not end the connection**: the command completes with Transient
 //! Transport Error (22h) once its answer (CapsuleResp or SUCCESS) arrives, with the answer's DW0
 //! (0 for SUCCESS). SUCCESS with
 //! LAST_PDU answers a command as a CapsuleResp with status 0 would (a later CapsuleResp for it is
 //! then an unknown CCCID, 01h FEI 20).
 //!
-//! Known limit of the cut-through path (no data digests): the DMA command is issued once the
-//! header passed, and the engine's one DMA write stream stays with that connection until the
-//! PDU's last payload byte; a target that stops in the middle of a C2HData payload stalls the
-//! host-memory writes of the other connections too (their bytes wait in their hold FIFOs).
-//! Store-and-forward for every PDU (as with data digests) would remove it at the cost of the
-//! `hold_bytes` limit.
+//! **A good payload is written in moves of at most `hold_bytes / 2`, each issued to the DMA
+//! engine only once all its bytes are held** (store and forward per move; without data
+//! digests the first move starts when its half of the buffer is full, not at the PDU's end).
+//! So a write burst never waits for the network in its middle: the chip's AXI interconnect
+//! gives its one W channel to one burst at a time, and a burst paused by a target that stops
+//! in the middle of a PDU would hold every other master's writes (RoCE payloads, CQE posts)
+//! while the RoCE engine, waiting for its write, holds the shared Ethernet receive path, and
+//! with it the rest of that very PDU: a deadlock, seen in the chip suite. Each move counts
+//! as one of its command's DMA moves (a command completes after the last is done). Checked:
+//! the engine properties' host memory flags a `wvalid` gap inside a burst.
 //!
 //! With data digests a C2HData may carry at most `hold_bytes` (the whole PDU must be held until
 //! its digest is known); a target that sends larger ones (Linux nvmet-tcp may send a command's
@@ -101,8 +105,8 @@
 //! - in a header (common header, the rest of the header, its digest, before the header's
 //!   checks act): at once, since nothing was committed; the bytes never become a PDU.
 //! - inside a C2HData payload or its data digest: when `rx` has no beat, a full beat of zeros
-//!   is fed in its place up to the PDU's end, so that a cut-through payload already committed
-//!   to the DMA engine is written whole (zeros in the command's buffer: its data is undefined,
+//!   is fed in its place up to the PDU's end, so that a payload whose verdict was already
+//!   given (no data digests) is written whole (zeros in the command's buffer: its data is undefined,
 //!   as after any failed Read) and a held one fails its data digest and is dropped. Such a
 //!   PDU's SUCCESS flag does not answer the command. Zeros are never fed into a header, whose
 //!   checks could pass on bytes the target never sent.

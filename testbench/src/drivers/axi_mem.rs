@@ -461,6 +461,12 @@ pub struct AxiMemSlave {
     pub log: Vec<Transaction>,
     /// Protocol breaches by the master.
     pub violations: Vec<String>,
+    /// Also a breach: `wvalid` low inside a write burst after its first beat went (off by
+    /// default). The chip's interconnect needs it of every master: one paused burst holds
+    /// every other master's W channel (`hdl-gen/src/blocks/axi_interconnect.rs`).
+    pub w_gapless: bool,
+    /// A write burst's first beat went and its last has not.
+    w_open: bool,
 }
 
 impl AxiMemSlave {
@@ -540,6 +546,8 @@ impl AxiMemSlave {
             mem: Memory::new(),
             log: Vec::new(),
             violations: Vec::new(),
+            w_gapless: false,
+            w_open: false,
         };
         s.idle();
         s
@@ -876,6 +884,14 @@ impl Component for AxiMemSlave {
             },
             &mut v,
         );
+        if self.w_gapless && self.w_open && !self.wvalid.is_high() {
+            v.push(format!(
+                "cycle {cycle}: wvalid low inside a write burst (a master must not pause a burst it started: it holds every other master's W)"
+            ));
+        }
+        if let Some((_, _, last)) = &got_w {
+            self.w_open = !*last;
+        }
         self.violations = v;
         if let Some(raw) = got {
             let req = self.request(cycle, Dir::Read, raw);
@@ -960,6 +976,7 @@ impl Component for AxiMemSlave {
         self.ar_hold.clear();
         self.aw_hold.clear();
         self.w_hold.clear();
+        self.w_open = false;
         self.idle();
     }
 }

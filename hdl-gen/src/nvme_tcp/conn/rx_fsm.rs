@@ -146,6 +146,8 @@ pub(super) fn rx_fsm(
         h2c_pdo,
         cap_pdo,
         done_fire,
+        c2h_more,
+        vc_slot_w,
         ..
     } = *vd;
     let Cpl {
@@ -501,9 +503,15 @@ pub(super) fn rx_fsm(
             c.if_(done_fire & done_tag.eq(iu) & done_status.ne(0u64), |c| {
                 c.set(slot_dmaerr[i].d, done_status)
             });
+            // One pending move per good verdict, one more per move that is not its PDU's
+            // last (`verdict.rs`), one less per write move done.
             let inc = v_good & v_slot.eq(iu);
+            let more = c2h_more & vc_slot_w.eq(iu);
             let dec = done_fire & done_tag.eq(iu) & slot_read.q.bit(i as u32);
-            c.set(slot_pend[i].d, slot_pend[i].q + inc.zext(6) - dec.zext(6));
+            c.set(
+                slot_pend[i].d,
+                slot_pend[i].q + inc.zext(6) + more.zext(6) - dec.zext(6),
+            );
         }
         c.if_(load_cmd, |c| {
             c.set(

@@ -36,6 +36,8 @@ pub(super) struct Verdicts {
     pub(super) tx_slot: Sig,
     pub(super) h2c_dma_go: Sig,
     pub(super) done_fire: Sig,
+    pub(super) c2h_more: Sig,
+    pub(super) vc_slot_w: Sig,
 }
 
 pub(super) fn verdicts(m: &mut ModuleBuilder, cx: &Ctx, ri: &Rx, hc: &Hdr) -> Verdicts {
@@ -76,7 +78,8 @@ pub(super) fn verdicts(m: &mut ModuleBuilder, cx: &Ctx, ri: &Rx, hc: &Hdr) -> Ve
     } = *hc;
     // Verdicts: a C2HData that passed its checks is written to host memory (vcmd: the DMA
     // command) and its held payload forwarded (vdata 1) or dropped (vdata 0). Without data
-    // digests the verdict is known after the header (cut-through), with them after the digest.
+    // digests the verdict is known after the header, with them after the digest; either way
+    // the payload leaves in moves, each once all its beats are held (below).
     let u_vcmd = m.instance("u_vcmd_fifo", vcmd_fifo);
     let u_vdata = m.instance("u_vdata_fifo", vdata_fifo);
     let vcmd_ready = m.bind_out(u_vcmd, "s_ready_o");
@@ -168,30 +171,91 @@ pub(super) fn verdicts(m: &mut ModuleBuilder, cx: &Ctx, ri: &Rx, hc: &Hdr) -> Ve
         "the H2CData on tx asks for its payload from host memory",
     );
 
-    // DMA commands: the vcmd head (a C2HData write) with its slot's pointer first, else the
-    // H2CData's read.
+    // Held payload: the hold FIFO's beats, a PDU's after its verdict (vdata head).
+    let vd_valid = m.bind_out(u_vdata, "m_valid_o");
+    let vd_good = m.bind_out(u_vdata, "m_data_o");
+    let vd_count = m.bind_out(u_vdata, "count_o");
+    m.unused("vdata_count", vd_count);
+    let df_valid = m.bind_out(u_dfifo, "m_valid_o");
+    let df_data = m.bind_out(u_dfifo, "m_data_o");
+    let df_count = m.bind_out(u_dfifo, "count_o");
+    let df_last = m.net("hold_last", df_data.bit(dw + lanes));
+
+    // A good C2HData's payload goes to host memory in moves of at most half the hold FIFO,
+    // each issued only once all its beats are held: a move's write bursts then never wait
+    // for the network in their middle (the chip's interconnect gives the W channel to one
+    // burst at a time, so a paused burst would hold every other master's writes). The head
+    // PDU's beats lead the FIFO once the moves before them left (`c2h_left` 0) and its
+    // verdict leads vdata, so a count of at least a move's beats holds all of them.
+    let hold_beats = cx.p.hold_bytes / lanes;
+    let chunk_beats = (hold_beats / 2).max(1);
+    let chunk = chunk_beats * lanes;
     let vc_head = m.bind_out(u_vcmd, "m_valid_o");
+    let vc_data = m.bind_out(u_vcmd, "m_data_o");
+    let vc_count = m.bind_out(u_vcmd, "count_o");
+    m.unused("vcmd_count", vc_count);
+    let vc_datao = vc_data.slice(sw + 31, sw);
+    let vc_datal = vc_data.slice(sw + 63, sw + 32);
+    let vc_slot_w = m.net("c2h_slot", vc_data.slice(sw - 1, 0));
+    m.comment(vc_slot_w, "the command of the C2HData at the vcmd head");
+    let c2h_done = m.reg("c2h_done", 32, 0);
+    m.comment(
+        c2h_done.q,
+        "bytes of the vcmd head's payload already given to moves",
+    );
+    let lw = clog2(u64::from(chunk_beats) + 1);
+    let c2h_left = m.reg("c2h_left", lw, 0);
+    m.comment(c2h_left.q, "beats of the last move not yet forwarded");
+    let c2h_rem = m.net("c2h_rem", vc_datal - c2h_done.q);
+    let c2h_final = m.net("c2h_final", c2h_rem.le(u64::from(chunk)));
+    m.comment(c2h_final, "the next move is the PDU's last");
+    let c2h_len = m.net(
+        "c2h_len",
+        mux(c2h_final, c2h_rem, lit(32, u128::from(chunk))),
+    );
+    let c2h_beats = m.net(
+        "c2h_beats",
+        (c2h_len + u64::from(lanes - 1))
+            .slice(31, clog2(u64::from(lanes)))
+            .zext(32),
+    );
+    // Each move but a PDU's last adds one to its command's pending moves (the verdict added
+    // the last one): leave room for a verdict in the same cycle.
+    let pend_hi = m.net(
+        "slot_pend_high",
+        cat((0..d).rev().map(|i| slot_pend[i as usize].q.ge(62u64))),
+    );
+    let c2h_ready = m.net(
+        "c2h_move_ready",
+        vc_head
+            & vd_valid
+            & vd_good
+            & c2h_left.q.eq(0)
+            & df_count.zext(32).ge(c2h_beats)
+            & (c2h_final | !pend_hi.shr_by(vc_slot_w).bit(0)),
+    );
+    m.comment(
+        c2h_ready,
+        "the next move of the vcmd head's payload is all held",
+    );
+
+    // DMA commands: a move of the vcmd head (a C2HData write) with its slot's pointer first,
+    // else the H2CData's read.
     let rd_lock = m.reg("dma_cmd_rd_lock", 1, 0);
     m.comment(
         rd_lock.q,
         "an H2CData read is on dma_cmd and not yet taken: it stays (a stream's payload is stable)",
     );
-    let vc_valid = m.net("dma_cmd_is_write", vc_head & !rd_lock.q);
+    let vc_valid = m.net("dma_cmd_is_write", c2h_ready & !rd_lock.q);
     m.comment(
         vc_valid,
-        "dma_cmd carries the C2HData write at the vcmd head",
+        "dma_cmd carries a move of the C2HData at the vcmd head",
     );
     m.assign(rd_lock.d, h2c_req & !vc_valid & !dma_cmd.ready);
-    let vc_data = m.bind_out(u_vcmd, "m_data_o");
-    let vc_count = m.bind_out(u_vcmd, "count_o");
-    m.unused("vcmd_count", vc_count);
     let tx_slot = m.net("tx_data_slot", mux(ticd.q, icd_slot.q, rf_slot));
     m.comment(tx_slot, "the command whose data the data PDU on tx carries");
-    let vc_slot = m.net(
-        "dma_cmd_slot",
-        mux(vc_valid, vc_data.slice(sw - 1, 0), tx_slot),
-    );
-    m.assign(dma_cmd.valid, vc_head | h2c_req);
+    let vc_slot = m.net("dma_cmd_slot", mux(vc_valid, vc_slot_w, tx_slot));
+    m.assign(dma_cmd.valid, c2h_ready | h2c_req);
     m.assign(dma_cmd.field("tag"), vc_slot);
     m.assign(dma_cmd.field("write"), vc_valid);
     m.assign(dma_cmd.field("sgl"), slot_sgl.q.shr_by(vc_slot).bit(0));
@@ -215,35 +279,45 @@ pub(super) fn verdicts(m: &mut ModuleBuilder, cx: &Ctx, ri: &Rx, hc: &Hdr) -> Ve
         dma_cmd.field("off"),
         mux(
             vc_valid,
-            vc_data.slice(sw + 31, sw),
+            vc_datao + c2h_done.q,
             mux(ticd.q, lit(32, 0), h2c_datao),
         ),
     );
-    m.assign(
-        dma_cmd.field("dlen"),
-        mux(vc_valid, vc_data.slice(sw + 63, sw + 32), h2c_n.q),
-    );
+    m.assign(dma_cmd.field("dlen"), mux(vc_valid, c2h_len, h2c_n.q));
     let h2c_dma_go = m.net("h2c_dma_go", h2c_req & !vc_valid & dma_cmd.ready);
-    m.bind(u_vcmd, "m_ready_i", dma_cmd.ready & vc_valid);
+    let c2h_go = m.net("c2h_move_go", vc_valid & dma_cmd.ready);
+    m.bind(u_vcmd, "m_ready_i", c2h_go & c2h_final);
+    let c2h_more = m.net("c2h_move_more", c2h_go & !c2h_final);
+    m.comment(c2h_more, "a move that is not its PDU's last is issued");
+    m.assign(
+        c2h_done.d,
+        mux(
+            c2h_go,
+            mux(c2h_final, lit(32, 0), c2h_done.q + u64::from(chunk)),
+            c2h_done.q,
+        ),
+    );
 
-    // Held payload: forwarded to dma_data when its verdict is good, dropped otherwise.
-    let vd_valid = m.bind_out(u_vdata, "m_valid_o");
-    let vd_good = m.bind_out(u_vdata, "m_data_o");
-    let vd_count = m.bind_out(u_vdata, "count_o");
-    m.unused("vdata_count", vd_count);
-    let df_valid = m.bind_out(u_dfifo, "m_valid_o");
-    let df_data = m.bind_out(u_dfifo, "m_data_o");
-    let df_count = m.bind_out(u_dfifo, "count_o");
-    m.unused("hold_count", df_count);
-    let df_last = m.net("hold_last", df_data.bit(dw + lanes));
-    m.assign(dma_data.valid, df_valid & vd_valid & vd_good);
+    // Held payload: a good verdict's beats go to dma_data as their moves are issued (the
+    // last of each move with `last`); a bad one's are dropped.
+    let fwd = m.net(
+        "hold_forward",
+        df_valid & vd_valid & vd_good & c2h_left.q.ne(0),
+    );
+    m.assign(dma_data.valid, fwd);
     m.assign(dma_data.field("data"), df_data.slice(dw - 1, 0));
     m.assign(dma_data.field("keep"), df_data.slice(dw + lanes - 1, dw));
-    m.assign(dma_data.field("last"), df_last);
-    let df_pop = m.net(
-        "hold_pop",
-        df_valid & vd_valid & (!vd_good | dma_data.ready),
+    m.assign(dma_data.field("last"), c2h_left.q.eq(1));
+    let fwd_go = m.net("hold_forward_go", fwd & dma_data.ready);
+    m.assign(
+        c2h_left.d,
+        mux(
+            c2h_go,
+            c2h_beats.slice(lw - 1, 0),
+            c2h_left.q - fwd_go.zext(lw),
+        ),
     );
+    let df_pop = m.net("hold_pop", fwd_go | (df_valid & vd_valid & !vd_good));
     m.bind(u_dfifo, "m_ready_i", df_pop);
     m.bind(u_vdata, "m_ready_i", df_pop & df_last);
     m.assign(dma_done.ready, lit(1, 1));
@@ -275,5 +349,7 @@ pub(super) fn verdicts(m: &mut ModuleBuilder, cx: &Ctx, ri: &Rx, hc: &Hdr) -> Ve
         tx_slot,
         h2c_dma_go,
         done_fire,
+        c2h_more,
+        vc_slot_w,
     }
 }

@@ -794,6 +794,8 @@ impl<T: Dut> Env<T> {
                 interleave: o.reorder,
             },
         ));
+        // Every write burst without a pause once started (the chip's interconnect needs it).
+        mem.borrow_mut().w_gapless = true;
         // Up to 3 accesses of a kind in flight, as a PCIe core issues them: BAR0 must hold
         // off a read while its last answer waits (or answer every accepted one, in order).
         let axil = |rng: &mut Rng| AxilConfig {
@@ -928,6 +930,9 @@ impl<T: Dut> Env<T> {
         self.sim.step();
         let cycle = self.sim.cycle();
         self.fw.poll(&self.fw_bus, &self.adm, &self.adm_cpl, cycle);
+        if let Some(v) = self.mem.borrow().violations.first() {
+            return Err(format!("host memory AXI4 protocol: {v}"));
+        }
         if self.sim.cycle() > self.limit {
             return Err(format!("cycle budget of {} exhausted", self.limit));
         }

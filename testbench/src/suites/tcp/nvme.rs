@@ -215,6 +215,7 @@ pub fn measure(input: &Input, waves: Option<&Path>, steady: bool) -> Result<Timi
         "m_axi",
         EngineCase::mem_config(&input.engine),
     ));
+    mem.borrow_mut().w_gapless = true;
     let mut case = EngineCase::new(&input.engine, n, &mut mem.borrow_mut().mem);
     let h = sim.add(EngineHarness::new(
         &sim,
@@ -422,6 +423,9 @@ pub fn measure(input: &Input, waves: Option<&Path>, steady: bool) -> Result<Timi
         if let Some(v) = a.master().violations.first() {
             return Err(format!("{name} AXI4-Lite protocol: {v}"));
         }
+    }
+    if let Some(v) = mem.borrow().violations.first() {
+        return Err(format!("host memory AXI4 protocol: {v}"));
     }
     let v = &env.sink.borrow().violations;
     if !v.is_empty() {

@@ -623,6 +623,8 @@ pub fn run_engine(input: &EngineInput, waves: Option<&Path>) -> Result<(), Strin
         "m_axi",
         EngineCase::mem_config(input),
     ));
+    // Every write burst without a pause once started (the chip's interconnect needs it).
+    mem.borrow_mut().w_gapless = true;
     let mut case = EngineCase::new(input, n, &mut mem.borrow_mut().mem);
     let h = sim.add(EngineHarness::new(
         &sim,
@@ -703,6 +705,9 @@ pub fn run_engine(input: &EngineInput, waves: Option<&Path>) -> Result<(), Strin
                 ports.join(" ")
             ));
         }
+    }
+    if let Some(v) = mem.borrow().violations.first() {
+        return Err(format!("host memory AXI4 protocol: {v}"));
     }
     let all = h.borrow().completions.clone();
     case.check(&all, &mem.borrow().mem)?;
