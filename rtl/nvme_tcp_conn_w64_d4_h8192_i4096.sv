@@ -983,7 +983,7 @@ module nvme_tcp_conn_w64_d4_h8192_i4096 (
   assign c2h_len = c2h_final ? c2h_rem : 32'h1000;
   assign c2h_beats = {3'd0, 29'((c2h_len + 32'd7) >> 3)};
   assign slot_pend_high = {slot3_pend_q >= 6'h3e, slot2_pend_q >= 6'h3e, slot1_pend_q >= 6'h3e, slot0_pend_q >= 6'h3e};
-  assign c2h_move_ready = vcmd_fifo_m_valid & vdata_fifo_m_valid & vdata_fifo_m_data & (c2h_left_q == 10'd0) & ({21'd0, hold_fifo_count} >= c2h_beats) & (c2h_final | ~1'(slot_pend_high >> c2h_slot));
+  assign c2h_move_ready = vcmd_fifo_m_valid & vdata_fifo_m_valid & vdata_fifo_m_data & (c2h_left_q == 10'd0) & ({21'd0, hold_fifo_count} >= c2h_beats) & (c2h_final | ~(1'(slot_pend_high >> c2h_slot)));
   assign dma_cmd_is_write = c2h_move_ready & ~dma_cmd_rd_lock_q;
   assign dma_cmd_rd_lock_d = h2c_dma_req & ~dma_cmd_is_write & ~dma_cmd_ready_i;
   assign tx_data_slot = tx_icd_q ? tx_icd_slot_q : r2t_head_slot;

@@ -261,6 +261,8 @@ impl ExprWriter<'_> {
         let bare = match e.kind() {
             Kind::Not(_) => true,
             Kind::Reduce(..) => under_unary,
+            // A size cast after a unary operator: Yosys reads `~1'(x)` as a cast to ~1 bits.
+            Kind::Slice(a, ..) if under_unary && !matches!(a.kind(), Kind::Sig(_)) => false,
             _ => prec(e) >= 100,
         };
         if bare {
