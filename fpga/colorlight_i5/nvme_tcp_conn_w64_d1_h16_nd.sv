@@ -320,16 +320,6 @@ module nvme_tcp_conn_w64_d1_h16_nd (
   logic [31:0]  h2c_next_datal;
   logic [31:0]  h2c_datao;
   logic         h2c_dma_req;           // the H2CData on tx asks for its payload from host memory
-  logic         vcmd_fifo_m_valid;
-  logic         dma_cmd_rd_lock_q;     // an H2CData read is on dma_cmd and not yet taken: it stays (a stream's payload is stable)
-  logic         dma_cmd_rd_lock_d;
-  logic         dma_cmd_is_write;      // dma_cmd carries the C2HData write at the vcmd head
-  logic [64:0]  vcmd_fifo_m_data;
-  logic [2:0]   vcmd_fifo_count;
-  logic         unused_vcmd_count;
-  logic         tx_data_slot;          // the command whose data the data PDU on tx carries
-  logic         dma_cmd_slot;
-  logic         h2c_dma_go;
   logic         vdata_fifo_m_valid;
   logic         vdata_fifo_m_data;
   logic [3:0]   vdata_fifo_count;
@@ -337,8 +327,32 @@ module nvme_tcp_conn_w64_d1_h16_nd (
   logic         hold_fifo_m_valid;
   logic [72:0]  hold_fifo_m_data;
   logic [1:0]   hold_fifo_count;
-  logic         unused_hold_count;
   logic         hold_last;
+  logic         vcmd_fifo_m_valid;
+  logic [64:0]  vcmd_fifo_m_data;
+  logic [2:0]   vcmd_fifo_count;
+  logic         unused_vcmd_count;
+  logic         c2h_slot;              // the command of the C2HData at the vcmd head
+  logic [31:0]  c2h_done_q;            // bytes of the vcmd head's payload already given to moves
+  logic [31:0]  c2h_done_d;
+  logic         c2h_left_q;            // beats of the last move not yet forwarded
+  logic         c2h_left_d;
+  logic [31:0]  c2h_rem;
+  logic         c2h_final;             // the next move is the PDU's last
+  logic [31:0]  c2h_len;
+  logic [31:0]  c2h_beats;
+  logic         slot_pend_high;
+  logic         c2h_move_ready;        // the next move of the vcmd head's payload is all held
+  logic         dma_cmd_rd_lock_q;     // an H2CData read is on dma_cmd and not yet taken: it stays (a stream's payload is stable)
+  logic         dma_cmd_rd_lock_d;
+  logic         dma_cmd_is_write;      // dma_cmd carries a move of the C2HData at the vcmd head
+  logic         tx_data_slot;          // the command whose data the data PDU on tx carries
+  logic         dma_cmd_slot;
+  logic         h2c_dma_go;
+  logic         c2h_move_go;
+  logic         c2h_move_more;         // a move that is not its PDU's last is issued
+  logic         hold_forward;
+  logic         hold_forward_go;
   logic         hold_pop;
   logic         dma_done_fire;
   logic         h2c_busy;              // an H2CData of the head R2T's slot is on tx (its host memory read may be in flight)
@@ -471,7 +485,7 @@ module nvme_tcp_conn_w64_d1_h16_nd (
     .s_ready_o (vcmd_fifo_s_ready),
     .s_data_i  (verdict_at_header ? {c2h_datal, c2h_datao, c2h_hit_idx} : {rx_datal_q, rx_datao_q, rx_dslot_q}),
     .m_valid_o (vcmd_fifo_m_valid),
-    .m_ready_i (dma_cmd_ready_i & dma_cmd_is_write),
+    .m_ready_i (c2h_move_go & c2h_final),
     .m_data_o  (vcmd_fifo_m_data),
     .count_o   (vcmd_fifo_count)
   );
@@ -920,28 +934,40 @@ module nvme_tcp_conn_w64_d1_h16_nd (
   assign h2c_fits = h2c_rem <= maxh2cdata_q;
   assign h2c_next_datal = h2c_fits ? h2c_rem : maxh2cdata_q;
   assign h2c_datao = r2t_head_r2to + r2t_sent_q;
-  assign dma_cmd_is_write = vcmd_fifo_m_valid & ~dma_cmd_rd_lock_q;
-  assign dma_cmd_rd_lock_d = h2c_dma_req & ~dma_cmd_is_write & ~dma_cmd_ready_i;
+  assign unused_vdata_count = ^vdata_fifo_count;
+  assign hold_last = hold_fifo_m_data[72];
   assign unused_vcmd_count = ^vcmd_fifo_count;
+  assign c2h_slot = vcmd_fifo_m_data[0];
+  assign c2h_rem = vcmd_fifo_m_data[64:33] - c2h_done_q;
+  assign c2h_final = c2h_rem <= 32'd8;
+  assign c2h_len = c2h_final ? c2h_rem : 32'd8;
+  assign c2h_beats = {3'd0, 29'((c2h_len + 32'd7) >> 3)};
+  assign slot_pend_high = {slot0_pend_q >= 6'h3e};
+  assign c2h_move_ready = vcmd_fifo_m_valid & vdata_fifo_m_valid & vdata_fifo_m_data & (c2h_left_q == 1'b0) & ({30'd0, hold_fifo_count} >= c2h_beats) & (c2h_final | ~(1'(slot_pend_high >> c2h_slot)));
+  assign dma_cmd_is_write = c2h_move_ready & ~dma_cmd_rd_lock_q;
+  assign dma_cmd_rd_lock_d = h2c_dma_req & ~dma_cmd_is_write & ~dma_cmd_ready_i;
   assign tx_data_slot = tx_icd_q ? tx_icd_slot_q : r2t_head_slot;
-  assign dma_cmd_slot = dma_cmd_is_write ? vcmd_fifo_m_data[0] : tx_data_slot;
-  assign dma_cmd_valid_o = vcmd_fifo_m_valid | h2c_dma_req;
+  assign dma_cmd_slot = dma_cmd_is_write ? c2h_slot : tx_data_slot;
+  assign dma_cmd_valid_o = c2h_move_ready | h2c_dma_req;
   assign dma_cmd_tag_o = dma_cmd_slot;
   assign dma_cmd_write_o = dma_cmd_is_write;
   assign dma_cmd_sgl_o = 1'(slot_sgl_q >> dma_cmd_slot);
   assign dma_cmd_dptr_o = slot0_dptr_q;
   assign dma_cmd_len_o = slot0_len_q;
-  assign dma_cmd_off_o = dma_cmd_is_write ? vcmd_fifo_m_data[32:1] : (tx_icd_q ? 32'd0 : h2c_datao);
-  assign dma_cmd_dlen_o = dma_cmd_is_write ? vcmd_fifo_m_data[64:33] : h2c_datal_q;
+  assign dma_cmd_off_o = dma_cmd_is_write ? (vcmd_fifo_m_data[32:1] + c2h_done_q) : (tx_icd_q ? 32'd0 : h2c_datao);
+  assign dma_cmd_dlen_o = dma_cmd_is_write ? c2h_len : h2c_datal_q;
   assign h2c_dma_go = h2c_dma_req & ~dma_cmd_is_write & dma_cmd_ready_i;
-  assign unused_vdata_count = ^vdata_fifo_count;
-  assign unused_hold_count = ^hold_fifo_count;
-  assign hold_last = hold_fifo_m_data[72];
-  assign dma_data_valid_o = hold_fifo_m_valid & vdata_fifo_m_valid & vdata_fifo_m_data;
+  assign c2h_move_go = dma_cmd_is_write & dma_cmd_ready_i;
+  assign c2h_move_more = c2h_move_go & ~c2h_final;
+  assign c2h_done_d = c2h_move_go ? (c2h_final ? 32'd0 : (c2h_done_q + 32'd8)) : c2h_done_q;
+  assign hold_forward = hold_fifo_m_valid & vdata_fifo_m_valid & vdata_fifo_m_data & (c2h_left_q != 1'b0);
+  assign dma_data_valid_o = hold_forward;
   assign dma_data_data_o = hold_fifo_m_data[63:0];
   assign dma_data_keep_o = hold_fifo_m_data[71:64];
-  assign dma_data_last_o = hold_last;
-  assign hold_pop = hold_fifo_m_valid & vdata_fifo_m_valid & (~vdata_fifo_m_data | dma_data_ready_i);
+  assign dma_data_last_o = c2h_left_q == 1'b1;
+  assign hold_forward_go = hold_forward & dma_data_ready_i;
+  assign c2h_left_d = c2h_move_go ? c2h_beats[0] : (c2h_left_q - hold_forward_go);
+  assign hold_pop = hold_forward_go | (hold_fifo_m_valid & vdata_fifo_m_valid & ~vdata_fifo_m_data);
   assign dma_done_ready_o = 1'b1;
   assign dma_done_fire = dma_done_valid_i;
   assign slot_quiet = {(slot0_pend_q == 6'd0) & ~(h2c_busy & (tx_data_slot == 1'b0))};
@@ -1405,7 +1431,7 @@ module nvme_tcp_conn_w64_d1_h16_nd (
     if (dma_done_fire & (dma_done_tag_i == 1'b0) & (dma_done_status_i != 11'd0)) begin
       slot0_dmaerr_d = dma_done_status_i;
     end
-    slot0_pend_d = (slot0_pend_q + {5'd0, verdict_good & (verdict_slot == 1'b0)}) - {5'd0, dma_done_fire & (dma_done_tag_i == 1'b0) & slot_read_q};
+    slot0_pend_d = (slot0_pend_q + {5'd0, verdict_good & (verdict_slot == 1'b0)} + {5'd0, c2h_move_more & (c2h_slot == 1'b0)}) - {5'd0, dma_done_fire & (dma_done_tag_i == 1'b0) & slot_read_q};
     if (load_cmd) begin
       slot_read_d = (slot_read_q & ~(1'b1 << slot_free_idx)) | (cmd_is_read ? (1'b1 << slot_free_idx) : 1'b0);
       slot_write_d = (slot_write_q & ~(1'b1 << slot_free_idx)) | (cmd_is_write ? (1'b1 << slot_free_idx) : 1'b0);
@@ -1461,6 +1487,8 @@ module nvme_tcp_conn_w64_d1_h16_nd (
       tx_icd_slot_q <= 1'b0;
       r2t_sent_q <= 32'd0;
       h2c_datal_q <= 32'd0;
+      c2h_done_q <= 32'd0;
+      c2h_left_q <= 1'b0;
       dma_cmd_rd_lock_q <= 1'b0;
       tx_state_q <= TX_IDLE;
       tx_buf_q <= 576'd0;
@@ -1521,6 +1549,8 @@ module nvme_tcp_conn_w64_d1_h16_nd (
       tx_icd_slot_q <= tx_icd_slot_d;
       r2t_sent_q <= r2t_sent_d;
       h2c_datal_q <= h2c_datal_d;
+      c2h_done_q <= c2h_done_d;
+      c2h_left_q <= c2h_left_d;
       dma_cmd_rd_lock_q <= dma_cmd_rd_lock_d;
       tx_state_q <= tx_state_d;
       tx_buf_q <= tx_buf_d;
