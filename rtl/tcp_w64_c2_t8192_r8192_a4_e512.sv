@@ -804,9 +804,16 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   logic         app_rx_rr_d;
   logic         c0_opening;
   logic         c1_opening;
+  logic [3:0]   app_rx_cnt_q;              // bytes of the beat on rx (1 to 8)
+  logic [3:0]   app_rx_cnt_d;
+  logic         app_rx_pop;
+  logic         app_rx_free;               // rx holds no beat after this cycle
+  logic [31:0]  c0_rx_rd_next;
+  logic [31:0]  c1_rx_rd_next;
   logic         c0_rx_have;
   logic         c1_rx_have;
   logic         app_rx_any;
+  logic         app_rx_rr_next;            // the connection first in turn (after the one taken now)
   logic         app_rx_pick;
   logic         app_rx_start;
   logic [9:0]   rx_buf_rd_word;
@@ -823,9 +830,6 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   logic [7:0]   rx_buf_l7_rdata_q;
   logic [63:0]  rx_buf_rd_data;            // the bytes read, the first in 7:0
   logic [31:0]  app_rx_avail;
-  logic [3:0]   app_rx_cnt_q;              // bytes of the beat on rx (1 to 8)
-  logic [3:0]   app_rx_cnt_d;
-  logic         app_rx_pop;
   logic         app_rx_stale;
   logic [15:0]  syn_peer_mss;              // the peer's MSS a SYN-ACK carries (536 without the option)
   logic [31:0]  syn_smss;                  // SMSS after a SYN-ACK: min(our MSS, the peer's)
@@ -1632,22 +1636,26 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   assign app_tx_drop = (app_tx_valid_q & ~app_tx_ok_q) ? app_tx_cnt : 4'd0;
   assign c0_opening = (c0_state_q == StArp) | (c0_state_q == StIsn) | (c0_state_q == StSynSent);
   assign c1_opening = (c1_state_q == StArp) | (c1_state_q == StIsn) | (c1_state_q == StSynSent);
-  assign c0_rx_have = (c0_rcv_nxt_q != c0_app_rd_q) & rx_space_i[0] & ~c0_opening;
-  assign c1_rx_have = (c1_rcv_nxt_q != c1_app_rd_q) & rx_space_i[1] & ~c1_opening;
+  assign app_rx_pop = rx_valid_o & rx_ready_i;
+  assign app_rx_free = ~app_rx_valid_q | app_rx_pop;
+  assign c0_rx_rd_next = c0_app_rd_q + ((app_rx_pop & (app_rx_conn_q == 1'b0)) ? {28'd0, app_rx_cnt_q} : 32'd0);
+  assign c1_rx_rd_next = c1_app_rd_q + ((app_rx_pop & (app_rx_conn_q == 1'b1)) ? {28'd0, app_rx_cnt_q} : 32'd0);
+  assign c0_rx_have = (c0_rcv_nxt_q != c0_rx_rd_next) & rx_space_i[0] & ~c0_opening;
+  assign c1_rx_have = (c1_rcv_nxt_q != c1_rx_rd_next) & rx_space_i[1] & ~c1_opening;
   assign app_rx_any = c0_rx_have | c1_rx_have;
-  assign app_rx_pick = (app_rx_rr_q == 1'b0) ? (c0_rx_have ? 1'b0 : (c1_rx_have ? 1'b1 : 1'b0)) : (c1_rx_have ? 1'b1 : (c0_rx_have ? 1'b0 : 1'b0));
-  assign app_rx_start = ~app_rx_valid_q & app_rx_any;
-  assign rx_buf_rd_word = 10'(((app_rx_pick == 1'b0) ? c0_app_rd_q : c1_app_rd_q) >> 3);
-  assign rx_buf_rd_lane = 3'((app_rx_pick == 1'b0) ? c0_app_rd_q : c1_app_rd_q);
+  assign app_rx_rr_next = app_rx_pop ? ((app_rx_conn_q == 1'b1) ? 1'b0 : (app_rx_conn_q + 1'b1)) : app_rx_rr_q;
+  assign app_rx_pick = (app_rx_rr_next == 1'b0) ? (c0_rx_have ? 1'b0 : (c1_rx_have ? 1'b1 : 1'b0)) : (c1_rx_have ? 1'b1 : (c0_rx_have ? 1'b0 : 1'b0));
+  assign app_rx_start = app_rx_free & app_rx_any;
+  assign rx_buf_rd_word = 10'(((app_rx_pick == 1'b0) ? c0_rx_rd_next : c1_rx_rd_next) >> 3);
+  assign rx_buf_rd_lane = 3'((app_rx_pick == 1'b0) ? c0_rx_rd_next : c1_rx_rd_next);
   assign rx_buf_rd_first_d = app_rx_start ? rx_buf_rd_lane : rx_buf_rd_first_q;
   assign rx_buf_rd_data = 64'({{rx_buf_l7_rdata_q, rx_buf_l6_rdata_q, rx_buf_l5_rdata_q, rx_buf_l4_rdata_q, rx_buf_l3_rdata_q, rx_buf_l2_rdata_q, rx_buf_l1_rdata_q, rx_buf_l0_rdata_q}, {rx_buf_l7_rdata_q, rx_buf_l6_rdata_q, rx_buf_l5_rdata_q, rx_buf_l4_rdata_q, rx_buf_l3_rdata_q, rx_buf_l2_rdata_q, rx_buf_l1_rdata_q, rx_buf_l0_rdata_q}} >> {rx_buf_rd_first_q, 3'd0});
-  assign app_rx_avail = (app_rx_pick == 1'b0) ? (c0_rcv_nxt_q - c0_app_rd_q) : (c1_rcv_nxt_q - c1_app_rd_q);
+  assign app_rx_avail = (app_rx_pick == 1'b0) ? (c0_rcv_nxt_q - c0_rx_rd_next) : (c1_rcv_nxt_q - c1_rx_rd_next);
   assign app_rx_cnt_d = app_rx_start ? ((app_rx_avail >= 32'd8) ? 4'd8 : app_rx_avail[3:0]) : app_rx_cnt_q;
-  assign app_rx_pop = rx_valid_o & rx_ready_i;
   assign app_rx_stale = (app_rx_conn_q == 1'b0) ? c0_opening : c1_opening;
   assign app_rx_valid_d = app_rx_start ? 1'b1 : ((app_rx_pop | app_rx_stale) ? 1'b0 : app_rx_valid_q);
   assign app_rx_conn_d = app_rx_start ? app_rx_pick : app_rx_conn_q;
-  assign app_rx_rr_d = app_rx_pop ? ((app_rx_conn_q == 1'b1) ? 1'b0 : (app_rx_conn_q + 1'b1)) : app_rx_rr_q;
+  assign app_rx_rr_d = app_rx_rr_next;
   assign rx_valid_o = app_rx_valid_q & ~app_rx_stale;
   assign rx_conn_o = app_rx_conn_q;
   assign rx_data_o = rx_buf_rd_data;
@@ -2728,8 +2736,8 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
       app_rx_valid_q <= 1'b0;
       app_rx_conn_q <= 1'b0;
       app_rx_rr_q <= 1'b0;
-      rx_buf_rd_first_q <= 3'd0;
       app_rx_cnt_q <= 4'd0;
+      rx_buf_rd_first_q <= 3'd0;
       cnt_seg_in_q <= 32'd0;
       cnt_seg_out_q <= 32'd0;
       cnt_retrans_q <= 32'd0;
@@ -2951,8 +2959,8 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
       app_rx_valid_q <= app_rx_valid_d;
       app_rx_conn_q <= app_rx_conn_d;
       app_rx_rr_q <= app_rx_rr_d;
-      rx_buf_rd_first_q <= rx_buf_rd_first_d;
       app_rx_cnt_q <= app_rx_cnt_d;
+      rx_buf_rd_first_q <= rx_buf_rd_first_d;
       cnt_seg_in_q <= cnt_seg_in_d;
       cnt_seg_out_q <= cnt_seg_out_d;
       cnt_retrans_q <= cnt_retrans_d;

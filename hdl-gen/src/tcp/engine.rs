@@ -2402,12 +2402,28 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             )
         })
         .collect();
+    // The beat on rx may be taken this cycle: the next one (of any connection, the same one
+    // from after the bytes taken) is read at once, so beats follow a cycle apart.
+    let r_cnt = m.reg("app_rx_cnt", 4, 0);
+    m.comment(r_cnt.q, "bytes of the beat on rx (1 to 8)");
+    let r_pop = m.net("app_rx_pop", app_rx.fire());
+    let r_free = m.net("app_rx_free", !r_busy.q | r_pop);
+    m.comment(r_free, "rx holds no beat after this cycle");
+    let rd_now: Vec<Sig> = (0..n as usize)
+        .map(|c| {
+            let k = &conns[c];
+            m.net(
+                &format!("c{c}_rx_rd_next"),
+                k.rd.q.ex() + mux(r_pop & r_conn.q.eq(c as u64), r_cnt.q.zext(32), lit(32, 0)),
+            )
+        })
+        .collect();
     let r_have: Vec<Sig> = (0..n as usize)
         .map(|c| {
             let k = &conns[c];
             m.net(
                 &format!("c{c}_rx_have"),
-                k.rcv_nxt.q.ne(k.rd.q) & rx_space.bit(c as u32) & !opening[c],
+                k.rcv_nxt.q.ne(rd_now[c]) & rx_space.bit(c as u32) & !opening[c],
             )
         })
         .collect();
@@ -2427,11 +2443,23 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             })
         })
         .collect();
-    let r_pick = m.net("app_rx_pick", sel(&r_ptr.q.ex(), &r_per));
-    let r_start = m.net("app_rx_start", !r_busy.q & r_any);
+    let r_next_ptr = m.net(
+        "app_rx_rr_next",
+        mux(
+            r_pop,
+            mux(r_conn.q.eq(u64::from(n - 1)), lit(cw, 0), r_conn.q + 1u64),
+            r_ptr.q.ex(),
+        ),
+    );
+    m.comment(
+        r_next_ptr,
+        "the connection first in turn (after the one taken now)",
+    );
+    let r_pick = m.net("app_rx_pick", sel(&r_next_ptr.ex(), &r_per));
+    let r_start = m.net("app_rx_start", r_free & r_any);
     let r_rd_sel = sel(
         &r_pick.ex(),
-        &conns.iter().map(|k| k.rd.q.ex()).collect::<Vec<_>>(),
+        &rd_now.iter().map(|x| x.ex()).collect::<Vec<_>>(),
     );
     let r_data = rxbuf.read(&mut m, &r_start.ex(), Some(&r_pick.ex()), &r_rd_sel);
     let r_avail = m.net(
@@ -2440,14 +2468,12 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             &r_pick.ex(),
             &conns
                 .iter()
-                .map(|k| k.rcv_nxt.q.ex() - k.rd.q.ex())
+                .zip(&rd_now)
+                .map(|(k, rd)| k.rcv_nxt.q.ex() - rd.ex())
                 .collect::<Vec<_>>(),
         ),
     );
-    let r_cnt = m.reg("app_rx_cnt", 4, 0);
-    m.comment(r_cnt.q, "bytes of the beat on rx (1 to 8)");
     m.assign(r_cnt.d, mux(r_start, upto8(&r_avail.ex()), r_cnt.q.ex()));
-    let r_pop = m.net("app_rx_pop", app_rx.fire());
     let r_stale = m.net(
         "app_rx_stale",
         sel(
@@ -2464,14 +2490,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         ),
     );
     m.assign(r_conn.d, mux(r_start, r_pick.ex(), r_conn.q.ex()));
-    m.assign(
-        r_ptr.d,
-        mux(
-            r_pop,
-            mux(r_conn.q.eq(u64::from(n - 1)), lit(cw, 0), r_conn.q + 1u64),
-            r_ptr.q.ex(),
-        ),
-    );
+    m.assign(r_ptr.d, r_next_ptr);
     m.assign(app_rx.valid, r_busy.q & !r_stale);
     m.assign(app_rx.field("conn"), r_conn.q);
     m.assign(app_rx.field("data"), r_data.zext(dw));

@@ -238,14 +238,15 @@
 //! bytes leaves in about (L + 54 + 40) / 8 cycles. The application may not write into the
 //! buffer word of SND.UNA (nor of a segment being read) one lap on: the transmit buffer holds
 //! up to 7 bytes less than its size. `rx` presents up to
-//! eight bytes every other cycle (`rx_space_i` promises room for the beat presented now only,
-//! so the next beat of a connection starts after this one is taken). Receiving: the parser
+//! eight bytes a cycle: the next beat (of the connection first in turn with bytes and
+//! `rx_space_i`, the same one from after the bytes taken) is read from the buffer in the cycle
+//! the one on `rx` is taken, so beats follow back to back while they are taken. Receiving: the parser
 //! takes a frame's headers a byte per cycle (Ethernet, IPv4, TCP with its options, ARP, ICMP
 //! whole), and from a TCP segment's first payload byte on the rest of a beat per cycle (its
 //! bytes summed and written into the receive buffer at once, the Ethernet padding after a
 //! short segment neither), so a full segment of L bytes takes about 55 + L / 8 cycles. A
-//! connection receives at most 4 bytes a cycle (`rx`), sends about 8 L / (L + 94). The next
-//! slices: `rx` a beat per cycle and the headers a beat per cycle, for the 10G line rate.
+//! connection receives about L / (55 + L / 8) bytes a cycle (6.2 at L = 1460), sends about
+//! 8 L / (L + 94). The next slice: the headers a beat per cycle, for the 10G line rate.
 
 pub mod engine;
 mod isn;

@@ -15,8 +15,8 @@
 //!   "Timing"): sending is a beat a cycle with 5 idle cycles between frames (the next segment
 //!   chosen, its payload's checksum from the prefix sums in 3, its first beat fetched),
 //!   `8 MSS / (MSS + 54 + 40)`; receiving parses the 54 header bytes a byte a cycle and
-//!   the payload a beat a cycle, and hands `rx` up to 8 bytes every other cycle,
-//!   `min(4, MSS / (55 + (MSS - 2) / 8))`.
+//!   the payload a beat a cycle, and hands `rx` up to 8 bytes a cycle,
+//!   `min(8, MSS / (55 + (MSS - 2) / 8))`.
 //!   MSS 8960 needs more than the shipped buffers (8192 bytes each way): a
 //!   segment is at most what the transmit buffer holds, and the receive window at most 8192.
 //! - Goodput under loss (0.1 % and 1 % of the frames, each direction, data and ACKs alike),
@@ -74,6 +74,8 @@ const GBE_EXTRA: f64 = 24.0;
 /// The engine's transmit buffer per connection (`tcp_w64_c2_t8192_r8192_a4_e512`), and the
 /// smoltcp sender's buffer beside it.
 const TX_BYTES: usize = 8192;
+/// The engine's receive buffer per connection (the same top).
+const RX_BYTES: usize = 8192;
 /// smoltcp's receive and send buffers facing the engine.
 const PEER_RX: usize = 256 * 1024;
 const PEER_TX: usize = 64 * 1024;
@@ -150,10 +152,13 @@ fn data(bytes: usize) -> Vec<u8> {
     (0..bytes).map(|_| rng.next_u64() as u8).collect()
 }
 
-/// The engine's delayed ACK in the benchmark, in ticks of 20 cycles: 40 000 cycles, longer than
-/// the receiver takes to take in a full-sized segment (about 240 cycles at MSS 1460), as the
-/// reset value (40 ms) is at any clock.
-const ACK_DELAY: u32 = 2000;
+/// The engine's delayed ACK in the benchmark, in ticks of 20 cycles: 4000 cycles, longer than
+/// the receiver takes to take in two full-sized segments (about 480 cycles at MSS 1460), as
+/// the reset value (40 ms) is at any clock, and 200 ms on smoltcp's clock (50 µs a cycle):
+/// under RFC 5681's 500 ms bound and smoltcp's 1 s RTO minimum. A longer one (2000 ticks,
+/// 2 s on smoltcp's clock) let smoltcp's Nagle hold a stream's short last segment while the
+/// engine held the ACK of the full one before it, until smoltcp's RTO resent it.
+const ACK_DELAY: u32 = 200;
 
 /// `bytes` over the engine's connection 0 and a smoltcp socket, the engine sending (`tx`) or
 /// receiving, `ppm` frames per million lost each way, `lose` choosing engine frames to lose,
@@ -447,7 +452,7 @@ fn goodput(goals: &mut Goals) -> Result<(), String> {
         bytes / 1024
     );
     println!("  wire-format limit: the 64-bit port at one beat per cycle, 8 * MSS / (MSS + 54) bytes per cycle; 1 GbE at 125 MHz: MSS / (MSS + 78) (preamble, FCS, gap)");
-    println!("  the engine's bound: sending is a beat a cycle, 5 idle cycles between frames (the next segment chosen, its payload's checksum from the prefix sums kept beside the transmit buffer in 3, its first beat fetched): 8 MSS / (MSS + 54 + 40); receiving parses the headers a byte a cycle, the payload a beat a cycle, and hands rx up to 8 bytes every other cycle (min(4, MSS / (55 + (MSS - 2) / 8)))");
+    println!("  the engine's bound: sending is a beat a cycle, 5 idle cycles between frames (the next segment chosen, its payload's checksum from the prefix sums kept beside the transmit buffer in 3, its first beat fetched): 8 MSS / (MSS + 54 + 40); receiving parses the headers a byte a cycle, the payload a beat a cycle, and hands rx up to 8 bytes a cycle (min(8, MSS / (55 + (MSS - 2) / 8)))");
     for mss in [1460u32, 8960] {
         for tx in [true, false] {
             let what = format!("MSS {mss} {}", if tx { "tx" } else { "rx" });
@@ -463,17 +468,27 @@ fn goodput(goals: &mut Goals) -> Result<(), String> {
             let bound = if tx {
                 8.0 * m / (m + HDR + 40.0)
             } else {
-                (m / (55.0 + (m - 2.0) / 8.0)).min(4.0)
+                (m / (55.0 + (m - 2.0) / 8.0)).min(8.0)
             };
             let of_wire = f.goodput / wire;
-            let mark = goals.at_least(
-                &format!("{what} of the engine's bound"),
-                f.goodput / bound,
-                0.9,
-            );
+            // Receiving jumbo segments with the shipped 8192-byte buffer, the window holds one
+            // segment: smoltcp waits for each one's ACK, so the row measures the round trip,
+            // not the engine (reported, not gated).
+            let window_bound = !tx && 2 * mss as usize > RX_BYTES;
+            let mark = if window_bound {
+                "(not gated: the 8192-byte receive window holds one segment, stop and wait)"
+                    .to_string()
+            } else {
+                let m = goals.at_least(
+                    &format!("{what} of the engine's bound"),
+                    f.goodput / bound,
+                    0.9,
+                );
+                format!("(gate >= 0.9) {m}")
+            };
             let [re, rto, _, _] = f.counters.unwrap_or_default();
             println!(
-                "  {what} ({}): {:.3} bytes/cycle in {} cycles ({re} retransmitted, {rto} RTOs), largest segment {} bytes; wire-format limit {wire:.3}: {of_wire:.3} of it (goal >= 0.95: {}); {:.3} of 1 GbE's {:.3}; {:.3} of the engine's bound {bound:.3} (gate >= 0.9) {mark}",
+                "  {what} ({}): {:.3} bytes/cycle in {} cycles ({re} retransmitted, {rto} RTOs), largest segment {} bytes; wire-format limit {wire:.3}: {of_wire:.3} of it (goal >= 0.95: {}); {:.3} of 1 GbE's {:.3}; {:.3} of the engine's bound {bound:.3} {mark}",
                 if tx { "engine sends" } else { "engine receives" },
                 f.goodput,
                 f.cycles,
