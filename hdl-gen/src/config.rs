@@ -173,7 +173,8 @@ pub struct NvmeTcp {
     pub digests: bool,
     /// Bytes of C2HData payload each connection holds (a power of two, 2 beats to 65536): with
     /// data digests, a C2HData is held whole until its digest is checked, so it may carry at
-    /// most this many bytes.
+    /// most this many bytes. Either way a payload goes to host memory in moves of half this,
+    /// each issued once held whole.
     pub c2h_hold_bytes: u32,
     /// Largest write whose data goes in the CapsuleCmd (in-capsule data), 0 (never) to 65536,
     /// a multiple of 16: the target must accept it (IOCCSZ * 16 - 64 bytes or more).
