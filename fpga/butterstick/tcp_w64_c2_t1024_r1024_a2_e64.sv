@@ -2,7 +2,7 @@
 // Do not edit: change the generator or the configuration and run `hdl-gen fpga emit`.
 //
 // TCP/IP engine: 2 TCP connections (active open), ARP, ICMP echo, IPv4 and TCP checksums.
-// Sends 8 bytes a cycle; parses headers a byte a cycle, TCP payload 8 bytes a cycle. See hdl-gen/src/tcp/mod.rs for the contract.
+// Sends and receives 8 bytes a cycle (TCP options a byte a cycle). See hdl-gen/src/tcp/mod.rs for the contract.
 
 module tcp_w64_c2_t1024_r1024_a2_e64 (
   input  logic        clk_i,
@@ -91,13 +91,13 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [15:0]  csr_mss_bytes;
   logic [3:0]   csr_wscale_shift;
   logic [15:0]  csr_ack_delay_ticks;
-  logic [3:0]   our_wscale;                // the window shift offered, at most 14
+  logic [3:0]   our_wscale;             // the window shift offered, at most 14
   logic [23:0]  tick_cnt_q;
   logic [23:0]  tick_cnt_d;
-  logic         tick;                      // one cycle every `tick` cycles
-  logic [15:0]  now_q;                     // ticks since reset (RTT samples)
+  logic         tick;                   // one cycle every `tick` cycles
+  logic [15:0]  now_q;                  // ticks since reset (RTT samples)
   logic [15:0]  now_d;
-  logic [41:0]  isn_clock_q;               // cycles; bits 41:10 are RFC 6528's M
+  logic [41:0]  isn_clock_q;            // cycles; bits 41:10 are RFC 6528's M
   logic [41:0]  isn_clock_d;
   logic [63:0]  ib_data_q;
   logic [63:0]  ib_data_d;
@@ -107,22 +107,19 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic         ib_last_d;
   logic         ib_valid_q;
   logic         ib_valid_d;
-  logic [2:0]   ib_lane_q;                 // the lane of the held beat the parser takes this cycle
+  logic [2:0]   ib_lane_q;              // the lane of the held beat the parser takes from this cycle
   logic [2:0]   ib_lane_d;
-  logic [7:0]   ib_keep_after;             // keep bits above the current lane
-  logic         unused_ib_keep_after_high;
-  logic         rx_in_pay;                 // inside a TCP segment's payload: the rest of the beat goes this cycle
-  logic         ib_lane_last;              // the held beat is done after this cycle
+  logic [3:0]   rx_beat_rest;           // bytes of the held beat from the current lane on
+  logic [3:0]   rx_step;                // bytes of the frame taken this cycle: the rest of the beat, but the headers end at byte 54 and the TCP options go a byte a cycle
+  logic         ib_lane_last;           // the held beat is done after this cycle
   logic         ib_fire;
   logic         rx_byte_valid;
-  logic [7:0]   rx_byte;
   logic         rx_eof;
-  logic [3:0]   rx_beat_rest;              // bytes of the held beat from the current lane on
-  logic [63:0]  rx_chunk;                  // the held beat from the current lane on, that lane's byte in 7:0
-  logic [3:0]   rx_step;                   // bytes of the frame taken this cycle
-  logic [15:0]  rx_idx_q;                  // index of the byte taken this cycle in its frame (saturates)
+  logic [63:0]  rx_chunk;               // the held beat from the current lane on, that lane's byte in 7:0
+  logic [7:0]   rx_byte;                // the chunk's first byte (the one taken, in the TCP options)
+  logic [15:0]  rx_idx_q;               // index in its frame of the chunk's first byte (saturates); lane ri mod 8, as beats are full but the last
   logic [15:0]  rx_idx_d;
-  logic [431:0] rx_hdr_q;                  // the frame's first 54 bytes, byte 0 in bits 7:0
+  logic [431:0] rx_hdr_q;               // the frame's first 54 bytes, byte 0 in bits 7:0
   logic [431:0] rx_hdr_d;
   logic [47:0]  rx_dmac;
   logic [47:0]  rx_smac;
@@ -137,10 +134,10 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [15:0]  rx_dport;
   logic [31:0]  rx_seq;
   logic [31:0]  rx_ack;
-  logic [5:0]   rx_thl;                    // TCP header length, bytes
+  logic [5:0]   rx_thl;                 // TCP header length, bytes
   logic [7:0]   rx_flags;
   logic [15:0]  rx_wnd;
-  logic [47:0]  rx_arp_hp;                 // ARP htype, ptype, hlen, plen
+  logic [47:0]  rx_arp_hp;              // ARP htype, ptype, hlen, plen
   logic [15:0]  rx_arp_op;
   logic [47:0]  rx_arp_sha;
   logic [31:0]  rx_arp_spa;
@@ -151,19 +148,24 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic         unused_rx_arp_tha;
   logic         unused_rx_frag_flags;
   logic         unused_rx_flags_other;
-  logic [16:0]  rx_ip_end;                 // frame offset one past the IPv4 packet
+  logic         rx_is_ip;
+  logic         rx_tcp_frame;           // the frame so far is IPv4 carrying TCP (from byte 24 on)
+  logic [16:0]  rx_ip_end;              // frame offset one past the IPv4 packet
   logic [16:0]  rx_idx17;
-  logic [15:0]  rx_word_part;              // this byte's place in its 16-bit word (even offsets high)
+  logic [15:0]  rx_pay_start;
+  logic         rx_in_pay;              // inside a TCP segment's payload: the rest of the beat goes this cycle
+  logic         rx_in_opt;              // a TCP option byte is taken this cycle (one a cycle)
+  logic [5:0]   rx_to_hdr_end;
+  logic [7:0]   rx_chunk_mask;          // bit i: the chunk's byte i is taken this cycle
+  logic [7:0]   rx_ip_mask;             // bit i: the chunk's byte i is in the IPv4 header
+  logic [7:0]   rx_l4_mask;             // bit i: the chunk's byte i is in the ICMP message or TCP segment
   logic [31:0]  rx_ip_sum_q;
   logic [31:0]  rx_ip_sum_d;
-  logic         rx_in_iph;
   logic [31:0]  rx_l4_sum_q;
   logic [31:0]  rx_l4_sum_d;
-  logic         rx_in_l4;
   logic [16:0]  rx_pay_left;
-  logic [3:0]   rx_pay_n;                  // payload bytes of the chunk taken this cycle
-  logic [31:0]  rx_chunk_sum;
-  logic [1:0]   rx_opt_state_q;            // 0 kind, 1 length, 2 data, 3 end of options
+  logic [3:0]   rx_pay_n;               // payload bytes of the chunk taken this cycle
+  logic [1:0]   rx_opt_state_q;         // 0 kind, 1 length, 2 data, 3 end of options
   logic [1:0]   rx_opt_state_d;
   logic [7:0]   rx_opt_kind_q;
   logic [7:0]   rx_opt_kind_d;
@@ -179,7 +181,6 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [7:0]   rx_ws_d;
   logic         rx_ws_seen_q;
   logic         rx_ws_seen_d;
-  logic         rx_in_opt;
   tcp_state_e   c0_state_q;
   tcp_state_e   c0_state_d;
   logic         c0_failed_q;
@@ -204,9 +205,9 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [31:0]  c0_snd_wl2_d;
   logic [31:0]  c0_app_wr_q;
   logic [31:0]  c0_app_wr_d;
-  logic [15:0]  c0_app_wr_sum_q;           // one's-complement sum of the stream's bytes from ISS+1 to app_wr (a byte at an even sequence number high)
+  logic [15:0]  c0_app_wr_sum_q;        // one's-complement sum of the stream's bytes from ISS+1 to app_wr (a byte at an even sequence number high)
   logic [15:0]  c0_app_wr_sum_d;
-  logic         c0_tx_young_q;             // SND.UNA may still be in the stream's first buffer word (bytes before ISS+1 in it are not the stream's)
+  logic         c0_tx_young_q;          // SND.UNA may still be in the stream's first buffer word (bytes before ISS+1 in it are not the stream's)
   logic         c0_tx_young_d;
   logic         c0_fin_req_q;
   logic         c0_fin_req_d;
@@ -310,9 +311,9 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [31:0]  c1_snd_wl2_d;
   logic [31:0]  c1_app_wr_q;
   logic [31:0]  c1_app_wr_d;
-  logic [15:0]  c1_app_wr_sum_q;           // one's-complement sum of the stream's bytes from ISS+1 to app_wr (a byte at an even sequence number high)
+  logic [15:0]  c1_app_wr_sum_q;        // one's-complement sum of the stream's bytes from ISS+1 to app_wr (a byte at an even sequence number high)
   logic [15:0]  c1_app_wr_sum_d;
-  logic         c1_tx_young_q;             // SND.UNA may still be in the stream's first buffer word (bytes before ISS+1 in it are not the stream's)
+  logic         c1_tx_young_q;          // SND.UNA may still be in the stream's first buffer word (bytes before ISS+1 in it are not the stream's)
   logic         c1_tx_young_d;
   logic         c1_fin_req_q;
   logic         c1_fin_req_d;
@@ -400,41 +401,40 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [31:0]  csr_c1_remote_ip_value;
   logic [31:0]  c0_rx_free;
   logic [31:0]  c1_rx_free;
-  logic         rx_is_ip;
   logic         c0_rx_match;
   logic         c1_rx_match;
-  logic         rx_conn_hit_q;             // the frame's segment belongs to connection rx_conn (latched at byte 42)
+  logic         rx_conn_hit_q;          // the frame's segment belongs to connection rx_conn (latched at byte 48)
   logic         rx_conn_hit_d;
   logic         rx_conn_q;
   logic         rx_conn_d;
-  logic [31:0]  rx_conn_free_q;            // its free receive space when the frame began (bytes written only there)
+  logic [31:0]  rx_conn_free_q;         // its free receive space when the frame began (bytes written only there)
   logic [31:0]  rx_conn_free_d;
   logic [31:0]  rx_conn_rcv_nxt_q;
   logic [31:0]  rx_conn_rcv_nxt_d;
-  logic [31:0]  rx_pseq_q;                 // the sequence number of the payload byte taken next
+  logic [31:0]  rx_pseq_q;              // the sequence number of the payload byte taken next
   logic [31:0]  rx_pseq_d;
   logic         rx_latch_conn;
   logic         rx_hit_any;
   logic         rx_hit_idx;
-  logic [15:0]  rx_pay_start;
   logic         rx_conn_ooo_on;
   logic [31:0]  rx_conn_ooo_lo;
   logic [31:0]  rx_conn_ooo_hi;
-  logic [7:0]   rx_in_kept;                // bit i: the chunk's payload byte i falls in the kept out-of-order range
-  logic [7:0]   rx_buf_we;                 // bit i: payload byte i inside the free space after RCV.NXT, not kept already
+  logic [7:0]   rx_in_kept;             // bit i: the chunk's payload byte i falls in the kept out-of-order range
+  logic [7:0]   rx_buf_we;              // bit i: payload byte i inside the free space after RCV.NXT, not kept already
   logic [6:0]   rx_buf_wr_word;
   logic [2:0]   rx_buf_wr_lane;
   logic [63:0]  rx_buf_wr_data;
-  logic [7:0]   rx_buf_wr_en;              // the mask rotated as the data: lane l's write enable
-  logic         echo_pend_q;               // an echo reply waits or is being sent (its bytes are in echo_buf)
+  logic [7:0]   rx_buf_wr_en;           // the mask rotated as the data: lane l's write enable
+  logic         echo_pend_q;            // an echo reply waits or is being sent (its bytes are in echo_buf)
   logic         echo_pend_d;
-  logic [15:0]  rx_echo_idx;
-  logic         rx_echo_we;
+  logic [5:0]   rx_echo_idx;            // the echo buffer's offset of the chunk's byte 0
+  logic         rx_echo_on;
+  logic [7:0]   rx_echo_we;             // bit i: the chunk's byte i is an echo request's byte after its checksum, kept
   logic [2:0]   echo_buf_wr_word;
   logic [2:0]   echo_buf_wr_lane;
   logic [63:0]  echo_buf_wr_data;
-  logic [7:0]   echo_buf_wr_en;            // the mask rotated as the data: lane l's write enable
-  logic         rx_done_q;                 // the frame ended last cycle: its checks and effects now
+  logic [7:0]   echo_buf_wr_en;         // the mask rotated as the data: lane l's write enable
+  logic         rx_done_q;              // the frame ended last cycle: its checks and effects now
   logic         rx_done_d;
   logic [15:0]  rx_len_q;
   logic [15:0]  rx_len_d;
@@ -446,17 +446,17 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic         rx_icmp_csum_ok;
   logic         rx_tcp_csum_ok;
   logic         rx_tcp_malformed;
-  logic [15:0]  rx_plen;                   // the segment's payload bytes
+  logic [15:0]  rx_plen;                // the segment's payload bytes
   logic         rx_is_icmp;
   logic         rx_is_tcp;
   logic         rx_good_ip;
   logic         rx_echo_ok;
-  logic         rx_seg_ok;                 // a good segment for connection rx_conn, this cycle
+  logic         rx_seg_ok;              // a good segment for connection rx_conn, this cycle
   logic         rx_drop_csum;
   logic         rx_drop_malformed;
   logic         rx_echo_take;
   logic         rx_arp_take;
-  logic         rst_pend_q;                // a RST for a segment to no connection waits
+  logic         rst_pend_q;             // a RST for a segment to no connection waits
   logic         rst_pend_d;
   logic         rx_rst_take;
   logic         rx_drop_other;
@@ -466,7 +466,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [31:0]  echo_ip_d;
   logic [15:0]  echo_len_q;
   logic [15:0]  echo_len_d;
-  logic [15:0]  echo_csum_q;               // the reply's checksum: the request's, type 8 -> 0 (RFC 1624)
+  logic [15:0]  echo_csum_q;            // the reply's checksum: the request's, type 8 -> 0 (RFC 1624)
   logic [15:0]  echo_csum_d;
   logic         echo_done;
   logic [47:0]  rst_mac_q;
@@ -504,7 +504,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [47:0]  arp0_mac_d;
   logic [47:0]  arp1_mac_q;
   logic [47:0]  arp1_mac_d;
-  logic         arp_next_q;                // the cache entry a new address replaces
+  logic         arp_next_q;             // the cache entry a new address replaces
   logic         arp_next_d;
   logic         arp_learn_known;
   logic [31:0]  c0_next_hop;
@@ -536,9 +536,9 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic         isn_want_any;
   logic         isn_pick;
   logic         isn_start;
-  logic         isn_done;                  // F is v1 ^ v3 after this cycle's round
+  logic         isn_done;               // F is v1 ^ v3 after this cycle's round
   logic [31:0]  isn_f;
-  logic [31:0]  isn_value;                 // ISN = M + F (valid in the isn_done cycle)
+  logic [31:0]  isn_value;              // ISN = M + F (valid in the isn_done cycle)
   logic         csr_c0_ctrl_open;
   logic         csr_c0_ctrl_open_we;
   logic         c0_open_pulse;
@@ -557,24 +557,24 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic         csr_c1_ctrl_abort;
   logic         csr_c1_ctrl_abort_we;
   logic         c1_abort_pulse;
-  logic [31:0]  c0_tx_avail;               // bytes in the transmit buffer not sent yet
+  logic [31:0]  c0_tx_avail;            // bytes in the transmit buffer not sent yet
   logic [31:0]  c0_send_wnd;
-  logic [31:0]  c0_tx_room;                // bytes the peer's window and the congestion window still allow
+  logic [31:0]  c0_tx_room;             // bytes the peer's window and the congestion window still allow
   logic [15:0]  c0_mss;
   logic [15:0]  c0_tx_len;
   logic         c0_want_rst;
   logic         c0_want_syn;
-  logic [15:0]  c0_tx_len_probe;           // a zero-window probe sends one byte past the window
-  logic [31:0]  c0_fr_out;                 // data bytes sent and not acknowledged
+  logic [15:0]  c0_tx_len_probe;        // a zero-window probe sends one byte past the window
+  logic [31:0]  c0_fr_out;              // data bytes sent and not acknowledged
   logic [15:0]  c0_fr_len;
   logic         c0_want_dup_ack;
   logic         c0_want_fr;
   logic         c0_want_data;
   logic         c0_want_fin;
   logic [31:0]  c0_tx_ack;
-  logic [31:0]  c0_rx_edge;                // the right edge the free receive space allows
-  logic         c0_rx_edge_moves;          // the advertised edge may move: by min(rx_bytes / 2, MSS) at least
-  logic         c0_rx_wnd_low;             // the advertised window left is under half the buffer
+  logic [31:0]  c0_rx_edge;             // the right edge the free receive space allows
+  logic         c0_rx_edge_moves;       // the advertised edge may move: by min(rx_bytes / 2, MSS) at least
+  logic         c0_rx_wnd_low;          // the advertised window left is under half the buffer
   logic [31:0]  c0_tx_edge;
   logic         c0_want_wupd;
   logic         c0_want_arp;
@@ -584,24 +584,24 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [15:0]  c0_tx_wnd;
   logic [15:0]  c0_tx_seg_len;
   logic         c0_tx_retx;
-  logic [31:0]  c1_tx_avail;               // bytes in the transmit buffer not sent yet
+  logic [31:0]  c1_tx_avail;            // bytes in the transmit buffer not sent yet
   logic [31:0]  c1_send_wnd;
-  logic [31:0]  c1_tx_room;                // bytes the peer's window and the congestion window still allow
+  logic [31:0]  c1_tx_room;             // bytes the peer's window and the congestion window still allow
   logic [15:0]  c1_mss;
   logic [15:0]  c1_tx_len;
   logic         c1_want_rst;
   logic         c1_want_syn;
-  logic [15:0]  c1_tx_len_probe;           // a zero-window probe sends one byte past the window
-  logic [31:0]  c1_fr_out;                 // data bytes sent and not acknowledged
+  logic [15:0]  c1_tx_len_probe;        // a zero-window probe sends one byte past the window
+  logic [31:0]  c1_fr_out;              // data bytes sent and not acknowledged
   logic [15:0]  c1_fr_len;
   logic         c1_want_dup_ack;
   logic         c1_want_fr;
   logic         c1_want_data;
   logic         c1_want_fin;
   logic [31:0]  c1_tx_ack;
-  logic [31:0]  c1_rx_edge;                // the right edge the free receive space allows
-  logic         c1_rx_edge_moves;          // the advertised edge may move: by min(rx_bytes / 2, MSS) at least
-  logic         c1_rx_wnd_low;             // the advertised window left is under half the buffer
+  logic [31:0]  c1_rx_edge;             // the right edge the free receive space allows
+  logic         c1_rx_edge_moves;       // the advertised edge may move: by min(rx_bytes / 2, MSS) at least
+  logic         c1_rx_wnd_low;          // the advertised window left is under half the buffer
   logic [31:0]  c1_tx_edge;
   logic         c1_want_wupd;
   logic         c1_want_arp;
@@ -611,20 +611,20 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [15:0]  c1_tx_wnd;
   logic [15:0]  c1_tx_seg_len;
   logic         c1_tx_retx;
-  logic [1:0]   gen_state_q;               // 0 idle, 1 payload checksum from the prefix sums, 2 sending
+  logic [1:0]   gen_state_q;            // 0 idle, 1 payload checksum from the prefix sums, 2 sending
   logic [1:0]   gen_state_d;
   logic         gen_idle;
-  logic         gen_rr_q;                  // round-robin pointer over the connections' segments
+  logic         gen_rr_q;               // round-robin pointer over the connections' segments
   logic         gen_rr_d;
   logic         c0_tx_req;
   logic         c1_tx_req;
   logic         gen_any_tcp;
   logic         gen_any_arp_req;
-  logic         gen_tcp_pick;              // the first connection wanting to send at or after gen_rr
+  logic         gen_tcp_pick;           // the first connection wanting to send at or after gen_rr
   logic         gen_arp_pick;
   logic         gen_go_arp_reply;
   logic         gen_go_echo;
-  logic         gen_pick_rst;              // the next TCP header is the RST for no connection (seg_* carry its fields)
+  logic         gen_pick_rst;           // the next TCP header is the RST for no connection (seg_* carry its fields)
   logic         gen_go_rst;
   logic         gen_go_arp_req;
   logic         gen_go_tcp;
@@ -648,10 +648,10 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [7:0]   seg_thl;
   logic [15:0]  seg_tcp_len;
   logic [31:0]  arp_req_ip;
-  logic [31:0]  seg_sum;                   // pseudo-header and TCP header words, before the payload
-  logic [495:0] gen_hdr_q;                 // the frame's header bytes, byte 0 in bits 7:0
+  logic [31:0]  seg_sum;                // pseudo-header and TCP header words, before the payload
+  logic [495:0] gen_hdr_q;              // the frame's header bytes, byte 0 in bits 7:0
   logic [495:0] gen_hdr_d;
-  logic         gen_echo_q;                // the frame is an echo reply (payload from echo_buf)
+  logic         gen_echo_q;             // the frame is an echo reply (payload from echo_buf)
   logic         gen_echo_d;
   logic         gen_conn_q;
   logic         gen_conn_d;
@@ -663,21 +663,21 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [15:0]  gen_plen_d;
   logic [15:0]  gen_flen_q;
   logic [15:0]  gen_flen_d;
-  logic [31:0]  gen_acc_q;                 // the pseudo-header's and TCP header's checksum sum
+  logic [31:0]  gen_acc_q;              // the pseudo-header's and TCP header's checksum sum
   logic [31:0]  gen_acc_d;
-  logic [1:0]   gen_sum_step_q;            // the checksum's step: 0 reads the first payload byte's word, 1 the last's, 2 sums
+  logic [1:0]   gen_sum_step_q;         // the checksum's step: 0 reads the first payload byte's word, 1 the last's, 2 sums
   logic [1:0]   gen_sum_step_d;
-  logic [15:0]  gen_sum_first_q;           // the stream's sum up to the payload's first byte (a byte at an even sequence number high)
+  logic [15:0]  gen_sum_first_q;        // the stream's sum up to the payload's first byte (a byte at an even sequence number high)
   logic [15:0]  gen_sum_first_d;
-  logic [15:0]  gen_k_q;                   // frame byte index of the next beat fetched (8 bytes each)
+  logic [15:0]  gen_k_q;                // frame byte index of the next beat fetched (8 bytes each)
   logic [15:0]  gen_k_d;
-  logic         gen_beat_valid_q;          // a fetched beat waits: its payload bytes in the buffer's read data
+  logic         gen_beat_valid_q;       // a fetched beat waits: its payload bytes in the buffer's read data
   logic         gen_beat_valid_d;
   logic         gen_go;
   logic         gen_sum_read;
   logic         gen_sum_done;
   logic [31:0]  gen_pay_last_seq;
-  logic [31:0]  gen_sum_rd_seq;            // the first byte of the word the step reads
+  logic [31:0]  gen_sum_rd_seq;         // the first byte of the word the step reads
   logic [15:0]  tx_psum_rdata_q;
   logic [15:0]  gen_hlen16;
   logic [15:0]  gen_pay_end;
@@ -691,16 +691,16 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic         out_valid_q;
   logic         out_valid_d;
   logic         out_free;
-  logic [15:0]  gen_beat_k;                // the waiting beat's first frame byte index
-  logic [15:0]  gen_beat_left;             // frame bytes from the waiting beat's first on
+  logic [15:0]  gen_beat_k;             // the waiting beat's first frame byte index
+  logic [15:0]  gen_beat_left;          // frame bytes from the waiting beat's first on
   logic         gen_beat_last;
-  logic         gen_beat_move;             // the waiting beat goes into the output register
+  logic         gen_beat_move;          // the waiting beat goes into the output register
   logic         gen_fetch;
   logic [15:0]  gen_fetch_off;
   logic         gen_tx_read;
   logic [6:0]   tx_buf_rd_word;
   logic [2:0]   tx_buf_rd_lane;
-  logic [2:0]   tx_buf_rd_first_q;         // the lane of the first byte read
+  logic [2:0]   tx_buf_rd_first_q;      // the lane of the first byte read
   logic [2:0]   tx_buf_rd_first_d;
   logic [7:0]   tx_buf_l0_rdata_q;
   logic [7:0]   tx_buf_l1_rdata_q;
@@ -710,11 +710,11 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [7:0]   tx_buf_l5_rdata_q;
   logic [7:0]   tx_buf_l6_rdata_q;
   logic [7:0]   tx_buf_l7_rdata_q;
-  logic [63:0]  tx_buf_rd_data;            // the bytes read, the first in 7:0
+  logic [63:0]  tx_buf_rd_data;         // the bytes read, the first in 7:0
   logic         gen_echo_read;
   logic [2:0]   echo_buf_rd_word;
   logic [2:0]   echo_buf_rd_lane;
-  logic [2:0]   echo_buf_rd_first_q;       // the lane of the first byte read
+  logic [2:0]   echo_buf_rd_first_q;    // the lane of the first byte read
   logic [2:0]   echo_buf_rd_first_d;
   logic [7:0]   echo_buf_l0_rdata_q;
   logic [7:0]   echo_buf_l1_rdata_q;
@@ -724,22 +724,22 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [7:0]   echo_buf_l5_rdata_q;
   logic [7:0]   echo_buf_l6_rdata_q;
   logic [7:0]   echo_buf_l7_rdata_q;
-  logic [63:0]  echo_buf_rd_data;          // the bytes read, the first in 7:0
+  logic [63:0]  echo_buf_rd_data;       // the bytes read, the first in 7:0
   logic [31:0]  gen_sum_seq;
-  logic [31:0]  gen_sum_stream_off;        // that byte's offset in the stream (from ISS+1)
-  logic         gen_sum_pre_stream;        // the word starts before ISS+1
-  logic [7:0]   gen_sum_mask;              // the word's bytes in S: before a (step 1), through b - 1 (step 2), from ISS+1 on
+  logic [31:0]  gen_sum_stream_off;     // that byte's offset in the stream (from ISS+1)
+  logic         gen_sum_pre_stream;     // the word starts before ISS+1
+  logic [7:0]   gen_sum_mask;           // the word's bytes in S: before a (step 1), through b - 1 (step 2), from ISS+1 on
   logic [31:0]  gen_sum_raw;
-  logic [15:0]  gen_sum_s;                 // S(a) in step 1, S(b) in step 2
+  logic [15:0]  gen_sum_s;              // S(a) in step 1, S(b) in step 2
   logic [31:0]  gen_pay_diff;
-  logic [15:0]  gen_pay_sum;               // S(b) - S(a)
-  logic [31:0]  gen_csum_raw;              // the headers' sum and the payload's (swapped when it starts at an odd sequence number)
+  logic [15:0]  gen_pay_sum;            // S(b) - S(a)
+  logic [31:0]  gen_csum_raw;           // the headers' sum and the payload's (swapped when it starts at an odd sequence number)
   logic [15:0]  gen_tcp_csum;
   logic [63:0]  gen_beat_hdr;
   logic [63:0]  gen_beat_pay;
   logic [63:0]  out_beat;
   logic [7:0]   out_keep_now;
-  logic         app_tx_valid_q;            // a tx beat is being written, eight bytes a cycle
+  logic         app_tx_valid_q;         // a tx beat is being written, eight bytes a cycle
   logic         app_tx_valid_d;
   logic         app_tx_conn_q;
   logic         app_tx_conn_d;
@@ -749,19 +749,19 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [3:0]   app_tx_n_d;
   logic [3:0]   app_tx_i_q;
   logic [3:0]   app_tx_i_d;
-  logic         app_tx_ok_q;               // the beat came with credit (else its bytes are dropped)
+  logic         app_tx_ok_q;            // the beat came with credit (else its bytes are dropped)
   logic         app_tx_ok_d;
-  logic         c0_tx_reading;             // a segment of this connection with payload is in the generator
-  logic [31:0]  c0_tx_base;                // the first byte of the oldest word the buffer must keep: SND.UNA's, or the segment's being read
+  logic         c0_tx_reading;          // a segment of this connection with payload is in the generator
+  logic [31:0]  c0_tx_base;             // the first byte of the oldest word the buffer must keep: SND.UNA's, or the segment's being read
   logic [31:0]  c0_tx_free;
-  logic         c1_tx_reading;             // a segment of this connection with payload is in the generator
-  logic [31:0]  c1_tx_base;                // the first byte of the oldest word the buffer must keep: SND.UNA's, or the segment's being read
+  logic         c1_tx_reading;          // a segment of this connection with payload is in the generator
+  logic [31:0]  c1_tx_base;             // the first byte of the oldest word the buffer must keep: SND.UNA's, or the segment's being read
   logic [31:0]  c1_tx_free;
   logic         c0_may_send;
   logic         c1_may_send;
-  logic [3:0]   app_tx_left;               // bytes of the beat not written yet
-  logic [3:0]   app_tx_cnt;                // bytes written this cycle
-  logic         app_tx_end;                // the beat's last bytes are written this cycle
+  logic [3:0]   app_tx_left;            // bytes of the beat not written yet
+  logic [3:0]   app_tx_cnt;             // bytes written this cycle
+  logic         app_tx_end;             // the beat's last bytes are written this cycle
   logic         app_tx_fire;
   logic [63:0]  app_tx_bytes;
   logic [31:0]  app_tx_wr_seq;
@@ -769,22 +769,22 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [6:0]   tx_buf_wr_word;
   logic [2:0]   tx_buf_wr_lane;
   logic [63:0]  tx_buf_wr_data;
-  logic [7:0]   tx_buf_wr_en;              // the mask rotated as the data: lane l's write enable
+  logic [7:0]   tx_buf_wr_en;           // the mask rotated as the data: lane l's write enable
   logic [2:0]   app_tx_lane;
-  logic         app_tx_odd;                // the write starts at an odd sequence number
+  logic         app_tx_odd;             // the write starts at an odd sequence number
   logic [7:0]   app_tx_mask;
-  logic [31:0]  app_tx_sum;                // the bytes written this cycle (a byte at an even sequence number high)
-  logic [3:0]   app_tx_pre_n;              // bytes of the write before the next word's first byte
+  logic [31:0]  app_tx_sum;             // the bytes written this cycle (a byte at an even sequence number high)
+  logic [3:0]   app_tx_pre_n;           // bytes of the write before the next word's first byte
   logic [15:0]  app_wr_sum_cur;
   logic [31:0]  app_wr_sum_raw;
-  logic [15:0]  app_wr_sum_next;           // the writing connection's app_wr_sum after the write
+  logic [15:0]  app_wr_sum_next;        // the writing connection's app_wr_sum after the write
   logic [7:0]   app_tx_pre_mask;
   logic [31:0]  tx_psum_raw;
-  logic [15:0]  tx_psum_wdata;             // the stream's sum up to the next word's first byte
-  logic         tx_psum_write;             // the write holds a word's first byte
-  logic [6:0]   tx_psum_wr_word;           // the buffer word whose first byte the write holds
-  logic [3:0]   app_tx_drop;               // bytes dropped this cycle (a beat without credit)
-  logic         app_rx_valid_q;            // bytes read from rx_buf are on rx
+  logic [15:0]  tx_psum_wdata;          // the stream's sum up to the next word's first byte
+  logic         tx_psum_write;          // the write holds a word's first byte
+  logic [6:0]   tx_psum_wr_word;        // the buffer word whose first byte the write holds
+  logic [3:0]   app_tx_drop;            // bytes dropped this cycle (a beat without credit)
+  logic         app_rx_valid_q;         // bytes read from rx_buf are on rx
   logic         app_rx_valid_d;
   logic         app_rx_conn_q;
   logic         app_rx_conn_d;
@@ -792,21 +792,21 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic         app_rx_rr_d;
   logic         c0_opening;
   logic         c1_opening;
-  logic [3:0]   app_rx_cnt_q;              // bytes of the beat on rx (1 to 8)
+  logic [3:0]   app_rx_cnt_q;           // bytes of the beat on rx (1 to 8)
   logic [3:0]   app_rx_cnt_d;
   logic         app_rx_pop;
-  logic         app_rx_free;               // rx holds no beat after this cycle
+  logic         app_rx_free;            // rx holds no beat after this cycle
   logic [31:0]  c0_rx_rd_next;
   logic [31:0]  c1_rx_rd_next;
   logic         c0_rx_have;
   logic         c1_rx_have;
   logic         app_rx_any;
-  logic         app_rx_rr_next;            // the connection first in turn (after the one taken now)
+  logic         app_rx_rr_next;         // the connection first in turn (after the one taken now)
   logic         app_rx_pick;
   logic         app_rx_start;
   logic [6:0]   rx_buf_rd_word;
   logic [2:0]   rx_buf_rd_lane;
-  logic [2:0]   rx_buf_rd_first_q;         // the lane of the first byte read
+  logic [2:0]   rx_buf_rd_first_q;      // the lane of the first byte read
   logic [2:0]   rx_buf_rd_first_d;
   logic [7:0]   rx_buf_l0_rdata_q;
   logic [7:0]   rx_buf_l1_rdata_q;
@@ -816,16 +816,16 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [7:0]   rx_buf_l5_rdata_q;
   logic [7:0]   rx_buf_l6_rdata_q;
   logic [7:0]   rx_buf_l7_rdata_q;
-  logic [63:0]  rx_buf_rd_data;            // the bytes read, the first in 7:0
+  logic [63:0]  rx_buf_rd_data;         // the bytes read, the first in 7:0
   logic [31:0]  app_rx_avail;
   logic         app_rx_stale;
-  logic [15:0]  syn_peer_mss;              // the peer's MSS a SYN-ACK carries (536 without the option)
-  logic [31:0]  syn_smss;                  // SMSS after a SYN-ACK: min(our MSS, the peer's)
-  logic [31:0]  syn_iw;                    // initial window: 2, 3 or 4 SMSS (RFC 5681 3.1)
-  logic         c0_seg;                    // a good segment of this connection ends this cycle
+  logic [15:0]  syn_peer_mss;           // the peer's MSS a SYN-ACK carries (536 without the option)
+  logic [31:0]  syn_smss;               // SMSS after a SYN-ACK: min(our MSS, the peer's)
+  logic [31:0]  syn_iw;                 // initial window: 2, 3 or 4 SMSS (RFC 5681 3.1)
+  logic         c0_seg;                 // a good segment of this connection ends this cycle
   logic         c0_outstanding;
   logic         c0_rto_run;
-  logic         c0_persist_run;            // bytes wait for a closed window: the timer runs for a probe
+  logic         c0_persist_run;         // bytes wait for a closed window: the timer runs for a probe
   logic         c0_tmr_run;
   logic         c0_rto_expired;
   logic         c0_give_up;
@@ -835,51 +835,51 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [18:0]  c0_srtt_new;
   logic [15:0]  c0_rto_new;
   logic [15:0]  c0_rto_backoff;
-  logic         c0_ack_beyond;             // an ACK of data not sent: answered, the segment dropped
-  logic         c0_ack_old;                // an ACK below SND.UNA (a reordered segment): ignored, its data still taken
-  logic [31:0]  c0_ack_floor;              // SND.UNA - MAX.SND.WND: the oldest acceptable ACK (RFC 5961 5.2)
-  logic         c0_ack_too_old;            // an ACK older than any window the peer offered: a challenge ACK, the segment dropped
+  logic         c0_ack_beyond;          // an ACK of data not sent: answered, the segment dropped
+  logic         c0_ack_old;             // an ACK below SND.UNA (a reordered segment): ignored, its data still taken
+  logic [31:0]  c0_ack_floor;           // SND.UNA - MAX.SND.WND: the oldest acceptable ACK (RFC 5961 5.2)
+  logic         c0_ack_too_old;         // an ACK older than any window the peer offered: a challenge ACK, the segment dropped
   logic         c0_ack_adv;
   logic         c0_fin_acked;
   logic         c0_dup_ack;
-  logic         c0_fr_enter;               // the third duplicate ACK: fast retransmit, NewReno recovery (RFC 6582)
-  logic [31:0]  c0_cc_acked;               // bytes a new ACK acknowledges
-  logic [31:0]  c0_cc_ssthresh_loss;       // max(FlightSize / 2, 2 SMSS): ssthresh after a loss (RFC 5681 (4))
-  logic         c0_cc_grow_ok;             // cwnd stops growing at 1 GiB (no wrap)
+  logic         c0_fr_enter;            // the third duplicate ACK: fast retransmit, NewReno recovery (RFC 6582)
+  logic [31:0]  c0_cc_acked;            // bytes a new ACK acknowledges
+  logic [31:0]  c0_cc_ssthresh_loss;    // max(FlightSize / 2, 2 SMSS): ssthresh after a loss (RFC 5681 (4))
+  logic         c0_cc_grow_ok;          // cwnd stops growing at 1 GiB (no wrap)
   logic         c0_cc_slow_start;
-  logic [31:0]  c0_cc_ca_sum;              // bytes acknowledged in congestion avoidance since cwnd last grew
-  logic [31:0]  c0_cc_deflated;            // a partial ACK: cwnd less what it acknowledges, plus SMSS if that is a segment or more (RFC 6582 3.2 step 5)
-  logic         c0_cc_idle_run;            // nothing in flight: the idle time counts
-  logic         c0_cc_restart;             // idle for an RTO: cwnd to the restart window
-  logic [31:0]  c0_cc_iw;                  // initial window for the SMSS (RFC 5681 3.1)
-  logic [31:0]  c0_cc_restart_wnd;         // restart window: min(cwnd, IW) (RFC 5681 4.1)
+  logic [31:0]  c0_cc_ca_sum;           // bytes acknowledged in congestion avoidance since cwnd last grew
+  logic [31:0]  c0_cc_deflated;         // a partial ACK: cwnd less what it acknowledges, plus SMSS if that is a segment or more (RFC 6582 3.2 step 5)
+  logic         c0_cc_idle_run;         // nothing in flight: the idle time counts
+  logic         c0_cc_restart;          // idle for an RTO: cwnd to the restart window
+  logic [31:0]  c0_cc_iw;               // initial window for the SMSS (RFC 5681 3.1)
+  logic [31:0]  c0_cc_restart_wnd;      // restart window: min(cwnd, IW) (RFC 5681 4.1)
   logic [31:0]  c0_seg_end;
   logic         c0_takes;
-  logic [31:0]  c0_fit_end;                // one past the segment's last byte written (the free space ends the rest)
-  logic         c0_ooo_merge;              // RCV.NXT reaches the kept out-of-order range
+  logic [31:0]  c0_fit_end;             // one past the segment's last byte written (the free space ends the rest)
+  logic         c0_ooo_merge;           // RCV.NXT reaches the kept out-of-order range
   logic [31:0]  c0_rcv_nxt_new;
   logic         c0_ooo_seg;
   logic         c0_ooo_keep;
-  logic         c0_seg_data;               // the segment's data and FIN are looked at
+  logic         c0_seg_data;            // the segment's data and FIN are looked at
   logic         c0_ooo_kept;
   logic         c0_ooo_dropped;
   logic         c0_fin_take;
-  logic         c0_seg_old;                // the segment begins before RCV.NXT: answered with an ACK (zero-window probes)
-  logic         c0_ack_may_wait;           // in-order data under 2 RMSS unacknowledged: its ACK may wait (delayed ACK)
+  logic         c0_seg_old;             // the segment begins before RCV.NXT: answered with an ACK (zero-window probes)
+  logic         c0_ack_may_wait;        // in-order data under 2 RMSS unacknowledged: its ACK may wait (delayed ACK)
   tcp_state_e   c0_state_after_ack;
   tcp_state_e   c0_state_after_fin;
-  logic         c0_rst_in;                 // a RST taken: in SYN-SENT acknowledging the SYN, else exactly at RCV.NXT (RFC 5961 3.2)
-  logic         c0_rst_challenge;          // a RST in the receive window but not at RCV.NXT: a challenge ACK
-  logic         c0_rst_dropped;            // a RST outside the window (or in SYN-SENT without the SYN's ACK): ignored
-  logic         c0_challenge;              // a challenge ACK is owed: that RST, a SYN, or an ACK outside the acceptable range
+  logic         c0_rst_in;              // a RST taken: in SYN-SENT acknowledging the SYN, else exactly at RCV.NXT (RFC 5961 3.2)
+  logic         c0_rst_challenge;       // a RST in the receive window but not at RCV.NXT: a challenge ACK
+  logic         c0_rst_dropped;         // a RST outside the window (or in SYN-SENT without the SYN's ACK): ignored
+  logic         c0_challenge;           // a challenge ACK is owed: that RST, a SYN, or an ACK outside the acceptable range
   logic [31:0]  c0_snd_nxt_after;
   logic         c0_isn_done;
   logic         c0_rx_pop;
   logic         c0_tx_push;
-  logic         c1_seg;                    // a good segment of this connection ends this cycle
+  logic         c1_seg;                 // a good segment of this connection ends this cycle
   logic         c1_outstanding;
   logic         c1_rto_run;
-  logic         c1_persist_run;            // bytes wait for a closed window: the timer runs for a probe
+  logic         c1_persist_run;         // bytes wait for a closed window: the timer runs for a probe
   logic         c1_tmr_run;
   logic         c1_rto_expired;
   logic         c1_give_up;
@@ -889,43 +889,43 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [18:0]  c1_srtt_new;
   logic [15:0]  c1_rto_new;
   logic [15:0]  c1_rto_backoff;
-  logic         c1_ack_beyond;             // an ACK of data not sent: answered, the segment dropped
-  logic         c1_ack_old;                // an ACK below SND.UNA (a reordered segment): ignored, its data still taken
-  logic [31:0]  c1_ack_floor;              // SND.UNA - MAX.SND.WND: the oldest acceptable ACK (RFC 5961 5.2)
-  logic         c1_ack_too_old;            // an ACK older than any window the peer offered: a challenge ACK, the segment dropped
+  logic         c1_ack_beyond;          // an ACK of data not sent: answered, the segment dropped
+  logic         c1_ack_old;             // an ACK below SND.UNA (a reordered segment): ignored, its data still taken
+  logic [31:0]  c1_ack_floor;           // SND.UNA - MAX.SND.WND: the oldest acceptable ACK (RFC 5961 5.2)
+  logic         c1_ack_too_old;         // an ACK older than any window the peer offered: a challenge ACK, the segment dropped
   logic         c1_ack_adv;
   logic         c1_fin_acked;
   logic         c1_dup_ack;
-  logic         c1_fr_enter;               // the third duplicate ACK: fast retransmit, NewReno recovery (RFC 6582)
-  logic [31:0]  c1_cc_acked;               // bytes a new ACK acknowledges
-  logic [31:0]  c1_cc_ssthresh_loss;       // max(FlightSize / 2, 2 SMSS): ssthresh after a loss (RFC 5681 (4))
-  logic         c1_cc_grow_ok;             // cwnd stops growing at 1 GiB (no wrap)
+  logic         c1_fr_enter;            // the third duplicate ACK: fast retransmit, NewReno recovery (RFC 6582)
+  logic [31:0]  c1_cc_acked;            // bytes a new ACK acknowledges
+  logic [31:0]  c1_cc_ssthresh_loss;    // max(FlightSize / 2, 2 SMSS): ssthresh after a loss (RFC 5681 (4))
+  logic         c1_cc_grow_ok;          // cwnd stops growing at 1 GiB (no wrap)
   logic         c1_cc_slow_start;
-  logic [31:0]  c1_cc_ca_sum;              // bytes acknowledged in congestion avoidance since cwnd last grew
-  logic [31:0]  c1_cc_deflated;            // a partial ACK: cwnd less what it acknowledges, plus SMSS if that is a segment or more (RFC 6582 3.2 step 5)
-  logic         c1_cc_idle_run;            // nothing in flight: the idle time counts
-  logic         c1_cc_restart;             // idle for an RTO: cwnd to the restart window
-  logic [31:0]  c1_cc_iw;                  // initial window for the SMSS (RFC 5681 3.1)
-  logic [31:0]  c1_cc_restart_wnd;         // restart window: min(cwnd, IW) (RFC 5681 4.1)
+  logic [31:0]  c1_cc_ca_sum;           // bytes acknowledged in congestion avoidance since cwnd last grew
+  logic [31:0]  c1_cc_deflated;         // a partial ACK: cwnd less what it acknowledges, plus SMSS if that is a segment or more (RFC 6582 3.2 step 5)
+  logic         c1_cc_idle_run;         // nothing in flight: the idle time counts
+  logic         c1_cc_restart;          // idle for an RTO: cwnd to the restart window
+  logic [31:0]  c1_cc_iw;               // initial window for the SMSS (RFC 5681 3.1)
+  logic [31:0]  c1_cc_restart_wnd;      // restart window: min(cwnd, IW) (RFC 5681 4.1)
   logic [31:0]  c1_seg_end;
   logic         c1_takes;
-  logic [31:0]  c1_fit_end;                // one past the segment's last byte written (the free space ends the rest)
-  logic         c1_ooo_merge;              // RCV.NXT reaches the kept out-of-order range
+  logic [31:0]  c1_fit_end;             // one past the segment's last byte written (the free space ends the rest)
+  logic         c1_ooo_merge;           // RCV.NXT reaches the kept out-of-order range
   logic [31:0]  c1_rcv_nxt_new;
   logic         c1_ooo_seg;
   logic         c1_ooo_keep;
-  logic         c1_seg_data;               // the segment's data and FIN are looked at
+  logic         c1_seg_data;            // the segment's data and FIN are looked at
   logic         c1_ooo_kept;
   logic         c1_ooo_dropped;
   logic         c1_fin_take;
-  logic         c1_seg_old;                // the segment begins before RCV.NXT: answered with an ACK (zero-window probes)
-  logic         c1_ack_may_wait;           // in-order data under 2 RMSS unacknowledged: its ACK may wait (delayed ACK)
+  logic         c1_seg_old;             // the segment begins before RCV.NXT: answered with an ACK (zero-window probes)
+  logic         c1_ack_may_wait;        // in-order data under 2 RMSS unacknowledged: its ACK may wait (delayed ACK)
   tcp_state_e   c1_state_after_ack;
   tcp_state_e   c1_state_after_fin;
-  logic         c1_rst_in;                 // a RST taken: in SYN-SENT acknowledging the SYN, else exactly at RCV.NXT (RFC 5961 3.2)
-  logic         c1_rst_challenge;          // a RST in the receive window but not at RCV.NXT: a challenge ACK
-  logic         c1_rst_dropped;            // a RST outside the window (or in SYN-SENT without the SYN's ACK): ignored
-  logic         c1_challenge;              // a challenge ACK is owed: that RST, a SYN, or an ACK outside the acceptable range
+  logic         c1_rst_in;              // a RST taken: in SYN-SENT acknowledging the SYN, else exactly at RCV.NXT (RFC 5961 3.2)
+  logic         c1_rst_challenge;       // a RST in the receive window but not at RCV.NXT: a challenge ACK
+  logic         c1_rst_dropped;         // a RST outside the window (or in SYN-SENT without the SYN's ACK): ignored
+  logic         c1_challenge;           // a challenge ACK is owed: that RST, a SYN, or an ACK outside the acceptable range
   logic [31:0]  c1_snd_nxt_after;
   logic         c1_isn_done;
   logic         c1_rx_pop;
@@ -1106,9 +1106,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign tick_cnt_d = tick ? 24'd0 : (tick_cnt_q + 24'd1);
   assign now_d = tick ? (now_q + 16'd1) : now_q;
   assign isn_clock_d = isn_clock_q + 42'd1;
-  assign ib_keep_after = ib_keep_q >> (ib_lane_q + 3'd1);
-  assign unused_ib_keep_after_high = ^ib_keep_after[7:1];
-  assign ib_lane_last = (ib_lane_q == 3'd7) | ~ib_keep_after[0] | rx_in_pay;
+  assign rx_beat_rest = (4'd0 + {3'd0, ib_keep_q[0]} + {3'd0, ib_keep_q[1]} + {3'd0, ib_keep_q[2]} + {3'd0, ib_keep_q[3]} + {3'd0, ib_keep_q[4]} + {3'd0, ib_keep_q[5]} + {3'd0, ib_keep_q[6]} + {3'd0, ib_keep_q[7]}) - {1'b0, ib_lane_q};
+  assign ib_lane_last = rx_beat_rest <= rx_step;
   assign s_axis_tready_o = ~ib_valid_q | ib_lane_last;
   assign ib_fire = s_axis_tvalid_i & (~ib_valid_q | ib_lane_last);
 
@@ -1127,18 +1126,16 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
     end else if (ib_valid_q & ib_lane_last) begin
       ib_valid_d = 1'b0;
     end else if (ib_valid_q) begin
-      ib_lane_d = ib_lane_q + 3'd1;
+      ib_lane_d = ib_lane_q + rx_step[2:0];
     end
   end
 
   assign rx_byte_valid = ib_valid_q;
-  assign rx_byte = 8'(ib_data_q >> {ib_lane_q, 3'd0});
   assign rx_eof = ib_valid_q & ib_lane_last & ib_last_q;
-  assign rx_beat_rest = (4'd0 + {3'd0, ib_keep_q[0]} + {3'd0, ib_keep_q[1]} + {3'd0, ib_keep_q[2]} + {3'd0, ib_keep_q[3]} + {3'd0, ib_keep_q[4]} + {3'd0, ib_keep_q[5]} + {3'd0, ib_keep_q[6]} + {3'd0, ib_keep_q[7]}) - {1'b0, ib_lane_q};
   assign rx_chunk = ib_data_q >> {ib_lane_q, 3'd0};
-  assign rx_step = rx_in_pay ? rx_beat_rest : 4'd1;
+  assign rx_byte = rx_chunk[7:0];
   assign rx_idx_d = (rx_byte_valid & rx_eof) ? 16'd0 : ((rx_byte_valid & (rx_idx_q < 16'hfff0)) ? (rx_idx_q + {12'd0, rx_step}) : rx_idx_q);
-  assign rx_hdr_d = {(rx_byte_valid & (rx_idx_q == 16'h35)) ? rx_byte : rx_hdr_q[431:424], (rx_byte_valid & (rx_idx_q == 16'h34)) ? rx_byte : rx_hdr_q[423:416], (rx_byte_valid & (rx_idx_q == 16'h33)) ? rx_byte : rx_hdr_q[415:408], (rx_byte_valid & (rx_idx_q == 16'h32)) ? rx_byte : rx_hdr_q[407:400], (rx_byte_valid & (rx_idx_q == 16'h31)) ? rx_byte : rx_hdr_q[399:392], (rx_byte_valid & (rx_idx_q == 16'h30)) ? rx_byte : rx_hdr_q[391:384], (rx_byte_valid & (rx_idx_q == 16'h2f)) ? rx_byte : rx_hdr_q[383:376], (rx_byte_valid & (rx_idx_q == 16'h2e)) ? rx_byte : rx_hdr_q[375:368], (rx_byte_valid & (rx_idx_q == 16'h2d)) ? rx_byte : rx_hdr_q[367:360], (rx_byte_valid & (rx_idx_q == 16'h2c)) ? rx_byte : rx_hdr_q[359:352], (rx_byte_valid & (rx_idx_q == 16'h2b)) ? rx_byte : rx_hdr_q[351:344], (rx_byte_valid & (rx_idx_q == 16'h2a)) ? rx_byte : rx_hdr_q[343:336], (rx_byte_valid & (rx_idx_q == 16'h29)) ? rx_byte : rx_hdr_q[335:328], (rx_byte_valid & (rx_idx_q == 16'h28)) ? rx_byte : rx_hdr_q[327:320], (rx_byte_valid & (rx_idx_q == 16'h27)) ? rx_byte : rx_hdr_q[319:312], (rx_byte_valid & (rx_idx_q == 16'h26)) ? rx_byte : rx_hdr_q[311:304], (rx_byte_valid & (rx_idx_q == 16'h25)) ? rx_byte : rx_hdr_q[303:296], (rx_byte_valid & (rx_idx_q == 16'h24)) ? rx_byte : rx_hdr_q[295:288], (rx_byte_valid & (rx_idx_q == 16'h23)) ? rx_byte : rx_hdr_q[287:280], (rx_byte_valid & (rx_idx_q == 16'h22)) ? rx_byte : rx_hdr_q[279:272], (rx_byte_valid & (rx_idx_q == 16'h21)) ? rx_byte : rx_hdr_q[271:264], (rx_byte_valid & (rx_idx_q == 16'h20)) ? rx_byte : rx_hdr_q[263:256], (rx_byte_valid & (rx_idx_q == 16'h1f)) ? rx_byte : rx_hdr_q[255:248], (rx_byte_valid & (rx_idx_q == 16'h1e)) ? rx_byte : rx_hdr_q[247:240], (rx_byte_valid & (rx_idx_q == 16'h1d)) ? rx_byte : rx_hdr_q[239:232], (rx_byte_valid & (rx_idx_q == 16'h1c)) ? rx_byte : rx_hdr_q[231:224], (rx_byte_valid & (rx_idx_q == 16'h1b)) ? rx_byte : rx_hdr_q[223:216], (rx_byte_valid & (rx_idx_q == 16'h1a)) ? rx_byte : rx_hdr_q[215:208], (rx_byte_valid & (rx_idx_q == 16'h19)) ? rx_byte : rx_hdr_q[207:200], (rx_byte_valid & (rx_idx_q == 16'h18)) ? rx_byte : rx_hdr_q[199:192], (rx_byte_valid & (rx_idx_q == 16'h17)) ? rx_byte : rx_hdr_q[191:184], (rx_byte_valid & (rx_idx_q == 16'h16)) ? rx_byte : rx_hdr_q[183:176], (rx_byte_valid & (rx_idx_q == 16'h15)) ? rx_byte : rx_hdr_q[175:168], (rx_byte_valid & (rx_idx_q == 16'h14)) ? rx_byte : rx_hdr_q[167:160], (rx_byte_valid & (rx_idx_q == 16'h13)) ? rx_byte : rx_hdr_q[159:152], (rx_byte_valid & (rx_idx_q == 16'h12)) ? rx_byte : rx_hdr_q[151:144], (rx_byte_valid & (rx_idx_q == 16'h11)) ? rx_byte : rx_hdr_q[143:136], (rx_byte_valid & (rx_idx_q == 16'h10)) ? rx_byte : rx_hdr_q[135:128], (rx_byte_valid & (rx_idx_q == 16'hf)) ? rx_byte : rx_hdr_q[127:120], (rx_byte_valid & (rx_idx_q == 16'he)) ? rx_byte : rx_hdr_q[119:112], (rx_byte_valid & (rx_idx_q == 16'hd)) ? rx_byte : rx_hdr_q[111:104], (rx_byte_valid & (rx_idx_q == 16'hc)) ? rx_byte : rx_hdr_q[103:96], (rx_byte_valid & (rx_idx_q == 16'hb)) ? rx_byte : rx_hdr_q[95:88], (rx_byte_valid & (rx_idx_q == 16'ha)) ? rx_byte : rx_hdr_q[87:80], (rx_byte_valid & (rx_idx_q == 16'd9)) ? rx_byte : rx_hdr_q[79:72], (rx_byte_valid & (rx_idx_q == 16'd8)) ? rx_byte : rx_hdr_q[71:64], (rx_byte_valid & (rx_idx_q == 16'd7)) ? rx_byte : rx_hdr_q[63:56], (rx_byte_valid & (rx_idx_q == 16'd6)) ? rx_byte : rx_hdr_q[55:48], (rx_byte_valid & (rx_idx_q == 16'd5)) ? rx_byte : rx_hdr_q[47:40], (rx_byte_valid & (rx_idx_q == 16'd4)) ? rx_byte : rx_hdr_q[39:32], (rx_byte_valid & (rx_idx_q == 16'd3)) ? rx_byte : rx_hdr_q[31:24], (rx_byte_valid & (rx_idx_q == 16'd2)) ? rx_byte : rx_hdr_q[23:16], (rx_byte_valid & (rx_idx_q == 16'd1)) ? rx_byte : rx_hdr_q[15:8], (rx_byte_valid & (rx_idx_q == 16'd0)) ? rx_byte : rx_hdr_q[7:0]};
+  assign rx_hdr_d = {(rx_byte_valid & (rx_idx_q[15:3] == 13'd6) & ib_keep_q[5]) ? ib_data_q[47:40] : rx_hdr_q[431:424], (rx_byte_valid & (rx_idx_q[15:3] == 13'd6) & ib_keep_q[4]) ? ib_data_q[39:32] : rx_hdr_q[423:416], (rx_byte_valid & (rx_idx_q[15:3] == 13'd6) & ib_keep_q[3]) ? ib_data_q[31:24] : rx_hdr_q[415:408], (rx_byte_valid & (rx_idx_q[15:3] == 13'd6) & ib_keep_q[2]) ? ib_data_q[23:16] : rx_hdr_q[407:400], (rx_byte_valid & (rx_idx_q[15:3] == 13'd6) & ib_keep_q[1]) ? ib_data_q[15:8] : rx_hdr_q[399:392], (rx_byte_valid & (rx_idx_q[15:3] == 13'd6) & ib_keep_q[0]) ? ib_data_q[7:0] : rx_hdr_q[391:384], (rx_byte_valid & (rx_idx_q[15:3] == 13'd5) & ib_keep_q[7]) ? ib_data_q[63:56] : rx_hdr_q[383:376], (rx_byte_valid & (rx_idx_q[15:3] == 13'd5) & ib_keep_q[6]) ? ib_data_q[55:48] : rx_hdr_q[375:368], (rx_byte_valid & (rx_idx_q[15:3] == 13'd5) & ib_keep_q[5]) ? ib_data_q[47:40] : rx_hdr_q[367:360], (rx_byte_valid & (rx_idx_q[15:3] == 13'd5) & ib_keep_q[4]) ? ib_data_q[39:32] : rx_hdr_q[359:352], (rx_byte_valid & (rx_idx_q[15:3] == 13'd5) & ib_keep_q[3]) ? ib_data_q[31:24] : rx_hdr_q[351:344], (rx_byte_valid & (rx_idx_q[15:3] == 13'd5) & ib_keep_q[2]) ? ib_data_q[23:16] : rx_hdr_q[343:336], (rx_byte_valid & (rx_idx_q[15:3] == 13'd5) & ib_keep_q[1]) ? ib_data_q[15:8] : rx_hdr_q[335:328], (rx_byte_valid & (rx_idx_q[15:3] == 13'd5) & ib_keep_q[0]) ? ib_data_q[7:0] : rx_hdr_q[327:320], (rx_byte_valid & (rx_idx_q[15:3] == 13'd4) & ib_keep_q[7]) ? ib_data_q[63:56] : rx_hdr_q[319:312], (rx_byte_valid & (rx_idx_q[15:3] == 13'd4) & ib_keep_q[6]) ? ib_data_q[55:48] : rx_hdr_q[311:304], (rx_byte_valid & (rx_idx_q[15:3] == 13'd4) & ib_keep_q[5]) ? ib_data_q[47:40] : rx_hdr_q[303:296], (rx_byte_valid & (rx_idx_q[15:3] == 13'd4) & ib_keep_q[4]) ? ib_data_q[39:32] : rx_hdr_q[295:288], (rx_byte_valid & (rx_idx_q[15:3] == 13'd4) & ib_keep_q[3]) ? ib_data_q[31:24] : rx_hdr_q[287:280], (rx_byte_valid & (rx_idx_q[15:3] == 13'd4) & ib_keep_q[2]) ? ib_data_q[23:16] : rx_hdr_q[279:272], (rx_byte_valid & (rx_idx_q[15:3] == 13'd4) & ib_keep_q[1]) ? ib_data_q[15:8] : rx_hdr_q[271:264], (rx_byte_valid & (rx_idx_q[15:3] == 13'd4) & ib_keep_q[0]) ? ib_data_q[7:0] : rx_hdr_q[263:256], (rx_byte_valid & (rx_idx_q[15:3] == 13'd3) & ib_keep_q[7]) ? ib_data_q[63:56] : rx_hdr_q[255:248], (rx_byte_valid & (rx_idx_q[15:3] == 13'd3) & ib_keep_q[6]) ? ib_data_q[55:48] : rx_hdr_q[247:240], (rx_byte_valid & (rx_idx_q[15:3] == 13'd3) & ib_keep_q[5]) ? ib_data_q[47:40] : rx_hdr_q[239:232], (rx_byte_valid & (rx_idx_q[15:3] == 13'd3) & ib_keep_q[4]) ? ib_data_q[39:32] : rx_hdr_q[231:224], (rx_byte_valid & (rx_idx_q[15:3] == 13'd3) & ib_keep_q[3]) ? ib_data_q[31:24] : rx_hdr_q[223:216], (rx_byte_valid & (rx_idx_q[15:3] == 13'd3) & ib_keep_q[2]) ? ib_data_q[23:16] : rx_hdr_q[215:208], (rx_byte_valid & (rx_idx_q[15:3] == 13'd3) & ib_keep_q[1]) ? ib_data_q[15:8] : rx_hdr_q[207:200], (rx_byte_valid & (rx_idx_q[15:3] == 13'd3) & ib_keep_q[0]) ? ib_data_q[7:0] : rx_hdr_q[199:192], (rx_byte_valid & (rx_idx_q[15:3] == 13'd2) & ib_keep_q[7]) ? ib_data_q[63:56] : rx_hdr_q[191:184], (rx_byte_valid & (rx_idx_q[15:3] == 13'd2) & ib_keep_q[6]) ? ib_data_q[55:48] : rx_hdr_q[183:176], (rx_byte_valid & (rx_idx_q[15:3] == 13'd2) & ib_keep_q[5]) ? ib_data_q[47:40] : rx_hdr_q[175:168], (rx_byte_valid & (rx_idx_q[15:3] == 13'd2) & ib_keep_q[4]) ? ib_data_q[39:32] : rx_hdr_q[167:160], (rx_byte_valid & (rx_idx_q[15:3] == 13'd2) & ib_keep_q[3]) ? ib_data_q[31:24] : rx_hdr_q[159:152], (rx_byte_valid & (rx_idx_q[15:3] == 13'd2) & ib_keep_q[2]) ? ib_data_q[23:16] : rx_hdr_q[151:144], (rx_byte_valid & (rx_idx_q[15:3] == 13'd2) & ib_keep_q[1]) ? ib_data_q[15:8] : rx_hdr_q[143:136], (rx_byte_valid & (rx_idx_q[15:3] == 13'd2) & ib_keep_q[0]) ? ib_data_q[7:0] : rx_hdr_q[135:128], (rx_byte_valid & (rx_idx_q[15:3] == 13'd1) & ib_keep_q[7]) ? ib_data_q[63:56] : rx_hdr_q[127:120], (rx_byte_valid & (rx_idx_q[15:3] == 13'd1) & ib_keep_q[6]) ? ib_data_q[55:48] : rx_hdr_q[119:112], (rx_byte_valid & (rx_idx_q[15:3] == 13'd1) & ib_keep_q[5]) ? ib_data_q[47:40] : rx_hdr_q[111:104], (rx_byte_valid & (rx_idx_q[15:3] == 13'd1) & ib_keep_q[4]) ? ib_data_q[39:32] : rx_hdr_q[103:96], (rx_byte_valid & (rx_idx_q[15:3] == 13'd1) & ib_keep_q[3]) ? ib_data_q[31:24] : rx_hdr_q[95:88], (rx_byte_valid & (rx_idx_q[15:3] == 13'd1) & ib_keep_q[2]) ? ib_data_q[23:16] : rx_hdr_q[87:80], (rx_byte_valid & (rx_idx_q[15:3] == 13'd1) & ib_keep_q[1]) ? ib_data_q[15:8] : rx_hdr_q[79:72], (rx_byte_valid & (rx_idx_q[15:3] == 13'd1) & ib_keep_q[0]) ? ib_data_q[7:0] : rx_hdr_q[71:64], (rx_byte_valid & (rx_idx_q[15:3] == 13'd0) & ib_keep_q[7]) ? ib_data_q[63:56] : rx_hdr_q[63:56], (rx_byte_valid & (rx_idx_q[15:3] == 13'd0) & ib_keep_q[6]) ? ib_data_q[55:48] : rx_hdr_q[55:48], (rx_byte_valid & (rx_idx_q[15:3] == 13'd0) & ib_keep_q[5]) ? ib_data_q[47:40] : rx_hdr_q[47:40], (rx_byte_valid & (rx_idx_q[15:3] == 13'd0) & ib_keep_q[4]) ? ib_data_q[39:32] : rx_hdr_q[39:32], (rx_byte_valid & (rx_idx_q[15:3] == 13'd0) & ib_keep_q[3]) ? ib_data_q[31:24] : rx_hdr_q[31:24], (rx_byte_valid & (rx_idx_q[15:3] == 13'd0) & ib_keep_q[2]) ? ib_data_q[23:16] : rx_hdr_q[23:16], (rx_byte_valid & (rx_idx_q[15:3] == 13'd0) & ib_keep_q[1]) ? ib_data_q[15:8] : rx_hdr_q[15:8], (rx_byte_valid & (rx_idx_q[15:3] == 13'd0) & ib_keep_q[0]) ? ib_data_q[7:0] : rx_hdr_q[7:0]};
   assign rx_dmac = {rx_hdr_q[7:0], rx_hdr_q[15:8], rx_hdr_q[23:16], rx_hdr_q[31:24], rx_hdr_q[39:32], rx_hdr_q[47:40]};
   assign rx_smac = {rx_hdr_q[55:48], rx_hdr_q[63:56], rx_hdr_q[71:64], rx_hdr_q[79:72], rx_hdr_q[87:80], rx_hdr_q[95:88]};
   assign rx_etype = {rx_hdr_q[103:96], rx_hdr_q[111:104]};
@@ -1166,17 +1163,22 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign unused_rx_arp_tha = ^{rx_hdr_q[263:256], rx_hdr_q[271:264], rx_hdr_q[279:272], rx_hdr_q[287:280], rx_hdr_q[295:288], rx_hdr_q[303:296]};
   assign unused_rx_frag_flags = ^rx_frag[15:14];
   assign unused_rx_flags_other = ^{rx_flags[7:5], rx_flags[3]};
+  assign rx_is_ip = rx_etype == 16'h800;
+  assign rx_tcp_frame = rx_is_ip & (rx_proto == 8'd6);
   assign rx_ip_end = {1'b0, rx_totlen} + 17'he;
   assign rx_idx17 = {1'b0, rx_idx_q};
-  assign rx_word_part = rx_idx_q[0] ? {8'd0, rx_byte} : {rx_byte, 8'd0};
-  assign rx_in_iph = (rx_idx_q >= 16'he) & (rx_idx_q < 16'h22);
-  assign rx_ip_sum_d = rx_byte_valid ? (((rx_idx_q == 16'd0) ? 32'd0 : rx_ip_sum_q) + (rx_in_iph ? {16'd0, rx_word_part} : 32'd0)) : rx_ip_sum_q;
-  assign rx_in_l4 = (rx_idx_q >= 16'h22) & (rx_idx17 < rx_ip_end);
+  assign rx_pay_start = {10'd0, rx_thl} + 16'h22;
+  assign rx_in_pay = rx_byte_valid & (rx_idx_q >= 16'h36) & (rx_idx_q >= rx_pay_start) & rx_tcp_frame;
+  assign rx_in_opt = rx_byte_valid & (rx_idx_q >= 16'h36) & (rx_idx_q < rx_pay_start) & rx_tcp_frame;
+  assign rx_to_hdr_end = 6'h36 - rx_idx_q[5:0];
+  assign rx_step = (rx_idx_q < 16'h36) ? 4'(({2'd0, rx_beat_rest} < rx_to_hdr_end) ? {2'd0, rx_beat_rest} : rx_to_hdr_end) : (rx_in_opt ? 4'd1 : rx_beat_rest);
+  assign rx_chunk_mask = {rx_step > 4'd7, rx_step > 4'd6, rx_step > 4'd5, rx_step > 4'd4, rx_step > 4'd3, rx_step > 4'd2, rx_step > 4'd1, rx_step > 4'd0};
+  assign rx_ip_mask = {rx_chunk_mask[7] & ((rx_idx17 + 17'd7) >= 17'he) & ((rx_idx17 + 17'd7) < 17'h22), rx_chunk_mask[6] & ((rx_idx17 + 17'd6) >= 17'he) & ((rx_idx17 + 17'd6) < 17'h22), rx_chunk_mask[5] & ((rx_idx17 + 17'd5) >= 17'he) & ((rx_idx17 + 17'd5) < 17'h22), rx_chunk_mask[4] & ((rx_idx17 + 17'd4) >= 17'he) & ((rx_idx17 + 17'd4) < 17'h22), rx_chunk_mask[3] & ((rx_idx17 + 17'd3) >= 17'he) & ((rx_idx17 + 17'd3) < 17'h22), rx_chunk_mask[2] & ((rx_idx17 + 17'd2) >= 17'he) & ((rx_idx17 + 17'd2) < 17'h22), rx_chunk_mask[1] & ((rx_idx17 + 17'd1) >= 17'he) & ((rx_idx17 + 17'd1) < 17'h22), rx_chunk_mask[0] & ((rx_idx17 + 17'd0) >= 17'he) & ((rx_idx17 + 17'd0) < 17'h22)};
+  assign rx_l4_mask = {rx_chunk_mask[7] & ((rx_idx17 + 17'd7) >= 17'h22) & ((rx_idx17 + 17'd7) < rx_ip_end), rx_chunk_mask[6] & ((rx_idx17 + 17'd6) >= 17'h22) & ((rx_idx17 + 17'd6) < rx_ip_end), rx_chunk_mask[5] & ((rx_idx17 + 17'd5) >= 17'h22) & ((rx_idx17 + 17'd5) < rx_ip_end), rx_chunk_mask[4] & ((rx_idx17 + 17'd4) >= 17'h22) & ((rx_idx17 + 17'd4) < rx_ip_end), rx_chunk_mask[3] & ((rx_idx17 + 17'd3) >= 17'h22) & ((rx_idx17 + 17'd3) < rx_ip_end), rx_chunk_mask[2] & ((rx_idx17 + 17'd2) >= 17'h22) & ((rx_idx17 + 17'd2) < rx_ip_end), rx_chunk_mask[1] & ((rx_idx17 + 17'd1) >= 17'h22) & ((rx_idx17 + 17'd1) < rx_ip_end), rx_chunk_mask[0] & ((rx_idx17 + 17'd0) >= 17'h22) & ((rx_idx17 + 17'd0) < rx_ip_end)};
+  assign rx_ip_sum_d = rx_byte_valid ? (((rx_idx_q == 16'd0) ? 32'd0 : rx_ip_sum_q) + (32'd0 + {16'd0, ~rx_idx_q[0] ? {rx_ip_mask[0] ? rx_chunk[7:0] : 8'd0, 8'd0} : {8'd0, rx_ip_mask[0] ? rx_chunk[7:0] : 8'd0}} + {16'd0, rx_idx_q[0] ? {rx_ip_mask[1] ? rx_chunk[15:8] : 8'd0, 8'd0} : {8'd0, rx_ip_mask[1] ? rx_chunk[15:8] : 8'd0}} + {16'd0, ~rx_idx_q[0] ? {rx_ip_mask[2] ? rx_chunk[23:16] : 8'd0, 8'd0} : {8'd0, rx_ip_mask[2] ? rx_chunk[23:16] : 8'd0}} + {16'd0, rx_idx_q[0] ? {rx_ip_mask[3] ? rx_chunk[31:24] : 8'd0, 8'd0} : {8'd0, rx_ip_mask[3] ? rx_chunk[31:24] : 8'd0}} + {16'd0, ~rx_idx_q[0] ? {rx_ip_mask[4] ? rx_chunk[39:32] : 8'd0, 8'd0} : {8'd0, rx_ip_mask[4] ? rx_chunk[39:32] : 8'd0}} + {16'd0, rx_idx_q[0] ? {rx_ip_mask[5] ? rx_chunk[47:40] : 8'd0, 8'd0} : {8'd0, rx_ip_mask[5] ? rx_chunk[47:40] : 8'd0}} + {16'd0, ~rx_idx_q[0] ? {rx_ip_mask[6] ? rx_chunk[55:48] : 8'd0, 8'd0} : {8'd0, rx_ip_mask[6] ? rx_chunk[55:48] : 8'd0}} + {16'd0, rx_idx_q[0] ? {rx_ip_mask[7] ? rx_chunk[63:56] : 8'd0, 8'd0} : {8'd0, rx_ip_mask[7] ? rx_chunk[63:56] : 8'd0}})) : rx_ip_sum_q;
+  assign rx_l4_sum_d = rx_byte_valid ? (((rx_idx_q == 16'd0) ? 32'd0 : rx_l4_sum_q) + (32'd0 + {16'd0, ~rx_idx_q[0] ? {rx_l4_mask[0] ? rx_chunk[7:0] : 8'd0, 8'd0} : {8'd0, rx_l4_mask[0] ? rx_chunk[7:0] : 8'd0}} + {16'd0, rx_idx_q[0] ? {rx_l4_mask[1] ? rx_chunk[15:8] : 8'd0, 8'd0} : {8'd0, rx_l4_mask[1] ? rx_chunk[15:8] : 8'd0}} + {16'd0, ~rx_idx_q[0] ? {rx_l4_mask[2] ? rx_chunk[23:16] : 8'd0, 8'd0} : {8'd0, rx_l4_mask[2] ? rx_chunk[23:16] : 8'd0}} + {16'd0, rx_idx_q[0] ? {rx_l4_mask[3] ? rx_chunk[31:24] : 8'd0, 8'd0} : {8'd0, rx_l4_mask[3] ? rx_chunk[31:24] : 8'd0}} + {16'd0, ~rx_idx_q[0] ? {rx_l4_mask[4] ? rx_chunk[39:32] : 8'd0, 8'd0} : {8'd0, rx_l4_mask[4] ? rx_chunk[39:32] : 8'd0}} + {16'd0, rx_idx_q[0] ? {rx_l4_mask[5] ? rx_chunk[47:40] : 8'd0, 8'd0} : {8'd0, rx_l4_mask[5] ? rx_chunk[47:40] : 8'd0}} + {16'd0, ~rx_idx_q[0] ? {rx_l4_mask[6] ? rx_chunk[55:48] : 8'd0, 8'd0} : {8'd0, rx_l4_mask[6] ? rx_chunk[55:48] : 8'd0}} + {16'd0, rx_idx_q[0] ? {rx_l4_mask[7] ? rx_chunk[63:56] : 8'd0, 8'd0} : {8'd0, rx_l4_mask[7] ? rx_chunk[63:56] : 8'd0}})) : rx_l4_sum_q;
   assign rx_pay_left = rx_ip_end - rx_idx17;
   assign rx_pay_n = (rx_in_pay & (rx_idx17 < rx_ip_end)) ? 4'(({13'd0, rx_beat_rest} < rx_pay_left) ? {13'd0, rx_beat_rest} : rx_pay_left) : 4'd0;
-  assign rx_chunk_sum = 32'd0 + {16'd0, ~rx_idx_q[0] ? {1'({rx_pay_n > 4'd7, rx_pay_n > 4'd6, rx_pay_n > 4'd5, rx_pay_n > 4'd4, rx_pay_n > 4'd3, rx_pay_n > 4'd2, rx_pay_n > 4'd1, rx_pay_n > 4'd0}) ? rx_chunk[7:0] : 8'd0, 8'd0} : {8'd0, 1'({rx_pay_n > 4'd7, rx_pay_n > 4'd6, rx_pay_n > 4'd5, rx_pay_n > 4'd4, rx_pay_n > 4'd3, rx_pay_n > 4'd2, rx_pay_n > 4'd1, rx_pay_n > 4'd0}) ? rx_chunk[7:0] : 8'd0}} + {16'd0, rx_idx_q[0] ? {1'({rx_pay_n > 4'd7, rx_pay_n > 4'd6, rx_pay_n > 4'd5, rx_pay_n > 4'd4, rx_pay_n > 4'd3, rx_pay_n > 4'd2, rx_pay_n > 4'd1, rx_pay_n > 4'd0} >> 1) ? rx_chunk[15:8] : 8'd0, 8'd0} : {8'd0, 1'({rx_pay_n > 4'd7, rx_pay_n > 4'd6, rx_pay_n > 4'd5, rx_pay_n > 4'd4, rx_pay_n > 4'd3, rx_pay_n > 4'd2, rx_pay_n > 4'd1, rx_pay_n > 4'd0} >> 1) ? rx_chunk[15:8] : 8'd0}} + {16'd0, ~rx_idx_q[0] ? {1'({rx_pay_n > 4'd7, rx_pay_n > 4'd6, rx_pay_n > 4'd5, rx_pay_n > 4'd4, rx_pay_n > 4'd3, rx_pay_n > 4'd2, rx_pay_n > 4'd1, rx_pay_n > 4'd0} >> 2) ? rx_chunk[23:16] : 8'd0, 8'd0} : {8'd0, 1'({rx_pay_n > 4'd7, rx_pay_n > 4'd6, rx_pay_n > 4'd5, rx_pay_n > 4'd4, rx_pay_n > 4'd3, rx_pay_n > 4'd2, rx_pay_n > 4'd1, rx_pay_n > 4'd0} >> 2) ? rx_chunk[23:16] : 8'd0}} + {16'd0, rx_idx_q[0] ? {1'({rx_pay_n > 4'd7, rx_pay_n > 4'd6, rx_pay_n > 4'd5, rx_pay_n > 4'd4, rx_pay_n > 4'd3, rx_pay_n > 4'd2, rx_pay_n > 4'd1, rx_pay_n > 4'd0} >> 3) ? rx_chunk[31:24] : 8'd0, 8'd0} : {8'd0, 1'({rx_pay_n > 4'd7, rx_pay_n > 4'd6, rx_pay_n > 4'd5, rx_pay_n > 4'd4, rx_pay_n > 4'd3, rx_pay_n > 4'd2, rx_pay_n > 4'd1, rx_pay_n > 4'd0} >> 3) ? rx_chunk[31:24] : 8'd0}} + {16'd0, ~rx_idx_q[0] ? {1'({rx_pay_n > 4'd7, rx_pay_n > 4'd6, rx_pay_n > 4'd5, rx_pay_n > 4'd4, rx_pay_n > 4'd3, rx_pay_n > 4'd2, rx_pay_n > 4'd1, rx_pay_n > 4'd0} >> 4) ? rx_chunk[39:32] : 8'd0, 8'd0} : {8'd0, 1'({rx_pay_n > 4'd7, rx_pay_n > 4'd6, rx_pay_n > 4'd5, rx_pay_n > 4'd4, rx_pay_n > 4'd3, rx_pay_n > 4'd2, rx_pay_n > 4'd1, rx_pay_n > 4'd0} >> 4) ? rx_chunk[39:32] : 8'd0}} + {16'd0, rx_idx_q[0] ? {1'({rx_pay_n > 4'd7, rx_pay_n > 4'd6, rx_pay_n > 4'd5, rx_pay_n > 4'd4, rx_pay_n > 4'd3, rx_pay_n > 4'd2, rx_pay_n > 4'd1, rx_pay_n > 4'd0} >> 5) ? rx_chunk[47:40] : 8'd0, 8'd0} : {8'd0, 1'({rx_pay_n > 4'd7, rx_pay_n > 4'd6, rx_pay_n > 4'd5, rx_pay_n > 4'd4, rx_pay_n > 4'd3, rx_pay_n > 4'd2, rx_pay_n > 4'd1, rx_pay_n > 4'd0} >> 5) ? rx_chunk[47:40] : 8'd0}} + {16'd0, ~rx_idx_q[0] ? {1'({rx_pay_n > 4'd7, rx_pay_n > 4'd6, rx_pay_n > 4'd5, rx_pay_n > 4'd4, rx_pay_n > 4'd3, rx_pay_n > 4'd2, rx_pay_n > 4'd1, rx_pay_n > 4'd0} >> 6) ? rx_chunk[55:48] : 8'd0, 8'd0} : {8'd0, 1'({rx_pay_n > 4'd7, rx_pay_n > 4'd6, rx_pay_n > 4'd5, rx_pay_n > 4'd4, rx_pay_n > 4'd3, rx_pay_n > 4'd2, rx_pay_n > 4'd1, rx_pay_n > 4'd0} >> 6) ? rx_chunk[55:48] : 8'd0}} + {16'd0, rx_idx_q[0] ? {1'({rx_pay_n > 4'd7, rx_pay_n > 4'd6, rx_pay_n > 4'd5, rx_pay_n > 4'd4, rx_pay_n > 4'd3, rx_pay_n > 4'd2, rx_pay_n > 4'd1, rx_pay_n > 4'd0} >> 7) ? rx_chunk[63:56] : 8'd0, 8'd0} : {8'd0, 1'({rx_pay_n > 4'd7, rx_pay_n > 4'd6, rx_pay_n > 4'd5, rx_pay_n > 4'd4, rx_pay_n > 4'd3, rx_pay_n > 4'd2, rx_pay_n > 4'd1, rx_pay_n > 4'd0} >> 7) ? rx_chunk[63:56] : 8'd0}};
-  assign rx_l4_sum_d = rx_byte_valid ? (((rx_idx_q == 16'd0) ? 32'd0 : rx_l4_sum_q) + (rx_in_pay ? rx_chunk_sum : (rx_in_l4 ? {16'd0, rx_word_part} : 32'd0))) : rx_l4_sum_q;
-  assign rx_in_opt = rx_byte_valid & (rx_idx_q >= 16'h36) & (rx_idx_q < ({10'd0, rx_thl} + 16'h22));
 
   always_comb begin
     rx_opt_state_d = rx_opt_state_q;
@@ -1231,14 +1233,11 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
 
   assign c0_rx_free = 32'h400 - (c0_rcv_nxt_q - c0_app_rd_q);
   assign c1_rx_free = 32'h400 - (c1_rcv_nxt_q - c1_app_rd_q);
-  assign rx_is_ip = rx_etype == 16'h800;
   assign c0_rx_match = rx_is_ip & (rx_proto == 8'd6) & (rx_dip == csr_ip_value) & (rx_sip == csr_c0_remote_ip_value) & (rx_sport == csr_c0_ports_remote) & (rx_dport == csr_c0_ports_local) & ~((c0_state_q == StClosed) | (c0_state_q == StArp) | (c0_state_q == StIsn));
   assign c1_rx_match = rx_is_ip & (rx_proto == 8'd6) & (rx_dip == csr_ip_value) & (rx_sip == csr_c1_remote_ip_value) & (rx_sport == csr_c1_ports_remote) & (rx_dport == csr_c1_ports_local) & ~((c1_state_q == StClosed) | (c1_state_q == StArp) | (c1_state_q == StIsn));
-  assign rx_latch_conn = rx_byte_valid & (rx_idx_q == 16'h2a);
+  assign rx_latch_conn = rx_byte_valid & (rx_idx_q == 16'h30);
   assign rx_hit_any = c0_rx_match | c1_rx_match;
   assign rx_hit_idx = c0_rx_match ? 1'b0 : (c1_rx_match ? 1'b1 : 1'b0);
-  assign rx_pay_start = {10'd0, rx_thl} + 16'h22;
-  assign rx_in_pay = rx_byte_valid & (rx_idx_q >= 16'h36) & (rx_idx_q >= rx_pay_start) & rx_is_ip & (rx_proto == 8'd6);
   assign rx_conn_hit_d = rx_latch_conn ? rx_hit_any : ((rx_byte_valid & (rx_idx_q == 16'd0)) ? 1'b0 : rx_conn_hit_q);
   assign rx_conn_d = rx_latch_conn ? rx_hit_idx : rx_conn_q;
   assign rx_conn_free_d = rx_latch_conn ? ((rx_hit_idx == 1'b0) ? c0_rx_free : c1_rx_free) : rx_conn_free_q;
@@ -1253,12 +1252,13 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign rx_buf_wr_lane = rx_pseq_q[2:0];
   assign rx_buf_wr_data = 64'({rx_chunk, rx_chunk} >> (7'h40 - {1'b0, {rx_buf_wr_lane, 3'd0}}));
   assign rx_buf_wr_en = 8'({rx_buf_we, rx_buf_we} >> (4'd8 - {1'b0, rx_buf_wr_lane}));
-  assign rx_echo_idx = rx_idx_q - 16'h26;
-  assign rx_echo_we = rx_byte_valid & (rx_idx_q >= 16'h26) & (rx_idx17 < rx_ip_end) & (rx_echo_idx < 16'h40) & rx_is_ip & (rx_proto == 8'd1) & ~echo_pend_q;
+  assign rx_echo_idx = 6'(rx_idx_q - 16'h26);
+  assign rx_echo_on = rx_byte_valid & rx_is_ip & (rx_proto == 8'd1) & ~echo_pend_q;
+  assign rx_echo_we = {rx_chunk_mask[7] & ((rx_idx17 + 17'd7) >= 17'h26) & ((rx_idx17 + 17'd7) < ((rx_ip_end < 17'h66) ? rx_ip_end : 17'h66)), rx_chunk_mask[6] & ((rx_idx17 + 17'd6) >= 17'h26) & ((rx_idx17 + 17'd6) < ((rx_ip_end < 17'h66) ? rx_ip_end : 17'h66)), rx_chunk_mask[5] & ((rx_idx17 + 17'd5) >= 17'h26) & ((rx_idx17 + 17'd5) < ((rx_ip_end < 17'h66) ? rx_ip_end : 17'h66)), rx_chunk_mask[4] & ((rx_idx17 + 17'd4) >= 17'h26) & ((rx_idx17 + 17'd4) < ((rx_ip_end < 17'h66) ? rx_ip_end : 17'h66)), rx_chunk_mask[3] & ((rx_idx17 + 17'd3) >= 17'h26) & ((rx_idx17 + 17'd3) < ((rx_ip_end < 17'h66) ? rx_ip_end : 17'h66)), rx_chunk_mask[2] & ((rx_idx17 + 17'd2) >= 17'h26) & ((rx_idx17 + 17'd2) < ((rx_ip_end < 17'h66) ? rx_ip_end : 17'h66)), rx_chunk_mask[1] & ((rx_idx17 + 17'd1) >= 17'h26) & ((rx_idx17 + 17'd1) < ((rx_ip_end < 17'h66) ? rx_ip_end : 17'h66)), rx_chunk_mask[0] & ((rx_idx17 + 17'd0) >= 17'h26) & ((rx_idx17 + 17'd0) < ((rx_ip_end < 17'h66) ? rx_ip_end : 17'h66))} & {8{rx_echo_on}};
   assign echo_buf_wr_word = rx_echo_idx[5:3];
   assign echo_buf_wr_lane = rx_echo_idx[2:0];
-  assign echo_buf_wr_data = 64'({{56'd0, rx_byte}, {56'd0, rx_byte}} >> (7'h40 - {1'b0, {echo_buf_wr_lane, 3'd0}}));
-  assign echo_buf_wr_en = 8'({{7'd0, rx_echo_we}, {7'd0, rx_echo_we}} >> (4'd8 - {1'b0, echo_buf_wr_lane}));
+  assign echo_buf_wr_data = 64'({rx_chunk, rx_chunk} >> (7'h40 - {1'b0, {echo_buf_wr_lane, 3'd0}}));
+  assign echo_buf_wr_en = 8'({rx_echo_we, rx_echo_we} >> (4'd8 - {1'b0, echo_buf_wr_lane}));
   assign rx_done_d = rx_byte_valid & rx_eof;
   assign rx_len_d = (rx_byte_valid & rx_eof) ? (rx_idx_q + {12'd0, rx_step}) : rx_len_q;
   assign rx_for_us = (rx_dmac == local_mac) | (rx_dmac == 48'hffffffffffff);

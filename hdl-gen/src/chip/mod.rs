@@ -164,10 +164,9 @@
 //! through the width converter (`blocks/axi_upsizer.rs`); a wider one is refused (there is no
 //! downsizer). QoS serves SQ ids 1..`qos.queues`, which the shipped configuration sets to
 //! `nvme.io_queue_pairs` (64); a configuration with fewer QoS queues gets 86h for the rest.
-//! The TCP/IP engine sends a beat a cycle with five idle cycles between frames and receives
-//! about 6 bytes a cycle at MSS 1460 (it parses the headers a byte a cycle; `tcp/mod.rs`,
-//! "Timing"), so NVMe/TCP writes at about 0.95 of the port and reads at about 0.75, where
-//! RoCE moves a beat.
+//! The TCP/IP engine sends a beat a cycle with five idle cycles between frames and receives a
+//! beat a cycle with one more cycle a segment (`tcp/mod.rs`, "Timing"), so NVMe/TCP moves
+//! its data at about 0.93-0.97 of the port, where RoCE moves a beat.
 
 pub mod csr;
 pub mod frame_mux;

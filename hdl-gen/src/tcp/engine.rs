@@ -541,7 +541,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.doc(&format!(
         "TCP/IP engine: {n} TCP connections (active open), ARP, ICMP echo, IPv4 and TCP checksums."
     ));
-    m.doc("Sends 8 bytes a cycle; parses headers a byte a cycle, TCP payload 8 bytes a cycle. See hdl-gen/src/tcp/mod.rs for the contract.");
+    m.doc("Sends and receives 8 bytes a cycle (TCP options a byte a cycle). See hdl-gen/src/tcp/mod.rs for the contract.");
     m.clock();
     m.reset();
     m.group("Ethernet transmit (AXI4-Stream)");
@@ -628,8 +628,8 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.comment(isn_clk.q, "cycles; bits 41:10 are RFC 6528's M");
     m.assign(isn_clk.d, isn_clk.q + 1u64);
 
-    // ------------------------------------------------------------ Ethernet in: a byte a cycle,
-    // the rest of a beat a cycle inside a TCP payload
+    // ------------------------------------------------------------ Ethernet in: a beat a
+    // cycle, but the TCP options a byte a cycle
     let ib_data = m.reg("ib_data", 64, 0);
     let ib_keep = m.reg("ib_keep", 8, 0);
     let ib_last = m.reg("ib_last", 1, 0);
@@ -637,20 +637,17 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let ib_lane = m.reg("ib_lane", 3, 0);
     m.comment(
         ib_lane.q,
-        "the lane of the held beat the parser takes this cycle",
+        "the lane of the held beat the parser takes from this cycle",
     );
-    let keep_after = m.net("ib_keep_after", ib_keep.q.shr_by(ib_lane.q + 1u64));
-    m.comment(keep_after, "keep bits above the current lane");
-    m.unused("ib_keep_after_high", keep_after.slice(7, 1));
-    let fast = m.wire("rx_in_pay", 1);
+    let nkeep = (0..8u32).fold(lit(4, 0), |a, l| a + ib_keep.q.bit(l).zext(4));
+    let nrest = m.net("rx_beat_rest", nkeep - ib_lane.q.zext(4));
+    m.comment(nrest, "bytes of the held beat from the current lane on");
+    let step = m.wire("rx_step", 4);
     m.comment(
-        fast,
-        "inside a TCP segment's payload: the rest of the beat goes this cycle",
+        step,
+        "bytes of the frame taken this cycle: the rest of the beat, but the headers end at byte 54 and the TCP options go a byte a cycle",
     );
-    let lane_last = m.net(
-        "ib_lane_last",
-        ib_lane.q.eq(7u64) | !keep_after.bit(0) | fast,
-    );
+    let lane_last = m.net("ib_lane_last", nrest.le(step));
     m.comment(lane_last, "the held beat is done after this cycle");
     m.assign(rx_ready, !ib_valid.q | lane_last);
     let in_fire = m.net("ib_fire", rx_valid & (!ib_valid.q | lane_last));
@@ -668,20 +665,12 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             c.set(ib_lane.d, 0u64);
         })
         .else_if(ib_valid.q & lane_last, |c| c.set(ib_valid.d, 0u64))
-        .else_if(ib_valid.q, |c| c.set(ib_lane.d, ib_lane.q + 1u64));
+        .else_if(ib_valid.q, |c| {
+            c.set(ib_lane.d, ib_lane.q + step.slice(2, 0))
+        });
     });
     let bv = m.net("rx_byte_valid", ib_valid.q.ex());
-    let b = m.net(
-        "rx_byte",
-        ib_data
-            .q
-            .shr_by(cat([ib_lane.q.ex(), lit(3, 0)]))
-            .slice(7, 0),
-    );
     let eof = m.net("rx_eof", ib_valid.q & lane_last & ib_last.q);
-    let nkeep = (0..8u32).fold(lit(4, 0), |a, l| a + ib_keep.q.bit(l).zext(4));
-    let nrest = m.net("rx_beat_rest", nkeep - ib_lane.q.zext(4));
-    m.comment(nrest, "bytes of the held beat from the current lane on");
     let chunk = m.net(
         "rx_chunk",
         ib_data.q.shr_by(cat([ib_lane.q.ex(), lit(3, 0)])),
@@ -690,14 +679,17 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         chunk,
         "the held beat from the current lane on, that lane's byte in 7:0",
     );
-    let step = m.net("rx_step", mux(fast, nrest.ex(), lit(4, 1)));
-    m.comment(step, "bytes of the frame taken this cycle");
+    let b = m.net("rx_byte", chunk.slice(7, 0));
+    m.comment(
+        b,
+        "the chunk's first byte (the one taken, in the TCP options)",
+    );
 
     // ------------------------------------------------------------ parser
     let ri = m.reg("rx_idx", 16, 0);
     m.comment(
         ri.q,
-        "index of the byte taken this cycle in its frame (saturates)",
+        "index in its frame of the chunk's first byte (saturates); lane ri mod 8, as beats are full but the last",
     );
     m.assign(
         ri.d,
@@ -709,11 +701,15 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     );
     let hdr = m.reg("rx_hdr", RX_HDR * 8, 0);
     m.comment(hdr.q, "the frame's first 54 bytes, byte 0 in bits 7:0");
+    // Byte i of the frame is in lane i mod 8 of its beat (i / 8): a header byte is written
+    // while the held beat is its beat (again, with the same value, while the options of
+    // that beat go a byte a cycle).
     let hdr_next: Vec<Expr> = (0..RX_HDR)
         .map(|i| {
+            let l = i % 8;
             mux(
-                bv & ri.q.eq(u64::from(i)),
-                b.ex(),
+                bv & ri.q.slice(15, 3).eq(u64::from(i / 8)) & ib_keep.q.bit(l),
+                ib_data.q.slice(8 * l + 7, 8 * l),
                 hdr.q.slice(8 * i + 7, 8 * i),
             )
         })
@@ -761,34 +757,79 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.unused("rx_arp_tha", hbe(32, 6));
     m.unused("rx_frag_flags", frag.slice(15, 14));
     m.unused("rx_flags_other", cat([flags.slice(7, 5), flags.bit(3)]));
+    let is_ip = m.net("rx_is_ip", etype.eq(0x0800u64));
+    let is_tcp_hdr = m.net("rx_tcp_frame", is_ip & proto.eq(6u64));
+    m.comment(
+        is_tcp_hdr,
+        "the frame so far is IPv4 carrying TCP (from byte 24 on)",
+    );
 
     let ip_end = m.net("rx_ip_end", totlen.zext(17) + 14u64);
     m.comment(ip_end, "frame offset one past the IPv4 packet");
     let ri17 = m.net("rx_idx17", ri.q.zext(17));
-    // Checksums: the IPv4 header (bytes 14..33), the ICMP/TCP bytes (34 .. ip_end).
-    let word_part = m.net(
-        "rx_word_part",
-        mux(ri.q.bit(0), b.zext(16), cat([b.ex(), lit(8, 0)])),
+    let pay_start = m.net("rx_pay_start", thl.zext(16) + 34u64);
+    // `thl` comes from byte 46, so only from byte 48 on is it this frame's: never before 54
+    // (the shortest TCP header), or a frame after one with a small byte 46 (an ARP frame, an
+    // echo request) has its header bytes written as payload (found against Linux).
+    let fast = m.net(
+        "rx_in_pay",
+        bv & ri.q.ge(54u64) & ri.q.ge(pay_start) & is_tcp_hdr,
     );
     m.comment(
-        word_part,
-        "this byte's place in its 16-bit word (even offsets high)",
+        fast,
+        "inside a TCP segment's payload: the rest of the beat goes this cycle",
     );
-    let ip_sum = m.reg("rx_ip_sum", 32, 0);
-    let in_iph = m.net("rx_in_iph", ri.q.ge(14u64) & ri.q.lt(34u64));
+    let in_opt = m.net(
+        "rx_in_opt",
+        bv & ri.q.ge(54u64) & ri.q.lt(pay_start) & is_tcp_hdr,
+    );
+    m.comment(
+        in_opt,
+        "a TCP option byte is taken this cycle (one a cycle)",
+    );
+    let to_hdr_end = m.net("rx_to_hdr_end", lit(6, 54) - ri.q.slice(5, 0));
     m.assign(
-        ip_sum.d,
+        step,
         mux(
-            bv,
-            mux(ri.q.eq(0u64), lit(32, 0), ip_sum.q.ex())
-                + mux(in_iph, word_part.zext(32), lit(32, 0)),
-            ip_sum.q.ex(),
+            ri.q.lt(54u64),
+            min(nrest.zext(6), to_hdr_end.ex()).slice(3, 0),
+            mux(in_opt, lit(4, 1), nrest.ex()),
         ),
     );
+    let vmask = m.net("rx_chunk_mask", first(&step.ex()));
+    m.comment(vmask, "bit i: the chunk's byte i is taken this cycle");
+    // Byte i of the chunk is at frame offset ri + i.
+    let off: Vec<Expr> = (0..8u32).map(|i| ri17.ex() + u64::from(i)).collect();
+    let in_range = |lo: &Expr, hi: &Expr| -> Expr {
+        cat(off
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(i, o)| vmask.bit(i as u32) & o.ge(lo.clone()) & o.lt(hi.clone())))
+    };
+    // Checksums: the IPv4 header (bytes 14..33), the ICMP/TCP bytes (34 .. ip_end).
+    let ip_mask = m.net("rx_ip_mask", in_range(&lit(17, 14), &lit(17, 34)));
+    m.comment(ip_mask, "bit i: the chunk's byte i is in the IPv4 header");
+    let l4_mask = m.net("rx_l4_mask", in_range(&lit(17, 34), &ip_end.ex()));
+    m.comment(
+        l4_mask,
+        "bit i: the chunk's byte i is in the ICMP message or TCP segment",
+    );
+    let ip_sum = m.reg("rx_ip_sum", 32, 0);
     let l4_sum = m.reg("rx_l4_sum", 32, 0);
-    let in_l4 = m.net("rx_in_l4", ri.q.ge(34u64) & ri17.lt(ip_end));
-    // Inside a TCP payload the chunk's bytes below ip_end (not the Ethernet padding) are summed
-    // and written at once: `pay_n` of them, from byte 0 of the chunk.
+    for (sum, mask) in [(&ip_sum, ip_mask), (&l4_sum, l4_mask)] {
+        m.assign(
+            sum.d,
+            mux(
+                bv,
+                mux(ri.q.eq(0u64), lit(32, 0), sum.q.ex())
+                    + bytes_sum(&chunk.ex(), &mask.ex(), Some(&ri.q.bit(0))),
+                sum.q.ex(),
+            ),
+        );
+    }
+    // Inside a TCP payload the chunk's bytes below ip_end (not the Ethernet padding) are
+    // written at once: `pay_n` of them, from byte 0 of the chunk.
     let pay_left = m.net("rx_pay_left", ip_end.ex() - ri17.ex());
     let pay_n = m.net(
         "rx_pay_n",
@@ -799,24 +840,6 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         ),
     );
     m.comment(pay_n, "payload bytes of the chunk taken this cycle");
-    // Byte i of the chunk is at frame offset ri + i.
-    let chunk_sum = m.net(
-        "rx_chunk_sum",
-        bytes_sum(&chunk.ex(), &first(&pay_n.ex()), Some(&ri.q.bit(0))),
-    );
-    m.assign(
-        l4_sum.d,
-        mux(
-            bv,
-            mux(ri.q.eq(0u64), lit(32, 0), l4_sum.q.ex())
-                + mux(
-                    fast,
-                    chunk_sum.ex(),
-                    mux(in_l4, word_part.zext(32), lit(32, 0)),
-                ),
-            l4_sum.q.ex(),
-        ),
-    );
     // TCP options (SYN-ACK: MSS and window scale).
     let o_st = m.reg("rx_opt_state", 2, 0);
     m.comment(o_st.q, "0 kind, 1 length, 2 data, 3 end of options");
@@ -827,10 +850,6 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let mss_seen = m.reg("rx_mss_seen", 1, 0);
     let ws_in = m.reg("rx_ws", 8, 0);
     let ws_seen = m.reg("rx_ws_seen", 1, 0);
-    let in_opt = m.net(
-        "rx_in_opt",
-        bv & ri.q.ge(54u64) & ri.q.lt(thl.zext(16) + 34u64),
-    );
     m.comb(|c| {
         c.set(o_st.d, o_st.q);
         c.set(o_kind.d, o_kind.q);
@@ -979,7 +998,6 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         .collect();
 
     // ------------------------------------------------------------ connection match, payload
-    let is_ip = m.net("rx_is_ip", etype.eq(0x0800u64));
     let matches: Vec<Sig> = (0..n as usize)
         .map(|c| {
             let k = &conns[c];
@@ -998,7 +1016,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let pm = m.reg("rx_conn_hit", 1, 0);
     m.comment(
         pm.q,
-        "the frame's segment belongs to connection rx_conn (latched at byte 42)",
+        "the frame's segment belongs to connection rx_conn (latched at byte 48)",
     );
     let pc = m.reg("rx_conn", cw, 0);
     let pfree = m.reg("rx_conn_free", 32, 0);
@@ -1009,7 +1027,8 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let prn = m.reg("rx_conn_rcv_nxt", 32, 0);
     let pseq = m.reg("rx_pseq", 32, 0);
     m.comment(pseq.q, "the sequence number of the payload byte taken next");
-    let latch_at = m.net("rx_latch_conn", bv & ri.q.eq(42u64));
+    // Bytes 0..47 are in `rx_hdr` once the beat of bytes 48..55 is held.
+    let latch_at = m.net("rx_latch_conn", bv & ri.q.eq(48u64));
     let hit_any = m.net(
         "rx_hit_any",
         matches
@@ -1023,14 +1042,6 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         (0..n as usize)
             .rev()
             .fold(lit(cw, 0), |a, c| mux(matches[c], lit(cw, c as u128), a)),
-    );
-    let pay_start = m.net("rx_pay_start", thl.zext(16) + 34u64);
-    // `thl` comes from byte 46, so until byte 47 it is the previous frame's: never before 54
-    // (the shortest TCP header), or a frame after one with a small byte 46 (an ARP frame, an
-    // echo request) has its header bytes 43-46 written as payload (found against Linux).
-    m.assign(
-        fast,
-        bv & ri.q.ge(54u64) & ri.q.ge(pay_start) & is_ip & proto.eq(6u64),
     );
     m.assign(
         pm.d,
@@ -1101,17 +1112,22 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         "an echo reply waits or is being sent (its bytes are in echo_buf)",
     );
     let mut echo = Lanes::new(&mut m, "echo_buf", 1, p.echo_bytes);
-    let e_idx = m.net("rx_echo_idx", ri.q.ex() - 38u64);
+    let e_idx = m.net(
+        "rx_echo_idx",
+        (ri.q.ex() - 38u64).slice(clog2(u64::from(p.echo_bytes)) - 1, 0),
+    );
+    m.comment(e_idx, "the echo buffer's offset of the chunk's byte 0");
+    let e_end = min(ip_end.ex(), lit(17, 38 + u128::from(p.echo_bytes)));
+    let e_on = m.net("rx_echo_on", bv & is_ip & proto.eq(1u64) & !e_pend.q);
     let e_we = m.net(
         "rx_echo_we",
-        bv & ri.q.ge(38u64)
-            & ri17.lt(ip_end)
-            & e_idx.lt(u64::from(p.echo_bytes))
-            & is_ip
-            & proto.eq(1u64)
-            & !e_pend.q,
+        in_range(&lit(17, 38), &e_end) & e_on.repeat(8),
     );
-    echo.write(&mut m, None, &e_idx.ex(), &b.zext(64), &e_we.zext(8));
+    m.comment(
+        e_we,
+        "bit i: the chunk's byte i is an echo request's byte after its checksum, kept",
+    );
+    echo.write(&mut m, None, &e_idx.ex(), &chunk.ex(), &e_we.ex());
 
     // ------------------------------------------------------------ the frame's checks
     let cm = m.reg("rx_done", 1, 0);

@@ -46,9 +46,9 @@
 //!
 //! # What it does
 //!
-//! Receive (the headers a byte per cycle, a TCP payload the rest of a beat per cycle, the
-//! frame's checks at its end, in this order; the first that
-//! fails names the counter): a destination MAC neither ours nor broadcast (`drop_other`);
+//! Receive (a beat a cycle, the TCP options a byte a cycle, the frame's checks at its end, in
+//! this order; the first that fails names the counter): a destination MAC neither ours nor
+//! broadcast (`drop_other`);
 //! ARP: an Ethernet/IPv4 request or reply whose target is our address is taken (a request is
 //! answered; the sender is learnt into the cache either way), any other ARP (`drop_other`);
 //! IPv4: version 4 with IHL 5 (options: `drop_malformed`), a total length of at least 20 and
@@ -240,13 +240,17 @@
 //! up to 7 bytes less than its size. `rx` presents up to
 //! eight bytes a cycle: the next beat (of the connection first in turn with bytes and
 //! `rx_space_i`, the same one from after the bytes taken) is read from the buffer in the cycle
-//! the one on `rx` is taken, so beats follow back to back while they are taken. Receiving: the parser
-//! takes a frame's headers a byte per cycle (Ethernet, IPv4, TCP with its options, ARP, ICMP
-//! whole), and from a TCP segment's first payload byte on the rest of a beat per cycle (its
-//! bytes summed and written into the receive buffer at once, the Ethernet padding after a
-//! short segment neither), so a full segment of L bytes takes about 55 + L / 8 cycles. A
-//! connection receives about L / (55 + L / 8) bytes a cycle (6.2 at L = 1460), sends about
-//! 8 L / (L + 94). The next slice: the headers a beat per cycle, for the 10G line rate.
+//! the one on `rx` is taken, so beats follow back to back while they are taken. Receiving: the
+//! parser takes the rest of the held beat each cycle (its bytes summed into the IPv4 and the
+//! ICMP/TCP checksums with masks of the bytes each covers, a header byte kept in `rx_hdr` from
+//! its lane, as beats are full but a frame's last, an echo request's data and a TCP payload
+//! written into their buffers at once, the Ethernet padding after a short segment neither),
+//! but a chunk stops at byte 54 where the shortest headers end, and the TCP options go a byte
+//! a cycle (the option parser is byte-serial; only a SYN-ACK's options are read). The
+//! connection is chosen once bytes 0-47 are in (the beat of bytes 48-55 held). So a full
+//! segment of L bytes with no options takes ceil((L + 54) / 8) + 1 cycles, a cycle more than
+//! its beats: a connection receives about L / (ceil((L + 54) / 8) + 1) bytes a cycle (7.64
+//! at L = 1460, 0.99 of the port) and sends about 8 L / (L + 94).
 
 pub mod engine;
 mod isn;

@@ -250,7 +250,7 @@ pub fn run(check: bool) -> i32 {
                 .map_or(0, |p| p.1)
         };
         println!(
-            "chip: the top built (host bus {} bits, Ethernet port {} bits: RoCEv2, and NVMe/TCP on the TCP/IP engine: a beat a cycle sending, about 6 bytes a cycle receiving) at {CLOCK_MHZ} MHz, host memory reads 50-100 cycles",
+            "chip: the top built (host bus {} bits, Ethernet port {} bits: RoCEv2, and NVMe/TCP on the TCP/IP engine: a beat a cycle each way) at {CLOCK_MHZ} MHz, host memory reads 50-100 cycles",
             bits("m_axi_wdata_o"),
             bits("m_axis_tdata_o"),
         );
