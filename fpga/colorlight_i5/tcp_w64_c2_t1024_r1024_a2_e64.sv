@@ -189,6 +189,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [1:0]   c0_reason_d;
   logic [31:0]  c0_iss_q;
   logic [31:0]  c0_iss_d;
+  logic         c0_seq_used_q;
+  logic         c0_seq_used_d;
   logic [31:0]  c0_snd_una_q;
   logic [31:0]  c0_snd_una_d;
   logic [31:0]  c0_snd_nxt_q;
@@ -295,6 +297,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [1:0]   c1_reason_d;
   logic [31:0]  c1_iss_q;
   logic [31:0]  c1_iss_d;
+  logic         c1_seq_used_q;
+  logic         c1_seq_used_d;
   logic [31:0]  c1_snd_una_q;
   logic [31:0]  c1_snd_una_d;
   logic [31:0]  c1_snd_nxt_q;
@@ -874,6 +878,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic         c0_challenge;           // a challenge ACK is owed: that RST, a SYN, or an ACK outside the acceptable range
   logic [31:0]  c0_snd_nxt_after;
   logic         c0_isn_done;
+  logic [31:0]  c0_iss_next;            // M + F, or SND.MAX + 1 of the previous incarnation if M + F lies in [its ISS, its SND.MAX]
   logic         c0_rx_pop;
   logic         c0_tx_push;
   logic         c1_seg;                 // a good segment of this connection ends this cycle
@@ -928,6 +933,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic         c1_challenge;           // a challenge ACK is owed: that RST, a SYN, or an ACK outside the acceptable range
   logic [31:0]  c1_snd_nxt_after;
   logic         c1_isn_done;
+  logic [31:0]  c1_iss_next;            // M + F, or SND.MAX + 1 of the previous incarnation if M + F lies in [its ISS, its SND.MAX]
   logic         c1_rx_pop;
   logic         c1_tx_push;
   logic [31:0]  cnt_seg_in_q;
@@ -1697,6 +1703,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign c0_challenge = c0_rst_challenge | (c0_seg & ((c0_state_q == StEstab) | (c0_state_q == StFinWait1) | (c0_state_q == StFinWait2) | (c0_state_q == StClosing) | (c0_state_q == StTimeWait) | (c0_state_q == StCloseWait) | (c0_state_q == StLastAck)) & ~rx_flags[2] & (rx_flags[1] | (rx_flags[4] & (c0_ack_beyond | c0_ack_too_old))));
   assign c0_snd_nxt_after = c0_snd_nxt_q + {16'd0, c0_tx_seg_len};
   assign c0_isn_done = isn_done & (isn_conn_q == 1'b0);
+  assign c0_iss_next = (c0_seq_used_q & ((isn_value - c0_iss_q) <= (c0_snd_max_q - c0_iss_q))) ? (c0_snd_max_q + 32'd1) : isn_value;
   assign c0_rx_pop = app_rx_pop & (app_rx_conn_q == 1'b0);
   assign c0_tx_push = app_tx_write & (app_tx_conn_q == 1'b0);
 
@@ -1705,6 +1712,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
     c0_failed_d = c0_failed_q;
     c0_reason_d = c0_reason_q;
     c0_iss_d = c0_iss_q;
+    c0_seq_used_d = c0_seq_used_q;
     c0_snd_una_d = c0_snd_una_q;
     c0_snd_nxt_d = c0_snd_nxt_q;
     c0_snd_max_d = c0_snd_max_q;
@@ -2025,11 +2033,12 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
         end
         StIsn: begin
           if (c0_isn_done) begin
-            c0_iss_d = isn_value;
-            c0_snd_una_d = isn_value;
-            c0_snd_nxt_d = isn_value;
-            c0_snd_max_d = isn_value;
-            c0_app_wr_d = isn_value + 32'd1;
+            c0_iss_d = c0_iss_next;
+            c0_seq_used_d = 1'b1;
+            c0_snd_una_d = c0_iss_next;
+            c0_snd_nxt_d = c0_iss_next;
+            c0_snd_max_d = c0_iss_next;
+            c0_app_wr_d = c0_iss_next + 32'd1;
             c0_app_wr_sum_d = 16'd0;
             c0_tx_young_d = 1'b1;
             c0_state_d = StSynSent;
@@ -2052,7 +2061,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
             c0_dup_owed_d = 2'd0;
             c0_dupacks_d = 2'd0;
             c0_in_recovery_d = 1'b0;
-            c0_recover_d = isn_value;
+            c0_recover_d = c0_iss_next;
             c0_fr_pend_d = 1'b0;
           end
         end
@@ -2121,6 +2130,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign c1_challenge = c1_rst_challenge | (c1_seg & ((c1_state_q == StEstab) | (c1_state_q == StFinWait1) | (c1_state_q == StFinWait2) | (c1_state_q == StClosing) | (c1_state_q == StTimeWait) | (c1_state_q == StCloseWait) | (c1_state_q == StLastAck)) & ~rx_flags[2] & (rx_flags[1] | (rx_flags[4] & (c1_ack_beyond | c1_ack_too_old))));
   assign c1_snd_nxt_after = c1_snd_nxt_q + {16'd0, c1_tx_seg_len};
   assign c1_isn_done = isn_done & (isn_conn_q == 1'b1);
+  assign c1_iss_next = (c1_seq_used_q & ((isn_value - c1_iss_q) <= (c1_snd_max_q - c1_iss_q))) ? (c1_snd_max_q + 32'd1) : isn_value;
   assign c1_rx_pop = app_rx_pop & (app_rx_conn_q == 1'b1);
   assign c1_tx_push = app_tx_write & (app_tx_conn_q == 1'b1);
 
@@ -2129,6 +2139,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
     c1_failed_d = c1_failed_q;
     c1_reason_d = c1_reason_q;
     c1_iss_d = c1_iss_q;
+    c1_seq_used_d = c1_seq_used_q;
     c1_snd_una_d = c1_snd_una_q;
     c1_snd_nxt_d = c1_snd_nxt_q;
     c1_snd_max_d = c1_snd_max_q;
@@ -2449,11 +2460,12 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
         end
         StIsn: begin
           if (c1_isn_done) begin
-            c1_iss_d = isn_value;
-            c1_snd_una_d = isn_value;
-            c1_snd_nxt_d = isn_value;
-            c1_snd_max_d = isn_value;
-            c1_app_wr_d = isn_value + 32'd1;
+            c1_iss_d = c1_iss_next;
+            c1_seq_used_d = 1'b1;
+            c1_snd_una_d = c1_iss_next;
+            c1_snd_nxt_d = c1_iss_next;
+            c1_snd_max_d = c1_iss_next;
+            c1_app_wr_d = c1_iss_next + 32'd1;
             c1_app_wr_sum_d = 16'd0;
             c1_tx_young_d = 1'b1;
             c1_state_d = StSynSent;
@@ -2476,7 +2488,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
             c1_dup_owed_d = 2'd0;
             c1_dupacks_d = 2'd0;
             c1_in_recovery_d = 1'b0;
-            c1_recover_d = isn_value;
+            c1_recover_d = c1_iss_next;
             c1_fr_pend_d = 1'b0;
           end
         end
@@ -2541,6 +2553,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       c0_failed_q <= 1'b0;
       c0_reason_q <= 2'd0;
       c0_iss_q <= 32'd0;
+      c0_seq_used_q <= 1'b0;
       c0_snd_una_q <= 32'd0;
       c0_snd_nxt_q <= 32'd0;
       c0_snd_max_q <= 32'd0;
@@ -2594,6 +2607,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       c1_failed_q <= 1'b0;
       c1_reason_q <= 2'd0;
       c1_iss_q <= 32'd0;
+      c1_seq_used_q <= 1'b0;
       c1_snd_una_q <= 32'd0;
       c1_snd_nxt_q <= 32'd0;
       c1_snd_max_q <= 32'd0;
@@ -2758,6 +2772,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       c0_failed_q <= c0_failed_d;
       c0_reason_q <= c0_reason_d;
       c0_iss_q <= c0_iss_d;
+      c0_seq_used_q <= c0_seq_used_d;
       c0_snd_una_q <= c0_snd_una_d;
       c0_snd_nxt_q <= c0_snd_nxt_d;
       c0_snd_max_q <= c0_snd_max_d;
@@ -2811,6 +2826,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       c1_failed_q <= c1_failed_d;
       c1_reason_q <= c1_reason_d;
       c1_iss_q <= c1_iss_d;
+      c1_seq_used_q <= c1_seq_used_d;
       c1_snd_una_q <= c1_snd_una_d;
       c1_snd_nxt_q <= c1_snd_nxt_d;
       c1_snd_max_q <= c1_snd_max_d;

@@ -452,6 +452,7 @@ struct Conn {
     failed: Reg,
     reason: Reg,
     iss: Reg,
+    used: Reg,
     snd_una: Reg,
     snd_nxt: Reg,
     snd_max: Reg,
@@ -910,6 +911,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             failed: r(&mut m, "failed", 1),
             reason: r(&mut m, "reason", 2),
             iss: r(&mut m, "iss", 32),
+            used: r(&mut m, "seq_used", 1),
             snd_una: r(&mut m, "snd_una", 32),
             snd_nxt: r(&mut m, "snd_nxt", 32),
             snd_max: r(&mut m, "snd_max", 32),
@@ -2928,6 +2930,20 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         let hit_mac_c = hit_mac[c];
         let alat = latch_arp[c];
         let isn_here = m.net(&format!("c{c}_isn_done"), isn_fin & isn_conn.q.eq(c as u64));
+        // RFC 9293 3.4.1: no segment of a new incarnation may carry a sequence number an old
+        // segment of the previous one (same 4-tuple, still in the network) may carry. The ISN
+        // clock moves 1 per 1024 cycles, far slower than the engine sends, so M + F of a
+        // reopened connection often falls inside the range the last one used; then the ISS is
+        // one past that range (as stacks do when they reuse a 4-tuple, RFC 6191).
+        let in_old = k.used.q & (isn_val.ex() - k_iss.q.ex()).le(k_max.q.ex() - k_iss.q.ex());
+        let iss_next = m.net(
+            &format!("c{c}_iss_next"),
+            mux(in_old, k_max.q.ex() + 1u64, isn_val.ex()),
+        );
+        m.comment(
+            iss_next,
+            "M + F, or SND.MAX + 1 of the previous incarnation if M + F lies in [its ISS, its SND.MAX]",
+        );
         let rpop = m.net(&format!("c{c}_rx_pop"), r_pop & r_conn.q.eq(c as u64));
         let wpush = m.net(&format!("c{c}_tx_push"), app_w & u_conn.q.eq(c as u64));
         let syn_ack = f_syn.clone() & f_ack.clone() & ack_ok_syn.clone() & !f_rst.clone();
@@ -2938,6 +2954,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                 &k.failed,
                 &k.reason,
                 &k.iss,
+                &k.used,
                 &k.snd_una,
                 &k.snd_nxt,
                 &k.snd_max,
@@ -3303,11 +3320,12 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                     });
                     a.arm(s("StIsn"), |b| {
                         b.if_(isn_here, |b| {
-                            b.set(k.iss.d, isn_val);
-                            b.set(k_una.d, isn_val);
-                            b.set(k_nxt.d, isn_val);
-                            b.set(k_max.d, isn_val);
-                            b.set(k.wr.d, isn_val.ex() + 1u64);
+                            b.set(k.iss.d, iss_next);
+                            b.set(k.used.d, 1u64);
+                            b.set(k_una.d, iss_next);
+                            b.set(k_nxt.d, iss_next);
+                            b.set(k_max.d, iss_next);
+                            b.set(k.wr.d, iss_next.ex() + 1u64);
                             b.set(k.wsum.d, 0u64);
                             b.set(k.young.d, 1u64);
                             b.set(k.st.d, s("StSynSent"));
@@ -3330,7 +3348,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                             b.set(k.dup_owed.d, 0u64);
                             b.set(k.dupacks.d, 0u64);
                             b.set(k.in_rec.d, 0u64);
-                            b.set(k.recover.d, isn_val);
+                            b.set(k.recover.d, iss_next);
                             b.set(k.fr_pend.d, 0u64);
                         });
                     });

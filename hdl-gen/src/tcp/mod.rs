@@ -81,7 +81,12 @@
 //! - ISN (RFC 6528): ISN = M + F(local IP, remote IP, local port, remote port, key), M a clock
 //!   counting cycles / 1024 (4 µs at 250 MHz), F the HalfSipHash-2-4 rounds over the three
 //!   32-bit words of the 4-tuple with the 64-bit key of the `isn_key` CSRs, computed a round per
-//!   cycle (10 cycles).
+//!   cycle (10 cycles). A connection that opens again keeps clear of its previous incarnation's
+//!   sequence numbers (RFC 9293 3.4.1; old segments of the same 4-tuple may still be in the
+//!   network, and the engine answers them with a RST at their ACK number): when M + F lies in
+//!   [its last ISS, its last SND.MAX] the ISS is that SND.MAX + 1, as stacks do when they reuse
+//!   a 4-tuple (RFC 6191). The clock moves far slower than the engine sends, so this is the
+//!   common case for a reopen.
 //! - Sending: bytes of `tx` go to the connection's transmit buffer (a RAM of `tx_bytes`,
 //!   addressed by sequence number) and stay there until acknowledged and no segment being
 //!   generated still reads them (an ACK during a segment's checksum pass or transmission does
@@ -209,6 +214,7 @@
 //! | Timestamps option, PAWS | 7323 | declined |
 //! | SACK | 2018 | declined |
 //! | ISN from a keyed function of the 4-tuple plus a clock | 6528 | done (HalfSipHash rounds) |
+//! | A reopened connection's ISS past its last incarnation's SND.MAX | 9293 3.4.1, 6191 | done |
 //! | Retransmission timer: SRTT/RTTVAR, Karn, backoff, minimum, retry limit | 6298 | done |
 //! | Cumulative ACK, peer window respected, window update after the consumer drains | 9293 | done |
 //! | Receiver silly-window avoidance (the edge held exactly, moved by min(rx/2, MSS)) | 9293 3.8.6.2.2 | done |

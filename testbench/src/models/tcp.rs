@@ -111,6 +111,8 @@ pub struct ConnView {
     pub max_edge: Option<u32>,
     /// The peer sent a RST on this connection (the engine's side may be CLOSED since).
     pub peer_rst: bool,
+    /// The previous incarnation of this connection (same 4-tuple): its ISS and SND.MAX.
+    pub prev: Option<(u32, u32)>,
 }
 
 /// A TCP segment the peer sent to the engine's address: the fields a RST for no connection
@@ -229,6 +231,17 @@ impl EngineView {
             peer_segs: VecDeque::new(),
             closed_rsts: 0,
         }
+    }
+
+    /// Connection `c` is CLOSED and opens again on the same 4-tuple: what the checker knew of
+    /// it is forgotten but for the sequence numbers its last incarnation used, up to
+    /// `snd_max` (the next sequence number it would have sent).
+    pub fn reopen(&mut self, c: usize, snd_max: u32) {
+        let prev = self.conns[c].iss.map(|iss| (iss, snd_max));
+        self.conns[c] = ConnView {
+            prev,
+            ..ConnView::default()
+        };
     }
 
     /// A frame the peer sent (before the link's faults): its TCP sequence space.
@@ -409,12 +422,42 @@ fn check_tcp(
                     u32::from_be_bytes(PEER_IP),
                     lport << 16 | 4420,
                 ];
-                let m = seq.wrapping_sub(half_siphash(key.0, key.1, &words));
+                // RFC 6528: ISN = M + F(4-tuple, key), M the clock (1 per 1024 cycles here; the
+                // SYN may leave up to 16 ticks after its ISN was drawn). RFC 9293 3.4.1: a new
+                // incarnation of a 4-tuple carries no sequence number its previous one used,
+                // so when M + F falls in [old ISS, old SND.MAX] the ISS is old SND.MAX + 1.
+                let f = half_siphash(key.0, key.1, &words);
                 let clock = (cycle >> 10) as u32;
-                if clock.wrapping_sub(m) > 16 {
-                    return Err(format!(
-                        "ISN {seq:#x}: minus F is {m:#x}, not the clock ({clock:#x}) of RFC 6528"
-                    ));
+                let m = seq.wrapping_sub(f);
+                let in_old = |x: u32| {
+                    k.prev
+                        .is_some_and(|(pi, pm)| x.wrapping_sub(pi) <= pm.wrapping_sub(pi))
+                };
+                match k.prev {
+                    Some((pi, pm)) if seq == pm.wrapping_add(1) => {
+                        if !(0..=16u32).any(|d| in_old(f.wrapping_add(clock.wrapping_sub(d)))) {
+                            return Err(format!(
+                                "ISS {seq:#x} is the previous incarnation's SND.MAX + 1, but M + F \
+                                 ({:#x}) lies outside its range [{pi:#x}, {pm:#x}]",
+                                f.wrapping_add(clock)
+                            ));
+                        }
+                    }
+                    _ => {
+                        if clock.wrapping_sub(m) > 16 {
+                            return Err(format!(
+                                "ISN {seq:#x}: minus F is {m:#x}, not the clock ({clock:#x}) of \
+                                 RFC 6528"
+                            ));
+                        }
+                        if in_old(seq) {
+                            return Err(format!(
+                                "ISS {seq:#x} lies in the range its connection's previous \
+                                 incarnation used ({:x?}: ISS, SND.MAX): RFC 9293 3.4.1",
+                                k.prev
+                            ));
+                        }
+                    }
                 }
                 k.iss = Some(seq);
             }

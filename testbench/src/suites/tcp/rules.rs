@@ -60,6 +60,9 @@
 //! (`rst_out` 1, `rst_in` 0). Then the other connection opens: its ARP lookup must hit the
 //! cache (no ARP request), so its SYN goes to the MAC the cache kept for the peer (a
 //! connection keeps the MAC it resolved, so only a new lookup shows an overwritten entry).
+//! Last, the first connection opens again on the same 4-tuple: its new ISS must lie past its
+//! last incarnation's SND.MAX (RFC 9293 3.4.1), and `models::tcp` checks it is M + F or, when
+//! M + F falls in the old range, that SND.MAX + 1.
 //! Every engine frame also passes `models::tcp`'s golden check, window rules included.
 
 use super::{
@@ -1322,6 +1325,31 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             "the other connection's open: {} ARP requests, then {syn:?} (want a SYN from the \
              ARP cache)",
             s.arp_req - reqs
+        ));
+    }
+
+    // 5. The first connection opens again on the same 4-tuple: its ISS must lie past every
+    // sequence number its last incarnation used (RFC 9293 3.4.1; `models::tcp` checks which
+    // value: M + F, or SND.MAX + 1 when M + F falls in the old range). The other connection's
+    // SYN is not retransmitted this soon (the RTO is far longer).
+    s.env.view.reopen(c, stream_end);
+    s.env.write(creg(c, 8), 1);
+    let syn = s.next_seg(5000, "the first connection's SYN when it opens again")?;
+    let sport = s
+        .env
+        .engine_frames
+        .last()
+        .map(|f| u16::from_be_bytes([f[34], f[35]]));
+    if syn.flags != 0x02 || sport != Some((LOCAL_PORT_BASE + c as u32) as u16) {
+        return Err(format!(
+            "the first connection opened again: {syn:?} from port {sport:?}, want its SYN"
+        ));
+    }
+    if syn.seq.wrapping_sub(stream_end) as i32 <= 0 {
+        return Err(format!(
+            "the first connection's new ISS {:#x} is not past its last incarnation's SND.MAX \
+             {stream_end:#x}",
+            syn.seq
         ));
     }
     Ok(())
