@@ -253,6 +253,7 @@ impl Component for TcpLink {
     fn sample(&mut self, cycle: u64) {
         let sent: Vec<(u64, Vec<u8>)> = self.wire.borrow_mut().to_tcp.drain(..).collect();
         for (seen, f) in sent {
+            dbg_frame(cycle, "chip->", &f);
             if let Some((tx, _)) = &mut self.activity {
                 if tcp_ports(&f).is_some_and(|p| p.2 > 0) {
                     tx.push(seen);
@@ -281,6 +282,9 @@ impl Component for TcpLink {
             self.poll(cycle);
         }
         let out = std::mem::take(&mut self.dev.tx);
+        for f in &out {
+            dbg_frame(cycle, "<-peer", f);
+        }
         self.wire.borrow_mut().from_tcp.extend(out);
         if let Some((_, rx)) = &mut self.activity {
             rx.clone_from(&self.wire.borrow().delivered);
@@ -417,4 +421,27 @@ pub fn write_data(t: &Target, cid: u16, len: usize) -> Result<Vec<u8>, String> {
         }
     }
     assemble(len, &pieces, &format!("Write data of CID {cid:#x}"))
+}
+
+/// With `CHIP_DEBUG` set, one line per frame between the chip and smoltcp: the cycle, the
+/// direction, and a TCP segment's ports, flags, sequence and acknowledgment numbers and
+/// payload length.
+fn dbg_frame(cycle: u64, dir: &str, f: &[u8]) {
+    if std::env::var_os("CHIP_DEBUG").is_none() {
+        return;
+    }
+    if let Some((sp, dp, len)) = crate::suites::tcp::tcp_ports(f) {
+        let t = 14 + usize::from(f[14] & 15) * 4;
+        let seq = u32::from_be_bytes(f[t + 4..t + 8].try_into().unwrap());
+        let ack = u32::from_be_bytes(f[t + 8..t + 12].try_into().unwrap());
+        let fl = f[t + 13];
+        eprintln!("{cycle} {dir} {sp}->{dp} fl {fl:#04x} seq {seq:#x} ack {ack:#x} len {len}");
+    } else {
+        eprintln!(
+            "{cycle} {dir} non-tcp len {} type {:02x}{:02x}",
+            f.len(),
+            f[12],
+            f[13]
+        );
+    }
 }
