@@ -565,6 +565,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [31:0]  c0_send_wnd;
   logic [31:0]  c0_tx_room;             // bytes the peer's window and the congestion window still allow
   logic [15:0]  c0_mss;
+  logic [31:0]  c0_tx_usable;           // RFC 9293's usable window U: what the peer's window still allows
+  logic         c0_sws_hold;            // sender SWS avoidance: more waits than U allows, and U is under an MSS and under half MAX.SND.WND
   logic [15:0]  c0_tx_len;
   logic         c0_want_rst;
   logic         c0_want_syn;
@@ -592,6 +594,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [31:0]  c1_send_wnd;
   logic [31:0]  c1_tx_room;             // bytes the peer's window and the congestion window still allow
   logic [15:0]  c1_mss;
+  logic [31:0]  c1_tx_usable;           // RFC 9293's usable window U: what the peer's window still allows
+  logic         c1_sws_hold;            // sender SWS avoidance: more waits than U allows, and U is under an MSS and under half MAX.SND.WND
   logic [15:0]  c1_tx_len;
   logic         c1_want_rst;
   logic         c1_want_syn;
@@ -829,7 +833,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic         c0_seg;                 // a good segment of this connection ends this cycle
   logic         c0_outstanding;
   logic         c0_rto_run;
-  logic         c0_persist_run;         // bytes wait for a closed window: the timer runs for a probe
+  logic         c0_persist_run;         // bytes wait for a closed window (the timer runs for a probe) or for a larger one (SWS avoidance's override timeout)
   logic         c0_tmr_run;
   logic         c0_rto_expired;
   logic         c0_give_up;
@@ -884,7 +888,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic         c1_seg;                 // a good segment of this connection ends this cycle
   logic         c1_outstanding;
   logic         c1_rto_run;
-  logic         c1_persist_run;         // bytes wait for a closed window: the timer runs for a probe
+  logic         c1_persist_run;         // bytes wait for a closed window (the timer runs for a probe) or for a larger one (SWS avoidance's override timeout)
   logic         c1_tmr_run;
   logic         c1_rto_expired;
   logic         c1_give_up;
@@ -1369,7 +1373,9 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign c0_send_wnd = (c0_snd_wnd_q < c0_cwnd_q) ? c0_snd_wnd_q : c0_cwnd_q;
   assign c0_tx_room = 1'(((c0_snd_una_q + c0_send_wnd) - c0_snd_nxt_q) >> 31) ? 32'd0 : ((c0_snd_una_q + c0_send_wnd) - c0_snd_nxt_q);
   assign c0_mss = (csr_mss_bytes < c0_peer_mss_q) ? csr_mss_bytes : c0_peer_mss_q;
-  assign c0_tx_len = 16'((((c0_tx_avail < c0_tx_room) ? c0_tx_avail : c0_tx_room) < {16'd0, c0_mss}) ? ((c0_tx_avail < c0_tx_room) ? c0_tx_avail : c0_tx_room) : {16'd0, c0_mss});
+  assign c0_tx_usable = 1'(((c0_snd_una_q + c0_snd_wnd_q) - c0_snd_nxt_q) >> 31) ? 32'd0 : ((c0_snd_una_q + c0_snd_wnd_q) - c0_snd_nxt_q);
+  assign c0_sws_hold = ~c0_probe_q & (1'((c0_snd_nxt_q - c0_snd_max_q) >> 31) == 1'b0) & (c0_tx_avail > c0_tx_usable) & (c0_tx_usable < {16'd0, c0_mss}) & (c0_tx_usable < (c0_max_snd_wnd_q >> 1));
+  assign c0_tx_len = c0_sws_hold ? 16'd0 : 16'((((c0_tx_avail < c0_tx_room) ? c0_tx_avail : c0_tx_room) < {16'd0, c0_mss}) ? ((c0_tx_avail < c0_tx_room) ? c0_tx_avail : c0_tx_room) : {16'd0, c0_mss});
   assign c0_want_rst = c0_rst_pend_q;
   assign c0_want_syn = (c0_state_q == StSynSent) & (c0_snd_nxt_q == c0_iss_q);
   assign c0_tx_len_probe = (c0_probe_q & (c0_tx_len == 16'd0) & (c0_tx_avail != 32'd0)) ? 16'd1 : c0_tx_len;
@@ -1396,7 +1402,9 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign c1_send_wnd = (c1_snd_wnd_q < c1_cwnd_q) ? c1_snd_wnd_q : c1_cwnd_q;
   assign c1_tx_room = 1'(((c1_snd_una_q + c1_send_wnd) - c1_snd_nxt_q) >> 31) ? 32'd0 : ((c1_snd_una_q + c1_send_wnd) - c1_snd_nxt_q);
   assign c1_mss = (csr_mss_bytes < c1_peer_mss_q) ? csr_mss_bytes : c1_peer_mss_q;
-  assign c1_tx_len = 16'((((c1_tx_avail < c1_tx_room) ? c1_tx_avail : c1_tx_room) < {16'd0, c1_mss}) ? ((c1_tx_avail < c1_tx_room) ? c1_tx_avail : c1_tx_room) : {16'd0, c1_mss});
+  assign c1_tx_usable = 1'(((c1_snd_una_q + c1_snd_wnd_q) - c1_snd_nxt_q) >> 31) ? 32'd0 : ((c1_snd_una_q + c1_snd_wnd_q) - c1_snd_nxt_q);
+  assign c1_sws_hold = ~c1_probe_q & (1'((c1_snd_nxt_q - c1_snd_max_q) >> 31) == 1'b0) & (c1_tx_avail > c1_tx_usable) & (c1_tx_usable < {16'd0, c1_mss}) & (c1_tx_usable < (c1_max_snd_wnd_q >> 1));
+  assign c1_tx_len = c1_sws_hold ? 16'd0 : 16'((((c1_tx_avail < c1_tx_room) ? c1_tx_avail : c1_tx_room) < {16'd0, c1_mss}) ? ((c1_tx_avail < c1_tx_room) ? c1_tx_avail : c1_tx_room) : {16'd0, c1_mss});
   assign c1_want_rst = c1_rst_pend_q;
   assign c1_want_syn = (c1_state_q == StSynSent) & (c1_snd_nxt_q == c1_iss_q);
   assign c1_tx_len_probe = (c1_probe_q & (c1_tx_len == 16'd0) & (c1_tx_avail != 32'd0)) ? 16'd1 : c1_tx_len;
@@ -1654,7 +1662,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign c0_seg = rx_seg_ok & (rx_conn_q == 1'b0);
   assign c0_outstanding = c0_snd_una_q != c0_snd_max_q;
   assign c0_rto_run = c0_outstanding & ((c0_state_q == StSynSent) | (c0_state_q == StEstab) | (c0_state_q == StFinWait1) | (c0_state_q == StClosing) | (c0_state_q == StCloseWait) | (c0_state_q == StLastAck));
-  assign c0_persist_run = ((c0_state_q == StEstab) | (c0_state_q == StCloseWait)) & ~c0_outstanding & ~c0_probe_q & (c0_tx_avail != 32'd0) & (c0_tx_room == 32'd0);
+  assign c0_persist_run = ((c0_state_q == StEstab) | (c0_state_q == StCloseWait)) & ~c0_outstanding & ~c0_probe_q & (c0_tx_avail != 32'd0) & ((c0_tx_room == 32'd0) | c0_sws_hold);
   assign c0_tmr_run = ((c0_state_q == StArp) & ~c0_arp_due_q) | c0_rto_run | c0_persist_run | (c0_state_q == StTimeWait);
   assign c0_rto_expired = (c0_rto_run | c0_persist_run) & (c0_tmr_q >= c0_rto_q) & ~c0_seg & ~c0_tx_latch;
   assign c0_give_up = c0_retries_q >= csr_retries_tcp;
@@ -1981,7 +1989,9 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       c0_retries_d = c0_retries_q + 8'd1;
     end else if (c0_rto_expired & ~c0_outstanding) begin
       c0_probe_d = 1'b1;
-      c0_rto_d = c0_rto_backoff;
+      if (c0_tx_room == 32'd0) begin
+        c0_rto_d = c0_rto_backoff;
+      end
       c0_tmr_d = 16'd0;
     end else if (c0_rto_expired) begin
       if (c0_give_up) begin
@@ -2081,7 +2091,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign c1_seg = rx_seg_ok & (rx_conn_q == 1'b1);
   assign c1_outstanding = c1_snd_una_q != c1_snd_max_q;
   assign c1_rto_run = c1_outstanding & ((c1_state_q == StSynSent) | (c1_state_q == StEstab) | (c1_state_q == StFinWait1) | (c1_state_q == StClosing) | (c1_state_q == StCloseWait) | (c1_state_q == StLastAck));
-  assign c1_persist_run = ((c1_state_q == StEstab) | (c1_state_q == StCloseWait)) & ~c1_outstanding & ~c1_probe_q & (c1_tx_avail != 32'd0) & (c1_tx_room == 32'd0);
+  assign c1_persist_run = ((c1_state_q == StEstab) | (c1_state_q == StCloseWait)) & ~c1_outstanding & ~c1_probe_q & (c1_tx_avail != 32'd0) & ((c1_tx_room == 32'd0) | c1_sws_hold);
   assign c1_tmr_run = ((c1_state_q == StArp) & ~c1_arp_due_q) | c1_rto_run | c1_persist_run | (c1_state_q == StTimeWait);
   assign c1_rto_expired = (c1_rto_run | c1_persist_run) & (c1_tmr_q >= c1_rto_q) & ~c1_seg & ~c1_tx_latch;
   assign c1_give_up = c1_retries_q >= csr_retries_tcp;
@@ -2408,7 +2418,9 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
       c1_retries_d = c1_retries_q + 8'd1;
     end else if (c1_rto_expired & ~c1_outstanding) begin
       c1_probe_d = 1'b1;
-      c1_rto_d = c1_rto_backoff;
+      if (c1_tx_room == 32'd0) begin
+        c1_rto_d = c1_rto_backoff;
+      end
       c1_tmr_d = 16'd0;
     end else if (c1_rto_expired) begin
       if (c1_give_up) begin

@@ -1453,6 +1453,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         arp: Sig,
         avail: Sig,
         room: Sig,
+        sws: Sig,
         mss: Sig,
     }
     let mut wants: Vec<Want> = Vec::new();
@@ -1490,9 +1491,41 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             "bytes the peer's window and the congestion window still allow",
         );
         let mss_eff = m.net(&format!("c{c}_mss"), min(mss_csr.ex(), k.peer_mss.q.ex()));
+        // RFC 9293 3.8.6.2.1 (sender SWS avoidance, MUST-38), with its usable window U =
+        // SND.UNA + SND.WND - SND.NXT (the peer's window alone; the congestion window bounds
+        // the length, not this choice): new data goes when a full segment fits U, or
+        // everything waiting fits (every byte is pushed: no Nagle), or U is at least half the
+        // largest window the peer has offered; otherwise it waits for the window to open, or
+        // for the override timeout (the persist timer, then `probe`). Retransmissions
+        // (SND.NXT behind SND.MAX) are not held.
+        let usable_raw = k.snd_una.q.ex() + k.snd_wnd.q.ex() - k.snd_nxt.q.ex();
+        let usable = m.net(
+            &format!("c{c}_tx_usable"),
+            mux(usable_raw.bit(31), lit(32, 0), usable_raw),
+        );
+        m.comment(
+            usable,
+            "RFC 9293's usable window U: what the peer's window still allows",
+        );
+        let sws = m.net(
+            &format!("c{c}_sws_hold"),
+            !k.probe.q
+                & seq_ge(&k.snd_nxt.q.ex(), &k.snd_max.q.ex())
+                & avail.gt(usable)
+                & usable.lt(mss_eff.zext(32))
+                & usable.lt(k.max_wnd.q.ex() >> 1u32),
+        );
+        m.comment(
+            sws,
+            "sender SWS avoidance: more waits than U allows, and U is under an MSS and under half MAX.SND.WND",
+        );
         let len = m.net(
             &format!("c{c}_tx_len"),
-            min(min(avail.ex(), room.ex()), mss_eff.zext(32)).slice(15, 0),
+            mux(
+                sws,
+                lit(16, 0),
+                min(min(avail.ex(), room.ex()), mss_eff.zext(32)).slice(15, 0),
+            ),
         );
         let rst = m.net(&format!("c{c}_want_rst"), k.rst_pend.q.ex());
         let syn = m.net(
@@ -1662,6 +1695,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             arp,
             avail,
             room,
+            sws,
             mss: mss_eff,
         });
     }
@@ -2576,11 +2610,11 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                 & !outstanding
                 & !k.probe.q
                 & w.avail.ne(0u64)
-                & w.room.eq(0u64),
+                & (w.room.eq(0u64) | w.sws),
         );
         m.comment(
             persist,
-            "bytes wait for a closed window: the timer runs for a probe",
+            "bytes wait for a closed window (the timer runs for a probe) or for a larger one (SWS avoidance's override timeout)",
         );
         let tmr_run = m.net(
             &format!("c{c}_tmr_run"),
@@ -3260,8 +3294,10 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                 b.set(k.retries.d, k.retries.q + 1u64);
             })
             .else_if(expire & !outstanding, |b| {
+                // A zero-window probe backs the timer off (RFC 9293 3.8.6.1); SWS avoidance's
+                // override is no loss, and sends what fits.
                 b.set(k.probe.d, 1u64);
-                b.set(k.rto.d, rto_back);
+                b.if_(w.room.eq(0u64), |b| b.set(k.rto.d, rto_back));
                 b.set(k.tmr.d, 0u64);
             })
             .else_if(expire, |b| {

@@ -92,8 +92,13 @@
 //!   generated still reads them (an ACK during a segment's checksum pass or transmission does
 //!   not free its bytes to `tx` before the segment has left); a segment carries at most
 //!   min(our MSS, the peer's MSS) bytes and never goes past SND.UNA + SND.WND (the peer's
-//!   window, scaled). Segments are sent as soon as bytes are there (no Nagle). The FIN goes once
-//!   every byte is sent after `close`.
+//!   window, scaled). Segments are sent as soon as bytes are there (no Nagle), but for the
+//!   sender's silly-window avoidance (RFC 9293 3.8.6.2.1): new data waits while more is queued
+//!   than the usable window (SND.UNA + SND.WND - SND.NXT: the peer's window alone) allows and
+//!   that window is under an MSS and under half the largest one the peer has offered; the
+//!   persist timer then runs (nothing in flight) and its expiry sends what fits, without
+//!   backing the timer off (the override timeout; a zero window's probe backs it off).
+//!   Retransmissions are not held. The FIN goes once every byte is sent after `close`.
 //! - Receiving: the receive buffer (a RAM of `rx_bytes` per connection) is addressed by
 //!   sequence number. A segment's payload is written only at sequence numbers in [RCV.NXT,
 //!   RCV.NXT + free) and outside the kept out-of-order range (its bytes are there already, and a
@@ -228,7 +233,7 @@
 //! | RST/SYN/ACK attack mitigations: exact RST, challenge ACKs, ACK range | 5961 | done (no challenge-ACK rate limit, section 7, a SHOULD) |
 //! | RST for segments to no connection | 9293 3.10.7.1 | done (one waiting at a time; `rst_closed`) |
 //! | Nagle | 896 | declined: NVMe/TCP pushes every PDU, and Linux's NVMe/TCP host sets TCP_NODELAY too |
-//! | Sender silly-window avoidance | 9293 3.8.6.2.1 | not done yet (a segment fills what the peer's window allows) |
+//! | Sender silly-window avoidance, the persist timer as the override timeout | 9293 3.8.6.2.1 | done |
 //!
 //! # Timing
 //!

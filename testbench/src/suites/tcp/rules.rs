@@ -46,7 +46,13 @@
 //!    must end within SND.UNA + the congestion window `models::tcp::Cwnd` allows (slow start,
 //!    congestion avoidance, NewReno's ssthresh, inflation and deflation: RFC 5681's bound,
 //!    the most generous where the RFCs leave a choice) after one of the ACKs the peer sent in
-//!    the `LATE` cycles before it arrived.
+//!    the `LATE` cycles before it arrived. Then (2b) idle for more than an RTO, more data:
+//!    the restart window (RFC 5681 4.1). Then (2c) the sender's silly-window avoidance (RFC
+//!    9293 3.8.6.2.1), unless the peer's window unit is an MSS or more: the peer shrinks its
+//!    window under an MSS; bytes that all fit go at once; more than fits, queued behind a
+//!    closed window that then opens to that small size, must wait for the override timeout
+//!    (the persist timer, an RTO) and then go as exactly what fits; once the window opens
+//!    again, the rest goes in full-sized segments but the last.
 //!
 //! Checked at the end: both streams byte for byte, and the counters exactly: `ooo_kept` and
 //! `ooo_dropped` (the model's), `drop_csum` (the broken segments), `drop_other` (the frames
@@ -1251,7 +1257,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         return Err("the application's new bytes were not all taken".into());
     }
     s.settle(&|_| true, "the end of the new bytes")?;
-    let stream_end = ack;
+    let stream_end = sws_phase(&mut s, c, &mut rng, mss, pws, pseq, ack, wfield)?;
 
     if input.abort {
         // 3. The firmware aborts: one RST at SND.NXT, no data (RFC 9293 3.10.5), CLOSED.
@@ -1353,6 +1359,155 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// 2c. Sender SWS avoidance (RFC 9293 3.8.6.2.1, MUST-38), every byte ACKed up to `ack`: the
+/// peer shrinks its window to W < SMSS (whole units of its scale; skipped when a unit is SMSS or
+/// more). Bytes that all fit go at once (everything queued fits). Then more than fits is
+/// queued: what fits is under an MSS and under half MAX.SND.WND, so nothing may go until the
+/// override timeout (the persist timer: the connection's RTO), which sends exactly W bytes.
+/// The peer then opens its window again and every byte follows in full-sized segments but the
+/// last. Returns the new end of the engine's stream (everything ACKed).
+#[allow(clippy::too_many_arguments)]
+fn sws_phase(
+    s: &mut Script,
+    c: usize,
+    rng: &mut Rng,
+    smss: u32,
+    pws: u8,
+    pseq: u32,
+    ack: u32,
+    wfield: u16,
+) -> Result<u32, String> {
+    let unit = 1u32 << pws;
+    if unit >= smss {
+        return Ok(ack);
+    }
+    let w = unit * (1 + rng.below(u64::from((smss - 1) / unit)) as u32);
+    let small = (w >> pws) as u16;
+    s.send(tcp_frame(peer(c), pseq, ack, 0x10, small, &[], &[]));
+    // Everything queued fits: it goes at once, in segments within the window.
+    let first = 1 + rng.below(u64::from(w)) as usize;
+    let total = first + 2 * smss as usize + rng.below(u64::from(smss)) as usize;
+    let bytes: Vec<u8> = (0..total).map(|_| rng.next_u64() as u8).collect();
+    s.env.view.conns[c].data.extend_from_slice(&bytes);
+    s.env.app().borrow_mut().to_send[c] = bytes[..first].iter().copied().collect();
+    let mut got = 0usize;
+    let end = s.env.sim.cycle() + 2 * AT_ONCE;
+    while got < first {
+        if s.env.sim.cycle() > end {
+            return Err(format!(
+                "SWS: {first} bytes queued, all within the peer's window of {w}, and only {got} \
+                 went within {} cycles",
+                2 * AT_ONCE
+            ));
+        }
+        s.step()?;
+        while let Some(x) = s.pop() {
+            let a = x.seq.wrapping_sub(ack) as usize;
+            if x.data.is_empty() {
+                continue;
+            }
+            if a != got || a + x.data.len() > first {
+                return Err(format!(
+                    "SWS: a segment at offset {a} ({} bytes), want offset {got} of {first}",
+                    x.data.len()
+                ));
+            }
+            got += x.data.len();
+        }
+    }
+    // More than fits: queued whole behind a closed window (the application hands the engine
+    // a beat a cycle, and while the first beats were all there was, they would fit), then
+    // the window opens to W: held until the override timeout, which sends what fits.
+    let ack1 = ack.wrapping_add(first as u32);
+    s.send(tcp_frame(peer(c), pseq, ack1, 0x10, 0, &[], &[]));
+    s.settle(
+        &|_| true,
+        "SWS: the bytes that fitted ACKed, the window closed",
+    )?;
+    if let Some(x) = s.pop().filter(|x| !x.data.is_empty()) {
+        return Err(format!("SWS: {x:?} after every byte was ACKed"));
+    }
+    let rto_ticks = u64::from(s.env.read(creg(c, 28)) >> 16);
+    let queued = s.env.sim.cycle();
+    s.env.app().borrow_mut().to_send[c] = bytes[first..].iter().copied().collect();
+    let rest = total - first;
+    let handed = s.env.app().borrow().sent[c] + rest;
+    while s.env.app().borrow().sent[c] < handed {
+        if s.env.sim.cycle() > queued + 5000 {
+            return Err("SWS: the application could not hand the engine its bytes".into());
+        }
+        s.step()?;
+    }
+    s.send(tcp_frame(peer(c), pseq, ack1, 0x10, small, &[], &[]));
+    let opened = s.env.sim.cycle();
+    let late = opened + (rto_ticks + 2) * TICK + AT_ONCE;
+    let seg = loop {
+        if s.env.sim.cycle() > late {
+            return Err(format!(
+                "SWS: {rest} bytes queued behind a window of {w} (SMSS {smss}): nothing sent \
+                 by the override timeout ({rto_ticks} ticks of {TICK} cycles)"
+            ));
+        }
+        s.step()?;
+        if let Some(x) = s.pop() {
+            if !x.data.is_empty() {
+                break x;
+            }
+        }
+    };
+    // The persist timer ran from the bytes' arrival (closed window) or from the window update.
+    let at = s.env.sim.cycle() - queued;
+    let a = seg.seq.wrapping_sub(ack1);
+    if at < (rto_ticks - 1) * TICK || a != 0 || seg.data.len() != w as usize {
+        return Err(format!(
+            "SWS: {rest} bytes queued behind a window of {w} (SMSS {smss}, MAX.SND.WND far \
+             larger): a segment of {} bytes at offset {a} came {at} cycles later; want none \
+             before the override timeout ({rto_ticks} ticks of {TICK} cycles), then exactly \
+             the {w} bytes that fit (RFC 9293 3.8.6.2.1)",
+            seg.data.len()
+        ));
+    }
+    // The window opens: the rest in full-sized segments but the last, ACKed flight by flight.
+    let mut got = w as usize;
+    let mut acked = got;
+    loop {
+        let nack = ack1.wrapping_add(acked as u32);
+        s.send(tcp_frame(peer(c), pseq, nack, 0x10, wfield, &[], &[]));
+        let mut last = s.env.sim.cycle();
+        while s.env.sim.cycle() < last + GAP {
+            s.step()?;
+            while let Some(x) = s.pop() {
+                if x.data.is_empty() {
+                    continue;
+                }
+                let a = x.seq.wrapping_sub(ack1) as usize;
+                let l = x.data.len();
+                if a != got || a + l > rest || (l != smss as usize && a + l != rest) {
+                    return Err(format!(
+                        "SWS: with the window open again a segment at offset {a} of {l} bytes; \
+                         want offset {got} and {smss} bytes (SMSS) unless it is the last of the \
+                         {rest}"
+                    ));
+                }
+                got += l;
+                last = s.env.sim.cycle();
+            }
+        }
+        if got == acked {
+            return Err(format!(
+                "SWS: with the window open again the engine stopped at {got} of {rest} bytes"
+            ));
+        }
+        acked = got;
+        if got == rest {
+            let end = ack1.wrapping_add(rest as u32);
+            s.send(tcp_frame(peer(c), pseq, end, 0x10, wfield, &[], &[]));
+            s.settle(&|_| true, "SWS: every byte ACKed")?;
+            return Ok(end);
+        }
+    }
 }
 
 pub struct TcpRulesProp;
