@@ -18,12 +18,14 @@
 //!   in two cycles (the headers end at byte 54), and hands `rx` up to 8 bytes a cycle,
 //!   `MSS / (ceil((MSS + 54) / 8) + 1)`. smoltcp sends without Nagle, as NVMe/TCP peers run
 //!   (Linux's nvme-tcp host and target set `TCP_NODELAY`).
-//!   MSS 8960 needs more than the shipped buffers (8192 bytes each way): a
-//!   segment is at most what the transmit buffer holds, and the receive window at most 8192.
+//!   MSS 8960 needs more than the shipped buffers (8192 bytes each way): a segment is at
+//!   most what the transmit buffer holds, and the receive window at most the receive buffer.
+//!   The buffers are read from the engine's `params` CSR, so `bash ci/bench-tcp.sh
+//!   configs/jumbo.toml` measures the same rows on a TCP top with 32 KiB buffers.
 //! - Goodput under loss (0.1 % and 1 % of the frames, each direction, data and ACKs alike),
 //!   the engine sending to smoltcp, as a fraction of its loss-free figure; beside it two
 //!   smoltcp interfaces through the same link model (the same `Lossy` with the same seeds,
-//!   the same smoltcp receiver, sender's buffer the engine's 8192 bytes) on the same cycle
+//!   the same smoltcp receiver, sender's buffer the engine's transmit buffer) on the same cycle
 //!   clock. Time base: smoltcp runs at `US_PER_CYCLE` = 50 µs of its time per cycle on both
 //!   sides, as in the suite, so its timers (1 s minimum RTO = 20 000 cycles, 10 ms delayed
 //!   ACK = 200 cycles) are the same number of cycles whichever sender it faces; its frames go
@@ -72,16 +74,39 @@ const LANES: f64 = 8.0;
 const HDR: f64 = 54.0;
 /// 1 GbE's per-frame cost beyond the frame: preamble and SFD 8, FCS 4, gap 12.
 const GBE_EXTRA: f64 = 24.0;
-/// The engine's transmit buffer per connection (`tcp_w64_c2_t8192_r8192_a4_e512`), and the
-/// smoltcp sender's buffer beside it.
-const TX_BYTES: usize = 8192;
-/// The engine's receive buffer per connection (the same top).
-const RX_BYTES: usize = 8192;
 /// smoltcp's receive and send buffers facing the engine.
 const PEER_RX: usize = 256 * 1024;
 const PEER_TX: usize = 64 * 1024;
 /// The engine's RTO minimum, ticks of 20 cycles (the suite's).
 const RTO_MIN: u32 = 200;
+
+/// The bench's engine set-up at `mss`.
+fn setup(mss: u32) -> Setup {
+    Setup {
+        mss,
+        wscale: 0,
+        key: (0x1234_5678, 0x9abc_def0),
+        rto_min: RTO_MIN,
+        retries: 12,
+        time_wait: 5000,
+    }
+}
+
+/// The engine's transmit and receive buffers per connection, bytes, from its `params` CSR: 8192
+/// each in the shipped top (`tcp_w64_c2_t8192_r8192_a4_e512`); another configuration's TCP top
+/// when the testbench was built with it (`ci/bench-tcp.sh CONFIG`). The smoltcp sender of the
+/// loss rows gets the engine's transmit buffer.
+fn buffers() -> (usize, usize) {
+    let mut env = Env::new(
+        None,
+        SEED,
+        Faults::default(),
+        Faults::default(),
+        &setup(1460),
+    );
+    let p = env.read(tcp_csr::PARAMS);
+    (1 << (p & 31), 1 << ((p >> 8) & 31))
+}
 
 fn wire_limit(mss: f64) -> f64 {
     LANES * mss / (mss + HDR)
@@ -173,15 +198,13 @@ fn engine_stream(
     ack_delay: u32,
     seed: u64,
 ) -> Result<Flow, String> {
-    let setup = Setup {
-        mss,
-        wscale: 0,
-        key: (0x1234_5678, 0x9abc_def0),
-        rto_min: RTO_MIN,
-        retries: 12,
-        time_wait: 5000,
-    };
-    let mut env = Env::new(None, seed, Faults::default(), Faults::default(), &setup);
+    let mut env = Env::new(
+        None,
+        seed,
+        Faults::default(),
+        Faults::default(),
+        &setup(mss),
+    );
     env.write(tcp_csr::ACK_DELAY, ack_delay);
     env.src.borrow_mut().set_idle(0);
     env.sink.borrow_mut().set_stall(0);
@@ -331,10 +354,16 @@ fn peer_io(
 }
 
 /// `bytes` from a smoltcp interface at the engine's addresses (a socket with the engine's
-/// 8192-byte transmit buffer) to the peer's, through the same link model: each direction's
+/// transmit buffer, `tx_bytes`) to the peer's, through the same link model: each direction's
 /// frames at the port's rate (one 8-byte beat per cycle, back to back), then `Lossy` with the
 /// engine runs' seeds (`seed` for both), `ppm` frames per million lost.
-fn smoltcp_stream(mss: u32, bytes: usize, ppm: u32, seed: u64) -> Result<Flow, String> {
+fn smoltcp_stream(
+    mss: u32,
+    bytes: usize,
+    ppm: u32,
+    seed: u64,
+    tx_bytes: usize,
+) -> Result<Flow, String> {
     let mut devs = [0, 1].map(|_| Dev {
         mtu: Some(mss as usize + 54),
         ..Dev::default()
@@ -346,7 +375,7 @@ fn smoltcp_stream(mss: u32, bytes: usize, ppm: u32, seed: u64) -> Result<Flow, S
     let mut sets = [SocketSet::new(vec![]), SocketSet::new(vec![])];
     let mut a = tcp::Socket::new(
         tcp::SocketBuffer::new(vec![0; 8192]),
-        tcp::SocketBuffer::new(vec![0; TX_BYTES]),
+        tcp::SocketBuffer::new(vec![0; tx_bytes]),
     );
     // Congestion control as the engine's (RFC 5681 Reno): the comparison is of loss recovery,
     // not of one sender backing off and the other not (smoltcp's default without the feature).
@@ -437,8 +466,9 @@ fn smoltcp_stream(mss: u32, bytes: usize, ppm: u32, seed: u64) -> Result<Flow, S
 /// Runs the benchmark; returns the exit code (1 with `check` when a gated figure misses).
 pub fn run(check: bool) -> i32 {
     let mut goals = Goals::default();
-    let r = goodput(&mut goals)
-        .and_then(|()| loss(&mut goals))
+    let bufs = buffers();
+    let r = goodput(&mut goals, bufs)
+        .and_then(|()| loss(&mut goals, bufs.0))
         .and_then(|()| recovery(&mut goals))
         .and_then(|()| nvme_tcp());
     match r {
@@ -451,10 +481,10 @@ pub fn run(check: bool) -> i32 {
 }
 
 /// The loss-free rows.
-fn goodput(goals: &mut Goals) -> Result<(), String> {
+fn goodput(goals: &mut Goals, (tx_bytes, rx_bytes): (usize, usize)) -> Result<(), String> {
     let bytes = 256 * 1024;
     println!(
-        "tcp, one connection of tcp_w64_c2_t8192_r8192_a4_e512 against smoltcp, {} KiB each way, no loss, seed {SEED}:",
+        "tcp, one connection of the TCP engine (buffers {tx_bytes} bytes to send, {rx_bytes} to receive, per connection) against smoltcp, {} KiB each way, no loss, seed {SEED}:",
         bytes / 1024
     );
     println!("  wire-format limit: the 64-bit port at one beat per cycle, 8 * MSS / (MSS + 54) bytes per cycle; 1 GbE at 125 MHz: MSS / (MSS + 78) (preamble, FCS, gap)");
@@ -480,10 +510,9 @@ fn goodput(goals: &mut Goals) -> Result<(), String> {
             // Receiving jumbo segments with the shipped 8192-byte buffer, the window holds one
             // segment: smoltcp waits for each one's ACK, so the row measures the round trip,
             // not the engine (reported, not gated).
-            let window_bound = !tx && 2 * mss as usize > RX_BYTES;
+            let window_bound = !tx && 2 * mss as usize > rx_bytes;
             let mark = if window_bound {
-                "(not gated: the 8192-byte receive window holds one segment, stop and wait)"
-                    .to_string()
+                format!("(not gated: the {rx_bytes}-byte receive window holds one segment, stop and wait)")
             } else {
                 let m = goals.at_least(
                     &format!("{what} of the engine's bound"),
@@ -536,8 +565,8 @@ fn goodput(goals: &mut Goals) -> Result<(), String> {
                 println!();
             }
         }
-        if mss > 1460 {
-            println!("    MSS 8960 (jumbo frames of 9014 bytes) needs buffers of more than 8192 bytes: a segment is at most what the 8192-byte transmit buffer holds and the engine's window at most its 8192-byte receive buffer; measured with the shipped buffers");
+        if mss > 1460 && (tx_bytes < 2 * mss as usize || rx_bytes < 2 * mss as usize) {
+            println!("    MSS 8960 (jumbo frames of 9014 bytes) needs buffers of two segments or more: a segment is at most what the {tx_bytes}-byte transmit buffer holds and the engine's window at most its {rx_bytes}-byte receive buffer (`bash ci/bench-tcp.sh configs/jumbo.toml` measures a top with 32 KiB buffers)");
         }
     }
     Ok(())
@@ -550,10 +579,10 @@ const LOSS_SEEDS: [u64; 4] = [SEED, SEED + 1, SEED + 2, SEED + 3];
 
 /// The loss rows: the engine sending under loss beside smoltcp to smoltcp, each over
 /// `LOSS_SEEDS`, against the same side's loss-free run with the same seed.
-fn loss(goals: &mut Goals) -> Result<(), String> {
+fn loss(goals: &mut Goals, tx_bytes: usize) -> Result<(), String> {
     let bytes = 2 << 20;
     println!(
-        "loss, MSS 1460, {} MiB, frames lost each way (data and ACKs); the engine sending to smoltcp beside smoltcp to smoltcp (same link model and seeds, sender buffer 8192, smoltcp at 50 µs a cycle: RTO >= 20000 cycles; the engine's RTO >= {} cycles); means over link seeds {LOSS_SEEDS:?}:",
+        "loss, MSS 1460, {} MiB, frames lost each way (data and ACKs); the engine sending to smoltcp beside smoltcp to smoltcp (same link model and seeds, sender buffer {tx_bytes}, smoltcp at 50 µs a cycle: RTO >= 20000 cycles; the engine's RTO >= {} cycles); means over link seeds {LOSS_SEEDS:?}:",
         bytes >> 20,
         RTO_MIN * 20
     );
@@ -566,7 +595,10 @@ fn loss(goals: &mut Goals) -> Result<(), String> {
         ) else {
             return Ok(());
         };
-        base.push((e.goodput, smoltcp_stream(1460, bytes, 0, seed)?.goodput));
+        base.push((
+            e.goodput,
+            smoltcp_stream(1460, bytes, 0, seed, tx_bytes)?.goodput,
+        ));
     }
     let n = LOSS_SEEDS.len() as f64;
     let (be, bs) = base
@@ -581,7 +613,7 @@ fn loss(goals: &mut Goals) -> Result<(), String> {
         let (mut fe, mut fs) = (Vec::new(), Vec::new());
         let (mut lost_e, mut lost_s, mut c) = (0, 0, [0u32; 4]);
         for (&seed, &(b_e, b_s)) in LOSS_SEEDS.iter().zip(&base) {
-            let s = smoltcp_stream(1460, bytes, ppm, seed)?;
+            let s = smoltcp_stream(1460, bytes, ppm, seed, tx_bytes)?;
             let Some(e) = failed(
                 goals,
                 &what,
@@ -783,14 +815,14 @@ mod tests {
     #[test]
     fn smoltcp_pair_runs_at_most_at_the_wire_rate() {
         let w = wire_limit(1460.0);
-        let clean = smoltcp_stream(1460, 64 * 1024, 0, SEED).expect("runs");
+        let clean = smoltcp_stream(1460, 64 * 1024, 0, SEED, 8192).expect("runs");
         assert!(
             clean.goodput < w && clean.goodput > 0.9 * w,
             "{} bytes/cycle, the limit {w}",
             clean.goodput
         );
         assert_eq!(clean.lost, 0);
-        let lossy = smoltcp_stream(1460, 64 * 1024, 50_000, SEED).expect("runs");
+        let lossy = smoltcp_stream(1460, 64 * 1024, 50_000, SEED, 8192).expect("runs");
         assert!(lossy.lost > 0 && lossy.goodput < clean.goodput);
     }
 }
