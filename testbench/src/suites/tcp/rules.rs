@@ -253,6 +253,22 @@ impl Script {
         self.inbox.pop_front().map(|(_, x)| x)
     }
 
+    /// A flight: steps until `GAP` cycles pass without a new data segment from the engine,
+    /// handing each one to `each` (segments without data are passed over).
+    fn flight(&mut self, mut each: impl FnMut(&Seg) -> Result<(), String>) -> Result<(), String> {
+        let mut last = self.env.sim.cycle();
+        while self.env.sim.cycle() < last + GAP {
+            self.step()?;
+            while let Some(x) = self.pop() {
+                if !x.data.is_empty() {
+                    each(&x)?;
+                    last = self.env.sim.cycle();
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Runs `2 * QUIET` cycles in which the engine must send nothing (`what`: the error's
     /// words), then reads connection `c`'s state CSR.
     fn silent_state(&mut self, c: usize, what: &str) -> Result<u32, String> {
@@ -1203,42 +1219,34 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     s.env.view.conns[c].data.extend_from_slice(&more);
     let (mut got, mut acked) = (0usize, 0usize);
     loop {
-        // A flight: what comes until `GAP` cycles pass without a new segment.
-        let mut last = s.env.sim.cycle();
-        while s.env.sim.cycle() < last + GAP {
-            s.step()?;
-            while let Some(x) = s.pop() {
-                if x.data.is_empty() {
-                    continue;
-                }
-                let a = x.seq.wrapping_sub(stream_end) as usize;
-                if a != got || a + x.data.len() > more.len() {
-                    return Err(format!(
-                        "after the idle time a segment at offset {a} (length {}) of the {} new \
-                         bytes, want offset {got} (nothing was lost)",
-                        x.data.len(),
-                        more.len()
-                    ));
-                }
-                if x.data[..] != more[a..a + x.data.len()] {
-                    return Err(format!(
-                        "after the idle time the segment at offset {a} carries other bytes"
-                    ));
-                }
-                got += x.data.len();
-                last = s.env.sim.cycle();
-                if (got - acked) as u64 > cc.limit() {
-                    return Err(format!(
-                        "{} bytes in flight past SND.UNA after more than an RTO ({rto_ticks} \
-                         ticks) idle and {acked} bytes ACKed since: past the {} RFC 5681 \
-                         allows (4.1's restart window min(cwnd, IW), then slow start; SMSS {})",
-                        got - acked,
-                        cc.limit(),
-                        cc.smss
-                    ));
-                }
+        s.flight(|x| {
+            let a = x.seq.wrapping_sub(stream_end) as usize;
+            if a != got || a + x.data.len() > more.len() {
+                return Err(format!(
+                    "after the idle time a segment at offset {a} (length {}) of the {} new \
+                     bytes, want offset {got} (nothing was lost)",
+                    x.data.len(),
+                    more.len()
+                ));
             }
-        }
+            if x.data[..] != more[a..a + x.data.len()] {
+                return Err(format!(
+                    "after the idle time the segment at offset {a} carries other bytes"
+                ));
+            }
+            got += x.data.len();
+            if (got - acked) as u64 > cc.limit() {
+                return Err(format!(
+                    "{} bytes in flight past SND.UNA after more than an RTO ({rto_ticks} \
+                     ticks) idle and {acked} bytes ACKed since: past the {} RFC 5681 \
+                     allows (4.1's restart window min(cwnd, IW), then slow start; SMSS {})",
+                    got - acked,
+                    cc.limit(),
+                    cc.smss
+                ));
+            }
+            Ok(())
+        })?;
         if got == acked {
             if got == more.len() {
                 break;
@@ -1475,26 +1483,19 @@ fn sws_phase(
     loop {
         let nack = ack1.wrapping_add(acked as u32);
         s.send(tcp_frame(peer(c), pseq, nack, 0x10, wfield, &[], &[]));
-        let mut last = s.env.sim.cycle();
-        while s.env.sim.cycle() < last + GAP {
-            s.step()?;
-            while let Some(x) = s.pop() {
-                if x.data.is_empty() {
-                    continue;
-                }
-                let a = x.seq.wrapping_sub(ack1) as usize;
-                let l = x.data.len();
-                if a != got || a + l > rest || (l != smss as usize && a + l != rest) {
-                    return Err(format!(
-                        "SWS: with the window open again a segment at offset {a} of {l} bytes; \
-                         want offset {got} and {smss} bytes (SMSS) unless it is the last of the \
-                         {rest}"
-                    ));
-                }
-                got += l;
-                last = s.env.sim.cycle();
+        s.flight(|x| {
+            let a = x.seq.wrapping_sub(ack1) as usize;
+            let l = x.data.len();
+            if a != got || a + l > rest || (l != smss as usize && a + l != rest) {
+                return Err(format!(
+                    "SWS: with the window open again a segment at offset {a} of {l} bytes; \
+                     want offset {got} and {smss} bytes (SMSS) unless it is the last of the \
+                     {rest}"
+                ));
             }
-        }
+            got += l;
+            Ok(())
+        })?;
         if got == acked {
             return Err(format!(
                 "SWS: with the window open again the engine stopped at {got} of {rest} bytes"
