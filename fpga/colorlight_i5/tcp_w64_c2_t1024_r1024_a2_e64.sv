@@ -153,6 +153,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [16:0]  rx_ip_end;              // frame offset one past the IPv4 packet
   logic [16:0]  rx_idx17;
   logic [15:0]  rx_pay_start;
+  logic         rx_in_tcp_tail;         // a TCP frame's byte 54 or later is taken: its options, then its payload
   logic         rx_in_pay;              // inside a TCP segment's payload: the rest of the beat goes this cycle
   logic         rx_in_opt;              // a TCP option byte is taken this cycle (one a cycle)
   logic [5:0]   rx_to_hdr_end;
@@ -1178,8 +1179,9 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign rx_ip_end = {1'b0, rx_totlen} + 17'he;
   assign rx_idx17 = {1'b0, rx_idx_q};
   assign rx_pay_start = {10'd0, rx_thl} + 16'h22;
-  assign rx_in_pay = rx_byte_valid & (rx_idx_q >= 16'h36) & (rx_idx_q >= rx_pay_start) & rx_tcp_frame;
-  assign rx_in_opt = rx_byte_valid & (rx_idx_q >= 16'h36) & (rx_idx_q < rx_pay_start) & rx_tcp_frame;
+  assign rx_in_tcp_tail = rx_byte_valid & (rx_idx_q >= 16'h36) & rx_tcp_frame;
+  assign rx_in_pay = rx_in_tcp_tail & (rx_idx_q >= rx_pay_start);
+  assign rx_in_opt = rx_in_tcp_tail & (rx_idx_q < rx_pay_start);
   assign rx_to_hdr_end = 6'h36 - rx_idx_q[5:0];
   assign rx_step = (rx_idx_q < 16'h36) ? 4'(({2'd0, rx_beat_rest} < rx_to_hdr_end) ? {2'd0, rx_beat_rest} : rx_to_hdr_end) : (rx_in_opt ? 4'd1 : rx_beat_rest);
   assign rx_chunk_mask = {rx_step > 4'd7, rx_step > 4'd6, rx_step > 4'd5, rx_step > 4'd4, rx_step > 4'd3, rx_step > 4'd2, rx_step > 4'd1, rx_step > 4'd0};

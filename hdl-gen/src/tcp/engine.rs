@@ -452,7 +452,7 @@ struct Conn {
     failed: Reg,
     reason: Reg,
     iss: Reg,
-    used: Reg,
+    seq_used: Reg,
     snd_una: Reg,
     snd_nxt: Reg,
     snd_max: Reg,
@@ -772,18 +772,17 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     // `thl` comes from byte 46, so only from byte 48 on is it this frame's: never before 54
     // (the shortest TCP header), or a frame after one with a small byte 46 (an ARP frame, an
     // echo request) has its header bytes written as payload (found against Linux).
-    let fast = m.net(
-        "rx_in_pay",
-        bv & ri.q.ge(54u64) & ri.q.ge(pay_start) & is_tcp_hdr,
+    let tcp_tail = m.net("rx_in_tcp_tail", bv & ri.q.ge(54u64) & is_tcp_hdr);
+    m.comment(
+        tcp_tail,
+        "a TCP frame's byte 54 or later is taken: its options, then its payload",
     );
+    let fast = m.net("rx_in_pay", tcp_tail & ri.q.ge(pay_start));
     m.comment(
         fast,
         "inside a TCP segment's payload: the rest of the beat goes this cycle",
     );
-    let in_opt = m.net(
-        "rx_in_opt",
-        bv & ri.q.ge(54u64) & ri.q.lt(pay_start) & is_tcp_hdr,
-    );
+    let in_opt = m.net("rx_in_opt", tcp_tail & ri.q.lt(pay_start));
     m.comment(
         in_opt,
         "a TCP option byte is taken this cycle (one a cycle)",
@@ -911,7 +910,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             failed: r(&mut m, "failed", 1),
             reason: r(&mut m, "reason", 2),
             iss: r(&mut m, "iss", 32),
-            used: r(&mut m, "seq_used", 1),
+            seq_used: r(&mut m, "seq_used", 1),
             snd_una: r(&mut m, "snd_una", 32),
             snd_nxt: r(&mut m, "snd_nxt", 32),
             snd_max: r(&mut m, "snd_max", 32),
@@ -1469,10 +1468,11 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                 "StLastAck",
             ],
         );
-        let avail_raw = k.wr.q.ex() - k.snd_nxt.q.ex();
+        // A sequence-space difference, 0 where it is negative.
+        let at_least_0 = |x: Expr| mux(x.bit(31), lit(32, 0), x);
         let avail = m.net(
             &format!("c{c}_tx_avail"),
-            mux(avail_raw.bit(31), lit(32, 0), avail_raw),
+            at_least_0(k.wr.q.ex() - k.snd_nxt.q.ex()),
         );
         m.comment(avail, "bytes in the transmit buffer not sent yet");
         // RFC 5681: what is in flight never passes min(cwnd, rwnd) (a fast retransmission
@@ -1481,10 +1481,9 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             &format!("c{c}_send_wnd"),
             min(k.snd_wnd.q.ex(), k.cwnd.q.ex()),
         );
-        let room_raw = k.snd_una.q.ex() + swnd.ex() - k.snd_nxt.q.ex();
         let room = m.net(
             &format!("c{c}_tx_room"),
-            mux(room_raw.bit(31), lit(32, 0), room_raw),
+            at_least_0(k.snd_una.q.ex() + swnd.ex() - k.snd_nxt.q.ex()),
         );
         m.comment(
             room,
@@ -1498,10 +1497,9 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         // largest window the peer has offered; otherwise it waits for the window to open, or
         // for the override timeout (the persist timer, then `probe`). Retransmissions
         // (SND.NXT behind SND.MAX) are not held.
-        let usable_raw = k.snd_una.q.ex() + k.snd_wnd.q.ex() - k.snd_nxt.q.ex();
         let usable = m.net(
             &format!("c{c}_tx_usable"),
-            mux(usable_raw.bit(31), lit(32, 0), usable_raw),
+            at_least_0(k.snd_una.q.ex() + k.snd_wnd.q.ex() - k.snd_nxt.q.ex()),
         );
         m.comment(
             usable,
@@ -2969,7 +2967,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         // clock moves 1 per 1024 cycles, far slower than the engine sends, so M + F of a
         // reopened connection often falls inside the range the last one used; then the ISS is
         // one past that range (as stacks do when they reuse a 4-tuple, RFC 6191).
-        let in_old = k.used.q & (isn_val.ex() - k_iss.q.ex()).le(k_max.q.ex() - k_iss.q.ex());
+        let in_old = k.seq_used.q & (isn_val.ex() - k_iss.q.ex()).le(k_max.q.ex() - k_iss.q.ex());
         let iss_next = m.net(
             &format!("c{c}_iss_next"),
             mux(in_old, k_max.q.ex() + 1u64, isn_val.ex()),
@@ -2988,7 +2986,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                 &k.failed,
                 &k.reason,
                 &k.iss,
-                &k.used,
+                &k.seq_used,
                 &k.snd_una,
                 &k.snd_nxt,
                 &k.snd_max,
@@ -3357,7 +3355,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                     a.arm(s("StIsn"), |b| {
                         b.if_(isn_here, |b| {
                             b.set(k.iss.d, iss_next);
-                            b.set(k.used.d, 1u64);
+                            b.set(k.seq_used.d, 1u64);
                             b.set(k_una.d, iss_next);
                             b.set(k_nxt.d, iss_next);
                             b.set(k_max.d, iss_next);
