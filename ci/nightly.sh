@@ -28,8 +28,11 @@ CASES=2000 bash ci/config.sh configs/smallest.toml
 step "smallest configuration: the rdma suite on its one-QP RoCE engine (tops named after configs/smallest.toml's sizes)"
 TB_RTL_DIR="$PWD/target/smallest-rtl" TB_RTL_TOPS=roce_w64_q1_d1,roce_dcqcn_q1_w64 \
   cargo run -q --release -p testbench -- regress --suite rdma --cases 1200
-step "widest configuration: chip property and bench on its chip top"
-BENCH=1 bash ci/config.sh configs/widest.toml
+step "widest configuration: chip property and bench on its chip top, the dma suite on its 512-bit DMA engine"
+BENCH=1 DMA_CASES=600 bash ci/config.sh configs/widest.toml
+step "the dma suite on the DMA engine at 128 and 256 bits (ci/test.sh: 512 with the widest configuration, 64 in rtl/)"
+CASES=300 bash ci/dma-width.sh 128
+CASES=300 bash ci/dma-width.sh 256
 # Line and toggle coverage of every suite's regression (the case counts of ci/test.sh), each
 # suite's report and the merge over the whole chip under target/coverage/ (all/ for the merge).
 # The first run Verilates every driven top again with coverage (the chip top for many minutes).

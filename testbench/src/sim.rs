@@ -263,6 +263,46 @@ impl Signal {
         }
     }
 
+    /// How many 64-bit limbs the port's value takes: 1 up to 64 bits, `width / 64` rounded up
+    /// above. Stream drivers carry a field of more than 64 bits (a 512-bit data bus) as that
+    /// many consecutive values of a word, least significant first.
+    #[inline]
+    pub fn limbs(&self) -> usize {
+        self.width.div_ceil(64).max(1) as usize
+    }
+
+    /// Appends the port's value to `out` as [`Signal::limbs`] 64-bit limbs, least significant
+    /// first.
+    #[inline]
+    pub fn get_limbs(&self, out: &mut Vec<u64>) {
+        if self.width <= 64 {
+            out.push(self.get());
+            return;
+        }
+        let w = self.get_words();
+        out.extend(
+            w.chunks(2)
+                .map(|c| u64::from(c[0]) | u64::from(c.get(1).copied().unwrap_or(0)) << 32),
+        );
+    }
+
+    /// Drives the port from the first [`Signal::limbs`] values of `v` (least significant
+    /// first) and returns how many it took.
+    #[inline]
+    pub fn set_limbs(&self, v: &[u64]) -> usize {
+        if self.width <= 64 {
+            self.set(v[0]);
+            return 1;
+        }
+        let n = self.limbs();
+        let words: Vec<u32> = v[..n]
+            .iter()
+            .flat_map(|&l| [l as u32, (l >> 32) as u32])
+            .collect();
+        self.set_words(&words);
+        n
+    }
+
     /// The value of a port of any width, as 32-bit words, least significant first.
     pub fn get_words(&self) -> Vec<u32> {
         if self.width <= 64 {

@@ -4,6 +4,9 @@
 //! The source holds `valid` and the payload stable until the transfer, inserting seeded random
 //! idle cycles between words. The sink applies seeded random backpressure and checks the
 //! protocol: once `valid` is up it must stay up, with the same payload, until the transfer.
+//!
+//! A word holds one value per field, except that a field of more than 64 bits (a 512-bit data
+//! bus) takes [`Signal::limbs`] consecutive values, least significant first.
 
 use crate::rng::Rng;
 use crate::sim::{Component, Dut, Signal, Sim};
@@ -11,6 +14,23 @@ use std::collections::VecDeque;
 
 fn port<M: Dut>(sim: &Sim<M>, prefix: &str, name: &str, dir: &str) -> Signal {
     sim.signal(&format!("{prefix}_{name}_{dir}"))
+}
+
+/// Drives `fields` from `word` (a wide field from its limbs in a row).
+pub(crate) fn drive_fields(fields: &[Signal], word: &[u64]) {
+    let mut at = 0;
+    for s in fields {
+        at += s.set_limbs(&word[at..]);
+    }
+}
+
+/// The values of `fields` as one word (a wide field as its limbs in a row).
+pub(crate) fn sample_fields(fields: &[Signal]) -> Vec<u64> {
+    let mut word = Vec::with_capacity(fields.len());
+    for s in fields {
+        s.get_limbs(&mut word);
+    }
+    word
 }
 
 /// Drives a stream into the model.
@@ -53,9 +73,13 @@ impl StreamSource {
         s
     }
 
-    /// Queues one word (one value per field).
+    /// Queues one word (one value per field, a wide field's limbs in a row).
     pub fn push(&mut self, word: Vec<u64>) {
-        assert_eq!(word.len(), self.fields.len(), "one value per field");
+        assert_eq!(
+            word.len(),
+            self.fields.iter().map(Signal::limbs).sum::<usize>(),
+            "one value per field (a field over 64 bits: one per 64-bit limb)"
+        );
         self.queue.push_back(word);
     }
 
@@ -92,9 +116,7 @@ impl Component for StreamSource {
         match &self.current {
             Some(w) => {
                 self.valid.set(1);
-                for (s, v) in self.fields.iter().zip(w) {
-                    s.set(*v);
-                }
+                drive_fields(&self.fields, w);
             }
             None => self.valid.set(0),
         }
@@ -167,7 +189,7 @@ impl Component for StreamSink {
             }
             return;
         }
-        let word: Vec<u64> = self.fields.iter().map(Signal::get).collect();
+        let word = sample_fields(&self.fields);
         if let Some(w) = self.waiting.take() {
             if w != word {
                 self.violations.push(format!(

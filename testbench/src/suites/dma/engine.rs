@@ -19,6 +19,7 @@
 
 use super::mover::Src;
 use super::walker::{build_prp, build_sgl, Built, CmdSource, Xfer};
+use super::{data_word, split_data};
 use crate::drivers::axi_mem::{AxiMemConfig, AxiMemSlave, Memory};
 use crate::drivers::axil::{Axil, AxilConfig};
 use crate::drivers::stream::StreamSink;
@@ -129,11 +130,9 @@ fn strategy() -> BoxedStrategy<Input> {
         .boxed()
 }
 
-/// Bus width in bytes (the property drives 64-bit streams).
-const BUS: u64 = 8;
-
-fn round_out(r: &Range<u64>) -> Range<u64> {
-    r.start & !(BUS - 1)..r.end.div_ceil(BUS) * BUS
+/// `r` widened to whole beats of a `bus`-byte data bus.
+fn round_out(r: &Range<u64>, bus: u64) -> Range<u64> {
+    r.start & !(bus - 1)..r.end.div_ceil(bus) * bus
 }
 
 fn overlaps(a: &Range<u64>, b: &Range<u64>) -> bool {
@@ -186,9 +185,15 @@ impl Planned {
     }
 }
 
-fn walk_with(mem: &Memory, cmd: &Command, mps: u8, errors: &[(Range<u64>, Resp)]) -> Walk {
+fn walk_with(
+    mem: &Memory,
+    cmd: &Command,
+    mps: u8,
+    errors: &[(Range<u64>, Resp)],
+    bus: u64,
+) -> Walk {
     walk(cmd, mps, |a, n| {
-        let r = round_out(&(a..a + u64::from(n)));
+        let r = round_out(&(a..a + u64::from(n)), bus);
         if errors.iter().any(|(e, _)| overlaps(e, &r)) {
             return Err(());
         }
@@ -198,12 +203,13 @@ fn walk_with(mem: &Memory, cmd: &Command, mps: u8, errors: &[(Range<u64>, Resp)]
 
 /// Lays out command `index` (window `index + 1` of 1 TiB) and plans it. A layout whose data
 /// would overlap its own descriptors is drawn again (a write there would change what the walker
-/// reads, which the models do not follow). Data segments are filled with random bytes.
+/// reads, which the models do not follow). Data segments are filled with random bytes. `len_mask`
+/// and `bus` are the engine's sizes: its length field's mask and its data bus in bytes.
 fn plan(
     x: &Xfer,
     index: usize,
     tag: u64,
-    len_mask: u32,
+    (len_mask, bus): (u32, u64),
     data_errors: &[(u64, u8, bool)],
     mem: &mut Memory,
     rng: &mut Rng,
@@ -226,9 +232,9 @@ fn plan(
         let errors: Vec<(Range<u64>, Resp)> = b
             .errors
             .iter()
-            .map(|r| (round_out(r), Resp::SlvErr))
+            .map(|r| (round_out(r, bus), Resp::SlvErr))
             .collect();
-        let walk = walk_with(mem, &cmd, b.mps, &errors);
+        let walk = walk_with(mem, &cmd, b.mps, &errors, bus);
         let p = Planned {
             cmd,
             mps: b.mps,
@@ -238,7 +244,7 @@ fn plan(
         };
         let clash = p
             .named()
-            .any(|(r, _)| p.fetched().any(|f| overlaps(&round_out(&f), &r)));
+            .any(|(r, _)| p.fetched().any(|f| overlaps(&round_out(&f, bus), &r)));
         if !clash || attempt == 7 {
             break p;
         }
@@ -249,11 +255,11 @@ fn plan(
     if !data.is_empty() {
         for &(pick, beats, dec) in data_errors {
             let r = &data[(pick % data.len() as u64) as usize];
-            let at = (r.start + (pick >> 16) % (r.end - r.start)) & !(BUS - 1);
+            let at = (r.start + (pick >> 16) % (r.end - r.start)) & !(bus - 1);
             let resp = if dec { Resp::DecErr } else { Resp::SlvErr };
-            p.errors.push((at..at + BUS * u64::from(beats), resp));
+            p.errors.push((at..at + bus * u64::from(beats), resp));
         }
-        p.walk = walk_with(mem, &p.cmd, p.mps, &p.errors);
+        p.walk = walk_with(mem, &p.cmd, p.mps, &p.errors, bus);
     }
     let named: Vec<Range<u64>> = p.named().map(|(r, _)| r).collect();
     for r in named {
@@ -266,22 +272,13 @@ fn plan(
     p
 }
 
-/// The stream beats of a write transfer: 8 bytes each from lane 0, `keep` on the last.
-fn data_beats(p: &Planned) -> Vec<Vec<u64>> {
+/// The stream beats of a write transfer: `bus` bytes each from lane 0, `keep` on the last.
+fn data_beats(p: &Planned, bus: usize) -> Vec<Vec<u64>> {
     let n = p.data.len();
     p.data
-        .chunks(BUS as usize)
+        .chunks(bus)
         .enumerate()
-        .map(|(k, chunk)| {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            vec![
-                u64::from_le_bytes(word),
-                (1u64 << chunk.len()) - 1,
-                ((k + 1) * BUS as usize >= n) as u64,
-                p.cmd.tag,
-            ]
-        })
+        .map(|(k, chunk)| data_word(chunk, bus, (k + 1) * bus >= n, p.cmd.tag))
         .collect()
 }
 
@@ -354,36 +351,9 @@ fn merge(mut rs: Vec<Range<u64>>) -> Vec<Range<u64>> {
     out
 }
 
-/// The m_data beats split into transfers at `last`: (tag, bytes).
-fn split_reads(beats: &[(u64, Vec<u64>)]) -> Result<Vec<(u64, Vec<u8>)>, String> {
-    let mut groups = Vec::new();
-    let mut cur: Vec<u8> = Vec::new();
-    for (cycle, w) in beats {
-        let (data, keep, last, tag) = (w[0], w[1], w[2] != 0, w[3]);
-        let n = (keep & 0xff).trailing_ones() as usize;
-        if keep != (1u64 << n) - 1 || n == 0 || (!last && n != BUS as usize) {
-            return Err(format!(
-                "cycle {cycle}: m_data keep {keep:#x} (last {last}): not packed from lane 0"
-            ));
-        }
-        cur.extend(&data.to_le_bytes()[..n]);
-        if last {
-            groups.push((tag, std::mem::take(&mut cur)));
-        }
-    }
-    if !cur.is_empty() {
-        return Err(format!("{} m_data bytes after the last `last`", cur.len()));
-    }
-    Ok(groups)
-}
-
 fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     let mut sim = Sim::<Top>::maybe_waves(waves);
-    assert_eq!(
-        u64::from(sim.signal("m_data_data_o").width()),
-        BUS * 8,
-        "the property drives 64-bit data streams"
-    );
+    let bus = u64::from(sim.signal("m_data_data_o").width() / 8);
     let len_mask = ((1u64 << sim.signal("s_cmd_len_i").width()) - 1) as u32;
     let tag_mask = (1u64 << sim.signal("s_cmd_tag_i").width()) - 1;
     let id_top = 1u64 << (sim.signal("m_axi_arid_o").width() - 1);
@@ -456,7 +426,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 x,
                 i,
                 i as u64 & tag_mask,
-                len_mask,
+                (len_mask, bus),
                 &errs,
                 &mut m.mem,
                 &mut rng,
@@ -471,7 +441,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     let push = |ps: &[Planned]| {
         for p in ps {
             cmd.borrow_mut().queue.push_back((p.cmd, p.mps));
-            sdata.borrow_mut().queue.extend(data_beats(p));
+            sdata.borrow_mut().queue.extend(data_beats(p, bus as usize));
         }
     };
     sim.reset(2);
@@ -562,7 +532,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     }
 
     // Read data on m_data.
-    let groups = split_reads(&mdata.borrow().received)?;
+    let groups = split_data(&mdata.borrow().received, bus as usize, false)?;
     let reads: Vec<usize> = (0..want)
         .filter(|&i| !transfers[i].write && !transfers[i].is_empty())
         .collect();
@@ -619,18 +589,22 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 second
                     .iter()
                     .filter(|p| p.cmd.write == write)
-                    .flat_map(|p| p.named().filter(|(_, b)| !b).map(|(r, _)| round_out(&r)))
+                    .flat_map(|p| {
+                        p.named()
+                            .filter(|(_, b)| !b)
+                            .map(|(r, _)| round_out(&r, bus))
+                    })
                     .collect(),
             )
         };
         let (rd, wr) = (data(false), data(true));
         for t in &m.log[log_start..] {
             let q = &t.req;
-            let span = q.addr..q.addr + u64::from(q.len) * BUS;
+            let span = q.addr..q.addr + u64::from(q.len) * bus;
             let ok = match (t.dir, q.id & id_top != 0) {
                 (Dir::Read, false) => fetches.iter().any(|&(a, n)| {
-                    q.addr == a & !(BUS - 1)
-                        && u64::from(q.len) == ((a % BUS) + u64::from(n)).div_ceil(BUS)
+                    q.addr == a & !(bus - 1)
+                        && u64::from(q.len) == ((a % bus) + u64::from(n)).div_ceil(bus)
                 }),
                 (Dir::Read, true) => rd
                     .iter()

@@ -7,8 +7,9 @@
 //! memory after the run (bytes no segment names unchanged), and no AXI protocol violation
 //! (4 KiB crossings included) or stream protocol violation.
 
+use super::{data_word, split_data};
 use crate::drivers::axi_mem::{AxiMemConfig, AxiMemSlave, Memory};
-use crate::drivers::stream::StreamSink;
+use crate::drivers::stream::{drive_fields, StreamSink};
 use crate::drivers::Resp;
 use crate::models::dma_mover::{self as model, Segment, Transfer};
 use crate::prop::Property;
@@ -166,9 +167,7 @@ impl Component for Src {
         match &self.current {
             Some(w) => {
                 self.valid.set(1);
-                for (s, v) in self.fields.iter().zip(w) {
-                    s.set(*v);
-                }
+                drive_fields(&self.fields, w);
             }
             None => self.valid.set(0),
         }
@@ -247,20 +246,13 @@ fn push(b: &Bench, ts: &[Transfer]) {
         if t.write {
             let n = t.data.len();
             for (k, chunk) in t.data.chunks(bytes).enumerate() {
-                let mut word = [0u8; 8];
-                word[..chunk.len()].copy_from_slice(chunk);
-                let keep = if chunk.len() == 8 {
-                    0xff
-                } else {
-                    (1u64 << chunk.len()) - 1
-                };
                 let is_last = (k + 1) * bytes >= n;
-                b.sdata.borrow_mut().queue.push_back(vec![
-                    u64::from_le_bytes(word),
-                    keep,
-                    is_last as u64,
+                b.sdata.borrow_mut().queue.push_back(data_word(
+                    chunk,
+                    bytes,
+                    is_last,
                     u64::from(t.tag),
-                ]);
+                ));
             }
         }
     }
@@ -344,26 +336,7 @@ fn run_phase(b: &mut Bench, ts: &[Transfer], errors: &[Range<u64>]) -> Result<()
             ));
         }
     }
-    // Split m_data into transfers at `last`.
-    let beats = b.mdata.borrow().received.clone();
-    let mut groups: Vec<(u64, Vec<u8>)> = Vec::new();
-    let mut cur: Vec<u8> = Vec::new();
-    for (cycle, w) in &beats {
-        let (data, keep, last, tag) = (w[0], w[1], w[2] != 0, w[3]);
-        let n = (keep & 0xff).trailing_ones() as usize;
-        if keep != (1u64 << n) - 1 || (!last && n != b.bytes) {
-            return Err(format!(
-                "cycle {cycle}: m_data keep {keep:#x} (last {last}): not packed from lane 0"
-            ));
-        }
-        cur.extend(&data.to_le_bytes()[..n]);
-        if last {
-            groups.push((tag, std::mem::take(&mut cur)));
-        }
-    }
-    if !cur.is_empty() {
-        return Err(format!("{} m_data bytes after the last `last`", cur.len()));
-    }
+    let groups = split_data(&b.mdata.borrow().received, b.bytes, true)?;
     let reads: Vec<(usize, &Transfer)> = ts
         .iter()
         .enumerate()
@@ -403,7 +376,6 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         None => Sim::<Top>::new(),
     };
     let bytes = (sim.signal("m_data_data_o").width() / 8) as usize;
-    assert_eq!(bytes, 8, "the property drives 64-bit data streams");
     let tag_mask = (1u64 << sim.signal("s_seg_tag_i").width()) - 1;
     let mut rng = Rng::new(input.seed);
     let seg = sim.add(Src::new(
@@ -465,8 +437,9 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         .errors
         .iter()
         .map(|&(o, n, dec)| {
-            let lo = BASE + o * 64;
-            let r = lo..lo + u64::from(n) * 8;
+            // Beat aligned at every width (a slave answers a whole beat).
+            let lo = (BASE + o * 64) & !(bytes as u64 - 1);
+            let r = lo..lo + u64::from(n) * bytes as u64;
             let resp = if dec { Resp::DecErr } else { Resp::SlvErr };
             mem.borrow_mut().inject_error(None, r.clone(), resp);
             r
