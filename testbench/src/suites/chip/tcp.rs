@@ -423,11 +423,11 @@ pub fn write_data(t: &Target, cid: u16, len: usize) -> Result<Vec<u8>, String> {
     assemble(len, &pieces, &format!("Write data of CID {cid:#x}"))
 }
 
-/// With `CHIP_DEBUG` set, one line per frame between the chip and smoltcp: the cycle, the
+/// At `RUST_LOG=testbench::suites::chip=trace`, one line per frame between the chip and smoltcp: the cycle, the
 /// direction, and a TCP segment's ports, flags, sequence and acknowledgment numbers and
 /// payload length.
 fn dbg_frame(cycle: u64, dir: &str, f: &[u8]) {
-    if std::env::var_os("CHIP_DEBUG").is_none() {
+    if !tracing::enabled!(tracing::Level::TRACE) {
         return;
     }
     if let Some((sp, dp, len)) = crate::suites::tcp::tcp_ports(f) {
@@ -435,9 +435,11 @@ fn dbg_frame(cycle: u64, dir: &str, f: &[u8]) {
         let seq = u32::from_be_bytes(f[t + 4..t + 8].try_into().unwrap());
         let ack = u32::from_be_bytes(f[t + 8..t + 12].try_into().unwrap());
         let fl = f[t + 13];
-        eprintln!("{cycle} {dir} {sp}->{dp} fl {fl:#04x} seq {seq:#x} ack {ack:#x} len {len}");
+        tracing::trace!(
+            "{cycle} {dir} {sp}->{dp} fl {fl:#04x} seq {seq:#x} ack {ack:#x} len {len}"
+        );
     } else {
-        eprintln!(
+        tracing::trace!(
             "{cycle} {dir} non-tcp len {} type {:02x}{:02x}",
             f.len(),
             f[12],

@@ -264,9 +264,7 @@ fn check_flood(input: &FloodInput, waves: Option<&Path>) -> Result<(), String> {
     let rate = f64::from(input.rate.0 << BW_FRAC | u32::from(input.rate.1)) / 65536.0;
     let want = rate * input.cycles as f64;
     let err = got as f64 / want - 1.0;
-    if std::env::var_os("QOS_DEBUG").is_some() {
-        eprintln!("trickle error {:+.3}%", err * 100.0);
-    }
+    tracing::debug!("trickle error {:+.3}%", err * 100.0);
     if err.abs() > 0.01 {
         return Err(format!(
             "the trickling SQ {} got {got} bytes in {} cycles, its rate allows {want:.0}: off by {:.2}%",
@@ -395,9 +393,9 @@ pub fn run_share(
         lazy_program: false,
     };
     let out = run(&cfg, &mut traffic, timing, seed, cycles * 4, waves)?;
-    if std::env::var_os("QOS_DEBUG").is_some() {
+    if tracing::enabled!(tracing::Level::DEBUG) {
         let seq: Vec<usize> = out.releases.iter().take(60).map(|r| r.queue).collect();
-        eprintln!("first releases {seq:?}");
+        tracing::debug!("first releases {seq:?}");
     }
     let counts = members
         .iter()
@@ -446,9 +444,7 @@ fn check_share(input: &ShareInput, waves: Option<&Path>) -> Result<(), String> {
         .collect();
     let total: u64 = others.iter().map(|&i| counts[i]).sum();
     let want = wrr_shares(&others.iter().map(|&i| weights[i]).collect::<Vec<_>>());
-    if std::env::var_os("QOS_DEBUG").is_some() {
-        eprintln!("share counts {counts:?}, {total} among members {others:?}, want {want:?}");
-    }
+    tracing::debug!("share counts {counts:?}, {total} among members {others:?}, want {want:?}");
     for (&i, &w) in others.iter().zip(&want) {
         let c = counts[i];
         let share = c as f64 / total as f64;

@@ -973,16 +973,14 @@ pub fn run(
         }
     }
     out.cycles = t;
-    if std::env::var_os("QOS_DEBUG").is_some() {
-        eprintln!(
-            "qos run: {} cycles, {} released, {} denied, {} free cycles, channel full cycles {:?}",
-            t,
-            out.releases.len(),
-            out.denied,
-            out.free_cycles,
-            out.channel_full
-        );
-    }
+    tracing::debug!(
+        "qos run: {} cycles, {} released, {} denied, {} free cycles, channel full cycles {:?}",
+        t,
+        out.releases.len(),
+        out.denied,
+        out.free_cycles,
+        out.channel_full
+    );
     sim.run(4);
 
     // Counters, read through AXI4-Lite (they wrap at their width).

@@ -351,9 +351,7 @@ pub(super) fn restart_tcp<T: Dut>(
             }
         }
     }
-    if std::env::var_os("CHIP_DEBUG").is_some() {
-        eprintln!("tcp_ctrl.run 0 -> 1: new connections");
-    }
+    tracing::debug!("tcp_ctrl.run 0 -> 1: new connections");
     tcp_link.borrow_mut().restart();
     for c in 0..n {
         tbus.write32(crate::suites::tcp::creg(c, 8), 1);

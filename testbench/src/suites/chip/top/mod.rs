@@ -376,12 +376,11 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         .dying()
         .filter(|&c| table.values().any(|&x| x == Chan::Tcp(c)));
     let mut recovered = false;
-    if std::env::var_os("CHIP_DEBUG").is_some() {
-        eprintln!(
-            "chip case start: die {:?} -> {:?}, dying {dying:?}, table {table:?}",
-            input.tcp.die, tcp_conf.die
-        );
-    }
+    tracing::debug!(
+        "chip case start: die {:?} -> {:?}, dying {dying:?}, table {table:?}",
+        input.tcp.die,
+        tcp_conf.die
+    );
     // A data digest error does not end the connection: the one command whose C2HData failed
     // completes with 22h and its answer's DW0 once that answer arrives, every other as usual.
     let digest_only = dying.is_some()
@@ -672,9 +671,9 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     if let Some(v) = sink.borrow().violations.first() {
         return Err(format!("m_axis protocol: {v}"));
     }
-    if std::env::var_os("CHIP_DEBUG").is_some() {
+    if tracing::enabled!(tracing::Level::DEBUG) {
         let t = tcp_link.borrow();
-        eprintln!(
+        tracing::debug!(
             "chip case: {} controller resets, {} hardware resets ({} commands dropped), {} doorbell faults, NVMe/TCP target fault {:?} ({} doomed, {} of them 22h, {} engine restarts), {} commands, {} to RoCE ({} executed, {} frames), {} to NVMe/TCP ({} capsules, {}/{} bytes tx/rx), digests {}, {} cycles",
             resets.len() - hw.len(),
             hw.len(),
