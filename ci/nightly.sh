@@ -46,8 +46,8 @@ step "testbench nbd: Debian's NBD clients on the simulated chip, 8 MiB over RoCE
 bash ci/nbd_check.sh
 SIZE=1M NBD_ARGS="--transport nvme_tcp" bash ci/nbd_check.sh
 # 10^6 NVMe commands, each CQE checked by the host's golden model (ci/regress-million.sh):
-# here the front end's suite (plan nvme, 5600 cases, 271 s on one thread of the loaded
-# development machine); the whole chip's plan (45000 cases, hours on one machine) fans out in
+# here the front end's suite (plan nvme, 5600 cases, 187 s on the development machine's two
+# threads under a load of 9); the whole chip's plan (45000 cases, hours on one machine) fans out in
 # .github/workflows/regress-nightly.yml or a Slurm array (ci/slurm-regress.sbatch).
 # MILLION_PLAN="nvme chip" runs both here.
 step "10^6 NVMe commands: ci/regress-million.sh, plan ${MILLION_PLAN:-nvme}"
