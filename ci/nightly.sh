@@ -7,8 +7,9 @@
 # verilating its 512-bit chip top takes many minutes when the model cache does not hold it), and
 # line and toggle coverage of every suite (`testbench coverage`), and the TCP/IP engine's
 # benchmark (`bench --suite tcp --check`, 25 s: too long for ci/test.sh), post-synthesis
-# simulation (ci/postsynth.sh, 134 s in a clean CI run), the lint tests with Yosys, and mutants
-# drawn from the builder's IR in every engine suite (`testbench mutate`).
+# simulation (ci/postsynth.sh, 134 s in a clean CI run), the lint tests with Yosys, mutants
+# drawn from the builder's IR in every engine suite (`testbench mutate`), and 10^6 NVMe
+# commands through the front end's suite (ci/regress-million.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/setup.sh
@@ -47,6 +48,13 @@ cargo run -q --release -p testbench -- regress --suite stdlib --cases 5000
 step "testbench nbd: Debian's NBD clients on the simulated chip, 8 MiB over RoCE, 1 MiB over NVMe/TCP (ci/test.sh: 1 MiB, 256 KiB)"
 bash ci/nbd_check.sh
 SIZE=1M NBD_ARGS="--transport nvme_tcp" bash ci/nbd_check.sh
+# 10^6 NVMe commands, each CQE checked by the host's golden model (ci/regress-million.sh):
+# here the front end's suite (plan nvme, 5600 cases, 187 s on the development machine's two
+# threads under a load of 9); the whole chip's plan (45000 cases, hours on one machine) fans out in
+# .github/workflows/regress-nightly.yml or a Slurm array (ci/slurm-regress.sbatch).
+# MILLION_PLAN="nvme chip" runs both here.
+step "10^6 NVMe commands: ci/regress-million.sh, plan ${MILLION_PLAN:-nvme}"
+PLAN="${MILLION_PLAN:-nvme}" bash ci/regress-million.sh
 step "coverage: every suite, merged for the whole chip (target/coverage/all)"
 cargo run -q --release -p testbench -- coverage --suite stdlib:2000 --suite dma:300 \
   --suite nvme-tcp:350 --suite qos:200 --suite rdma:1200 --suite nvme:1100 --suite chip:150 --suite tcp:300 --suite eth:1000

@@ -10,8 +10,27 @@
 use crate::sim::{with_x_init, XInit};
 use proptest::strategy::{BoxedStrategy, Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
+use std::cell::Cell;
 use std::fmt::Debug;
 use std::path::{Path, PathBuf};
+
+thread_local! {
+    /// NVMe commands completed and checked on this thread (see [`count_command`]).
+    static COMMANDS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Counts one NVMe command whose completion the host's golden model checked and retired
+/// (`models::nvme::Controller::complete` calls it for every CQE it accepts: admin, I/O and
+/// AER completions alike). A property runs on one thread, so [`run_case`] reads the count its
+/// case added; `regress` reports the sum.
+pub fn count_command() {
+    COMMANDS.with(|c| c.set(c.get() + 1));
+}
+
+/// NVMe commands counted on this thread so far.
+pub fn commands_counted() -> u64 {
+    COMMANDS.with(Cell::get)
+}
 
 /// A property of one block: stimulus strategy and a check against the golden model.
 pub trait Property {
@@ -37,6 +56,9 @@ pub struct CaseResult {
     pub x_init: XInit,
     /// `None` when it passed; otherwise the failure report.
     pub failure: Option<Failure>,
+    /// NVMe commands the case's first run completed and checked ([`count_command`]): 0 for a
+    /// property that drives none. Shrinking's re-runs are not counted.
+    pub commands: u64,
 }
 
 /// A failed case, shrunk.
@@ -111,9 +133,18 @@ pub fn run_case<P: Property>(
         ..Config::default()
     };
     let mut runner = TestRunner::new_with_rng(config, rng_for(seed));
+    // The case's first run (the generated input) is the one counted; proptest's shrinking
+    // runs the property again on smaller inputs.
+    let first: Cell<Option<u64>> = Cell::new(None);
     let outcome = runner.run(&P::strategy(), |input| {
-        run_caught::<P>(&input, seed, x_init, None).map_err(TestCaseError::fail)
+        let before = commands_counted();
+        let r = run_caught::<P>(&input, seed, x_init, None);
+        if first.get().is_none() {
+            first.set(Some(commands_counted() - before));
+        }
+        r.map_err(TestCaseError::fail)
     });
+    let commands = first.get().unwrap_or(0);
     let failure = match outcome {
         Ok(()) => None,
         Err(TestError::Fail(reason, minimal)) => {
@@ -132,6 +163,7 @@ pub fn run_case<P: Property>(
                         minimal: format!("{minimal:?}"),
                         waves: None,
                     }),
+                    commands,
                 };
             }
             // Re-run the minimal case with a waveform; its report is the one to read.
@@ -157,6 +189,7 @@ pub fn run_case<P: Property>(
         seed,
         x_init,
         failure,
+        commands,
     }
 }
 

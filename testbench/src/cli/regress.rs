@@ -22,7 +22,9 @@ pub struct Args {
     /// Base seed; case i uses a seed derived from it and i. Same seed, same cases.
     #[arg(long, default_value_t = 0x5eed)]
     pub seed: u64,
-    /// Run only shard K of M (1-based): cases i with i % M == K - 1.
+    /// Run only shard K of M (1-based): the K-th of M contiguous blocks of the case indices
+    /// (cases i with (K-1)*N/M <= i < K*N/M for N cases) and the saved regressions j with
+    /// j % M == K - 1 (the M shards together run the whole regression once).
     #[arg(long)]
     pub shard: Option<String>,
     /// Folder for waveforms of the minimal failing cases [default: target/waves].
@@ -77,14 +79,28 @@ fn xml_escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-fn junit(path: &Path, suite: &str, results: &[(String, CaseResult, f64)]) -> std::io::Result<()> {
+/// Writes the JUnit XML report: one `<testsuite>` with the run's settings and the NVMe
+/// commands its cases completed as `<properties>`, a `<testcase>` per case.
+fn junit(
+    path: &Path,
+    suite: &str,
+    run: &[(&str, String)],
+    results: &[(String, CaseResult, f64)],
+) -> std::io::Result<()> {
     let failures = results.iter().filter(|r| r.1.failure.is_some()).count();
     let total: f64 = results.iter().map(|r| r.2).sum();
     let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     x.push_str(&format!(
-        "<testsuites><testsuite name=\"{suite}\" tests=\"{}\" failures=\"{failures}\" time=\"{total:.3}\">\n",
+        "<testsuites><testsuite name=\"{suite}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" time=\"{total:.3}\">\n  <properties>\n",
         results.len()
     ));
+    for (name, value) in run {
+        x.push_str(&format!(
+            "    <property name=\"{name}\" value=\"{}\"/>\n",
+            xml_escape(value)
+        ));
+    }
+    x.push_str("  </properties>\n");
     for (id, r, secs) in results {
         x.push_str(&format!(
             "  <testcase classname=\"{suite}.{}\" name=\"{}\" time=\"{secs:.3}\"",
@@ -174,18 +190,26 @@ pub fn run(args: &Args) -> i32 {
             ""
         }
     };
-    // (label, property index, seed, initial values): saved regressions first, then this
-    // shard's cases.
+    // (label, property index, seed, initial values): this shard's saved regressions first
+    // (the j-th saved case of the selected properties goes to shard j % M + 1, so M shards
+    // replay each once between them), then this shard's cases.
     let mut work: Vec<(String, usize, u64, XInit)> = Vec::new();
+    let mut j = 0u64;
     for &pi in &selected {
         let p = &suite.properties[pi];
         for (s, x) in saved_seeds(&regressions, p.name) {
-            work.push((format!("{} saved 0x{s:016x}{}", p.name, xr(x)), pi, s, x));
+            if j % m == k - 1 {
+                work.push((format!("{} saved 0x{s:016x}{}", p.name, xr(x)), pi, s, x));
+            }
+            j += 1;
         }
     }
     let replays = work.len();
     let n = selected.len() as u64;
-    for i in (0..args.cases).filter(|i| i % m == k - 1) {
+    // Shard K of M runs a contiguous block of case indices, so every shard draws each
+    // property in turn (with `i % M`, M a multiple of the properties would give each shard one).
+    let block = |k: u64| (u128::from(args.cases) * u128::from(k) / u128::from(m)) as u64;
+    for i in block(k - 1)..block(k) {
         let pi = selected[(i % n) as usize];
         let s = case_seed(args.seed, i);
         work.push((
@@ -265,6 +289,7 @@ pub fn run(args: &Args) -> i32 {
                             minimal: "(not generated)".into(),
                             waves: None,
                         }),
+                        commands: 0,
                     },
                 );
                 let secs = t.elapsed().as_secs_f64();
@@ -294,8 +319,25 @@ pub fn run(args: &Args) -> i32 {
         .collect();
     let failed = results.iter().filter(|r| r.1.failure.is_some()).count();
     let passed = results.len() - failed;
+    let commands: u64 = results.iter().map(|r| r.1.commands).sum();
     if let Some(path) = &args.junit {
-        if let Err(e) = junit(path, suite.name, &results) {
+        let run = [
+            ("seed", format!("0x{:x}", args.seed)),
+            ("cases", args.cases.to_string()),
+            ("shard", format!("{k}/{m}")),
+            (
+                "properties",
+                selected
+                    .iter()
+                    .map(|&i| suite.properties[i].name)
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ),
+            ("x_init", x_init.to_string()),
+            ("replayed", replays.to_string()),
+            ("commands", commands.to_string()),
+        ];
+        if let Err(e) = junit(path, suite.name, &run, &results) {
             eprintln!("testbench: cannot write {}: {e}", path.display());
             return 2;
         }
@@ -323,7 +365,8 @@ pub fn run(args: &Args) -> i32 {
             }
         }
     }
-    eprintln!("{:.1} s on {jobs} threads", started.elapsed().as_secs_f64());
+    let secs = started.elapsed().as_secs_f64();
+    eprintln!("{secs:.1} s on {jobs} threads");
     if let Some(k) = mutant {
         // `testbench mutants` checks this: a mutant no model read changed nothing.
         eprintln!(
@@ -337,6 +380,13 @@ pub fn run(args: &Args) -> i32 {
             return 2;
         }
     }
+    // NVMe commands completed and checked by the host's golden model (`prop::count_command`):
+    // the nvme and chip suites drive them; the other suites report 0.
+    println!(
+        "{}: commands: {commands} ({:.0} per second)",
+        suite.name,
+        commands as f64 / secs.max(1e-9)
+    );
     println!("{}: {passed} passed, {failed} failed", suite.name);
     if failed > 0 {
         1
