@@ -419,8 +419,9 @@ impl Controller {
     }
 
     /// The host read a new CQE (by its phase) from CQ `cqid`: check it and retire its command
-    /// (counted by [`crate::prop::count_command`] when the CQE passes). Returns the admin SQE's effect to apply (`Some((opcode, sqe))` for a successful admin
-    /// command) through the caller.
+    /// (counted by [`crate::prop::count_command`] when the CQE passes). Returns the admin SQE's
+    /// effect to apply (`Some((opcode, sqe))` for a successful admin command) through the
+    /// caller.
     pub fn complete(&mut self, cqid: u16, e: &Cqe) -> Result<(), String> {
         let Some(q) = self.sqs.get_mut(&e.sqid) else {
             return Err(format!(
