@@ -33,9 +33,12 @@ step "tshark checks a regression's pcap (NVMe/TCP dissection, digests, checksums
 CASES=40 bash ci/tshark_check.sh
 step "testbench regress --suite qos"
 cargo run -q --release -p testbench -- regress --suite qos --cases 200
-# Cases are shared among the suite's four properties: 1200 gives each 300 (engine, cc, dcqcn, recovery).
+# Cases are shared among the suite's five properties: 1500 gives each 300 (engine, cc, dcqcn,
+# recovery, rnr).
 step "testbench regress --suite rdma"
-cargo run -q --release -p testbench -- regress --suite rdma --cases 1200
+cargo run -q --release -p testbench -- regress --suite rdma --cases 1500
+step "testbench regress --suite rdma-long: the 13 longest RNR timers (10.24 to 655.36 ms) waited out exactly, about 4.5 million cycles"
+cargo run -q --release -p testbench -- regress --suite rdma-long --cases 1
 step "tshark and scapy check a regression's pcap (RoCEv2 dissection, ICRCs)"
 CASES=40 bash ci/roce_check.sh
 step "testbench regress --suite nvme"
@@ -64,7 +67,7 @@ BLOCKS=2 IO_SECONDS=0 bash ci/board_io_check.sh
 # Every suite again from random initial values (registers, RAM words, X assignments drawn from
 # each case's seed): a state that a reset or an init sweep does not set must not matter.
 step "testbench regress --x-init random: every suite, part of the cases"
-for s in stdlib:1000 eth:200 dma:100 nvme:200 nvme-tcp:100 qos:60 rdma:200 chip:60 tcp:100 tcp-nvme:6; do
+for s in stdlib:1000 eth:200 dma:100 nvme:200 nvme-tcp:100 qos:60 rdma:250 rdma-long:1 chip:60 tcp:100 tcp-nvme:6; do
   cargo run -q --release -p testbench -- regress --x-init random --suite "${s%%:*}" --cases "${s##*:}"
 done
 step "testbench bench --check: figures in simulated cycles against their goals (nvme, nvme-tcp, qos)"
@@ -80,7 +83,7 @@ SIZE=1M bash ci/nbd_check.sh
 # ci/nightly.sh runs it over 1 MiB.
 SIZE=256K NBD_ARGS="--transport nvme_tcp" bash ci/nbd_check.sh
 step "mutants: every entry of ci/mutants.txt but three on mutant schemata models must fail its properties"
-# All but three (124 of 127: one release build against the schemata copy, every top re-verilated
+# All but three (128 of 131: one release build against the schemata copy, every top re-verilated
 # once, about 7 min from an empty cache (421 s in a clean run, 406 s with the models at -O1
 # on a machine then 20 % slower), then a run per mutant), neither shrunk nor re-run for
 # a waveform (--shrink-secs 0): CI needs caught or survived, not a minimal case (ci/nightly.sh

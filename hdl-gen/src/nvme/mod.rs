@@ -141,6 +141,16 @@
 //!   part in every decision whose SQ read request rises on AR in cycle `t + 3` or later, and
 //!   in none before (the decision is made in IDLE two cycles before `arvalid` rises, and IDLE
 //!   serves a pending doorbell before deciding). `nvme_arbitration` relies on this.
+//! - **Fetch latency**: ineligible SQs never stall fetching. A class rotates one ineligible head
+//!   away per IDLE cycle and holds decisions up only until it has been around once since its
+//!   last push (it keeps rotating while blocked, holding nothing up), and a FIFO holds at most
+//!   `io_queue_pairs` I/O SQs. So when the FSM has nothing else to serve (no doorbell, firmware
+//!   queue operation or completion pending, no read request outstanding, fetch credits and
+//!   descriptor room for a burst), a doorbell accepted in cycle `t` that gives an eligible SQ
+//!   work has a read request rise on AR by cycle `t + 5 + io_queue_pairs`: the doorbell is
+//!   served at `t + 2`, the decision made in IDLE from `t + 3` (AR two cycles later), after at
+//!   most one circle of a FIFO: `io_queue_pairs` IDLE cycles. `nvme_arbitration` checks this
+//!   with whole classes throttled.
 //!
 //! # Completions
 //!

@@ -464,7 +464,9 @@ impl Cc {
                 c.set(tries.d, 0u64);
             })
             .else_if(rnr_in, |c| {
-                c.set(wait.d, ticks);
+                // T + 1 ticks: the first may come in the next cycle, so the wait is never
+                // shorter than T whole ticks (IBA: the requester waits at least the timer).
+                c.set(wait.d, ticks + 1u64);
                 c.if_(tries.q.ne(7u64), |c| c.set(tries.d, tries.q + 1u64));
             })
             .else_(|c| {
@@ -515,6 +517,7 @@ mod tests {
         assert_eq!(RNR_TIMER_US[31], 491_520);
         assert_eq!(RNR_TIMER_US[0], 655_360);
         assert!(RNR_TIMER_US[1..].windows(2).all(|w| w[0] < w[1]));
-        assert!(RNR_TIMER_US.iter().all(|&t| t < 1 << RNR_BITS));
+        // Loaded plus one (the partial first tick).
+        assert!(RNR_TIMER_US.iter().all(|&t| t + 1 < 1 << RNR_BITS));
     }
 }

@@ -242,11 +242,16 @@
 //! does, but the QP then sends no capsule (neither again nor new) until the NAK's timer ran
 //! out: the syndrome's bits 4:0 are the InfiniBand RNR timer code (vol. 1, "RNR NAK Timer
 //! Field Encodings": 1 = 0.01 ms ... 31 = 491.52 ms, 0 = 655.36 ms), counted in ticks of
-//! `cc_tick` cycles (1 µs when it holds the clock in MHz; `cc::RNR_TIMER_US`). Its retransmit
-//! timer is held at 0 meanwhile. A new RNR NAK restarts the wait. `qpN_rnr.limit` (7: no
-//! limit) is the number of RNR NAKs in a row (no acknowledgement moving `una` between them)
-//! the QP waits out: one more puts it in error. `qpN_rnr.waiting` reads the wait. RNR NAKs
-//! are counted in `rx_nak`.
+//! `cc_tick` cycles (1 µs when it holds the clock in MHz; `cc::RNR_TIMER_US`). The
+//! specification only bounds the wait from below (the requester waits at least the timer);
+//! the engine waits the timer rounded up to whole ticks: code `c` of `T` µs loads `T + 1`
+//! ticks, since the first tick may come right after the NAK. So, with `P` = `cc_tick` (at
+//! least 2), `qpN_rnr.waiting` rises in the cycle after the NAK is taken and stays high for
+//! more than `T * P` and at most `(T + 1) * P` cycles (which of those the tick's phase
+//! decides), and the capsule goes out again only after it fell. Its retransmit timer is held
+//! at 0 meanwhile. A new RNR NAK restarts the wait. `qpN_rnr.limit` (7: no limit) is the
+//! number of RNR NAKs in a row (no acknowledgement moving `una` between them) the QP waits
+//! out: one more puts it in error. RNR NAKs are counted in `rx_nak`.
 //!
 //! A QP holds one pending ACK: a newer ACK or NAK replaces it, except that a pending NAK 61h or
 //! 62h (fatal) stays. A QP in error (or disabled) completes its outstanding commands with 22h;

@@ -280,6 +280,9 @@ pub struct Target {
     rnr_psn: Vec<Option<u32>>,
     /// RNR NAKs sent: (QP, PSN, `now`).
     pub rnr_sent: Vec<(usize, u32, u64)>,
+    /// Per QP, timer fields of RNR NAKs to send: while it holds any, every in-order capsule
+    /// (the same PSN again included) is refused with the next one, before `rnr_percent`.
+    pub rnr_script: Vec<VecDeque<u8>>,
     /// The host's in-capsule data limit (`roce.in_capsule_bytes`): which Writes must come in
     /// their capsule ([`in_capsule`]). 0: none.
     pub icd_max: usize,
@@ -384,6 +387,7 @@ impl Target {
             rnr_rng: fill | 1,
             rnr_psn: vec![None; qps.len()],
             rnr_sent: Vec::new(),
+            rnr_script: vec![VecDeque::new(); qps.len()],
             icd_max: 0,
             host_tos: HostTos::default(),
             icd_writes: 0,
@@ -409,6 +413,12 @@ impl Target {
 
     /// Whether the in-order capsule `psn` of QP `q` is refused with an RNR NAK (sent here).
     fn rnr(&mut self, q: usize, psn: u32) -> bool {
+        if let Some(code) = self.rnr_script[q].pop_front() {
+            self.qps[q].nak_sent = true;
+            self.rnr_sent.push((q, psn, self.now));
+            self.ack(q, 0x20 | (code & 0x1f), psn);
+            return true;
+        }
         let mut x = self.rnr_rng;
         x ^= x << 13;
         x ^= x >> 7;

@@ -116,7 +116,13 @@ pub fn all() -> Vec<Suite> {
             entry::<rdma::cc::RdmaCcProp>(),
             entry::<rdma::dcqcn::DcqcnProp>(),
             entry::<rdma::dcqcn::DcqcnRecoveryProp>(),
+            entry::<rdma::rnr::RdmaRnrProp>(),
         ],
+    });
+    // Its own suite, so CI sizes it apart (a case runs about 4.5 million cycles).
+    suites.push(Suite {
+        name: "rdma-long",
+        properties: vec![entry::<rdma::rnr::RdmaRnrLongProp>()],
     });
     suites.push(Suite {
         name: "tcp",

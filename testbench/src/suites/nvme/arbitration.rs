@@ -19,6 +19,14 @@
 //! When the throttled SQs are released the check stops (the position they then take in their
 //! class is not promised); every command must still be fetched once and complete. The SQEs on
 //! `io_cmd` come out in the order they were fetched.
+//!
+//! Then the fetch latency (mod.rs, "Fetch latency"): new SQs fill one to three classes whose every
+//! SQ is throttled (their FIFOs keep rotating ineligible heads; each class stops holding up
+//! decisions after one circle), nothing else goes on for a while (everything before completed,
+//! every CQ consumed), in half the cases a throttled SQ is given work just before (its class
+//! goes around once more), and one doorbell gives an eligible SQ of another class work: its
+//! read request must be the next one and rise within the contract's bound of the doorbell.
+//! Finally the throttled SQs are released and every command completes.
 
 use super::env::{Env, Timing};
 use super::queues::{admin, create_pair, io_batch, io_sqe, next_cid, Pair};
@@ -58,6 +66,23 @@ pub enum Step {
     Admin,
 }
 
+/// The fetch-latency phase at the end of a case.
+#[derive(Debug, Clone)]
+pub struct Stall {
+    /// Classes whose every SQ is throttled (bit c: class c, 0 urgent .. 3 low), never all four.
+    classes: u8,
+    /// New SQs in each throttled class (at least two).
+    per_class: u8,
+    /// The class of the eligible SQ rung last: the first class from this one not throttled.
+    eligible: u8,
+    /// One throttled SQ is first given work right before the eligible one.
+    kick: bool,
+    /// Quiet cycles before those doorbells.
+    quiet: u16,
+    /// SQEs the eligible SQ is given.
+    n: u8,
+}
+
 /// Generated stimulus.
 #[derive(Debug, Clone)]
 pub struct Input {
@@ -72,6 +97,7 @@ pub struct Input {
     steps: Vec<Step>,
     read_latency: (u32, u32),
     axil: u8,
+    stall: Stall,
     seed: u64,
 }
 
@@ -102,10 +128,37 @@ fn strategy() -> BoxedStrategy<Input> {
         prop::collection::vec(step, 0..30),
         prop_oneof![Just((1u32, 4u32)), Just((10, 60))],
         0u8..30,
+        (
+            prop_oneof![1 => Just(8u8), 1 => Just(12u8), 2 => 1u8..15],
+            2u8..7,
+            0u8..4,
+            any::<bool>(),
+            150u16..400,
+            1u8..5,
+        )
+            .prop_map(|(classes, per_class, eligible, kick, quiet, n)| Stall {
+                classes,
+                per_class,
+                eligible,
+                kick,
+                quiet,
+                n,
+            }),
         any::<u64>(),
     )
         .prop_map(
-            |(wrr, (ab, h, mm, l), queues, fill, throttle, steps, read_latency, axil, seed)| {
+            |(
+                wrr,
+                (ab, h, mm, l),
+                queues,
+                fill,
+                throttle,
+                steps,
+                read_latency,
+                axil,
+                stall,
+                seed,
+            )| {
                 Input {
                     wrr,
                     arb: ab | l << 8 | mm << 16 | h << 24,
@@ -115,6 +168,7 @@ fn strategy() -> BoxedStrategy<Input> {
                     steps,
                     read_latency,
                     axil,
+                    stall,
                     seed,
                 }
             },
@@ -183,7 +237,11 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     let (asq, acq) = (16u32, 64u32);
     env.enable(asq, acq, input.wrr)?;
     admin(&mut env, 0x09, 0x01, input.arb, 0)?;
-    let nq = input.queues.len().min(usize::from(env.io_queues));
+    // The latency phase creates up to 3 * 6 + 1 more SQs after these.
+    let nq = input
+        .queues
+        .len()
+        .min(usize::from(env.io_queues).saturating_sub(STALL_QUEUES));
     let max = env.host.model.max_entries;
     for (i, &(prio, depth)) in input.queues.iter().take(nq).enumerate() {
         let p = Pair {
@@ -426,8 +484,160 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             expect.len()
         ));
     }
-    Ok(())
+    drop(probe);
+    stall_phase(&mut r, input, nq as u16)
 }
+
+/// SQs the latency phase may create: three throttled classes of up to six, and one more.
+const STALL_QUEUES: usize = 3 * 6 + 1;
+
+/// The fetch-latency phase (module documentation; mod.rs, "Fetch latency").
+fn stall_phase(r: &mut Run, input: &Input, nq: u16) -> Result<(), String> {
+    let st = &input.stall;
+    // At most three classes throttled, so that one is left for the eligible SQ.
+    let mut classes: Vec<u8> = (0..4u8).filter(|c| st.classes >> c & 1 == 1).collect();
+    classes.truncate(3);
+    let eligible = (0..4u8)
+        .map(|i| (st.eligible + i) % 4)
+        .find(|c| !classes.contains(c))
+        .expect("a class is left");
+    let vectors = r.env.vectors;
+    let mut next = nq + 1;
+    let mut throttled: Vec<(u8, u16)> = Vec::new();
+    for &c in &classes {
+        for _ in 0..st.per_class {
+            let p = Pair {
+                sq: 16,
+                cq: 32,
+                prio: c,
+                vector: 0,
+                ien: false,
+            };
+            create_pair(&mut r.env, next, &p, vectors)?;
+            throttled.push((c, next));
+            next += 1;
+        }
+    }
+    let e = next;
+    let p = Pair {
+        sq: 16,
+        cq: 32,
+        prio: eligible,
+        vector: 0,
+        ien: false,
+    };
+    create_pair(&mut r.env, e, &p, vectors)?;
+    let mask = throttled.iter().fold(0u64, |m, &(_, q)| m | 1 << (q - 1));
+    {
+        let mut be = r.env.backend().borrow_mut();
+        be.space_mask = mask;
+        be.hold = false;
+        be.stall = 0;
+    }
+    // Doorbells go out whole (AW and W together), so the one accepted last is the cycle the
+    // bound counts from.
+    r.env.bar.master().set_timing(0, 0);
+    // Every throttled SQ gets work (the kicked one later); one doorbell each.
+    let kicked = st.kick.then(|| throttled[throttled.len() - 1].1);
+    for &(_, q) in &throttled {
+        if Some(q) != kicked {
+            let n = 1 + r.rng.below(4) as u32;
+            r.ring(q, n, true)?;
+        }
+    }
+    // Quiet: every command before completed and consumed, nothing pending.
+    let mut n = 0u64;
+    while r.env.host.model.outstanding()
+        > r.cids
+            .iter()
+            .filter(|(q, _)| mask >> (**q - 1) & 1 == 1)
+            .map(|(_, c)| c.len())
+            .sum::<usize>()
+    {
+        r.run(1)?;
+        n += 1;
+        if n > 100_000 {
+            return Err("latency phase: the commands before it never completed".into());
+        }
+    }
+    r.run(u64::from(st.quiet))?;
+    r.env.consume_all()?;
+    r.env.run(64)?;
+    if let Some(q) = kicked {
+        r.ring(q, 1, true)?;
+    }
+    let reads0 = r.env.probe().borrow().reads.len();
+    r.ring(e, u32::from(st.n), true)?;
+    let slot = 4u64 << r.env.stride;
+    let db = 0x1000 + 2 * u64::from(e) * slot;
+    let t = r
+        .env
+        .probe()
+        .borrow()
+        .doorbells
+        .iter()
+        .rev()
+        .find(|d| d.1 == db)
+        .map(|d| d.0)
+        .ok_or("latency phase: the eligible SQ's doorbell was not seen")?;
+    let bound = t + u64::from(r.env.io_queues) + FETCH_AFTER_DOORBELL;
+    let ring = r.env.host.sq_ring[&e];
+    let range = r.env.host.rings[ring].range.clone();
+    while r.env.probe().borrow().reads.len() == reads0 && r.env.sim.cycle() <= bound + 8 {
+        r.env.step()?;
+    }
+    let first = r.env.probe().borrow().reads.get(reads0).copied();
+    let what = format!(
+        "(wrr {}, throttled classes {classes:?} with SQs {:?}, kicked {kicked:?}, eligible SQ {e} \
+         of class {eligible}, its doorbell accepted at cycle {t})",
+        input.wrr,
+        throttled.iter().map(|x| x.1).collect::<Vec<_>>()
+    );
+    match first {
+        None => {
+            return Err(format!(
+                "fetch latency: no read request rose by cycle {bound}, io_queue_pairs + \
+                 {FETCH_AFTER_DOORBELL} cycles after the doorbell {what}"
+            ))
+        }
+        Some((rise, addr, _)) if !range.contains(&addr) => {
+            return Err(format!(
+                "fetch latency: the read request rising at cycle {rise} ({addr:#x}) is not of \
+                 the eligible SQ {what}"
+            ))
+        }
+        Some((rise, _, _)) if rise > bound => {
+            return Err(format!(
+                "fetch latency: the eligible SQ's read request rose at cycle {rise}, {} cycles \
+                 after the doorbell, later than io_queue_pairs + {FETCH_AFTER_DOORBELL} {what}",
+                rise - t
+            ))
+        }
+        Some((rise, _, _)) => {
+            if std::env::var_os("NVME_STATS").is_some() {
+                eprintln!("nvme_arbitration latency: {} cycles {what}", rise - t);
+            }
+        }
+    }
+    // Released: everything completes.
+    r.env.backend().borrow_mut().space_mask = 0;
+    let mut n = 0u64;
+    while r.env.host.model.outstanding() > 0 {
+        r.run(1)?;
+        n += 1;
+        if n > 200_000 {
+            return Err(format!(
+                "latency phase: commands never completed after the release {what}"
+            ));
+        }
+    }
+    r.env.consume_all()
+}
+
+/// The fetch latency's constant (mod.rs, "Fetch latency"): with nothing else to serve, a
+/// doorbell accepted in cycle `t` that gives an eligible SQ work has its read request rise by
+/// `t + io_queue_pairs + FETCH_AFTER_DOORBELL`.
+const FETCH_AFTER_DOORBELL: u64 = 5;
 
 /// The SQ arbitration order, exactly (see the module documentation).
 pub struct NvmeArbitrationProp;

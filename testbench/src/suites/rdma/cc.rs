@@ -77,9 +77,9 @@ pub struct Input {
     pub seed: u64,
 }
 
-/// The RNR NAK timer field in µs (IB table; codes 1 to 4).
+/// The RNR NAK timer field in µs (IB table).
 fn rnr_us(code: u8) -> u64 {
-    [655_360, 10, 20, 30, 40][usize::from(code.min(4))]
+    super::rnr::IB_RNR_US[usize::from(code & 31)]
 }
 
 fn is_rnr_nak(f: &[u8]) -> bool {
@@ -348,7 +348,8 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 && u32::from_be_bytes([0, f[47], f[48], f[49]]) == confs[q].target_qpn
                 && u32::from_be_bytes([0, f[51], f[52], f[53]]) == psn
         });
-        let wait = (rnr_us(input.rnr_timer) - 1) * u64::from(TICK);
+        // IBA: at least the timer from the NAK (sent at `t`) to the capsule sent again.
+        let wait = rnr_us(input.rnr_timer) * u64::from(TICK);
         if let Some((at, _)) = again {
             if at - t < wait && strict_q != Some(q) {
                 return Err(format!(

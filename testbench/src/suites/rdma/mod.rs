@@ -7,6 +7,7 @@
 //!   `engine/mod.rs`)
 //! - `cc.rs`: property `rdma_cc`, congestion control and RNR waits end to end
 //! - `dcqcn.rs`: `rdma_dcqcn` and `rdma_dcqcn_recovery`, the DCQCN block alone
+//! - `rnr.rs`: property `rdma_rnr`, the RNR waits exactly over the whole timer table
 //!
 //! `engine/` holds the property, its harness and the reference receiver (`RefChip`) that
 //! predicts, frame by frame, what the engine must do with what it receives.
@@ -18,6 +19,7 @@
 pub mod cc;
 pub mod dcqcn;
 pub mod engine;
+pub mod rnr;
 
 use crate::pcap::Pcap;
 use std::path::Path;
