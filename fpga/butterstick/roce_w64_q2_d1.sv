@@ -2087,7 +2087,7 @@ module roce_w64_q2_d1 (
       qp0_rnr_wait_d = 20'd0;
       qp0_rnr_tries_d = 3'd0;
     end else if (qp0_rnr_in) begin
-      qp0_rnr_wait_d = rnr_ticks;
+      qp0_rnr_wait_d = rnr_ticks + 20'd1;
       if (qp0_rnr_tries_q != 3'd7) begin
         qp0_rnr_tries_d = qp0_rnr_tries_q + 3'd1;
       end
@@ -2258,7 +2258,7 @@ module roce_w64_q2_d1 (
       qp1_rnr_wait_d = 20'd0;
       qp1_rnr_tries_d = 3'd0;
     end else if (qp1_rnr_in) begin
-      qp1_rnr_wait_d = rnr_ticks;
+      qp1_rnr_wait_d = rnr_ticks + 20'd1;
       if (qp1_rnr_tries_q != 3'd7) begin
         qp1_rnr_tries_d = qp1_rnr_tries_q + 3'd1;
       end
