@@ -153,6 +153,9 @@ pub enum Hostile {
     ReadInCapsule,
     /// A UDP frame to another port.
     OtherPort,
+    /// A SEND First (an RC opcode the engine does not handle) at the next PSN, ICRC right:
+    /// dropped and counted in `drop_opcode`, unanswered.
+    UnknownOpcode,
     /// A response capsule of 20 bytes at the expected PSN: NAK 61h, the QP ends.
     BadCapsule,
 }
@@ -1157,6 +1160,12 @@ impl Target {
                 p.bth.opcode = op::WRITE_LAST;
                 p.bth.ack_req = false;
                 p.payload = Vec::new();
+            }
+            Hostile::UnknownOpcode => {
+                p.bth.opcode = op::SEND_FIRST;
+                p.bth.ack_req = false;
+                self.out.push_back(p.encode_unchecked());
+                return;
             }
             Hostile::OtherPort => {
                 let mut f = p.encode();

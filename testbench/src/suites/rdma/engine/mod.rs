@@ -3,7 +3,8 @@
 //! at chosen rates, and drops, duplicates, reorders and corrupts the engine's (which it sends
 //! again, go-back-N, on a NAK 60h or its retransmit timer; one QP may lose every frame, so the
 //! engine must give up after its retry limit), with hostile frames mixed in (wrong QPN, wrong
-//! P_Key, an RDMA WRITE, an RDMA WRITE Middle or an empty Last outside a message, another UDP
+//! P_Key, an RDMA WRITE, an RDMA WRITE Middle or an empty Last outside a message, a SEND First
+//! (an opcode the engine does not handle), another UDP
 //! port, a truncated frame, a malformed response capsule that ends its QP, RDMA READs with a
 //! bad key, a Read's key or one byte out of window), random PSNs near the 24-bit wrap, random
 //! idle cycles and backpressure on every stream. Writes move their data by RDMA READ (the target
@@ -125,9 +126,11 @@ fn hostile_kind(k: u8) -> Hostile {
         4 => Hostile::BadCapsule,
         5 => Hostile::WriteOutOfWindow,
         6 => Hostile::WriteNotRead,
-        // A Middle and an empty Last outside a message, half and half.
-        _ if (k / 14).is_multiple_of(2) => Hostile::WriteMiddle,
-        _ => Hostile::WriteLastAlone,
+        // A Middle and an empty Last outside a message, and an opcode the engine does not
+        // handle, a third each.
+        _ if (k / 14).is_multiple_of(3) => Hostile::WriteMiddle,
+        _ if (k / 14) % 3 == 1 => Hostile::WriteLastAlone,
+        _ => Hostile::UnknownOpcode,
     }
 }
 
