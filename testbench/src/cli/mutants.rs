@@ -66,7 +66,7 @@ pub struct RunOpts {
     #[arg(long, default_value_t = 20)]
     pub shrink_secs: u64,
     /// Cases of each selected property run on the schemata model with no mutant selected,
-    /// before the mutants (0 skips this check).
+    /// before the mutants, at most as many as its mutants run (0 skips this check).
     #[arg(long, default_value_t = 4)]
     pub baseline_cases: u64,
     /// Worker threads of each run [default: the number of CPUs].
@@ -648,11 +648,16 @@ pub(crate) fn execute(
             {
                 continue;
             }
+            // No more cases than the property's mutants run (an expensive property's table
+            // entry asks for one).
+            let cases = args
+                .baseline_cases
+                .min(args.cases.unwrap_or(m.cases).max(1));
             let r = regress(
                 &bin,
                 &m.suite,
                 &m.properties,
-                args.baseline_cases,
+                cases,
                 None,
                 args.x_init.legs()[0],
                 args,
@@ -670,7 +675,7 @@ pub(crate) fn execute(
                 m.suite,
                 m.properties,
                 if ok { "passed" } else { "FAILED" },
-                args.baseline_cases,
+                cases,
                 r.reads.unwrap_or(0),
                 r.secs
             ));
