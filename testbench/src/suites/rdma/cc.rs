@@ -19,8 +19,8 @@
 //! and once marking stops every QP is back at the line rate.
 
 use super::engine::{
-    confs, edge_addresses, host_tos, place, program_qp, program_tos, reg, sqe_for, Buf, Cmd, Cmds,
-    BASE, BLOCKS,
+    confs, edge_addresses, end_checks, host_tos, place, program_qp, program_tos, reg, sqe_for, Buf,
+    Cmd, Cmds, BASE, BLOCKS,
 };
 use crate::drivers::axi_mem::{AxiMemConfig, AxiMemSlave, Memory};
 use crate::drivers::axil::{Axil, AxilConfig};
@@ -298,18 +298,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             ));
         }
     }
-    if super::capturing() {
-        super::record(&pcap);
-    }
-    if let Some(v) = cmds.borrow().violations.first() {
-        return Err(format!("io_cpl protocol: {v}"));
-    }
-    if let Some(v) = sink.borrow().violations.first() {
-        return Err(format!("m_axis protocol: {v}"));
-    }
-    if let Some(e) = target.errors.first() {
-        return Err(format!("target: {e}"));
-    }
+    end_checks(&pcap, &cmds.borrow(), &sink.borrow(), &target)?;
     // The host's frames: its CNPs (on the wire), each QP's at least its interval apart; an
     // RNR-refused capsule not sent again before the NAK's timer ran out.
     let frames: Vec<(u64, Vec<u8>)> = sink

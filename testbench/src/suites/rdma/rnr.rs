@@ -27,7 +27,7 @@
 //!
 //! And the command completes once, with the target's status, `rx_nak` counts the RNR NAKs.
 
-use super::engine::{confs, program_qp, program_tos, reg, sqe_for, Cmd, Cmds, BLOCKS};
+use super::engine::{confs, end_checks, program_qp, program_tos, reg, sqe_for, Cmd, Cmds, BLOCKS};
 use crate::drivers::axi_mem::{AxiMemConfig, AxiMemSlave};
 use crate::drivers::axil::{Axil, AxilConfig};
 use crate::drivers::axis::{AxisSink, AxisSource};
@@ -257,18 +257,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             ));
         }
     }
-    if super::capturing() {
-        super::record(&pcap);
-    }
-    if let Some(v) = cmds.borrow().violations.first() {
-        return Err(format!("io_cpl protocol: {v}"));
-    }
-    if let Some(v) = sink.borrow().violations.first() {
-        return Err(format!("m_axis protocol: {v}"));
-    }
-    if let Some(e) = target.errors.first() {
-        return Err(format!("target: {e}"));
-    }
+    end_checks(&pcap, &cmds.borrow(), &sink.borrow(), &target)?;
     let what = format!("codes {:?}, tick {p} cycles, QP {q}", input.codes);
     let naks: Vec<u64> = src
         .borrow()

@@ -112,6 +112,30 @@ pub struct Input {
     pub seed: u64,
 }
 
+/// The checks every RoCE property ends with: the case's frames into the capture (when one
+/// is being taken), then no protocol violation on `io_cpl` or `m_axis` and no error the target
+/// model found.
+pub(in crate::suites::rdma) fn end_checks(
+    pcap: &Pcap,
+    cmds: &Cmds,
+    sink: &AxisSink,
+    target: &Target,
+) -> Result<(), String> {
+    if super::capturing() {
+        super::record(pcap);
+    }
+    if let Some(v) = cmds.violations.first() {
+        return Err(format!("io_cpl protocol: {v}"));
+    }
+    if let Some(v) = sink.violations.first() {
+        return Err(format!("m_axis protocol: {v}"));
+    }
+    if let Some(e) = target.errors.first() {
+        return Err(format!("target: {e}"));
+    }
+    Ok(())
+}
+
 fn hostile_kind(k: u8) -> Hostile {
     // ReadInCapsule three times as often: it needs an in-capsule Write in slot 0 to matter.
     match k % 14 {
@@ -489,18 +513,7 @@ fn run(input: &Input, waves: Option<&Path>, blocks: u64) -> Result<Stats, String
         pcap.ethernet(&f);
         tx_frames.push(f);
     }
-    if super::capturing() {
-        super::record(&pcap);
-    }
-    if let Some(v) = cmds.borrow().violations.first() {
-        return Err(format!("io_cpl protocol: {v}"));
-    }
-    if let Some(v) = sink.borrow().violations.first() {
-        return Err(format!("m_axis protocol: {v}"));
-    }
-    if let Some(e) = target.errors.first() {
-        return Err(format!("target: {e}"));
-    }
+    end_checks(&pcap, &cmds.borrow(), &sink.borrow(), &target)?;
     // Transmitted frames: decode, addresses (the target checked them), capsules, ACKs.
     let mut psn: Vec<u32> = confs.iter().map(|c| c.host_psn).collect();
     let mut acks_seen: Vec<usize> = vec![0; nq];
