@@ -1314,6 +1314,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         wfield,
         pws,
         rxb,
+        smss: mss.min(1460),
         tail: full[fs..].to_vec(),
     };
     let snd_max = match input.end % 4 {
@@ -1372,6 +1373,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         (cnt::RTO_FIRES, t.rto_fires, "rto_fires"),
         (cnt::RETRANS, dues + t.retrans, "retrans"),
         (cnt::FAST_RETRANS, dues, "fast_retrans"),
+        (cnt::DUP_ACKS, dups_sent + t.dup_acks, "dup_acks"),
         (cnt::RST_CLOSED, closed_rsts + t.closed_rsts, "rst_closed"),
         (cnt::SEG_OUT, s.env.view.tcp, "seg_out"),
     ];

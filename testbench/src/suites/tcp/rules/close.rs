@@ -3,8 +3,11 @@
 //!
 //! - The peer closes first: its FIN (with data or without, and a new window) must be ACKed at
 //!   once and put the connection in CLOSE-WAIT, where it still sends: the application's bytes
-//!   go, and the peer's ACKs (from a sequence number past SND.WL1) carry another window, which
-//!   SND.WND must take (RFC 9293 3.10.7.4: SND.WL1 < SEG.SEQ). The firmware's `close` then
+//!   go (as they come; after a duplicate ACK of the first flight, `dup_acks`; after an idle
+//!   RTO, the first flight within RFC 5681 4.1's restart window; or behind a window the peer
+//!   closed, one byte once the persist timer runs out, RFC 9293 3.8.6.1), and the peer's ACKs
+//!   (from a sequence number past SND.WL1) carry another window, which SND.WND must take (RFC
+//!   9293 3.10.7.4: SND.WL1 < SEG.SEQ). The firmware's `close` then
 //!   sends the FIN at SND.NXT (LAST-ACK); the peer's ACK of it ends the connection (CLOSED, not
 //!   failed), or a RST at RCV.NXT does (RFC 5961 3.2; CLOSED, not failed), or the firmware's
 //!   abort (one RST at SND.NXT, RFC 9293 3.10.5).
@@ -29,7 +32,7 @@
 //! to no connection (RFC 9293 3.10.7.1: `<SEQ=SEG.ACK><CTL=RST>`, `rst_closed`).
 
 use super::{peer, tcp_frame, Script, AT_ONCE, QUIET, TICK};
-use crate::models::tcp::PeerSeg;
+use crate::models::tcp::{Cwnd, PeerSeg};
 use crate::rng::Rng;
 use crate::rtl::regs::tcp_csr;
 use crate::suites::tcp::creg;
@@ -52,8 +55,12 @@ pub struct Close {
     /// Bytes the peer's FIN carries: none when `% 3 == 0`, else `1 + x % 600`.
     pub fin_data: u16,
     /// Bytes the engine's application sends in CLOSE-WAIT (the peer first): none when
-    /// `% 4 == 0` (the peer sends a window update instead), else `1 + x % 3000`.
+    /// `% 4 == 0` (the peer sends a window update instead), else `1 + x % 3000` (`cw_way` 2:
+    /// IW + 1 + `x % 3000`; 3: `2 + x % 3000`).
     pub cw_bytes: u16,
+    /// How they go (`% 4`): 0 as they come, 1 with a duplicate ACK after the first flight, 2
+    /// after an idle RTO, 3 behind a window the peer closed.
+    pub cw_way: u8,
     /// The peer's windows (`1 + x % 14` times 4096 bytes, a multiple of any shift): in its FIN
     /// and in the ACKs that follow it (drawn apart).
     pub wnd: (u8, u8),
@@ -76,14 +83,21 @@ pub struct Close {
 
 pub fn strategy() -> BoxedStrategy<Close> {
     (
-        (any::<u16>(), any::<u16>(), any::<(u8, u8)>(), any::<bool>()),
+        (
+            any::<u16>(),
+            any::<u16>(),
+            any::<u8>(),
+            any::<(u8, u8)>(),
+            any::<bool>(),
+        ),
         prop::collection::vec((any::<u8>(), any::<u8>(), any::<u16>()), 0..7),
         (any::<u8>(), any::<u8>(), any::<u8>()),
     )
         .prop_map(
-            |((fin_data, cw_bytes, wnd, lose_fin), pokes, (how, tw_end, tw))| Close {
+            |((fin_data, cw_bytes, cw_way, wnd, lose_fin), pokes, (how, tw_end, tw))| Close {
                 fin_data,
                 cw_bytes,
+                cw_way,
                 wnd,
                 lose_fin,
                 pokes,
@@ -99,6 +113,7 @@ pub fn strategy() -> BoxedStrategy<Close> {
 #[derive(Default, Debug)]
 pub struct Tally {
     pub challenges: u32,
+    pub dup_acks: u32,
     pub rst_dropped: u32,
     pub rst_in: u32,
     pub rst_out: u32,
@@ -113,10 +128,11 @@ pub struct At {
     /// SND.NXT (= SND.UNA = SND.MAX) and RCV.NXT.
     pub snd: u32,
     pub rcv: u32,
-    /// The peer's window field so far and its window shift; the receive buffer, bytes.
+    /// The peer's window field so far and its window shift; the receive buffer, bytes; SMSS.
     pub wfield: u16,
     pub pws: u8,
     pub rxb: u32,
+    pub smss: u32,
     /// The peer's last bytes before RCV.NXT (for an old segment).
     pub tail: Vec<u8>,
 }
@@ -463,20 +479,81 @@ pub fn peer_first(
     }
 
     // CLOSE-WAIT still sends (RFC 9293 3.10.2); the peer's ACKs, from past SND.WL1, carry
-    // another window, which SND.WND takes (3.10.7.4: SND.WL1 < SEG.SEQ).
-    let cw = if cl.cw_bytes % 4 == 0 {
-        0
-    } else {
-        1 + usize::from(cl.cw_bytes) % 3000
+    // another window, which SND.WND takes (3.10.7.4: SND.WL1 < SEG.SEQ). The bytes go as they
+    // come, or after one of the peer's ACKs is duplicated (`dup_acks`), or after an idle RTO
+    // (RFC 5681 4.1: the first flight within the restart window, min(cwnd, IW) <= IW), or
+    // behind a window the peer closed (RFC 9293 3.8.6.1: one byte past it once the persist
+    // timer, the RTO, runs out, nothing before).
+    let way = cl.cw_way % 4;
+    let iw = Cwnd::new(k.smss, false).limit() as usize;
+    let x = usize::from(cl.cw_bytes) % 3000;
+    let cw = match way {
+        2 => iw + 1 + x,
+        3 => 2 + x,
+        _ if cl.cw_bytes % 4 == 0 => 0,
+        _ => 1 + x,
     };
     if cw == 0 {
         s.send(tcp_frame(peer(c), rcv, k.snd, 0x10, field(w2), &[], &[]));
         quiet(s, 2 * QUIET, "in CLOSE-WAIT, the peer's window update")?;
     } else {
+        let rto = u64::from(s.env.read(creg(c, 28)) >> 16);
         let more: Vec<u8> = (0..cw).map(|_| rng.next_u64() as u8).collect();
         s.env.view.conns[c].data.extend_from_slice(&more);
-        s.env.app().borrow_mut().to_send[c] = more.iter().copied().collect();
         let (mut got, mut acked) = (0usize, 0usize);
+        if way == 2 {
+            quiet(
+                s,
+                (rto + 2) * TICK,
+                "in CLOSE-WAIT, idle for more than an RTO",
+            )?;
+        }
+        if way == 3 {
+            s.send(tcp_frame(peer(c), rcv, k.snd, 0x10, 0, &[], &[]));
+            quiet(s, QUIET, "in CLOSE-WAIT, the peer's window closed")?;
+            if snd_wnd(s) != 0 {
+                return Err(format!(
+                    "SND.WND is {:#x} after the peer's window update of 0 in CLOSE-WAIT",
+                    snd_wnd(s)
+                ));
+            }
+        }
+        let before = s.env.app().borrow().sent[c];
+        s.env.app().borrow_mut().to_send[c] = more.iter().copied().collect();
+        if way == 3 {
+            let end = s.env.sim.cycle() + 5000;
+            while s.env.app().borrow().sent[c] == before {
+                if s.env.sim.cycle() > end {
+                    return Err("in CLOSE-WAIT the application could not hand its bytes".into());
+                }
+                s.step()?;
+            }
+            let handed = s.env.sim.cycle();
+            let (at, x) = s.next_seg_at(
+                (rto + 2) * TICK + AT_ONCE,
+                "in CLOSE-WAIT, bytes behind a closed window: the probe after the RTO",
+            )?;
+            if x.seq != k.snd || x.data.len() != 1 || (at - handed) + TICK < rto * TICK {
+                return Err(format!(
+                    "in CLOSE-WAIT, bytes behind a closed window: the engine sent {x:?} {} \
+                     cycles after they came; want one byte at SND.NXT {:#x} once the persist \
+                     timer ({rto} ticks of {TICK} cycles) runs out (RFC 9293 3.8.6.1)",
+                    at - handed,
+                    k.snd
+                ));
+            }
+            got = 1;
+            acked = 1;
+            s.send(tcp_frame(
+                peer(c),
+                rcv,
+                k.snd.wrapping_add(1),
+                0x10,
+                field(w2),
+                &[],
+                &[],
+            ));
+        }
         loop {
             s.flight(|x| {
                 let a = x.seq.wrapping_sub(k.snd) as usize;
@@ -496,6 +573,20 @@ pub fn peer_first(
                     "in CLOSE-WAIT the engine stopped at {got} of the {cw} bytes the \
                      application sent (CLOSE-WAIT still sends: RFC 9293 3.10.2)"
                 ));
+            }
+            if way == 2 && acked == 0 && got > iw {
+                return Err(format!(
+                    "in CLOSE-WAIT, after more than an RTO ({rto} ticks) idle, a first flight \
+                     of {got} bytes: past the restart window min(cwnd, IW), IW {iw} (RFC 5681 \
+                     4.1, SMSS {})",
+                    k.smss
+                ));
+            }
+            if way == 1 && acked == 0 {
+                // A duplicate ACK (SND.UNA again, data outstanding, the window unchanged).
+                s.send(tcp_frame(peer(c), rcv, k.snd, 0x10, field(w1), &[], &[]));
+                quiet(s, QUIET, "in CLOSE-WAIT, a duplicate ACK")?;
+                t.dup_acks += 1;
             }
             let ack = k.snd.wrapping_add(got as u32);
             s.send(tcp_frame(peer(c), rcv, ack, 0x10, field(w2), &[], &[]));
