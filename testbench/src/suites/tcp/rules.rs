@@ -1,7 +1,8 @@
 //! Property `tcp_rules`: the engine's receive and retransmission rules against a scripted peer
 //! (no smoltcp: the test writes every frame the peer sends, so each rule is exercised on purpose
 //! and checked exactly). A drawn connection (0 or 1; the other stays CLOSED) opens: the script
-//! answers its ARP request and its SYN, with or without a window-scale option, and in some
+//! answers its ARP request at once (no second request may come before the SYN: the contract
+//! sends one again only after `arp_retry` ticks) and its SYN, with or without a window-scale option, and in some
 //! cases with an End of Option List after the MSS (and the window scale, if offered) followed
 //! by bytes RFC 9293 makes padding: a window-scale option among them (right after the EOL,
 //! after a NOP, after another byte) is not offered, so neither side scales (RFC 7323). The
@@ -58,17 +59,22 @@
 //! `ooo_dropped` (the model's), `drop_csum` (the broken segments), `drop_other` (the frames
 //! not the connection's), `dup_acks` (the duplicate ACKs the peer sent), `fast_retrans` and
 //! `retrans` (one per dropped segment), `rto_fires`, `rst_in` and `rst_out` 0,
-//! `challenge_acks` and `rst_dropped` (the RFC 5961 steps), `seg_out`. Last, either a RST
-//! exactly at RCV.NXT must reset the connection (CLOSED, failed, reason 1, `rst_in` 1) and get
-//! no answer, or the firmware aborts the connection (`ctrl.abort`): exactly one RST must go,
-//! at SND.NXT (every byte ACKed), without data (RFC 9293 3.10.5; the ACK bit is allowed, and
-//! then acknowledges RCV.NXT), then nothing, and the state CSR reads CLOSED, failed, reason 0
-//! (`rst_out` 1, `rst_in` 0). Then the other connection opens: its ARP lookup must hit the
+//! `challenge_acks` and `rst_dropped` (the RFC 5961 steps), `seg_out`. Then the connection
+//! ends in one of four ways (a quarter of the cases each): a RST exactly at RCV.NXT must reset
+//! it (CLOSED, failed, reason 1, `rst_in` 1) and get no answer; or the firmware aborts it
+//! (`ctrl.abort`): exactly one RST must go, at SND.NXT (every byte ACKed), without data (RFC
+//! 9293 3.10.5; the ACK bit is allowed, and then acknowledges RCV.NXT), then nothing, and the
+//! state CSR reads CLOSED, failed, reason 0 (`rst_out` 1); or it closes with FIN, the peer
+//! first (CLOSE-WAIT, LAST-ACK) or both at once (FIN-WAIT-1, CLOSING, TIME-WAIT), each state
+//! and segment checked as RFC 9293 3.10 says (`rules/close.rs`). The counters are checked
+//! exactly again after the end. Then the other connection opens: its ARP lookup must hit the
 //! cache (no ARP request), so its SYN goes to the MAC the cache kept for the peer (a
 //! connection keeps the MAC it resolved, so only a new lookup shows an overwritten entry).
 //! Last, the first connection opens again on the same 4-tuple: its new ISS must lie past its
 //! last incarnation's SND.MAX (RFC 9293 3.4.1), and `models::tcp` checks it is M + F or, when
-//! M + F falls in the old range, that SND.MAX + 1.
+//! M + F falls in the old range, that SND.MAX + 1. And the other connection, still in
+//! SYN-SENT, is aborted: nothing may go (RFC 9293 3.10.5: SYN-SENT deletes the TCB), and its
+//! state CSR reads CLOSED, failed, reason 0.
 //! Every engine frame also passes `models::tcp`'s golden check, window rules included.
 
 use super::{
@@ -82,6 +88,8 @@ use proptest::prelude::*;
 use proptest::strategy::BoxedStrategy;
 use std::collections::VecDeque;
 use std::path::Path;
+
+mod close;
 
 /// Cycles the peer leaves between its ACKs in the sending part (and waits for an answer): a
 /// full segment takes about 200 cycles to come out (its frame a beat a cycle), and others may
@@ -152,8 +160,11 @@ pub struct Input {
     pub eol: Option<(u8, u8)>,
     /// The connection the test runs on (`% 2`; the other stays CLOSED).
     pub conn: u8,
-    /// The end: the firmware aborts the connection instead of the peer's RST at RCV.NXT.
-    pub abort: bool,
+    /// How the connection ends (`% 4`): 0 the peer's RST at RCV.NXT, 1 the firmware aborts
+    /// it, 2 the peer closes first, 3 both close at once (`close`).
+    pub end: u8,
+    /// The close's draws (ends 2 and 3).
+    pub close: close::Close,
     /// MSS CSR choice, window-shift CSR.
     pub mss: u8,
     pub wscale: u8,
@@ -310,6 +321,9 @@ impl Script {
                     &f[0..6]
                 ));
             } else if let Some(s) = parse_seg(&f) {
+                if std::env::var_os("TCP_RULES_TRACE").is_some() {
+                    eprintln!("cycle {cycle}: engine sends {s:?}");
+                }
                 self.env.engine_frames.push(f);
                 self.inbox.push_back((cycle, s));
             }
@@ -324,6 +338,13 @@ impl Script {
     }
 
     fn send(&mut self, f: Vec<u8>) {
+        if std::env::var_os("TCP_RULES_TRACE").is_some() {
+            eprintln!(
+                "cycle {}: peer sends {:?}",
+                self.env.sim.cycle(),
+                parse_seg(&f)
+            );
+        }
         self.env.view.peer_frame(&f);
         self.env.src.borrow_mut().send(f);
     }
@@ -471,8 +492,19 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         }
         s.step()?;
     }
+    let arp_at = s.env.sim.cycle();
     s.send(arp_reply());
     let syn = s.next_seg(20_000, "the SYN")?;
+    // The contract: an ARP request again only after `arp_retry` ticks (100 here), and the
+    // reply came at once.
+    if s.arp_req != 1 && s.env.sim.cycle() - arp_at < 99 * TICK {
+        return Err(format!(
+            "the engine sent {} ARP requests before its SYN, {} cycles after the first was \
+             answered at once; want one (the next only after arp_retry, 100 ticks)",
+            s.arp_req,
+            s.env.sim.cycle() - arp_at
+        ));
+    }
     if syn.flags != 0x02 {
         return Err(format!(
             "the engine's first segment has flags {:#04x}",
@@ -1267,60 +1299,90 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     s.settle(&|_| true, "the end of the new bytes")?;
     let stream_end = sws_phase(&mut s, c, &mut rng, mss, pws, pseq, ack, wfield)?;
 
-    if input.abort {
-        // 3. The firmware aborts: one RST at SND.NXT, no data (RFC 9293 3.10.5), CLOSED.
-        let snd_nxt = s.env.read(creg(c, 20));
-        if snd_nxt != stream_end {
-            return Err(format!(
-                "SND.NXT is {snd_nxt:#x} with every byte ACKed, want {stream_end:#x}"
-            ));
+    // 3. The end: a RST at RCV.NXT, the firmware's abort, or a close with FIN (`close.rs`).
+    let snd_nxt = s.env.read(creg(c, 20));
+    if snd_nxt != stream_end {
+        return Err(format!(
+            "SND.NXT is {snd_nxt:#x} with every byte ACKed, want {stream_end:#x}"
+        ));
+    }
+    let mut t = close::Tally::default();
+    let at = close::At {
+        c,
+        snd: stream_end,
+        rcv: pseq,
+        wfield,
+        pws,
+        rxb,
+        smss: mss.min(1460),
+        tail: full[fs..].to_vec(),
+    };
+    let snd_max = match input.end % 4 {
+        0 => {
+            // A RST exactly at RCV.NXT resets the connection, unanswered (RFC 5961 3.2).
+            s.send(tcp_frame(peer(c), pseq, ack, 0x04, wfield, &[], &[]));
+            let stw = s.silent_state(c, "a RST at RCV.NXT was answered")?;
+            if stw & 0x31f != 0x110 {
+                return Err(format!(
+                    "after a RST at RCV.NXT the state CSR is {stw:#x}, want CLOSED, failed, \
+                     reason 1 (0x110)"
+                ));
+            }
+            t.rst_in = 1;
+            stream_end
         }
-        s.env.view.conns[c].rst_ok = true;
-        s.env.write(creg(c, 8), 4);
-        let r = s.next_seg(2 * QUIET, "the RST of an abort")?;
-        if r.flags & !0x10 != 0x04 || r.seq != snd_nxt || !r.data.is_empty() {
-            return Err(format!(
-                "an abort sent {r:?}, want a RST at SND.NXT {snd_nxt:#x} without data"
-            ));
+        1 => {
+            // The firmware aborts: one RST at SND.NXT, no data (RFC 9293 3.10.5), CLOSED.
+            s.env.view.conns[c].rst_ok = true;
+            s.env.write(creg(c, 8), 4);
+            let r = s.next_seg(2 * QUIET, "the RST of an abort")?;
+            if r.flags & !0x10 != 0x04 || r.seq != snd_nxt || !r.data.is_empty() {
+                return Err(format!(
+                    "an abort sent {r:?}, want a RST at SND.NXT {snd_nxt:#x} without data"
+                ));
+            }
+            if r.flags & 0x10 != 0 && r.ack != pseq {
+                return Err(format!(
+                    "an abort's RST acknowledges {:#x}, not RCV.NXT {pseq:#x}",
+                    r.ack
+                ));
+            }
+            let stw = s.silent_state(c, "after an abort's RST")?;
+            if stw & 0x31f != 0x010 {
+                return Err(format!(
+                    "after an abort the state CSR is {stw:#x}, want CLOSED, failed, reason 0 \
+                     (0x010)"
+                ));
+            }
+            t.rst_out = 1;
+            stream_end
         }
-        if r.flags & 0x10 != 0 && r.ack != pseq {
+        2 => close::peer_first(&mut s, &at, &input.close, &mut rng, &mut t)?,
+        _ => close::simultaneous(&mut s, &at, &input.close, &mut rng, &mut t)?,
+    };
+    let cn = s.env.counters();
+    let want = [
+        (cnt::RST_IN, t.rst_in, "rst_in"),
+        (cnt::RST_OUT, t.rst_out, "rst_out"),
+        (cnt::RST_DROPPED, rst_dropped + t.rst_dropped, "rst_dropped"),
+        (
+            cnt::CHALLENGE_ACKS,
+            challenges + t.challenges,
+            "challenge_acks",
+        ),
+        (cnt::RTO_FIRES, t.rto_fires, "rto_fires"),
+        (cnt::RETRANS, dues + t.retrans, "retrans"),
+        (cnt::FAST_RETRANS, dues, "fast_retrans"),
+        (cnt::DUP_ACKS, dups_sent + t.dup_acks, "dup_acks"),
+        (cnt::RST_CLOSED, closed_rsts + t.closed_rsts, "rst_closed"),
+        (cnt::SEG_OUT, s.env.view.tcp, "seg_out"),
+    ];
+    for (i, w, name) in want {
+        if cn[i] != w {
             return Err(format!(
-                "an abort's RST acknowledges {:#x}, not RCV.NXT {pseq:#x}",
-                r.ack
-            ));
-        }
-        let stw = s.silent_state(c, "after an abort's RST")?;
-        if stw & 0x31f != 0x010 {
-            return Err(format!(
-                "after an abort the state CSR is {stw:#x}, want CLOSED, failed, reason 0 (0x010)"
-            ));
-        }
-        let cn = s.env.counters();
-        if cn[cnt::RST_OUT] != 1 || cn[cnt::RST_IN] != 0 || cn[cnt::SEG_OUT] != s.env.view.tcp {
-            return Err(format!(
-                "after an abort: rst_out {} (want 1), rst_in {} (want 0), seg_out {} (want {})",
-                cn[cnt::RST_OUT],
-                cn[cnt::RST_IN],
-                cn[cnt::SEG_OUT],
-                s.env.view.tcp
-            ));
-        }
-    } else {
-        // 3. A RST exactly at RCV.NXT resets the connection, unanswered (RFC 5961 3.2).
-        s.send(tcp_frame(peer(c), pseq, ack, 0x04, wfield, &[], &[]));
-        let stw = s.silent_state(c, "a RST at RCV.NXT was answered")?;
-        if stw & 0x31f != 0x110 {
-            return Err(format!(
-                "after a RST at RCV.NXT the state CSR is {stw:#x}, want CLOSED, failed, reason 1 \
-             (0x110)"
-            ));
-        }
-        let cn = s.env.counters();
-        if cn[cnt::RST_IN] != 1 || cn[cnt::RST_DROPPED] != rst_dropped {
-            return Err(format!(
-                "after a RST at RCV.NXT: rst_in {} (want 1), rst_dropped {} (want {rst_dropped})",
-                cn[cnt::RST_IN],
-                cn[cnt::RST_DROPPED]
+                "at the end (end {}, {t:?}): counter {name} is {}, want {w} (counters {cn:?})",
+                input.end % 4,
+                cn[i]
             ));
         }
     }
@@ -1346,7 +1408,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     // sequence number its last incarnation used (RFC 9293 3.4.1; `models::tcp` checks which
     // value: M + F, or SND.MAX + 1 when M + F falls in the old range). The other connection's
     // SYN is not retransmitted this soon (the RTO is far longer).
-    s.env.view.reopen(c, stream_end);
+    s.env.view.reopen(c, snd_max);
     s.env.write(creg(c, 8), 1);
     let syn = s.next_seg(5000, "the first connection's SYN when it opens again")?;
     let sport = s
@@ -1359,11 +1421,22 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             "the first connection opened again: {syn:?} from port {sport:?}, want its SYN"
         ));
     }
-    if syn.seq.wrapping_sub(stream_end) as i32 <= 0 {
+    if syn.seq.wrapping_sub(snd_max) as i32 <= 0 {
         return Err(format!(
             "the first connection's new ISS {:#x} is not past its last incarnation's SND.MAX \
-             {stream_end:#x}",
+             {snd_max:#x}",
             syn.seq
+        ));
+    }
+
+    // 6. The other connection, still in SYN-SENT, is aborted: nothing is sent (RFC 9293
+    // 3.10.5: SYN-SENT deletes the TCB), CLOSED, failed (the contract: an abort), reason 0.
+    s.env.write(creg(o, 8), 4);
+    let stw = s.silent_state(o, "the firmware's abort in SYN-SENT")?;
+    if stw & 0x31f != 0x010 {
+        return Err(format!(
+            "after an abort in SYN-SENT the state CSR is {stw:#x}, want CLOSED, failed, reason 0 \
+             (0x010)"
         ));
     }
     Ok(())
@@ -1542,16 +1615,18 @@ impl Property for TcpRulesProp {
             ),
             (any::<u8>(), any::<u8>()),
             (1u16..20000, prop::collection::vec(any::<u8>(), 0..3)),
-            (any::<u64>(), any::<u8>(), any::<bool>(), any::<u8>()),
+            (any::<u64>(), any::<u8>(), any::<u8>(), any::<u8>()),
+            close::strategy(),
         )
             .prop_map(
-                |(seg_lens, steps, (peer_ws, eol), (mss, wscale), (tx_bytes, lost), (seed, conn, abort, ack_delay))| Input {
+                |(seg_lens, steps, (peer_ws, eol), (mss, wscale), (tx_bytes, lost), (seed, conn, end, ack_delay), close)| Input {
                     seg_lens,
                     steps,
                     peer_ws,
                     eol,
                     conn,
-                    abort,
+                    end,
+                    close,
                     mss,
                     wscale,
                     tx_bytes,

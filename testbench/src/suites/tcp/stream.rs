@@ -7,7 +7,8 @@
 //! the engine or the peer first, with stray frames the engine must drop (ARP and IPv4 for other
 //! addresses, frames for another MAC) between the segments. Checked: every byte arrives exactly once and in order on both
 //! sides; every frame passes `models::tcp`'s golden check; the engine ends CLOSED or in TIME-WAIT
-//! without a failure and smoltcp in CLOSED or TIME-WAIT; the counters agree with the frames seen (segments
+//! without a failure (CLOSED when the peer closed first: never TIME-WAIT) and smoltcp in
+//! CLOSED or TIME-WAIT; the counters agree with the frames seen (segments
 //! and ARP frames sent, no RST either way, no tx byte dropped, a checksum drop for each frame
 //! the link corrupted in its TCP or IP bytes at most, none without faults; no out-of-order
 //! segment without faults; fast retransmissions among the retransmissions).
@@ -282,6 +283,19 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             });
             // The engine done: CLOSED, or in TIME-WAIT (which lasts 5 s of smoltcp's time).
             if closing && peer_done && states.iter().all(|s| s & 0xf == 0 || s & 0xf == 8) {
+                // The peer closed first: CLOSE-WAIT, LAST-ACK, CLOSED, never TIME-WAIT (RFC
+                // 9293 3.6: only the side that closes first waits there).
+                if let Some(c) = states
+                    .iter()
+                    .position(|s| s & 0xf == 8)
+                    .filter(|_| !input.engine_closes_first)
+                {
+                    return Err(format!(
+                        "connection {c}: the peer closed first, yet the engine is in TIME-WAIT \
+                         (state CSR {:#x}); want CLOSED after LAST-ACK",
+                        states[c]
+                    ));
+                }
                 break;
             }
         }
