@@ -279,7 +279,9 @@ impl Signal {
             out.push(self.get());
             return;
         }
-        let w = self.get_words();
+        let n = self.width.div_ceil(32) as usize;
+        // SAFETY: wide ports are `n` 32-bit words.
+        let w = unsafe { std::slice::from_raw_parts(self.ptr as *const u32, n) };
         out.extend(
             w.chunks(2)
                 .map(|c| u64::from(c[0]) | u64::from(c.get(1).copied().unwrap_or(0)) << 32),
@@ -294,13 +296,17 @@ impl Signal {
             self.set(v[0]);
             return 1;
         }
-        let n = self.limbs();
-        let words: Vec<u32> = v[..n]
-            .iter()
-            .flat_map(|&l| [l as u32, (l >> 32) as u32])
-            .collect();
-        self.set_words(&words);
-        n
+        let n = self.width.div_ceil(32) as usize;
+        let top = self.width - (n as u32 - 1) * 32;
+        // SAFETY: wide ports are `n` 32-bit words.
+        let dst = unsafe { std::slice::from_raw_parts_mut(self.ptr as *mut u32, n) };
+        for (i, d) in dst.iter_mut().enumerate() {
+            *d = (v[i / 2] >> (32 * (i % 2))) as u32;
+        }
+        if top < 32 {
+            dst[n - 1] &= (1u32 << top) - 1;
+        }
+        self.limbs()
     }
 
     /// The value of a port of any width, as 32-bit words, least significant first.
@@ -336,6 +342,47 @@ impl Signal {
     }
 }
 
+/// A 1-bit port (a clock, a `valid`, a `ready`): one byte read or written, without the width
+/// dispatch of [`Signal`]. Drivers hold their handshakes as `Bit`s: they are touched every cycle.
+#[derive(Clone)]
+pub struct Bit {
+    ptr: *mut u8,
+    _keep: Rc<dyn Any>,
+}
+
+impl Bit {
+    /// True when the port is 1.
+    #[inline]
+    pub fn is_high(&self) -> bool {
+        // SAFETY: a 1-bit port is one byte (Verilator's CData, or a detached signal's cell),
+        // kept alive by `_keep`; models are single-threaded.
+        unsafe { *self.ptr & 1 == 1 }
+    }
+
+    /// Drives the port.
+    #[inline]
+    pub fn set(&self, v: bool) {
+        // SAFETY: as in `is_high`.
+        unsafe { *self.ptr = v as u8 }
+    }
+}
+
+impl Signal {
+    /// The port as a [`Bit`]. Panics when it is wider than 1 bit.
+    #[track_caller]
+    pub fn bit(&self) -> Bit {
+        assert_eq!(
+            self.width, 1,
+            "{} is {} bits wide, not 1",
+            self.name, self.width
+        );
+        Bit {
+            ptr: self.ptr,
+            _keep: self._keep.clone(),
+        }
+    }
+}
+
 /// Something that drives or watches the model's ports every cycle: a driver, a monitor, a
 /// bus functional model.
 pub trait Component {
@@ -346,6 +393,37 @@ pub trait Component {
     /// Called while reset is asserted: drop all state a reset clears (queued stimulus stays).
     fn reset(&mut self) {}
 }
+
+/// A group of components owned by value, clocked together by [`Sim::run_with`]: every call is
+/// static (no `dyn`, no `RefCell`), so the compiler can inline the drivers into the cycle loop.
+macro_rules! component_tuple {
+    ($($c:ident $i:tt),+) => {
+        impl<$($c: Component),+> Component for ($($c,)+) {
+            #[inline]
+            fn sample(&mut self, cycle: u64) {
+                $(self.$i.sample(cycle);)+
+            }
+            #[inline]
+            fn drive(&mut self, cycle: u64) {
+                $(self.$i.drive(cycle);)+
+            }
+            fn reset(&mut self) {
+                $(self.$i.reset();)+
+            }
+        }
+    };
+}
+/// No components: what [`Sim::step`] runs beside the added ones.
+impl Component for () {
+    #[inline]
+    fn sample(&mut self, _cycle: u64) {}
+    #[inline]
+    fn drive(&mut self, _cycle: u64) {}
+}
+component_tuple!(A 0);
+component_tuple!(A 0, B 1);
+component_tuple!(A 0, B 1, C 2);
+component_tuple!(A 0, B 1, C 2, D 3);
 
 /// The run did not reach its goal within its cycle limit.
 #[derive(Debug)]
@@ -391,7 +469,7 @@ pub fn take_tops_created() -> std::collections::BTreeSet<&'static str> {
 pub struct Sim<M: Dut> {
     components: Vec<Rc<RefCell<dyn Component>>>,
     dut: Rc<M>,
-    clk: Signal,
+    clk: Bit,
     rst: Option<(Signal, bool)>,
     cycle: u64,
     time: u64,
@@ -425,7 +503,9 @@ impl<M: Dut> Sim<M> {
                 _keep: keep.clone(),
             })
         };
-        let clk = find("clk_i").unwrap_or_else(|| panic!("{} has no clk_i port", M::NAME));
+        let clk = find("clk_i")
+            .unwrap_or_else(|| panic!("{} has no clk_i port", M::NAME))
+            .bit();
         let rst = find("rst_ni")
             .map(|s| (s, true))
             .or_else(|| find("rst_i").map(|s| (s, false)));
@@ -439,7 +519,7 @@ impl<M: Dut> Sim<M> {
             waves: None,
         };
         zero_inputs(&*sim.dut, &keep);
-        sim.clk.set(0);
+        sim.clk.set(false);
         if let Some((r, low)) = &sim.rst {
             r.set(if *low { 1 } else { 0 });
         }
@@ -520,40 +600,51 @@ impl<M: Dut> Sim<M> {
     /// Evaluates the model with the clock low and the inputs as set now, without an edge: for
     /// tests that set inputs by hand and read combinational outputs before the next `step`.
     pub fn settle(&self) {
-        self.clk.set(0);
+        self.clk.set(false);
         self.dut.eval();
     }
 
     /// One clock cycle (see the module documentation for the order of events).
     #[inline]
     pub fn step(&mut self) {
-        self.cycle_with(true);
+        self.cycle_with(Some(&mut ()));
+    }
+
+    /// Runs `n` cycles with `group` (components the caller owns: a driver or a tuple of them)
+    /// sampling and driving after the added components, every call static: the fast path for a
+    /// test whose components need no shared handle. Reset them with [`Sim::reset_with`].
+    pub fn run_with<C: Component>(&mut self, n: u64, group: &mut C) {
+        for _ in 0..n {
+            self.cycle_with(Some(&mut *group));
+        }
     }
 
     #[inline]
-    fn cycle_with(&mut self, components: bool) {
-        self.clk.set(0);
+    fn cycle_with<C: Component>(&mut self, mut group: Option<&mut C>) {
+        self.clk.set(false);
         self.dut.eval();
-        if components {
+        if let Some(g) = group.as_deref_mut() {
             for c in &self.components {
                 c.borrow_mut().sample(self.cycle);
             }
+            g.sample(self.cycle);
         }
         if self.waves.is_some() {
             self.dut.trace_dump(self.time);
         }
         self.time += 5;
-        self.clk.set(1);
+        self.clk.set(true);
         self.dut.eval();
         if self.waves.is_some() {
             self.dut.trace_dump(self.time);
         }
         self.time += 5;
         self.cycle += 1;
-        if components {
+        if let Some(g) = group {
             for c in &self.components {
                 c.borrow_mut().drive(self.cycle);
             }
+            g.drive(self.cycle);
         }
     }
 
@@ -589,6 +680,12 @@ impl<M: Dut> Sim<M> {
     /// their idle values and forget in-flight transfers, keeping queued stimulus) and neither
     /// sample nor drive while reset is asserted; they drive again from the first cycle after.
     pub fn reset(&mut self, cycles: u64) {
+        self.reset_with(cycles, &mut ());
+    }
+
+    /// [`Sim::reset`] for the added components and `group` (the components a test owns and
+    /// clocks with [`Sim::run_with`]), in the same sequence.
+    pub fn reset_with<C: Component>(&mut self, cycles: u64, group: &mut C) {
         let Some((rst, low)) = self.rst.clone() else {
             return;
         };
@@ -596,13 +693,15 @@ impl<M: Dut> Sim<M> {
         for c in &self.components {
             c.borrow_mut().reset();
         }
+        group.reset();
         for _ in 0..cycles.max(1) {
-            self.cycle_with(false);
+            self.cycle_with(None::<&mut ()>);
         }
         rst.set(if low { 1 } else { 0 });
         for c in &self.components {
             c.borrow_mut().drive(self.cycle);
         }
+        group.drive(self.cycle);
     }
 }
 

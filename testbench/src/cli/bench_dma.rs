@@ -60,13 +60,13 @@ fn measure(write: bool, len: u64, count: u64) -> Result<(f64, Option<u64>), Stri
     for i in 0..count {
         let addr = 0x1000_0000 + i * len;
         seg.borrow_mut()
-            .push(vec![i & 7, write as u64, addr, len, 0, 1, 0]);
+            .push(&[i & 7, write as u64, addr, len, 0, 1, 0]);
         if write {
             let beats = len.div_ceil(bytes);
             for k in 0..beats {
                 sdata
                     .borrow_mut()
-                    .push(vec![k, 0xff, (k + 1 == beats) as u64, i & 7]);
+                    .push(&[k, 0xff, (k + 1 == beats) as u64, i & 7]);
             }
         }
     }
@@ -163,7 +163,7 @@ fn measure_engine(
             for k in 0..beats {
                 sdata
                     .borrow_mut()
-                    .push(vec![k, 0xff, (k + 1 == beats) as u64, i & 7]);
+                    .push(&[k, 0xff, (k + 1 == beats) as u64, i & 7]);
             }
         }
     }

@@ -89,8 +89,11 @@ fn throughput(batch: bool, ab: u32, coalesce: u32) -> Result<(f64, f64, usize, u
     let first = reads.iter().map(|t| t.accepted).min().unwrap_or(0);
     let last = reads.iter().map(|t| t.done).max().unwrap_or(0);
     let beats: u64 = reads.iter().map(|t| u64::from(t.req.len)).sum();
-    let irqs = env.irq.borrow().received[irq_start..]
-        .iter()
+    let irqs = env
+        .irq
+        .borrow()
+        .received
+        .iter_from(irq_start)
         .filter(|(_, w)| w[0] == 1)
         .count();
     let per_burst = beats as f64 / bps / reads.len().max(1) as f64;

@@ -6,6 +6,8 @@
 //! - `walker.rs`, `mover.rs`: each part against its golden model
 //! - `engine.rs`: the engine end to end
 
+use crate::drivers::stream::Words;
+
 pub mod engine;
 pub mod mover;
 pub mod walker;
@@ -37,14 +39,14 @@ pub(crate) fn data_word(chunk: &[u8], bytes: usize, last: bool, tag: u64) -> Vec
 /// from lane 0, and every beat but a transfer's last full; a last beat may be empty only with
 /// `empty_last` (the contract allows it: `keep` is all ones except on a last beat).
 pub(crate) fn split_data(
-    beats: &[(u64, Vec<u64>)],
+    beats: &Words,
     bytes: usize,
     empty_last: bool,
 ) -> Result<Vec<(u64, Vec<u8>)>, String> {
     let limbs = bytes.div_ceil(8);
     let mut groups = Vec::new();
     let mut cur: Vec<u8> = Vec::new();
-    for (cycle, w) in beats {
+    for (cycle, w) in beats.iter() {
         let (keep, last, tag) = (w[limbs], w[limbs + 1] != 0, w[limbs + 2]);
         let n = keep.trailing_ones() as usize;
         if keep != low_mask(n)

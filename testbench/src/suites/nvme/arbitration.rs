@@ -433,19 +433,17 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             got.qid, got.head, got.n
         ));
     }
-    if std::env::var_os("NVME_STATS").is_some() {
-        eprintln!(
-            "nvme_arbitration case: wrr {} arb {:#010x}, {} queues, throttled {:?}, {} decisions \
-             checked, {} after the release, {} doorbells",
-            input.wrr,
-            input.arb,
-            nq,
-            r.throttled,
-            history.iter().filter(|h| h.contains("decision")).count(),
-            fetched.len() - history.iter().filter(|h| h.contains("decision")).count(),
-            probe.doorbells.len() - db0
-        );
-    }
+    tracing::debug!(
+        "nvme_arbitration case: wrr {} arb {:#010x}, {} queues, throttled {:?}, {} decisions \
+         checked, {} after the release, {} doorbells",
+        input.wrr,
+        input.arb,
+        nq,
+        r.throttled,
+        history.iter().filter(|h| h.contains("decision")).count(),
+        fetched.len() - history.iter().filter(|h| h.contains("decision")).count(),
+        probe.doorbells.len() - db0
+    );
     if let Some(f) = model.decide(&eligible) {
         if !r.throttled.contains(&f.qid) {
             return Err(format!(
@@ -614,9 +612,7 @@ fn stall_phase(r: &mut Run, input: &Input, nq: u16) -> Result<(), String> {
             ))
         }
         Some((rise, _, _)) => {
-            if std::env::var_os("NVME_STATS").is_some() {
-                eprintln!("nvme_arbitration latency: {} cycles {what}", rise - t);
-            }
+            tracing::debug!("nvme_arbitration latency: {} cycles {what}", rise - t);
         }
     }
     // Released: everything completes.

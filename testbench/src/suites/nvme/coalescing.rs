@@ -254,9 +254,9 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             }
         }
     }
-    if std::env::var_os("NVME_STATS").is_some() {
+    if tracing::enabled!(tracing::Level::DEBUG) {
         let irqs = probe.irq.iter().filter(|i| i.0 && i.2).count();
-        eprintln!(
+        tracing::debug!(
             "nvme_coalescing case: THR {} TIME {} tick {} CD {:#06x}: {} cycles checked, {} \
              completions ({} with interrupts), {irqs} interrupts, explained {explained}",
             input.thr,

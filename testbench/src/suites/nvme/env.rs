@@ -392,7 +392,7 @@ impl Firmware {
         while i < self.held_io.len() {
             let (due, sqid, cid, st, dw0) = self.held_io[i];
             if all || due <= cycle {
-                cpl.borrow_mut().push(vec![
+                cpl.borrow_mut().push(&[
                     u64::from(sqid),
                     u64::from(cid),
                     u64::from(st),
@@ -538,7 +538,7 @@ impl Firmware {
                     // Controller reset: every held command is answered (the hardware drops
                     // the answers), the queue table and the events are gone.
                     for cid in self.aers.drain(..) {
-                        cpl.borrow_mut().push(vec![
+                        cpl.borrow_mut().push(&[
                             0,
                             u64::from(cid),
                             u64::from(status::ABORT_REQUESTED),
@@ -584,7 +584,7 @@ impl Firmware {
             }
             Some(Act::Done(cid, st, dw0)) => {
                 cpl.borrow_mut()
-                    .push(vec![0, u64::from(*cid), u64::from(*st), u64::from(*dw0)]);
+                    .push(&[0, u64::from(*cid), u64::from(*st), u64::from(*dw0)]);
                 self.acts.pop_front();
             }
             None => {

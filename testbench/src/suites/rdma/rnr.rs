@@ -376,12 +376,10 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             naks.len()
         ));
     }
-    if std::env::var_os("RDMA_STATS").is_some() {
-        eprintln!(
-            "rdma_rnr: {what}, {} cycles, waits (code, in, out, out - in - T * P) {offsets:?}",
-            sim.cycle()
-        );
-    }
+    tracing::debug!(
+        "rdma_rnr: {what}, {} cycles, waits (code, in, out, out - in - T * P) {offsets:?}",
+        sim.cycle()
+    );
     Ok(())
 }
 

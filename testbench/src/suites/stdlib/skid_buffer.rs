@@ -63,7 +63,7 @@ impl Property for SkidBufferProp {
         ));
         sim.reset(2);
         for w in &input.words {
-            src.borrow_mut().push(vec![*w]);
+            src.borrow_mut().push(&[*w]);
         }
         let mut model = Model::new();
         let (mut acc_seen, mut rcv_seen) = (0, 0);
@@ -78,7 +78,7 @@ impl Property for SkidBufferProp {
             sim.step();
             // In one cycle, the word leaving was held before the word arriving.
             let sink_b = sink.borrow();
-            for (c, w) in &sink_b.received[rcv_seen..] {
+            for (c, w) in sink_b.received.iter_from(rcv_seen) {
                 model.deliver(w[0]).map_err(|e| format!("cycle {c}: {e}"))?;
             }
             rcv_seen = sink_b.received.len();
@@ -87,7 +87,7 @@ impl Property for SkidBufferProp {
             }
             drop(sink_b);
             let src_b = src.borrow();
-            for (c, w) in &src_b.accepted[acc_seen..] {
+            for (c, w) in src_b.accepted.iter_from(acc_seen) {
                 model.accept(w[0]).map_err(|e| format!("cycle {c}: {e}"))?;
             }
             acc_seen = src_b.accepted.len();

@@ -321,9 +321,7 @@ impl Script {
                     &f[0..6]
                 ));
             } else if let Some(s) = parse_seg(&f) {
-                if std::env::var_os("TCP_RULES_TRACE").is_some() {
-                    eprintln!("cycle {cycle}: engine sends {s:?}");
-                }
+                tracing::trace!("cycle {cycle}: engine sends {s:?}");
                 self.env.engine_frames.push(f);
                 self.inbox.push_back((cycle, s));
             }
@@ -338,13 +336,11 @@ impl Script {
     }
 
     fn send(&mut self, f: Vec<u8>) {
-        if std::env::var_os("TCP_RULES_TRACE").is_some() {
-            eprintln!(
-                "cycle {}: peer sends {:?}",
-                self.env.sim.cycle(),
-                parse_seg(&f)
-            );
-        }
+        tracing::trace!(
+            "cycle {}: peer sends {:?}",
+            self.env.sim.cycle(),
+            parse_seg(&f)
+        );
         self.env.view.peer_frame(&f);
         self.env.src.borrow_mut().send(f);
     }
@@ -1049,9 +1045,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 continue;
             }
             let a = rel(x.seq);
-            if std::env::var_os("TCP_RULES_TRACE").is_some() {
-                eprintln!("cycle {seen}: engine segment at {a} len {}", x.data.len());
-            }
+            tracing::trace!("cycle {seen}: engine segment at {a} len {}", x.data.len());
             if (x.seq.wrapping_sub(sent_end) as i32) < 0 {
                 if !(in_rec || dups_episode >= 3) {
                     return Err(format!(
@@ -1175,17 +1169,15 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
             }
         }
         ack = new_ack;
-        if std::env::var_os("TCP_RULES_TRACE").is_some() {
-            eprintln!(
-                "cycle {}: peer ACK {} (segment at {} len {}), dups {dups_episode}, due {due:?}, \
-                 window {}",
-                s.env.sim.cycle(),
-                rel(ack),
-                a,
-                x.data.len(),
-                cc.limit()
-            );
-        }
+        tracing::trace!(
+            "cycle {}: peer ACK {} (segment at {} len {}), dups {dups_episode}, due {due:?}, \
+             window {}",
+            s.env.sim.cycle(),
+            rel(ack),
+            a,
+            x.data.len(),
+            cc.limit()
+        );
         s.send(tcp_frame(peer(c), pseq, ack, 0x10, wfield, &[], &[]));
         limits.push_back((s.env.sim.cycle(), u64::from(rel(ack)) + cc.limit()));
         let until = s.env.sim.cycle() + GAP;

@@ -370,7 +370,7 @@ pub(super) fn check_irq<T: Dut>(env: &Env<T>) -> Result<(), String> {
         .borrow()
         .received
         .iter()
-        .map(|(c, v)| (*c, v[0] as u16))
+        .map(|(c, v)| (c, v[0] as u16))
         .collect();
     // CQE writes per vector: the cycles of their write responses.
     let mut cqes: BTreeMap<u16, Vec<u64>> = BTreeMap::new();

@@ -411,7 +411,7 @@ pub(super) fn check_irqs(env: &Env) -> Result<(), String> {
         return Err(format!("irq stream protocol: {v}"));
     }
     for (c, w) in &sink.received {
-        irqs.entry(w[0] as u16).or_default().push(*c);
+        irqs.entry(w[0] as u16).or_default().push(c);
     }
     let last_reset = env.host.resets.last().copied().unwrap_or(0);
     for (v, list) in &irqs {
@@ -436,7 +436,7 @@ pub(super) fn check_irqs(env: &Env) -> Result<(), String> {
             if !irqs.get(v).is_some_and(|l| l.iter().any(|&c| c > d)) {
                 return Err(format!(
                     "vector {v}: the completion written at cycle {d} was never followed by an interrupt{}",
-                    if std::env::var_os("NVME_TRACE").is_some() { format!(" (irqs {irqs:?}, completions {done:?}, end {})", env.sim.cycle()) } else { String::new() }
+                    if tracing::enabled!(tracing::Level::TRACE) { format!(" (irqs {irqs:?}, completions {done:?}, end {})", env.sim.cycle()) } else { String::new() }
                 ));
             }
         }
@@ -445,7 +445,7 @@ pub(super) fn check_irqs(env: &Env) -> Result<(), String> {
 }
 
 pub(super) fn trace(env: &Env) -> String {
-    if std::env::var_os("NVME_TRACE").is_none() {
+    if !tracing::enabled!(tracing::Level::TRACE) {
         return String::new();
     }
     let mut out = String::from("\n");

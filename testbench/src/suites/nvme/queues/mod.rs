@@ -542,16 +542,14 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     // Every SQE on io_cmd or to firmware is one the host submitted, on its path, once.
     let (offloaded, fallen_back) = check_paths(&env, &poisoned)?;
     let (sqes, cqes) = check_log(&env)?;
-    if std::env::var_os("NVME_STATS").is_some() {
-        eprintln!(
-            "nvme case: {} cycles, {sqes} SQEs fetched, {cqes} CQEs, {} io_cmd, {fallen_back} fallback, {} irqs, {} faults, {} resets, {fatal} fatal",
-            env.sim.cycle(),
-            offloaded,
-            env.irq.borrow().received.len(),
-            env.host.faults,
-            env.host.resets.len()
-        );
-    }
+    tracing::debug!(
+        "nvme case: {} cycles, {sqes} SQEs fetched, {cqes} CQEs, {} io_cmd, {fallen_back} fallback, {} irqs, {} faults, {} resets, {fatal} fatal",
+        env.sim.cycle(),
+        offloaded,
+        env.irq.borrow().received.len(),
+        env.host.faults,
+        env.host.resets.len()
+    );
     check_irqs(&env)?;
     if input.wrr && input.timing.space_low == 0 {
         check_urgent(&env)?;
@@ -587,9 +585,7 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         }
     }
     let timed = check_latency(&mut env, &poisoned)?;
-    if std::env::var_os("NVME_STATS").is_some() {
-        eprintln!("nvme case: {timed} commands timed");
-    }
+    tracing::debug!("nvme case: {timed} commands timed");
     for (name, a) in [("BAR0", &env.bar), ("vendor CSR", &env.fw_bus)] {
         if let Some(v) = a.master().violations.first() {
             return Err(format!("{name} AXI4-Lite protocol: {v}"));

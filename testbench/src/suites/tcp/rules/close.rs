@@ -377,7 +377,7 @@ fn peer_fin(
     state: &str,
 ) -> Result<PeerFin, String> {
     let c = k.c;
-    let d = if cl.fin_data % 3 == 0 {
+    let d = if cl.fin_data.is_multiple_of(3) {
         0
     } else {
         1 + usize::from(cl.fin_data) % 600
@@ -494,7 +494,7 @@ pub fn peer_first(
     let cw = match way {
         2 => iw + 1 + x,
         3 => 2 + x,
-        _ if cl.cw_bytes % 4 == 0 => 0,
+        _ if cl.cw_bytes.is_multiple_of(4) => 0,
         _ => 1 + x,
     };
     if cw == 0 {
