@@ -8,6 +8,7 @@
 //! 3. clock high, `eval`: registers update;
 //! 4. every component `drive`s the inputs for the next cycle.
 
+use bitvec::prelude::{BitSlice, BitVec, Lsb0};
 use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::fmt;
@@ -307,6 +308,23 @@ impl Signal {
             dst[n - 1] &= (1u32 << top) - 1;
         }
         self.limbs()
+    }
+
+    /// The value of a port of any width as its bits, bit 0 first (`bits[lo..hi].load_le()`
+    /// reads a field; `chunks(8)` are its bytes).
+    pub fn bits(&self) -> BitVec<u32, Lsb0> {
+        let mut b = BitVec::from_vec(self.get_words());
+        b.truncate(self.width as usize);
+        b
+    }
+
+    /// Drives a port of any width from `bits`, bit 0 first (bits past the port's width are
+    /// dropped, missing ones are 0).
+    pub fn set_bits(&self, bits: &BitSlice<u32, Lsb0>) {
+        let mut b: BitVec<u32, Lsb0> = BitVec::repeat(false, self.width.div_ceil(32) as usize * 32);
+        let n = bits.len().min(self.width as usize);
+        b[..n].copy_from_bitslice(&bits[..n]);
+        self.set_words(b.as_raw_slice());
     }
 
     /// The value of a port of any width, as 32-bit words, least significant first.

@@ -27,6 +27,8 @@ pub mod stream;
 pub mod tcp_streams;
 
 use crate::sim::{Bench, Dut, Hang, Signal, Sim};
+use bitvec::field::BitField;
+use bitvec::prelude::{BitSlice, BitVec, Lsb0};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Debug;
@@ -231,6 +233,31 @@ impl Resp {
     }
 }
 
+/// `values` packed into one bit vector, `width` bits each, the first at bit 0 (a per-index port:
+/// requester i's weight at bits `i * width..`); each value's bits above `width` are dropped.
+pub fn pack(values: impl IntoIterator<Item = u64>, width: usize) -> BitVec<u32, Lsb0> {
+    let mut bits = BitVec::new();
+    for v in values {
+        let at = bits.len();
+        bits.resize(at + width, false);
+        bits[at..].store_le(v & low_bits(width));
+    }
+    bits
+}
+
+/// Field `i` of a per-index port, `width` bits each (what [`pack`] wrote there).
+pub fn unpack(bits: &BitSlice<u32, Lsb0>, i: usize, width: usize) -> u64 {
+    bits[i * width..][..width].load_le()
+}
+
+fn low_bits(width: usize) -> u64 {
+    if width >= 64 {
+        u64::MAX
+    } else {
+        (1 << width) - 1
+    }
+}
+
 /// The value of `sig` as `sig.width() / 8` bytes (rounded up), least significant first.
 pub fn get_bytes(sig: &Signal, out: &mut Vec<u8>) {
     let n = sig.width().div_ceil(8) as usize;
@@ -243,6 +270,17 @@ pub fn get_bytes(sig: &Signal, out: &mut Vec<u8>) {
         }
         out.truncate(n);
     }
+}
+
+/// The port's first `N` bytes, least significant first (a 512-bit SQE as `[u8; 64]`; bytes past
+/// the port's width are 0).
+pub fn get_array<const N: usize>(sig: &Signal) -> [u8; N] {
+    let mut v = Vec::with_capacity(N);
+    get_bytes(sig, &mut v);
+    let mut out = [0u8; N];
+    let n = v.len().min(N);
+    out[..n].copy_from_slice(&v[..n]);
+    out
 }
 
 /// Drives `sig` from bytes, least significant first (missing bytes are 0).
@@ -317,5 +355,38 @@ impl<P: PartialEq + Debug> Hold<P> {
     /// Forgets a pending payload (reset).
     pub(crate) fn clear(&mut self) {
         self.waiting = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `pack` puts value i at bits `i * width..`, which `unpack`, the port's words and a
+    /// round trip through a wide port all agree on.
+    #[test]
+    fn pack_unpack_and_wide_ports() {
+        let bits = pack([0x5u64, 0xa, 0x1f, 0x3], 4);
+        assert_eq!(bits.len(), 16);
+        assert_eq!(bits.as_raw_slice()[0] & 0xffff, 0x3fa5);
+        assert_eq!(
+            (0..4).map(|i| unpack(&bits, i, 4)).collect::<Vec<_>>(),
+            [0x5, 0xa, 0xf, 0x3]
+        );
+        let sig = Signal::detached("wide", 100);
+        let values: Vec<u64> = (0..10).map(|i| (i * 0x9e3) & 0x3ff).collect();
+        sig.set_bits(&pack(values.iter().copied(), 10));
+        assert_eq!(
+            (0..10)
+                .map(|i| unpack(&sig.bits(), i, 10))
+                .collect::<Vec<_>>(),
+            values
+        );
+        let words = sig.get_words();
+        assert_eq!(words.len(), 4);
+        assert_eq!(u64::from(words[0]) & 0x3ff, values[0]);
+        // Value 9 at bits 90..100: the top 6 bits of word 2, the low 4 of word 3.
+        assert_eq!(u64::from(words[2] >> 26), values[9] & 0x3f);
+        assert_eq!(u64::from(words[3]), values[9] >> 6);
     }
 }

@@ -8,9 +8,11 @@
 //! What it checks of the engine: a `tx` beat stays, unchanged, until taken; a beat presented
 //! on `rx` under its connection's space bit is taken.
 
-use super::Ports;
+use super::{set_bytes, Ports};
 use crate::rng::Rng;
 use crate::sim::Signal;
+use bitvec::field::BitField;
+use bitvec::prelude::{BitVec, Lsb0};
 use std::collections::VecDeque;
 
 /// Ports, after the prefix.
@@ -41,7 +43,7 @@ pub struct ByteStreams {
     rx_on: Option<usize>,
     /// Bytes the engine sent, per connection, not yet taken by the harness.
     pub tx_bytes: Vec<Vec<u8>>,
-    last_tx: Option<(Vec<u32>, u64, u64)>,
+    last_tx: Option<(BitVec<u32, Lsb0>, u64, u64)>,
     /// Bytes moved on tx and rx, all connections.
     pub tx_total: u64,
     pub rx_total: u64,
@@ -52,13 +54,6 @@ pub struct ByteStreams {
     /// Connections that may get `tx` credit at all (bit i: connection i); a beat already on
     /// the bus keeps its connection's credit whatever this says.
     pub credit_mask: u64,
-}
-
-fn words(bytes: &[u8]) -> Vec<u32> {
-    bytes
-        .chunks(4)
-        .map(|c| c.iter().rev().fold(0u32, |a, b| a << 8 | u32::from(*b)))
-        .collect()
 }
 
 impl ByteStreams {
@@ -113,7 +108,7 @@ impl ByteStreams {
         }
         if self.s("tx_valid_o").is_high() {
             let now = (
-                self.s("tx_data_o").get_words(),
+                self.s("tx_data_o").bits(),
                 self.s("tx_keep_o").get(),
                 self.s("tx_conn_o").get(),
             );
@@ -126,9 +121,8 @@ impl ByteStreams {
             if self.s("tx_ready_i").is_high() {
                 let (w, keep, conn) = &now;
                 let n = keep.trailing_ones() as usize;
-                for i in 0..n {
-                    self.tx_bytes[*conn as usize].push((w[i / 4] >> (8 * (i % 4))) as u8);
-                }
+                self.tx_bytes[*conn as usize]
+                    .extend(w.chunks(8).take(n).map(|b| b.load_le::<u8>()));
                 self.tx_total += n as u64;
                 self.last_tx = None;
             } else {
@@ -163,11 +157,10 @@ impl ByteStreams {
             .collect();
         if !ready.is_empty() && !rng.chance(self.idle.0) {
             let c = ready[rng.below(ready.len() as u64) as usize];
-            let mut padded = self.beats[c][0].clone();
-            let len = padded.len();
-            padded.resize(self.lanes, 0);
+            let beat = &self.beats[c][0];
+            let len = beat.len();
             self.s("rx_conn_i").set(c as u64);
-            self.s("rx_data_i").set_words(&words(&padded));
+            set_bytes(self.s("rx_data_i"), beat);
             self.s("rx_keep_i").set((1u64 << len) - 1);
             self.rx_on = Some(c);
         }

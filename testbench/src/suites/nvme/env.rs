@@ -8,6 +8,7 @@
 
 use crate::drivers::axi_mem::{AxiMemConfig, AxiMemSlave};
 use crate::drivers::axil::{Axil, AxilConfig};
+use crate::drivers::get_array;
 use crate::drivers::stream::{StreamSink, StreamSource};
 use crate::models::nvme::{
     admin_outcome, backend_result, fallback_outcome, mdts_blocks, status, Controller, Cqe,
@@ -21,15 +22,6 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::ops::Range;
 use std::path::Path;
 use std::rc::Rc;
-
-/// Reads a 512-bit port as 64 bytes.
-fn sqe_bytes(sig: &Signal) -> [u8; 64] {
-    let mut out = [0u8; 64];
-    for (i, w) in sig.get_words().iter().enumerate().take(16) {
-        out[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
-    }
-    out
-}
 
 /// The rest of the chip: takes `io_cmd` (random backpressure), answers each command on
 /// `io_cpl` after a random delay with [`backend_result`], and drives `sq_space_i`.
@@ -93,7 +85,7 @@ impl Backend {
 impl Component for Backend {
     fn sample(&mut self, cycle: u64) {
         if self.ready_now && self.valid.is_high() {
-            let sqe = sqe_bytes(&self.sqe);
+            let sqe = get_array::<64>(&self.sqe);
             let sqid = self.sqid.get() as u16;
             self.received.push((cycle, sqid, sqe));
             let (st, dw0) = backend_result(&sqe);
@@ -310,7 +302,7 @@ impl Component for AdminPort {
     fn sample(&mut self, cycle: u64) {
         if self.ready_now && self.valid.is_high() {
             let sqid = self.sqid.get() as u16;
-            let sqe = sqe_bytes(&self.sqe);
+            let sqe = get_array::<64>(&self.sqe);
             if sqid != 0 {
                 self.fallback.push((cycle, sqid, sqe));
             }

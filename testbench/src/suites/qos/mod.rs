@@ -50,7 +50,7 @@ pub mod idle;
 pub mod mix;
 
 use crate::drivers::axil::{Axil, AxilConfig};
-use crate::drivers::Resp;
+use crate::drivers::{get_array, set_bytes, Resp};
 use crate::models::qos::{
     budget_lag, check, standing, worst_window, worst_window_debt, BudgetBit, Config, DebtBucket,
     Limit, QueueCfg, Sqe, Standing, Verdict, BW_FRAC, IOPS_FRAC,
@@ -58,7 +58,7 @@ use crate::models::qos::{
 use crate::rng::Rng;
 use crate::rtl::regs::qos_csr;
 use crate::rtl::QosArbiterTop as Top;
-use crate::sim::{Signal, Sim};
+use crate::sim::Sim;
 use std::collections::VecDeque;
 use std::path::Path;
 
@@ -392,22 +392,6 @@ impl Wrr {
     }
 }
 
-fn set_sqe(sig: &Signal, b: &[u8; 64]) {
-    let words: Vec<u32> = b
-        .chunks(4)
-        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-        .collect();
-    sig.set_words(&words);
-}
-
-fn get_sqe(sig: &Signal) -> [u8; 64] {
-    let mut b = [0u8; 64];
-    for (i, w) in sig.get_words().iter().enumerate() {
-        b[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
-    }
-    b
-}
-
 /// A queue's `cfg` register: its class, `weight`, its IOPS burst.
 fn cfg_word(q: &QueueCfg, weight: u8) -> u32 {
     u32::from(q.class) | u32::from(weight) << 8 | q.iops.burst << 24
@@ -517,7 +501,7 @@ fn warm_traffic(
             cid = cid.wrapping_add(1);
             s_valid.set(1);
             s_sqid.set(u64::from(sqid));
-            set_sqe(&s_sqe, &sqe.bytes(&[0x77; 64]));
+            set_bytes(&s_sqe, &sqe.bytes(&[0x77; 64]));
         }
         for sig in &inputs {
             sig.set(rng.next_u64());
@@ -667,7 +651,7 @@ pub fn run(
             Some((sqid, b)) => {
                 s_valid.set(1);
                 s_sqid.set(u64::from(*sqid));
-                set_sqe(&s_sqe, b);
+                set_bytes(&s_sqe, b);
             }
             None => s_valid.set(0),
         }
@@ -737,7 +721,7 @@ pub fn run(
             }
             if new_word {
                 let sqid = m_sqid.get() as usize;
-                let bytes = get_sqe(&m_sqe);
+                let bytes: [u8; 64] = get_array(&m_sqe);
                 if sqid == 0 || sqid > nq {
                     return Err(ctx(
                         u,

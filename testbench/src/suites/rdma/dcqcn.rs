@@ -19,6 +19,7 @@
 //!   additive ones, 17 halvings of the last gap, each an increase period of ticks), and then
 //!   never waits again.
 
+use crate::drivers::unpack;
 use crate::models::roce_dcqcn::{Dcqcn, Inputs, Params, LINE};
 use crate::prop::Property;
 use crate::rng::Rng;
@@ -130,11 +131,7 @@ impl Ports {
 
     /// Field `q` of a per-QP output, `w` bits each.
     fn field(sig: &Signal, q: usize, w: usize) -> u64 {
-        let words = sig.get_words();
-        (0..w).fold(0, |v, b| {
-            let bit = q * w + b;
-            v | (u64::from(words[bit / 32] >> (bit % 32) & 1) << b)
-        })
+        unpack(&sig.bits(), q, w)
     }
 
     fn rate(&self, q: usize) -> u16 {

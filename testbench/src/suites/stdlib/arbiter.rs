@@ -3,6 +3,7 @@
 //! taken is held, and the priority moves exactly as the policy says, under random requests
 //! (kept up until their transfer), backpressure, weight changes and resets.
 
+use crate::drivers::pack;
 use crate::models::arbiter::{Locked, Policy, Resettable, RoundRobin, WeightedRoundRobin};
 use crate::prop::Property;
 use crate::sim::{Dut, Sim};
@@ -83,15 +84,10 @@ fn run<M: Dut, P: Policy + Resettable>(
             }
         }
         let ready = rng.chance(input.ready_percent);
-        req_i.set(req.iter().rev().fold(0, |a, &b| (a << 1) | b as u64));
+        req_i.set_bits(&pack(req.iter().map(|&b| b as u64), 1));
         ready_i.set(ready as u64);
         if let Some(w) = &weight_i {
-            w.set(
-                weights
-                    .iter()
-                    .rev()
-                    .fold(0u64, |a, &b| (a << ww) | (b & ((1 << ww) - 1))),
-            );
+            w.set_bits(&pack(weights.iter().copied(), ww));
         }
         sim.settle();
         let want = model.grant(&req);

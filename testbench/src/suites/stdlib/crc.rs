@@ -2,6 +2,7 @@
 //! idle cycles, back-to-back messages, resets mid-message), and each finished message's CRC
 //! equals the reference CRC of its bytes.
 
+use crate::drivers::set_bytes;
 use crate::models::crc::{CrcBlock, CrcSpec, CRC32, CRC32C};
 use crate::prop::Property;
 use crate::sim::{Dut, Sim};
@@ -63,13 +64,9 @@ fn run<M: Dut>(spec: CrcSpec, input: &Input, waves: Option<&Path>) -> Result<(),
      -> Result<bool, String> {
         let mut lane = vec![0u8; lanes as usize];
         lane[..bytes.len()].copy_from_slice(bytes);
-        let words: Vec<u32> = lane
-            .chunks(4)
-            .map(|c| c.iter().rev().fold(0u32, |a, b| (a << 8) | *b as u32))
-            .collect();
         start.set(s as u64);
         valid.set(v as u64);
-        data.set_words(&words);
+        set_bytes(&data, &lane);
         keep.set(k);
         sim.step();
         model.beat(s, v, &lane, k);

@@ -92,7 +92,7 @@ impl Component for EngineHarness {
             self.cmd_on = true;
             let (sqid, sqe) = self.cmds[0];
             self.s("io_cmd_sqid_i").set(u64::from(sqid));
-            self.s("io_cmd_sqe_i").set_words(&words(&sqe));
+            set_bytes(self.s("io_cmd_sqe_i"), &sqe);
         }
         self.s("io_cmd_valid_i").set(u64::from(self.cmd_on));
         if let Some(st) = self.streams.as_mut() {

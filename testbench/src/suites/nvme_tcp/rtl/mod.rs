@@ -13,7 +13,7 @@ use super::scenario::{check, strategy, Cmd, Kind, Outcome, Scenario};
 use crate::drivers::axi_mem::{AxiMemConfig, AxiMemSlave};
 use crate::drivers::axil::{Axil, AxilConfig};
 use crate::drivers::tcp_streams::ByteStreams;
-use crate::drivers::Clocked;
+use crate::drivers::{set_bytes, Clocked};
 use crate::models::nvme_tcp_host::Completion;
 use crate::models::nvme_tcp_target::{Fault, Target};
 use crate::pcap::{Endpoints, Pcap, TcpConn};
@@ -22,6 +22,8 @@ use crate::rng::Rng;
 use crate::rtl::regs::nvme_tcp_csr;
 use crate::rtl::NvmeTcpConnTop as Top;
 use crate::sim::{Component, Dut, Signal, Sim};
+use bitvec::field::BitField;
+use bitvec::prelude::{BitVec, Lsb0};
 use proptest::prelude::*;
 use std::collections::VecDeque;
 use std::path::Path;
@@ -62,7 +64,7 @@ struct Harness {
     tx_bytes: Vec<u8>,
     completions: Vec<Completion>,
     violations: Vec<String>,
-    last_tx: Option<(Vec<u32>, u64)>,
+    last_tx: Option<(BitVec<u32, Lsb0>, u64)>,
     /// The DMA engine's side of the connection: commands taken (slot, PRP1, off, dlen), the
     /// payload bytes of the head one, completions owed (slot).
     dma: Option<DmaSide>,
@@ -111,13 +113,6 @@ struct DmaSide {
     writes: Vec<(u64, u32, Vec<u8>)>,
     cmd_r: bool,
     data_r: bool,
-}
-
-fn words(bytes: &[u8]) -> Vec<u32> {
-    bytes
-        .chunks(4)
-        .map(|c| c.iter().rev().fold(0u32, |a, b| a << 8 | u32::from(*b)))
-        .collect()
 }
 
 impl Harness {
@@ -237,16 +232,15 @@ impl DmaSide {
             }
         }
         if self.data_valid.is_high() && self.data_r {
-            let w = self.data_data.get_words();
+            let w = self.data_data.bits();
             let keep = self.data_keep.get();
             let n = keep.trailing_ones() as usize;
             let last = self.data_last.is_high();
             if n == 0 || keep != (1u64 << n) - 1 || (!last && n != lanes) {
                 violations.push(format!("dma_data keep {keep:#x} (last {last})"));
             }
-            for i in 0..n {
-                self.bytes.push((w[i / 4] >> (8 * (i % 4))) as u8);
-            }
+            self.bytes
+                .extend(w.chunks(8).take(n).map(|b| b.load_le::<u8>()));
             if last {
                 match self.cmds.pop_front() {
                     Some((tag, prp1, off, dlen)) => {
@@ -274,10 +268,9 @@ impl DmaSide {
             self.rd_on = true;
             let b = &self.reads[0].1;
             let end = (self.rd_pos + lanes).min(b.len());
-            let mut beat = b[self.rd_pos..end].to_vec();
+            let beat = &b[self.rd_pos..end];
             let n = beat.len();
-            beat.resize(lanes, 0);
-            self.rd_data.set_words(&words(&beat));
+            set_bytes(&self.rd_data, beat);
             self.rd_keep
                 .set(if n == 64 { u64::MAX } else { (1u64 << n) - 1 });
             self.rd_last.set(u64::from(end == b.len()));
@@ -307,7 +300,7 @@ impl Component for Harness {
             self.rx_on = false;
         }
         if self.tx_valid.is_high() {
-            let now = (self.tx_data.get_words(), self.tx_keep.get());
+            let now = (self.tx_data.bits(), self.tx_keep.get());
             if let Some(prev) = &self.last_tx {
                 if *prev != now {
                     self.violations
@@ -322,9 +315,8 @@ impl Component for Harness {
                         "tx keep {keep:#x} is not a run of ones from lane 0"
                     ));
                 }
-                for i in 0..n {
-                    self.tx_bytes.push((w[i / 4] >> (8 * (i % 4))) as u8);
-                }
+                self.tx_bytes
+                    .extend(w.chunks(8).take(n).map(|b| b.load_le::<u8>()));
                 self.last_tx = None;
             } else {
                 self.last_tx = Some(now);
@@ -349,15 +341,13 @@ impl Component for Harness {
     fn drive(&mut self, _cycle: u64) {
         if !self.cmd_on && !self.cmds.is_empty() && !self.rng.chance(self.idle.0) {
             self.cmd_on = true;
-            self.cmd_sqe.set_words(&words(&self.cmds[0]));
+            set_bytes(&self.cmd_sqe, &self.cmds[0]);
         }
         self.cmd_valid.set(u64::from(self.cmd_on));
         if !self.rx_on && !self.beats.is_empty() && !self.rng.chance(self.idle.1) {
             self.rx_on = true;
             let b = &self.beats[0];
-            let mut padded = b.clone();
-            padded.resize(self.lanes, 0);
-            self.rx_data.set_words(&words(&padded));
+            set_bytes(&self.rx_data, b);
             self.rx_keep.set((1u64 << b.len()) - 1);
         }
         self.rx_valid.set(u64::from(self.rx_on));
