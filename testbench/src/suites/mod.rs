@@ -130,6 +130,7 @@ pub fn all() -> Vec<Suite> {
             entry::<tcp::stream::TcpStreamProp>(),
             entry::<tcp::ping::TcpPingProp>(),
             entry::<tcp::rules::TcpRulesProp>(),
+            entry::<tcp::reopen::TcpReopenProp>(),
         ],
     });
     // Its own suite, so CI sizes it apart from `tcp` (a case runs a few million cycles).

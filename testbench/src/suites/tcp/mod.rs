@@ -21,6 +21,7 @@ pub mod linux;
 pub mod linux_nvme;
 pub mod nvme;
 pub mod ping;
+pub mod reopen;
 pub mod rules;
 pub mod stream;
 
