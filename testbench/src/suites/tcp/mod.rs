@@ -528,6 +528,11 @@ impl Env<Top> {
         Env::around(sim, true, "s_axil", seed, (to_peer, to_engine), setup)
     }
 
+    /// [`Env::new`] over a clean link (no faults either way).
+    pub fn clean(waves: Option<&Path>, seed: u64, setup: &Setup) -> Env {
+        Env::new(waves, seed, Faults::default(), Faults::default(), setup)
+    }
+
     /// The application on the engine's byte streams.
     pub fn app(&self) -> &Rc<RefCell<App>> {
         self.app.as_ref().expect("the engine alone has an App")

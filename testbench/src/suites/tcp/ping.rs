@@ -13,7 +13,7 @@
 //! `drop_malformed` and `arp_out` are exact.
 
 use super::rules::tcp_frame;
-use super::{cnt, Env, Faults, Setup, ENGINE_IP, ENGINE_MAC, LOCAL_PORT_BASE, PEER_IP, PEER_MAC};
+use super::{cnt, Env, Setup, ENGINE_IP, ENGINE_MAC, LOCAL_PORT_BASE, PEER_IP, PEER_MAC};
 use crate::models::tcp::{parse_seg, sum16, PeerSeg};
 use crate::prop::Property;
 use proptest::prelude::*;
@@ -143,13 +143,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         retries: 8,
         time_wait: 50,
     };
-    let mut env = Env::new(
-        waves,
-        input.seed,
-        Faults::default(),
-        Faults::default(),
-        &setup,
-    );
+    let mut env = Env::clean(waves, input.seed, &setup);
     let mut s = icmp::Socket::new(
         icmp::PacketBuffer::new(vec![icmp::PacketMetadata::EMPTY; 64], vec![0; 65536]),
         icmp::PacketBuffer::new(vec![icmp::PacketMetadata::EMPTY; 64], vec![0; 65536]),

@@ -9,7 +9,7 @@
 //! engine frame passes `models::tcp`'s golden check (the new ISS past the old SND.MAX
 //! included), and the abort sent exactly one RST.
 
-use super::{creg, Env, Faults, Setup};
+use super::{creg, Env, Setup};
 use crate::prop::Property;
 use crate::rng::Rng;
 use proptest::prelude::*;
@@ -86,13 +86,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         retries: 12,
         time_wait: 50,
     };
-    let mut env = Env::new(
-        waves,
-        input.seed,
-        Faults::default(),
-        Faults::default(),
-        &setup,
-    );
+    let mut env = Env::clean(waves, input.seed, &setup);
     let c = usize::from(input.conn) % env.n;
     let mut rng = Rng::new(input.seed ^ 0x5eed);
     let old: Vec<u8> = (0..input.old).map(|_| rng.next_u64() as u8).collect();

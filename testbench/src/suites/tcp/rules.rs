@@ -77,9 +77,7 @@
 //! state CSR reads CLOSED, failed, reason 0.
 //! Every engine frame also passes `models::tcp`'s golden check, window rules included.
 
-use super::{
-    cnt, creg, Env, Faults, Setup, ENGINE_IP, ENGINE_MAC, LOCAL_PORT_BASE, PEER_IP, PEER_MAC,
-};
+use super::{cnt, creg, Env, Setup, ENGINE_IP, ENGINE_MAC, LOCAL_PORT_BASE, PEER_IP, PEER_MAC};
 use crate::models::tcp::{parse_seg, sum16, tcp_sum, Cwnd, PeerSeg, Seg};
 use crate::prop::Property;
 use crate::rng::Rng;
@@ -447,13 +445,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         retries: 8,
         time_wait: 50,
     };
-    let mut env = Env::new(
-        waves,
-        input.seed,
-        Faults::default(),
-        Faults::default(),
-        &setup,
-    );
+    let mut env = Env::clean(waves, input.seed, &setup);
     env.write(tcp_csr::RTO_INIT, 30000);
     env.write(tcp_csr::RTO_MAX, 60000);
     let delay = match input.ack_delay % 3 {

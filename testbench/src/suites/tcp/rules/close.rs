@@ -641,20 +641,32 @@ pub fn peer_first(
             expect_state(s, c, CLOSED, "LAST-ACK, after the peer's ACK of our FIN")?;
         }
         1 => {
-            s.send(tcp_frame(peer(c), rcv, end, 0x04, field(w2), &[], &[]));
-            quiet(s, 2 * QUIET, "in LAST-ACK, a RST at RCV.NXT")?;
-            t.rst_in += 1;
-            expect_state(
-                s,
-                c,
-                CLOSED,
-                "LAST-ACK, after a RST at RCV.NXT (RFC 9293 3.10.7.4)",
-            )?;
+            rst_at_rcv_nxt(s, c, (rcv, end, field(w2)), "LAST-ACK", t)?;
         }
         _ => abort_rst(s, c, end, rcv, t)?,
     }
     closed_rst(s, &fin, t)?;
     Ok(end)
+}
+
+/// The peer's RST at RCV.NXT (`seq_ack_wnd`: its sequence number, ACK and window field) in
+/// state `what`: taken without an answer, CLOSED (RFC 9293 3.10.7.4), counted in `rst_in`.
+fn rst_at_rcv_nxt(
+    s: &mut Script,
+    c: usize,
+    (seq, ack, wnd): (u32, u32, u16),
+    what: &str,
+    t: &mut Tally,
+) -> Result<(), String> {
+    s.send(tcp_frame(peer(c), seq, ack, 0x04, wnd, &[], &[]));
+    quiet(s, 2 * QUIET, &format!("in {what}, a RST at RCV.NXT"))?;
+    t.rst_in += 1;
+    expect_state(
+        s,
+        c,
+        CLOSED,
+        &format!("{what}, after a RST at RCV.NXT (RFC 9293 3.10.7.4)"),
+    )
 }
 
 /// Both close at once (see the module's text). Returns SND.MAX (past our FIN).
@@ -693,15 +705,7 @@ pub fn simultaneous(
     }
     expect_state(s, c, CLOSING, "CLOSING, after the peer's segments")?;
     if cl.how % 3 == 1 {
-        s.send(tcp_frame(peer(c), rcv, k.snd, 0x04, k.wfield, &[], &[]));
-        quiet(s, 2 * QUIET, "in CLOSING, a RST at RCV.NXT")?;
-        t.rst_in += 1;
-        expect_state(
-            s,
-            c,
-            CLOSED,
-            "CLOSING, after a RST at RCV.NXT (RFC 9293 3.10.7.4)",
-        )?;
+        rst_at_rcv_nxt(s, c, (rcv, k.snd, k.wfield), "CLOSING", t)?;
         closed_rst(s, &fin, t)?;
         return Ok(end);
     }
@@ -721,15 +725,7 @@ pub fn simultaneous(
     }
     match cl.tw_end % 4 {
         2 => {
-            s.send(tcp_frame(peer(c), rcv, end, 0x04, k.wfield, &[], &[]));
-            quiet(s, 2 * QUIET, "in TIME-WAIT, a RST at RCV.NXT")?;
-            t.rst_in += 1;
-            expect_state(
-                s,
-                c,
-                CLOSED,
-                "TIME-WAIT, after a RST at RCV.NXT (RFC 9293 3.10.7.4)",
-            )?;
+            rst_at_rcv_nxt(s, c, (rcv, end, k.wfield), "TIME-WAIT", t)?;
         }
         3 => {
             // RFC 9293 3.10.5, ABORT in TIME-WAIT: the TCB deleted, nothing sent; the contract's
