@@ -811,8 +811,8 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   logic         app_rx_conn_d;
   logic         app_rx_rr_q;
   logic         app_rx_rr_d;
-  logic         c0_opening;
-  logic         c1_opening;
+  logic         c0_rx_flushed;
+  logic         c1_rx_flushed;
   logic [3:0]   app_rx_cnt_q;           // bytes of the beat on rx (1 to 8)
   logic [3:0]   app_rx_cnt_d;
   logic         app_rx_pop;
@@ -1650,14 +1650,14 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   assign tx_psum_write = app_tx_write & (app_tx_cnt > app_tx_pre_n);
   assign tx_psum_wr_word = 10'((app_tx_wr_seq + {28'd0, app_tx_pre_n}) >> 3);
   assign app_tx_drop = (app_tx_valid_q & ~app_tx_ok_q) ? app_tx_cnt : 4'd0;
-  assign c0_opening = (c0_state_q == StArp) | (c0_state_q == StIsn) | (c0_state_q == StSynSent);
-  assign c1_opening = (c1_state_q == StArp) | (c1_state_q == StIsn) | (c1_state_q == StSynSent);
+  assign c0_rx_flushed = (c0_state_q == StArp) | (c0_state_q == StIsn) | (c0_state_q == StSynSent) | ((c0_state_q == StClosed) & c0_failed_q);
+  assign c1_rx_flushed = (c1_state_q == StArp) | (c1_state_q == StIsn) | (c1_state_q == StSynSent) | ((c1_state_q == StClosed) & c1_failed_q);
   assign app_rx_pop = rx_valid_o & rx_ready_i;
   assign app_rx_free = ~app_rx_valid_q | app_rx_pop;
   assign c0_rx_rd_next = c0_app_rd_q + ((app_rx_pop & (app_rx_conn_q == 1'b0)) ? {28'd0, app_rx_cnt_q} : 32'd0);
   assign c1_rx_rd_next = c1_app_rd_q + ((app_rx_pop & (app_rx_conn_q == 1'b1)) ? {28'd0, app_rx_cnt_q} : 32'd0);
-  assign c0_rx_have = (c0_rcv_nxt_q != c0_rx_rd_next) & rx_space_i[0] & ~c0_opening;
-  assign c1_rx_have = (c1_rcv_nxt_q != c1_rx_rd_next) & rx_space_i[1] & ~c1_opening;
+  assign c0_rx_have = (c0_rcv_nxt_q != c0_rx_rd_next) & rx_space_i[0] & ~c0_rx_flushed;
+  assign c1_rx_have = (c1_rcv_nxt_q != c1_rx_rd_next) & rx_space_i[1] & ~c1_rx_flushed;
   assign app_rx_any = c0_rx_have | c1_rx_have;
   assign app_rx_rr_next = app_rx_pop ? ((app_rx_conn_q == 1'b1) ? 1'b0 : (app_rx_conn_q + 1'b1)) : app_rx_rr_q;
   assign app_rx_pick = (app_rx_rr_next == 1'b0) ? (c0_rx_have ? 1'b0 : (c1_rx_have ? 1'b1 : 1'b0)) : (c1_rx_have ? 1'b1 : (c0_rx_have ? 1'b0 : 1'b0));
@@ -1668,7 +1668,7 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   assign rx_buf_rd_data = 64'({{rx_buf_l7_rdata_q, rx_buf_l6_rdata_q, rx_buf_l5_rdata_q, rx_buf_l4_rdata_q, rx_buf_l3_rdata_q, rx_buf_l2_rdata_q, rx_buf_l1_rdata_q, rx_buf_l0_rdata_q}, {rx_buf_l7_rdata_q, rx_buf_l6_rdata_q, rx_buf_l5_rdata_q, rx_buf_l4_rdata_q, rx_buf_l3_rdata_q, rx_buf_l2_rdata_q, rx_buf_l1_rdata_q, rx_buf_l0_rdata_q}} >> {rx_buf_rd_first_q, 3'd0});
   assign app_rx_avail = (app_rx_pick == 1'b0) ? (c0_rcv_nxt_q - c0_rx_rd_next) : (c1_rcv_nxt_q - c1_rx_rd_next);
   assign app_rx_cnt_d = app_rx_start ? ((app_rx_avail >= 32'd8) ? 4'd8 : app_rx_avail[3:0]) : app_rx_cnt_q;
-  assign app_rx_stale = (app_rx_conn_q == 1'b0) ? c0_opening : c1_opening;
+  assign app_rx_stale = (app_rx_conn_q == 1'b0) ? c0_rx_flushed : c1_rx_flushed;
   assign app_rx_valid_d = app_rx_start ? 1'b1 : ((app_rx_pop | app_rx_stale) ? 1'b0 : app_rx_valid_q);
   assign app_rx_conn_d = app_rx_start ? app_rx_pick : app_rx_conn_q;
   assign app_rx_rr_d = app_rx_rr_next;

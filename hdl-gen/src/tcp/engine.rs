@@ -2440,15 +2440,19 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.comment(r_busy.q, "bytes read from rx_buf are on rx");
     let r_conn = m.reg("app_rx_conn", cw, 0);
     let r_ptr = m.reg("app_rx_rr", cw, 0);
-    // A connection that is opening (ARP, ISN, SYN-SENT) has no received bytes: what its
-    // buffer pointers still say is the previous connection's, and is never delivered (a byte
-    // of it already on rx is dropped), so a reopened connection starts its stream clean.
+    // A connection that was reset (CLOSED, failed) or is opening (ARP, ISN, SYN-SENT) has no
+    // received bytes: what its buffer pointers still say belongs to a reset connection, and is
+    // never delivered (a beat of it already on rx is dropped), so a reopened connection starts
+    // its stream clean (RFC 9293 3.10.5, 3.10.7: a reset flushes the receive queue).
     let opening: Vec<Sig> = (0..n as usize)
         .map(|c| {
             let st = conns[c].st.q;
             m.net(
-                &format!("c{c}_opening"),
-                st.eq(s("StArp")) | st.eq(s("StIsn")) | st.eq(s("StSynSent")),
+                &format!("c{c}_rx_flushed"),
+                st.eq(s("StArp"))
+                    | st.eq(s("StIsn"))
+                    | st.eq(s("StSynSent"))
+                    | (st.eq(s("StClosed")) & conns[c].failed.q),
             )
         })
         .collect();

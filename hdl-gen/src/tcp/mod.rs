@@ -32,10 +32,12 @@
 //!   port. `rx_space_i` [C]: bit i, a beat of connection i presented now is taken. The engine
 //!   starts a beat of connection i only while `rx_space_i[i]` is high (and holds it until
 //!   taken), so a stalled consumer never holds up another connection. A beat holds up to 8
-//!   bytes (the bytes in order at the time it starts, at most 8). A connection that opens (ARP, ISN, SYN-SENT) starts its stream
-//!   clean: bytes the previous connection on it left undelivered are dropped, a beat of them
-//!   already presented included (RFC 9293: an abort flushes the receive queue). Until then
-//!   (CLOSED after a failure) they are still delivered, in order.
+//!   bytes (the bytes in order at the time it starts, at most 8). A connection that was reset (CLOSED with `failed`: by the peer,
+//!   the retry limit, an unresolved ARP or an abort) or that opens (ARP, ISN, SYN-SENT)
+//!   delivers nothing: the bytes it left undelivered are dropped, a beat of them already
+//!   presented included (RFC 9293 3.10.5 and 3.10.7: a reset and an abort flush the receive
+//!   queue), so a reopened connection starts its stream clean. After a close with FIN (CLOSED,
+//!   not failed, or a RST in CLOSING, LAST-ACK or TIME-WAIT) they are still delivered, in order.
 //! - `up_o` [C]: connection i is ESTABLISHED or CLOSE-WAIT (the NVMe/TCP engine's ICReq waits
 //!   for it); `failed_o` [C]: the connection was reset (by the peer, by the retry limit, by an
 //!   unresolved ARP or by an abort) and waits in CLOSED for software.
