@@ -1317,20 +1317,7 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         }
         1 => {
             // The firmware aborts: one RST at SND.NXT, no data (RFC 9293 3.10.5), CLOSED.
-            s.env.view.conns[c].rst_ok = true;
-            s.env.write(creg(c, 8), 4);
-            let r = s.next_seg(2 * QUIET, "the RST of an abort")?;
-            if r.flags & !0x10 != 0x04 || r.seq != snd_nxt || !r.data.is_empty() {
-                return Err(format!(
-                    "an abort sent {r:?}, want a RST at SND.NXT {snd_nxt:#x} without data"
-                ));
-            }
-            if r.flags & 0x10 != 0 && r.ack != pseq {
-                return Err(format!(
-                    "an abort's RST acknowledges {:#x}, not RCV.NXT {pseq:#x}",
-                    r.ack
-                ));
-            }
+            close::expect_abort_rst(&mut s, c, (snd_nxt, pseq), "ESTABLISHED")?;
             let stw = s.silent_state(c, "after an abort's RST")?;
             if stw & 0x31f != 0x010 {
                 return Err(format!(

@@ -426,23 +426,34 @@ fn closed_rst(s: &mut Script, fin: &PeerFin, t: &mut Tally) -> Result<(), String
     quiet(s, QUIET, "CLOSED, the RST for the peer's FIN")
 }
 
-/// The firmware's abort where a RST goes (LAST-ACK): exactly one, at SND.NXT `snd`, no data
-/// (RFC 9293 3.10.5), then CLOSED, failed, reason 0.
-fn abort_rst(s: &mut Script, c: usize, snd: u32, rcv: u32, t: &mut Tally) -> Result<(), String> {
+/// The firmware's abort where a RST goes (`what`: the state): exactly one segment, a RST at
+/// SND.NXT `snd` without data, acknowledging RCV.NXT `rcv` if it has ACK (RFC 9293 3.10.5).
+pub(super) fn expect_abort_rst(
+    s: &mut Script,
+    c: usize,
+    (snd, rcv): (u32, u32),
+    what: &str,
+) -> Result<(), String> {
     s.env.view.conns[c].rst_ok = true;
     s.env.write(creg(c, 8), 4);
-    let r = s.next_seg(2 * QUIET, "the RST of an abort in LAST-ACK")?;
+    let r = s.next_seg(2 * QUIET, &format!("the RST of an abort in {what}"))?;
     if r.flags & !0x10 != 0x04 || r.seq != snd || !r.data.is_empty() {
         return Err(format!(
-            "an abort in LAST-ACK sent {r:?}, want a RST at SND.NXT {snd:#x} without data"
+            "an abort in {what} sent {r:?}, want a RST at SND.NXT {snd:#x} without data"
         ));
     }
     if r.flags & 0x10 != 0 && r.ack != rcv {
         return Err(format!(
-            "an abort's RST acknowledges {:#x}, not RCV.NXT {rcv:#x}",
+            "an abort's RST in {what} acknowledges {:#x}, not RCV.NXT {rcv:#x}",
             r.ack
         ));
     }
+    Ok(())
+}
+
+/// The firmware's abort in LAST-ACK: its RST, then CLOSED, failed, reason 0.
+fn abort_rst(s: &mut Script, c: usize, snd: u32, rcv: u32, t: &mut Tally) -> Result<(), String> {
+    expect_abort_rst(s, c, (snd, rcv), "LAST-ACK")?;
     t.rst_out += 1;
     quiet(s, 2 * QUIET, "after an abort's RST")?;
     expect_state(s, c, FAILED, "after an abort in LAST-ACK")
