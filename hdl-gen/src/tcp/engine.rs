@@ -2711,17 +2711,31 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             ack_too_old,
             "an ACK older than any window the peer offered: a challenge ACK, the segment dropped",
         );
+        // RFC 9293 3.10.7.4, first check: a segment wholly before RCV.NXT (the FIN taken
+        // counted; SEG.LEN counts the FIN) is not acceptable. It is answered with an ACK
+        // (`seg_old` below) and its ACK field is not looked at.
+        let rcv_now = k.rcv_nxt.q.ex() + k.fin_in.q.zext(32);
+        let seq_past = seq.ex() + plen.zext(32) + f_fin.clone().zext(32);
+        let stale = m.net(
+            &format!("c{c}_seg_stale"),
+            seq_gt(&rcv_now, &seq.ex()) & !seq_gt(&seq_past, &rcv_now),
+        );
+        m.comment(
+            stale,
+            "a segment wholly before RCV.NXT: ACKed, its ACK field ignored (RFC 9293 3.10.7.4)",
+        );
         let ack_adv = m.net(
             &format!("c{c}_ack_adv"),
-            seq_gt(&ackn.ex(), &k.snd_una.q.ex()),
+            !stale & seq_gt(&ackn.ex(), &k.snd_una.q.ex()),
         );
-        let wnd_new = !ack_old.ex()
+        let wnd_new = !stale
+            & !ack_old.ex()
             & (seq_gt(&seq.ex(), &k.wl1.q.ex())
                 | (seq.eq(k.wl1.q) & seq_ge(&ackn.ex(), &k.wl2.q.ex())));
         let wnd_scaled = mux(k.ws_ok.q, wnd.zext(32).shl_by(k.peer_ws.q), wnd.zext(32));
         let fin_acked = m.net(
             &format!("c{c}_fin_acked"),
-            k.fin_sent.q & ackn.eq(k.snd_max.q),
+            !stale & k.fin_sent.q & ackn.eq(k.snd_max.q),
         );
         // RFC 5681's duplicate ACK: data outstanding, none in the segment, no SYN or FIN, the
         // ACK number SND.UNA and the window unchanged.
@@ -2732,6 +2746,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                 & !f_syn.clone()
                 & !f_fin.clone()
                 & plen.eq(0u64)
+                & !stale
                 & ackn.eq(k.snd_una.q)
                 & outstanding
                 & wnd_scaled.eq(k.snd_wnd.q)

@@ -137,6 +137,12 @@
 //!   a receiving state and the window the peer holds is below `rx_bytes` / 2, a window update
 //!   (an ACK) goes out; above that the new edge rides on the next ACK of new data (a delayed
 //!   one included). The SYN advertises the free space unscaled.
+//! - Old segments (RFC 9293 3.10.7.4, first check): a segment wholly before RCV.NXT (the FIN
+//!   taken counted) is not acceptable: without data or FIN, SEG.SEQ < RCV.NXT; with them,
+//!   SEG.SEQ + SEG.LEN <= RCV.NXT (SEG.LEN counting the FIN). It is answered with an ACK and
+//!   its ACK field is not looked at: SND.UNA, the peer's window (SND.WND, WL1, WL2), the
+//!   duplicate-ACK count and the FIN's acknowledgement stay as they were. (A FIN again in
+//!   TIME-WAIT still restarts its timer, as 3.10.7.4 asks of that state.)
 //! - ACKs: cumulative. An ACK in (SND.UNA, SND.MAX] frees buffer bytes; an ACK in
 //!   [SND.UNA - MAX.SND.WND, SND.UNA) (a segment the network reordered) is ignored, its data
 //!   still taken; an ACK outside [SND.UNA - MAX.SND.WND, SND.MAX] (beyond what was sent, or

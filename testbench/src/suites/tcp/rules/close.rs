@@ -146,6 +146,8 @@ struct PeerFin {
     /// RCV.NXT past it (its FIN counted), and the peer's bytes before that (its data included).
     rcv: u32,
     tail: Vec<u8>,
+    /// Bytes of data the FIN segment carried (the end of `tail`).
+    data: usize,
 }
 
 /// Connection `c`'s state CSR (state, `failed`, `reason`) must read `want`, and `up_o` (up in
@@ -338,7 +340,14 @@ fn poke(
             )
         }
         _ => {
-            let n = 1 + x as usize % fin.tail.len();
+            // Half the time old bytes of the FIN segment itself: sequence numbers past SND.WL1
+            // (the FIN's), so an engine that looked at an old segment's ACK field would take
+            // its window.
+            let n = if x & 0x100 != 0 && fin.data > 1 {
+                1 + x as usize % (fin.data - 1)
+            } else {
+                1 + x as usize % fin.tail.len()
+            };
             let end = rcv.wrapping_sub(1);
             let seq = end.wrapping_sub(n as u32);
             (
@@ -357,11 +366,22 @@ fn poke(
         }
     };
     let what = format!("in {state}, the peer's segment: {what}");
+    let wnd = s.env.read(creg(c, 36));
     s.send(f);
     if answered {
         expect_ack(s, snd, rcv, &what)?;
     } else {
         quiet(s, 2 * QUIET, &what)?;
+    }
+    // None of these segments may move the peer's window: each is dropped before its ACK
+    // field is looked at (RFC 9293 3.10.7.4: an old or unacceptable segment, a SYN, a RST not
+    // at RCV.NXT, an ACK outside the acceptable range; the FIN again is old).
+    let now = s.env.read(creg(c, 36));
+    if now != wnd {
+        return Err(format!(
+            "{what}: SND.WND went from {wnd:#x} to {now:#x} (the segment's ACK field must not \
+             be looked at: RFC 9293 3.10.7.4)"
+        ));
     }
     Ok(kind % 6 == 0)
 }
@@ -399,7 +419,12 @@ fn peer_fin(
     }
     let mut tail = k.tail.clone();
     tail.extend_from_slice(&data);
-    Ok(PeerFin { frame, rcv, tail })
+    Ok(PeerFin {
+        frame,
+        rcv,
+        tail,
+        data: d,
+    })
 }
 
 /// Connection `c` is CLOSED: the peer's FIN again (its last ACK lost, as it would think) must
