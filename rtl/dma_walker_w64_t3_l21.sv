@@ -53,14 +53,18 @@ module dma_walker_w64_t3_l21 (
 
   typedef enum logic [3:0] {
     StIdle    = 4'd0,
-    StPrp1    = 4'd1,
-    StPrp2    = 4'd2,
-    StList    = 4'd3,
-    StSglQ0   = 4'd4,
-    StSglQ1   = 4'd5,
-    StSglDesc = 4'd6,
-    StStatus  = 4'd7,
-    StDrain   = 4'd8
+    StPrpA    = 4'd1,
+    StPrpB    = 4'd2,
+    StPrpC    = 4'd3,
+    StPrpD    = 4'd4,
+    StPrp1    = 4'd5,
+    StPrp2    = 4'd6,
+    StList    = 4'd7,
+    StSglQ0   = 4'd8,
+    StSglQ1   = 4'd9,
+    StSglDesc = 4'ha,
+    StStatus  = 4'hb,
+    StDrain   = 4'hc
   } state_e;
 
   logic        unused_r;
@@ -100,6 +104,26 @@ module dma_walker_w64_t3_l21 (
   logic [20:0] from_d;
   logic [31:0] skip_entries_q;             // PRP list entries left out before the window
   logic [31:0] skip_entries_d;
+  logic [27:0] page_q;                     // memory page size, 4096 << CC.MPS (set when the command is accepted)
+  logic [27:0] page_d;
+  logic [27:0] page_mask_q;
+  logic [27:0] page_mask_d;
+  logic [20:0] prp1_len_q;                 // PRP1's bytes: to the end of its page or of the transfer
+  logic [20:0] prp1_len_d;
+  logic [20:0] prp1_rest_q;                // the transfer's bytes after PRP1's
+  logic [20:0] prp1_rest_d;
+  logic [31:0] list_slots_prp2_q;          // slots of the PRP list page PRP2 points into, from PRP2 on
+  logic [31:0] list_slots_prp2_d;
+  logic [31:0] entries_after_prp1_q;       // PRP entries the bytes after PRP1's need
+  logic [31:0] entries_after_prp1_d;
+  logic        can_skip_q;                 // PRP2 is a well-formed list pointer and the window starts past PRP1's bytes
+  logic        can_skip_d;
+  logic [20:0] from_rest_q;                // the window's offset less PRP1's bytes
+  logic [20:0] from_rest_d;
+  logic [31:0] skip_entries_want_q;
+  logic [31:0] skip_entries_want_d;
+  logic [31:0] skip_entries_max_q;         // a chain pointer is never skipped: the walk reaches it
+  logic [31:0] skip_entries_max_d;
   logic        skipped_q;                  // PRP1's segment was replaced by a skip (bit bucket) segment: PRP2 is a list
   logic        skipped_d;
   logic [63:0] fetch_addr_q;
@@ -140,7 +164,11 @@ module dma_walker_w64_t3_l21 (
   logic [8:0]  info_fifo_m_data;
   logic [9:0]  to_4k;
   logic [31:0] burst_words_a;
-  logic [8:0]  burst_words;
+  logic [8:0]  burst_words_next;
+  logic [8:0]  burst_words_q;
+  logic [8:0]  burst_words_d;
+  logic        burst_words_ok_q;           // burst_words is that of the run's present address and words
+  logic        burst_words_ok_d;
   logic [9:0]  burst_beats;
   logic [9:0]  word_credit_q;              // word FIFO slots reserved by bursts issued, not yet popped
   logic [9:0]  word_credit_d;
@@ -160,24 +188,23 @@ module dma_walker_w64_t3_l21 (
   logic        r_take;
   logic        burst_end;
   logic        beat_end;
-  logic [63:0] page;                       // memory page size, 4096 << CC.MPS
-  logic [63:0] page_mask;
-  logic [63:0] rem64;
-  logic [63:0] prp1_to_end;
-  logic [20:0] prp1_len;
+  logic [28:0] rem_c;
+  logic [28:0] page_c;
   logic        rest_fits;
   logic [20:0] page_len;
-  logic [31:0] entries_needed;
-  logic [31:0] list_slots_prp2;
+  logic [27:0] prp1_to_end;
+  logic [28:0] rem_less_prp1_end;          // negative or zero: the transfer ends in PRP1's page
+  logic [20:0] prp1_len_next;
+  logic [20:0] prp1_rest_next;
+  logic [31:0] list_slots_prp2_next;
   logic [31:0] list_slots_ptr;
   logic        is_list_ptr;
-  logic [20:0] prp1_rest;
-  logic [63:0] prp1_rest64;
-  logic [31:0] skip_entries_needed;
-  logic [31:0] skip_entries_want;
-  logic [31:0] skip_entries_max;           // a chain pointer is never skipped: the walk reaches it
+  logic [31:0] entries_after_prp1_next;
+  logic        can_skip_next;
+  logic [31:0] skip_entries_want_next;
+  logic [31:0] skip_entries_max_next;
   logic [31:0] skip_k;
-  logic        can_skip;                   // PRP2 is a well-formed list pointer and the window starts past PRP1's bytes
+  logic [20:0] skip_bytes;
   logic [20:0] skip_len;
   logic [31:0] desc_len_k;
   logic [31:0] rem_k;
@@ -228,12 +255,12 @@ module dma_walker_w64_t3_l21 (
   assign s_cmd_ready_o = state_q == StIdle;
   assign to_4k = 10'((13'h1000 - {1'b0, fetch_addr_q[11:0]}) >> 3);
   assign burst_words_a = (fetch_left_q <= {22'd0, to_4k}) ? fetch_left_q : {22'd0, to_4k};
-  assign burst_words = 9'((burst_words_a <= 32'h100) ? burst_words_a : 32'h100);
-  assign burst_beats = {1'b0, burst_words};
-  assign word_room_ok = ({1'b0, word_credit_q} + {2'd0, burst_words}) <= 11'h200;
-  assign issue = ~ar_valid_q & (fetch_left_q != 32'd0) & info_fifo_s_ready & word_room_ok;
+  assign burst_words_next = 9'((burst_words_a <= 32'h100) ? burst_words_a : 32'h100);
+  assign burst_beats = {1'b0, burst_words_q};
+  assign word_room_ok = ({1'b0, word_credit_q} + {2'd0, burst_words_q}) <= 11'h200;
+  assign issue = ~ar_valid_q & burst_words_ok_q & (fetch_left_q != 32'd0) & info_fifo_s_ready & word_room_ok;
   assign info_push = issue;
-  assign info_data = burst_words;
+  assign info_data = burst_words_q;
   assign word = word_fifo_m_data[63:0];
   assign word_err = word_fifo_m_data[64];
   assign info_words = info_fifo_m_data[8:0];
@@ -243,7 +270,7 @@ module dma_walker_w64_t3_l21 (
   assign burst_end = cur_left == 9'd1;
   assign beat_end = 1'b1;
   assign word_push = r_take;
-  assign word_credit_d = (word_credit_q + (issue ? {1'b0, burst_words} : 10'd0)) - {9'd0, word_pop};
+  assign word_credit_d = (word_credit_q + (issue ? {1'b0, burst_words_q} : 10'd0)) - {9'd0, word_pop};
   assign word_in = {m_axi_rresp_i[1], r_word};
   assign m_axi_rready_o = r_take & beat_end;
   assign info_pop = r_take & burst_end;
@@ -257,25 +284,24 @@ module dma_walker_w64_t3_l21 (
     end
   end
 
-  assign page = 64'h1000 << mps_q;
-  assign page_mask = page - 64'd1;
-  assign rem64 = {43'd0, rem_q};
-  assign prp1_to_end = page - (desc_addr_q & page_mask);
-  assign prp1_len = 21'((rem64 <= prp1_to_end) ? rem64 : prp1_to_end);
-  assign rest_fits = rem64 <= page;
-  assign page_len = rest_fits ? rem_q : page[20:0];
-  assign entries_needed = 32'((rem64 + page_mask) >> ({1'b0, mps_q} + 5'hc));
-  assign list_slots_prp2 = 32'((page - (prp2_q & page_mask)) >> 3);
-  assign list_slots_ptr = 32'((page - (word & page_mask)) >> 3);
+  assign rem_c = {8'd0, rem_q};
+  assign page_c = {1'b0, page_q};
+  assign rest_fits = rem_c <= page_c;
+  assign page_len = rest_fits ? rem_q : 21'({1'b0, page_q});
+  assign prp1_to_end = page_q - (desc_addr_q[27:0] & page_mask_q);
+  assign rem_less_prp1_end = rem_c - {1'b0, prp1_to_end};
+  assign prp1_len_next = (rem_less_prp1_end[28] | (rem_less_prp1_end == 29'd0)) ? rem_q : 21'({1'b0, prp1_to_end});
+  assign prp1_rest_next = (rem_less_prp1_end[28] | (rem_less_prp1_end == 29'd0)) ? 21'd0 : rem_less_prp1_end[20:0];
+  assign list_slots_prp2_next = {4'd0, (page_q - (prp2_q[27:0] & page_mask_q)) >> 3};
+  assign list_slots_ptr = {4'd0, (page_q - (word[27:0] & page_mask_q)) >> 3};
   assign is_list_ptr = (list_left_q == 32'd1) & (entries_q > 32'd1);
-  assign prp1_rest = rem_q - prp1_len;
-  assign prp1_rest64 = {43'd0, prp1_rest};
-  assign skip_entries_needed = 32'((prp1_rest64 + page_mask) >> ({1'b0, mps_q} + 5'hc));
-  assign skip_entries_want = 32'({43'd0, from_q - prp1_len} >> ({1'b0, mps_q} + 5'hc));
-  assign skip_entries_max = (skip_entries_needed <= list_slots_prp2) ? (skip_entries_needed - 32'd1) : ((list_slots_prp2 >= 32'd2) ? (list_slots_prp2 - 32'd2) : 32'd0);
-  assign skip_k = (skip_entries_want <= skip_entries_max) ? skip_entries_want : skip_entries_max;
-  assign can_skip = (from_q >= prp1_len) & (prp1_rest64 > page) & (prp2_q[2:0] == 3'd0);
-  assign skip_len = prp1_len + 21'({32'd0, skip_k} << ({1'b0, mps_q} + 5'hc));
+  assign entries_after_prp1_next = {3'd0, (({8'd0, prp1_rest_q} + {1'b0, page_mask_q}) >> 12) >> mps_q};
+  assign can_skip_next = (from_q >= prp1_len_q) & ({8'd0, prp1_rest_q} > page_c) & (prp2_q[2:0] == 3'd0);
+  assign skip_entries_want_next = ({11'd0, from_rest_q} >> 12) >> mps_q;
+  assign skip_entries_max_next = (entries_after_prp1_q <= list_slots_prp2_q) ? (entries_after_prp1_q - 32'd1) : ((list_slots_prp2_q >= 32'd2) ? (list_slots_prp2_q - 32'd2) : 32'd0);
+  assign skip_k = (skip_entries_want_q <= skip_entries_max_q) ? skip_entries_want_q : skip_entries_max_q;
+  assign skip_bytes = {skip_entries_q[8:0], 12'd0} << mps_q;
+  assign skip_len = prp1_len_q + skip_bytes;
   assign desc_len_k = desc_len_q;
   assign rem_k = {11'd0, rem_q};
   assign out_free = ~seg_valid_q | m_seg_ready_i;
@@ -299,6 +325,16 @@ module dma_walker_w64_t3_l21 (
     from_d = from_q;
     skip_entries_d = skip_entries_q;
     skipped_d = skipped_q;
+    page_d = page_q;
+    page_mask_d = page_mask_q;
+    prp1_len_d = prp1_len_q;
+    prp1_rest_d = prp1_rest_q;
+    list_slots_prp2_d = list_slots_prp2_q;
+    entries_after_prp1_d = entries_after_prp1_q;
+    can_skip_d = can_skip_q;
+    from_rest_d = from_rest_q;
+    skip_entries_want_d = skip_entries_want_q;
+    skip_entries_max_d = skip_entries_max_q;
     state_d = state_q;
     word_pop = 1'b0;
     ar_valid_d = ar_valid_q & ~m_axi_arready_i;
@@ -306,12 +342,15 @@ module dma_walker_w64_t3_l21 (
     ar_len_d = ar_len_q;
     fetch_addr_d = fetch_addr_q;
     fetch_left_d = fetch_left_q;
+    burst_words_d = burst_words_next;
+    burst_words_ok_d = 1'b1;
     if (issue) begin
       ar_valid_d = 1'b1;
       ar_addr_d = {fetch_addr_q[63:3], 3'd0};
       ar_len_d = 8'(burst_beats - 10'd1);
-      fetch_addr_d = fetch_addr_q + {52'd0, burst_words, 3'd0};
-      fetch_left_d = fetch_left_q - {23'd0, burst_words};
+      fetch_addr_d = fetch_addr_q + {52'd0, burst_words_q, 3'd0};
+      fetch_left_d = fetch_left_q - {23'd0, burst_words_q};
+      burst_words_ok_d = 1'b0;
     end
     seg_valid_d = seg_valid_q & ~m_seg_ready_i;
     seg_tag_d = seg_tag_q;
@@ -327,6 +366,9 @@ module dma_walker_w64_t3_l21 (
           tag_d = s_cmd_tag_i;
           write_d = s_cmd_write_i;
           mps_d = mps_i;
+          page_d = 28'h1000 << mps_i;
+          page_mask_d = (28'h1000 << mps_i) - 28'd1;
+          skip_entries_d = 32'd0;
           rem_d = s_cmd_len_i;
           desc_addr_d = s_cmd_dptr_i[63:0];
           prp2_d = s_cmd_dptr_i[127:64];
@@ -343,9 +385,34 @@ module dma_walker_w64_t3_l21 (
           end else if (s_cmd_len_i == 21'd0) begin
             state_d = StStatus;
           end else begin
-            state_d = StPrp1;
+            state_d = StPrpA;
           end
         end
+      end
+      StPrpA: begin
+        prp1_len_d = prp1_len_next;
+        prp1_rest_d = prp1_rest_next;
+        list_slots_prp2_d = list_slots_prp2_next;
+        state_d = StPrpB;
+      end
+      StPrpB: begin
+        entries_after_prp1_d = entries_after_prp1_next;
+        can_skip_d = can_skip_next;
+        from_rest_d = from_q - prp1_len_q;
+        if (can_skip_next) begin
+          state_d = StPrpC;
+        end else begin
+          state_d = StPrp1;
+        end
+      end
+      StPrpC: begin
+        skip_entries_want_d = skip_entries_want_next;
+        skip_entries_max_d = skip_entries_max_next;
+        state_d = StPrpD;
+      end
+      StPrpD: begin
+        skip_entries_d = skip_k;
+        state_d = StPrp1;
       end
       StPrp1: begin
         if (out_free) begin
@@ -353,7 +420,8 @@ module dma_walker_w64_t3_l21 (
             status_d = 11'h13;
             state_d = StStatus;
             fetch_left_d = 32'd0;
-          end else if (can_skip) begin
+            burst_words_ok_d = 1'b0;
+          end else if (can_skip_q) begin
             seg_valid_d = 1'b1;
             seg_tag_d = tag_q;
             seg_write_d = write_q;
@@ -362,8 +430,8 @@ module dma_walker_w64_t3_l21 (
             seg_bucket_d = 1'b1;
             seg_last_d = 1'b0;
             seg_status_d = 11'd0;
-            rem_d = rem_q - skip_len;
-            skip_entries_d = skip_k;
+            rem_d = prp1_rest_q - skip_bytes;
+            entries_d = entries_after_prp1_q - skip_entries_q;
             skipped_d = 1'b1;
             state_d = StPrp2;
           end else begin
@@ -371,13 +439,13 @@ module dma_walker_w64_t3_l21 (
             seg_tag_d = tag_q;
             seg_write_d = write_q;
             seg_addr_d = desc_addr_q;
-            seg_len_d = prp1_len;
+            seg_len_d = prp1_len_q;
             seg_bucket_d = 1'b0;
-            seg_last_d = prp1_len == rem_q;
+            seg_last_d = prp1_rest_q == 21'd0;
             seg_status_d = 11'd0;
-            rem_d = rem_q - prp1_len;
-            skip_entries_d = 32'd0;
-            if (prp1_len == rem_q) begin
+            rem_d = prp1_rest_q;
+            entries_d = entries_after_prp1_q;
+            if (prp1_rest_q == 21'd0) begin
               state_d = StDrain;
             end else begin
               state_d = StPrp2;
@@ -388,10 +456,11 @@ module dma_walker_w64_t3_l21 (
       StPrp2: begin
         if (out_free) begin
           if (rest_fits & ~skipped_q) begin
-            if ((prp2_q & page_mask) != 64'd0) begin
+            if ((prp2_q[27:0] & page_mask_q) != 28'd0) begin
               status_d = 11'h13;
               state_d = StStatus;
               fetch_left_d = 32'd0;
+              burst_words_ok_d = 1'b0;
             end else begin
               seg_valid_d = 1'b1;
               seg_tag_d = tag_q;
@@ -408,11 +477,12 @@ module dma_walker_w64_t3_l21 (
             status_d = 11'h13;
             state_d = StStatus;
             fetch_left_d = 32'd0;
+            burst_words_ok_d = 1'b0;
           end else begin
-            entries_d = entries_needed;
-            list_left_d = list_slots_prp2 - skip_entries_q;
+            list_left_d = list_slots_prp2_q - skip_entries_q;
             fetch_addr_d = prp2_q + {29'd0, skip_entries_q, 3'd0};
-            fetch_left_d = (entries_needed <= (list_slots_prp2 - skip_entries_q)) ? entries_needed : (list_slots_prp2 - skip_entries_q);
+            fetch_left_d = (entries_q <= (list_slots_prp2_q - skip_entries_q)) ? entries_q : (list_slots_prp2_q - skip_entries_q);
+            burst_words_ok_d = 1'b0;
             state_d = StList;
           end
         end
@@ -424,20 +494,24 @@ module dma_walker_w64_t3_l21 (
             status_d = 11'd4;
             state_d = StStatus;
             fetch_left_d = 32'd0;
+            burst_words_ok_d = 1'b0;
           end else if (is_list_ptr) begin
             if (word[2:0] != 3'd0) begin
               status_d = 11'h13;
               state_d = StStatus;
               fetch_left_d = 32'd0;
+              burst_words_ok_d = 1'b0;
             end else begin
               list_left_d = list_slots_ptr;
               fetch_addr_d = word;
+              burst_words_ok_d = 1'b0;
               fetch_left_d = (entries_q <= list_slots_ptr) ? entries_q : list_slots_ptr;
             end
-          end else if ((word & page_mask) != 64'd0) begin
+          end else if ((word[27:0] & page_mask_q) != 28'd0) begin
             status_d = 11'h13;
             state_d = StStatus;
             fetch_left_d = 32'd0;
+            burst_words_ok_d = 1'b0;
           end else begin
             seg_valid_d = 1'b1;
             seg_tag_d = tag_q;
@@ -464,6 +538,7 @@ module dma_walker_w64_t3_l21 (
             status_d = 11'd4;
             state_d = StStatus;
             fetch_left_d = 32'd0;
+            burst_words_ok_d = 1'b0;
           end else begin
             state_d = StSglQ1;
           end
@@ -481,6 +556,7 @@ module dma_walker_w64_t3_l21 (
             status_d = 11'd4;
             state_d = StStatus;
             fetch_left_d = 32'd0;
+            burst_words_ok_d = 1'b0;
           end else begin
             state_d = StSglDesc;
           end
@@ -493,11 +569,13 @@ module dma_walker_w64_t3_l21 (
               status_d = 11'hf;
               state_d = StStatus;
               fetch_left_d = 32'd0;
+              burst_words_ok_d = 1'b0;
             end else if (desc_final_q) begin
               if (desc_len_k != rem_k) begin
                 status_d = 11'hf;
                 state_d = StStatus;
                 fetch_left_d = 32'd0;
+                burst_words_ok_d = 1'b0;
               end else if (desc_len_q == 32'd0) begin
                 state_d = StStatus;
               end else begin
@@ -531,9 +609,11 @@ module dma_walker_w64_t3_l21 (
               status_d = 11'hd;
               state_d = StStatus;
               fetch_left_d = 32'd0;
+              burst_words_ok_d = 1'b0;
             end else begin
               fetch_addr_d = desc_addr_q;
               fetch_left_d = desc_len_q >> 3;
+              burst_words_ok_d = 1'b0;
               seg_count_d = desc_len_q >> 4;
               seg_is_last_d = desc_type_q[0];
               state_d = StSglQ0;
@@ -542,6 +622,7 @@ module dma_walker_w64_t3_l21 (
             status_d = 11'h11;
             state_d = StStatus;
             fetch_left_d = 32'd0;
+            burst_words_ok_d = 1'b0;
           end
         end
       end
@@ -593,6 +674,16 @@ module dma_walker_w64_t3_l21 (
       status_q <= 11'd0;
       from_q <= 21'd0;
       skip_entries_q <= 32'd0;
+      page_q <= 28'h1000;
+      page_mask_q <= 28'hfff;
+      prp1_len_q <= 21'd0;
+      prp1_rest_q <= 21'd0;
+      list_slots_prp2_q <= 32'd0;
+      entries_after_prp1_q <= 32'd0;
+      can_skip_q <= 1'b0;
+      from_rest_q <= 21'd0;
+      skip_entries_want_q <= 32'd0;
+      skip_entries_max_q <= 32'd0;
       skipped_q <= 1'b0;
       fetch_addr_q <= 64'd0;
       fetch_left_q <= 32'd0;
@@ -609,6 +700,8 @@ module dma_walker_w64_t3_l21 (
       seg_bucket_q <= 1'b0;
       seg_last_q <= 1'b0;
       seg_status_q <= 11'd0;
+      burst_words_q <= 9'd0;
+      burst_words_ok_q <= 1'b0;
       word_credit_q <= 10'd0;
     end else begin
       state_q <= state_d;
@@ -629,6 +722,16 @@ module dma_walker_w64_t3_l21 (
       status_q <= status_d;
       from_q <= from_d;
       skip_entries_q <= skip_entries_d;
+      page_q <= page_d;
+      page_mask_q <= page_mask_d;
+      prp1_len_q <= prp1_len_d;
+      prp1_rest_q <= prp1_rest_d;
+      list_slots_prp2_q <= list_slots_prp2_d;
+      entries_after_prp1_q <= entries_after_prp1_d;
+      can_skip_q <= can_skip_d;
+      from_rest_q <= from_rest_d;
+      skip_entries_want_q <= skip_entries_want_d;
+      skip_entries_max_q <= skip_entries_max_d;
       skipped_q <= skipped_d;
       fetch_addr_q <= fetch_addr_d;
       fetch_left_q <= fetch_left_d;
@@ -645,6 +748,8 @@ module dma_walker_w64_t3_l21 (
       seg_bucket_q <= seg_bucket_d;
       seg_last_q <= seg_last_d;
       seg_status_q <= seg_status_d;
+      burst_words_q <= burst_words_d;
+      burst_words_ok_q <= burst_words_ok_d;
       word_credit_q <= word_credit_d;
     end
   end
@@ -661,6 +766,10 @@ module dma_walker_w64_t3_l21 (
   cov_seg_zero_length_end: cover property (@(posedge clk_i) rst_ni && (seg_fire & seg_last_q & (seg_len_q == 21'd0) & (seg_status_q == 11'd0)));
   cov_seg_backpressure: cover property (@(posedge clk_i) rst_ni && (m_seg_valid_o & ~m_seg_ready_i));
   cov_state_StIdle: cover property (@(posedge clk_i) rst_ni && (state_q == StIdle));
+  cov_state_StPrpA: cover property (@(posedge clk_i) rst_ni && (state_q == StPrpA));
+  cov_state_StPrpB: cover property (@(posedge clk_i) rst_ni && (state_q == StPrpB));
+  cov_state_StPrpC: cover property (@(posedge clk_i) rst_ni && (state_q == StPrpC));
+  cov_state_StPrpD: cover property (@(posedge clk_i) rst_ni && (state_q == StPrpD));
   cov_state_StPrp1: cover property (@(posedge clk_i) rst_ni && (state_q == StPrp1));
   cov_state_StPrp2: cover property (@(posedge clk_i) rst_ni && (state_q == StPrp2));
   cov_state_StList: cover property (@(posedge clk_i) rst_ni && (state_q == StList));

@@ -65,6 +65,13 @@
 //!
 //! Throughput: one segment per cycle from a PRP list while its words arrive; PRP1's segment goes
 //! out before any list fetch; one SGL descriptor per three cycles.
+//!
+//! Timing (ECP5 at 125 MHz, `fpga/reports/blocks.md`): no path holds more than about two carry
+//! chains. A PRP command's set-up takes two cycles before PRP1's segment (StPrpA: PRP1's bytes
+//! and the bytes after them from one subtraction, the first list page's slots; StPrpB: the
+//! entries needed, whether to skip), four when it skips to a window (StPrpC, StPrpD: k). Page
+//! sizes and offsets are 28 bits (pages up to 2^27 bytes). A burst's size is registered, so a
+//! burst is issued at the earliest in the cycle after its run's address was set.
 
 use super::DmaParams;
 use crate::blocks::fifo::fifo;
@@ -90,6 +97,10 @@ pub mod sc {
 /// The walker's states.
 const STATES: &[&str] = &[
     "StIdle",
+    "StPrpA",
+    "StPrpB",
+    "StPrpC",
+    "StPrpD",
     "StPrp1",
     "StPrp2",
     "StList",
@@ -99,6 +110,9 @@ const STATES: &[&str] = &[
     "StStatus",
     "StDrain",
 ];
+
+/// Bits of a page size and of an offset in a page: pages are at most 4096 << 15 = 2^27 bytes.
+const PW: u32 = 28;
 
 /// Depth of the FIFO of fetched words: two bursts of the largest size (256 words), each
 /// reserved when it is issued.
@@ -234,6 +248,42 @@ pub fn walker(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     );
     let skip_k = m.reg("skip_entries", 32, 0);
     m.comment(skip_k.q, "PRP list entries left out before the window");
+    // PRP set-up, one step per cycle (StPrpA..StPrpD) so no path holds more than two carry
+    // chains or a chain and a shifter. A page is at most 4096 << 15 = 2^27 bytes, so its size
+    // and the offsets in it have PW bits.
+    let page_r = m.reg("page", PW, 4096);
+    m.comment(
+        page_r.q,
+        "memory page size, 4096 << CC.MPS (set when the command is accepted)",
+    );
+    let pmask_r = m.reg("page_mask", PW, 4095);
+    let first_r = m.reg("prp1_len", l, 0);
+    m.comment(
+        first_r.q,
+        "PRP1's bytes: to the end of its page or of the transfer",
+    );
+    let after1_r = m.reg("prp1_rest", l, 0);
+    m.comment(after1_r.q, "the transfer's bytes after PRP1's");
+    let slots2_r = m.reg("list_slots_prp2", 32, 0);
+    m.comment(
+        slots2_r.q,
+        "slots of the PRP list page PRP2 points into, from PRP2 on",
+    );
+    let need1_r = m.reg("entries_after_prp1", 32, 0);
+    m.comment(need1_r.q, "PRP entries the bytes after PRP1's need");
+    let can_skip_r = m.reg("can_skip", 1, 0);
+    m.comment(
+        can_skip_r.q,
+        "PRP2 is a well-formed list pointer and the window starts past PRP1's bytes",
+    );
+    let from_rest_r = m.reg("from_rest", l, 0);
+    m.comment(from_rest_r.q, "the window's offset less PRP1's bytes");
+    let kwant_r = m.reg("skip_entries_want", 32, 0);
+    let kmax_r = m.reg("skip_entries_max", 32, 0);
+    m.comment(
+        kmax_r.q,
+        "a chain pointer is never skipped: the walk reaches it",
+    );
     let skipped = m.reg("skipped", 1, 0);
     m.comment(
         skipped.q,
@@ -301,10 +351,20 @@ pub fn walker(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         "burst_words_a",
         mux(fleft.q.le(to_4k.zext(32)), fleft.q, to_4k.zext(32)),
     );
-    let n = m.net(
-        "burst_words",
+    let n_next = m.net(
+        "burst_words_next",
         mux(n_a.le(256), n_a, lit(32, 256)).slice(8, 0),
     );
+    // The burst's size is registered: a burst is issued from the cycle after the run's
+    // address and words last changed (`burst_words_ok`), so the size's comparisons and the
+    // issue's additions are not one path.
+    let n_r = m.reg("burst_words", 9, 0);
+    let n_ok = m.reg("burst_words_ok", 1, 0);
+    m.comment(
+        n_ok.q,
+        "burst_words is that of the run's present address and words",
+    );
+    let n = n_r.q;
     let first_lane = if lane_bits > 0 {
         Some(m.net("first_lane", faddr.q.slice(bus_bits - 1, 3)))
     } else {
@@ -329,7 +389,10 @@ pub fn walker(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         "word_room_ok",
         (credit.q.zext(cw + 1) + n.zext(cw + 1)).le(u64::from(depth)),
     );
-    let issue = m.net("issue", !ar_v.q & fleft.q.ne(0) & info_room & room_ok);
+    let issue = m.net(
+        "issue",
+        !ar_v.q & n_ok.q & fleft.q.ne(0) & info_room & room_ok,
+    );
     m.assign(info_push, issue);
     match first_lane {
         Some(fl) => m.assign(info_data, cat([fl.ex(), n.ex()])),
@@ -389,77 +452,66 @@ pub fn walker(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     });
 
     // ---------------------------------------------------------------- page arithmetic
-    let page = m.net("page", lit(64, 4096).shl_by(mps_r.q));
-    m.comment(page, "memory page size, 4096 << CC.MPS");
-    let pmask = m.net("page_mask", page - 1u64);
-    let rem64 = m.net("rem64", rem.q.zext(64));
-    let prp1_end = m.net("prp1_to_end", page - (daddr.q & pmask));
-    let first = m.net(
-        "prp1_len",
-        mux(rem64.le(prp1_end), rem64, prp1_end).slice(l - 1, 0),
+    // Byte counts and page sizes are compared in `cw` bits (both fit).
+    let cw = PW.max(l) + 1;
+    let rem_c = m.net("rem_c", rem.q.zext(cw));
+    let page_c = m.net("page_c", page_r.q.zext(cw));
+    let rest_fits = m.net("rest_fits", rem_c.le(page_c));
+    let page_len = m.net(
+        "page_len",
+        mux(rest_fits, rem.q, page_r.q.zext(cw).slice(l - 1, 0)),
     );
-    let rest_fits = m.net("rest_fits", rem64.le(page));
-    let page_len = m.net("page_len", mux(rest_fits, rem.q, page.slice(l - 1, 0)));
-    let need = m.net(
-        "entries_needed",
-        (rem64 + pmask).shr_by(mps_r.q.zext(5) + 12u64).slice(31, 0),
+    let off = |a: &Sig| a.slice(PW - 1, 0) & pmask_r.q;
+    // StPrpA: PRP1's bytes and the bytes after them from one subtraction.
+    let prp1_end = m.net("prp1_to_end", page_r.q - off(&daddr.q));
+    let rest_after = m.net("rem_less_prp1_end", rem_c.ex() - prp1_end.zext(cw));
+    let fits1 = rest_after.bit(cw - 1) | rest_after.eq(0);
+    m.comment(
+        rest_after,
+        "negative or zero: the transfer ends in PRP1's page",
+    );
+    let first = m.net(
+        "prp1_len_next",
+        mux(fits1.clone(), rem.q, prp1_end.zext(cw).slice(l - 1, 0)),
+    );
+    let after1 = m.net(
+        "prp1_rest_next",
+        mux(fits1, lit(l, 0), rest_after.slice(l - 1, 0)),
     );
     // A PRP list page starting at `prp2` (from PRP2) or at `word` (a chain pointer).
-    let slots_prp2 = m.net(
-        "list_slots_prp2",
-        ((page - (prp2.q & pmask)) >> 3).slice(31, 0),
-    );
-    let slots_ptr = m.net(
-        "list_slots_ptr",
-        ((page - (word & pmask)) >> 3).slice(31, 0),
-    );
+    let slots_of = |a: &Sig| ((page_r.q - off(a)) >> 3).zext(32);
+    let slots_prp2 = m.net("list_slots_prp2_next", slots_of(&prp2.q));
+    let slots_ptr = m.net("list_slots_ptr", slots_of(&word));
     let is_ptr = m.net("is_list_ptr", list_left.q.eq(1) & entries.q.gt(1));
-    // Skipping to the window (PRP with a list, `from` past PRP1's bytes): entry k of the first
-    // list page is read first, k = (from - PRP1's bytes) / P, at most the page's last data entry.
-    let after1 = m.net("prp1_rest", rem.q - first);
-    let after1_64 = m.net("prp1_rest64", after1.zext(64));
+    // StPrpB: entries needed after PRP1 (whole pages, rounded up), and whether the walk may
+    // skip to the window: entry k of the first list page is read first, k = (from - PRP1's
+    // bytes) / P, at most the page's last data entry.
+    let in_pages = |x: Expr| (x >> 12).shr_by(mps_r.q);
     let need1 = m.net(
-        "skip_entries_needed",
-        (after1_64 + pmask)
-            .shr_by(mps_r.q.zext(5) + 12u64)
-            .slice(31, 0),
+        "entries_after_prp1_next",
+        in_pages(after1_r.q.zext(cw) + pmask_r.q.zext(cw)).resize(32),
     );
-    let k_want = m.net(
-        "skip_entries_want",
-        (from.q - first)
-            .zext(64)
-            .shr_by(mps_r.q.zext(5) + 12u64)
-            .slice(31, 0),
+    let can_skip = m.net(
+        "can_skip_next",
+        from.q.ge(first_r.q) & after1_r.q.zext(cw).gt(page_c) & prp2.q.slice(2, 0).eq(0),
     );
+    // StPrpC, StPrpD: k.
+    let k_want = m.net("skip_entries_want_next", in_pages(from_rest_r.q.zext(32)));
     let k_max = m.net(
-        "skip_entries_max",
+        "skip_entries_max_next",
         mux(
-            need1.le(slots_prp2),
-            need1 - 1u64,
-            mux(slots_prp2.ge(2), slots_prp2 - 2u64, lit(32, 0)),
+            need1_r.q.le(slots2_r.q),
+            need1_r.q - 1u64,
+            mux(slots2_r.q.ge(2), slots2_r.q - 2u64, lit(32, 0)),
         ),
     );
-    m.comment(
-        k_max,
-        "a chain pointer is never skipped: the walk reaches it",
+    let k_skip = m.net("skip_k", mux(kwant_r.q.le(kmax_r.q), kwant_r.q, kmax_r.q));
+    // StPrp1: the skip segment covers PRP1's bytes and k pages.
+    let skip_pages = m.net(
+        "skip_bytes",
+        cat([skip_k.q.resize(l - 12), zeros(12)]).shl_by(mps_r.q),
     );
-    let k_skip = m.net("skip_k", mux(k_want.le(k_max), k_want, k_max));
-    let can_skip = m.net(
-        "can_skip",
-        from.q.ge(first) & after1_64.gt(page) & prp2.q.slice(2, 0).eq(0),
-    );
-    m.comment(
-        can_skip,
-        "PRP2 is a well-formed list pointer and the window starts past PRP1's bytes",
-    );
-    let skip_len = m.net(
-        "skip_len",
-        first
-            + k_skip
-                .zext(64)
-                .shl_by(mps_r.q.zext(5) + 12u64)
-                .slice(l - 1, 0),
-    );
+    let skip_len = m.net("skip_len", first_r.q + skip_pages);
     let dlen_k = m.net("desc_len_k", dlen.q.zext(k));
     let rem_k = m.net("rem_k", rem.q.zext(k));
 
@@ -492,6 +544,16 @@ pub fn walker(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             from,
             skip_k,
             skipped,
+            page_r,
+            pmask_r,
+            first_r,
+            after1_r,
+            slots2_r,
+            need1_r,
+            can_skip_r,
+            from_rest_r,
+            kwant_r,
+            kmax_r,
         ] {
             c.set(r.d, r.q);
         }
@@ -503,12 +565,15 @@ pub fn walker(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         c.set(ar_l.d, ar_l.q);
         c.set(faddr.d, faddr.q);
         c.set(fleft.d, fleft.q);
+        c.set(n_r.d, n_next);
+        c.set(n_ok.d, lit(1, 1));
         c.if_(issue, |c| {
             c.set(ar_v.d, lit(1, 1));
             c.set(ar_a.d, cat([faddr.q.slice(63, bus_bits), zeros(bus_bits)]));
             c.set(ar_l.d, (beats - 1u64).slice(7, 0));
             c.set(faddr.d, faddr.q + cat([zeros(52), n.ex(), zeros(3)]));
             c.set(fleft.d, fleft.q - n.zext(32));
+            c.set(n_ok.d, lit(1, 0));
         });
         // segment register
         c.set(sv.d, sv.q & !seg.ready);
@@ -529,6 +594,7 @@ pub fn walker(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             c.set(status.d, lit(11, u128::from(code)));
             c.set(state.d, sx("StStatus"));
             c.set(fleft.d, lit(32, 0));
+            c.set(n_ok.d, lit(1, 0));
         };
         c.case(state.q, |k| {
             k.arm(sx("StIdle"), |c| {
@@ -536,6 +602,10 @@ pub fn walker(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                     c.set(tag.d, s_tag);
                     c.set(write.d, s_write);
                     c.set(mps_r.d, mps);
+                    let page = lit(PW, 4096).shl_by(mps);
+                    c.set(page_r.d, page.clone());
+                    c.set(pmask_r.d, page - 1u64);
+                    c.set(skip_k.d, lit(32, 0));
                     c.set(rem.d, s_len);
                     c.set(daddr.d, s_dptr.slice(63, 0));
                     c.set(prp2.d, s_dptr.slice(127, 64));
@@ -549,15 +619,37 @@ pub fn walker(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                     c.set(skipped.d, lit(1, 0));
                     c.if_(s_sgl, |c| c.set(state.d, sx("StSglDesc")))
                         .else_if(s_len.eq(0), |c| c.set(state.d, sx("StStatus")))
-                        .else_(|c| c.set(state.d, sx("StPrp1")));
+                        .else_(|c| c.set(state.d, sx("StPrpA")));
                 });
+            });
+            k.arm(sx("StPrpA"), |c| {
+                c.set(first_r.d, first);
+                c.set(after1_r.d, after1);
+                c.set(slots2_r.d, slots_prp2);
+                c.set(state.d, sx("StPrpB"));
+            });
+            k.arm(sx("StPrpB"), |c| {
+                c.set(need1_r.d, need1);
+                c.set(can_skip_r.d, can_skip);
+                c.set(from_rest_r.d, from.q - first_r.q);
+                c.if_(can_skip, |c| c.set(state.d, sx("StPrpC")))
+                    .else_(|c| c.set(state.d, sx("StPrp1")));
+            });
+            k.arm(sx("StPrpC"), |c| {
+                c.set(kwant_r.d, k_want);
+                c.set(kmax_r.d, k_max);
+                c.set(state.d, sx("StPrpD"));
+            });
+            k.arm(sx("StPrpD"), |c| {
+                c.set(skip_k.d, k_skip);
+                c.set(state.d, sx("StPrp1"));
             });
             k.arm(sx("StPrp1"), |c| {
                 c.if_(out_free, |c| {
                     c.if_(daddr.q.slice(1, 0).ne(0), |c| {
                         fail(c, sc::PRP_OFFSET_INVALID)
                     })
-                    .else_if(can_skip, |c| {
+                    .else_if(can_skip_r.q, |c| {
                         // The bytes before the window as one bit bucket segment.
                         emit(
                             c,
@@ -567,23 +659,23 @@ pub fn walker(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                             lit(1, 0),
                             lit(11, 0),
                         );
-                        c.set(rem.d, rem.q - skip_len);
-                        c.set(skip_k.d, k_skip);
+                        c.set(rem.d, after1_r.q - skip_pages);
+                        c.set(entries.d, need1_r.q - skip_k.q);
                         c.set(skipped.d, lit(1, 1));
                         c.set(state.d, sx("StPrp2"));
                     })
                     .else_(|c| {
-                        let done = first.eq(rem.q);
+                        let done = after1_r.q.eq(0);
                         emit(
                             c,
                             daddr.q.ex(),
-                            first.ex(),
+                            first_r.q.ex(),
                             lit(1, 0),
                             done.clone(),
                             lit(11, 0),
                         );
-                        c.set(rem.d, rem.q - first);
-                        c.set(skip_k.d, lit(32, 0));
+                        c.set(rem.d, after1_r.q);
+                        c.set(entries.d, need1_r.q);
                         c.if_(done, |c| c.set(state.d, sx("StDrain")))
                             .else_(|c| c.set(state.d, sx("StPrp2")));
                     });
@@ -592,7 +684,7 @@ pub fn walker(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             k.arm(sx("StPrp2"), |c| {
                 c.if_(out_free, |c| {
                     c.if_(rest_fits & !skipped.q, |c| {
-                        c.if_((prp2.q & pmask).ne(0), |c| fail(c, sc::PRP_OFFSET_INVALID))
+                        c.if_(off(&prp2.q).ne(0), |c| fail(c, sc::PRP_OFFSET_INVALID))
                             .else_(|c| {
                                 emit(c, prp2.q.ex(), rem.q.ex(), lit(1, 0), lit(1, 1), lit(11, 0));
                                 c.set(rem.d, lit(l, 0));
@@ -603,11 +695,11 @@ pub fn walker(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                         fail(c, sc::PRP_OFFSET_INVALID)
                     })
                     .else_(|c| {
-                        let slots = slots_prp2 - skip_k.q;
-                        c.set(entries.d, need);
+                        let slots = slots2_r.q - skip_k.q;
                         c.set(list_left.d, slots.clone());
                         c.set(faddr.d, prp2.q + cat([zeros(29), skip_k.q.ex(), zeros(3)]));
-                        c.set(fleft.d, mux(need.le(slots.clone()), need, slots));
+                        c.set(fleft.d, mux(entries.q.le(slots.clone()), entries.q, slots));
+                        c.set(n_ok.d, lit(1, 0));
                         c.set(state.d, sx("StList"));
                     });
                 });
@@ -621,13 +713,14 @@ pub fn walker(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                                 .else_(|c| {
                                     c.set(list_left.d, slots_ptr);
                                     c.set(faddr.d, word);
+                                    c.set(n_ok.d, lit(1, 0));
                                     c.set(
                                         fleft.d,
                                         mux(entries.q.le(slots_ptr), entries.q, slots_ptr),
                                     );
                                 });
                         })
-                        .else_if((word & pmask).ne(0), |c| fail(c, sc::PRP_OFFSET_INVALID))
+                        .else_if(off(&word).ne(0), |c| fail(c, sc::PRP_OFFSET_INVALID))
                         .else_(|c| {
                             emit(
                                 c,
@@ -709,6 +802,7 @@ pub fn walker(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                         c.if_(bad, |c| fail(c, sc::INVALID_SGL_SEGMENT)).else_(|c| {
                             c.set(faddr.d, daddr.q);
                             c.set(fleft.d, dlen.q >> 3);
+                            c.set(n_ok.d, lit(1, 0));
                             c.set(seg_count.d, dlen.q >> 4);
                             c.set(seg_is_last.d, dtype.q.bit(0));
                             c.set(state.d, sx("StSglQ0"));
