@@ -115,6 +115,12 @@ module dma_mover_w64_t2_l14 (
   logic [12:0]  ar_cap;
   logic [12:0]  ar_n;                      // bytes of the next burst
   logic [7:0]   ar_len;
+  logic [12:0]  ar_burst_n_q;
+  logic [12:0]  ar_burst_n_d;
+  logic [7:0]   ar_burst_len_q;
+  logic [7:0]   ar_burst_len_d;
+  logic         ar_burst_ok_q;             // ar_burst_n and ar_burst_len are those of ar_addr and ar_rem
+  logic         ar_burst_ok_d;
   logic         arv_q;
   logic         arv_d;
   logic [63:0]  ara_q;
@@ -365,16 +371,19 @@ module dma_mover_w64_t2_l14 (
   assign ar_cap = (ar_room < ar_beat_cap) ? ar_room : ar_beat_cap;
   assign ar_n = (ar_rem_q < {1'b0, ar_cap}) ? ar_rem_q[12:0] : ar_cap;
   assign ar_len = 8'((({10'd0, ar_addr_q[2:0]} + ar_n) - 13'd1) >> 3);
-  assign ar_beats = {2'd0, ar_len} + 10'd1;
+  assign ar_burst_n_d = ar_n;
+  assign ar_burst_len_d = ar_len;
+  assign ar_beats = {2'd0, ar_burst_len_q} + 10'd1;
   assign credit_ok = ({1'b0, reserved_q} + ar_beats) <= 10'h100;
-  assign ar_issue = ar_busy_q & (~arv_q | m_axi_arready_i) & credit_ok & (outs_q < 1'b1);
-  assign ar_final = ar_rem_q == {1'b0, ar_n};
+  assign ar_issue = ar_busy_q & ar_burst_ok_q & (~arv_q | m_axi_arready_i) & credit_ok & (outs_q < 1'b1);
+  assign ar_burst_ok_d = ~(rd_accept | ar_issue);
+  assign ar_final = ar_rem_q == {1'b0, ar_burst_n_q};
   assign ar_busy_d = rd_accept ? seg_mem : (ar_busy_q & ~(ar_issue & ar_final));
-  assign ar_addr_d = rd_accept ? s_seg_addr_i : (ar_issue ? (ar_addr_q + {51'd0, ar_n}) : ar_addr_q);
-  assign ar_rem_d = rd_accept ? s_seg_len_i : (ar_issue ? (ar_rem_q - {1'b0, ar_n}) : ar_rem_q);
+  assign ar_addr_d = rd_accept ? s_seg_addr_i : (ar_issue ? (ar_addr_q + {51'd0, ar_burst_n_q}) : ar_addr_q);
+  assign ar_rem_d = rd_accept ? s_seg_len_i : (ar_issue ? (ar_rem_q - {1'b0, ar_burst_n_q}) : ar_rem_q);
   assign arv_d = ar_issue | (arv_q & ~m_axi_arready_i);
   assign ara_d = ar_issue ? {ar_addr_q[63:3], 3'd0} : ara_q;
-  assign arl_d = ar_issue ? ar_len : arl_q;
+  assign arl_d = ar_issue ? ar_burst_len_q : arl_q;
   assign m_axi_arvalid_o = arv_q;
   assign m_axi_araddr_o = ara_q;
   assign m_axi_arlen_o = arl_q;
@@ -583,6 +592,7 @@ module dma_mover_w64_t2_l14 (
       mid_q <= 1'b0;
       ar_busy_q <= 1'b0;
       aw_busy_q <= 1'b0;
+      ar_burst_ok_q <= 1'b0;
       arv_q <= 1'b0;
       reserved_q <= 9'd0;
       outs_q <= 1'b0;
@@ -606,6 +616,7 @@ module dma_mover_w64_t2_l14 (
       mid_q <= mid_d;
       ar_busy_q <= ar_busy_d;
       aw_busy_q <= aw_busy_d;
+      ar_burst_ok_q <= ar_burst_ok_d;
       arv_q <= arv_d;
       reserved_q <= reserved_d;
       outs_q <= outs_d;
@@ -629,6 +640,8 @@ module dma_mover_w64_t2_l14 (
   always_ff @(posedge clk_i) begin
     ar_addr_q <= ar_addr_d;
     ar_rem_q <= ar_rem_d;
+    ar_burst_n_q <= ar_burst_n_d;
+    ar_burst_len_q <= ar_burst_len_d;
     ara_q <= ara_d;
     arl_q <= arl_d;
     rd_rem_q <= rd_rem_d;
@@ -657,7 +670,7 @@ module dma_mover_w64_t2_l14 (
   cov_read_unaligned: cover property (@(posedge clk_i) rst_ni && (rd_accept & seg_mem & (s_seg_addr_i[2:0] != 3'd0)));
   cov_write_unaligned: cover property (@(posedge clk_i) rst_ni && (wr_accept & seg_mem & (s_seg_addr_i[2:0] != 3'd0)));
   cov_seg_without_memory: cover property (@(posedge clk_i) rst_ni && (seg_fire & ~seg_mem));
-  cov_read_burst_ends_at_4k: cover property (@(posedge clk_i) rst_ni && (ar_issue & ~ar_final & (({1'b0, ar_addr_q[11:0]} + ar_n) == 13'h1000)));
+  cov_read_burst_ends_at_4k: cover property (@(posedge clk_i) rst_ni && (ar_issue & ~ar_final & (({1'b0, ar_addr_q[11:0]} + ar_burst_n_q) == 13'h1000)));
   cov_read_bursts_in_flight_max: cover property (@(posedge clk_i) rst_ni && (outs_q == 1'b1));
   cov_read_buffer_full: cover property (@(posedge clk_i) rst_ni && (ar_busy_q & ~credit_ok));
   cov_read_error_response: cover property (@(posedge clk_i) rst_ni && (m_axi_rvalid_i & m_axi_rready_o & m_axi_rresp_i[1]));

@@ -294,7 +294,21 @@ pub fn mover(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let ar_addr = m.reg_noreset("ar_addr", 64);
     let ar_rem = m.reg_noreset("ar_rem", l);
     m.comment(ar_rem.q, "bytes of the segment still to request");
-    let (ar_n, ar_len) = burst(&mut m, "ar", ar_addr.q, ar_rem.q, b);
+    let (ar_n_next, ar_len_next) = burst(&mut m, "ar", ar_addr.q, ar_rem.q, b);
+    // The next burst's size is registered: a burst is requested from the cycle after the
+    // address and bytes it starts from were set (`ar_burst_ok`), so the size's comparisons and
+    // the request's additions are not one path. A read burst carries many beats, so one
+    // request every other cycle keeps the R channel busy.
+    let ar_n_r = m.reg_noreset("ar_burst_n", 13);
+    let ar_len_r = m.reg_noreset("ar_burst_len", 8);
+    let ar_ok = m.reg("ar_burst_ok", 1, 0);
+    m.comment(
+        ar_ok.q,
+        "ar_burst_n and ar_burst_len are those of ar_addr and ar_rem",
+    );
+    m.assign(ar_n_r.d, ar_n_next);
+    m.assign(ar_len_r.d, ar_len_next);
+    let (ar_n, ar_len) = (ar_n_r.q, ar_len_r.q);
     let arv = m.reg("arv", 1, 0);
     let ara = m.reg_noreset("ara", 64);
     let arl = m.reg_noreset("arl", 8);
@@ -313,8 +327,9 @@ pub fn mover(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     );
     let ar_issue = m.net(
         "ar_issue",
-        ar_busy.q & (!arv.q | arready) & credit_ok & outs.q.lt(u64::from(p.max_reads)),
+        ar_busy.q & ar_ok.q & (!arv.q | arready) & credit_ok & outs.q.lt(u64::from(p.max_reads)),
     );
+    m.assign(ar_ok.d, !(rd_accept | ar_issue));
     let ar_final = m.net("ar_final", ar_rem.q.eq(ar_n.zext(l)));
     m.assign(
         ar_busy.d,
