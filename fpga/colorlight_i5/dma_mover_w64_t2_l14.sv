@@ -212,6 +212,12 @@ module dma_mover_w64_t2_l14 (
   logic [12:0]  aw_cap;
   logic [12:0]  aw_n;                      // bytes of the next burst
   logic [7:0]   aw_len;
+  logic [12:0]  aw_burst_n_q;
+  logic [12:0]  aw_burst_n_d;
+  logic [7:0]   aw_burst_len_q;
+  logic [7:0]   aw_burst_len_d;
+  logic         aw_burst_ok_q;             // aw_burst_n and aw_burst_len are those of aw_addr and aw_rem
+  logic         aw_burst_ok_d;
   logic [13:0]  chunk_n;                   // a burst, or the whole of a segment that is drained
   logic         chunk_final;
   logic         chunk_eot;
@@ -254,6 +260,7 @@ module dma_mover_w64_t2_l14 (
   logic [13:0]  wr_rem_now;
   logic [2:0]   wr_lane;
   logic [3:0]   wr_avail;
+  logic         wr_fits;                   // the chunk's bytes left fit this beat: it ends here
   logic [3:0]   wr_k;
   logic         wr_need_in;                // the buffered bytes are not enough: take a stream beat
   logic         wr_step;
@@ -493,11 +500,14 @@ module dma_mover_w64_t2_l14 (
   assign aw_cap = (aw_room < aw_beat_cap) ? aw_room : aw_beat_cap;
   assign aw_n = (aw_rem_q < {1'b0, aw_cap}) ? aw_rem_q[12:0] : aw_cap;
   assign aw_len = 8'((({10'd0, aw_addr_q[2:0]} + aw_n) - 13'd1) >> 3);
-  assign chunk_n = aw_mem_q ? {1'b0, aw_n} : aw_rem_q;
+  assign aw_burst_n_d = aw_n;
+  assign aw_burst_len_d = aw_len;
+  assign chunk_n = aw_mem_q ? {1'b0, aw_burst_n_q} : aw_rem_q;
   assign chunk_final = chunk_n == aw_rem_q;
   assign chunk_eot = aw_last_q & chunk_final;
   assign need_entry = aw_mem_q | chunk_eot;
-  assign aw_issue = aw_busy_q & wr_chunk_s_ready & (~need_entry | wr_burst_s_ready) & (~aw_mem_q | ~awv_q | m_axi_awready_i);
+  assign aw_issue = aw_busy_q & aw_burst_ok_q & wr_chunk_s_ready & (~need_entry | wr_burst_s_ready) & (~aw_mem_q | ~awv_q | m_axi_awready_i);
+  assign aw_burst_ok_d = ~(wr_accept | aw_issue);
   assign aw_burst = aw_issue & aw_mem_q;
   assign aw_busy_d = wr_accept ? 1'b1 : (aw_busy_q & ~(aw_issue & chunk_final));
   assign aw_addr_d = wr_accept ? s_seg_addr_i : (aw_issue ? (aw_addr_q + {50'd0, chunk_n}) : aw_addr_q);
@@ -508,7 +518,7 @@ module dma_mover_w64_t2_l14 (
   assign aw_tag_d = wr_accept ? s_seg_tag_i : aw_tag_q;
   assign awv_d = aw_burst | (awv_q & ~m_axi_awready_i);
   assign awa_d = aw_burst ? {aw_addr_q[63:3], 3'd0} : awa_q;
-  assign awl_d = aw_burst ? aw_len : awl_q;
+  assign awl_d = aw_burst ? aw_burst_len_q : awl_q;
   assign m_axi_awvalid_o = awv_q;
   assign m_axi_awaddr_o = awa_q;
   assign m_axi_awlen_o = awl_q;
@@ -519,7 +529,8 @@ module dma_mover_w64_t2_l14 (
   assign wr_rem_now = wr_started_q ? wr_rem_q : c_n;
   assign wr_lane = (wr_started_q | ~c_mem) ? 3'd0 : c_off;
   assign wr_avail = 4'd8 - {1'b0, wr_lane};
-  assign wr_k = (wr_rem_now < {10'd0, wr_avail}) ? wr_rem_now[3:0] : wr_avail;
+  assign wr_fits = wr_rem_now <= {10'd0, wr_avail};
+  assign wr_k = wr_fits ? wr_rem_now[3:0] : wr_avail;
   assign wr_need_in = wr_k > wr_acc_n_q;
   assign wr_step = wr_chunk_m_valid & (~wr_need_in | s_data_valid_i) & (~c_mem | ~wv_q | m_axi_wready_i);
   assign s_data_ready_o = wr_step & wr_need_in;
@@ -528,7 +539,7 @@ module dma_mover_w64_t2_l14 (
   assign wr_left = 64'(wr_combined >> {wr_k, 3'd0});
   assign wr_left_n = 4'(({1'b0, wr_acc_n_q} + (wr_need_in ? 5'd8 : 5'd0)) - {1'b0, wr_k});
   assign wr_rem_next = wr_rem_now - {10'd0, wr_k};
-  assign wr_chunk_done = wr_rem_next == 14'd0;
+  assign wr_chunk_done = wr_fits;
   assign chunk_pop = wr_step & wr_chunk_done;
   assign wr_eot = wr_step & wr_chunk_done & c_eot;
 
@@ -603,6 +614,7 @@ module dma_mover_w64_t2_l14 (
       rd_err_q <= 1'b0;
       rd_status_q <= 11'd0;
       m_valid_q <= 1'b0;
+      aw_burst_ok_q <= 1'b0;
       awv_q <= 1'b0;
       wr_started_q <= 1'b0;
       wr_acc_q <= 64'd0;
@@ -627,6 +639,7 @@ module dma_mover_w64_t2_l14 (
       rd_err_q <= rd_err_d;
       rd_status_q <= rd_status_d;
       m_valid_q <= m_valid_d;
+      aw_burst_ok_q <= aw_burst_ok_d;
       awv_q <= awv_d;
       wr_started_q <= wr_started_d;
       wr_acc_q <= wr_acc_d;
@@ -656,6 +669,8 @@ module dma_mover_w64_t2_l14 (
     aw_last_q <= aw_last_d;
     aw_status_q <= aw_status_d;
     aw_tag_q <= aw_tag_d;
+    aw_burst_n_q <= aw_burst_n_d;
+    aw_burst_len_q <= aw_burst_len_d;
     awa_q <= awa_d;
     awl_q <= awl_d;
     wr_rem_q <= wr_rem_d;

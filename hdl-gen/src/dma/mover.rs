@@ -117,6 +117,25 @@ fn burst(m: &mut ModuleBuilder, pre: &str, addr: Sig, rem: Sig, bytes: u32) -> (
     (n, len)
 }
 
+/// [`burst`]'s size and AXI length, registered (`<pre>_burst_n`, `<pre>_burst_len`), so the
+/// size's comparisons and the request's additions are not one path. The returned register
+/// `<pre>_burst_ok` says they are those of the present `addr` and `rem`: the caller sets its
+/// `d` low in every cycle that changes them, so a burst goes at most every other cycle (a
+/// burst's many beats never notice).
+fn burst_reg(m: &mut ModuleBuilder, pre: &str, addr: Sig, rem: Sig, bytes: u32) -> (Sig, Sig, Reg) {
+    let (n_next, len_next) = burst(m, pre, addr, rem, bytes);
+    let n = m.reg_noreset(&format!("{pre}_burst_n"), 13);
+    let len = m.reg_noreset(&format!("{pre}_burst_len"), 8);
+    let ok = m.reg(&format!("{pre}_burst_ok"), 1, 0);
+    m.comment(
+        ok.q,
+        &format!("{pre}_burst_n and {pre}_burst_len are those of {pre}_addr and {pre}_rem"),
+    );
+    m.assign(n.d, n_next);
+    m.assign(len.d, len_next);
+    (n.q, len.q, ok)
+}
+
 /// A bus-wide byte mask of the low `k` bytes (`k` from 0 to the bus bytes).
 fn low_bytes(width: u32, k: impl Into<Expr>) -> Expr {
     !(ones(width).shl_by(cat([k.into(), zeros(3)])))
@@ -294,21 +313,7 @@ pub fn mover(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let ar_addr = m.reg_noreset("ar_addr", 64);
     let ar_rem = m.reg_noreset("ar_rem", l);
     m.comment(ar_rem.q, "bytes of the segment still to request");
-    let (ar_n_next, ar_len_next) = burst(&mut m, "ar", ar_addr.q, ar_rem.q, b);
-    // The next burst's size is registered: a burst is requested from the cycle after the
-    // address and bytes it starts from were set (`ar_burst_ok`), so the size's comparisons and
-    // the request's additions are not one path. A read burst carries many beats, so one
-    // request every other cycle keeps the R channel busy.
-    let ar_n_r = m.reg_noreset("ar_burst_n", 13);
-    let ar_len_r = m.reg_noreset("ar_burst_len", 8);
-    let ar_ok = m.reg("ar_burst_ok", 1, 0);
-    m.comment(
-        ar_ok.q,
-        "ar_burst_n and ar_burst_len are those of ar_addr and ar_rem",
-    );
-    m.assign(ar_n_r.d, ar_n_next);
-    m.assign(ar_len_r.d, ar_len_next);
-    let (ar_n, ar_len) = (ar_n_r.q, ar_len_r.q);
+    let (ar_n, ar_len, ar_ok) = burst_reg(&mut m, "ar", ar_addr.q, ar_rem.q, b);
     let arv = m.reg("arv", 1, 0);
     let ara = m.reg_noreset("ara", 64);
     let arl = m.reg_noreset("arl", 8);
@@ -559,7 +564,7 @@ pub fn mover(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let aw_lastseg = m.reg_noreset("aw_last", 1);
     let aw_status = m.reg_noreset("aw_status", 11);
     let aw_tag = m.reg_noreset("aw_tag", t);
-    let (aw_n, aw_len) = burst(&mut m, "aw", aw_addr.q, aw_rem.q, b);
+    let (aw_n, aw_len, aw_ok) = burst_reg(&mut m, "aw", aw_addr.q, aw_rem.q, b);
     let chunk_n = m.net("chunk_n", mux(aw_mem.q, aw_n.zext(l), aw_rem.q));
     m.comment(
         chunk_n,
@@ -577,8 +582,13 @@ pub fn mover(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let awl = m.reg_noreset("awl", 8);
     let aw_issue = m.net(
         "aw_issue",
-        aw_busy.q & chunk_ready & (!need_entry | bent_ready) & (!aw_mem.q | !awv.q | awready),
+        aw_busy.q
+            & aw_ok.q
+            & chunk_ready
+            & (!need_entry | bent_ready)
+            & (!aw_mem.q | !awv.q | awready),
     );
+    m.assign(aw_ok.d, !(wr_accept | aw_issue));
     m.comment(
         aw_issue,
         "hand over a chunk (with its AW when it writes memory)",
@@ -669,14 +679,11 @@ pub fn mover(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let wrem_now = m.net("wr_rem_now", mux(wstarted.q, wrem.q, c_n));
     let w_lane = m.net("wr_lane", mux(wstarted.q | !c_mem, lit(lg, 0), c_off));
     let wavail = m.net("wr_avail", lit(nb, u128::from(b)) - w_lane.zext(nb));
-    let wk = m.net(
-        "wr_k",
-        mux(
-            wrem_now.lt(wavail.zext(l)),
-            wrem_now.slice(nb - 1, 0),
-            wavail,
-        ),
-    );
+    // The chunk ends in this beat when what is left of it fits the bytes available; one
+    // compare gives both that and the beat's bytes (not a subtraction, then a test for zero).
+    let w_fits = m.net("wr_fits", wrem_now.le(wavail.zext(l)));
+    m.comment(w_fits, "the chunk's bytes left fit this beat: it ends here");
+    let wk = m.net("wr_k", mux(w_fits, wrem_now.slice(nb - 1, 0), wavail));
     let need_in = m.net("wr_need_in", wk.gt(wacc_n.q));
     m.comment(
         need_in,
@@ -710,7 +717,7 @@ pub fn mover(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         .slice(nb - 1, 0),
     );
     let wrem_next = m.net("wr_rem_next", wrem_now - wk.zext(l));
-    let wchunk_done = m.net("wr_chunk_done", wrem_next.eq(0u64));
+    let wchunk_done = m.net("wr_chunk_done", w_fits);
     m.assign(chunk_pop, wstep & wchunk_done);
     let w_eot = m.net("wr_eot", wstep & wchunk_done & c_eot);
     m.comb(|c| {
