@@ -106,7 +106,7 @@ module dma_walker_w64_t3_l21 (
   logic [31:0] skip_entries_d;
   logic [27:0] page_q;                     // memory page size, 4096 << CC.MPS (set when the command is accepted)
   logic [27:0] page_d;
-  logic [27:0] page_mask_q;
+  logic [27:0] page_mask_q;                // page size - 1, registered so that an offset in the page costs no carry chain
   logic [27:0] page_mask_d;
   logic [20:0] prp1_len_q;                 // PRP1's bytes: to the end of its page or of the transfer
   logic [20:0] prp1_len_d;
@@ -193,7 +193,8 @@ module dma_walker_w64_t3_l21 (
   logic        rest_fits;
   logic [20:0] page_len;
   logic [27:0] prp1_to_end;
-  logic [28:0] rem_less_prp1_end;          // negative or zero: the transfer ends in PRP1's page
+  logic [28:0] rem_less_prp1_end;
+  logic        prp1_holds_rest;            // the transfer ends in PRP1's page
   logic [20:0] prp1_len_next;
   logic [20:0] prp1_rest_next;
   logic [31:0] list_slots_prp2_next;
@@ -287,11 +288,12 @@ module dma_walker_w64_t3_l21 (
   assign rem_c = {8'd0, rem_q};
   assign page_c = {1'b0, page_q};
   assign rest_fits = rem_c <= page_c;
-  assign page_len = rest_fits ? rem_q : 21'({1'b0, page_q});
+  assign page_len = rest_fits ? rem_q : page_c[20:0];
   assign prp1_to_end = page_q - (desc_addr_q[27:0] & page_mask_q);
   assign rem_less_prp1_end = rem_c - {1'b0, prp1_to_end};
-  assign prp1_len_next = (rem_less_prp1_end[28] | (rem_less_prp1_end == 29'd0)) ? rem_q : 21'({1'b0, prp1_to_end});
-  assign prp1_rest_next = (rem_less_prp1_end[28] | (rem_less_prp1_end == 29'd0)) ? 21'd0 : rem_less_prp1_end[20:0];
+  assign prp1_holds_rest = rem_less_prp1_end[28] | (rem_less_prp1_end == 29'd0);
+  assign prp1_len_next = prp1_holds_rest ? rem_q : 21'({1'b0, prp1_to_end});
+  assign prp1_rest_next = prp1_holds_rest ? 21'd0 : rem_less_prp1_end[20:0];
   assign list_slots_prp2_next = {4'd0, (page_q - (prp2_q[27:0] & page_mask_q)) >> 3};
   assign list_slots_ptr = {4'd0, (page_q - (word[27:0] & page_mask_q)) >> 3};
   assign is_list_ptr = (list_left_q == 32'd1) & (entries_q > 32'd1);

@@ -257,6 +257,10 @@ pub fn walker(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         "memory page size, 4096 << CC.MPS (set when the command is accepted)",
     );
     let pmask_r = m.reg("page_mask", PW, 4095);
+    m.comment(
+        pmask_r.q,
+        "page size - 1, registered so that an offset in the page costs no carry chain",
+    );
     let first_r = m.reg("prp1_len", l, 0);
     m.comment(
         first_r.q,
@@ -457,22 +461,16 @@ pub fn walker(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let rem_c = m.net("rem_c", rem.q.zext(cw));
     let page_c = m.net("page_c", page_r.q.zext(cw));
     let rest_fits = m.net("rest_fits", rem_c.le(page_c));
-    let page_len = m.net(
-        "page_len",
-        mux(rest_fits, rem.q, page_r.q.zext(cw).slice(l - 1, 0)),
-    );
+    let page_len = m.net("page_len", mux(rest_fits, rem.q, page_c.slice(l - 1, 0)));
     let off = |a: &Sig| a.slice(PW - 1, 0) & pmask_r.q;
     // StPrpA: PRP1's bytes and the bytes after them from one subtraction.
     let prp1_end = m.net("prp1_to_end", page_r.q - off(&daddr.q));
     let rest_after = m.net("rem_less_prp1_end", rem_c.ex() - prp1_end.zext(cw));
-    let fits1 = rest_after.bit(cw - 1) | rest_after.eq(0);
-    m.comment(
-        rest_after,
-        "negative or zero: the transfer ends in PRP1's page",
-    );
+    let fits1 = m.net("prp1_holds_rest", rest_after.bit(cw - 1) | rest_after.eq(0));
+    m.comment(fits1, "the transfer ends in PRP1's page");
     let first = m.net(
         "prp1_len_next",
-        mux(fits1.clone(), rem.q, prp1_end.zext(cw).slice(l - 1, 0)),
+        mux(fits1, rem.q, prp1_end.zext(cw).slice(l - 1, 0)),
     );
     let after1 = m.net(
         "prp1_rest_next",
