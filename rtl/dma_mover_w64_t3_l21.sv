@@ -106,6 +106,7 @@ module dma_mover_w64_t3_l21 (
   logic         rd_accept;
   logic         wr_accept;
   logic         seg_zero;
+  logic         seg_fits;                  // the segment's bytes all sit in its first beat (the realigner takes them in one step)
   logic [63:0]  ar_addr_q;
   logic [63:0]  ar_addr_d;
   logic [20:0]  ar_rem_q;                  // bytes of the segment still to request
@@ -141,7 +142,7 @@ module dma_mover_w64_t3_l21 (
   logic [64:0]  rd_data_m_data;
   logic         data_pop;
   logic         rd_desc_m_valid;
-  logic [39:0]  rd_desc_m_data;
+  logic [40:0]  rd_desc_m_data;
   logic         desc_pop;
   logic [20:0]  d_len;
   logic [2:0]   d_off;
@@ -149,10 +150,13 @@ module dma_mover_w64_t3_l21 (
   logic [10:0]  d_status;
   logic         d_last;
   logic         d_zero;
+  logic         d_fits;
   logic         rd_started_q;              // the head segment is part done (rd_rem_q holds what is left)
   logic         rd_started_d;
   logic [20:0]  rd_rem_q;
   logic [20:0]  rd_rem_d;
+  logic         rd_rem_fits_q;             // rd_rem_q <= one beat: the next step ends the segment
+  logic         rd_rem_fits_d;
   logic [63:0]  rd_acc_q;                  // packed bytes waiting for a full beat, from lane 0; zeros above
   logic [63:0]  rd_acc_d;
   logic [3:0]   rd_acc_n_q;
@@ -179,6 +183,7 @@ module dma_mover_w64_t3_l21 (
   logic [20:0]  rd_rem_now;
   logic [2:0]   rd_lane;                   // byte lane of the head beat's first wanted byte
   logic [3:0]   rd_avail;
+  logic         rd_seg_done;
   logic [3:0]   rd_k;                      // bytes this step takes from the head segment
   logic         rd_need;
   logic [4:0]   rd_total;
@@ -188,7 +193,6 @@ module dma_mover_w64_t3_l21 (
   logic [63:0]  rd_beat;
   logic [127:0] rd_combined;
   logic [20:0]  rd_rem_next;
-  logic         rd_seg_done;
   logic         done_ready;
   logic         rd_has_bytes;
   logic         rd_flush_go;
@@ -232,17 +236,27 @@ module dma_mover_w64_t3_l21 (
   logic [7:0]   awl_d;
   logic         aw_issue;                  // hand over a chunk (with its AW when it writes memory)
   logic         aw_burst;
+  logic [2:0]   chunk_lane;
+  logic [3:0]   chunk_avail;
+  logic         chunk_fits;                // the chunk's bytes all sit in its first beat (the realigner takes them in one step)
+  logic [3:0]   chunk_k;                   // bytes the realigner's first step on the chunk takes
   logic         wr_chunk_m_valid;
-  logic [25:0]  wr_chunk_m_data;
+  logic [30:0]  wr_chunk_m_data;
   logic         chunk_pop;
   logic [20:0]  c_n;
   logic [2:0]   c_off;
   logic         c_mem;
   logic         c_eot;
+  logic         c_fits;
+  logic [3:0]   c_k;
   logic         wr_started_q;
   logic         wr_started_d;
   logic [20:0]  wr_rem_q;
   logic [20:0]  wr_rem_d;
+  logic         wr_rem_fits_q;             // wr_rem_q <= one beat: the next step ends the chunk
+  logic         wr_rem_fits_d;
+  logic [3:0]   wr_rem_k_q;                // bytes the next step takes: min(wr_rem_q, one beat)
+  logic [3:0]   wr_rem_k_d;
   logic [63:0]  wr_acc_q;                  // stream bytes taken and not yet written, from lane 0; zeros above
   logic [63:0]  wr_acc_d;
   logic [3:0]   wr_acc_n_q;
@@ -259,9 +273,8 @@ module dma_mover_w64_t3_l21 (
   logic         wl_d;
   logic [20:0]  wr_rem_now;
   logic [2:0]   wr_lane;
-  logic [3:0]   wr_avail;
   logic         wr_fits;                   // the chunk's bytes left fit this beat: it ends here
-  logic [3:0]   wr_k;
+  logic [3:0]   wr_k;                      // bytes this step takes from the chunk: min(what is left, wr_avail)
   logic         wr_need_in;                // the buffered bytes are not enough: take a stream beat
   logic         wr_step;
   logic [127:0] wr_combined;
@@ -297,12 +310,12 @@ module dma_mover_w64_t3_l21 (
   logic [4:0]   unused_u_wr_burst_count_o;
   logic [2:0]   unused_u_done_count_o;
 
-  fifo_fwft_w40_d8 u_rd_desc (
+  fifo_fwft_w41_d8 u_rd_desc (
     .clk_i     (clk_i),
     .rst_ni    (rst_ni),
     .s_valid_i (rd_accept),
     .s_ready_o (rd_desc_s_ready),
-    .s_data_i  ({seg_zero, s_seg_last_i, s_seg_status_i, s_seg_tag_i, s_seg_addr_i[2:0], s_seg_len_i}),
+    .s_data_i  ({seg_fits, seg_zero, s_seg_last_i, s_seg_status_i, s_seg_tag_i, s_seg_addr_i[2:0], s_seg_len_i}),
     .m_valid_o (rd_desc_m_valid),
     .m_ready_i (desc_pop),
     .m_data_o  (rd_desc_m_data),
@@ -321,12 +334,12 @@ module dma_mover_w64_t3_l21 (
     .count_o   (unused_u_rd_data_count_o)
   );
 
-  fifo_fwft_w26_d8 u_wr_chunk (
+  fifo_fwft_w31_d8 u_wr_chunk (
     .clk_i     (clk_i),
     .rst_ni    (rst_ni),
     .s_valid_i (aw_issue),
     .s_ready_o (wr_chunk_s_ready),
-    .s_data_i  ({chunk_eot, aw_mem_q, aw_addr_q[2:0], chunk_n}),
+    .s_data_i  ({chunk_k, chunk_fits, chunk_eot, aw_mem_q, aw_addr_q[2:0], chunk_n}),
     .m_valid_o (wr_chunk_m_valid),
     .m_ready_i (chunk_pop),
     .m_data_o  (wr_chunk_m_data),
@@ -373,6 +386,7 @@ module dma_mover_w64_t3_l21 (
   assign rd_accept = seg_fire & ~s_seg_write_i;
   assign wr_accept = seg_fire & s_seg_write_i;
   assign seg_zero = ~(s_seg_status_i == 11'd0) | s_seg_bucket_i;
+  assign seg_fits = s_seg_len_i <= {17'd0, 4'd8 - {1'b0, s_seg_addr_i[2:0]}};
   assign ar_room = 13'h1000 - {1'b0, ar_addr_q[11:0]};
   assign ar_beat_cap = 13'h800 - {10'd0, ar_addr_q[2:0]};
   assign ar_cap = (ar_room < ar_beat_cap) ? ar_room : ar_beat_cap;
@@ -404,12 +418,14 @@ module dma_mover_w64_t3_l21 (
   assign d_status = rd_desc_m_data[37:27];
   assign d_last = rd_desc_m_data[38];
   assign d_zero = rd_desc_m_data[39];
+  assign d_fits = rd_desc_m_data[40];
   assign out_free = ~m_valid_q | m_data_ready_i;
   assign rd_rem_now = rd_started_q ? rd_rem_q : d_len;
   assign rd_lane = rd_started_q ? 3'd0 : d_off;
   assign rd_avail = 4'd8 - {1'b0, rd_lane};
-  assign rd_k = (rd_rem_now < {17'd0, rd_avail}) ? rd_rem_now[3:0] : rd_avail;
-  assign rd_need = ~d_zero & (rd_rem_now != 21'd0);
+  assign rd_seg_done = rd_started_q ? rd_rem_fits_q : d_fits;
+  assign rd_k = rd_seg_done ? rd_rem_now[3:0] : rd_avail;
+  assign rd_need = ~d_zero & (rd_started_q | (d_len != 21'd0));
   assign rd_total = {1'b0, rd_acc_n_q} + {1'b0, rd_k};
   assign rd_emit_full = rd_total > 5'd8;
   assign rd_step = rd_desc_m_valid & ~rd_flush_q & (~rd_need | rd_data_m_valid) & (~rd_emit_full | out_free);
@@ -417,7 +433,6 @@ module dma_mover_w64_t3_l21 (
   assign rd_beat = rd_kill ? 64'd0 : ((rd_data_m_data[63:0] >> {rd_lane, 3'd0}) & ~(64'hffffffffffffffff << {rd_k, 3'd0}));
   assign rd_combined = {64'd0, rd_acc_q} | ({64'd0, rd_beat} << {rd_acc_n_q, 3'd0});
   assign rd_rem_next = rd_rem_now - {17'd0, rd_k};
-  assign rd_seg_done = rd_rem_next == 21'd0;
   assign data_pop = rd_step & rd_need;
   assign desc_pop = rd_step & rd_seg_done;
   assign rd_has_bytes = rd_acc_n_q != 4'd0;
@@ -426,6 +441,7 @@ module dma_mover_w64_t3_l21 (
   always_comb begin
     rd_started_d = rd_started_q;
     rd_rem_d = rd_rem_q;
+    rd_rem_fits_d = rd_rem_fits_q;
     rd_acc_d = rd_acc_q;
     rd_acc_n_d = rd_acc_n_q;
     rd_flush_d = rd_flush_q;
@@ -455,6 +471,7 @@ module dma_mover_w64_t3_l21 (
       end else begin
         rd_started_d = 1'b1;
         rd_rem_d = rd_rem_next;
+        rd_rem_fits_d = rd_rem_next <= 21'd8;
       end
     end else if (rd_flush_go) begin
       rd_acc_d = 64'd0;
@@ -509,6 +526,10 @@ module dma_mover_w64_t3_l21 (
   assign aw_issue = aw_busy_q & aw_burst_ok_q & wr_chunk_s_ready & (~need_entry | wr_burst_s_ready) & (~aw_mem_q | ~awv_q | m_axi_awready_i);
   assign aw_burst_ok_d = ~(wr_accept | aw_issue);
   assign aw_burst = aw_issue & aw_mem_q;
+  assign chunk_lane = aw_mem_q ? aw_addr_q[2:0] : 3'd0;
+  assign chunk_avail = 4'd8 - {1'b0, chunk_lane};
+  assign chunk_fits = chunk_n <= {17'd0, chunk_avail};
+  assign chunk_k = chunk_fits ? chunk_n[3:0] : chunk_avail;
   assign aw_busy_d = wr_accept ? 1'b1 : (aw_busy_q & ~(aw_issue & chunk_final));
   assign aw_addr_d = wr_accept ? s_seg_addr_i : (aw_issue ? (aw_addr_q + {43'd0, chunk_n}) : aw_addr_q);
   assign aw_rem_d = wr_accept ? s_seg_len_i : (aw_issue ? (aw_rem_q - chunk_n) : aw_rem_q);
@@ -526,11 +547,12 @@ module dma_mover_w64_t3_l21 (
   assign c_off = wr_chunk_m_data[23:21];
   assign c_mem = wr_chunk_m_data[24];
   assign c_eot = wr_chunk_m_data[25];
+  assign c_fits = wr_chunk_m_data[26];
+  assign c_k = wr_chunk_m_data[30:27];
   assign wr_rem_now = wr_started_q ? wr_rem_q : c_n;
   assign wr_lane = (wr_started_q | ~c_mem) ? 3'd0 : c_off;
-  assign wr_avail = 4'd8 - {1'b0, wr_lane};
-  assign wr_fits = wr_rem_now <= {17'd0, wr_avail};
-  assign wr_k = wr_fits ? wr_rem_now[3:0] : wr_avail;
+  assign wr_fits = wr_started_q ? wr_rem_fits_q : c_fits;
+  assign wr_k = wr_started_q ? wr_rem_k_q : c_k;
   assign wr_need_in = wr_k > wr_acc_n_q;
   assign wr_step = wr_chunk_m_valid & (~wr_need_in | s_data_valid_i) & (~c_mem | ~wv_q | m_axi_wready_i);
   assign s_data_ready_o = wr_step & wr_need_in;
@@ -546,6 +568,8 @@ module dma_mover_w64_t3_l21 (
   always_comb begin
     wr_started_d = wr_started_q;
     wr_rem_d = wr_rem_q;
+    wr_rem_fits_d = wr_rem_fits_q;
+    wr_rem_k_d = wr_rem_k_q;
     wr_acc_d = wr_acc_q;
     wr_acc_n_d = wr_acc_n_q;
     if (wr_step) begin
@@ -560,6 +584,8 @@ module dma_mover_w64_t3_l21 (
       end else begin
         wr_started_d = 1'b1;
         wr_rem_d = wr_rem_next;
+        wr_rem_fits_d = wr_rem_next <= 21'd8;
+        wr_rem_k_d = (wr_rem_next <= 21'd8) ? wr_rem_next[3:0] : 4'd8;
       end
     end
   end
@@ -658,6 +684,7 @@ module dma_mover_w64_t3_l21 (
     ara_q <= ara_d;
     arl_q <= arl_d;
     rd_rem_q <= rd_rem_d;
+    rd_rem_fits_q <= rd_rem_fits_d;
     rd_tag_q <= rd_tag_d;
     m_data_q <= m_data_d;
     m_keep_q <= m_keep_d;
@@ -674,6 +701,8 @@ module dma_mover_w64_t3_l21 (
     awa_q <= awa_d;
     awl_q <= awl_d;
     wr_rem_q <= wr_rem_d;
+    wr_rem_fits_q <= wr_rem_fits_d;
+    wr_rem_k_q <= wr_rem_k_d;
     wd_q <= wd_d;
     ws_q <= ws_d;
     wl_q <= wl_d;

@@ -28,9 +28,9 @@ axi_upsizer_i4_n64_w512.sv
 fifo_fwft_w9_d2.sv
 fifo_fwft_w65_d512.sv
 dma_walker_w64_t3_l21.sv
-fifo_fwft_w40_d8.sv
+fifo_fwft_w41_d8.sv
 fifo_fwft_w65_d1024.sv
-fifo_fwft_w26_d8.sv
+fifo_fwft_w31_d8.sv
 fifo_fwft_w16_d16.sv
 fifo_fwft_w14_d4.sv
 dma_mover_w64_t3_l21.sv
@@ -68,6 +68,7 @@ nvme_csr.sv
 fifo_fwft_w7_d66.sv
 fifo_fwft_w28_d32.sv
 fifo_fwft_w521_d32.sv
+fifo_fwft_w40_d8.sv
 nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8.sv
 chip_info_csr.sv
 chip_info.sv

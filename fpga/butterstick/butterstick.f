@@ -35,9 +35,9 @@ roce_csr.sv
 ../../rtl/fifo_fwft_w9_d2.sv
 ../../rtl/fifo_fwft_w65_d512.sv
 dma_walker_w64_t2_l14.sv
-fifo_fwft_w32_d8.sv
+fifo_fwft_w33_d8.sv
 fifo_fwft_w65_d256.sv
-fifo_fwft_w19_d8.sv
+fifo_fwft_w24_d8.sv
 fifo_fwft_w15_d16.sv
 fifo_fwft_w13_d4.sv
 dma_mover_w64_t2_l14.sv

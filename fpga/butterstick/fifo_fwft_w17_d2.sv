@@ -36,7 +36,7 @@ module fifo_fwft_w17_d2 (
   logic [16:0] out_data_d;
   logic        push;
   logic        pop;
-  logic [1:0]  words_ahead; // where a word accepted now lands
+  logic        to_skid;     // a word accepted now lands behind the head
   logic [16:0] skid_data_q; // the next word, when it came straight from s
   logic [16:0] skid_data_d;
   logic        head_free;
@@ -57,8 +57,8 @@ module fifo_fwft_w17_d2 (
     end
   end
 
-  assign words_ahead = count_q - {1'b0, pop};
-  assign skid_data_d = (push & (words_ahead == 2'd1)) ? s_data_i : skid_data_q;
+  assign to_skid = pop ? (count_q == 2'd2) : (count_q == 2'd1);
+  assign skid_data_d = (push & to_skid) ? s_data_i : skid_data_q;
   assign head_free = ~m_valid_o | m_ready_i;
 
   always_comb begin

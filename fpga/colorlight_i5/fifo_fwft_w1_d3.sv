@@ -36,9 +36,10 @@ module fifo_fwft_w1_d3 (
   logic       out_data_d;
   logic       push;
   logic       pop;
-  logic [1:0] words_ahead;   // where a word accepted now lands
+  logic       to_skid;       // a word accepted now lands behind the head
   logic       skid_data_q;   // the next word, when it came straight from s
   logic       skid_data_d;
+  logic       to_ram;        // a word accepted now lands in the RAM
   logic       ram_wr;
   logic       ram_rd;        // the RAM holds words: read the oldest, to follow the head
   logic       ram_word_q;    // the one RAM word, in a flip-flop
@@ -66,9 +67,10 @@ module fifo_fwft_w1_d3 (
     end
   end
 
-  assign words_ahead = count_q - {1'b0, pop};
-  assign skid_data_d = (push & (words_ahead == 2'd1)) ? s_data_i : skid_data_q;
-  assign ram_wr = push & (words_ahead >= 2'd2);
+  assign to_skid = pop ? (count_q == 2'd2) : (count_q == 2'd1);
+  assign skid_data_d = (push & to_skid) ? s_data_i : skid_data_q;
+  assign to_ram = pop ? (count_q >= 2'd3) : (count_q >= 2'd2);
+  assign ram_wr = push & to_ram;
   assign ram_rd = pop & (count_q > 2'd2);
   assign ram_word_d = ram_wr ? s_data_i : ram_word_q;
   assign ram_rdata_d = ram_rd ? ram_word_q : ram_rdata_q;

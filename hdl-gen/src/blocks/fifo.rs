@@ -186,8 +186,8 @@ fn read_port_body(m: &mut ModuleBuilder, width: u32, depth: u32) {
 /// RAM holds `count - 2` words when `count > 2` and none otherwise, and every place a word sits
 /// follows from `count_q` and `rdata_valid_q` alone:
 ///
-/// - a word accepted now lands `words_ahead = count - pop` places from the head: in the head
-///   register (0), the skid register (1), or the RAM (2 or more);
+/// - a word accepted now lands `count - pop` places from the head: in the head register (0),
+///   the skid register (1, `to_skid`), or the RAM (2 or more, `to_ram`);
 /// - each word leaving while the RAM holds words starts the read of the oldest RAM word, which
 ///   arrives in `ram_rdata_q` next cycle, just in time to be the next word. (Induction on the
 ///   cycle: while the RAM holds words, the head and the next word are both present.)
@@ -246,16 +246,21 @@ fn fwft_body(m: &mut ModuleBuilder, width: u32, depth: u32) {
         return;
     }
 
-    let words_ahead = m.net("words_ahead", count.q - pop.zext(count.q.width()));
-    m.comment(words_ahead, "where a word accepted now lands");
+    // Where a word accepted now lands, `count - pop` places from the head, is decided on
+    // count_q for both values of pop and chosen by pop: pop (the reader's handshake, often at
+    // the end of a long path) meets a mux, not a subtraction and a compare.
+    let to_skid = m.net("to_skid", mux(pop, count.q.eq(2), count.q.eq(1)));
+    m.comment(to_skid, "a word accepted now lands behind the head");
     let skid = m.reg_noreset("skid_data", width);
     m.comment(skid.q, "the next word, when it came straight from s");
-    m.assign(skid.d, mux(push & words_ahead.eq(1), s_data, skid.q));
+    m.assign(skid.d, mux(push & to_skid, s_data, skid.q));
 
     let next_data = if depth == 2 {
         skid.q
     } else {
-        let ram_wr = m.net("ram_wr", push & words_ahead.ge(2));
+        let to_ram = m.net("to_ram", mux(pop, count.q.ge(3), count.q.ge(2)));
+        m.comment(to_ram, "a word accepted now lands in the RAM");
+        let ram_wr = m.net("ram_wr", push & to_ram);
         let ram_rd = m.net("ram_rd", pop & count.q.gt(2));
         m.comment(
             ram_rd,

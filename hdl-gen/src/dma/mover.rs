@@ -162,9 +162,9 @@ pub fn mover(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let cw = clog2(u64::from(depth) + 1);
 
     let data_fifo = fifo(w + 1, depth, true, reset)?;
-    let desc_w = 1 + 1 + 11 + t + lg + l;
+    let desc_w = 1 + 1 + 1 + 11 + t + lg + l;
     let desc_fifo = fifo(desc_w, 8, true, reset)?;
-    let chunk_w = lg + l + 1 + 1;
+    let chunk_w = lg + l + 1 + 1 + 1 + nb;
     let chunk_fifo = fifo(chunk_w, 8, true, reset)?;
     let bent_w = 1 + 1 + t + 11;
     let bent_fifo = fifo(bent_w, 16, true, reset)?;
@@ -296,16 +296,26 @@ pub fn mover(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let rd_accept = m.net("rd_accept", seg_fire & !s_write);
     let wr_accept = m.net("wr_accept", seg_fire & s_write);
     let s_zero = m.net("seg_zero", !s_status.eq(0u64) | s_bucket);
+    let s_off = s_addr.slice(lg - 1, 0);
+    let s_fits = m.net(
+        "seg_fits",
+        s_len.le((lit(nb, u128::from(b)) - s_off.zext(nb)).zext(l)),
+    );
+    m.comment(
+        s_fits,
+        "the segment's bytes all sit in its first beat (the realigner takes them in one step)",
+    );
     m.bind(u_desc, "s_valid_i", rd_accept);
     m.bind(
         u_desc,
         "s_data_i",
         cat([
+            s_fits.ex(),
             s_zero.ex(),
             s_last.ex(),
             s_status.ex(),
             s_tag.ex(),
-            s_addr.slice(lg - 1, 0),
+            s_off,
             s_len.ex(),
         ]),
     );
@@ -403,6 +413,7 @@ pub fn mover(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let d_status = field(&mut m, "d_status", 11);
     let d_last = field(&mut m, "d_last", 1);
     let d_zero = field(&mut m, "d_zero", 1);
+    let d_fits = field(&mut m, "d_fits", 1);
 
     let started = m.reg("rd_started", 1, 0);
     m.comment(
@@ -410,6 +421,11 @@ pub fn mover(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         "the head segment is part done (rd_rem_q holds what is left)",
     );
     let rrem = m.reg_noreset("rd_rem", l);
+    let rrem_fits = m.reg_noreset("rd_rem_fits", 1);
+    m.comment(
+        rrem_fits.q,
+        "rd_rem_q <= one beat: the next step ends the segment",
+    );
     let acc = m.reg("rd_acc", w, 0);
     m.comment(
         acc.q,
@@ -435,12 +451,14 @@ pub fn mover(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let s_lane = m.net("rd_lane", mux(started.q, lit(lg, 0), d_off));
     m.comment(s_lane, "byte lane of the head beat's first wanted byte");
     let avail = m.net("rd_avail", lit(nb, u128::from(b)) - s_lane.zext(nb));
-    let k = m.net(
-        "rd_k",
-        mux(rem.lt(avail.zext(l)), rem.slice(nb - 1, 0), avail),
-    );
+    // Whether the head segment ends in this step (rem <= avail) is known ahead, from the
+    // segment (seg_fits) or from the step before (rd_rem_fits): no compare of the length
+    // delays the step.
+    let seg_done = m.net("rd_seg_done", mux(started.q, rrem_fits.q, d_fits));
+    let k = m.net("rd_k", mux(seg_done, rem.slice(nb - 1, 0), avail));
     m.comment(k, "bytes this step takes from the head segment");
-    let need = m.net("rd_need", !d_zero & rem.ne(0u64));
+    // A part-done segment has bytes left (rd_started is cleared when the last are taken).
+    let need = m.net("rd_need", !d_zero & (started.q | d_len.ne(0u64)));
     let total = m.net("rd_total", acc_n.q.zext(nb + 1) + k.zext(nb + 1));
     let emit_full = m.net("rd_emit_full", total.gt(u64::from(b)));
     let step = m.net(
@@ -467,7 +485,6 @@ pub fn mover(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         acc.q.zext(2 * w) | beat.zext(2 * w).shl_by(cat([acc_n.q.ex(), zeros(3)])),
     );
     let rem_next = m.net("rd_rem_next", rem - k.zext(l));
-    let seg_done = m.net("rd_seg_done", rem_next.eq(0u64));
     m.assign(data_pop, step & need);
     m.assign(desc_pop, step & seg_done);
     let done_ready = m.wire("done_ready", 1);
@@ -479,6 +496,7 @@ pub fn mover(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.comb(|c| {
         c.set(started.d, started.q);
         c.set(rrem.d, rrem.q);
+        c.set(rrem_fits.d, rrem_fits.q);
         c.set(acc.d, acc.q);
         c.set(acc_n.d, acc_n.q);
         c.set(flush.d, flush.q);
@@ -506,6 +524,7 @@ pub fn mover(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             .else_(|c| {
                 c.set(started.d, 1u64);
                 c.set(rrem.d, rem_next);
+                c.set(rrem_fits.d, rem_next.le(u64::from(b)));
             });
         })
         .else_if(flush_go, |c| {
@@ -594,11 +613,31 @@ pub fn mover(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         "hand over a chunk (with its AW when it writes memory)",
     );
     let aw_burst = m.net("aw_burst", aw_issue & aw_mem.q);
+    let chunk_lane = m.net(
+        "chunk_lane",
+        mux(aw_mem.q, aw_addr.q.slice(lg - 1, 0), lit(lg, 0)),
+    );
+    let chunk_avail = m.net("chunk_avail", lit(nb, u128::from(b)) - chunk_lane.zext(nb));
+    let chunk_fits = m.net("chunk_fits", chunk_n.le(chunk_avail.zext(l)));
+    m.comment(
+        chunk_fits,
+        "the chunk's bytes all sit in its first beat (the realigner takes them in one step)",
+    );
+    let chunk_k = m.net(
+        "chunk_k",
+        mux(chunk_fits, chunk_n.slice(nb - 1, 0), chunk_avail),
+    );
+    m.comment(
+        chunk_k,
+        "bytes the realigner's first step on the chunk takes",
+    );
     m.bind(u_chunk, "s_valid_i", aw_issue);
     m.bind(
         u_chunk,
         "s_data_i",
         cat([
+            chunk_k.ex(),
+            chunk_fits.ex(),
             chunk_eot.ex(),
             aw_mem.q.ex(),
             aw_addr.q.slice(lg - 1, 0),
@@ -659,8 +698,20 @@ pub fn mover(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let c_off = m.net("c_off", cword.slice(l + lg - 1, l));
     let c_mem = m.net("c_mem", cword.bit(l + lg));
     let c_eot = m.net("c_eot", cword.bit(l + lg + 1));
+    let c_fits = m.net("c_fits", cword.bit(l + lg + 2));
+    let c_k = m.net("c_k", cword.slice(l + lg + 2 + nb, l + lg + 3));
     let wstarted = m.reg("wr_started", 1, 0);
     let wrem = m.reg_noreset("wr_rem", l);
+    let wrem_fits = m.reg_noreset("wr_rem_fits", 1);
+    m.comment(
+        wrem_fits.q,
+        "wr_rem_q <= one beat: the next step ends the chunk",
+    );
+    let wrem_k = m.reg_noreset("wr_rem_k", nb);
+    m.comment(
+        wrem_k.q,
+        "bytes the next step takes: min(wr_rem_q, one beat)",
+    );
     let wacc = m.reg("wr_acc", w, 0);
     m.comment(
         wacc.q,
@@ -678,12 +729,16 @@ pub fn mover(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     let wl = m.reg_noreset("wl", 1);
     let wrem_now = m.net("wr_rem_now", mux(wstarted.q, wrem.q, c_n));
     let w_lane = m.net("wr_lane", mux(wstarted.q | !c_mem, lit(lg, 0), c_off));
-    let wavail = m.net("wr_avail", lit(nb, u128::from(b)) - w_lane.zext(nb));
-    // The chunk ends in this beat when what is left of it fits the bytes available; one
-    // compare gives both that and the beat's bytes (not a subtraction, then a test for zero).
-    let w_fits = m.net("wr_fits", wrem_now.le(wavail.zext(l)));
+    // The chunk ends in this beat when what is left of it fits the bytes available. That is
+    // known ahead, from the chunk (chunk_fits) or from the step before (wr_rem_fits): no
+    // compare of the length delays the step.
+    let w_fits = m.net("wr_fits", mux(wstarted.q, wrem_fits.q, c_fits));
     m.comment(w_fits, "the chunk's bytes left fit this beat: it ends here");
-    let wk = m.net("wr_k", mux(w_fits, wrem_now.slice(nb - 1, 0), wavail));
+    let wk = m.net("wr_k", mux(wstarted.q, wrem_k.q, c_k));
+    m.comment(
+        wk,
+        "bytes this step takes from the chunk: min(what is left, wr_avail)",
+    );
     let need_in = m.net("wr_need_in", wk.gt(wacc_n.q));
     m.comment(
         need_in,
@@ -723,6 +778,8 @@ pub fn mover(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     m.comb(|c| {
         c.set(wstarted.d, wstarted.q);
         c.set(wrem.d, wrem.q);
+        c.set(wrem_fits.d, wrem_fits.q);
+        c.set(wrem_k.d, wrem_k.q);
         c.set(wacc.d, wacc.q);
         c.set(wacc_n.d, wacc_n.q);
         c.if_(wstep, |c| {
@@ -739,6 +796,16 @@ pub fn mover(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             .else_(|c| {
                 c.set(wstarted.d, 1u64);
                 c.set(wrem.d, wrem_next);
+                let fits_next = wrem_next.le(u64::from(b));
+                c.set(wrem_fits.d, fits_next.clone());
+                c.set(
+                    wrem_k.d,
+                    mux(
+                        fits_next,
+                        wrem_next.slice(nb - 1, 0),
+                        lit(nb, u128::from(b)),
+                    ),
+                );
             });
         });
     });
