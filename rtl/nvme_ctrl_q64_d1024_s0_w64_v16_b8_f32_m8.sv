@@ -111,15 +111,16 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   output logic [3:0]   mps_o
 );
 
-  typedef enum logic [2:0] {
-    ST_IDLE   = 3'd0,
-    ST_DB     = 3'd1,
-    ST_OP     = 3'd2,
-    ST_CPL_SQ = 3'd3,
-    ST_CPL_CQ = 3'd4,
-    ST_FETCH  = 3'd5,
-    ST_CLEAR  = 3'd6,
-    ST_DRAIN  = 3'd7
+  typedef enum logic [3:0] {
+    ST_IDLE    = 4'd0,
+    ST_DB      = 4'd1,
+    ST_OP      = 4'd2,
+    ST_CPL_SQ  = 4'd3,
+    ST_CPL_CQ  = 4'd4,
+    ST_FETCH   = 4'd5,
+    ST_FETCH_N = 4'd6,
+    ST_CLEAR   = 4'd7,
+    ST_DRAIN   = 4'd8
   } fsm_state_e;
 
   logic [23:0]  cc_q;
@@ -270,7 +271,6 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   logic [11:0]  c_tail;
   logic [51:0]  c_base;
   logic [12:0]  s_size1;
-  logic [12:0]  c_size1;
   fsm_state_e   state_q;
   fsm_state_e   state_d;
   logic         flush_q;
@@ -420,12 +420,21 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   logic [8:0]   f_turn_left;
   logic         f_in_wrr_turn;
   logic [12:0]  f_limit;
+  logic [12:0]  f_cap;                              // at most this many: the 4 KiB page, arbitration and credits
+  logic [12:0]  f_avail_q;                          // ST_FETCH_N: SQEs posted (tail - head in the ring)
+  logic [12:0]  f_avail_d;
+  logic [12:0]  f_to_end_q;                         // ST_FETCH_N: SQEs before the ring's end
+  logic [12:0]  f_to_end_d;
+  logic [12:0]  f_cap_q;
+  logic [12:0]  f_cap_d;
+  logic [12:0]  f_smp_off_q;                        // ST_FETCH_N: the sampler's armed entry, from the head
+  logic [12:0]  f_smp_off_d;
+  logic         f_end_least;                        // the burst reaches the ring's end: the head wraps to 0
+  logic         f_avail_least;                      // the burst takes every SQE posted
   logic [12:0]  f_n_wide;
   logic [3:0]   f_n;
-  logic [12:0]  f_head_sum;
   logic [11:0]  f_head_new;
   logic         f_more;
-  logic [12:0]  f_smp_off;
   logic         f_timed;
   logic [6:0]   space_idx;
   logic         f_eligible;
@@ -435,6 +444,8 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   logic [15:0]  db_value;
   logic [11:0]  db_value_idx;
   logic         db_sq_value_bad;
+  logic         db_cq_value_from_head;
+  logic         db_cq_tail_from_head;
   logic         db_cq_past_tail;
   logic         db_cq_value_bad;
   logic         db_new_work;
@@ -444,7 +455,6 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   logic         db_arm;
   logic         r_timed;
   logic         lat_cmd_invalidate;
-  logic [12:0]  p_tail_sum;
   logic         p_wrap;
   logic [11:0]  p_tail_new;
   logic         p_full;
@@ -929,7 +939,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
     .rst_ni    (rst_ni),
     .s_valid_i (ar_issue),
     .s_ready_o (fetch_desc_s_ready),
-    .s_data_i  ({f_timed, f_smp_off[3:0], cur_qid_q, f_n, f_head_new}),
+    .s_data_i  ({f_timed, f_smp_off_q[3:0], cur_qid_q, f_n, f_head_new}),
     .m_valid_o (fetch_desc_m_valid),
     .m_ready_i (r_burst_done),
     .m_data_o  (fetch_desc_m_data),
@@ -1091,7 +1101,6 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   assign c_tail = cq_state_rdata_q[42:31];
   assign c_base = cq_state_rdata_q[94:43];
   assign s_size1 = {1'b0, s_size} + 13'd1;
-  assign c_size1 = {1'b0, c_size} + 13'd1;
   assign in_idle = state_q == ST_IDLE;
   assign unused_sched_urgent_s_ready = ^sched_urgent_s_ready;
   assign sched_urgent_head_eligible = (sched_urgent_m_data == 7'd0) | 1'(sq_space_i >> (sched_urgent_m_data - 7'd1));
@@ -1144,7 +1153,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   assign cpl_cid = cpl_arbiter_gnt[0] ? icpl_cid_q : (cpl_arbiter_gnt[1] ? admin_cpl_cid_i : io_cpl_cid_i);
   assign cpl_status = cpl_arbiter_gnt[0] ? icpl_status_q : (cpl_arbiter_gnt[1] ? admin_cpl_status_i : io_cpl_status_i);
   assign cpl_dw0 = cpl_arbiter_gnt[0] ? 32'd0 : (cpl_arbiter_gnt[1] ? admin_cpl_dw0_i : io_cpl_dw0_i);
-  assign cpl_bad_sqid = cpl_sqid > 16'h40;
+  assign cpl_bad_sqid = cpl_arbiter_gnt[0] ? ({9'd0, icpl_sqid_q} > 16'h40) : (cpl_arbiter_gnt[1] ? (admin_cpl_sqid_i > 16'h40) : (io_cpl_sqid_i > 16'h40));
   assign live = rdy_q & ~cfs_q;
   assign go_reset = ~cc_en & rdy_q;
   assign go_enable = cc_en & ~rdy_q;
@@ -1169,13 +1178,18 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   assign f_turn_left = (((((cur_cls_q == 2'd1) ? {1'b0, csr_arb_hpw} : ((cur_cls_q == 2'd2) ? {1'b0, csr_arb_mpw} : {1'b0, csr_arb_lpw})) + 9'd1) - wrr_cnt_q) < 9'd8) ? ((((cur_cls_q == 2'd1) ? {1'b0, csr_arb_hpw} : ((cur_cls_q == 2'd2) ? {1'b0, csr_arb_mpw} : {1'b0, csr_arb_lpw})) + 9'd1) - wrr_cnt_q) : 9'd8;
   assign f_in_wrr_turn = ams_wrr & (cur_qid_q != 7'd0) & (cur_cls_q != 2'd0);
   assign f_limit = (((f_ab_limit < {7'd0, credits_q}) ? f_ab_limit : {7'd0, credits_q}) < (f_in_wrr_turn ? {4'd0, f_turn_left} : 13'd8)) ? ((f_ab_limit < {7'd0, credits_q}) ? f_ab_limit : {7'd0, credits_q}) : (f_in_wrr_turn ? {4'd0, f_turn_left} : 13'd8);
-  assign f_n_wide = (((f_avail < f_to_end) ? f_avail : f_to_end) < (((13'h40 - {7'd0, s_head[5:0]}) < f_limit) ? (13'h40 - {7'd0, s_head[5:0]}) : f_limit)) ? ((f_avail < f_to_end) ? f_avail : f_to_end) : (((13'h40 - {7'd0, s_head[5:0]}) < f_limit) ? (13'h40 - {7'd0, s_head[5:0]}) : f_limit);
+  assign f_cap = ((13'h40 - {7'd0, s_head[5:0]}) < f_limit) ? (13'h40 - {7'd0, s_head[5:0]}) : f_limit;
+  assign f_avail_d = f_avail;
+  assign f_to_end_d = f_to_end;
+  assign f_cap_d = f_cap;
+  assign f_smp_off_d = ({1'b0, s_smp_idx} >= {1'b0, s_head}) ? ({1'b0, s_smp_idx} - {1'b0, s_head}) : (({1'b0, s_smp_idx} + s_size1) - {1'b0, s_head});
+  assign f_end_least = (f_to_end_q <= f_avail_q) & (f_to_end_q <= f_cap_q);
+  assign f_avail_least = (f_avail_q <= f_cap_q) & (f_avail_q <= f_to_end_q);
+  assign f_n_wide = f_end_least ? f_to_end_q : (f_avail_least ? f_avail_q : f_cap_q);
   assign f_n = f_n_wide[3:0];
-  assign f_head_sum = {1'b0, s_head} + f_n_wide;
-  assign f_head_new = (f_head_sum == s_size1) ? 12'd0 : f_head_sum[11:0];
-  assign f_more = f_head_new != s_tail;
-  assign f_smp_off = ({1'b0, s_smp_idx} >= {1'b0, s_head}) ? ({1'b0, s_smp_idx} - {1'b0, s_head}) : (({1'b0, s_smp_idx} + s_size1) - {1'b0, s_head});
-  assign f_timed = (s_smp == 2'd1) & (f_smp_off < f_n_wide);
+  assign f_head_new = f_end_least ? 12'd0 : 12'({1'b0, s_head} + f_n_wide);
+  assign f_more = ~f_avail_least;
+  assign f_timed = (s_smp == 2'd1) & (f_smp_off_q < f_avail_q) & (f_smp_off_q < f_to_end_q) & (f_smp_off_q < f_cap_q);
   assign space_idx = cur_qid_q - 7'd1;
   assign f_eligible = (cur_qid_q == 7'd0) | 1'(sq_space_i >> space_idx);
   assign s_class = ams_wrr ? s_prio : 2'd0;
@@ -1184,7 +1198,9 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   assign db_value = db_val_q;
   assign db_value_idx = db_val_q[11:0];
   assign db_sq_value_bad = db_value > {4'd0, s_size};
-  assign db_cq_past_tail = (({1'b0, db_value_idx} >= {1'b0, c_head}) ? ({1'b0, db_value_idx} - {1'b0, c_head}) : (({1'b0, db_value_idx} + c_size1) - {1'b0, c_head})) > (({1'b0, c_tail} >= {1'b0, c_head}) ? ({1'b0, c_tail} - {1'b0, c_head}) : (({1'b0, c_tail} + c_size1) - {1'b0, c_head}));
+  assign db_cq_value_from_head = db_value_idx >= c_head;
+  assign db_cq_tail_from_head = c_tail >= c_head;
+  assign db_cq_past_tail = (db_cq_value_from_head == db_cq_tail_from_head) ? (db_value_idx > c_tail) : ~db_cq_value_from_head;
   assign db_cq_value_bad = (db_value > {4'd0, c_size}) | db_cq_past_tail;
   assign db_new_work = (db_value_idx != s_head) & ~s_act;
   assign smp_posted_since_db = (s_smp_t - db_time_q) <= (lat_now_q - db_time_q);
@@ -1192,9 +1208,8 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   assign smp_arm = (db_qid_q != 16'd0) & (db_value_idx != s_tail) & smp_free;
   assign db_arm = ~db_cq_q & s_en & ~db_sq_value_bad & smp_arm;
   assign lat_cmd_invalidate = (state_q == ST_DB) & db_arm & ~r_timed;
-  assign p_tail_sum = {1'b0, c_tail} + 13'd1;
-  assign p_wrap = p_tail_sum == c_size1;
-  assign p_tail_new = p_wrap ? 12'd0 : p_tail_sum[11:0];
+  assign p_wrap = c_tail == c_size;
+  assign p_tail_new = p_wrap ? 12'd0 : (c_tail + 12'd1);
   assign p_full = p_tail_new == c_head;
   assign lat_cmd_valid = lat_cmd_rdata_q[18];
   assign lat_cmd_cid = lat_cmd_rdata_q[17:2];
@@ -1390,10 +1405,19 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
         sq_waddr = cur_qid_q;
         push_qid = cur_qid_q;
         push_cls = s_class;
-        if (~s_en | (f_avail == 13'd0)) begin
+        if (~s_en | (s_tail == s_head)) begin
           sq_we = 1'b1;
           sq_wdata = {sq_state_rdata_q[208:177], sq_state_rdata_q[176:145], sq_state_rdata_q[144:113], sq_state_rdata_q[112:101], sq_state_rdata_q[100:99], sq_state_rdata_q[98:47], sq_state_rdata_q[46:35], sq_state_rdata_q[34:23], sq_state_rdata_q[22:11], sq_state_rdata_q[10:4], sq_state_rdata_q[3:2], 1'b0, sq_state_rdata_q[0]};
-        end else if (~f_eligible) begin
+        end else begin
+          state_d = ST_FETCH_N;
+        end
+      end
+      ST_FETCH_N: begin
+        state_d = ST_IDLE;
+        sq_waddr = cur_qid_q;
+        push_qid = cur_qid_q;
+        push_cls = s_class;
+        if (~f_eligible) begin
           push_en = 1'b1;
         end else begin
           ar_issue = 1'b1;
@@ -1999,6 +2023,10 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
 
   always_ff @(posedge clk_i) begin
     cqe_q <= cqe_d;
+    f_avail_q <= f_avail_d;
+    f_to_end_q <= f_to_end_d;
+    f_cap_q <= f_cap_d;
+    f_smp_off_q <= f_smp_off_d;
     r_acc_q <= r_acc_d;
     io_cmd_sqe_q <= io_cmd_sqe_d;
     admin_cmd_sqe_q <= admin_cmd_sqe_d;
@@ -2065,7 +2093,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
 `ifndef SYNTHESIS
   cov_cq_post_phase_flip: cover property (@(posedge clk_i) rst_ni && (cov_posting & ~p_full & p_wrap));
   cov_cq_full_waits: cover property (@(posedge clk_i) rst_ni && (cov_posting & p_full));
-  cov_sq_fetch_to_ring_end: cover property (@(posedge clk_i) rst_ni && (ar_issue & (f_head_sum == s_size1)));
+  cov_sq_fetch_to_ring_end: cover property (@(posedge clk_i) rst_ni && (ar_issue & f_end_least));
   cov_doorbell_invalid_register: cover property (@(posedge clk_i) rst_ni && (ev_bad_db_reg));
   cov_doorbell_invalid_value: cover property (@(posedge clk_i) rst_ni && (ev_bad_db_value));
   cov_fetch_admin_sq: cover property (@(posedge clk_i) rst_ni && (ar_issue & (cur_qid_q == 7'd0)));
@@ -2074,7 +2102,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   cov_fetch_class_medium: cover property (@(posedge clk_i) rst_ni && (ar_issue & ams_wrr & (cur_qid_q != 7'd0) & (cur_cls_q == 2'd2)));
   cov_fetch_class_low: cover property (@(posedge clk_i) rst_ni && (ar_issue & ams_wrr & (cur_qid_q != 7'd0) & (cur_cls_q == 2'd3)));
   cov_fetch_round_robin: cover property (@(posedge clk_i) rst_ni && (ar_issue & ~ams_wrr & (cur_qid_q != 7'd0)));
-  cov_fetch_blocked_by_qos: cover property (@(posedge clk_i) rst_ni && ((state_q == ST_FETCH) & s_en & (f_avail != 13'd0) & ~f_eligible));
+  cov_fetch_blocked_by_qos: cover property (@(posedge clk_i) rst_ni && ((state_q == ST_FETCH_N) & ~f_eligible));
   cov_controller_reset_sweep: cover property (@(posedge clk_i) rst_ni && (state_q == ST_CLEAR));
   cov_controller_fatal: cover property (@(posedge clk_i) rst_ni && (cfs_q));
   cov_sqe_fetch_error_fatal: cover property (@(posedge clk_i) rst_ni && (d_fatal));

@@ -138,17 +138,18 @@
 //!   looked at again when the burst is issued; if it fell in between, the SQ goes to the back
 //!   without fetching and without cost.
 //! - **When a doorbell counts**: a doorbell whose BAR0 write is accepted in cycle `t` takes
-//!   part in every decision whose SQ read request rises on AR in cycle `t + 3` or later, and
-//!   in none before (the decision is made in IDLE two cycles before `arvalid` rises, and IDLE
-//!   serves a pending doorbell before deciding). `nvme_arbitration` relies on this.
+//!   part in every decision whose SQ read request rises on AR in cycle `t + 4` or later, and
+//!   in none before (the decision is made in IDLE three cycles before `arvalid` rises: ST_FETCH
+//!   reads the SQ's state, ST_FETCH_N sizes the burst; and IDLE serves a pending doorbell
+//!   before deciding). `nvme_arbitration` relies on this.
 //! - **Fetch latency**: ineligible SQs never stall fetching. A class rotates one ineligible head
 //!   away per IDLE cycle and holds decisions up only until it has been around once since its
 //!   last push (it keeps rotating while blocked, holding nothing up), and a FIFO holds at most
 //!   `io_queue_pairs` I/O SQs. So when the FSM has nothing else to serve (no doorbell, firmware
 //!   queue operation or completion pending, no read request outstanding, fetch credits and
 //!   descriptor room for a burst), a doorbell accepted in cycle `t` that gives an eligible SQ
-//!   work has a read request rise on AR by cycle `t + 5 + io_queue_pairs`: the doorbell is
-//!   served at `t + 2`, the decision made in IDLE from `t + 3` (AR two cycles later), after at
+//!   work has a read request rise on AR by cycle `t + 6 + io_queue_pairs`: the doorbell is
+//!   served at `t + 2`, the decision made in IDLE from `t + 3` (AR three cycles later), after at
 //!   most one circle of a FIFO: `io_queue_pairs` IDLE cycles. `nvme_arbitration` checks this
 //!   with whole classes throttled.
 //!

@@ -94,7 +94,20 @@ pub(super) fn sources(m: &mut ModuleBuilder, cx: &Ctx, io: &Ports) -> Sources {
             mux(gnt.bit(1), adm_cpl.field("dw0"), io_cpl.field("dw0")),
         ),
     );
-    let x_bad = m.net("cpl_bad_sqid", x_sqid.gt(nq));
+    // Each source's SQ id is checked before the grant picks one: the compare is off the path
+    // from the arbiter to the FSM's decision.
+    let x_bad = m.net(
+        "cpl_bad_sqid",
+        mux(
+            gnt.bit(0),
+            icpl_sqid.q.zext(16).gt(nq),
+            mux(
+                gnt.bit(1),
+                adm_cpl.field("sqid").gt(nq),
+                io_cpl.field("sqid").gt(nq),
+            ),
+        ),
+    );
     Sources {
         icpl_v,
         icpl_sqid,

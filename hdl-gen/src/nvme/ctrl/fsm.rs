@@ -143,7 +143,6 @@ pub(super) fn fsm(
     // Ring arithmetic in idx_width + 1 bits: distance from `b` forward to `a` in a ring of size1.
     let kw = (iw + 1).max(8).max(cw);
     let s_size1 = m.net("s_size1", s_size.zext(kw) + 1);
-    let c_size1 = m.net("c_size1", c_size.zext(kw) + 1);
     let dist = |a: Expr, b: Expr, size1: Sig| -> Expr {
         let (a, b) = (a.zext(kw), b.zext(kw));
         mux(a.ge(&b), &a - &b, a + size1 - b)
@@ -159,6 +158,7 @@ pub(super) fn fsm(
             "ST_CPL_SQ",
             "ST_CPL_CQ",
             "ST_FETCH",
+            "ST_FETCH_N",
             "ST_CLEAR",
             "ST_DRAIN",
         ],
@@ -255,6 +255,10 @@ pub(super) fn fsm(
     } = wrr(m, csr, wrr_cls, wrr_cnt, &cls);
 
     // ---------------------------------------------------------------- FETCH computations
+    // Two cycles, for the clock: ST_FETCH registers the distances from the SQ's RAM word (the
+    // SQEs posted, those before the ring's end, the cap, the sampler's offset); ST_FETCH_N
+    // takes the burst's size as their minimum and writes the word back (the RAM's read data
+    // holds meanwhile: no other access starts).
     let f_avail = m.net("f_avail", dist(s_tail.ex(), s_head.ex(), s_size1));
     let f_to_end = m.net("f_to_end", s_size1 - s_head.zext(kw));
     let f_to_4k: Expr = if iw > 6 {
@@ -297,24 +301,64 @@ pub(super) fn fsm(
             mux(in_wrr_turn, turn_left_k, lit(kw, u128::from(p.fetch_burst))),
         ),
     );
+    let f_cap = m.net("f_cap", min(f_to_4k, f_lim.ex()));
+    m.comment(
+        f_cap,
+        "at most this many: the 4 KiB page, arbitration and credits",
+    );
+    let avail_r = m.reg_noreset("f_avail", kw);
+    m.comment(
+        avail_r.q,
+        "ST_FETCH_N: SQEs posted (tail - head in the ring)",
+    );
+    let to_end_r = m.reg_noreset("f_to_end", kw);
+    m.comment(to_end_r.q, "ST_FETCH_N: SQEs before the ring's end");
+    let cap_r = m.reg_noreset("f_cap", kw);
+    let smp_off_r = m.reg_noreset("f_smp_off", kw);
+    m.comment(
+        smp_off_r.q,
+        "ST_FETCH_N: the sampler's armed entry, from the head",
+    );
+    m.assign(avail_r.d, f_avail);
+    m.assign(to_end_r.d, f_to_end);
+    m.assign(cap_r.d, f_cap);
+    m.assign(smp_off_r.d, dist(s_smp_idx.ex(), s_head.ex(), s_size1));
+    // The burst's size is the least of the three, and what follows from which one it is, from
+    // four compares made side by side (not a chain of minimums, then compares of the result).
+    let (avail, to_end, cap) = (avail_r.q, to_end_r.q, cap_r.q);
+    let end_least = m.net("f_end_least", to_end.le(avail) & to_end.le(cap));
+    m.comment(
+        end_least,
+        "the burst reaches the ring's end: the head wraps to 0",
+    );
+    let avail_least = m.net("f_avail_least", avail.le(cap) & avail.le(to_end));
+    m.comment(avail_least, "the burst takes every SQE posted");
     let f_n_wide = m.net(
         "f_n_wide",
-        min(min(f_avail.ex(), f_to_end.ex()), min(f_to_4k, f_lim.ex())),
+        mux(
+            end_least,
+            to_end.ex(),
+            mux(avail_least, avail.ex(), cap.ex()),
+        ),
     );
     let f_n = m.net("f_n", f_n_wide.slice(nb - 1, 0));
-    let f_head_sum = m.net("f_head_sum", s_head.zext(kw) + f_n_wide);
+    let f_wraps = end_least;
     let f_head_new = m.net(
         "f_head_new",
         mux(
-            f_head_sum.eq(s_size1),
+            f_wraps,
             lit(iw, 0),
-            f_head_sum.slice(iw - 1, 0),
+            (s_head.zext(kw) + f_n_wide).slice(iw - 1, 0),
         ),
     );
-    let f_more = m.net("f_more", f_head_new.ne(s_tail));
-    // The sampler's armed entry is in this burst: its SQE is the timed command.
-    let f_smp_off = m.net("f_smp_off", dist(s_smp_idx.ex(), s_head.ex(), s_size1));
-    let f_timed = m.net("f_timed", s_smp.eq(1) & f_smp_off.lt(f_n_wide));
+    let f_more = m.net("f_more", !avail_least);
+    // The sampler's armed entry is in this burst (before each of the three): its SQE is the
+    // timed command.
+    let f_smp_off = smp_off_r.q;
+    let f_timed = m.net(
+        "f_timed",
+        s_smp.eq(1) & f_smp_off.lt(avail) & f_smp_off.lt(to_end) & f_smp_off.lt(cap),
+    );
     let space_idx = m.net("space_idx", cur_qid.q - 1);
     let f_elig = m.net(
         "f_eligible",
@@ -335,9 +379,18 @@ pub(super) fn fsm(
     let d_val = m.net("db_value", db_val.q.ex());
     let d_val_i = m.net("db_value_idx", db_val.q.resize(iw));
     let d_sq_bad = m.net("db_sq_value_bad", d_val.gt(s_size.zext(16)));
+    // The new head lies past the tail, going round the ring from the old head: compares only
+    // (no ring distances), for the clock. With both at or after the head, or both before it
+    // (wrapped), the ring order is the index order; otherwise the wrapped one is further.
+    let d_from_head = m.net("db_cq_value_from_head", d_val_i.ge(c_head));
+    let t_from_head = m.net("db_cq_tail_from_head", c_tail.ge(c_head));
     let d_cq_over = m.net(
         "db_cq_past_tail",
-        dist(d_val_i.ex(), c_head.ex(), c_size1).gt(dist(c_tail.ex(), c_head.ex(), c_size1)),
+        mux(
+            d_from_head.eq(t_from_head),
+            d_val_i.gt(c_tail),
+            !d_from_head,
+        ),
     );
     let d_cq_bad = m.net("db_cq_value_bad", d_val.gt(c_size.zext(16)) | d_cq_over);
     let d_newwork = m.net("db_new_work", d_val_i.ne(s_head) & !s_act);
@@ -357,12 +410,9 @@ pub(super) fn fsm(
     );
 
     // CPL computations.
-    let p_tail_sum = m.net("p_tail_sum", c_tail.zext(kw) + 1);
-    let p_wrap = m.net("p_wrap", p_tail_sum.eq(c_size1));
-    let p_tail_new = m.net(
-        "p_tail_new",
-        mux(p_wrap, lit(iw, 0), p_tail_sum.slice(iw - 1, 0)),
-    );
+    // The tail is the ring's last slot (QSIZE is 0-based): it wraps.
+    let p_wrap = m.net("p_wrap", c_tail.eq(c_size));
+    let p_tail_new = m.net("p_tail_new", mux(p_wrap, lit(iw, 0), c_tail + 1));
     let p_full = m.net("p_full", p_tail_new.eq(c_head));
     let lc_valid = m.net("lat_cmd_valid", lc_rd.bit(18));
     let lc_cid = m.net("lat_cmd_cid", lc_rd.slice(17, 2));
@@ -677,11 +727,18 @@ pub(super) fn fsm(
                 c.set(sq_waddr, cur_qid.q);
                 c.set(push_qid, cur_qid.q);
                 c.set(push_cls, s_cls);
-                c.if_(!s_en | f_avail.eq(0), |c| {
+                c.if_(!s_en | s_tail.eq(s_head), |c| {
                     c.set(sq_we, 1);
                     c.set(sq_wdata, sq_idle.clone());
                 })
-                .else_if(!f_elig, |c| {
+                .else_(|c| c.set(st.d, st_ty.item("ST_FETCH_N")));
+            });
+            a.arm(st_ty.item("ST_FETCH_N"), |c| {
+                c.set(st.d, st_ty.item("ST_IDLE"));
+                c.set(sq_waddr, cur_qid.q);
+                c.set(push_qid, cur_qid.q);
+                c.set(push_cls, s_cls);
+                c.if_(!f_elig, |c| {
                     c.set(push_en, 1);
                 })
                 .else_(|c| {
@@ -733,7 +790,7 @@ pub(super) fn fsm(
     let posting = m.net("cov_posting", in_st("ST_CPL_CQ") & c_en);
     m.cover("cq_post_phase_flip", posting & !p_full & p_wrap);
     m.cover("cq_full_waits", posting & p_full);
-    m.cover("sq_fetch_to_ring_end", ar_issue & f_head_sum.eq(s_size1));
+    m.cover("sq_fetch_to_ring_end", ar_issue & f_wraps);
     m.cover("doorbell_invalid_register", ev_reg);
     m.cover("doorbell_invalid_value", ev_val);
     // No point for an `admin_cpl` naming an SQ above io_queue_pairs (dropped): firmware answers
@@ -747,10 +804,7 @@ pub(super) fn fsm(
         );
     }
     m.cover("fetch_round_robin", ar_issue & !ams_wrr & cur_qid.q.ne(0));
-    m.cover(
-        "fetch_blocked_by_qos",
-        in_st("ST_FETCH") & s_en & f_avail.ne(0) & !f_elig,
-    );
+    m.cover("fetch_blocked_by_qos", in_st("ST_FETCH_N") & !f_elig);
     m.cover("controller_reset_sweep", in_st("ST_CLEAR"));
     m.cover("controller_fatal", cfs.q);
     Fsm {
