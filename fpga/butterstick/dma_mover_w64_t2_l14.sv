@@ -112,8 +112,12 @@ module dma_mover_w64_t2_l14 (
   logic [13:0]  ar_rem_q;                  // bytes of the segment still to request
   logic [13:0]  ar_rem_d;
   logic [12:0]  ar_room;                   // bytes to the next 4 KiB boundary
+  logic         ar_rem_in_page;            // the segment ends before the 4 KiB boundary
+  logic         ar_page_first;             // the 4 KiB boundary comes before 256 beats
   logic [12:0]  ar_beat_cap;               // bytes in 256 beats from this offset
+  logic         ar_rem_in_beats;
   logic [12:0]  ar_cap;
+  logic         ar_rem_fits;               // the segment ends first: the burst is the rest of it
   logic [12:0]  ar_n;                      // bytes of the next burst
   logic [7:0]   ar_len;
   logic [12:0]  ar_burst_n_q;
@@ -212,8 +216,12 @@ module dma_mover_w64_t2_l14 (
   logic [1:0]   aw_tag_q;
   logic [1:0]   aw_tag_d;
   logic [12:0]  aw_room;                   // bytes to the next 4 KiB boundary
+  logic         aw_rem_in_page;            // the segment ends before the 4 KiB boundary
+  logic         aw_page_first;             // the 4 KiB boundary comes before 256 beats
   logic [12:0]  aw_beat_cap;               // bytes in 256 beats from this offset
+  logic         aw_rem_in_beats;
   logic [12:0]  aw_cap;
+  logic         aw_rem_fits;               // the segment ends first: the burst is the rest of it
   logic [12:0]  aw_n;                      // bytes of the next burst
   logic [7:0]   aw_len;
   logic [12:0]  aw_burst_n_q;
@@ -388,10 +396,14 @@ module dma_mover_w64_t2_l14 (
   assign seg_zero = ~(s_seg_status_i == 11'd0) | s_seg_bucket_i;
   assign seg_fits = s_seg_len_i <= {10'd0, 4'd8 - {1'b0, s_seg_addr_i[2:0]}};
   assign ar_room = 13'h1000 - {1'b0, ar_addr_q[11:0]};
+  assign ar_rem_in_page = ({1'b0, ar_rem_q} + {3'd0, ar_addr_q[11:0]}) < 15'h1000;
+  assign ar_page_first = ar_addr_q[11:3] > 9'h100;
   assign ar_beat_cap = 13'h800 - {10'd0, ar_addr_q[2:0]};
-  assign ar_cap = (ar_room < ar_beat_cap) ? ar_room : ar_beat_cap;
-  assign ar_n = (ar_rem_q < {1'b0, ar_cap}) ? ar_rem_q[12:0] : ar_cap;
-  assign ar_len = 8'((({10'd0, ar_addr_q[2:0]} + ar_n) - 13'd1) >> 3);
+  assign ar_rem_in_beats = ({1'b0, ar_rem_q} + {2'd0, {10'd0, ar_addr_q[2:0]}}) < 15'h800;
+  assign ar_cap = ar_page_first ? ar_room : ar_beat_cap;
+  assign ar_rem_fits = ar_page_first ? ar_rem_in_page : ar_rem_in_beats;
+  assign ar_n = ar_rem_fits ? ar_rem_q[12:0] : ar_cap;
+  assign ar_len = ar_rem_fits ? 8'((({10'd0, ar_addr_q[2:0]} + ar_rem_q[12:0]) - 13'd1) >> 3) : (ar_page_first ? 8'(~ar_addr_q[11:3]) : 8'hff);
   assign ar_burst_n_d = ar_n;
   assign ar_burst_len_d = ar_len;
   assign ar_beats = {2'd0, ar_burst_len_q} + 10'd1;
@@ -513,10 +525,14 @@ module dma_mover_w64_t2_l14 (
   assign m_data_tag_o = m_tag_q;
   assign rd_done_status = rd_err_q ? 11'd4 : rd_status_q;
   assign aw_room = 13'h1000 - {1'b0, aw_addr_q[11:0]};
+  assign aw_rem_in_page = ({1'b0, aw_rem_q} + {3'd0, aw_addr_q[11:0]}) < 15'h1000;
+  assign aw_page_first = aw_addr_q[11:3] > 9'h100;
   assign aw_beat_cap = 13'h800 - {10'd0, aw_addr_q[2:0]};
-  assign aw_cap = (aw_room < aw_beat_cap) ? aw_room : aw_beat_cap;
-  assign aw_n = (aw_rem_q < {1'b0, aw_cap}) ? aw_rem_q[12:0] : aw_cap;
-  assign aw_len = 8'((({10'd0, aw_addr_q[2:0]} + aw_n) - 13'd1) >> 3);
+  assign aw_rem_in_beats = ({1'b0, aw_rem_q} + {2'd0, {10'd0, aw_addr_q[2:0]}}) < 15'h800;
+  assign aw_cap = aw_page_first ? aw_room : aw_beat_cap;
+  assign aw_rem_fits = aw_page_first ? aw_rem_in_page : aw_rem_in_beats;
+  assign aw_n = aw_rem_fits ? aw_rem_q[12:0] : aw_cap;
+  assign aw_len = aw_rem_fits ? 8'((({10'd0, aw_addr_q[2:0]} + aw_rem_q[12:0]) - 13'd1) >> 3) : (aw_page_first ? 8'(~aw_addr_q[11:3]) : 8'hff);
   assign aw_burst_n_d = aw_n;
   assign aw_burst_len_d = aw_len;
   assign chunk_n = aw_mem_q ? {1'b0, aw_burst_n_q} : aw_rem_q;

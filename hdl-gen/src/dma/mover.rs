@@ -86,34 +86,62 @@ fn validate(p: &DmaParams) -> Result<(), String> {
 
 /// The burst that starts at `addr` with `rem` (> 0) bytes left: its bytes `n` (13 bits) and
 /// `AxLEN` (8 bits). It ends at the segment's end, a 4 KiB boundary or after 256 beats.
+///
+/// For the clock, no compare waits on another's result: which cap applies (the 4 KiB page or
+/// 256 beats) is a compare of address bits with a constant, whether the segment ends first is
+/// an addition per cap made side by side, and `AxLEN` is one of three values computed beside
+/// them (the page's: the beats left in it, `~addr[11:lg]`; 256 beats: 255; the segment's end).
 fn burst(m: &mut ModuleBuilder, pre: &str, addr: Sig, rem: Sig, bytes: u32) -> (Sig, Sig) {
     let lg = bytes.trailing_zeros();
     let l = rem.width();
     let off = addr.slice(lg - 1, 0).zext(13);
+    let page_beats = 4096 / bytes;
+    let beat_idx = addr.slice(11, lg);
     let room = m.net(
         &format!("{pre}_room"),
         lit(13, 4096) - addr.slice(11, 0).zext(13),
     );
     m.comment(room, "bytes to the next 4 KiB boundary");
-    let cap = if bytes * 256 >= 4096 {
-        room
+    let rem_w = rem.zext(l + 1);
+    let rem_in_page = m.net(
+        &format!("{pre}_rem_in_page"),
+        (rem_w.clone() + addr.slice(11, 0).zext(l + 1)).lt(4096),
+    );
+    m.comment(rem_in_page, "the segment ends before the 4 KiB boundary");
+    // The page's AxLEN when the burst runs to its end: its beats left, less one.
+    let page_len = (!beat_idx.clone()).zext(8.max(12 - lg)).slice(7, 0);
+    let (cap, rem_fits, cap_len) = if page_beats <= 256 {
+        (room, rem_in_page, page_len)
     } else {
+        let page_first = m.net(
+            &format!("{pre}_page_first"),
+            beat_idx.gt(u64::from(page_beats - 256)),
+        );
+        m.comment(page_first, "the 4 KiB boundary comes before 256 beats");
         let beat_cap = m.net(
             &format!("{pre}_beat_cap"),
             lit(13, u128::from(bytes) * 256) - off.clone(),
         );
         m.comment(beat_cap, "bytes in 256 beats from this offset");
-        m.net(
-            &format!("{pre}_cap"),
-            mux(room.lt(beat_cap), room, beat_cap),
-        )
+        let rem_in_beats = m.net(
+            &format!("{pre}_rem_in_beats"),
+            (rem_w + off.zext(l + 1)).lt(u64::from(bytes) * 256),
+        );
+        let cap = m.net(&format!("{pre}_cap"), mux(page_first, room, beat_cap));
+        let fits = m.net(
+            &format!("{pre}_rem_fits"),
+            mux(page_first, rem_in_page, rem_in_beats),
+        );
+        m.comment(fits, "the segment ends first: the burst is the rest of it");
+        (cap, fits, mux(page_first, page_len, lit(8, 255)))
     };
-    let n = m.net(
-        &format!("{pre}_n"),
-        mux(rem.lt(cap.zext(l)), rem.slice(12, 0), cap),
-    );
+    let n = m.net(&format!("{pre}_n"), mux(rem_fits, rem.slice(12, 0), cap));
     m.comment(n, "bytes of the next burst");
-    let len = m.net(&format!("{pre}_len"), (((off + n) - 1) >> lg).slice(7, 0));
+    let rem_len = ((off + rem.slice(12, 0)) - 1) >> lg;
+    let len = m.net(
+        &format!("{pre}_len"),
+        mux(rem_fits, rem_len.slice(7, 0), cap_len),
+    );
     (n, len)
 }
 
