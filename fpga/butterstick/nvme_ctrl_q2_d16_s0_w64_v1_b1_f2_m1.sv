@@ -449,6 +449,8 @@ module nvme_ctrl_q2_d16_s0_w64_v1_b1_f2_m1 (
   logic         db_cq_past_tail;
   logic         db_cq_value_bad;
   logic         db_new_work;
+  logic [31:0]  db_age_q;                           // now - db_time, a cycle ago
+  logic [31:0]  db_age_d;
   logic         smp_posted_since_db;
   logic         smp_free;
   logic         smp_arm;
@@ -1053,7 +1055,8 @@ module nvme_ctrl_q2_d16_s0_w64_v1_b1_f2_m1 (
   assign db_cq_past_tail = (db_cq_value_from_head == db_cq_tail_from_head) ? (db_value_idx > c_tail) : ~db_cq_value_from_head;
   assign db_cq_value_bad = (db_value > {4'd0, c_size}) | db_cq_past_tail;
   assign db_new_work = (db_value_idx != s_head) & ~s_act;
-  assign smp_posted_since_db = (s_smp_t - db_time_q) <= (lat_now_q - db_time_q);
+  assign db_age_d = lat_now_q - db_time_q;
+  assign smp_posted_since_db = (s_smp_t - db_time_q) <= db_age_q;
   assign smp_free = (s_smp == 2'd0) | ((s_smp == 2'd3) & ~smp_posted_since_db);
   assign smp_arm = (db_qid_q != 16'd0) & (db_value_idx != s_tail) & smp_free;
   assign db_arm = ~db_cq_q & s_en & ~db_sq_value_bad & smp_arm;
@@ -1540,6 +1543,7 @@ module nvme_ctrl_q2_d16_s0_w64_v1_b1_f2_m1 (
       aw_addr_q <= 64'd0;
       w_valid_q <= 1'b0;
       w_beat_q <= 1'b0;
+      db_age_q <= 32'd0;
       io_inflight_q <= 32'd0;
       admin_inflight_q <= 32'd0;
       io_cmd_valid_q <= 1'b0;
@@ -1625,6 +1629,7 @@ module nvme_ctrl_q2_d16_s0_w64_v1_b1_f2_m1 (
       aw_addr_q <= aw_addr_d;
       w_valid_q <= w_valid_d;
       w_beat_q <= w_beat_d;
+      db_age_q <= db_age_d;
       io_inflight_q <= io_inflight_d;
       admin_inflight_q <= admin_inflight_d;
       io_cmd_valid_q <= io_cmd_valid_d;

@@ -396,10 +396,15 @@ pub(super) fn fsm(
     let d_newwork = m.net("db_new_work", d_val_i.ne(s_head) & !s_act);
     // The sampler is free for a doorbell accepted at db_time unless its last post came at or
     // after db_time (now - db_time is the window since; a post before it is further back).
-    let smp_late = m.net(
-        "smp_posted_since_db",
-        (s_smp_t - db_time.q).le(now.q - db_time.q),
-    );
+    // `now - db_time` is taken from a register, a cycle old, for the clock: a doorbell's time
+    // holds from its acceptance (no other is taken while it is pending) and ST_DB comes two
+    // cycles later at the earliest, so the register holds `now - db_time - 1` there; and no
+    // post is stamped `now` while ST_DB reads the SQ (one queue RAM access at a time), so
+    // `s_smp_t - db_time <= now - db_time - 1` is the same test.
+    let db_age = m.reg("db_age", now.q.width(), 0);
+    m.comment(db_age.q, "now - db_time, a cycle ago");
+    m.assign(db_age.d, now.q - db_time.q);
+    let smp_late = m.net("smp_posted_since_db", (s_smp_t - db_time.q).le(db_age.q));
     let smp_free = m.net("smp_free", s_smp.eq(0) | (s_smp.eq(3) & !smp_late));
     let smp_arm = m.net("smp_arm", db_qid.q.ne(0) & d_val_i.ne(s_tail) & smp_free);
     let db_arm = m.net("db_arm", !db_cq.q & s_en & !d_sq_bad & smp_arm);
