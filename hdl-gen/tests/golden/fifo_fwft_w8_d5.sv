@@ -35,9 +35,10 @@ module fifo_fwft_w8_d5 (
   logic [7:0] out_data_d;
   logic       push;
   logic       pop;
-  logic [2:0] words_ahead;   // where a word accepted now lands
+  logic       to_skid;       // a word accepted now lands behind the head
   logic [7:0] skid_data_q;   // the next word, when it came straight from s
   logic [7:0] skid_data_d;
+  logic       to_ram;        // a word accepted now lands in the RAM
   logic       ram_wr;
   logic       ram_rd;        // the RAM holds words: read the oldest, to follow the head
   logic [1:0] wr_ptr_q;
@@ -67,9 +68,10 @@ module fifo_fwft_w8_d5 (
     end
   end
 
-  assign words_ahead = count_q - {2'd0, pop};
-  assign skid_data_d = (push & (words_ahead == 3'd1)) ? s_data_i : skid_data_q;
-  assign ram_wr = push & (words_ahead >= 3'd2);
+  assign to_skid = pop ? (count_q == 3'd2) : (count_q == 3'd1);
+  assign skid_data_d = (push & to_skid) ? s_data_i : skid_data_q;
+  assign to_ram = pop ? (count_q >= 3'd3) : (count_q >= 3'd2);
+  assign ram_wr = push & to_ram;
   assign ram_rd = pop & (count_q > 3'd2);
 
   always_comb begin
