@@ -414,18 +414,15 @@ module nvme_ctrl_q1_d8_s0_w64_v1_b1_f2_m1 (
   logic [1:0]   wrr_pick;
   logic [8:0]   wrr_cnt_new;
   logic         pick_qid;
-  logic [12:0]  f_avail;
-  logic [12:0]  f_to_end;
   logic [12:0]  f_ab_limit;
   logic [8:0]   f_turn_left;
   logic         f_in_wrr_turn;
   logic [12:0]  f_limit;
-  logic [12:0]  f_cap;                              // at most this many: the 4 KiB page, arbitration and credits
   logic [12:0]  f_avail_q;                          // ST_FETCH_N: SQEs posted (tail - head in the ring)
   logic [12:0]  f_avail_d;
   logic [12:0]  f_to_end_q;                         // ST_FETCH_N: SQEs before the ring's end
   logic [12:0]  f_to_end_d;
-  logic [12:0]  f_cap_q;
+  logic [12:0]  f_cap_q;                            // ST_FETCH_N: at most this many (the 4 KiB page, arbitration, credits)
   logic [12:0]  f_cap_d;
   logic [12:0]  f_smp_off_q;                        // ST_FETCH_N: the sampler's armed entry, from the head
   logic [12:0]  f_smp_off_d;
@@ -1024,16 +1021,13 @@ module nvme_ctrl_q1_d8_s0_w64_v1_b1_f2_m1 (
   assign wrr_cnt_new = wrr_cur_ok ? wrr_cnt_q : 9'd0;
   assign pick_cls = sched_urgent_ok ? 2'd0 : wrr_pick;
   assign pick_qid = (pick_cls == 2'd0) ? sched_urgent_m_data : ((pick_cls == 2'd1) ? sched_high_m_data : ((pick_cls == 2'd2) ? sched_medium_m_data : sched_low_m_data));
-  assign f_avail = ({1'b0, s_tail} >= {1'b0, s_head}) ? ({1'b0, s_tail} - {1'b0, s_head}) : (({1'b0, s_tail} + s_size1) - {1'b0, s_head});
-  assign f_to_end = s_size1 - {1'b0, s_head};
   assign f_ab_limit = (csr_arb_ab == 3'd7) ? 13'd1 : (((13'd1 << csr_arb_ab) < 13'd1) ? (13'd1 << csr_arb_ab) : 13'd1);
   assign f_turn_left = (((((cur_cls_q == 2'd1) ? {1'b0, csr_arb_hpw} : ((cur_cls_q == 2'd2) ? {1'b0, csr_arb_mpw} : {1'b0, csr_arb_lpw})) + 9'd1) - wrr_cnt_q) < 9'd1) ? ((((cur_cls_q == 2'd1) ? {1'b0, csr_arb_hpw} : ((cur_cls_q == 2'd2) ? {1'b0, csr_arb_mpw} : {1'b0, csr_arb_lpw})) + 9'd1) - wrr_cnt_q) : 9'd1;
   assign f_in_wrr_turn = ams_wrr & (cur_qid_q != 1'b0) & (cur_cls_q != 2'd0);
   assign f_limit = (((f_ab_limit < {11'd0, credits_q}) ? f_ab_limit : {11'd0, credits_q}) < (f_in_wrr_turn ? {4'd0, f_turn_left} : 13'd1)) ? ((f_ab_limit < {11'd0, credits_q}) ? f_ab_limit : {11'd0, credits_q}) : (f_in_wrr_turn ? {4'd0, f_turn_left} : 13'd1);
-  assign f_cap = ((13'h40 - {7'd0, s_head[5:0]}) < f_limit) ? (13'h40 - {7'd0, s_head[5:0]}) : f_limit;
-  assign f_avail_d = f_avail;
-  assign f_to_end_d = f_to_end;
-  assign f_cap_d = f_cap;
+  assign f_avail_d = ({1'b0, s_tail} >= {1'b0, s_head}) ? ({1'b0, s_tail} - {1'b0, s_head}) : (({1'b0, s_tail} + s_size1) - {1'b0, s_head});
+  assign f_to_end_d = s_size1 - {1'b0, s_head};
+  assign f_cap_d = ((13'h40 - {7'd0, s_head[5:0]}) < f_limit) ? (13'h40 - {7'd0, s_head[5:0]}) : f_limit;
   assign f_smp_off_d = ({1'b0, s_smp_idx} >= {1'b0, s_head}) ? ({1'b0, s_smp_idx} - {1'b0, s_head}) : (({1'b0, s_smp_idx} + s_size1) - {1'b0, s_head});
   assign f_end_least = (f_to_end_q <= f_avail_q) & (f_to_end_q <= f_cap_q);
   assign f_avail_least = (f_avail_q <= f_cap_q) & (f_avail_q <= f_to_end_q);
@@ -1256,8 +1250,6 @@ module nvme_ctrl_q1_d8_s0_w64_v1_b1_f2_m1 (
       ST_FETCH: begin
         state_d = ST_IDLE;
         sq_waddr = cur_qid_q;
-        push_qid = cur_qid_q;
-        push_cls = s_class;
         if (~s_en | (s_tail == s_head)) begin
           sq_we = 1'b1;
           sq_wdata = {sq_state_rdata_q[202:171], sq_state_rdata_q[170:139], sq_state_rdata_q[138:107], sq_state_rdata_q[106:95], sq_state_rdata_q[94:93], sq_state_rdata_q[92:41], sq_state_rdata_q[40:29], sq_state_rdata_q[28:17], sq_state_rdata_q[16:5], sq_state_rdata_q[4], sq_state_rdata_q[3:2], 1'b0, sq_state_rdata_q[0]};

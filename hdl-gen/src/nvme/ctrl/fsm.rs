@@ -259,8 +259,6 @@ pub(super) fn fsm(
     // SQEs posted, those before the ring's end, the cap, the sampler's offset); ST_FETCH_N
     // takes the burst's size as their minimum and writes the word back (the RAM's read data
     // holds meanwhile: no other access starts).
-    let f_avail = m.net("f_avail", dist(s_tail.ex(), s_head.ex(), s_size1));
-    let f_to_end = m.net("f_to_end", s_size1 - s_head.zext(kw));
     let f_to_4k: Expr = if iw > 6 {
         (lit(kw, 64) - s_head.slice(5, 0).zext(kw)).ex()
     } else {
@@ -301,11 +299,6 @@ pub(super) fn fsm(
             mux(in_wrr_turn, turn_left_k, lit(kw, u128::from(p.fetch_burst))),
         ),
     );
-    let f_cap = m.net("f_cap", min(f_to_4k, f_lim.ex()));
-    m.comment(
-        f_cap,
-        "at most this many: the 4 KiB page, arbitration and credits",
-    );
     let avail_r = m.reg_noreset("f_avail", kw);
     m.comment(
         avail_r.q,
@@ -314,14 +307,18 @@ pub(super) fn fsm(
     let to_end_r = m.reg_noreset("f_to_end", kw);
     m.comment(to_end_r.q, "ST_FETCH_N: SQEs before the ring's end");
     let cap_r = m.reg_noreset("f_cap", kw);
+    m.comment(
+        cap_r.q,
+        "ST_FETCH_N: at most this many (the 4 KiB page, arbitration, credits)",
+    );
     let smp_off_r = m.reg_noreset("f_smp_off", kw);
     m.comment(
         smp_off_r.q,
         "ST_FETCH_N: the sampler's armed entry, from the head",
     );
-    m.assign(avail_r.d, f_avail);
-    m.assign(to_end_r.d, f_to_end);
-    m.assign(cap_r.d, f_cap);
+    m.assign(avail_r.d, dist(s_tail.ex(), s_head.ex(), s_size1));
+    m.assign(to_end_r.d, s_size1 - s_head.zext(kw));
+    m.assign(cap_r.d, min(f_to_4k, f_lim.ex()));
     m.assign(smp_off_r.d, dist(s_smp_idx.ex(), s_head.ex(), s_size1));
     // The burst's size is the least of the three, and what follows from which one it is, from
     // four compares made side by side (not a chain of minimums, then compares of the result).
@@ -342,11 +339,10 @@ pub(super) fn fsm(
         ),
     );
     let f_n = m.net("f_n", f_n_wide.slice(nb - 1, 0));
-    let f_wraps = end_least;
     let f_head_new = m.net(
         "f_head_new",
         mux(
-            f_wraps,
+            end_least,
             lit(iw, 0),
             (s_head.zext(kw) + f_n_wide).slice(iw - 1, 0),
         ),
@@ -730,8 +726,6 @@ pub(super) fn fsm(
             a.arm(st_ty.item("ST_FETCH"), |c| {
                 c.set(st.d, st_ty.item("ST_IDLE"));
                 c.set(sq_waddr, cur_qid.q);
-                c.set(push_qid, cur_qid.q);
-                c.set(push_cls, s_cls);
                 c.if_(!s_en | s_tail.eq(s_head), |c| {
                     c.set(sq_we, 1);
                     c.set(sq_wdata, sq_idle.clone());
@@ -795,7 +789,7 @@ pub(super) fn fsm(
     let posting = m.net("cov_posting", in_st("ST_CPL_CQ") & c_en);
     m.cover("cq_post_phase_flip", posting & !p_full & p_wrap);
     m.cover("cq_full_waits", posting & p_full);
-    m.cover("sq_fetch_to_ring_end", ar_issue & f_wraps);
+    m.cover("sq_fetch_to_ring_end", ar_issue & end_least);
     m.cover("doorbell_invalid_register", ev_reg);
     m.cover("doorbell_invalid_value", ev_val);
     // No point for an `admin_cpl` naming an SQ above io_queue_pairs (dropped): firmware answers
