@@ -113,14 +113,15 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
 
   typedef enum logic [3:0] {
     ST_IDLE    = 4'd0,
-    ST_DB      = 4'd1,
-    ST_OP      = 4'd2,
-    ST_CPL_SQ  = 4'd3,
-    ST_CPL_CQ  = 4'd4,
-    ST_FETCH   = 4'd5,
-    ST_FETCH_N = 4'd6,
-    ST_CLEAR   = 4'd7,
-    ST_DRAIN   = 4'd8
+    ST_READ    = 4'd1,
+    ST_DB      = 4'd2,
+    ST_OP      = 4'd3,
+    ST_CPL_SQ  = 4'd4,
+    ST_CPL_CQ  = 4'd5,
+    ST_FETCH   = 4'd6,
+    ST_FETCH_N = 4'd7,
+    ST_CLEAR   = 4'd8,
+    ST_DRAIN   = 4'd9
   } fsm_state_e;
 
   logic [23:0]  cc_q;
@@ -239,13 +240,25 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   logic [208:0] sq_wdata;
   logic         cq_we;
   logic [6:0]   cq_waddr;
-  logic [94:0]  cq_wdata;
+  logic [106:0] cq_wdata;
   logic         fsm_hd_we;
   logic [208:0] sq_state_rdata_q;
   logic [11:0]  sq_arrived_rdata_q;
-  logic [94:0]  cq_state_rdata_q;
+  logic [106:0] cq_state_rdata_q;
   logic [208:0] sq_state_rdata1_q;
+  logic         sq_wr_en_q;
+  logic         sq_wr_en_d;
+  logic [6:0]   sq_wr_addr_q;
+  logic [6:0]   sq_wr_addr_d;
+  logic [208:0] sq_wr_data_q;
+  logic [208:0] sq_wr_data_d;
   logic [18:0]  lat_cmd_rdata_q;
+  logic         cq_wr_en_q;
+  logic         cq_wr_en_d;
+  logic [6:0]   cq_wr_addr_q;
+  logic [6:0]   cq_wr_addr_d;
+  logic [106:0] cq_wr_data_q;
+  logic [106:0] cq_wr_data_d;
   logic         cnt_ok_q;
   logic         cnt_ok_d;
   logic         unused_cnt_rd_rest;
@@ -269,6 +282,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   logic [11:0]  c_size;
   logic [11:0]  c_head;
   logic [11:0]  c_tail;
+  logic [11:0]  c_next;
   logic [51:0]  c_base;
   logic [12:0]  s_size1;
   fsm_state_e   state_q;
@@ -289,6 +303,14 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   logic [1:0]   cur_cls_d;
   logic [5:0]   credits_q;
   logic [5:0]   credits_d;
+  fsm_state_e   read_next_q;
+  fsm_state_e   read_next_d;
+  logic         read_sq_q;
+  logic         read_sq_d;
+  logic         read_cq_q;
+  logic         read_cq_d;
+  logic [6:0]   read_qid_q;
+  logic [6:0]   read_qid_d;
   logic         push_en;
   logic [1:0]   push_cls;
   logic [6:0]   push_qid;
@@ -367,16 +389,30 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   logic [15:0]  icpl_cid_d;
   logic [14:0]  icpl_status_q;
   logic [14:0]  icpl_status_d;
-  logic         cpl_take;
+  logic         cpl_buf_valid_q;
+  logic         cpl_buf_valid_d;
+  logic         cpl_take;                           // the FSM is done with the buffered completion
   logic         cpl_arbiter_valid;
   logic [2:0]   cpl_arbiter_gnt;
   logic [1:0]   cpl_arbiter_gnt_idx;
   logic         unused_cpl_gnt_idx;
+  logic         cpl_buf_load;
+  logic         icpl_take;
   logic [15:0]  cpl_sqid;
   logic [15:0]  cpl_cid;
   logic [14:0]  cpl_status;
   logic [31:0]  cpl_dw0;
   logic         cpl_bad_sqid;
+  logic [15:0]  cpl_buf_sqid_q;
+  logic [15:0]  cpl_buf_sqid_d;
+  logic [15:0]  cpl_buf_cid_q;
+  logic [15:0]  cpl_buf_cid_d;
+  logic [14:0]  cpl_buf_status_q;
+  logic [14:0]  cpl_buf_status_d;
+  logic [31:0]  cpl_buf_dw0_q;
+  logic [31:0]  cpl_buf_dw0_d;
+  logic         cpl_buf_bad_sqid_q;
+  logic         cpl_buf_bad_sqid_d;
   logic         ar_valid_q;
   logic         ar_valid_d;
   logic [63:0]  ar_addr_q;
@@ -446,8 +482,10 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   logic         db_cq_past_tail;
   logic         db_cq_value_bad;
   logic         db_new_work;
-  logic [31:0]  db_age_q;                           // now - db_time, a cycle ago
-  logic [31:0]  db_age_d;
+  logic [31:0]  lat_now_prev_q;                     // now, a cycle ago
+  logic [31:0]  lat_now_prev_d;
+  logic         smp_posted_from_db;
+  logic         smp_posted_to_prev;
   logic         smp_posted_since_db;
   logic         smp_free;
   logic         smp_arm;
@@ -457,6 +495,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   logic         p_wrap;
   logic [11:0]  p_tail_new;
   logic         p_full;
+  logic [11:0]  p_next_new;
   logic         lat_cmd_valid;
   logic [15:0]  lat_cmd_cid;
   logic [1:0]   lat_cmd_dir;
@@ -486,6 +525,10 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   logic [11:0]  desc_head;
   logic         desc_timed;
   logic [3:0]   desc_timed_off;
+  logic [6:0]   sq_arrived_qid_q;
+  logic [6:0]   sq_arrived_qid_d;
+  logic [11:0]  sq_arrived_head_q;
+  logic [11:0]  sq_arrived_head_d;
   logic         fetch_desc_m_valid;
   logic [5:0]   fetch_desc_count;
   logic         unused_desc_count;
@@ -508,7 +551,16 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   logic         r_err_any;
   logic         r_sqe_done;
   logic         r_burst_done;
+  logic         sq_arrived_we_q;
+  logic         sq_arrived_we_d;
   logic         unused_r_last;
+  logic         r_timed_arrived;
+  logic         lat_cmd_arrival_q;
+  logic         lat_cmd_arrival_d;
+  logic [6:0]   lat_cmd_arrival_qid_q;
+  logic [6:0]   lat_cmd_arrival_qid_d;
+  logic [18:0]  lat_cmd_arrival_word_q;
+  logic [18:0]  lat_cmd_arrival_word_d;
   logic [7:0]   r_sqe_opc;
   logic [1:0]   r_dir;
   logic         fetch_buf_s_ready;
@@ -753,8 +805,12 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   logic         b_timed;
   logic [1:0]   b_dir;
   logic [31:0]  b_start;
-  logic         lat_event;
-  logic [31:0]  lat_cycles;
+  logic         lat_end_valid_q;
+  logic         lat_end_valid_d;
+  logic [31:0]  lat_end_cycles_q;
+  logic [31:0]  lat_end_cycles_d;
+  logic [1:0]   lat_end_dir_q;
+  logic [1:0]   lat_end_dir_d;
   logic         lat_bin_b4;
   logic [15:0]  lat_half4;
   logic         lat_bin_b3;
@@ -801,7 +857,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   logic         unused_u_csr_events_bad_db_value_o;
   logic [208:0] sq_state [65];
   logic [11:0] sq_arrived [65];
-  logic [94:0] cq_state [65];
+  logic [106:0] cq_state [65];
   logic [18:0] lat_cmd [65];
   logic [31:0] lat_hist [96];
 
@@ -928,7 +984,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
     .rst_ni    (rst_ni),
     .req_i     ({io_cpl_valid_i, admin_cpl_valid_i, icpl_valid_q}),
     .valid_o   (cpl_arbiter_valid),
-    .ready_i   (cpl_take),
+    .ready_i   (~cpl_buf_valid_q),
     .gnt_o     (cpl_arbiter_gnt),
     .gnt_idx_o (cpl_arbiter_gnt_idx)
   );
@@ -1076,6 +1132,12 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   assign op_cqid_d = op_load ? csr_q_bind_cqid[6:0] : op_cqid_q;
   assign op_vec_d = op_load ? csr_q_bind_vector[3:0] : op_vec_q;
   assign unused_csr_high_bits = ^{csr_q_cfg_size, csr_q_bind_cqid, csr_q_bind_vector, csr_vec_cfg_vector, csr_cnt_sel_qid};
+  assign sq_wr_en_d = sq_we;
+  assign sq_wr_addr_d = sq_waddr;
+  assign sq_wr_data_d = sq_wdata;
+  assign cq_wr_en_d = cq_we;
+  assign cq_wr_addr_d = cq_waddr;
+  assign cq_wr_data_d = cq_wdata;
   assign cnt_ok_d = csr_cnt_sel_qid <= 16'h40;
   assign unused_cnt_rd_rest = ^sq_state_rdata1_q[144:0];
   assign s_en = sq_state_rdata_q[0];
@@ -1098,7 +1160,8 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   assign c_size = cq_state_rdata_q[18:7];
   assign c_head = cq_state_rdata_q[30:19];
   assign c_tail = cq_state_rdata_q[42:31];
-  assign c_base = cq_state_rdata_q[94:43];
+  assign c_next = cq_state_rdata_q[54:43];
+  assign c_base = cq_state_rdata_q[106:55];
   assign s_size1 = {1'b0, s_size} + 13'd1;
   assign in_idle = state_q == ST_IDLE;
   assign unused_sched_urgent_s_ready = ^sched_urgent_s_ready;
@@ -1146,13 +1209,21 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   assign sched_medium_ready = flush_q | sched_medium_rotate | (pop_en & (pick_cls == 2'd2));
   assign sched_low_ready = flush_q | sched_low_rotate | (pop_en & (pick_cls == 2'd3));
   assign unused_cpl_gnt_idx = ^cpl_arbiter_gnt_idx;
-  assign admin_cpl_ready_o = cpl_take & cpl_arbiter_gnt[1];
-  assign io_cpl_ready_o = cpl_take & cpl_arbiter_gnt[2];
+  assign cpl_buf_load = cpl_arbiter_valid & ~cpl_buf_valid_q;
+  assign admin_cpl_ready_o = ~cpl_buf_valid_q & cpl_arbiter_gnt[1];
+  assign io_cpl_ready_o = ~cpl_buf_valid_q & cpl_arbiter_gnt[2];
+  assign icpl_take = ~cpl_buf_valid_q & cpl_arbiter_gnt[0];
+  assign cpl_buf_valid_d = cpl_buf_load | (cpl_buf_valid_q & ~cpl_take);
   assign cpl_sqid = cpl_arbiter_gnt[0] ? {9'd0, icpl_sqid_q} : (cpl_arbiter_gnt[1] ? admin_cpl_sqid_i : io_cpl_sqid_i);
   assign cpl_cid = cpl_arbiter_gnt[0] ? icpl_cid_q : (cpl_arbiter_gnt[1] ? admin_cpl_cid_i : io_cpl_cid_i);
   assign cpl_status = cpl_arbiter_gnt[0] ? icpl_status_q : (cpl_arbiter_gnt[1] ? admin_cpl_status_i : io_cpl_status_i);
   assign cpl_dw0 = cpl_arbiter_gnt[0] ? 32'd0 : (cpl_arbiter_gnt[1] ? admin_cpl_dw0_i : io_cpl_dw0_i);
   assign cpl_bad_sqid = cpl_arbiter_gnt[0] ? ({9'd0, icpl_sqid_q} > 16'h40) : (cpl_arbiter_gnt[1] ? (admin_cpl_sqid_i > 16'h40) : (io_cpl_sqid_i > 16'h40));
+  assign cpl_buf_sqid_d = cpl_buf_load ? cpl_sqid : cpl_buf_sqid_q;
+  assign cpl_buf_cid_d = cpl_buf_load ? cpl_cid : cpl_buf_cid_q;
+  assign cpl_buf_status_d = cpl_buf_load ? cpl_status : cpl_buf_status_q;
+  assign cpl_buf_dw0_d = cpl_buf_load ? cpl_dw0 : cpl_buf_dw0_q;
+  assign cpl_buf_bad_sqid_d = cpl_buf_load ? cpl_bad_sqid : cpl_buf_bad_sqid_q;
   assign live = rdy_q & ~cfs_q;
   assign go_reset = ~cc_en & rdy_q;
   assign go_enable = cc_en & ~rdy_q;
@@ -1199,21 +1270,24 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   assign db_cq_past_tail = (db_cq_value_from_head == db_cq_tail_from_head) ? (db_value_idx > c_tail) : ~db_cq_value_from_head;
   assign db_cq_value_bad = (db_value > {4'd0, c_size}) | db_cq_past_tail;
   assign db_new_work = (db_value_idx != s_head) & ~s_act;
-  assign db_age_d = lat_now_q - db_time_q;
-  assign smp_posted_since_db = (s_smp_t - db_time_q) <= db_age_q;
+  assign lat_now_prev_d = lat_now_q;
+  assign smp_posted_from_db = s_smp_t >= db_time_q;
+  assign smp_posted_to_prev = s_smp_t <= lat_now_prev_q;
+  assign smp_posted_since_db = (lat_now_prev_q < db_time_q) ? (smp_posted_from_db | smp_posted_to_prev) : (smp_posted_from_db & smp_posted_to_prev);
   assign smp_free = (s_smp == 2'd0) | ((s_smp == 2'd3) & ~smp_posted_since_db);
   assign smp_arm = (db_qid_q != 16'd0) & (db_value_idx != s_tail) & smp_free;
   assign db_arm = ~db_cq_q & s_en & ~db_sq_value_bad & smp_arm;
   assign lat_cmd_invalidate = (state_q == ST_DB) & db_arm & ~r_timed;
   assign p_wrap = c_tail == c_size;
-  assign p_tail_new = p_wrap ? 12'd0 : (c_tail + 12'd1);
+  assign p_tail_new = c_next;
   assign p_full = p_tail_new == c_head;
+  assign p_next_new = (c_next == c_size) ? 12'd0 : (c_next + 12'd1);
   assign lat_cmd_valid = lat_cmd_rdata_q[18];
   assign lat_cmd_cid = lat_cmd_rdata_q[17:2];
   assign lat_cmd_dir = lat_cmd_rdata_q[1:0];
-  assign p_timed = (s_smp == 2'd2) & lat_cmd_valid & (lat_cmd_cid == cpl_cid);
+  assign p_timed = (s_smp == 2'd2) & lat_cmd_valid & (lat_cmd_cid == cpl_buf_cid_q);
   assign p_addr = {c_base, 12'd0} + {48'd0, c_tail, 4'd0};
-  assign p_cqe = {cpl_status, c_phase, cpl_cid, cpl_sqid, {4'd0, sq_arrived_rdata_q}, 32'd0, cpl_dw0};
+  assign p_cqe = {cpl_buf_status_q, c_phase, cpl_buf_cid_q, cpl_buf_sqid_q, {4'd0, sq_arrived_rdata_q}, 32'd0, cpl_buf_dw0_q};
   assign quiet = ~ar_valid_q & ~desc_valid & ~fb_valid & ~sched_any & ~io_cmd_valid_q & ~admin_cmd_valid_q & ~icpl_valid_q & (io_inflight_q == 32'd0) & (admin_inflight_q == 32'd0) & aw_free & ~pb_valid;
 
   always_comb begin
@@ -1227,7 +1301,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
     sq_wdata = 209'd0;
     cq_we = 1'b0;
     cq_waddr = 7'd0;
-    cq_wdata = 95'd0;
+    cq_wdata = 107'd0;
     fsm_hd_we = 1'b0;
     db_take = 1'b0;
     op_take = 1'b0;
@@ -1241,6 +1315,10 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
     wrr_cnt_d = wrr_cnt_q;
     cur_qid_d = cur_qid_q;
     cur_cls_d = cur_cls_q;
+    read_next_d = read_next_q;
+    read_sq_d = read_sq_q;
+    read_cq_d = read_cq_q;
+    read_qid_d = read_qid_q;
     ar_issue = 1'b0;
     aw_issue = 1'b0;
     clear_idx_d = clear_idx_q;
@@ -1261,7 +1339,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
           sq_wdata = {32'd0, 32'd0, 32'd0, 12'd0, 2'd0, asq_q, 12'd0, 12'd0, aqa_q[11:0], 7'd0, 2'd0, 1'b0, 1'b1};
           cq_we = 1'b1;
           cq_waddr = 7'd0;
-          cq_wdata = {acq_q, 12'd0, 12'd0, aqa_q[27:16], 4'd0, 1'b1, 1'b1, 1'b1};
+          cq_wdata = {acq_q, (aqa_q[27:16] == 12'd0) ? 12'd0 : 12'd1, 12'd0, 12'd0, aqa_q[27:16], 4'd0, 1'b1, 1'b1, 1'b1};
           fsm_hd_we = 1'b1;
           rdy_d = 1'b1;
           adm_act_d = 1'b0;
@@ -1272,37 +1350,45 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
             db_take = 1'b1;
             ev_bad_db_reg = 1'b1;
           end else begin
-            sq_re = ~db_cq_q;
-            sq_raddr = db_qid_q[6:0];
-            cq_re = db_cq_q;
-            cq_raddr = db_qid_q[6:0];
-            state_d = ST_DB;
+            read_sq_d = ~db_cq_q;
+            read_cq_d = db_cq_q;
+            read_qid_d = db_qid_q[6:0];
+            read_next_d = ST_DB;
+            state_d = ST_READ;
           end
         end else if (op_pend_q) begin
           if (op_bad) begin
             op_take = 1'b1;
           end else begin
-            sq_re = 1'b1;
-            sq_raddr = op_qid_q[6:0];
-            cq_re = 1'b1;
-            cq_raddr = op_qid_q[6:0];
-            state_d = ST_OP;
+            read_sq_d = 1'b1;
+            read_cq_d = 1'b1;
+            read_qid_d = op_qid_q[6:0];
+            read_next_d = ST_OP;
+            state_d = ST_READ;
           end
-        end else if (cpl_arbiter_valid & (~rdy_q | (live & cpl_bad_sqid))) begin
+        end else if (cpl_buf_valid_q & (~rdy_q | (live & cpl_buf_bad_sqid_q))) begin
           cpl_take = 1'b1;
-        end else if (cpl_arbiter_valid & live & can_post) begin
-          sq_re = 1'b1;
-          sq_raddr = cpl_sqid[6:0];
-          state_d = ST_CPL_SQ;
+        end else if (cpl_buf_valid_q & live & can_post) begin
+          read_sq_d = 1'b1;
+          read_cq_d = 1'b0;
+          read_qid_d = cpl_buf_sqid_q[6:0];
+          read_next_d = ST_CPL_SQ;
+          state_d = ST_READ;
         end else if (can_fetch) begin
-          sq_re = 1'b1;
-          state_d = ST_FETCH;
           if (adm_act_q) begin
-            sq_raddr = 7'd0;
+            read_sq_d = 1'b1;
+            read_cq_d = 1'b0;
+            read_qid_d = 7'd0;
+            read_next_d = ST_FETCH;
+            state_d = ST_READ;
             cur_qid_d = 7'd0;
             adm_act_d = 1'b0;
           end else begin
-            sq_raddr = pick_qid;
+            read_sq_d = 1'b1;
+            read_cq_d = 1'b0;
+            read_qid_d = pick_qid;
+            read_next_d = ST_FETCH;
+            state_d = ST_READ;
             cur_qid_d = pick_qid;
             cur_cls_d = pick_cls;
             pop_en = 1'b1;
@@ -1313,8 +1399,15 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
           end
         end
       end
+      ST_READ: begin
+        sq_re = read_sq_q;
+        sq_raddr = read_qid_q;
+        cq_re = read_cq_q;
+        cq_raddr = read_qid_q;
+        state_d = read_next_q;
+      end
       ST_DB: begin
-        if (~(db_arm & r_timed)) begin
+        if (~r_timed) begin
           db_take = 1'b1;
           state_d = ST_IDLE;
           if (~db_cq_q) begin
@@ -1344,7 +1437,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
             end else begin
               cq_we = 1'b1;
               cq_waddr = db_qid_q[6:0];
-              cq_wdata = {cq_state_rdata_q[94:43], cq_state_rdata_q[42:31], db_value_idx, cq_state_rdata_q[18:7], cq_state_rdata_q[6:3], cq_state_rdata_q[2], cq_state_rdata_q[1], cq_state_rdata_q[0]};
+              cq_wdata = {cq_state_rdata_q[106:55], cq_state_rdata_q[54:43], cq_state_rdata_q[42:31], db_value_idx, cq_state_rdata_q[18:7], cq_state_rdata_q[6:3], cq_state_rdata_q[2], cq_state_rdata_q[1], cq_state_rdata_q[0]};
             end
           end
         end
@@ -1363,7 +1456,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
             end
             3'd2: begin
               cq_we = 1'b1;
-              cq_wdata = {op_base_q, 12'd0, 12'd0, op_size_q, op_vec_q, 1'b1, op_ien_q, 1'b1};
+              cq_wdata = {op_base_q, (op_size_q == 12'd0) ? 12'd0 : 12'd1, 12'd0, 12'd0, op_size_q, op_vec_q, 1'b1, op_ien_q, 1'b1};
             end
             3'd3: begin
               sq_we = 1'b1;
@@ -1371,7 +1464,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
             end
             3'd4: begin
               cq_we = 1'b1;
-              cq_wdata = {cq_state_rdata_q[94:43], cq_state_rdata_q[42:31], cq_state_rdata_q[30:19], cq_state_rdata_q[18:7], cq_state_rdata_q[6:3], cq_state_rdata_q[2], cq_state_rdata_q[1], 1'b0};
+              cq_wdata = {cq_state_rdata_q[106:55], cq_state_rdata_q[54:43], cq_state_rdata_q[42:31], cq_state_rdata_q[30:19], cq_state_rdata_q[18:7], cq_state_rdata_q[6:3], cq_state_rdata_q[2], cq_state_rdata_q[1], 1'b0};
             end
             default: ;
           endcase
@@ -1391,9 +1484,9 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
           aw_issue = 1'b1;
           cq_we = 1'b1;
           cq_waddr = s_cqid;
-          cq_wdata = {cq_state_rdata_q[94:43], p_tail_new, cq_state_rdata_q[30:19], cq_state_rdata_q[18:7], cq_state_rdata_q[6:3], c_phase ^ p_wrap, cq_state_rdata_q[1], cq_state_rdata_q[0]};
+          cq_wdata = {cq_state_rdata_q[106:55], p_next_new, p_tail_new, cq_state_rdata_q[30:19], cq_state_rdata_q[18:7], cq_state_rdata_q[6:3], c_phase ^ p_wrap, cq_state_rdata_q[1], cq_state_rdata_q[0]};
           sq_we = 1'b1;
-          sq_waddr = cpl_sqid[6:0];
+          sq_waddr = cpl_buf_sqid_q[6:0];
           sq_wdata = {s_completed + 32'd1, sq_state_rdata_q[176:145], p_timed ? lat_now_q : s_smp_t, sq_state_rdata_q[112:101], p_timed ? 2'd3 : s_smp, sq_state_rdata_q[98:47], sq_state_rdata_q[46:35], sq_state_rdata_q[34:23], sq_state_rdata_q[22:11], sq_state_rdata_q[10:4], sq_state_rdata_q[3:2], sq_state_rdata_q[1], sq_state_rdata_q[0]};
         end
       end
@@ -1431,7 +1524,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
         end
       end
       ST_CLEAR: begin
-        cpl_take = cpl_arbiter_valid;
+        cpl_take = cpl_buf_valid_q;
         db_take = db_pend_q;
         op_take = op_pend_q;
         sq_waddr = clear_idx_q;
@@ -1447,10 +1540,10 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
         end
       end
       ST_DRAIN: begin
-        cpl_take = cpl_arbiter_valid;
+        cpl_take = cpl_buf_valid_q;
         db_take = db_pend_q;
         op_take = op_pend_q;
-        if (quiet & ~cpl_arbiter_valid) begin
+        if (quiet & ~cpl_buf_valid_q & ~cpl_arbiter_valid) begin
           state_d = ST_IDLE;
           rdy_d = 1'b0;
           flush_d = 1'b0;
@@ -1472,6 +1565,8 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   assign desc_head = fetch_desc_m_data[11:0];
   assign desc_timed = fetch_desc_m_data[27];
   assign desc_timed_off = fetch_desc_m_data[26:23];
+  assign sq_arrived_qid_d = desc_qid;
+  assign sq_arrived_head_d = desc_head;
   assign ar_valid_d = ar_issue | (ar_valid_q & ~m_axi_arready_i);
   assign ar_addr_d = ar_issue ? f_addr : ar_addr_q;
   assign ar_len_d = ar_issue ? f_len : ar_len_q;
@@ -1494,14 +1589,19 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   assign r_err_any = r_err_q | r_err;
   assign r_sqe_done = r_fire & r_last_beat;
   assign r_burst_done = r_sqe_done & (r_sqe_idx_q == (desc_n - 4'd1));
-  assign r_hd_we = r_burst_done;
+  assign sq_arrived_we_d = r_burst_done;
+  assign r_hd_we = sq_arrived_we_q;
   assign r_sqe_idx_d = r_sqe_done ? (r_burst_done ? 4'd0 : (r_sqe_idx_q + 4'd1)) : r_sqe_idx_q;
   assign r_err_d = r_fire ? (r_last_beat ? 1'b0 : r_err_any) : r_err_q;
   assign r_err0_d = r_fire ? r_err0_now : r_err0_q;
   assign unused_r_last = ^m_axi_rlast_i;
-  assign r_timed = r_sqe_done & desc_timed & (r_sqe_idx_q == desc_timed_off);
+  assign r_timed_arrived = r_sqe_done & desc_timed & (r_sqe_idx_q == desc_timed_off);
+  assign lat_cmd_arrival_d = r_timed_arrived;
+  assign lat_cmd_arrival_qid_d = desc_qid;
+  assign r_timed = lat_cmd_arrival_q;
   assign r_sqe_opc = r_sqe[7:0];
   assign r_dir = (r_err_any | ((r_sqe_opc != 8'd1) & (r_sqe_opc != 8'd2))) ? 2'd2 : ((r_sqe_opc == 8'd2) ? 2'd0 : 2'd1);
+  assign lat_cmd_arrival_word_d = {1'b1, r_sqe[31:16], r_dir};
   assign unused_fb_s_ready = ^fetch_buf_s_ready;
   assign unused_fb_count = ^fetch_buf_count;
   assign fb_valid = fetch_buf_m_valid;
@@ -1540,7 +1640,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   assign admin_cmd_valid_o = admin_cmd_valid_q;
   assign admin_cmd_sqid_o = admin_cmd_sqid_q;
   assign admin_cmd_sqe_o = admin_cmd_sqe_q;
-  assign icpl_valid_d = load_icpl | (icpl_valid_q & ~(cpl_take & cpl_arbiter_gnt[0]));
+  assign icpl_valid_d = load_icpl | (icpl_valid_q & ~icpl_take);
   assign icpl_sqid_d = load_icpl ? d_qid : icpl_sqid_q;
   assign icpl_cid_d = load_icpl ? d_cid : icpl_cid_q;
   assign icpl_status_d = load_icpl ? (d_err ? 15'd4 : 15'd2) : icpl_status_q;
@@ -1693,10 +1793,10 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   assign b_timed = post_pending_m_data[5];
   assign b_dir = post_pending_m_data[7:6];
   assign b_start = post_pending_m_data[39:8];
-  assign lat_event = b_fire & ~b_err & b_timed;
-  assign lat_cycles = lat_now_q - b_start;
-  assign lat_bin_b4 = lat_cycles[31:16] != 16'd0;
-  assign lat_half4 = lat_bin_b4 ? lat_cycles[31:16] : lat_cycles[15:0];
+  assign lat_end_cycles_d = lat_now_q - b_start;
+  assign lat_end_dir_d = b_dir;
+  assign lat_bin_b4 = lat_end_cycles_q[31:16] != 16'd0;
+  assign lat_half4 = lat_bin_b4 ? lat_end_cycles_q[31:16] : lat_end_cycles_q[15:0];
   assign lat_bin_b3 = lat_half4[15:8] != 8'd0;
   assign lat_half3 = lat_bin_b3 ? lat_half4[15:8] : lat_half4[7:0];
   assign lat_bin_b2 = lat_half3[7:4] != 4'd0;
@@ -1706,13 +1806,14 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   assign lat_bin_b0 = lat_half1[1] != 1'b0;
   assign unused_lat_half_low = ^lat_half1[0];
   assign lat_bin = {lat_bin_b4, lat_bin_b3, lat_bin_b2, lat_bin_b1, lat_bin_b0};
-  assign lat_addr = {b_dir, lat_bin};
+  assign lat_addr = {lat_end_dir_q, lat_bin};
   assign lat_clear = csr_lat_ctrl_clear_we & csr_lat_ctrl_clear;
+  assign lat_end_valid_d = b_fire & ~b_err & b_timed & ~lat_clr_busy_q;
   assign lat_clr_last = lat_clr_idx_q == 7'h5f;
   assign lat_clr_busy_d = lat_clear | (lat_clr_busy_q & ~lat_clr_last);
   assign lat_clr_idx_d = (lat_clear | ~lat_clr_busy_q | lat_clr_last) ? 7'd0 : (lat_clr_idx_q + 7'd1);
-  assign lat_ev_valid_d = lat_event & ~lat_clr_busy_q;
-  assign lat_ev_addr_d = lat_event ? lat_addr : lat_ev_addr_q;
+  assign lat_ev_valid_d = lat_end_valid_q & ~lat_clr_busy_q;
+  assign lat_ev_addr_d = lat_end_valid_q ? lat_addr : lat_ev_addr_q;
   assign lat_forward = lat_wr_valid_q & (lat_wr_addr_q == lat_ev_addr_q);
   assign lat_cur = lat_forward ? lat_wr_data_q : lat_hist_rdata_q;
   assign lat_inc = (lat_cur == 32'hffffffff) ? lat_cur : (lat_cur + 32'd1);
@@ -1750,6 +1851,8 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
       op_ien_q <= 1'b0;
       op_cqid_q <= 7'd0;
       op_vec_q <= 4'd0;
+      sq_wr_en_q <= 1'b0;
+      cq_wr_en_q <= 1'b0;
       cnt_ok_q <= 1'b0;
       state_q <= ST_CLEAR;
       flush_q <= 1'b1;
@@ -1760,6 +1863,10 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
       cur_qid_q <= 7'd0;
       cur_cls_q <= 2'd0;
       credits_q <= 6'h20;
+      read_next_q <= ST_IDLE;
+      read_sq_q <= 1'b0;
+      read_cq_q <= 1'b0;
+      read_qid_q <= 7'd0;
       sched_urgent_skips_q <= 7'd0;
       sched_high_skips_q <= 7'd0;
       sched_medium_skips_q <= 7'd0;
@@ -1768,6 +1875,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
       icpl_sqid_q <= 7'd0;
       icpl_cid_q <= 16'd0;
       icpl_status_q <= 15'd0;
+      cpl_buf_valid_q <= 1'b0;
       ar_valid_q <= 1'b0;
       ar_addr_q <= 64'd0;
       ar_len_q <= 8'd0;
@@ -1775,7 +1883,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
       aw_addr_q <= 64'd0;
       w_valid_q <= 1'b0;
       w_beat_q <= 1'b0;
-      db_age_q <= 32'd0;
+      lat_now_prev_q <= 32'd0;
       io_inflight_q <= 32'd0;
       admin_inflight_q <= 32'd0;
       io_cmd_valid_q <= 1'b0;
@@ -1784,6 +1892,8 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
       r_err_q <= 1'b0;
       r_err0_q <= 1'b0;
       r_beat_q <= 3'd0;
+      sq_arrived_we_q <= 1'b0;
+      lat_cmd_arrival_q <= 1'b0;
       io_cmd_sqid_q <= 16'd0;
       admin_cmd_sqid_q <= 16'd0;
       coal_prescaler_q <= 24'd0;
@@ -1861,6 +1971,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
       cnt_completed_q <= 32'd0;
       cnt_offload_q <= 32'd0;
       cnt_fallback_q <= 32'd0;
+      lat_end_valid_q <= 1'b0;
       lat_clr_busy_q <= 1'b1;
       lat_clr_idx_q <= 7'd0;
       lat_ev_valid_q <= 1'b0;
@@ -1896,6 +2007,8 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
       op_ien_q <= op_ien_d;
       op_cqid_q <= op_cqid_d;
       op_vec_q <= op_vec_d;
+      sq_wr_en_q <= sq_wr_en_d;
+      cq_wr_en_q <= cq_wr_en_d;
       cnt_ok_q <= cnt_ok_d;
       state_q <= state_d;
       flush_q <= flush_d;
@@ -1906,6 +2019,10 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
       cur_qid_q <= cur_qid_d;
       cur_cls_q <= cur_cls_d;
       credits_q <= credits_d;
+      read_next_q <= read_next_d;
+      read_sq_q <= read_sq_d;
+      read_cq_q <= read_cq_d;
+      read_qid_q <= read_qid_d;
       sched_urgent_skips_q <= sched_urgent_skips_d;
       sched_high_skips_q <= sched_high_skips_d;
       sched_medium_skips_q <= sched_medium_skips_d;
@@ -1914,6 +2031,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
       icpl_sqid_q <= icpl_sqid_d;
       icpl_cid_q <= icpl_cid_d;
       icpl_status_q <= icpl_status_d;
+      cpl_buf_valid_q <= cpl_buf_valid_d;
       ar_valid_q <= ar_valid_d;
       ar_addr_q <= ar_addr_d;
       ar_len_q <= ar_len_d;
@@ -1921,7 +2039,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
       aw_addr_q <= aw_addr_d;
       w_valid_q <= w_valid_d;
       w_beat_q <= w_beat_d;
-      db_age_q <= db_age_d;
+      lat_now_prev_q <= lat_now_prev_d;
       io_inflight_q <= io_inflight_d;
       admin_inflight_q <= admin_inflight_d;
       io_cmd_valid_q <= io_cmd_valid_d;
@@ -1930,6 +2048,8 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
       r_err_q <= r_err_d;
       r_err0_q <= r_err0_d;
       r_beat_q <= r_beat_d;
+      sq_arrived_we_q <= sq_arrived_we_d;
+      lat_cmd_arrival_q <= lat_cmd_arrival_d;
       io_cmd_sqid_q <= io_cmd_sqid_d;
       admin_cmd_sqid_q <= admin_cmd_sqid_d;
       coal_prescaler_q <= coal_prescaler_d;
@@ -2007,6 +2127,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
       cnt_completed_q <= cnt_completed_d;
       cnt_offload_q <= cnt_offload_d;
       cnt_fallback_q <= cnt_fallback_d;
+      lat_end_valid_q <= lat_end_valid_d;
       lat_clr_busy_q <= lat_clr_busy_d;
       lat_clr_idx_q <= lat_clr_idx_d;
       lat_ev_valid_q <= lat_ev_valid_d;
@@ -2019,20 +2140,35 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   end
 
   always_ff @(posedge clk_i) begin
+    sq_wr_addr_q <= sq_wr_addr_d;
+    sq_wr_data_q <= sq_wr_data_d;
+    cq_wr_addr_q <= cq_wr_addr_d;
+    cq_wr_data_q <= cq_wr_data_d;
+    cpl_buf_sqid_q <= cpl_buf_sqid_d;
+    cpl_buf_cid_q <= cpl_buf_cid_d;
+    cpl_buf_status_q <= cpl_buf_status_d;
+    cpl_buf_dw0_q <= cpl_buf_dw0_d;
+    cpl_buf_bad_sqid_q <= cpl_buf_bad_sqid_d;
     cqe_q <= cqe_d;
     f_avail_q <= f_avail_d;
     f_to_end_q <= f_to_end_d;
     f_cap_q <= f_cap_d;
     f_smp_off_q <= f_smp_off_d;
+    sq_arrived_qid_q <= sq_arrived_qid_d;
+    sq_arrived_head_q <= sq_arrived_head_d;
     r_acc_q <= r_acc_d;
+    lat_cmd_arrival_qid_q <= lat_cmd_arrival_qid_d;
+    lat_cmd_arrival_word_q <= lat_cmd_arrival_word_d;
     io_cmd_sqe_q <= io_cmd_sqe_d;
     admin_cmd_sqe_q <= admin_cmd_sqe_d;
+    lat_end_cycles_q <= lat_end_cycles_d;
+    lat_end_dir_q <= lat_end_dir_d;
   end
 
   // memory `sq_state`: 65 x 209 bits, registered read
   always_ff @(posedge clk_i) begin
-    if (sq_we) begin
-      sq_state[sq_waddr] <= sq_wdata;
+    if (sq_wr_en_q) begin
+      sq_state[sq_wr_addr_q] <= sq_wr_data_q;
     end
     if (sq_re) begin
       sq_state_rdata_q <= sq_state[sq_raddr];
@@ -2045,17 +2181,17 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   // memory `sq_arrived`: 65 x 12 bits, registered read
   always_ff @(posedge clk_i) begin
     if (r_hd_we | fsm_hd_we) begin
-      sq_arrived[r_hd_we ? desc_qid : sq_waddr] <= r_hd_we ? desc_head : 12'd0;
+      sq_arrived[r_hd_we ? sq_arrived_qid_q : sq_waddr] <= r_hd_we ? sq_arrived_head_q : 12'd0;
     end
     if (sq_re) begin
       sq_arrived_rdata_q <= sq_arrived[sq_raddr];
     end
   end
 
-  // memory `cq_state`: 65 x 95 bits, registered read
+  // memory `cq_state`: 65 x 107 bits, registered read
   always_ff @(posedge clk_i) begin
-    if (cq_we) begin
-      cq_state[cq_waddr] <= cq_wdata;
+    if (cq_wr_en_q) begin
+      cq_state[cq_wr_addr_q] <= cq_wr_data_q;
     end
     if (cq_re) begin
       cq_state_rdata_q <= cq_state[cq_raddr];
@@ -2065,7 +2201,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   // memory `lat_cmd`: 65 x 19 bits, registered read
   always_ff @(posedge clk_i) begin
     if (r_timed | lat_cmd_invalidate) begin
-      lat_cmd[r_timed ? desc_qid : db_qid_q[6:0]] <= r_timed ? {1'b1, r_sqe[31:16], r_dir} : 19'd0;
+      lat_cmd[r_timed ? lat_cmd_arrival_qid_q : db_qid_q[6:0]] <= r_timed ? lat_cmd_arrival_word_q : 19'd0;
     end
     if (sq_re) begin
       lat_cmd_rdata_q <= lat_cmd[sq_raddr];
@@ -2077,7 +2213,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
     if (lat_clr_busy_q | lat_rmw_we) begin
       lat_hist[lat_clr_busy_q ? lat_clr_idx_q : lat_ev_addr_q] <= lat_clr_busy_q ? 32'd0 : lat_inc;
     end
-    if (lat_event) begin
+    if (lat_end_valid_q) begin
       lat_hist_rdata_q <= lat_hist[lat_addr];
     end
     if (1'b1) begin

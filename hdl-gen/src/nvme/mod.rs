@@ -138,25 +138,31 @@
 //!   looked at again when the burst is issued; if it fell in between, the SQ goes to the back
 //!   without fetching and without cost.
 //! - **When a doorbell counts**: a doorbell whose BAR0 write is accepted in cycle `t` takes
-//!   part in every decision whose SQ read request rises on AR in cycle `t + 4` or later, and
-//!   in none before (the decision is made in IDLE three cycles before `arvalid` rises: ST_FETCH
-//!   reads the SQ's state, ST_FETCH_N sizes the burst; and IDLE serves a pending doorbell
-//!   before deciding). `nvme_arbitration` relies on this.
+//!   part in every decision whose SQ read request rises on AR in cycle `t + 5` or later, and
+//!   in none before (the decision is made in IDLE four cycles before `arvalid` rises: ST_READ
+//!   reads the SQ's state, ST_FETCH registers its ring distances, ST_FETCH_N sizes the burst;
+//!   and IDLE serves a pending doorbell before deciding). `nvme_arbitration` relies on this.
 //! - **Fetch latency**: ineligible SQs never stall fetching. A class rotates one ineligible head
 //!   away per IDLE cycle and holds decisions up only until it has been around once since its
 //!   last push (it keeps rotating while blocked, holding nothing up), and a FIFO holds at most
 //!   `io_queue_pairs` I/O SQs. So when the FSM has nothing else to serve (no doorbell, firmware
 //!   queue operation or completion pending, no read request outstanding, fetch credits and
 //!   descriptor room for a burst), a doorbell accepted in cycle `t` that gives an eligible SQ
-//!   work has a read request rise on AR by cycle `t + 6 + io_queue_pairs`: the doorbell is
-//!   served at `t + 2`, the decision made in IDLE from `t + 3` (AR three cycles later), after at
-//!   most one circle of a FIFO: `io_queue_pairs` IDLE cycles. `nvme_arbitration` checks this
-//!   with whole classes throttled.
+//!   work has a read request rise on AR by cycle `t + 8 + io_queue_pairs`: IDLE takes the
+//!   doorbell up at `t + 1`, ST_READ reads the queue's state at `t + 2`, ST_DB pushes the SQ to
+//!   its class at `t + 3`, and the decision is made in IDLE from `t + 4` (AR four cycles later),
+//!   after at most one circle of a FIFO: `io_queue_pairs` IDLE cycles. `nvme_arbitration`
+//!   checks this with whole classes throttled.
 //!
 //! # Completions
 //!
 //! A CQE is written only when the CQ has a free slot (`tail + 1 != head`); a full CQ holds its
 //! completion (and the completion source) until the host's head doorbell frees a slot.
+//!
+//! The three sources (internal errors, `admin_cpl`, `io_cpl`) are arbitrated round robin into
+//! a one-completion buffer, taken whenever it is empty: the stream's handshake ends there, and
+//! the queue FSM posts from the buffer (so a source's payload is read only in its handshake
+//! cycle). `io_cpl` valid to the CQE's AW valid is 5 cycles on an idle front end.
 //!
 //! # Interrupt coalescing (features 08h and 09h)
 //!
@@ -209,7 +215,8 @@
 //!   clear by itself; CC.EN does not clear the histograms.
 //!
 //! Firmware reads bin `lat_sel.bin` of histogram `lat_sel.dir` in `lat_count` (a RAM read:
-//! the value may be one completion old when a completion is counted in the cycle of the read).
+//! a completion whose write response was taken in the cycle of the read or the two before
+//! may be missing).
 //! Timestamps are 32 bits: a doorbell that comes a multiple of 2^32 cycles after the last
 //! post of its SQ's timed command could find the sampler busy.
 //!

@@ -15,8 +15,9 @@ pub(super) struct Sources {
     pub(super) icpl_cid: Reg,
     pub(super) icpl_st: Reg,
     pub(super) cpl_take: Sig,
+    pub(super) icpl_take: Sig,
     pub(super) cpl_v: Sig,
-    pub(super) gnt: Sig,
+    pub(super) src_v: Sig,
     pub(super) x_sqid: Sig,
     pub(super) x_cid: Sig,
     pub(super) x_status: Sig,
@@ -50,14 +51,22 @@ pub(super) fn sources(m: &mut ModuleBuilder, cx: &Ctx, io: &Ports) -> Sources {
         "req_i",
         cat([io_cpl.valid.ex(), adm_cpl.valid.ex(), icpl_v.q.ex()]),
     );
+    // The arbitrated completion is taken into a register (the completion buffer) whenever it
+    // is empty, and the FSM works from the register: the sources' handshake ends there, and
+    // their outputs stay off the FSM's paths, for the clock.
+    let buf_v = m.reg("cpl_buf_valid", 1, 0);
     let cpl_take = m.wire("cpl_take", 1);
-    m.bind(u_arb, "ready_i", cpl_take);
-    let cpl_v = m.bind_out(u_arb, "valid_o");
+    m.comment(cpl_take, "the FSM is done with the buffered completion");
+    let arb_v = m.bind_out(u_arb, "valid_o");
+    m.bind(u_arb, "ready_i", !buf_v.q);
     let gnt = m.bind_out(u_arb, "gnt_o");
     let gidx = m.bind_out(u_arb, "gnt_idx_o");
     m.unused("cpl_gnt_idx", gidx);
-    m.assign(adm_cpl.ready, cpl_take & gnt.bit(1));
-    m.assign(io_cpl.ready, cpl_take & gnt.bit(2));
+    let load = m.net("cpl_buf_load", arb_v & !buf_v.q);
+    m.assign(adm_cpl.ready, !buf_v.q & gnt.bit(1));
+    m.assign(io_cpl.ready, !buf_v.q & gnt.bit(2));
+    let icpl_take = m.net("icpl_take", !buf_v.q & gnt.bit(0));
+    m.assign(buf_v.d, load | (buf_v.q & !cpl_take));
     let x_sqid = m.net(
         "cpl_sqid",
         mux(
@@ -108,19 +117,25 @@ pub(super) fn sources(m: &mut ModuleBuilder, cx: &Ctx, io: &Ports) -> Sources {
             ),
         ),
     );
+    let mut buffered = |name: &str, x: Sig| {
+        let r = m.reg_noreset(name, x.width());
+        m.assign(r.d, mux(load, x.ex(), r.q.ex()));
+        r.q
+    };
     Sources {
         icpl_v,
         icpl_sqid,
         icpl_cid,
         icpl_st,
         cpl_take,
-        cpl_v,
-        gnt,
-        x_sqid,
-        x_cid,
-        x_status,
-        x_dw0,
-        x_bad,
+        icpl_take,
+        cpl_v: buf_v.q,
+        src_v: arb_v,
+        x_sqid: buffered("cpl_buf_sqid", x_sqid),
+        x_cid: buffered("cpl_buf_cid", x_cid),
+        x_status: buffered("cpl_buf_status", x_status),
+        x_dw0: buffered("cpl_buf_dw0", x_dw0),
+        x_bad: buffered("cpl_buf_bad_sqid", x_bad),
     }
 }
 

@@ -65,7 +65,9 @@ pub(super) fn fetch(m: &mut ModuleBuilder, cx: &Ctx, io: &Ports, bar: &Bar, ram:
         lc_inval,
         ..
     } = *f;
-    // Arrived-head RAM: the R path (a burst done) has priority over the FSM's initial writes.
+    // Arrived-head RAM: the R path (a burst done, written a cycle later from registers, for
+    // the clock: the R channel stays off the FSM's decisions) has priority over the FSM's
+    // initial writes.
     let desc_data = m.bind_out(u_desc, "m_data_o");
     let dq_qid = m.net("desc_qid", desc_data.slice(qw + nb + iw - 1, nb + iw));
     let dq_n = m.net("desc_n", desc_data.slice(nb + iw - 1, iw));
@@ -75,11 +77,15 @@ pub(super) fn fetch(m: &mut ModuleBuilder, cx: &Ctx, io: &Ports, bar: &Bar, ram:
         "desc_timed_off",
         desc_data.slice(qw + nb + iw + nb - 1, qw + nb + iw),
     );
+    let hd_arr_qid = m.reg_noreset("sq_arrived_qid", qw);
+    let hd_arr_head = m.reg_noreset("sq_arrived_head", iw);
+    m.assign(hd_arr_qid.d, dq_qid);
+    m.assign(hd_arr_head.d, dq_head);
     m.mem_write(
         hd_mem,
         r_hd_we | fsm_hd_we,
-        mux(r_hd_we, dq_qid.ex(), sq_waddr.ex()),
-        mux(r_hd_we, dq_head.ex(), lit(iw, 0)),
+        mux(r_hd_we, hd_arr_qid.q.ex(), sq_waddr.ex()),
+        mux(r_hd_we, hd_arr_head.q.ex(), lit(iw, 0)),
     );
 
     // ---------------------------------------------------------------- SQ fetch: AR and R
@@ -140,7 +146,9 @@ pub(super) fn fetch(m: &mut ModuleBuilder, cx: &Ctx, io: &Ports, bar: &Bar, ram:
     let r_err_any = m.net("r_err_any", r_err_q.q | r_err);
     let r_sqe_done = m.net("r_sqe_done", r_fire & r_last_beat.clone());
     let r_burst_done = m.net("r_burst_done", r_sqe_done & r_sidx.q.eq(&(dq_n - 1)));
-    m.assign(r_hd_we, r_burst_done);
+    let hd_arr_v = m.reg("sq_arrived_we", 1, 0);
+    m.assign(hd_arr_v.d, r_burst_done);
+    m.assign(r_hd_we, hd_arr_v.q);
     m.assign(
         r_sidx.d,
         mux(
@@ -166,8 +174,19 @@ pub(super) fn fetch(m: &mut ModuleBuilder, cx: &Ctx, io: &Ports, bar: &Bar, ram:
         "s_data_i",
         cat([dq_qid.ex(), r_err_any.ex(), r_err0, r_sqe.ex()]),
     );
-    // The timed SQE arrived: its CID and direction (other when its fetch failed).
-    m.assign(r_timed, r_sqe_done & dq_timed & r_sidx.q.eq(dq_off));
+    // The timed SQE arrived: its CID and direction (other when its fetch failed), written to
+    // lat_cmd a cycle later from registers, for the clock (the R channel stays off ST_DB's
+    // decision). The SQE's completion comes cycles after that, so its read sees the write.
+    let arrived = m.net(
+        "r_timed_arrived",
+        r_sqe_done & dq_timed & r_sidx.q.eq(dq_off),
+    );
+    let arr_v = m.reg("lat_cmd_arrival", 1, 0);
+    let arr_qid = m.reg_noreset("lat_cmd_arrival_qid", qw);
+    let arr_word = m.reg_noreset("lat_cmd_arrival_word", 19);
+    m.assign(arr_v.d, arrived);
+    m.assign(arr_qid.d, dq_qid);
+    m.assign(r_timed, arr_v.q);
     let r_opc = m.net("r_sqe_opc", r_sqe.slice(7, 0));
     let r_dir = m.net(
         "r_dir",
@@ -178,15 +197,15 @@ pub(super) fn fetch(m: &mut ModuleBuilder, cx: &Ctx, io: &Ports, bar: &Bar, ram:
         ),
     );
     // One write port: the SQE's arrival, or (ST_DB waits a cycle for it) a doorbell arming.
+    m.assign(
+        arr_word.d,
+        cat([lit(1, 1), r_sqe.slice(31, 16), r_dir.ex()]),
+    );
     m.mem_write(
         lc_mem,
         r_timed | lc_inval,
-        mux(r_timed, dq_qid.ex(), db_qid.q.resize(qw)),
-        mux(
-            r_timed,
-            cat([lit(1, 1), r_sqe.slice(31, 16), r_dir.ex()]),
-            lit(19, 0),
-        ),
+        mux(r_timed, arr_qid.q.ex(), db_qid.q.resize(qw)),
+        mux(r_timed, arr_word.q.ex(), lit(19, 0)),
     );
     let fb_sr = m.bind_out(u_fb, "s_ready_o");
     m.unused("fb_s_ready", fb_sr);
@@ -210,8 +229,7 @@ pub(super) fn dispatch(m: &mut ModuleBuilder, cx: &Ctx, io: &Ports, f: &Fsm) -> 
                 icpl_sqid,
                 icpl_cid,
                 icpl_st,
-                cpl_take,
-                gnt,
+                icpl_take,
                 ..
             },
         axi: Axi { ar_issue, u_fb, .. },
@@ -299,7 +317,7 @@ pub(super) fn dispatch(m: &mut ModuleBuilder, cx: &Ctx, io: &Ports, f: &Fsm) -> 
     m.assign(adm_cmd.field("sqid"), adm_sqid.q);
     m.assign(adm_cmd.field("sqe"), adm_sqe.q);
     let icpl_code = mux(d_err, lit(15, 0x04), lit(15, 0x02));
-    m.assign(icpl_v.d, load_icpl | (icpl_v.q & !(cpl_take & gnt.bit(0))));
+    m.assign(icpl_v.d, load_icpl | (icpl_v.q & !icpl_take));
     m.assign(icpl_sqid.d, mux(load_icpl, d_qid.ex(), icpl_sqid.q.ex()));
     m.assign(icpl_cid.d, mux(load_icpl, d_cid.ex(), icpl_cid.q.ex()));
     m.assign(icpl_st.d, mux(load_icpl, icpl_code, icpl_st.q.ex()));

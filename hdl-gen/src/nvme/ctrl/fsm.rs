@@ -8,7 +8,7 @@ use super::sched::{classes, weight, wrr, Classes, Wrr};
 use super::{min, Ctx, Ports, Rams};
 use crate::nvme::params::{OP_CREATE_CQ, OP_CREATE_SQ, OP_DELETE_CQ, OP_DELETE_SQ};
 use hdl_builder::prelude::*;
-use hdl_builder::Inst;
+use hdl_builder::{Comb, Inst};
 
 /// The AXI master channels and the FIFOs between fetch, dispatch and post.
 #[derive(Clone, Copy)]
@@ -137,6 +137,7 @@ pub(super) fn fsm(
         c_size,
         c_head,
         c_tail,
+        c_next,
         c_base,
         ..
     } = *ram;
@@ -153,6 +154,7 @@ pub(super) fn fsm(
         "fsm_state",
         &[
             "ST_IDLE",
+            "ST_READ",
             "ST_DB",
             "ST_OP",
             "ST_CPL_SQ",
@@ -174,6 +176,14 @@ pub(super) fn fsm(
     let cur_qid = m.reg("cur_qid", qw, 0);
     let cur_cls = m.reg("cur_cls", 2, 0);
     let credits = m.reg("credits", cw, u64::from(p.fetch_slots));
+    // IDLE's decision is registered (which RAMs to read, at which queue, and the state that
+    // follows) and ST_READ reads the queue RAMs a cycle later, for the clock: the decision's
+    // logic (the class FIFO heads, eligibility, the fetch conditions, the priority) would
+    // otherwise steer the RAMs' read address.
+    let rd_next = m.reg_enum("read_next", &st_ty, st_ty.item("ST_IDLE"));
+    let rd_sq = m.reg("read_sq", 1, 0);
+    let rd_cq = m.reg("read_cq", 1, 0);
+    let rd_qid = m.reg("read_qid", qw, 0);
 
     let cls = classes(m, cx, sq_space, st, &st_ty, flush);
     let Classes {
@@ -193,6 +203,7 @@ pub(super) fn fsm(
         icpl_v,
         cpl_take,
         cpl_v,
+        src_v,
         x_sqid,
         x_cid,
         x_status,
@@ -391,16 +402,24 @@ pub(super) fn fsm(
     let d_cq_bad = m.net("db_cq_value_bad", d_val.gt(c_size.zext(16)) | d_cq_over);
     let d_newwork = m.net("db_new_work", d_val_i.ne(s_head) & !s_act);
     // The sampler is free for a doorbell accepted at db_time unless its last post came at or
-    // after db_time (now - db_time is the window since; a post before it is further back).
-    // `now - db_time` is taken from a register, a cycle old, for the clock: a doorbell's time
-    // holds from its acceptance (no other is taken while it is pending) and ST_DB comes two
-    // cycles later at the earliest, so the register holds `now - db_time - 1` there; and no
-    // post is stamped `now` while ST_DB reads the SQ (one queue RAM access at a time), so
-    // `s_smp_t - db_time <= now - db_time - 1` is the same test.
-    let db_age = m.reg("db_age", now.q.width(), 0);
-    m.comment(db_age.q, "now - db_time, a cycle ago");
-    m.assign(db_age.d, now.q - db_time.q);
-    let smp_late = m.net("smp_posted_since_db", (s_smp_t - db_time.q).le(db_age.q));
+    // after db_time: `s_smp_t - db_time <= now - db_time` in 32-bit time. No post is stamped
+    // `now` while ST_DB holds the SQ's word (one queue RAM access at a time), so the window may
+    // end a cycle before now, and it is tested with compares only, for the clock: `s_smp_t`
+    // lies from db_time to the cycle before now, going forward (the window wraps past 2^32
+    // when its end is below its start; ST_DB comes three cycles after db_time at the earliest).
+    let now_prev = m.reg("lat_now_prev", now.q.width(), 0);
+    m.comment(now_prev.q, "now, a cycle ago");
+    m.assign(now_prev.d, now.q);
+    let smp_from_db = m.net("smp_posted_from_db", s_smp_t.ge(db_time.q));
+    let smp_to_prev = m.net("smp_posted_to_prev", s_smp_t.le(now_prev.q));
+    let smp_late = m.net(
+        "smp_posted_since_db",
+        mux(
+            now_prev.q.lt(db_time.q),
+            smp_from_db | smp_to_prev,
+            smp_from_db & smp_to_prev,
+        ),
+    );
     let smp_free = m.net("smp_free", s_smp.eq(0) | (s_smp.eq(3) & !smp_late));
     let smp_arm = m.net("smp_arm", db_qid.q.ne(0) & d_val_i.ne(s_tail) & smp_free);
     let db_arm = m.net("db_arm", !db_cq.q & s_en & !d_sq_bad & smp_arm);
@@ -412,9 +431,12 @@ pub(super) fn fsm(
 
     // CPL computations.
     // The tail is the ring's last slot (QSIZE is 0-based): it wraps.
+    // The new tail is the slot after the old one, kept in the CQ's word (its successor is
+    // computed for the word written back, off the path of the full-CQ test).
     let p_wrap = m.net("p_wrap", c_tail.eq(c_size));
-    let p_tail_new = m.net("p_tail_new", mux(p_wrap, lit(iw, 0), c_tail + 1));
+    let p_tail_new = m.net("p_tail_new", c_next);
     let p_full = m.net("p_full", p_tail_new.eq(c_head));
+    let p_next_new = m.net("p_next_new", mux(c_next.eq(c_size), lit(iw, 0), c_next + 1));
     let lc_valid = m.net("lat_cmd_valid", lc_rd.bit(18));
     let lc_cid = m.net("lat_cmd_cid", lc_rd.slice(17, 2));
     let lc_dir = m.net("lat_cmd_dir", lc_rd.slice(1, 0));
@@ -472,6 +494,9 @@ pub(super) fn fsm(
             ("base", asq.q.ex()),
         ],
     );
+    // A new CQ's tail is 0 and the slot after it 1 (0 in a ring of one slot, which is never
+    // valid for a CQ: it is then always full).
+    let first_next = |size: Expr| mux(size.eq(0), lit(iw, 0), lit(iw, 1));
     let cq_admin = cql.pack(
         None,
         &[
@@ -479,6 +504,7 @@ pub(super) fn fsm(
             ("ien", lit(1, 1)),
             ("phase", lit(1, 1)),
             ("size", aqa.q.slice(27, 16).resize(iw)),
+            ("next", first_next(aqa.q.slice(27, 16).resize(iw))),
             ("base", acq.q.ex()),
         ],
     );
@@ -501,6 +527,7 @@ pub(super) fn fsm(
             ("phase", lit(1, 1)),
             ("vec", op_vec.q.ex()),
             ("size", op_size.q.ex()),
+            ("next", first_next(op_size.q.ex())),
             ("base", op_base.q.ex()),
         ],
     );
@@ -537,10 +564,22 @@ pub(super) fn fsm(
     );
     let cq_post = cql.pack(
         Some(cq_rd),
-        &[("tail", p_tail_new.ex()), ("phase", c_phase ^ p_wrap)],
+        &[
+            ("tail", p_tail_new.ex()),
+            ("next", p_next_new.ex()),
+            ("phase", c_phase ^ p_wrap),
+        ],
     );
     let _ = zero_iw;
 
+    // IDLE's decision to read the queue RAMs: ST_READ does it, then goes to `next`.
+    let read = |c: &mut Comb, sq: Expr, cq: Expr, qid: Expr, next: &str| {
+        c.set(rd_sq.d, sq);
+        c.set(rd_cq.d, cq);
+        c.set(rd_qid.d, qid);
+        c.set(rd_next.d, st_ty.item(next));
+        c.set(st.d, st_ty.item("ST_READ"));
+    };
     m.comb(|c| {
         c.set(st.d, st.q);
         c.set(sq_re, 0);
@@ -566,6 +605,10 @@ pub(super) fn fsm(
         c.set(wrr_cnt.d, wrr_cnt.q);
         c.set(cur_qid.d, cur_qid.q);
         c.set(cur_cls.d, cur_cls.q);
+        c.set(rd_next.d, rd_next.q);
+        c.set(rd_sq.d, rd_sq.q);
+        c.set(rd_cq.d, rd_cq.q);
+        c.set(rd_qid.d, rd_qid.q);
         c.set(ar_issue, 0);
         c.set(aw_issue, 0);
         c.set(clear_idx.d, clear_idx.q);
@@ -598,41 +641,26 @@ pub(super) fn fsm(
                             c.set(db_take, 1);
                             c.set(ev_reg, 1);
                         })
-                        .else_(|c| {
-                            c.set(sq_re, !db_cq.q);
-                            c.set(sq_raddr, db_qid.q.resize(qw));
-                            c.set(cq_re, db_cq.q);
-                            c.set(cq_raddr, db_qid.q.resize(qw));
-                            c.set(st.d, st_ty.item("ST_DB"));
-                        });
+                        .else_(|c| read(c, !db_cq.q, db_cq.q.ex(), db_qid.q.resize(qw), "ST_DB"));
                 })
                 .else_if(op_pend.q, |c| {
-                    c.if_(op_bad, |c| c.set(op_take, 1)).else_(|c| {
-                        c.set(sq_re, 1);
-                        c.set(sq_raddr, op_qid.q.resize(qw));
-                        c.set(cq_re, 1);
-                        c.set(cq_raddr, op_qid.q.resize(qw));
-                        c.set(st.d, st_ty.item("ST_OP"));
-                    });
+                    c.if_(op_bad, |c| c.set(op_take, 1))
+                        .else_(|c| read(c, lit(1, 1), lit(1, 1), op_qid.q.resize(qw), "ST_OP"));
                 })
                 .else_if(cpl_v & (!rdy.q | (live & x_bad)), |c| {
                     c.set(cpl_take, 1);
                 })
                 .else_if(cpl_v & live & can_post, |c| {
-                    c.set(sq_re, 1);
-                    c.set(sq_raddr, x_sqid.resize(qw));
-                    c.set(st.d, st_ty.item("ST_CPL_SQ"));
+                    read(c, lit(1, 1), lit(1, 0), x_sqid.resize(qw), "ST_CPL_SQ")
                 })
                 .else_if(can_fetch, |c| {
-                    c.set(sq_re, 1);
-                    c.set(st.d, st_ty.item("ST_FETCH"));
                     c.if_(adm_act.q, |c| {
-                        c.set(sq_raddr, 0);
+                        read(c, lit(1, 1), lit(1, 0), lit(qw, 0), "ST_FETCH");
                         c.set(cur_qid.d, 0);
                         c.set(adm_act.d, 0);
                     })
                     .else_(|c| {
-                        c.set(sq_raddr, pick_qid);
+                        read(c, lit(1, 1), lit(1, 0), pick_qid.ex(), "ST_FETCH");
                         c.set(cur_qid.d, pick_qid);
                         c.set(cur_cls.d, cur_cls_sig);
                         c.set(pop_en, 1);
@@ -643,10 +671,18 @@ pub(super) fn fsm(
                     });
                 });
             });
+            a.arm(st_ty.item("ST_READ"), |c| {
+                c.set(sq_re, rd_sq.q);
+                c.set(sq_raddr, rd_qid.q);
+                c.set(cq_re, rd_cq.q);
+                c.set(cq_raddr, rd_qid.q);
+                c.set(st.d, rd_next.q);
+            });
             a.arm(st_ty.item("ST_DB"), |c| {
-                // A doorbell that arms the sampler waits while the timed-command RAM's one
-                // write port is taken by an arriving timed SQE.
-                c.if_(!(db_arm & r_timed), |c| {
+                // A doorbell waits while the timed-command RAM's one write port is taken by
+                // an arriving timed SQE (whether it arms the sampler or not: that decision
+                // stays off the path of every other write, for the clock).
+                c.if_(!r_timed, |c| {
                     c.set(db_take, 1);
                     c.set(st.d, st_ty.item("ST_IDLE"));
                     c.if_(!db_cq.q, |c| {
@@ -769,7 +805,7 @@ pub(super) fn fsm(
                 c.set(cpl_take, cpl_v);
                 c.set(db_take, db_pend.q);
                 c.set(op_take, op_pend.q);
-                c.if_(quiet & !cpl_v, |c| {
+                c.if_(quiet & !cpl_v & !src_v, |c| {
                     c.set(st.d, st_ty.item("ST_IDLE"));
                     c.set(rdy.d, 0);
                     c.set(flush.d, 0);

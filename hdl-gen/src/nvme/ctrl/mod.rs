@@ -198,6 +198,7 @@ struct Rams {
     c_size: Sig,
     c_head: Sig,
     c_tail: Sig,
+    c_next: Sig,
     c_base: Sig,
 }
 
@@ -252,6 +253,9 @@ pub fn ctrl(p: &NvmeParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             ("size", iw),
             ("head", iw),
             ("tail", iw),
+            // The slot after the tail (0 after the last), kept beside it so that no addition
+            // stands before the full-CQ test when a completion is posted.
+            ("next", iw),
             ("base", 52),
         ],
     };
@@ -457,13 +461,27 @@ fn rams(m: &mut ModuleBuilder, cx: &Ctx, cnt_sel: Sig) -> Rams {
     let hd_rd = m.mem_read(hd_mem, sq_re, sq_raddr);
     let cq_rd = m.mem_read(cq_mem, cq_re, cq_raddr);
     let cnt_rd = m.mem_read(sq_mem, lit(1, 1), cnt_sel.resize(qw));
-    m.mem_write(sq_mem, sq_we, sq_waddr, sq_wdata);
+    // The SQ and CQ words are written a cycle after the FSM's state decides them, from
+    // registers, for the clock (the word's logic and its mux over the states stay off the
+    // LUTRAM's write port). No read sees the difference: the FSM reads a queue's words at the
+    // earliest two cycles after it wrote them (a write state, then IDLE, then ST_READ).
+    let write_behind =
+        |m: &mut ModuleBuilder, mem: Mem, name: &str, we: Sig, addr: Sig, data: Sig| {
+            let we_q = m.reg(&format!("{name}_wr_en"), 1, 0);
+            let addr_q = m.reg_noreset(&format!("{name}_wr_addr"), addr.width());
+            let data_q = m.reg_noreset(&format!("{name}_wr_data"), data.width());
+            m.assign(we_q.d, we);
+            m.assign(addr_q.d, addr);
+            m.assign(data_q.d, data);
+            m.mem_write(mem, we_q.q, addr_q.q, data_q.q);
+        };
+    write_behind(m, sq_mem, "sq", sq_we, sq_waddr, sq_wdata);
     // The timed command of each SQ: {valid, CID, direction}, made invalid when a doorbell arms
     // the sampler and written when the timed SQE arrives, read with the SQ word for a
     // completion (so a completion that comes between the two never matches a stale CID).
     let lc_mem = m.memory("lat_cmd", 19, nq + 1);
     let lc_rd = m.mem_read(lc_mem, sq_re, sq_raddr);
-    m.mem_write(cq_mem, cq_we, cq_waddr, cq_wdata);
+    write_behind(m, cq_mem, "cq", cq_we, cq_waddr, cq_wdata);
     let cnt_ok = m.reg("cnt_ok", 1, 0);
     m.assign(cnt_ok.d, cnt_sel.le(nq));
     m.bind(
@@ -499,6 +517,7 @@ fn rams(m: &mut ModuleBuilder, cx: &Ctx, cnt_sel: Sig) -> Rams {
     let c_size = m.net("c_size", cql.get(cq_rd, "size"));
     let c_head = m.net("c_head", cql.get(cq_rd, "head"));
     let c_tail = m.net("c_tail", cql.get(cq_rd, "tail"));
+    let c_next = m.net("c_next", cql.get(cq_rd, "next"));
     let c_base = m.net("c_base", cql.get(cq_rd, "base"));
     Rams {
         hd_mem,
@@ -538,6 +557,7 @@ fn rams(m: &mut ModuleBuilder, cx: &Ctx, cnt_sel: Sig) -> Rams {
         c_size,
         c_head,
         c_tail,
+        c_next,
         c_base,
     }
 }

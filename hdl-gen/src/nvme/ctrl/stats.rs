@@ -71,14 +71,21 @@ pub(super) fn latency(m: &mut ModuleBuilder, cx: &Ctx, bar: &Bar, post: &Post) {
     let now = bar.now;
     let Post { pbd, b_fire, b_err } = *post;
     // ---------------------------------------------------------------- latency histograms
-    // One RAM word per (direction, bin), incremented read-modify-write: read in the cycle of
-    // the write response, written the next; a second event on the same word in that next
+    // One RAM word per (direction, bin), incremented read-modify-write: read in the cycle
+    // after the write response (the event and its latency are registered before the bin is
+    // found, for the clock), written the next; a second event on the same word in that next
     // cycle takes the value being written (the RAM reads the old word).
     let b_timed = m.net("b_timed", pbd.bit(vw + 1));
     let b_dir = m.net("b_dir", pbd.slice(vw + 3, vw + 2));
     let b_start = m.net("b_start", pbd.slice(vw + 35, vw + 4));
-    let lat_ev = m.net("lat_event", b_fire & !b_err & b_timed);
-    let lat_l = m.net("lat_cycles", now.q - b_start);
+    let end_v = m.reg("lat_end_valid", 1, 0);
+    let end_l = m.reg_noreset("lat_end_cycles", 32);
+    let end_dir = m.reg_noreset("lat_end_dir", 2);
+    m.assign(end_l.d, now.q - b_start);
+    m.assign(end_dir.d, b_dir);
+    let lat_ev = end_v.q;
+    let lat_l = end_l.q;
+    let b_dir = end_dir.q;
     // Bin: the index of L's highest set bit (L >= 1), found by halving: each step keeps the
     // upper half when it has a bit set, and that choice is one bit of the index.
     let mut x = lat_l.ex();
@@ -106,6 +113,8 @@ pub(super) fn latency(m: &mut ModuleBuilder, cx: &Ctx, bar: &Bar, post: &Post) {
     let clr_go_we = m.bind_out(u_csr, "lat_ctrl_clear_we_o");
     let clr_go_v = m.bind_out(u_csr, "lat_ctrl_clear_o");
     let clr_go = m.net("lat_clear", clr_go_we & clr_go_v);
+    // A write response taken while clearing is not counted (and one taken before is wiped).
+    m.assign(end_v.d, b_fire & !b_err & b_timed & !clr_busy.q);
     let clr_last = m.net("lat_clr_last", clr_idx.q.eq(95));
     m.assign(clr_busy.d, clr_go | (clr_busy.q & !clr_last));
     m.assign(

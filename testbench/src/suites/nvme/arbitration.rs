@@ -15,7 +15,7 @@
 //! Check: the decisions are read off the AXI read requests (queue, first entry, SQE count);
 //! the doorbells off the BAR0 write channel. They are replayed in the order the front end
 //! applied them (a doorbell accepted in cycle `t` comes before a decision whose read request
-//! rises in cycle `t + 4` or later, mod.rs), and each decision must be the model's, exactly.
+//! rises in cycle `t + 5` or later, mod.rs), and each decision must be the model's, exactly.
 //! When the throttled SQs are released the check stops (the position they then take in their
 //! class is not promised); every command must still be fetched once and complete. The SQEs on
 //! `io_cmd` come out in the order they were fetched.
@@ -377,10 +377,10 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
     for (i, d) in probe.doorbells.iter().enumerate().skip(db0) {
         events.push((d.0, 1, i));
     }
-    // A decision sorts before a doorbell of its own cycle: at `rise - 3`, a doorbell of cycle
-    // `rise - 4` or earlier comes before it (mod.rs, "When a doorbell counts").
+    // A decision sorts before a doorbell of its own cycle: at `rise - 4`, a doorbell of cycle
+    // `rise - 5` or earlier comes before it (mod.rs, "When a doorbell counts").
     for (i, rd) in probe.reads.iter().enumerate().skip(rd0) {
-        events.push((rd.0.saturating_sub(3), 0, i));
+        events.push((rd.0.saturating_sub(4), 0, i));
     }
     events.sort();
     let slot = 4u64 << env.stride;
@@ -635,7 +635,7 @@ fn stall_phase(r: &mut Run, input: &Input, nq: u16) -> Result<(), String> {
 /// The fetch latency's constant (mod.rs, "Fetch latency"): with nothing else to serve, a
 /// doorbell accepted in cycle `t` that gives an eligible SQ work has its read request rise by
 /// `t + io_queue_pairs + FETCH_AFTER_DOORBELL`.
-const FETCH_AFTER_DOORBELL: u64 = 6;
+const FETCH_AFTER_DOORBELL: u64 = 8;
 
 /// The SQ arbitration order, exactly (see the module documentation).
 pub struct NvmeArbitrationProp;
