@@ -85,7 +85,7 @@ SIZE=1M bash ci/nbd_check.sh
 # ci/nightly.sh runs it over 1 MiB.
 SIZE=256K NBD_ARGS="--transport nvme_tcp" bash ci/nbd_check.sh
 step "mutants: every entry of ci/mutants.txt on mutant schemata models must fail its properties"
-# All 153: one release build against the schemata copy, every top re-verilated once, about
+# All 154: one release build against the schemata copy, every top re-verilated once, about
 # 7 min from an empty cache (421 s in a clean run, 406 s with the models at -O1 on a machine
 # then 20 % slower), then a run per mutant, neither shrunk nor re-run for a waveform
 # (--shrink-secs 0): CI needs caught or survived, not a minimal case (ci/nightly.sh runs every

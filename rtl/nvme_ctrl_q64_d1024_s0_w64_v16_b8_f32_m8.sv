@@ -822,7 +822,11 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   logic         lat_bin_b0;
   logic         unused_lat_half_low;
   logic [4:0]   lat_bin;
-  logic [6:0]   lat_addr;
+  logic [6:0]   lat_bin_addr;
+  logic         lat_at_valid_q;
+  logic         lat_at_valid_d;
+  logic [6:0]   lat_at_addr_q;
+  logic [6:0]   lat_at_addr_d;
   logic         lat_clr_busy_q;
   logic         lat_clr_busy_d;
   logic [6:0]   lat_clr_idx_q;
@@ -836,13 +840,26 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   logic [6:0]   lat_ev_addr_q;
   logic [6:0]   lat_ev_addr_d;
   logic [31:0]  lat_hist_rdata_q;
+  logic         lat_up_valid_q;
+  logic         lat_up_valid_d;
+  logic [6:0]   lat_up_addr_q;
+  logic [6:0]   lat_up_addr_d;
+  logic [31:0]  lat_up_word_q;
+  logic [31:0]  lat_up_word_d;
   logic         lat_wr_valid_q;
   logic         lat_wr_valid_d;
   logic [6:0]   lat_wr_addr_q;
   logic [6:0]   lat_wr_addr_d;
   logic [31:0]  lat_wr_data_q;
   logic [31:0]  lat_wr_data_d;
+  logic         lat_wr2_valid_q;
+  logic         lat_wr2_valid_d;
+  logic [6:0]   lat_wr2_addr_q;
+  logic [6:0]   lat_wr2_addr_d;
+  logic [31:0]  lat_wr2_data_q;
+  logic [31:0]  lat_wr2_data_d;
   logic         lat_forward;
+  logic         lat_forward2;
   logic [31:0]  lat_cur;
   logic [31:0]  lat_inc;
   logic         lat_rmw_we;
@@ -1806,21 +1823,30 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   assign lat_bin_b0 = lat_half1[1] != 1'b0;
   assign unused_lat_half_low = ^lat_half1[0];
   assign lat_bin = {lat_bin_b4, lat_bin_b3, lat_bin_b2, lat_bin_b1, lat_bin_b0};
-  assign lat_addr = {lat_end_dir_q, lat_bin};
+  assign lat_bin_addr = {lat_end_dir_q, lat_bin};
+  assign lat_at_addr_d = lat_bin_addr;
   assign lat_clear = csr_lat_ctrl_clear_we & csr_lat_ctrl_clear;
   assign lat_end_valid_d = b_fire & ~b_err & b_timed & ~lat_clr_busy_q;
+  assign lat_at_valid_d = lat_end_valid_q & ~lat_clr_busy_q;
   assign lat_clr_last = lat_clr_idx_q == 7'h5f;
   assign lat_clr_busy_d = lat_clear | (lat_clr_busy_q & ~lat_clr_last);
   assign lat_clr_idx_d = (lat_clear | ~lat_clr_busy_q | lat_clr_last) ? 7'd0 : (lat_clr_idx_q + 7'd1);
-  assign lat_ev_valid_d = lat_end_valid_q & ~lat_clr_busy_q;
-  assign lat_ev_addr_d = lat_end_valid_q ? lat_addr : lat_ev_addr_q;
-  assign lat_forward = lat_wr_valid_q & (lat_wr_addr_q == lat_ev_addr_q);
-  assign lat_cur = lat_forward ? lat_wr_data_q : lat_hist_rdata_q;
+  assign lat_ev_valid_d = lat_at_valid_q & ~lat_clr_busy_q;
+  assign lat_ev_addr_d = lat_at_valid_q ? lat_at_addr_q : lat_ev_addr_q;
+  assign lat_up_valid_d = lat_ev_valid_q & ~lat_clr_busy_q;
+  assign lat_up_addr_d = lat_ev_addr_q;
+  assign lat_up_word_d = lat_hist_rdata_q;
+  assign lat_forward = lat_wr_valid_q & (lat_wr_addr_q == lat_up_addr_q);
+  assign lat_forward2 = lat_wr2_valid_q & (lat_wr2_addr_q == lat_up_addr_q);
+  assign lat_cur = lat_forward ? lat_wr_data_q : (lat_forward2 ? lat_wr2_data_q : lat_up_word_q);
   assign lat_inc = (lat_cur == 32'hffffffff) ? lat_cur : (lat_cur + 32'd1);
-  assign lat_rmw_we = lat_ev_valid_q & ~lat_clr_busy_q;
+  assign lat_rmw_we = lat_up_valid_q & ~lat_clr_busy_q;
   assign lat_wr_valid_d = lat_rmw_we;
-  assign lat_wr_addr_d = lat_ev_addr_q;
+  assign lat_wr_addr_d = lat_up_addr_q;
   assign lat_wr_data_d = lat_inc;
+  assign lat_wr2_valid_d = lat_wr_valid_q;
+  assign lat_wr2_addr_d = lat_wr_addr_q;
+  assign lat_wr2_data_d = lat_wr_data_q;
   assign lat_sel_ok_d = csr_lat_sel_dir != 2'd3;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -1972,13 +1998,20 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
       cnt_offload_q <= 32'd0;
       cnt_fallback_q <= 32'd0;
       lat_end_valid_q <= 1'b0;
+      lat_at_valid_q <= 1'b0;
+      lat_at_addr_q <= 7'd0;
       lat_clr_busy_q <= 1'b1;
       lat_clr_idx_q <= 7'd0;
       lat_ev_valid_q <= 1'b0;
       lat_ev_addr_q <= 7'd0;
+      lat_up_valid_q <= 1'b0;
+      lat_up_addr_q <= 7'd0;
       lat_wr_valid_q <= 1'b0;
       lat_wr_addr_q <= 7'd0;
       lat_wr_data_q <= 32'd0;
+      lat_wr2_valid_q <= 1'b0;
+      lat_wr2_addr_q <= 7'd0;
+      lat_wr2_data_q <= 32'd0;
       lat_sel_ok_q <= 1'b0;
     end else begin
       cc_q <= cc_d;
@@ -2128,13 +2161,20 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
       cnt_offload_q <= cnt_offload_d;
       cnt_fallback_q <= cnt_fallback_d;
       lat_end_valid_q <= lat_end_valid_d;
+      lat_at_valid_q <= lat_at_valid_d;
+      lat_at_addr_q <= lat_at_addr_d;
       lat_clr_busy_q <= lat_clr_busy_d;
       lat_clr_idx_q <= lat_clr_idx_d;
       lat_ev_valid_q <= lat_ev_valid_d;
       lat_ev_addr_q <= lat_ev_addr_d;
+      lat_up_valid_q <= lat_up_valid_d;
+      lat_up_addr_q <= lat_up_addr_d;
       lat_wr_valid_q <= lat_wr_valid_d;
       lat_wr_addr_q <= lat_wr_addr_d;
       lat_wr_data_q <= lat_wr_data_d;
+      lat_wr2_valid_q <= lat_wr2_valid_d;
+      lat_wr2_addr_q <= lat_wr2_addr_d;
+      lat_wr2_data_q <= lat_wr2_data_d;
       lat_sel_ok_q <= lat_sel_ok_d;
     end
   end
@@ -2163,6 +2203,7 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
     admin_cmd_sqe_q <= admin_cmd_sqe_d;
     lat_end_cycles_q <= lat_end_cycles_d;
     lat_end_dir_q <= lat_end_dir_d;
+    lat_up_word_q <= lat_up_word_d;
   end
 
   // memory `sq_state`: 65 x 209 bits, registered read
@@ -2211,10 +2252,10 @@ module nvme_ctrl_q64_d1024_s0_w64_v16_b8_f32_m8 (
   // memory `lat_hist`: 96 x 32 bits, registered read
   always_ff @(posedge clk_i) begin
     if (lat_clr_busy_q | lat_rmw_we) begin
-      lat_hist[lat_clr_busy_q ? lat_clr_idx_q : lat_ev_addr_q] <= lat_clr_busy_q ? 32'd0 : lat_inc;
+      lat_hist[lat_clr_busy_q ? lat_clr_idx_q : lat_up_addr_q] <= lat_clr_busy_q ? 32'd0 : lat_inc;
     end
-    if (lat_end_valid_q) begin
-      lat_hist_rdata_q <= lat_hist[lat_addr];
+    if (lat_at_valid_q) begin
+      lat_hist_rdata_q <= lat_hist[lat_at_addr_q];
     end
     if (1'b1) begin
       lat_hist_rdata1_q <= lat_hist[{csr_lat_sel_dir, csr_lat_sel_bin}];

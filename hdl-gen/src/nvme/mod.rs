@@ -215,7 +215,7 @@
 //!   clear by itself; CC.EN does not clear the histograms.
 //!
 //! Firmware reads bin `lat_sel.bin` of histogram `lat_sel.dir` in `lat_count` (a RAM read:
-//! a completion whose write response was taken in the cycle of the read or the two before
+//! a completion whose write response was taken in the cycle of the read or the four before
 //! may be missing).
 //! Timestamps are 32 bits: a doorbell that comes a multiple of 2^32 cycles after the last
 //! post of its SQ's timed command could find the sampler busy.
