@@ -31,8 +31,8 @@ TB_RTL_DIR="$PWD/target/smallest-rtl" TB_RTL_TOPS=roce_w64_q1_d1,roce_dcqcn_q1_w
   cargo run -q --release -p testbench -- regress --suite rdma --cases 1500
 step "testbench regress --suite rdma-long: the 13 longest RNR timers waited out exactly, more cases than ci/test.sh's one"
 cargo run -q --release -p testbench -- regress --suite rdma-long --cases 6
-step "widest configuration: chip property and bench on its chip top, the dma suite on its 512-bit DMA engine"
-BENCH=1 DMA_CASES=600 bash ci/config.sh configs/widest.toml
+step "widest configuration: chip property and bench on its chip top, the dma suite on its 512-bit DMA engine, the tcp suite on its 256-bit TCP/IP engine"
+BENCH=1 DMA_CASES=600 TCP_CASES=400 bash ci/config.sh configs/widest.toml
 step "the dma suite on the DMA engine at 128 and 256 bits (ci/test.sh: 512 with the widest configuration, 64 in rtl/)"
 CASES=300 bash ci/dma-width.sh 128
 CASES=300 bash ci/dma-width.sh 256

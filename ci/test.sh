@@ -104,10 +104,11 @@ cargo run -q -p hdl-gen -- fpga lint
 step "FPGA flow smoke: one block on both boards"
 bash ci/fpga-smoke.sh
 # The widest configuration: its 512-bit chip top (NVMe/TCP at 256 bits, RoCE through an AXI4
-# upsizer) under the chip property, and its 512-bit DMA engine under the dma suite (every
-# property at that width; ci/nightly.sh adds 128 and 256 bits and more cases).
-step "the widest configuration's tops: the chip property on its chip top, the dma suite on its 512-bit DMA engine (configs/widest.toml)"
-CASES=20 DMA_CASES=150 bash ci/config.sh configs/widest.toml
+# upsizer) under the chip property, its 512-bit DMA engine under the dma suite (every
+# property at that width; ci/nightly.sh adds 128 and 256 bits and more cases), and its 256-bit
+# TCP/IP engine under the tcp suite.
+step "the widest configuration's tops: the chip property on its chip top, the dma suite on its 512-bit DMA engine, the tcp suite on its 256-bit TCP/IP engine (configs/widest.toml)"
+CASES=20 DMA_CASES=150 TCP_CASES=40 bash ci/config.sh configs/widest.toml
 # Last: it leaves target/release/testbench built against the smallest chip top.
 step "the smallest configuration's chip top: the chip property (configs/smallest.toml)"
 CASES=200 bash ci/config.sh configs/smallest.toml

@@ -772,15 +772,17 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   logic [3:0]   app_tx_i_d;
   logic         app_tx_ok_q;            // the beat came with credit (else its bytes are dropped)
   logic         app_tx_ok_d;
+  logic [3:0]   app_tx_left;            // bytes of the beat not written yet
   logic         c0_tx_reading;          // a segment of this connection with payload is in the generator
   logic [31:0]  c0_tx_base;             // the first byte of the oldest word the buffer must keep: SND.UNA's, or the segment's being read
-  logic [31:0]  c0_tx_free;
+  logic [31:0]  c0_tx_used;             // buffer bytes held: from the base to the end of the beat being written
   logic         c1_tx_reading;          // a segment of this connection with payload is in the generator
   logic [31:0]  c1_tx_base;             // the first byte of the oldest word the buffer must keep: SND.UNA's, or the segment's being read
-  logic [31:0]  c1_tx_free;
+  logic [31:0]  c1_tx_used;             // buffer bytes held: from the base to the end of the beat being written
   logic         c0_may_send;
   logic         c1_may_send;
-  logic [3:0]   app_tx_left;            // bytes of the beat not written yet
+  logic         c0_tx_credit;
+  logic         c1_tx_credit;
   logic [3:0]   app_tx_cnt;             // bytes written this cycle
   logic         app_tx_end;             // the beat's last bytes are written this cycle
   logic         app_tx_fire;
@@ -1594,16 +1596,18 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
   assign m_axis_tkeep_o = out_keep_q;
   assign m_axis_tlast_o = out_last_q;
   assign m_axis_tvalid_o = out_valid_q;
+  assign app_tx_left = app_tx_n_q - app_tx_i_q;
   assign c0_tx_reading = (gen_state_q != 2'd0) & ~gen_echo_q & (gen_conn_q == 1'b0) & (gen_plen_q != 16'd0);
   assign c0_tx_base = {29'(((c0_tx_reading & ((1'((c0_snd_una_q - gen_seq_q) >> 31) == 1'b0) & (|(c0_snd_una_q - gen_seq_q)))) ? gen_seq_q : c0_snd_una_q) >> 3), 3'd0};
-  assign c0_tx_free = 32'h2000 - (c0_app_wr_q - c0_tx_base);
+  assign c0_tx_used = (c0_app_wr_q - c0_tx_base) + ((app_tx_valid_q & app_tx_ok_q & (app_tx_conn_q == 1'b0)) ? {28'd0, app_tx_left} : 32'd0);
   assign c1_tx_reading = (gen_state_q != 2'd0) & ~gen_echo_q & (gen_conn_q == 1'b1) & (gen_plen_q != 16'd0);
   assign c1_tx_base = {29'(((c1_tx_reading & ((1'((c1_snd_una_q - gen_seq_q) >> 31) == 1'b0) & (|(c1_snd_una_q - gen_seq_q)))) ? gen_seq_q : c1_snd_una_q) >> 3), 3'd0};
-  assign c1_tx_free = 32'h2000 - (c1_app_wr_q - c1_tx_base);
+  assign c1_tx_used = (c1_app_wr_q - c1_tx_base) + ((app_tx_valid_q & app_tx_ok_q & (app_tx_conn_q == 1'b1)) ? {28'd0, app_tx_left} : 32'd0);
   assign c0_may_send = ((c0_state_q == StEstab) | (c0_state_q == StCloseWait)) & ~c0_fin_req_q;
   assign c1_may_send = ((c1_state_q == StEstab) | (c1_state_q == StCloseWait)) & ~c1_fin_req_q;
-  assign tx_credit_o = {c1_may_send & (c1_tx_free >= 32'h10), c0_may_send & (c0_tx_free >= 32'h10)};
-  assign app_tx_left = app_tx_n_q - app_tx_i_q;
+  assign c0_tx_credit = c0_may_send & (c0_tx_used <= 32'h1ff8);
+  assign c1_tx_credit = c1_may_send & (c1_tx_used <= 32'h1ff8);
+  assign tx_credit_o = {c1_tx_credit, c0_tx_credit};
   assign app_tx_cnt = (app_tx_left >= 4'd8) ? 4'd8 : app_tx_left;
   assign app_tx_end = app_tx_valid_q & (app_tx_left <= 4'd8);
   assign tx_ready_o = ~app_tx_valid_q | app_tx_end;
@@ -1622,7 +1626,7 @@ module tcp_w64_c2_t8192_r8192_a4_e512 (
       app_tx_data_d = tx_data_i;
       app_tx_n_d = 4'd0 + {3'd0, tx_keep_i[0]} + {3'd0, tx_keep_i[1]} + {3'd0, tx_keep_i[2]} + {3'd0, tx_keep_i[3]} + {3'd0, tx_keep_i[4]} + {3'd0, tx_keep_i[5]} + {3'd0, tx_keep_i[6]} + {3'd0, tx_keep_i[7]};
       app_tx_i_d = 4'd0;
-      app_tx_ok_d = (tx_conn_i == 1'b0) ? (c0_may_send & (c0_tx_free >= ((app_tx_valid_q & (app_tx_conn_q == 1'b0)) ? 32'h10 : 32'd8))) : (c1_may_send & (c1_tx_free >= ((app_tx_valid_q & (app_tx_conn_q == 1'b1)) ? 32'h10 : 32'd8)));
+      app_tx_ok_d = (tx_conn_i == 1'b0) ? c0_tx_credit : c1_tx_credit;
     end else if (app_tx_valid_q) begin
       app_tx_i_d = app_tx_i_q + 4'd8;
       if (app_tx_end) begin

@@ -2250,7 +2250,13 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
     // buffer's occupied part starts at the older of SND.UNA and that segment's first byte,
     // rounded down to its word: the bytes before it in the word and the stream's sum kept
     // beside the word are what the checksum of a segment starting there reads.
-    let tfree: Vec<Sig> = (0..n as usize)
+    // The beat being written (taken with credit) still has `app_tx_left` bytes to come: they
+    // count as used, so that a connection's room only grows while a beat waits on the bus
+    // (the bytes written move from the beat to the buffer, ACKs free bytes) and its credit,
+    // once up, stays up until the beat is taken (unless the connection stops sending).
+    let u_left = m.net("app_tx_left", u_n.q.ex() - u_i.q.ex());
+    m.comment(u_left, "bytes of the beat not written yet");
+    let tused: Vec<Sig> = (0..n as usize)
         .map(|c| {
             let k = &conns[c];
             let reading = m.net(
@@ -2277,11 +2283,20 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                 base,
                 "the first byte of the oldest word the buffer must keep: SND.UNA's, or the segment's being read",
             );
-            m.net(
-                &format!("c{c}_tx_free"),
-                lit(32, u128::from(p.tx_bytes))
-                    - (k.wr.q.ex() - base.ex()),
-            )
+            let pending = mux(
+                u_valid.q & u_ok.q & u_conn.q.eq(c as u64),
+                u_left.ex().resize(32),
+                lit(32, 0),
+            );
+            let used = m.net(
+                &format!("c{c}_tx_used"),
+                k.wr.q.ex() - base.ex() + pending,
+            );
+            m.comment(
+                used,
+                "buffer bytes held: from the base to the end of the beat being written",
+            );
+            used
         })
         .collect();
     let may_send: Vec<Sig> = (0..n as usize)
@@ -2293,32 +2308,25 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             )
         })
         .collect();
-    let credits: Vec<Expr> = (0..n as usize)
-        .map(|c| may_send[c] & tfree[c].ge(u64::from(2 * lanes)))
+    let credits: Vec<Sig> = (0..n as usize)
+        .map(|c| {
+            m.net(
+                &format!("c{c}_tx_credit"),
+                may_send[c] & tused[c].le(u64::from(p.tx_bytes - lanes)),
+            )
+        })
         .collect();
-    m.assign(credit, cat(credits.into_iter().rev()));
-    let u_left = m.net("app_tx_left", u_n.q.ex() - u_i.q.ex());
-    m.comment(u_left, "bytes of the beat not written yet");
+    m.assign(credit, cat(credits.iter().rev().map(|c| c.ex())));
     let u_cnt = m.net("app_tx_cnt", upto8(&u_left.ex()));
     m.comment(u_cnt, "bytes written this cycle");
     let u_end = m.net("app_tx_end", u_valid.q & u_left.le(8u64));
     m.comment(u_end, "the beat's last bytes are written this cycle");
     m.assign(app_tx.ready, !u_valid.q | u_end);
     let tx_conn = app_tx.field("conn");
-    // A beat taken while the one before it writes its last bytes: those are not in the free
-    // count yet (at most a beat).
+    // A beat is kept exactly when its connection has credit in the cycle it is taken.
     let ok_now = sel(
         &tx_conn.ex(),
-        &(0..n as usize)
-            .map(|c| {
-                let need = mux(
-                    u_valid.q & u_conn.q.eq(c as u64),
-                    lit(32, u128::from(2 * lanes)),
-                    lit(32, u128::from(lanes)),
-                );
-                may_send[c] & tfree[c].ge(need)
-            })
-            .collect::<Vec<_>>(),
+        &credits.iter().map(|c| c.ex()).collect::<Vec<_>>(),
     );
     let keep_in = app_tx.field("keep");
     let cnt = (0..lanes).fold(lit(nbw, 0), |a, i| a + keep_in.bit(i).zext(nbw));

@@ -25,9 +25,12 @@
 //! - `tx` (in, from the NVMe/TCP engine): `conn` [log2 C], `data` [W], `keep` [W/8], exactly
 //!   the NVMe/TCP engine's `tx` port: bytes packed from lane 0, any beat short. `tx_credit_o`
 //!   [C]: bit i, a beat of connection i is taken (its transmit buffer has room for a full beat
-//!   and the connection may send: ESTABLISHED or CLOSE-WAIT, no close asked for). A beat of a
-//!   connection without credit is still taken eventually, but its bytes are dropped and
-//!   counted (`tx_drop`): the NVMe/TCP engine presents only beats of connections with credit.
+//!   after the bytes of the beat still being written, and the connection may send: ESTABLISHED
+//!   or CLOSE-WAIT, no close asked for). The room only grows while a beat waits on the bus (its
+//!   writing moves bytes, ACKs free them), so a bit once up stays up until the beat is taken
+//!   unless the connection stops sending. A beat of a connection without credit is still taken
+//!   eventually, but its bytes are dropped and counted (`tx_drop`): the NVMe/TCP engine
+//!   presents only beats of connections with credit.
 //! - `rx` (out, to the NVMe/TCP engine): `conn`, `data`, `keep`, the NVMe/TCP engine's `rx`
 //!   port. `rx_space_i` [C]: bit i, a beat of connection i presented now is taken. The engine
 //!   starts a beat of connection i only while `rx_space_i[i]` is high (and holds it until

@@ -254,6 +254,7 @@ pub struct App {
     tx_data: Signal,
     tx_keep: Signal,
     tx_credit: Signal,
+    up: Signal,
     rx_valid: Signal,
     rx_ready: Signal,
     rx_conn: Signal,
@@ -289,6 +290,7 @@ impl App {
             tx_data: s("tx_data_i"),
             tx_keep: s("tx_keep_i"),
             tx_credit: s("tx_credit_o"),
+            up: s("up_o"),
             rx_valid: s("rx_valid_o"),
             rx_ready: s("rx_ready_i"),
             rx_conn: s("rx_conn_o"),
@@ -315,7 +317,17 @@ fn bytes_of(words: &[u32], n: usize) -> Vec<u8> {
 }
 
 impl Component for App {
-    fn sample(&mut self, _cycle: u64) {
+    fn sample(&mut self, cycle: u64) {
+        // A beat offered under credit waits on the bus until taken: its connection's credit
+        // must stay up meanwhile while the connection is open (else the engine drops it).
+        if let Some((c, _)) = &self.beat {
+            let c = *c;
+            if (self.tx_credit.get() >> c) & 1 == 0 && (self.up.get() >> c) & 1 == 1 {
+                self.violations.push(format!(
+                    "cycle {cycle}: tx_credit of connection {c} fell while its beat waited on the bus (the connection still up)"
+                ));
+            }
+        }
         if self.beat.is_some() && self.tx_ready.get() == 1 {
             let (c, b) = self.beat.take().expect("beat");
             self.sent[c] += b.len();
