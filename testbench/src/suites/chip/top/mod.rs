@@ -607,12 +607,29 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         rearm_aer(&mut env)?;
         env.step()?;
         n += 1;
-        if n > env.limit {
+        // (Before the run's own budget ends, so that the message says what is missing.)
+        if n > env.limit || env.sim.cycle() + 1 >= env.limit {
             let t = tcp_link.borrow();
             let held: Vec<Vec<u16>> = t.targets.iter().map(|x| x.held()).collect();
+            let missing: Vec<String> = env
+                .host
+                .model
+                .sqs
+                .iter()
+                .flat_map(|(q, s)| s.outstanding.keys().map(move |c| (*q, *c)))
+                .map(|(q, c)| {
+                    let via = sent
+                        .iter()
+                        .rev()
+                        .find(|s| s.sqid == q && s.cid == c)
+                        .map(|s| format!("{:?}{}", s.via, if s.doomed { " doomed" } else { "" }));
+                    format!("SQ {q} CID {c:#x} via {}", via.unwrap_or_default())
+                })
+                .collect();
             return Err(format!(
-                "{} commands never completed, doorbell fault events {:?} never reported (RoCE target: {:?}; NVMe/TCP targets hold {held:?}, violations {:?}, tcp_connected_o {:#x}, tcp_dead_o {:#x})",
+                "{} commands never completed ({}), doorbell fault events {:?} never reported (RoCE target: {:?}; NVMe/TCP targets hold {held:?}, violations {:?}, tcp_connected_o {:#x}, tcp_dead_o {:#x})",
                 env.host.model.outstanding(),
+                missing.join(", "),
                 env.host.model.events,
                 link.borrow().target.errors.first(),
                 t.targets.iter().flat_map(|x| x.violations.first()).collect::<Vec<_>>(),
