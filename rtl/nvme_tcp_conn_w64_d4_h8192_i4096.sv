@@ -399,7 +399,13 @@ module nvme_tcp_conn_w64_d4_h8192_i4096 (
   logic         h2c_busy;              // an H2CData of the head R2T's slot is on tx (its host memory read may be in flight)
   logic [3:0]   slot_quiet;
   logic [3:0]   slot_ready;
-  logic [1:0]   cpl_slot;
+  logic [1:0]   cpl_lowest;
+  logic         cpl_hold_q;            // a slot's completion is on io_cpl, not taken yet
+  logic         cpl_hold_d;
+  logic [1:0]   cpl_hold_slot_q;       // that slot
+  logic [1:0]   cpl_hold_slot_d;
+  logic         cpl_held;
+  logic [1:0]   cpl_slot;              // the slot whose completion is on io_cpl
   logic         cpl_from_slot;
   logic         bounce;
   logic [15:0]  cpl_slot_cid;
@@ -1011,8 +1017,10 @@ module nvme_tcp_conn_w64_d4_h8192_i4096 (
   assign dma_done_ready_o = 1'b1;
   assign dma_done_fire = dma_done_valid_i;
   assign slot_quiet = {(slot3_pend_q == 6'd0) & ~(h2c_busy & (tx_data_slot == 2'd3)), (slot2_pend_q == 6'd0) & ~(h2c_busy & (tx_data_slot == 2'd2)), (slot1_pend_q == 6'd0) & ~(h2c_busy & (tx_data_slot == 2'd1)), (slot0_pend_q == 6'd0) & ~(h2c_busy & (tx_data_slot == 2'd0))};
-  assign slot_ready = slot_valid_q & slot_quiet & (slot_resp_q | {4{dead_q}});
-  assign cpl_slot = slot_ready[0] ? 2'd0 : (slot_ready[1] ? 2'd1 : (slot_ready[2] ? 2'd2 : (slot_ready[3] ? 2'd3 : 2'd0)));
+  assign slot_ready = slot_valid_q & slot_quiet & ((slot_resp_q & ~slot_r2t_q) | {4{dead_q}});
+  assign cpl_lowest = slot_ready[0] ? 2'd0 : (slot_ready[1] ? 2'd1 : (slot_ready[2] ? 2'd2 : (slot_ready[3] ? 2'd3 : 2'd0)));
+  assign cpl_held = cpl_hold_q & 1'(slot_ready >> cpl_hold_slot_q);
+  assign cpl_slot = cpl_held ? cpl_hold_slot_q : cpl_lowest;
   assign cpl_from_slot = |slot_ready;
   assign bounce = dead_q & ~|slot_valid_q & io_cmd_valid_i;
   assign io_cpl_valid_o = cpl_from_slot | bounce;
@@ -1039,6 +1047,8 @@ module nvme_tcp_conn_w64_d4_h8192_i4096 (
   assign io_cpl_status_o = cpl_from_slot ? cpl_slot_final : 15'h22;
   assign io_cpl_dw0_o = (cpl_from_slot & cpl_slot_resp) ? cpl_slot_dw0 : 32'd0;
   assign cpl_fire = io_cpl_valid_o & io_cpl_ready_i;
+  assign cpl_hold_d = cpl_from_slot & ~io_cpl_ready_i;
+  assign cpl_hold_slot_d = cpl_slot;
   assign tx_idle = tx_state_q == TX_IDLE;
   assign tx_in_hdr = tx_state_q == TX_HDR;
   assign tx_in_dig = tx_state_q == TX_DIG;
@@ -1623,6 +1633,8 @@ module nvme_tcp_conn_w64_d4_h8192_i4096 (
       c2h_done_q <= 32'd0;
       c2h_left_q <= 10'd0;
       dma_cmd_rd_lock_q <= 1'b0;
+      cpl_hold_q <= 1'b0;
+      cpl_hold_slot_q <= 2'd0;
       tx_state_q <= TX_IDLE;
       tx_buf_q <= 576'd0;
       tx_len_q <= 8'd0;
@@ -1706,6 +1718,8 @@ module nvme_tcp_conn_w64_d4_h8192_i4096 (
       c2h_done_q <= c2h_done_d;
       c2h_left_q <= c2h_left_d;
       dma_cmd_rd_lock_q <= dma_cmd_rd_lock_d;
+      cpl_hold_q <= cpl_hold_d;
+      cpl_hold_slot_q <= cpl_hold_slot_d;
       tx_state_q <= tx_state_d;
       tx_buf_q <= tx_buf_d;
       tx_len_q <= tx_len_d;

@@ -25,7 +25,10 @@
 //!   engine, as for H2CData) and the data digest if negotiated. The target must accept that
 //!   much (its IOCCSZ * 16 - 64 bytes): configure the key to match.
 //! - Completion stream `io_cpl`: `cid` [16], `status` [15] (the CQE status field), `dw0` [32],
-//!   from each CapsuleResp whose CID is outstanding.
+//!   from each CapsuleResp whose CID is outstanding. A completion on offer stays on offer,
+//!   unchanged, until taken (a lower slot that becomes ready waits). A command completes once
+//!   answered and its data moved: a target that answers while an R2T of the command is not
+//!   answered in full still gets that R2T's H2CData first.
 //! - Byte streams `tx` (out) and `rx` (in): `data` [W], `keep` [W/8]. Bytes are packed from lane
 //!   0 (`keep` a contiguous run of ones from bit 0); any beat may be short, and a beat may hold
 //!   the end of one PDU and the start of the next. The engine emits each PDU header as full
@@ -161,7 +164,8 @@
 //!   (a slot is free, or the connection has ended and refuses it), for the front end's
 //!   eligibility mask, so one busy connection never blocks the command stream.
 //! - `io_cpl`: `sqid` [16], `cid` [16], `status` [15], `dw0` [32], the connections' completions
-//!   merged round robin.
+//!   merged round robin (the grant held until taken, so the stream is stable as each
+//!   connection's is).
 //! - `tx`: one stream to the TCP engine, `conn` [log2 C], `data`, `keep`; beats of different
 //!   connections interleave (each connection's bytes stay in order). `tx_credit_i` [C]: the TCP
 //!   engine takes bytes of connection i; only connections with credit (or lost: below) win

@@ -1,5 +1,6 @@
 //! Completions: a slot completes once answered (or once the connection ended) and its host
-//! memory writes are done; one at a time out on io_cpl.
+//! memory accesses are done; one at a time out on io_cpl, a stable stream (a slot on offer
+//! stays on offer, unchanged, until taken).
 
 use super::verdict::Verdicts;
 use super::{pick_lowest, Ctx};
@@ -27,6 +28,7 @@ pub(super) fn completions(m: &mut ModuleBuilder, cx: &Ctx, vd: &Verdicts) -> Cpl
         slot_valid,
         ref slot_cid,
         slot_resp,
+        slot_r2t,
         ref slot_status,
         ref slot_dw0,
         slot_dgerr,
@@ -36,8 +38,11 @@ pub(super) fn completions(m: &mut ModuleBuilder, cx: &Ctx, vd: &Verdicts) -> Cpl
     } = *cx;
     let Verdicts { tx_slot, .. } = *vd;
     // ------------------------------------------------------------ completions
-    // A slot completes once answered (or once the connection ended) and its writes are done;
-    // lowest slot first. After the end, commands that arrive are refused with 22h.
+    // A slot completes once answered (or once the connection ended) and its host memory
+    // accesses are done: its C2HData writes, and the H2CData of an R2T it accepted (a target
+    // that answers before it got the data still gets it; after the end no H2CData starts).
+    // A ready slot stays ready until it completes: lowest slot first, and the slot on offer
+    // stays on offer until taken. After the end, commands that arrive are refused with 22h.
     let h2c_busy = m.wire("h2c_busy", 1);
     m.comment(
         h2c_busy,
@@ -51,9 +56,16 @@ pub(super) fn completions(m: &mut ModuleBuilder, cx: &Ctx, vd: &Verdicts) -> Cpl
     );
     let ready_slot = m.net(
         "slot_ready",
-        slot_valid.q & idle_slot & (slot_resp.q | dead.q.repeat(d)),
+        slot_valid.q & idle_slot & ((slot_resp.q & !slot_r2t.q) | dead.q.repeat(d)),
     );
-    let cpl_slot = pick_lowest(m, "cpl_slot", ready_slot, d, sw);
+    let lowest = pick_lowest(m, "cpl_lowest", ready_slot, d, sw);
+    let hold = m.reg("cpl_hold", 1, 0);
+    m.comment(hold.q, "a slot's completion is on io_cpl, not taken yet");
+    let hold_slot = m.reg("cpl_hold_slot", sw, 0);
+    m.comment(hold_slot.q, "that slot");
+    let held = m.net("cpl_held", hold.q & ready_slot.shr_by(hold_slot.q).bit(0));
+    let cpl_slot = m.net("cpl_slot", mux(held, hold_slot.q, lowest));
+    m.comment(cpl_slot, "the slot whose completion is on io_cpl");
     let any_ready = m.net("cpl_from_slot", ready_slot.any());
     let bounce = m.net("bounce", dead.q & !slot_valid.q.any() & cmd.valid);
     m.assign(cpl.valid, any_ready | bounce);
@@ -90,6 +102,8 @@ pub(super) fn completions(m: &mut ModuleBuilder, cx: &Ctx, vd: &Verdicts) -> Cpl
     );
     m.assign(cpl.field("dw0"), mux(any_ready & c_resp, c_dw0, lit(32, 0)));
     let cpl_fire = m.net("cpl_fire", cpl.valid & cpl.ready);
+    m.assign(hold.d, any_ready & !cpl.ready);
+    m.assign(hold_slot.d, cpl_slot);
     Cpl {
         h2c_busy,
         cpl_slot,

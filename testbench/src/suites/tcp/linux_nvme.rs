@@ -313,6 +313,9 @@ pub fn run_case(
             ));
         }
     }
+    if let Some(v) = h.borrow().violations.first() {
+        return Err(format!("io_cpl stream protocol: {v}"));
+    }
     let all = h.borrow().completions.clone();
     if all.len() != total {
         return Err(format!(

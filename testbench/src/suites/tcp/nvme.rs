@@ -390,6 +390,9 @@ pub fn measure(input: &Input, waves: Option<&Path>, steady: bool) -> Result<Timi
             ));
         }
     }
+    if let Some(v) = h.borrow().violations.first() {
+        return Err(format!("io_cpl stream protocol: {v}"));
+    }
     let all = h.borrow().completions.clone();
     if all.len() != total {
         return Err(format!(

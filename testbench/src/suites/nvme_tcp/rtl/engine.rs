@@ -18,6 +18,9 @@ pub struct EngineHarness {
     pub(super) idle: (u8, u8, u8, u8),
     /// Completions taken: (SQ id, completion).
     pub completions: Vec<(u16, Completion)>,
+    /// io_cpl stream rule broken: an offer not taken changed or went away.
+    pub violations: Vec<String>,
+    last_cpl: Option<(u16, Completion)>,
 }
 
 impl EngineHarness {
@@ -42,6 +45,8 @@ impl EngineHarness {
             rng: Rng::new(seed ^ 0x77),
             idle,
             completions: Vec::new(),
+            violations: Vec::new(),
+            last_cpl: None,
         }
     }
 
@@ -75,15 +80,33 @@ impl Component for EngineHarness {
         if let Some(st) = self.streams.as_mut() {
             st.sample();
         }
-        if self.s("io_cpl_valid_o").is_high() && self.s("io_cpl_ready_i").is_high() {
-            self.completions.push((
+        let offer = self.s("io_cpl_valid_o").is_high().then(|| {
+            (
                 self.s("io_cpl_sqid_o").get() as u16,
                 Completion {
                     cid: self.s("io_cpl_cid_o").get() as u16,
                     status: self.s("io_cpl_status_o").get() as u16,
                     dw0: self.s("io_cpl_dw0_o").get() as u32,
                 },
-            ));
+            )
+        });
+        if let Some(prev) = self.last_cpl.take() {
+            match &offer {
+                None => self
+                    .violations
+                    .push(format!("io_cpl valid fell before the transfer of {prev:?}")),
+                Some(now) if *now != prev => self.violations.push(format!(
+                    "io_cpl changed from {prev:?} to {now:?} while valid and not ready"
+                )),
+                Some(_) => {}
+            }
+        }
+        if let Some(c) = offer {
+            if self.s("io_cpl_ready_i").is_high() {
+                self.completions.push(c);
+            } else {
+                self.last_cpl = Some(c);
+            }
         }
     }
 
@@ -708,6 +731,9 @@ pub fn run_engine(input: &EngineInput, waves: Option<&Path>) -> Result<(), Strin
     }
     if let Some(v) = mem.borrow().violations.first() {
         return Err(format!("host memory AXI4 protocol: {v}"));
+    }
+    if let Some(v) = h.borrow().violations.first() {
+        return Err(format!("io_cpl stream protocol: {v}"));
     }
     let all = h.borrow().completions.clone();
     case.check(&all, &mem.borrow().mem)?;

@@ -65,6 +65,8 @@ struct Harness {
     completions: Vec<Completion>,
     violations: Vec<String>,
     last_tx: Option<(BitVec<u32, Lsb0>, u64)>,
+    /// The completion on io_cpl last cycle, not taken: it must stay, unchanged.
+    last_cpl: Option<Completion>,
     /// The DMA engine's side of the connection: commands taken (slot, PRP1, off, dlen), the
     /// payload bytes of the head one, completions owed (slot).
     dma: Option<DmaSide>,
@@ -146,6 +148,7 @@ impl Harness {
             tx_bytes: Vec::new(),
             completions: Vec::new(),
             violations: Vec::new(),
+            last_cpl: None,
             last_tx: None,
             dma: Some(DmaSide {
                 cmd_valid: s("dma_cmd_valid_o"),
@@ -329,12 +332,28 @@ impl Component for Harness {
         if let Some(d) = self.dma.as_mut() {
             d.sample(self.lanes, &mut self.violations);
         }
-        if self.cpl_valid.is_high() && self.cpl_ready.is_high() {
-            self.completions.push(Completion {
-                cid: self.cpl_cid.get() as u16,
-                status: self.cpl_status.get() as u16,
-                dw0: self.cpl_dw0.get() as u32,
-            });
+        let offer = self.cpl_valid.is_high().then(|| Completion {
+            cid: self.cpl_cid.get() as u16,
+            status: self.cpl_status.get() as u16,
+            dw0: self.cpl_dw0.get() as u32,
+        });
+        if let Some(prev) = self.last_cpl.take() {
+            match &offer {
+                None => self
+                    .violations
+                    .push(format!("io_cpl valid fell before the transfer of {prev:?}")),
+                Some(now) if *now != prev => self.violations.push(format!(
+                    "io_cpl changed from {prev:?} to {now:?} while valid and not ready"
+                )),
+                Some(_) => {}
+            }
+        }
+        if let Some(c) = offer {
+            if self.cpl_ready.is_high() {
+                self.completions.push(c);
+            } else {
+                self.last_cpl = Some(c);
+            }
         }
     }
 
