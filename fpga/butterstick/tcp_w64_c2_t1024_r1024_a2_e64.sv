@@ -851,6 +851,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [31:0]  c0_ack_floor;           // SND.UNA - MAX.SND.WND: the oldest acceptable ACK (RFC 5961 5.2)
   logic         c0_ack_too_old;         // an ACK older than any window the peer offered: a challenge ACK, the segment dropped
   logic         c0_seg_stale;           // a segment wholly before RCV.NXT: ACKed, its ACK field ignored (RFC 9293 3.10.7.4)
+  logic         c0_seg_beyond;          // a segment at or past the open window's right edge: ACKed, its ACK field ignored (RFC 9293 3.10.7.4)
+  logic         c0_seg_unacceptable;
   logic         c0_ack_adv;
   logic         c0_fin_acked;
   logic         c0_dup_ack;
@@ -907,6 +909,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [31:0]  c1_ack_floor;           // SND.UNA - MAX.SND.WND: the oldest acceptable ACK (RFC 5961 5.2)
   logic         c1_ack_too_old;         // an ACK older than any window the peer offered: a challenge ACK, the segment dropped
   logic         c1_seg_stale;           // a segment wholly before RCV.NXT: ACKed, its ACK field ignored (RFC 9293 3.10.7.4)
+  logic         c1_seg_beyond;          // a segment at or past the open window's right edge: ACKed, its ACK field ignored (RFC 9293 3.10.7.4)
+  logic         c1_seg_unacceptable;
   logic         c1_ack_adv;
   logic         c1_fin_acked;
   logic         c1_dup_ack;
@@ -1685,9 +1689,11 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign c0_ack_floor = c0_snd_una_q - c0_max_snd_wnd_q;
   assign c0_ack_too_old = (1'((c0_ack_floor - rx_ack) >> 31) == 1'b0) & (|(c0_ack_floor - rx_ack));
   assign c0_seg_stale = (1'(((c0_rcv_nxt_q + {31'd0, c0_fin_in_q}) - rx_seq) >> 31) == 1'b0) & (|((c0_rcv_nxt_q + {31'd0, c0_fin_in_q}) - rx_seq)) & ~((1'(((rx_seq + {16'd0, rx_plen} + {31'd0, rx_flags[0]}) - (c0_rcv_nxt_q + {31'd0, c0_fin_in_q})) >> 31) == 1'b0) & (|((rx_seq + {16'd0, rx_plen} + {31'd0, rx_flags[0]}) - (c0_rcv_nxt_q + {31'd0, c0_fin_in_q}))));
-  assign c0_ack_adv = ~c0_seg_stale & ((1'((rx_ack - c0_snd_una_q) >> 31) == 1'b0) & (|(rx_ack - c0_snd_una_q)));
-  assign c0_fin_acked = ~c0_seg_stale & c0_fin_sent_q & (rx_ack == c0_snd_max_q);
-  assign c0_dup_ack = c0_seg & rx_flags[4] & ~rx_flags[2] & ~rx_flags[1] & ~rx_flags[0] & (rx_plen == 16'd0) & ~c0_seg_stale & (rx_ack == c0_snd_una_q) & c0_outstanding & ((c0_ws_ok_q ? ({16'd0, rx_wnd} << c0_peer_ws_q) : {16'd0, rx_wnd}) == c0_snd_wnd_q) & ((c0_state_q == StEstab) | (c0_state_q == StFinWait1) | (c0_state_q == StClosing) | (c0_state_q == StCloseWait) | (c0_state_q == StLastAck));
+  assign c0_seg_beyond = (1'((c0_adv_edge_q - (c0_rcv_nxt_q + {31'd0, c0_fin_in_q})) >> 31) == 1'b0) & (|(c0_adv_edge_q - (c0_rcv_nxt_q + {31'd0, c0_fin_in_q}))) & (1'((rx_seq - c0_adv_edge_q) >> 31) == 1'b0);
+  assign c0_seg_unacceptable = c0_seg_stale | c0_seg_beyond;
+  assign c0_ack_adv = ~c0_seg_unacceptable & ((1'((rx_ack - c0_snd_una_q) >> 31) == 1'b0) & (|(rx_ack - c0_snd_una_q)));
+  assign c0_fin_acked = ~c0_seg_unacceptable & c0_fin_sent_q & (rx_ack == c0_snd_max_q);
+  assign c0_dup_ack = c0_seg & rx_flags[4] & ~rx_flags[2] & ~rx_flags[1] & ~rx_flags[0] & (rx_plen == 16'd0) & ~c0_seg_unacceptable & (rx_ack == c0_snd_una_q) & c0_outstanding & ((c0_ws_ok_q ? ({16'd0, rx_wnd} << c0_peer_ws_q) : {16'd0, rx_wnd}) == c0_snd_wnd_q) & ((c0_state_q == StEstab) | (c0_state_q == StFinWait1) | (c0_state_q == StClosing) | (c0_state_q == StCloseWait) | (c0_state_q == StLastAck));
   assign c0_fr_enter = c0_dup_ack & (c0_dupacks_q == 2'd2) & ~c0_in_recovery_q & ((1'((rx_ack - c0_recover_q) >> 31) == 1'b0) & (|(rx_ack - c0_recover_q)));
   assign c0_cc_acked = rx_ack - c0_snd_una_q;
   assign c0_cc_ssthresh_loss = ({1'b0, 31'((c0_snd_max_q - c0_snd_una_q) >> 1)} > ({16'd0, c0_mss} << 1'b1)) ? {1'b0, 31'((c0_snd_max_q - c0_snd_una_q) >> 1)} : ({16'd0, c0_mss} << 1'b1);
@@ -1892,7 +1898,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
             c0_cwnd_d = c0_cc_ssthresh_loss + ({16'd0, c0_mss} + ({16'd0, c0_mss} << 1'b1));
             c0_ca_acc_d = 32'd0;
           end
-          if (~c0_seg_stale & ~c0_ack_old & (((1'((rx_seq - c0_snd_wl1_q) >> 31) == 1'b0) & (|(rx_seq - c0_snd_wl1_q))) | ((rx_seq == c0_snd_wl1_q) & (1'((rx_ack - c0_snd_wl2_q) >> 31) == 1'b0)))) begin
+          if (~c0_seg_unacceptable & ~c0_ack_old & (((1'((rx_seq - c0_snd_wl1_q) >> 31) == 1'b0) & (|(rx_seq - c0_snd_wl1_q))) | ((rx_seq == c0_snd_wl1_q) & (1'((rx_ack - c0_snd_wl2_q) >> 31) == 1'b0)))) begin
             c0_snd_wnd_d = c0_ws_ok_q ? ({16'd0, rx_wnd} << c0_peer_ws_q) : {16'd0, rx_wnd};
             if ((c0_ws_ok_q ? ({16'd0, rx_wnd} << c0_peer_ws_q) : {16'd0, rx_wnd}) > c0_max_snd_wnd_q) begin
               c0_max_snd_wnd_d = c0_ws_ok_q ? ({16'd0, rx_wnd} << c0_peer_ws_q) : {16'd0, rx_wnd};
@@ -1904,7 +1910,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
           c0_rcv_nxt_d = c0_rcv_nxt_new;
           if (c0_ack_may_wait) begin
             c0_ack_dly_d = 1'b1;
-          end else if ((rx_plen != 16'd0) | rx_flags[0] | c0_seg_old) begin
+          end else if ((rx_plen != 16'd0) | rx_flags[0] | c0_seg_old | c0_seg_beyond) begin
             c0_ack_pend_d = 1'b1;
           end
           if (c0_takes) begin
@@ -2115,9 +2121,11 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   assign c1_ack_floor = c1_snd_una_q - c1_max_snd_wnd_q;
   assign c1_ack_too_old = (1'((c1_ack_floor - rx_ack) >> 31) == 1'b0) & (|(c1_ack_floor - rx_ack));
   assign c1_seg_stale = (1'(((c1_rcv_nxt_q + {31'd0, c1_fin_in_q}) - rx_seq) >> 31) == 1'b0) & (|((c1_rcv_nxt_q + {31'd0, c1_fin_in_q}) - rx_seq)) & ~((1'(((rx_seq + {16'd0, rx_plen} + {31'd0, rx_flags[0]}) - (c1_rcv_nxt_q + {31'd0, c1_fin_in_q})) >> 31) == 1'b0) & (|((rx_seq + {16'd0, rx_plen} + {31'd0, rx_flags[0]}) - (c1_rcv_nxt_q + {31'd0, c1_fin_in_q}))));
-  assign c1_ack_adv = ~c1_seg_stale & ((1'((rx_ack - c1_snd_una_q) >> 31) == 1'b0) & (|(rx_ack - c1_snd_una_q)));
-  assign c1_fin_acked = ~c1_seg_stale & c1_fin_sent_q & (rx_ack == c1_snd_max_q);
-  assign c1_dup_ack = c1_seg & rx_flags[4] & ~rx_flags[2] & ~rx_flags[1] & ~rx_flags[0] & (rx_plen == 16'd0) & ~c1_seg_stale & (rx_ack == c1_snd_una_q) & c1_outstanding & ((c1_ws_ok_q ? ({16'd0, rx_wnd} << c1_peer_ws_q) : {16'd0, rx_wnd}) == c1_snd_wnd_q) & ((c1_state_q == StEstab) | (c1_state_q == StFinWait1) | (c1_state_q == StClosing) | (c1_state_q == StCloseWait) | (c1_state_q == StLastAck));
+  assign c1_seg_beyond = (1'((c1_adv_edge_q - (c1_rcv_nxt_q + {31'd0, c1_fin_in_q})) >> 31) == 1'b0) & (|(c1_adv_edge_q - (c1_rcv_nxt_q + {31'd0, c1_fin_in_q}))) & (1'((rx_seq - c1_adv_edge_q) >> 31) == 1'b0);
+  assign c1_seg_unacceptable = c1_seg_stale | c1_seg_beyond;
+  assign c1_ack_adv = ~c1_seg_unacceptable & ((1'((rx_ack - c1_snd_una_q) >> 31) == 1'b0) & (|(rx_ack - c1_snd_una_q)));
+  assign c1_fin_acked = ~c1_seg_unacceptable & c1_fin_sent_q & (rx_ack == c1_snd_max_q);
+  assign c1_dup_ack = c1_seg & rx_flags[4] & ~rx_flags[2] & ~rx_flags[1] & ~rx_flags[0] & (rx_plen == 16'd0) & ~c1_seg_unacceptable & (rx_ack == c1_snd_una_q) & c1_outstanding & ((c1_ws_ok_q ? ({16'd0, rx_wnd} << c1_peer_ws_q) : {16'd0, rx_wnd}) == c1_snd_wnd_q) & ((c1_state_q == StEstab) | (c1_state_q == StFinWait1) | (c1_state_q == StClosing) | (c1_state_q == StCloseWait) | (c1_state_q == StLastAck));
   assign c1_fr_enter = c1_dup_ack & (c1_dupacks_q == 2'd2) & ~c1_in_recovery_q & ((1'((rx_ack - c1_recover_q) >> 31) == 1'b0) & (|(rx_ack - c1_recover_q)));
   assign c1_cc_acked = rx_ack - c1_snd_una_q;
   assign c1_cc_ssthresh_loss = ({1'b0, 31'((c1_snd_max_q - c1_snd_una_q) >> 1)} > ({16'd0, c1_mss} << 1'b1)) ? {1'b0, 31'((c1_snd_max_q - c1_snd_una_q) >> 1)} : ({16'd0, c1_mss} << 1'b1);
@@ -2322,7 +2330,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
             c1_cwnd_d = c1_cc_ssthresh_loss + ({16'd0, c1_mss} + ({16'd0, c1_mss} << 1'b1));
             c1_ca_acc_d = 32'd0;
           end
-          if (~c1_seg_stale & ~c1_ack_old & (((1'((rx_seq - c1_snd_wl1_q) >> 31) == 1'b0) & (|(rx_seq - c1_snd_wl1_q))) | ((rx_seq == c1_snd_wl1_q) & (1'((rx_ack - c1_snd_wl2_q) >> 31) == 1'b0)))) begin
+          if (~c1_seg_unacceptable & ~c1_ack_old & (((1'((rx_seq - c1_snd_wl1_q) >> 31) == 1'b0) & (|(rx_seq - c1_snd_wl1_q))) | ((rx_seq == c1_snd_wl1_q) & (1'((rx_ack - c1_snd_wl2_q) >> 31) == 1'b0)))) begin
             c1_snd_wnd_d = c1_ws_ok_q ? ({16'd0, rx_wnd} << c1_peer_ws_q) : {16'd0, rx_wnd};
             if ((c1_ws_ok_q ? ({16'd0, rx_wnd} << c1_peer_ws_q) : {16'd0, rx_wnd}) > c1_max_snd_wnd_q) begin
               c1_max_snd_wnd_d = c1_ws_ok_q ? ({16'd0, rx_wnd} << c1_peer_ws_q) : {16'd0, rx_wnd};
@@ -2334,7 +2342,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
           c1_rcv_nxt_d = c1_rcv_nxt_new;
           if (c1_ack_may_wait) begin
             c1_ack_dly_d = 1'b1;
-          end else if ((rx_plen != 16'd0) | rx_flags[0] | c1_seg_old) begin
+          end else if ((rx_plen != 16'd0) | rx_flags[0] | c1_seg_old | c1_seg_beyond) begin
             c1_ack_pend_d = 1'b1;
           end
           if (c1_takes) begin

@@ -2732,6 +2732,17 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             stale,
             "a segment wholly before RCV.NXT: ACKed, its ACK field ignored (RFC 9293 3.10.7.4)",
         );
+        // And one beginning at or past the right edge of a window we advertised open (with the
+        // window closed a segment at RCV.NXT is taken for its ACK, as RFC 9293 allows).
+        let beyond = m.net(
+            &format!("c{c}_seg_beyond"),
+            seq_gt(&k.adv_edge.q.ex(), &rcv_now) & seq_ge(&seq.ex(), &k.adv_edge.q.ex()),
+        );
+        m.comment(
+            beyond,
+            "a segment at or past the open window's right edge: ACKed, its ACK field ignored (RFC 9293 3.10.7.4)",
+        );
+        let stale = m.net(&format!("c{c}_seg_unacceptable"), stale | beyond);
         let ack_adv = m.net(
             &format!("c{c}_ack_adv"),
             !stale & seq_gt(&ackn.ex(), &k.snd_una.q.ex()),
@@ -3224,7 +3235,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                         b.set(k.st.d, st_ack);
                         b.set(k.rcv_nxt.d, rn_new);
                         b.if_(may_wait, |b| b.set(k.ack_dly.d, 1u64))
-                            .else_if(plen.ne(0u64) | f_fin.clone() | seg_old, |b| {
+                            .else_if(plen.ne(0u64) | f_fin.clone() | seg_old | beyond, |b| {
                                 b.set(k.ack_pend.d, 1u64)
                             });
                         b.if_(takes, |b| b.set(k.dup_owed.d, 0u64));

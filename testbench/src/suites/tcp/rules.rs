@@ -24,7 +24,10 @@
 //!    changes), at its edges and outside it (dropped unanswered), SYNs in ESTABLISHED at any
 //!    sequence number (a challenge ACK), and data segments whose ACK number is drawn around
 //!    the acceptable range [SND.UNA - MAX.SND.WND, SND.MAX] (inside: taken as any segment;
-//!    outside, with other bytes: a challenge ACK, the bytes never delivered). Also frames that
+//!    outside, with other bytes: a challenge ACK, the bytes never delivered), and data
+//!    segments at or past the window's right edge with another window field (not acceptable:
+//!    the same ACK again, the bytes dropped, the ACK field and window ignored, so SND.WND
+//!    stays the peer's). Also frames that
 //!    are not the connection's: data segments at RCV.NXT with other bytes (checksums right)
 //!    from another source port of the peer, from another source IP, or to the other
 //!    connection's local port or to a port of no connection (dropped: `drop_other`, no RST,
@@ -126,6 +129,11 @@ pub enum Step {
     Rst { class: u8, x: u16, ack: bool },
     /// A SYN (with the ACK bit if `ack`) at RCV.NXT + `off` - 32768, carrying `off % 64` bytes.
     Syn { off: u16, ack: bool },
+    /// A data segment (`1 + len % 64` other bytes) at RCV.NXT + the receive buffer + `x` (at or
+    /// past the right edge of the window, which is at most the buffer), its window field not
+    /// the peer's: not acceptable (RFC 9293 3.10.7.4), so ACKed (the same ACK again), dropped
+    /// (`ooo_dropped`), and its ACK field and window ignored.
+    Beyond { x: u16, len: u8 },
     /// Segment `i` with its ACK number at SND.UNA + an offset of a class (`class % 5`): 0
     /// -MAX.SND.WND exactly, 1 one older, 2 inside (-MAX.SND.WND, 0), 3 older by more, 4 beyond
     /// SND.MAX. Out of range it carries other bytes.
@@ -658,6 +666,27 @@ pub fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                 (
                     inside.then_some(true),
                     format!("step {n}: a RST at RCV.NXT + {} (window {rxb})", off as i32),
+                )
+            }
+            Step::Beyond { x, len } => {
+                let off = rxb.wrapping_add(u32::from(x) % rxb);
+                let junk: Vec<u8> = (0..1 + len % 64).map(|_| rng.next_u64() as u8).collect();
+                s.send(tcp_frame(
+                    peer(c),
+                    rcv_nxt.wrapping_add(off),
+                    ack0,
+                    0x18,
+                    wfield ^ 0x10,
+                    &[],
+                    &junk,
+                ));
+                m.dropped += 1;
+                (
+                    Some(true),
+                    format!(
+                        "step {n}: a segment at RCV.NXT + {off} (the window at most {rxb}), window field {:#x}",
+                        wfield ^ 0x10
+                    ),
                 )
             }
             Step::Syn { off, ack } => {
@@ -1572,6 +1601,7 @@ impl Property for TcpRulesProp {
                     2 => (any::<u8>(), any::<u16>(), any::<bool>())
                         .prop_map(|(class, x, ack)| Step::Rst { class, x, ack }),
                     1 => (any::<u16>(), any::<bool>()).prop_map(|(off, ack)| Step::Syn { off, ack }),
+                    1 => (any::<u16>(), any::<u8>()).prop_map(|(x, len)| Step::Beyond { x, len }),
                     2 => (any::<u8>(), any::<u8>(), any::<u16>())
                         .prop_map(|(seg, class, x)| Step::Ack { seg, class, x }),
                     2 => (any::<u8>(), any::<u16>())
