@@ -90,24 +90,9 @@ impl Component for EngineHarness {
                 },
             )
         });
-        if let Some(prev) = self.last_cpl.take() {
-            match &offer {
-                None => self
-                    .violations
-                    .push(format!("io_cpl valid fell before the transfer of {prev:?}")),
-                Some(now) if *now != prev => self.violations.push(format!(
-                    "io_cpl changed from {prev:?} to {now:?} while valid and not ready"
-                )),
-                Some(_) => {}
-            }
-        }
-        if let Some(c) = offer {
-            if self.s("io_cpl_ready_i").is_high() {
-                self.completions.push(c);
-            } else {
-                self.last_cpl = Some(c);
-            }
-        }
+        let ready = self.s("io_cpl_ready_i").is_high();
+        let taken = held_offer(&mut self.last_cpl, offer, ready, &mut self.violations);
+        self.completions.extend(taken);
     }
 
     fn drive(&mut self, _cycle: u64) {

@@ -34,6 +34,33 @@ mod engine;
 pub use bench::{bench_capsules, bench_reads, bench_scenario, bench_writes, BENCH_MAXH2CDATA};
 pub use engine::{EngineCase, EngineHarness, EngineInput, NvmeTcpEngineProp};
 
+/// One cycle of a stream sink's check (`io_cpl`): `offer` is what is on the stream (valid or
+/// not), `last` what was on it the cycle before and not taken, which must still be there,
+/// unchanged. Returns the item taken this cycle.
+pub(super) fn held_offer<T: PartialEq + std::fmt::Debug>(
+    last: &mut Option<T>,
+    offer: Option<T>,
+    ready: bool,
+    violations: &mut Vec<String>,
+) -> Option<T> {
+    if let Some(prev) = last.take() {
+        match &offer {
+            None => violations.push(format!("io_cpl valid fell before the transfer of {prev:?}")),
+            Some(now) if *now != prev => violations.push(format!(
+                "io_cpl changed from {prev:?} to {now:?} while valid and not ready"
+            )),
+            Some(_) => {}
+        }
+    }
+    let offer = offer?;
+    if ready {
+        Some(offer)
+    } else {
+        *last = Some(offer);
+        None
+    }
+}
+
 /// Drives the connection's streams: commands, rx beats in; tx bytes, completions out.
 struct Harness {
     lanes: usize,
@@ -337,24 +364,13 @@ impl Component for Harness {
             status: self.cpl_status.get() as u16,
             dw0: self.cpl_dw0.get() as u32,
         });
-        if let Some(prev) = self.last_cpl.take() {
-            match &offer {
-                None => self
-                    .violations
-                    .push(format!("io_cpl valid fell before the transfer of {prev:?}")),
-                Some(now) if *now != prev => self.violations.push(format!(
-                    "io_cpl changed from {prev:?} to {now:?} while valid and not ready"
-                )),
-                Some(_) => {}
-            }
-        }
-        if let Some(c) = offer {
-            if self.cpl_ready.is_high() {
-                self.completions.push(c);
-            } else {
-                self.last_cpl = Some(c);
-            }
-        }
+        let taken = held_offer(
+            &mut self.last_cpl,
+            offer,
+            self.cpl_ready.is_high(),
+            &mut self.violations,
+        );
+        self.completions.extend(taken);
     }
 
     fn drive(&mut self, _cycle: u64) {
