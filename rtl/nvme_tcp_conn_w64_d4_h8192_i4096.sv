@@ -404,7 +404,7 @@ module nvme_tcp_conn_w64_d4_h8192_i4096 (
   logic         cpl_hold_d;
   logic [1:0]   cpl_hold_slot_q;       // that slot
   logic [1:0]   cpl_hold_slot_d;
-  logic         cpl_held;
+  logic         cpl_held;              // that slot is still ready (always: a ready slot stays ready until taken; guarded anyway)
   logic [1:0]   cpl_slot;              // the slot whose completion is on io_cpl
   logic         cpl_from_slot;
   logic         bounce;

@@ -769,8 +769,8 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic [31:0]  c1_tx_used;             // buffer bytes held: from the base to the end of the beat being written
   logic         c0_may_send;
   logic         c1_may_send;
-  logic         c0_tx_credit;
-  logic         c1_tx_credit;
+  logic         c0_tx_credit;           // room for a full beat after the one being written, and the connection may send
+  logic         c1_tx_credit;           // room for a full beat after the one being written, and the connection may send
   logic [3:0]   app_tx_cnt;             // bytes written this cycle
   logic         app_tx_end;             // the beat's last bytes are written this cycle
   logic         app_tx_fire;
@@ -852,7 +852,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic         c0_ack_too_old;         // an ACK older than any window the peer offered: a challenge ACK, the segment dropped
   logic         c0_seg_stale;           // a segment wholly before RCV.NXT: ACKed, its ACK field ignored (RFC 9293 3.10.7.4)
   logic         c0_seg_beyond;          // a segment at or past the open window's right edge: ACKed, its ACK field ignored (RFC 9293 3.10.7.4)
-  logic         c0_seg_unacceptable;
+  logic         c0_seg_unacceptable;    // not acceptable (wholly old, or past the open window): its ACK field and window ignored
   logic         c0_ack_adv;
   logic         c0_fin_acked;
   logic         c0_dup_ack;
@@ -910,7 +910,7 @@ module tcp_w64_c2_t1024_r1024_a2_e64 (
   logic         c1_ack_too_old;         // an ACK older than any window the peer offered: a challenge ACK, the segment dropped
   logic         c1_seg_stale;           // a segment wholly before RCV.NXT: ACKed, its ACK field ignored (RFC 9293 3.10.7.4)
   logic         c1_seg_beyond;          // a segment at or past the open window's right edge: ACKed, its ACK field ignored (RFC 9293 3.10.7.4)
-  logic         c1_seg_unacceptable;
+  logic         c1_seg_unacceptable;    // not acceptable (wholly old, or past the open window): its ACK field and window ignored
   logic         c1_ack_adv;
   logic         c1_fin_acked;
   logic         c1_dup_ack;

@@ -363,7 +363,7 @@ module nvme_tcp_conn_w64_d1_h16_nd (
   logic         cpl_hold_d;
   logic         cpl_hold_slot_q;       // that slot
   logic         cpl_hold_slot_d;
-  logic         cpl_held;
+  logic         cpl_held;              // that slot is still ready (always: a ready slot stays ready until taken; guarded anyway)
   logic         cpl_slot;              // the slot whose completion is on io_cpl
   logic         cpl_from_slot;
   logic         bounce;

@@ -2310,10 +2310,15 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
         .collect();
     let credits: Vec<Sig> = (0..n as usize)
         .map(|c| {
-            m.net(
+            let credit = m.net(
                 &format!("c{c}_tx_credit"),
                 may_send[c] & tused[c].le(u64::from(p.tx_bytes - lanes)),
-            )
+            );
+            m.comment(
+                credit,
+                "room for a full beat after the one being written, and the connection may send",
+            );
+            credit
         })
         .collect();
     m.assign(credit, cat(credits.iter().rev().map(|c| c.ex())));
@@ -2742,19 +2747,23 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
             beyond,
             "a segment at or past the open window's right edge: ACKed, its ACK field ignored (RFC 9293 3.10.7.4)",
         );
-        let stale = m.net(&format!("c{c}_seg_unacceptable"), stale | beyond);
+        let unacceptable = m.net(&format!("c{c}_seg_unacceptable"), stale | beyond);
+        m.comment(
+            unacceptable,
+            "not acceptable (wholly old, or past the open window): its ACK field and window ignored",
+        );
         let ack_adv = m.net(
             &format!("c{c}_ack_adv"),
-            !stale & seq_gt(&ackn.ex(), &k.snd_una.q.ex()),
+            !unacceptable & seq_gt(&ackn.ex(), &k.snd_una.q.ex()),
         );
-        let wnd_new = !stale
+        let wnd_new = !unacceptable
             & !ack_old.ex()
             & (seq_gt(&seq.ex(), &k.wl1.q.ex())
                 | (seq.eq(k.wl1.q) & seq_ge(&ackn.ex(), &k.wl2.q.ex())));
         let wnd_scaled = mux(k.ws_ok.q, wnd.zext(32).shl_by(k.peer_ws.q), wnd.zext(32));
         let fin_acked = m.net(
             &format!("c{c}_fin_acked"),
-            !stale & k.fin_sent.q & ackn.eq(k.snd_max.q),
+            !unacceptable & k.fin_sent.q & ackn.eq(k.snd_max.q),
         );
         // RFC 5681's duplicate ACK: data outstanding, none in the segment, no SYN or FIN, the
         // ACK number SND.UNA and the window unchanged.
@@ -2765,7 +2774,7 @@ pub fn engine(p: &TcpParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                 & !f_syn.clone()
                 & !f_fin.clone()
                 & plen.eq(0u64)
-                & !stale
+                & !unacceptable
                 & ackn.eq(k.snd_una.q)
                 & outstanding
                 & wnd_scaled.eq(k.snd_wnd.q)

@@ -64,6 +64,10 @@ pub(super) fn completions(m: &mut ModuleBuilder, cx: &Ctx, vd: &Verdicts) -> Cpl
     let hold_slot = m.reg("cpl_hold_slot", sw, 0);
     m.comment(hold_slot.q, "that slot");
     let held = m.net("cpl_held", hold.q & ready_slot.shr_by(hold_slot.q).bit(0));
+    m.comment(
+        held,
+        "that slot is still ready (always: a ready slot stays ready until taken; guarded anyway)",
+    );
     let cpl_slot = m.net("cpl_slot", mux(held, hold_slot.q, lowest));
     m.comment(cpl_slot, "the slot whose completion is on io_cpl");
     let any_ready = m.net("cpl_from_slot", ready_slot.any());

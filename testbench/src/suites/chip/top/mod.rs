@@ -601,14 +601,12 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
         }
     }
     // Run until every command completed.
-    let mut n = 0u64;
     while env.host.model.outstanding() > 0 || !env.host.model.events.is_empty() {
         env.consume_all()?;
         rearm_aer(&mut env)?;
         env.step()?;
-        n += 1;
         // (Before the run's own budget ends, so that the message says what is missing.)
-        if n > env.limit || env.sim.cycle() + 1 >= env.limit {
+        if env.sim.cycle() + 1 >= env.limit {
             let t = tcp_link.borrow();
             let held: Vec<Vec<u16>> = t.targets.iter().map(|x| x.held()).collect();
             let missing: Vec<String> = env
@@ -622,8 +620,10 @@ fn run(input: &Input, waves: Option<&Path>) -> Result<(), String> {
                         .iter()
                         .rev()
                         .find(|s| s.sqid == q && s.cid == c)
-                        .map(|s| format!("{:?}{}", s.via, if s.doomed { " doomed" } else { "" }));
-                    format!("SQ {q} CID {c:#x} via {}", via.unwrap_or_default())
+                        .map(|s| {
+                            format!(" via {:?}{}", s.via, if s.doomed { " doomed" } else { "" })
+                        });
+                    format!("SQ {q} CID {c:#x}{}", via.unwrap_or_default())
                 })
                 .collect();
             return Err(format!(
