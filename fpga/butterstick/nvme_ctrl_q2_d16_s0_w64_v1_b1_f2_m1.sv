@@ -314,7 +314,14 @@ module nvme_ctrl_q2_d16_s0_w64_v1_b1_f2_m1 (
   logic         push_en;
   logic [1:0]   push_cls;
   logic [1:0]   push_qid;
+  logic         push_late;
   logic         pop_en;
+  logic         sched_late_push_q;
+  logic         sched_late_push_d;
+  logic [1:0]   sched_late_cls_q;
+  logic [1:0]   sched_late_cls_d;
+  logic [1:0]   sched_late_qid_q;
+  logic [1:0]   sched_late_qid_d;
   logic         in_idle;
   logic         sched_urgent_push;
   logic [1:0]   sched_urgent_push_qid;
@@ -326,6 +333,7 @@ module nvme_ctrl_q2_d16_s0_w64_v1_b1_f2_m1 (
   logic         sched_urgent_ready;
   logic         sched_urgent_head_eligible;
   logic         sched_urgent_ok;
+  logic         sched_urgent_late_push;
   logic         sched_urgent_rotate;
   logic [2:0]   sched_urgent_skips_q;
   logic [2:0]   sched_urgent_skips_d;
@@ -342,6 +350,7 @@ module nvme_ctrl_q2_d16_s0_w64_v1_b1_f2_m1 (
   logic         sched_high_ready;
   logic         sched_high_head_eligible;
   logic         sched_high_ok;
+  logic         sched_high_late_push;
   logic         sched_high_rotate;
   logic [2:0]   sched_high_skips_q;
   logic [2:0]   sched_high_skips_d;
@@ -358,6 +367,7 @@ module nvme_ctrl_q2_d16_s0_w64_v1_b1_f2_m1 (
   logic         sched_medium_ready;
   logic         sched_medium_head_eligible;
   logic         sched_medium_ok;
+  logic         sched_medium_late_push;
   logic         sched_medium_rotate;
   logic [2:0]   sched_medium_skips_q;
   logic [2:0]   sched_medium_skips_d;
@@ -374,6 +384,7 @@ module nvme_ctrl_q2_d16_s0_w64_v1_b1_f2_m1 (
   logic         sched_low_ready;
   logic         sched_low_head_eligible;
   logic         sched_low_ok;
+  logic         sched_low_late_push;
   logic         sched_low_rotate;
   logic [2:0]   sched_low_skips_q;
   logic [2:0]   sched_low_skips_d;
@@ -1030,46 +1041,53 @@ module nvme_ctrl_q2_d16_s0_w64_v1_b1_f2_m1 (
   assign c_next = cq_state_rdata_q[51:40];
   assign c_base = cq_state_rdata_q[103:52];
   assign s_size1 = {1'b0, s_size} + 13'd1;
+  assign sched_late_push_d = push_late;
+  assign sched_late_cls_d = push_cls;
+  assign sched_late_qid_d = push_qid;
   assign in_idle = state_q == ST_IDLE;
   assign unused_sched_urgent_s_ready = ^sched_urgent_s_ready;
   assign sched_urgent_head_eligible = (sched_urgent_m_data == 2'd0) | 1'(sq_space_i >> (sched_urgent_m_data - 2'd1));
   assign sched_urgent_ok = sched_urgent_m_valid & sched_urgent_head_eligible;
-  assign sched_urgent_rotate = in_idle & ~flush_q & sched_urgent_m_valid & ~sched_urgent_head_eligible;
+  assign sched_urgent_late_push = sched_late_push_q & (sched_late_cls_q == 2'd0);
+  assign sched_urgent_rotate = in_idle & ~flush_q & sched_urgent_m_valid & ~sched_urgent_head_eligible & ~sched_urgent_late_push;
   assign sched_urgent_blocked = sched_urgent_skips_q >= sched_urgent_count;
-  assign sched_urgent_fsm_push = push_en & (push_cls == 2'd0);
+  assign sched_urgent_fsm_push = (push_en & (push_cls == 2'd0)) | sched_urgent_late_push;
   assign sched_urgent_skips_d = (flush_q | sched_urgent_fsm_push | ~sched_urgent_m_valid | sched_urgent_head_eligible) ? 3'd0 : ((sched_urgent_rotate & ~sched_urgent_blocked) ? (sched_urgent_skips_q + 3'd1) : sched_urgent_skips_q);
   assign sched_urgent_push = sched_urgent_fsm_push | sched_urgent_rotate;
-  assign sched_urgent_push_qid = sched_urgent_rotate ? sched_urgent_m_data : push_qid;
+  assign sched_urgent_push_qid = sched_urgent_rotate ? sched_urgent_m_data : (sched_urgent_late_push ? sched_late_qid_q : push_qid);
   assign sched_urgent_rotating = sched_urgent_m_valid & ~sched_urgent_head_eligible & ~sched_urgent_blocked;
   assign unused_sched_high_s_ready = ^sched_high_s_ready;
   assign sched_high_head_eligible = (sched_high_m_data == 2'd0) | 1'(sq_space_i >> (sched_high_m_data - 2'd1));
   assign sched_high_ok = sched_high_m_valid & sched_high_head_eligible;
-  assign sched_high_rotate = in_idle & ~flush_q & sched_high_m_valid & ~sched_high_head_eligible;
+  assign sched_high_late_push = sched_late_push_q & (sched_late_cls_q == 2'd1);
+  assign sched_high_rotate = in_idle & ~flush_q & sched_high_m_valid & ~sched_high_head_eligible & ~sched_high_late_push;
   assign sched_high_blocked = sched_high_skips_q >= sched_high_count;
-  assign sched_high_fsm_push = push_en & (push_cls == 2'd1);
+  assign sched_high_fsm_push = (push_en & (push_cls == 2'd1)) | sched_high_late_push;
   assign sched_high_skips_d = (flush_q | sched_high_fsm_push | ~sched_high_m_valid | sched_high_head_eligible) ? 3'd0 : ((sched_high_rotate & ~sched_high_blocked) ? (sched_high_skips_q + 3'd1) : sched_high_skips_q);
   assign sched_high_push = sched_high_fsm_push | sched_high_rotate;
-  assign sched_high_push_qid = sched_high_rotate ? sched_high_m_data : push_qid;
+  assign sched_high_push_qid = sched_high_rotate ? sched_high_m_data : (sched_high_late_push ? sched_late_qid_q : push_qid);
   assign sched_high_rotating = sched_high_m_valid & ~sched_high_head_eligible & ~sched_high_blocked;
   assign unused_sched_medium_s_ready = ^sched_medium_s_ready;
   assign sched_medium_head_eligible = (sched_medium_m_data == 2'd0) | 1'(sq_space_i >> (sched_medium_m_data - 2'd1));
   assign sched_medium_ok = sched_medium_m_valid & sched_medium_head_eligible;
-  assign sched_medium_rotate = in_idle & ~flush_q & sched_medium_m_valid & ~sched_medium_head_eligible;
+  assign sched_medium_late_push = sched_late_push_q & (sched_late_cls_q == 2'd2);
+  assign sched_medium_rotate = in_idle & ~flush_q & sched_medium_m_valid & ~sched_medium_head_eligible & ~sched_medium_late_push;
   assign sched_medium_blocked = sched_medium_skips_q >= sched_medium_count;
-  assign sched_medium_fsm_push = push_en & (push_cls == 2'd2);
+  assign sched_medium_fsm_push = (push_en & (push_cls == 2'd2)) | sched_medium_late_push;
   assign sched_medium_skips_d = (flush_q | sched_medium_fsm_push | ~sched_medium_m_valid | sched_medium_head_eligible) ? 3'd0 : ((sched_medium_rotate & ~sched_medium_blocked) ? (sched_medium_skips_q + 3'd1) : sched_medium_skips_q);
   assign sched_medium_push = sched_medium_fsm_push | sched_medium_rotate;
-  assign sched_medium_push_qid = sched_medium_rotate ? sched_medium_m_data : push_qid;
+  assign sched_medium_push_qid = sched_medium_rotate ? sched_medium_m_data : (sched_medium_late_push ? sched_late_qid_q : push_qid);
   assign sched_medium_rotating = sched_medium_m_valid & ~sched_medium_head_eligible & ~sched_medium_blocked;
   assign unused_sched_low_s_ready = ^sched_low_s_ready;
   assign sched_low_head_eligible = (sched_low_m_data == 2'd0) | 1'(sq_space_i >> (sched_low_m_data - 2'd1));
   assign sched_low_ok = sched_low_m_valid & sched_low_head_eligible;
-  assign sched_low_rotate = in_idle & ~flush_q & sched_low_m_valid & ~sched_low_head_eligible;
+  assign sched_low_late_push = sched_late_push_q & (sched_late_cls_q == 2'd3);
+  assign sched_low_rotate = in_idle & ~flush_q & sched_low_m_valid & ~sched_low_head_eligible & ~sched_low_late_push;
   assign sched_low_blocked = sched_low_skips_q >= sched_low_count;
-  assign sched_low_fsm_push = push_en & (push_cls == 2'd3);
+  assign sched_low_fsm_push = (push_en & (push_cls == 2'd3)) | sched_low_late_push;
   assign sched_low_skips_d = (flush_q | sched_low_fsm_push | ~sched_low_m_valid | sched_low_head_eligible) ? 3'd0 : ((sched_low_rotate & ~sched_low_blocked) ? (sched_low_skips_q + 3'd1) : sched_low_skips_q);
   assign sched_low_push = sched_low_fsm_push | sched_low_rotate;
-  assign sched_low_push_qid = sched_low_rotate ? sched_low_m_data : push_qid;
+  assign sched_low_push_qid = sched_low_rotate ? sched_low_m_data : (sched_low_late_push ? sched_late_qid_q : push_qid);
   assign sched_low_rotating = sched_low_m_valid & ~sched_low_head_eligible & ~sched_low_blocked;
   assign sched_urgent_ready = flush_q | sched_urgent_rotate | (pop_en & (pick_cls == 2'd0));
   assign sched_high_ready = flush_q | sched_high_rotate | (pop_en & (pick_cls == 2'd1));
@@ -1176,6 +1194,7 @@ module nvme_ctrl_q2_d16_s0_w64_v1_b1_f2_m1 (
     push_en = 1'b0;
     push_cls = 2'd0;
     push_qid = 2'd0;
+    push_late = 1'b0;
     pop_en = 1'b0;
     adm_act_d = adm_act_q;
     wrr_cls_d = wrr_cls_q;
@@ -1385,7 +1404,7 @@ module nvme_ctrl_q2_d16_s0_w64_v1_b1_f2_m1 (
             if ((cur_qid_q == 2'd0) & ams_wrr) begin
               adm_act_d = 1'b1;
             end else begin
-              push_en = 1'b1;
+              push_late = 1'b1;
             end
           end
         end
@@ -1653,6 +1672,7 @@ module nvme_ctrl_q2_d16_s0_w64_v1_b1_f2_m1 (
       read_sq_q <= 1'b0;
       read_cq_q <= 1'b0;
       read_qid_q <= 2'd0;
+      sched_late_push_q <= 1'b0;
       sched_urgent_skips_q <= 3'd0;
       sched_high_skips_q <= 3'd0;
       sched_medium_skips_q <= 3'd0;
@@ -1756,6 +1776,7 @@ module nvme_ctrl_q2_d16_s0_w64_v1_b1_f2_m1 (
       read_sq_q <= read_sq_d;
       read_cq_q <= read_cq_d;
       read_qid_q <= read_qid_d;
+      sched_late_push_q <= sched_late_push_d;
       sched_urgent_skips_q <= sched_urgent_skips_d;
       sched_high_skips_q <= sched_high_skips_d;
       sched_medium_skips_q <= sched_medium_skips_d;
@@ -1824,6 +1845,8 @@ module nvme_ctrl_q2_d16_s0_w64_v1_b1_f2_m1 (
     sq_wr_data_q <= sq_wr_data_d;
     cq_wr_addr_q <= cq_wr_addr_d;
     cq_wr_data_q <= cq_wr_data_d;
+    sched_late_cls_q <= sched_late_cls_d;
+    sched_late_qid_q <= sched_late_qid_d;
     cpl_buf_sqid_q <= cpl_buf_sqid_d;
     cpl_buf_cid_q <= cpl_buf_cid_d;
     cpl_buf_status_q <= cpl_buf_status_d;

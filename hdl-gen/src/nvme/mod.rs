@@ -121,8 +121,10 @@
 //!   other class can go, the same class starts a new turn). The turn survives urgent and
 //!   admin decisions in between; CC.EN 1 -> 0 gives it back to high.
 //! - **Round robin within a class**: the FIFO's order. A decision takes the head; an SQ with
-//!   work left after its burst goes to the back; a doorbell that gives an idle SQ work puts it
-//!   at the back; a doorbell for an SQ already waiting moves only its tail.
+//!   work left after its burst goes to the back (written one cycle after ST_FETCH_N, while its
+//!   read request is on AR and no decision can be made; its class's rotation waits that
+//!   cycle, so the order is as if it went back at once); a doorbell that gives an idle SQ
+//!   work puts it at the back; a doorbell for an SQ already waiting moves only its tail.
 //! - **Burst**: a decision fetches `min(2^AB (AB = 7: no limit), fetch_burst, entries
 //!   published, entries to the ring's end, entries to the next 4 KiB, what is left of a WRR
 //!   class's turn)` SQEs in one AXI burst. So no SQ ever launches more than 2^AB commands at a

@@ -190,6 +190,7 @@ pub(super) fn fsm(
         push_en,
         push_cls,
         push_qid,
+        push_late,
         pop_en,
         ref cls_v,
         ref cls_ok,
@@ -599,6 +600,7 @@ pub(super) fn fsm(
         c.set(push_en, 0);
         c.set(push_cls, 0);
         c.set(push_qid, 0);
+        c.set(push_late, 0);
         c.set(pop_en, 0);
         c.set(adm_act.d, adm_act.q);
         c.set(wrr_cls.d, wrr_cls.q);
@@ -783,7 +785,7 @@ pub(super) fn fsm(
                     c.if_(in_wrr_turn, |c| c.set(wrr_cnt.d, wrr_cnt.q + f_n.zext(9)));
                     c.if_(f_more, |c| {
                         c.if_(cur_qid.q.eq(0) & ams_wrr, |c| c.set(adm_act.d, 1))
-                            .else_(|c| c.set(push_en, 1));
+                            .else_(|c| c.set(push_late, 1));
                     });
                 });
             });

@@ -11,6 +11,8 @@ pub(super) struct Classes {
     pub(super) push_en: Sig,
     pub(super) push_cls: Sig,
     pub(super) push_qid: Sig,
+    /// Push `push_qid` to `push_cls` in the next cycle instead (ST_FETCH_N's SQ with work left).
+    pub(super) push_late: Sig,
     pub(super) pop_en: Sig,
     pub(super) cls_v: Vec<Sig>,
     pub(super) cls_d: Vec<Sig>,
@@ -42,7 +44,19 @@ pub(super) fn classes(
     let push_en = m.wire("push_en", 1);
     let push_cls = m.wire("push_cls", 2);
     let push_qid = m.wire("push_qid", qw);
+    let push_late = m.wire("push_late", 1);
     let pop_en = m.wire("pop_en", 1);
+    // ST_FETCH_N's push of an SQ with work left after its burst lands one cycle later, for the
+    // clock (its decision is the burst size's compares). That cycle is IDLE with the burst's
+    // read request on AR, in which no decision is made (can_fetch needs !ar_valid) and no
+    // other push happens (pushes come from ST_DB and ST_FETCH_N only); the class's rotation
+    // waits that cycle, so the FIFO's order is the one an immediate push gives.
+    let late_v = m.reg("sched_late_push", 1, 0);
+    let late_cls = m.reg_noreset("sched_late_cls", 2);
+    let late_qid = m.reg_noreset("sched_late_qid", qw);
+    m.assign(late_v.d, push_late);
+    m.assign(late_cls.d, push_cls);
+    m.assign(late_qid.d, push_qid);
     let in_idle = m.net("in_idle", st.q.eq(st_ty.item("ST_IDLE")));
     let cfw = clog2(u64::from(p.io_queues) + 3);
     let mut cls_v = Vec::new();
@@ -68,9 +82,13 @@ pub(super) fn classes(
             d.eq(0) | sq_space.shr_by(d - 1).bit(0),
         );
         let ok = m.net(&format!("sched_{name}_ok"), v & head_elig);
+        let late = m.net(
+            &format!("sched_{name}_late_push"),
+            late_v.q & late_cls.q.eq(i as u64),
+        );
         let rot = m.net(
             &format!("sched_{name}_rotate"),
-            in_idle & !flush.q & v & !head_elig,
+            in_idle & !flush.q & v & !head_elig & !late,
         );
         let circ = m.reg(&format!("sched_{name}_skips"), cfw, 0);
         let blocked = m.net(
@@ -81,7 +99,7 @@ pub(super) fn classes(
         );
         let fsm_push = m.net(
             &format!("sched_{name}_fsm_push"),
-            push_en & push_cls.eq(i as u64),
+            push_en & push_cls.eq(i as u64) | late,
         );
         m.assign(
             circ.d,
@@ -92,7 +110,10 @@ pub(super) fn classes(
             ),
         );
         m.assign(sv, fsm_push | rot);
-        m.assign(sd, mux(rot, d.ex(), push_qid.ex()));
+        m.assign(
+            sd,
+            mux(rot, d.ex(), mux(late, late_qid.q.ex(), push_qid.ex())),
+        );
         let mid = m.net(&format!("sched_{name}_rotating"), v & !head_elig & !blocked);
         cls_v.push(v);
         cls_d.push(d);
@@ -108,6 +129,7 @@ pub(super) fn classes(
         push_en,
         push_cls,
         push_qid,
+        push_late,
         pop_en,
         cls_v,
         cls_d,
