@@ -85,6 +85,11 @@ pub struct BlockEntry {
     /// placed and routed there).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub does_not_fit: BTreeMap<String, String>,
+    /// Why the module is not placed and routed out of context on any board, if it is not:
+    /// it holds I/O cells (DDR registers, delays, bidirectional buffers) that need the
+    /// board's pads, so only the bring-up top (boards.md) times it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub board_top_only: Option<String>,
 }
 
 /// The per-block report.
@@ -208,6 +213,10 @@ pub fn blocks_markdown(r: &BlocksReport) -> String {
             b.module, c.lut4, c.ccu2c, c.ff, c.lutram, c.dp16kd, c.mult18x18d
         );
         for tg in &r.targets {
+            if let Some(why) = &b.board_top_only {
+                let _ = write!(t, " in the board top only: {why} |");
+                continue;
+            }
             match b.does_not_fit.get(&tg.board) {
                 Some(why) => {
                     let _ = write!(t, " **does not fit: {why}** |");
@@ -227,7 +236,9 @@ pub fn blocks_markdown(r: &BlocksReport) -> String {
          cells (16 x 4 bits of distributed RAM each). A bold Fmax is below the board's target. A \
          module whose cells exceed the part's LUT4s, flip-flops, block RAMs or multipliers (ECP5 \
          family data sheet) is not placed and routed for that board: its entry says what it \
-         needs beyond the part."
+         needs beyond the part. A module holding I/O cells (the RGMII MAC's DDR registers and \
+         delays) cannot be placed out of context, where its ports reach no pad: its cells are \
+         counted here and its timing is the bring-up top's (boards.md)."
     );
     t
 }
