@@ -60,11 +60,12 @@ module dma_walker_w64_t3_l21 (
     StPrp1    = 4'd5,
     StPrp2    = 4'd6,
     StList    = 4'd7,
-    StSglQ0   = 4'd8,
-    StSglQ1   = 4'd9,
-    StSglDesc = 4'ha,
-    StStatus  = 4'hb,
-    StDrain   = 4'hc
+    StListPtr = 4'd8,
+    StSglQ0   = 4'd9,
+    StSglQ1   = 4'ha,
+    StSglDesc = 4'hb,
+    StStatus  = 4'hc,
+    StDrain   = 4'hd
   } state_e;
 
   logic        unused_r;
@@ -507,7 +508,7 @@ module dma_walker_w64_t3_l21 (
               list_left_d = list_slots_ptr;
               fetch_addr_d = word;
               burst_words_ok_d = 1'b0;
-              fetch_left_d = (entries_q <= list_slots_ptr) ? entries_q : list_slots_ptr;
+              state_d = StListPtr;
             end
           end else if ((word[27:0] & page_mask_q) != 28'd0) begin
             status_d = 11'h13;
@@ -531,6 +532,11 @@ module dma_walker_w64_t3_l21 (
             end
           end
         end
+      end
+      StListPtr: begin
+        fetch_left_d = (entries_q <= list_left_q) ? entries_q : list_left_q;
+        burst_words_ok_d = 1'b0;
+        state_d = StList;
       end
       StSglQ0: begin
         if (word_fifo_m_valid) begin
@@ -775,6 +781,7 @@ module dma_walker_w64_t3_l21 (
   cov_state_StPrp1: cover property (@(posedge clk_i) rst_ni && (state_q == StPrp1));
   cov_state_StPrp2: cover property (@(posedge clk_i) rst_ni && (state_q == StPrp2));
   cov_state_StList: cover property (@(posedge clk_i) rst_ni && (state_q == StList));
+  cov_state_StListPtr: cover property (@(posedge clk_i) rst_ni && (state_q == StListPtr));
   cov_state_StSglQ0: cover property (@(posedge clk_i) rst_ni && (state_q == StSglQ0));
   cov_state_StSglQ1: cover property (@(posedge clk_i) rst_ni && (state_q == StSglQ1));
   cov_state_StSglDesc: cover property (@(posedge clk_i) rst_ni && (state_q == StSglDesc));

@@ -104,6 +104,7 @@ const STATES: &[&str] = &[
     "StPrp1",
     "StPrp2",
     "StList",
+    "StListPtr",
     "StSglQ0",
     "StSglQ1",
     "StSglDesc",
@@ -709,13 +710,15 @@ pub fn walker(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                         .else_if(is_ptr, |c| {
                             c.if_(word.slice(2, 0).ne(0), |c| fail(c, sc::PRP_OFFSET_INVALID))
                                 .else_(|c| {
+                                    // The next list page: its slots now, the words to
+                                    // fetch from it in StListPtr (for the clock: the
+                                    // slots' subtraction and the compare with `entries`
+                                    // were one path from the word FIFO). Every word of
+                                    // this page is requested by now (`fleft` is 0).
                                     c.set(list_left.d, slots_ptr);
                                     c.set(faddr.d, word);
                                     c.set(n_ok.d, lit(1, 0));
-                                    c.set(
-                                        fleft.d,
-                                        mux(entries.q.le(slots_ptr), entries.q, slots_ptr),
-                                    );
+                                    c.set(state.d, sx("StListPtr"));
                                 });
                         })
                         .else_if(off(&word).ne(0), |c| fail(c, sc::PRP_OFFSET_INVALID))
@@ -734,6 +737,14 @@ pub fn walker(p: &DmaParams, reset: ResetStyle) -> Result<Rc<Module>, Errors> {
                             c.if_(rest_fits, |c| c.set(state.d, sx("StDrain")));
                         });
                 });
+            });
+            k.arm(sx("StListPtr"), |c| {
+                c.set(
+                    fleft.d,
+                    mux(entries.q.le(list_left.q), entries.q, list_left.q),
+                );
+                c.set(n_ok.d, lit(1, 0));
+                c.set(state.d, sx("StList"));
             });
             k.arm(sx("StSglQ0"), |c| {
                 c.if_(w_valid, |c| {
