@@ -1340,8 +1340,8 @@ module nvme_tcp_conn_w64_d4_h8192_i4096 (
           end
           8'd1: begin
             connected_d = 1'b1;
-            hd_d = ic_dgst[0];
-            dd_d = ic_dgst[1];
+            hd_d = ic_dgst[0] & dgst_asked[0];
+            dd_d = ic_dgst[1] & dgst_asked[1];
             maxh2cdata_d = ic_maxh2cdata;
             h2c_pdo_d = ic_h2c_pdo;
             capsule_pdo_d = ic_capsule_pdo;

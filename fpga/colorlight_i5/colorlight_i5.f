@@ -49,7 +49,6 @@ dma_engine_win_w64_t2_l14.sv
 fifo_fwft_w64_d64.sv
 roce_w64_q1_d1.sv
 fifo_fwft_w73_d2.sv
-../../rtl/crc32c_d64.sv
 fifo_fwft_w65_d4.sv
 ../../rtl/fifo_fwft_w1_d8.sv
 fifo_fwft_w81_d1.sv

@@ -207,7 +207,7 @@ module nvme_tcp_conn_w64_d1_h16_nd (
   logic [31:0]  rx_dgst_new;
   logic [7:0]   rx_hcnt_next;
   logic [2:0]   rx_dcnt_next;
-  logic [31:0]  rx_crc_crc;
+  logic [31:0]  rx_crc_none;           // no digests in this configuration: no CRC-32C unit
   logic         pk_got;
   logic [127:0] pk_combined;
   logic [4:0]   pk_total;
@@ -414,8 +414,6 @@ module nvme_tcp_conn_w64_d1_h16_nd (
   logic [7:0]   tx_hdr_keep;
   logic [3:0]   tx_pad_take;
   logic         tx_fire;
-  logic [31:0]  tx_crc_crc;
-  logic [31:0]  tx_ddgst;              // the data digest, inverted when the payload's host memory read failed
   logic [63:0]  tx_data_sel;
   logic [7:0]   tx_keep_sel;
   logic [575:0] icreq_hdr;
@@ -474,16 +472,6 @@ module nvme_tcp_conn_w64_d1_h16_nd (
     .count_o   (hold_fifo_count)
   );
 
-  crc32c_d64 u_rx_crc (
-    .clk_i   (clk_i),
-    .rst_ni  (rst_ni),
-    .start_i (rx_first | (rx_in_data & rx_dfirst_q)),
-    .valid_i (rx_got & (rx_in_ch | rx_in_psh | rx_in_data)),
-    .data_i  (rx_shifted),
-    .keep_i  (rx_take_keep),
-    .crc_o   (rx_crc_crc)
-  );
-
   fifo_fwft_w65_d4 u_vcmd_fifo (
     .clk_i     (clk_i),
     .rst_ni    (rst_ni),
@@ -518,16 +506,6 @@ module nvme_tcp_conn_w64_d1_h16_nd (
     .m_ready_i (r2t_answered),
     .m_data_o  (r2t_fifo_m_data),
     .count_o   (r2t_fifo_count)
-  );
-
-  crc32c_d64 u_tx_crc (
-    .clk_i   (clk_i),
-    .rst_ni  (rst_ni),
-    .start_i ((tx_in_hdr & (tx_idx_q == 8'd0)) | (tx_in_data & tx_dfirst_q)),
-    .valid_i (tx_fire & (tx_in_hdr | tx_in_data)),
-    .data_i  (tx_in_data ? dma_rdata_data_i : tx_window),
-    .keep_i  (tx_in_data ? dma_rdata_keep_i : tx_hdr_keep),
-    .crc_o   (tx_crc_crc)
   );
 
   assign dgst_asked = 2'd0;
@@ -569,6 +547,7 @@ module nvme_tcp_conn_w64_d1_h16_nd (
   assign rx_dgst_new = ((rx_dcnt_q == 3'd0) ? 32'd0 : rx_dgst_q) | 32'({32'd0, rx_take_bytes} << {rx_dcnt_q, 3'd0});
   assign rx_hcnt_next = rx_hcnt_q + {4'd0, rx_take};
   assign rx_dcnt_next = rx_dcnt_q + rx_take[2:0];
+  assign rx_crc_none = 32'd0;
   assign pk_got = rx_got & rx_in_data;
   assign pk_combined = {64'd0, pk_acc_q} | ({64'd0, rx_take_bytes} << {pk_count_q, 3'd0});
   assign pk_total = {1'b0, pk_count_q} + {1'b0, rx_take};
@@ -918,12 +897,12 @@ module nvme_tcp_conn_w64_d1_h16_nd (
   assign c2h_datal_bad = (c2h_datal == 32'd0) | (c2h_datal != ((h_plen - {24'd0, data_pdo}) - dd_bytes));
   assign c2h_too_big = dd_q & (c2h_datal > 32'h10);
   assign rx_in_act = rx_state_q == RX_ACT;
-  assign rx_dgst_bad = (t_resp | t_data | t_r2t) & hd_q & (rx_dgst_q != rx_crc_crc);
+  assign rx_dgst_bad = (t_resp | t_data | t_r2t) & hd_q & (rx_dgst_q != rx_crc_none);
   assign slot_pend_full = {slot0_pend_q == 6'h3f};
   assign verdict_slot_full = 1'(slot_pend_full >> ((rx_state_q == RX_ACT) ? c2h_hit_idx : rx_dslot_q));
   assign verdict_space = vcmd_fifo_s_ready & vdata_fifo_s_ready & ~verdict_slot_full;
   assign rx_in_dver = rx_state_q == RX_DVER;
-  assign rx_ddgst_bad = rx_dgst_q != rx_crc_crc;
+  assign rx_ddgst_bad = rx_dgst_q != rx_crc_none;
   assign verdict_at_header = rx_in_act & act_data_ok & ~dd_q & verdict_space;
   assign verdict_at_digest = rx_in_dver & dd_q & verdict_space;
   assign verdict_push = verdict_at_header | verdict_at_digest;
@@ -1025,11 +1004,10 @@ module nvme_tcp_conn_w64_d1_h16_nd (
   assign tx_hdr_keep = tx_last_hdr ? 8'((9'd1 << tx_left[3:0]) - 9'd1) : 8'hff;
   assign tx_pad_take = (tx_pad_q > 8'd8) ? 4'd8 : tx_pad_q[3:0];
   assign tx_fire = tx_valid_o & tx_ready_i;
-  assign tx_ddgst = (h2c_rd_status_q != 11'd0) ? ~tx_crc_crc : tx_crc_crc;
   assign tx_valid_o = tx_in_hdr | tx_in_dig | tx_in_pad | (tx_in_data & dma_rdata_valid_i) | tx_in_ddg;
 
   always_comb begin
-    tx_data_sel = {32'd0, tx_crc_crc};
+    tx_data_sel = {32'd0, 32'd0};
     tx_keep_sel = 8'hf;
     if (tx_in_hdr) begin
       tx_data_sel = tx_window;
@@ -1041,7 +1019,7 @@ module nvme_tcp_conn_w64_d1_h16_nd (
       tx_data_sel = dma_rdata_data_i;
       tx_keep_sel = dma_rdata_keep_i;
     end else if (tx_in_ddg) begin
-      tx_data_sel = {32'd0, tx_ddgst};
+      tx_data_sel = {32'd0, 32'd0};
     end
   end
 
@@ -1300,8 +1278,8 @@ module nvme_tcp_conn_w64_d1_h16_nd (
           end
           8'd1: begin
             connected_d = 1'b1;
-            hd_d = ic_dgst[0];
-            dd_d = ic_dgst[1];
+            hd_d = ic_dgst[0] & dgst_asked[0];
+            dd_d = ic_dgst[1] & dgst_asked[1];
             maxh2cdata_d = ic_maxh2cdata;
             h2c_pdo_d = ic_h2c_pdo;
             capsule_pdo_d = ic_capsule_pdo;

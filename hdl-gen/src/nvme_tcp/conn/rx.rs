@@ -182,13 +182,20 @@ pub(super) fn receive(m: &mut ModuleBuilder, cx: &Ctx) -> Rx {
     let hcnt_next = m.net("rx_hcnt_next", hcnt.q + take.zext(8));
     let dcnt_next = m.net("rx_dcnt_next", dcnt.q + take.resize(3));
 
-    // One CRC-32C for the header (header digest) and then the payload (data digest).
-    let u_rcrc = m.instance("u_rx_crc", crc_mod);
-    m.bind(u_rcrc, "start_i", first | (in_data & dfirst.q));
-    m.bind(u_rcrc, "valid_i", got & (in_ch | in_psh | in_data));
-    m.bind(u_rcrc, "data_i", rshift);
-    m.bind(u_rcrc, "keep_i", tkeep);
-    let rcrc = m.bind_out(u_rcrc, "crc_o");
+    // One CRC-32C for the header (header digest) and then the payload (data digest); none
+    // without digests in the configuration (no digest is ever negotiated, so none checked).
+    let rcrc = if cx.p.digests {
+        let u_rcrc = m.instance("u_rx_crc", crc_mod);
+        m.bind(u_rcrc, "start_i", first | (in_data & dfirst.q));
+        m.bind(u_rcrc, "valid_i", got & (in_ch | in_psh | in_data));
+        m.bind(u_rcrc, "data_i", rshift);
+        m.bind(u_rcrc, "keep_i", tkeep);
+        m.bind_out(u_rcrc, "crc_o")
+    } else {
+        let z = m.net("rx_crc_none", lit(32, 0));
+        m.comment(z, "no digests in this configuration: no CRC-32C unit");
+        z
+    };
 
     // Packer: payload bytes into full beats from lane 0 (keep all ones but on the last beat).
     let got_data = m.net("pk_got", got & in_data);

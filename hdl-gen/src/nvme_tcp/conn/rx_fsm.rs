@@ -33,6 +33,7 @@ pub(super) fn rx_fsm(
         dead,
         hd,
         dd,
+        asked,
         term_pend,
         fes,
         fei,
@@ -335,8 +336,12 @@ pub(super) fn rx_fsm(
                     });
                     k.arm(lit(8, 0x01), |c| {
                         c.set(connected.d, 1u64);
-                        c.set(hd.d, ic_dgst.bit(0));
-                        c.set(dd.d, ic_dgst.bit(1));
+                        // The digests the ICResp selects among those the ICReq asked for
+                        // (one it selects unasked is fatal, above, and then the connection
+                        // is dead): without digests in the configuration, constant 0, so
+                        // synthesis removes the digest logic.
+                        c.set(hd.d, ic_dgst.bit(0) & asked.bit(0));
+                        c.set(dd.d, ic_dgst.bit(1) & asked.bit(1));
                         c.set(maxh2c.d, ic_maxh2c);
                         c.set(h2c_pdo.d, ic_pdo);
                         c.set(cap_pdo.d, ic_cap_pdo);

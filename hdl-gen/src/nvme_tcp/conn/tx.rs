@@ -156,22 +156,29 @@ pub(super) fn transmit(m: &mut ModuleBuilder, cx: &Ctx, hc: &Hdr, vd: &Verdicts,
     );
     let rd_data = dma_rdata.field("data");
     let rd_keep = dma_rdata.field("keep");
-    let u_tcrc = m.instance("u_tx_crc", crc_mod);
     let tx_fire = m.net("tx_fire", tx.valid & tx.ready);
-    m.bind(
-        u_tcrc,
-        "start_i",
-        (t_hdr & tidx.q.eq(0)) | (t_dat & tdfirst.q),
-    );
-    m.bind(u_tcrc, "valid_i", tx_fire & (t_hdr | t_dat));
-    m.bind(u_tcrc, "data_i", mux(t_dat, rd_data, window));
-    m.bind(u_tcrc, "keep_i", mux(t_dat, rd_keep, hkeep));
-    let tcrc = m.bind_out(u_tcrc, "crc_o");
-    let ddg_word = m.net("tx_ddgst", mux(h2c_err.q.ne(0u64), !tcrc, tcrc.ex()));
-    m.comment(
-        ddg_word,
-        "the data digest, inverted when the payload's host memory read failed",
-    );
+    // The digests sent: none without digests in the configuration (TX_DIG and TX_DDG are
+    // then never entered), so no CRC-32C unit.
+    let (tcrc, ddg_word): (Expr, Expr) = if p.digests {
+        let u_tcrc = m.instance("u_tx_crc", crc_mod);
+        m.bind(
+            u_tcrc,
+            "start_i",
+            (t_hdr & tidx.q.eq(0)) | (t_dat & tdfirst.q),
+        );
+        m.bind(u_tcrc, "valid_i", tx_fire & (t_hdr | t_dat));
+        m.bind(u_tcrc, "data_i", mux(t_dat, rd_data, window));
+        m.bind(u_tcrc, "keep_i", mux(t_dat, rd_keep, hkeep));
+        let tcrc = m.bind_out(u_tcrc, "crc_o");
+        let ddg_word = m.net("tx_ddgst", mux(h2c_err.q.ne(0u64), !tcrc, tcrc.ex()));
+        m.comment(
+            ddg_word,
+            "the data digest, inverted when the payload's host memory read failed",
+        );
+        (tcrc.ex(), ddg_word.ex())
+    } else {
+        (lit(32, 0), lit(32, 0))
+    };
     m.assign(
         tx.valid,
         t_hdr | t_dig | t_pad | (t_dat & dma_rdata.valid) | t_ddg,
