@@ -1007,7 +1007,7 @@ module nvme_tcp_conn_w64_d1_h16_nd (
   assign tx_valid_o = tx_in_hdr | tx_in_dig | tx_in_pad | (tx_in_data & dma_rdata_valid_i) | tx_in_ddg;
 
   always_comb begin
-    tx_data_sel = {32'd0, 32'd0};
+    tx_data_sel = 64'd0;
     tx_keep_sel = 8'hf;
     if (tx_in_hdr) begin
       tx_data_sel = tx_window;
@@ -1019,7 +1019,7 @@ module nvme_tcp_conn_w64_d1_h16_nd (
       tx_data_sel = dma_rdata_data_i;
       tx_keep_sel = dma_rdata_keep_i;
     end else if (tx_in_ddg) begin
-      tx_data_sel = {32'd0, 32'd0};
+      tx_data_sel = 64'd0;
     end
   end
 

@@ -159,7 +159,7 @@ pub(super) fn transmit(m: &mut ModuleBuilder, cx: &Ctx, hc: &Hdr, vd: &Verdicts,
     let tx_fire = m.net("tx_fire", tx.valid & tx.ready);
     // The digests sent: none without digests in the configuration (TX_DIG and TX_DDG are
     // then never entered), so no CRC-32C unit.
-    let (tcrc, ddg_word): (Expr, Expr) = if p.digests {
+    let (crc_beat, ddg_beat): (Expr, Expr) = if p.digests {
         let u_tcrc = m.instance("u_tx_crc", crc_mod);
         m.bind(
             u_tcrc,
@@ -175,9 +175,9 @@ pub(super) fn transmit(m: &mut ModuleBuilder, cx: &Ctx, hc: &Hdr, vd: &Verdicts,
             ddg_word,
             "the data digest, inverted when the payload's host memory read failed",
         );
-        (tcrc.ex(), ddg_word.ex())
+        (tcrc.zext(dw), ddg_word.zext(dw))
     } else {
-        (lit(32, 0), lit(32, 0))
+        (lit(dw, 0), lit(dw, 0))
     };
     m.assign(
         tx.valid,
@@ -186,7 +186,7 @@ pub(super) fn transmit(m: &mut ModuleBuilder, cx: &Ctx, hc: &Hdr, vd: &Verdicts,
     let tx_data_w = m.wire("tx_data_sel", dw);
     let tx_keep_w = m.wire("tx_keep_sel", lanes);
     m.comb(|c| {
-        c.set(tx_data_w, tcrc.zext(dw));
+        c.set(tx_data_w, crc_beat);
         c.set(tx_keep_w, lit(lanes, 0xf));
         c.if_(t_hdr, |c| {
             c.set(tx_data_w, window);
@@ -200,7 +200,7 @@ pub(super) fn transmit(m: &mut ModuleBuilder, cx: &Ctx, hc: &Hdr, vd: &Verdicts,
             c.set(tx_data_w, rd_data);
             c.set(tx_keep_w, rd_keep);
         })
-        .else_if(t_ddg, |c| c.set(tx_data_w, ddg_word.zext(dw)));
+        .else_if(t_ddg, |c| c.set(tx_data_w, ddg_beat));
     });
     m.assign(tx.field("data"), tx_data_w);
     m.assign(tx.field("keep"), tx_keep_w);
